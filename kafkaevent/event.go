@@ -1,0 +1,187 @@
+package kafkaevent
+
+import (
+	"bytes"
+	"iter"
+	"strconv"
+	"time"
+)
+
+// Source tells which kind of event source mapping delivered an event.
+type Source string
+
+// The two Kafka event sources. Any other eventSource value is rejected by [Parse].
+const (
+	// SourceMSK is an Amazon MSK event source mapping; its events carry an eventSourceArn.
+	SourceMSK Source = "aws:kafka"
+	// SourceSelfManaged is a self-managed Apache Kafka event source mapping; its events carry
+	// no eventSourceArn.
+	SourceSelfManaged Source = "SelfManagedKafka"
+)
+
+// Timestamp types Kafka assigns to records. [Record.TimestampType] is an open string: these
+// are the values Lambda is known to send, not the only ones Parse accepts.
+const (
+	CreateTime    = "CREATE_TIME"
+	LogAppendTime = "LOG_APPEND_TIME"
+)
+
+// Event is one invocation payload of a Kafka event source mapping.
+type Event struct {
+	// Source is SourceMSK or SourceSelfManaged.
+	Source Source
+	// SourceARN is the MSK cluster ARN; empty for self-managed Kafka.
+	SourceARN string
+	// BootstrapServers is the comma-separated bootstrapServers string, split into host:port
+	// entries. Nil when the payload has none.
+	BootstrapServers []string
+	// Partitions holds the batch, sorted by topic, then partition number.
+	Partitions []Partition
+}
+
+// Partition is the run of records Lambda delivered from one topic partition, in offset order.
+type Partition struct {
+	Topic   string
+	Number  int32
+	Records []Record
+}
+
+// ID returns "topic-N", the key Lambda uses for this partition in the event's records map and
+// in the itemIdentifier of a partial-batch response.
+func (p *Partition) ID() string {
+	return partitionID(p.Topic, p.Number)
+}
+
+func partitionID(topic string, n int32) string {
+	return topic + "-" + strconv.FormatInt(int64(n), 10)
+}
+
+// Record is one Kafka record.
+//
+// Key and Value are nil when the field is absent or null, and empty but non-nil when it is the
+// empty string: a nil Value is a tombstone, an empty Value is an empty payload. Byte slices
+// returned by Parse share one backing array per event; they have no spare capacity, so
+// appending to one copies it instead of overwriting its neighbour.
+type Record struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	// Timestamp is the record time in UTC, to the millisecond. It is the zero time when the
+	// record has no timestamp (Kafka's -1).
+	Timestamp time.Time
+	// TimestampType is CreateTime, LogAppendTime or whatever else the payload says.
+	TimestampType string
+	Key           []byte
+	Value         []byte
+	// Headers keeps the order of the payload, and repeated names.
+	Headers []Header
+	// KeySchema and ValueSchema are set when the event source mapping has a schema registry.
+	KeySchema   *SchemaMetadata
+	ValueSchema *SchemaMetadata
+	// Err is set when the record's own fields are malformed (bad base64, a header byte out of
+	// range, a timestamp that is not an integer). Topic, Partition and Offset are always valid,
+	// so the record can still be reported as a batch item failure; the other fields hold what
+	// could be decoded. Err is an *Error naming the field.
+	Err error
+
+	// raw is the record's JSON as received when Err is set, so that MarshalJSON writes back
+	// exactly what could not be decoded.
+	raw []byte
+}
+
+// ID returns the record's partition key, "topic-N".
+func (r *Record) ID() string { return partitionID(r.Topic, r.Partition) }
+
+// IsTombstone reports whether the record is a deletion marker: its value is absent or null.
+func (r *Record) IsTombstone() bool { return r.Value == nil }
+
+// Header returns the value of the first header named name, and whether there is one.
+// A header whose value is null has a nil value.
+func (r *Record) Header(name string) ([]byte, bool) {
+	for i := range r.Headers {
+		if r.Headers[i].Key == name {
+			return r.Headers[i].Value, true
+		}
+	}
+	return nil, false
+}
+
+// HeaderValues returns the values of every header named name, in order.
+func (r *Record) HeaderValues(name string) [][]byte {
+	var vs [][]byte
+	for i := range r.Headers {
+		if r.Headers[i].Key == name {
+			vs = append(vs, r.Headers[i].Value)
+		}
+	}
+	return vs
+}
+
+// Header is one Kafka record header. Value is nil when the payload's value is null.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// SchemaMetadata is the keySchemaMetadata or valueSchemaMetadata Lambda adds to a record when
+// the event source mapping uses a schema registry.
+type SchemaMetadata struct {
+	// DataFormat is "AVRO", "PROTOBUF" or "JSON".
+	DataFormat string
+	// SchemaID is a Glue schema version UUID or a Confluent schema id in decimal.
+	SchemaID string
+}
+
+// Len returns the number of records in the event.
+func (e *Event) Len() int {
+	n := 0
+	for i := range e.Partitions {
+		n += len(e.Partitions[i].Records)
+	}
+	return n
+}
+
+// All returns an iterator over the event's records, partition after partition in the order of
+// e.Partitions, and within a partition in delivered order. It yields pointers into the event, so
+// a handler may keep them as long as it keeps the event.
+func (e *Event) All() iter.Seq[*Record] {
+	return func(yield func(*Record) bool) {
+		for i := range e.Partitions {
+			rs := e.Partitions[i].Records
+			for j := range rs {
+				if !yield(&rs[j]) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Error reports malformed input and where it is.
+//
+// Parse returns an *Error when the envelope is malformed, and stores one in Record.Err when a
+// record's own field is. Path is a JSON path such as records["orders-0"][3].offset.
+type Error struct {
+	// Path locates the bad value in the payload.
+	Path string
+	// Offset is the byte offset of the bad value in the payload.
+	Offset int
+	// Msg says what is wrong, for example `want integer, got "x"`.
+	Msg string
+	// Err is the underlying error, if any (a base64.CorruptInputError, say).
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return "kafkaevent: " + e.Msg
+	}
+	return "kafkaevent: " + e.Path + ": " + e.Msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// equalBytes reports whether a and b are equal, telling nil from empty.
+func equalBytes(a, b []byte) bool {
+	return (a == nil) == (b == nil) && bytes.Equal(a, b)
+}
