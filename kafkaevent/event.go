@@ -1,7 +1,6 @@
 package kafkaevent
 
 import (
-	"bytes"
 	"iter"
 	"strconv"
 	"time"
@@ -180,8 +179,3 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
-
-// equalBytes reports whether a and b are equal, telling nil from empty.
-func equalBytes(a, b []byte) bool {
-	return (a == nil) == (b == nil) && bytes.Equal(a, b)
-}

@@ -61,8 +61,9 @@ type parser struct {
 	sub      string // a member of field: "dataFormat" in keySchemaMetadata.dataFormat
 	unknown  []byte // the name of an unknown member being skipped, when field is ""
 
-	recErr   error // first error of the current record
-	firstRec int   // where the first record starts
+	recErr     error // first error of the current record
+	offsetSeen bool  // whether the current record has an offset
+	firstRec   int   // where the first record starts
 }
 
 // ---- errors and paths ----
@@ -379,7 +380,7 @@ func parseUint[S string | []byte](s S, max uint64) (uint64, bool) {
 
 // ---- records ----
 
-var (
+const (
 	nameTopic         = "topic"
 	namePartition     = "partition"
 	nameOffset        = "offset"
@@ -403,136 +404,36 @@ func (p *parser) record(part *Partition) error {
 	p.records = append(p.records, Record{Topic: part.Topic, Partition: part.Number})
 	r := &p.records[len(p.records)-1]
 	p.recErr = nil
-	offsetSeen := false
-	err := p.object(func(name []byte) error {
-		off := p.i
-		switch string(name) {
-		case nameTopic:
-			p.field = nameTopic
-			raw, esc, err := p.rawString()
-			if err != nil {
-				if p.data[off] != '"' {
-					return p.errAt(off, "want string, got %s", p.got(off))
-				}
-				return err
-			}
-			if esc || string(raw) != part.Topic {
-				if t := p.text(raw, esc); t != part.Topic {
-					return p.errAt(off, "record topic %q does not match its partition key %q", t, part.ID())
-				}
-			}
-		case namePartition:
-			p.field = namePartition
-			n, err := p.partitionNumber()
+	p.offsetSeen = false
+	p.i++
+	p.skipWS()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+	} else {
+		for {
+			kind, name, err := p.recordMember()
 			if err != nil {
 				return err
 			}
-			if n != part.Number {
-				return p.errAt(off, "record partition %d does not match its partition key %q", n, part.ID())
+			if err := p.recordField(r, part, kind, name); err != nil {
+				return err
 			}
-		case nameOffset:
-			p.field = nameOffset
-			n, ok := p.integer()
-			if !ok {
-				if err := p.checkValue(off); err != nil {
-					return err
-				}
-				return p.errAt(off, "want integer, got %s", p.got(off))
+			p.skipWS()
+			if p.i >= len(p.data) {
+				return p.syntaxErr("after object key:value pair")
 			}
-			if n < 0 {
-				return p.errAt(off, "want non-negative integer, got %d", n)
-			}
-			r.Offset, offsetSeen = n, true
-		case nameTimestamp:
-			p.field = nameTimestamp
-			if p.null() {
-				r.Timestamp = time.Time{}
+			if c := p.data[p.i]; c == ',' {
+				p.i++
+				p.skipWS()
+				continue
+			} else if c == '}' {
+				p.i++
 				break
 			}
-			n, ok := p.integer()
-			if !ok {
-				if err := p.checkValue(off); err != nil {
-					return err
-				}
-				return p.fieldErr(off, nil, "want integer epoch milliseconds, got %s", p.got(off))
-			}
-			if n == -1 {
-				r.Timestamp = time.Time{}
-			} else {
-				r.Timestamp = time.UnixMilli(n).UTC()
-			}
-		case nameTimestampType:
-			p.field = nameTimestampType
-			raw, esc, err := p.rawString()
-			if err != nil {
-				if p.null() {
-					r.TimestampType = ""
-					break
-				}
-				if p.data[off] == '"' {
-					return err
-				}
-				return p.fieldErr(off, nil, "want string, got %s", p.got(off))
-			}
-			switch {
-			case esc:
-				r.TimestampType = p.intern(p.unescape(raw))
-			case string(raw) == CreateTime:
-				r.TimestampType = CreateTime
-			case string(raw) == LogAppendTime:
-				r.TimestampType = LogAppendTime
-			default:
-				r.TimestampType = p.intern(raw)
-			}
-		case nameKey:
-			p.field = nameKey
-			b, err := p.base64Field(off)
-			if err != nil {
-				return err
-			}
-			r.Key = b
-		case nameValue:
-			p.field = nameValue
-			b, err := p.base64Field(off)
-			if err != nil {
-				return err
-			}
-			r.Value = b
-		case nameHeaders:
-			p.field = nameHeaders
-			hs, err := p.headerList(off)
-			if err != nil {
-				return err
-			}
-			r.Headers = hs
-		case nameKeySchema:
-			p.field = nameKeySchema
-			s, err := p.schema(off)
-			if err != nil {
-				return err
-			}
-			r.KeySchema = s
-		case nameValueSchema:
-			p.field = nameValueSchema
-			s, err := p.schema(off)
-			if err != nil {
-				return err
-			}
-			r.ValueSchema = s
-		default:
-			p.field, p.unknown = "", name
-			if err := p.skipValue(0); err != nil {
-				return err
-			}
-			p.unknown = nil
+			return p.syntaxErr("after object key:value pair")
 		}
-		p.field = ""
-		return nil
-	})
-	if err != nil {
-		return err
 	}
-	if !offsetSeen {
+	if !p.offsetSeen {
 		p.field = nameOffset
 		return p.errAt(recStart, "missing")
 	}
@@ -566,6 +467,252 @@ func (p *parser) presize(recStart int) {
 		copy(hs, p.headers)
 		p.headers = hs
 	}
+}
+
+// recordField reads the value of one member of a record.
+func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []byte) error {
+	off := p.i
+	switch kind {
+	case fTopic:
+		p.field = nameTopic
+		raw, esc, err := p.rawString()
+		if err != nil {
+			if p.data[off] != '"' {
+				return p.errAt(off, "want string, got %s", p.got(off))
+			}
+			return err
+		}
+		if esc || string(raw) != part.Topic {
+			if t := p.text(raw, esc); t != part.Topic {
+				return p.errAt(off, "record topic %q does not match its partition key %q", t, part.ID())
+			}
+		}
+	case fPartition:
+		p.field = namePartition
+		n, err := p.partitionNumber()
+		if err != nil {
+			return err
+		}
+		if n != part.Number {
+			return p.errAt(off, "record partition %d does not match its partition key %q", n, part.ID())
+		}
+	case fOffset:
+		p.field = nameOffset
+		n, ok := p.integer()
+		if !ok {
+			if err := p.checkValue(off); err != nil {
+				return err
+			}
+			return p.errAt(off, "want integer, got %s", p.got(off))
+		}
+		if n < 0 {
+			return p.errAt(off, "want non-negative integer, got %d", n)
+		}
+		r.Offset, p.offsetSeen = n, true
+	case fTimestamp:
+		p.field = nameTimestamp
+		if p.null() {
+			r.Timestamp = time.Time{}
+			break
+		}
+		n, ok := p.integer()
+		if !ok {
+			if err := p.checkValue(off); err != nil {
+				return err
+			}
+			return p.fieldErr(off, nil, "want integer epoch milliseconds, got %s", p.got(off))
+		}
+		if n == -1 {
+			r.Timestamp = time.Time{}
+		} else {
+			r.Timestamp = time.UnixMilli(n).UTC()
+		}
+	case fTimestampType:
+		p.field = nameTimestampType
+		raw, esc, err := p.rawString()
+		if err != nil {
+			if p.null() {
+				r.TimestampType = ""
+				break
+			}
+			if p.data[off] == '"' {
+				return err
+			}
+			return p.fieldErr(off, nil, "want string, got %s", p.got(off))
+		}
+		switch {
+		case esc:
+			r.TimestampType = p.intern(p.unescape(raw))
+		case string(raw) == CreateTime:
+			r.TimestampType = CreateTime
+		case string(raw) == LogAppendTime:
+			r.TimestampType = LogAppendTime
+		default:
+			r.TimestampType = p.intern(raw)
+		}
+	case fKey:
+		p.field = nameKey
+		b, err := p.base64Field(off)
+		if err != nil {
+			return err
+		}
+		r.Key = b
+	case fValue:
+		p.field = nameValue
+		b, err := p.base64Field(off)
+		if err != nil {
+			return err
+		}
+		r.Value = b
+	case fHeaders:
+		p.field = nameHeaders
+		hs, err := p.headerList(off)
+		if err != nil {
+			return err
+		}
+		r.Headers = hs
+	case fKeySchema:
+		p.field = nameKeySchema
+		s, err := p.schema(off)
+		if err != nil {
+			return err
+		}
+		r.KeySchema = s
+	case fValueSchema:
+		p.field = nameValueSchema
+		s, err := p.schema(off)
+		if err != nil {
+			return err
+		}
+		r.ValueSchema = s
+	default:
+		p.field, p.unknown = "", name
+		if err := p.skipValue(0); err != nil {
+			return err
+		}
+		p.unknown = nil
+	}
+	p.field = ""
+	return nil
+}
+
+// fieldKind names the members of a record that Parse reads.
+type fieldKind uint8
+
+const (
+	fUnknown fieldKind = iota
+	fTopic
+	fPartition
+	fOffset
+	fTimestamp
+	fTimestampType
+	fKey
+	fValue
+	fHeaders
+	fKeySchema
+	fValueSchema
+)
+
+// recordMember reads a member name and the colon after it, and says which field it is. The
+// names Lambda sends are matched in place, without scanning them as strings first: this runs
+// ten times per record.
+func (p *parser) recordMember() (fieldKind, []byte, error) {
+	d := p.data
+	i := p.i
+	kind, n := fUnknown, 0
+	if i+1 < len(d) && d[i] == '"' {
+		rest := d[i+1:]
+		switch rest[0] {
+		case 't':
+			switch {
+			case hasName(rest, nameTopic):
+				kind, n = fTopic, len(nameTopic)
+			case hasName(rest, nameTimestamp):
+				kind, n = fTimestamp, len(nameTimestamp)
+			case hasName(rest, nameTimestampType):
+				kind, n = fTimestampType, len(nameTimestampType)
+			}
+		case 'p':
+			if hasName(rest, namePartition) {
+				kind, n = fPartition, len(namePartition)
+			}
+		case 'o':
+			if hasName(rest, nameOffset) {
+				kind, n = fOffset, len(nameOffset)
+			}
+		case 'k':
+			switch {
+			case hasName(rest, nameKey):
+				kind, n = fKey, len(nameKey)
+			case hasName(rest, nameKeySchema):
+				kind, n = fKeySchema, len(nameKeySchema)
+			}
+		case 'v':
+			switch {
+			case hasName(rest, nameValue):
+				kind, n = fValue, len(nameValue)
+			case hasName(rest, nameValueSchema):
+				kind, n = fValueSchema, len(nameValueSchema)
+			}
+		case 'h':
+			if hasName(rest, nameHeaders) {
+				kind, n = fHeaders, len(nameHeaders)
+			}
+		}
+	}
+	var name []byte
+	if kind != fUnknown {
+		p.i = i + n + 2
+	} else {
+		if i >= len(d) || d[i] != '"' {
+			return 0, nil, p.syntaxErr("looking for beginning of object key string")
+		}
+		raw, esc, err := p.rawString()
+		if err != nil {
+			return 0, nil, err
+		}
+		name = raw
+		if esc {
+			name = p.unescape(raw)
+		}
+		switch string(name) {
+		case nameTopic:
+			kind = fTopic
+		case namePartition:
+			kind = fPartition
+		case nameOffset:
+			kind = fOffset
+		case nameTimestamp:
+			kind = fTimestamp
+		case nameTimestampType:
+			kind = fTimestampType
+		case nameKey:
+			kind = fKey
+		case nameValue:
+			kind = fValue
+		case nameHeaders:
+			kind = fHeaders
+		case nameKeySchema:
+			kind = fKeySchema
+		case nameValueSchema:
+			kind = fValueSchema
+		}
+	}
+	p.skipWS()
+	if p.i >= len(d) || d[p.i] != ':' {
+		return 0, nil, p.syntaxErr("after object key")
+	}
+	p.i++
+	p.skipWS()
+	if p.i >= len(d) {
+		return 0, nil, p.syntaxErr("looking for beginning of value")
+	}
+	return kind, name, nil
+}
+
+// hasName reports whether b starts with name and its closing quote.
+func hasName(b []byte, name string) bool {
+	return len(b) > len(name) && string(b[:len(name)]) == name && b[len(name)] == '"'
 }
 
 // partitionNumber reads a partition as a JSON number or, as hand-written fixtures do, a
