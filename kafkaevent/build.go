@@ -1,0 +1,281 @@
+package kafkaevent
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Defaults of a [Builder]. They are plausible values, not real resources.
+const (
+	// DefaultMSKSourceARN is the eventSourceArn a Builder gives MSK events.
+	DefaultMSKSourceARN = "arn:aws:kafka:us-east-1:123456789012:cluster/demo-cluster/6f0c7d8e-1a2b-4c3d-9e8f-0a1b2c3d4e5f-2"
+)
+
+var (
+	defaultMSKBootstrap         = []string{"b-1.demo-cluster.a1bcde.c2.kafka.us-east-1.amazonaws.com:9098", "b-2.demo-cluster.a1bcde.c2.kafka.us-east-1.amazonaws.com:9098"}
+	defaultSelfManagedBootstrap = []string{"kafka-1.example.internal:9092", "kafka-2.example.internal:9092"}
+	// defaultStart is the time of a Builder's first record: fixed, so fixtures are reproducible.
+	defaultStart = time.Date(2026, time.January, 15, 10, 0, 0, 0, time.UTC)
+)
+
+// Builder makes events for tests and fixtures. Add records to it, then call Event:
+//
+//	ev := kafkaevent.NewBuilder().
+//		Add("orders", 0, []byte(`{"id":1}`), kafkaevent.Key([]byte("o-1"))).
+//		Add("orders", 0, nil). // a tombstone
+//		Event()
+//
+// Unless told otherwise, a record's offset is the next one of its partition (0 first), its
+// timestamp is the builder's start time plus one millisecond per record added before it, and
+// its timestamp type is CreateTime. A Builder is not safe for concurrent use.
+type Builder struct {
+	source  Source
+	arn     string
+	servers []string
+	start   time.Time
+
+	added int64        // records added, for automatic timestamps
+	parts []Partition  // in order of first use; sorted by Event
+	next  []int64      // next automatic offset of parts[i]
+	index map[pkey]int // position of a topic partition in parts
+}
+
+type pkey struct {
+	topic string
+	n     int32
+}
+
+type builderConfig struct {
+	source     Source
+	arn        string
+	arnSet     bool
+	servers    []string
+	serversSet bool
+	start      time.Time
+}
+
+// BuilderOption configures a [Builder]; pass it to [NewBuilder].
+type BuilderOption func(*builderConfig)
+
+// WithSource sets the event source; the default is SourceMSK.
+func WithSource(s Source) BuilderOption {
+	return func(c *builderConfig) { c.source = s }
+}
+
+// WithSourceARN sets the eventSourceArn. The default is [DefaultMSKSourceARN] for SourceMSK and
+// none for other sources; WithSourceARN("") leaves it out.
+func WithSourceARN(arn string) BuilderOption {
+	return func(c *builderConfig) { c.arn, c.arnSet = arn, true }
+}
+
+// WithBootstrapServers sets the bootstrap servers, host:port each. The default is two plausible
+// brokers of the source's kind; WithBootstrapServers() with no servers leaves the field out.
+func WithBootstrapServers(servers ...string) BuilderOption {
+	return func(c *builderConfig) { c.servers, c.serversSet = slices.Clone(servers), true }
+}
+
+// WithStartTime sets the timestamp of the first record added; each later one is a millisecond
+// later. The time is kept in UTC, to the millisecond. The default is 2026-01-15T10:00:00Z, so
+// that events are the same on every run. The zero time gives records no timestamp (-1 on the
+// wire) unless they have a Timestamp option.
+func WithStartTime(t time.Time) BuilderOption {
+	return func(c *builderConfig) { c.start = t }
+}
+
+// NewBuilder returns an empty Builder configured by opts.
+func NewBuilder(opts ...BuilderOption) *Builder {
+	c := builderConfig{source: SourceMSK, start: defaultStart}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	b := &Builder{source: c.source, arn: c.arn, servers: c.servers, start: millisUTC(c.start)}
+	if !c.arnSet && c.source == SourceMSK {
+		b.arn = DefaultMSKSourceARN
+	}
+	if !c.serversSet {
+		if c.source == SourceMSK {
+			b.servers = slices.Clone(defaultMSKBootstrap)
+		} else {
+			b.servers = slices.Clone(defaultSelfManagedBootstrap)
+		}
+	} else if len(b.servers) == 0 {
+		b.servers = nil
+	}
+	return b
+}
+
+type recordConfig struct {
+	key         []byte
+	offset      int64
+	offsetSet   bool
+	ts          time.Time
+	tsSet       bool
+	tsType      string
+	headers     []Header
+	keySchema   *SchemaMetadata
+	valueSchema *SchemaMetadata
+}
+
+// RecordOption sets a field of a record added with [Builder.Add].
+type RecordOption func(*recordConfig)
+
+// Key sets the record key; nil (the default) means no key, and []byte{} an empty one.
+func Key(k []byte) RecordOption {
+	return func(c *recordConfig) { c.key = bytes.Clone(k) }
+}
+
+// Offset sets the record offset. Later records of the same partition without an Offset option
+// follow it: n+1, n+2 and so on. Records stay in the order added, even if offsets go down.
+// Kafka offsets are never negative, and Parse rejects a negative one.
+func Offset(n int64) RecordOption {
+	return func(c *recordConfig) { c.offset, c.offsetSet = n, true }
+}
+
+// Timestamp sets the record time, kept in UTC to the millisecond. The zero time means that the
+// record has no timestamp, which the wire format writes as -1.
+func Timestamp(t time.Time) RecordOption {
+	return func(c *recordConfig) { c.ts, c.tsSet = millisUTC(t), true }
+}
+
+// TimestampType sets the record's timestamp type; the default is CreateTime.
+func TimestampType(t string) RecordOption {
+	return func(c *recordConfig) { c.tsType = t }
+}
+
+// AddHeader adds a header to the record. Headers keep the order of their options, and a name
+// may repeat. A nil value is a null header value. (The option is not called Header because
+// that is the name of the type.)
+func AddHeader(name string, value []byte) RecordOption {
+	return func(c *recordConfig) {
+		c.headers = append(c.headers, Header{Key: name, Value: bytes.Clone(value)})
+	}
+}
+
+// KeySchema sets the record's keySchemaMetadata, as an event source mapping with a schema
+// registry adds it: format is "AVRO", "PROTOBUF" or "JSON", id a Confluent schema id or a Glue
+// schema version UUID.
+func KeySchema(format, id string) RecordOption {
+	return func(c *recordConfig) { c.keySchema = &SchemaMetadata{DataFormat: format, SchemaID: id} }
+}
+
+// ValueSchema sets the record's valueSchemaMetadata; see [KeySchema].
+func ValueSchema(format, id string) RecordOption {
+	return func(c *recordConfig) { c.valueSchema = &SchemaMetadata{DataFormat: format, SchemaID: id} }
+}
+
+// Add appends a record with the given value to partition number partition of topic, and
+// returns b. A nil value makes a tombstone; []byte{} an empty value. Add copies value and
+// every byte slice given in opts.
+func (b *Builder) Add(topic string, partition int32, value []byte, opts ...RecordOption) *Builder {
+	c := recordConfig{tsType: CreateTime}
+	if !b.start.IsZero() {
+		c.ts = millisUTC(b.start.Add(time.Duration(b.added) * time.Millisecond))
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	b.added++
+
+	k := pkey{topic, partition}
+	i, ok := b.index[k]
+	if !ok {
+		if b.index == nil {
+			b.index = make(map[pkey]int)
+		}
+		i = len(b.parts)
+		b.index[k] = i
+		b.parts = append(b.parts, Partition{Topic: topic, Number: partition})
+		b.next = append(b.next, 0)
+	}
+	off := b.next[i]
+	if c.offsetSet {
+		off = c.offset
+	}
+	b.next[i] = off + 1
+	b.parts[i].Records = append(b.parts[i].Records, Record{
+		Topic:         topic,
+		Partition:     partition,
+		Offset:        off,
+		Timestamp:     c.ts,
+		TimestampType: c.tsType,
+		Key:           c.key,
+		Value:         bytes.Clone(value),
+		Headers:       c.headers,
+		KeySchema:     c.keySchema,
+		ValueSchema:   c.valueSchema,
+	})
+	return b
+}
+
+// Event returns the records added so far as an event, its partitions sorted by topic, then
+// number, and each partition's records in the order added. The event is a copy: changing it
+// does not change the builder, which may go on adding records and make more events.
+func (b *Builder) Event() *Event {
+	e := &Event{
+		Source:           b.source,
+		SourceARN:        b.arn,
+		BootstrapServers: slices.Clone(b.servers),
+	}
+	if len(b.parts) == 0 {
+		return e
+	}
+	e.Partitions = make([]Partition, len(b.parts))
+	for i := range b.parts {
+		p := &b.parts[i]
+		rs := make([]Record, len(p.Records))
+		for j := range p.Records {
+			rs[j] = p.Records[j].clone()
+		}
+		e.Partitions[i] = Partition{Topic: p.Topic, Number: p.Number, Records: rs}
+	}
+	sortPartitions(e.Partitions)
+	return e
+}
+
+// clone returns a copy of r that shares no memory with it (Err excepted).
+func (r *Record) clone() Record {
+	c := *r
+	c.Key = bytes.Clone(r.Key)
+	c.Value = bytes.Clone(r.Value)
+	c.raw = bytes.Clone(r.raw)
+	if r.Headers != nil {
+		c.Headers = make([]Header, len(r.Headers))
+		for i, h := range r.Headers {
+			c.Headers[i] = Header{Key: h.Key, Value: bytes.Clone(h.Value)}
+		}
+	}
+	if r.KeySchema != nil {
+		m := *r.KeySchema
+		c.KeySchema = &m
+	}
+	if r.ValueSchema != nil {
+		m := *r.ValueSchema
+		c.ValueSchema = &m
+	}
+	return c
+}
+
+// sortPartitions sorts ps by topic, then partition number, keeping the order of equal ones.
+func sortPartitions(ps []Partition) {
+	slices.SortStableFunc(ps, func(a, b Partition) int {
+		if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Number, b.Number)
+	})
+}
+
+// millisUTC returns t in UTC, truncated to the millisecond, as Parse makes timestamps; the zero
+// time stays zero.
+func millisUTC(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return time.UnixMilli(t.UnixMilli()).UTC()
+}
