@@ -1,0 +1,349 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// maxPayload is the largest request payload of a synchronous Lambda invocation, 6 MB. An event
+// larger than this is one Lambda never sends.
+const maxPayload = 6 << 20
+
+// buildConfig holds the flags of "klt event build".
+type buildConfig struct {
+	source    string
+	arn       string
+	servers   string
+	serversOn bool // --bootstrap-servers was given, possibly empty
+	startTime string
+	compact   bool
+	output    string
+}
+
+// newBuildFlags returns the flag set of "klt event build", storing into c.
+func newBuildFlags(c *buildConfig) *flag.FlagSet {
+	fs := flag.NewFlagSet("event build", flag.ContinueOnError)
+	fs.StringVar(&c.source, "source", "msk", "event source: msk (eventSource aws:kafka) or self-managed (SelfManagedKafka)")
+	fs.StringVar(&c.arn, "arn", "", "eventSourceArn of an msk event (default "+kafkaevent.DefaultMSKSourceARN+")")
+	fs.StringVar(&c.servers, "bootstrap-servers", "", "comma-separated `host:port` list for bootstrapServers; \"\" leaves the field out\n(default: two made-up brokers of the source's kind)")
+	fs.StringVar(&c.startTime, "start-time", "", "RFC 3339 `time` of the first record whose line has no timestamp; each record\nadds 1 ms (default 2026-01-15T10:00:00Z, so fixtures are the same on every run)")
+	fs.BoolVar(&c.compact, "compact", false, "write the event on one line instead of indented")
+	fs.StringVar(&c.output, "o", "", "write the event to `FILE` instead of stdout; nothing is written when input is bad")
+	return fs
+}
+
+// buildFlagsHelp returns the flag list of "klt event build", for its help text.
+func buildFlagsHelp() string {
+	var b strings.Builder
+	fs := newBuildFlags(new(buildConfig))
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	return "\nFlags (-flag and --flag are the same):\n\n" + b.String() + usageBuildExamples
+}
+
+// runBuild runs "klt event build [flags] [FILE]".
+func runBuild(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var c buildConfig
+	fs := newBuildFlags(&c)
+	args, code, ok := parseFlags(fs, args, helpTopics["event build"], stdout, stderr)
+	if !ok {
+		return code
+	}
+	fs.Visit(func(f *flag.Flag) { c.serversOn = c.serversOn || f.Name == "bootstrap-servers" })
+	if len(args) > 1 {
+		return usageError(stderr, fs.Name(), fmt.Errorf("want at most one input file, got %d", len(args)))
+	}
+	opts, err := c.builderOptions()
+	if err != nil {
+		return usageError(stderr, fs.Name(), err)
+	}
+
+	name := inputName(args)
+	in, err := openInput(args, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "klt: %v\n", err)
+		return exitFail
+	}
+	recs, err := readRecords(ctx, name, in)
+	in.Close()
+	if err == nil && len(recs) == 0 {
+		err = fmt.Errorf("%s: no records; Lambda never sends an event without one", name)
+	}
+	if err != nil {
+		printErrors(stderr, err)
+		return exitFail
+	}
+
+	ev := buildEvent(recs, opts)
+	out, err := ev.MarshalJSON()
+	if err != nil {
+		fmt.Fprintf(stderr, "klt: %v\n", err)
+		return exitFail
+	}
+	if len(out) > maxPayload {
+		fmt.Fprintf(stderr, "klt: warning: the event is %d bytes, more than the %d bytes (6 MB) of a Lambda invocation payload\n",
+			len(out), maxPayload)
+	}
+	if !c.compact {
+		out = indentJSON(out)
+	}
+	out = append(out, '\n')
+
+	if c.output == "" {
+		_, err = stdout.Write(out)
+	} else {
+		err = os.WriteFile(c.output, out, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "klt: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// printErrors prints err on stderr, one "klt: " line for each error it joins.
+func printErrors(stderr io.Writer, err error) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			fmt.Fprintf(stderr, "klt: %v\n", e)
+		}
+		return
+	}
+	fmt.Fprintf(stderr, "klt: %v\n", err)
+}
+
+// builderOptions checks the flags and turns them into Builder options.
+func (c *buildConfig) builderOptions() ([]kafkaevent.BuilderOption, error) {
+	var opts []kafkaevent.BuilderOption
+	switch c.source {
+	case "msk":
+		opts = append(opts, kafkaevent.WithSource(kafkaevent.SourceMSK))
+		if c.arn != "" {
+			if !strings.HasPrefix(c.arn, "arn:") {
+				return nil, fmt.Errorf("--arn: want an ARN such as arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID, got %q", c.arn)
+			}
+			opts = append(opts, kafkaevent.WithSourceARN(c.arn))
+		}
+	case "self-managed":
+		opts = append(opts, kafkaevent.WithSource(kafkaevent.SourceSelfManaged))
+		if c.arn != "" {
+			return nil, errors.New("--arn: a self-managed Kafka event has no eventSourceArn; use --source msk")
+		}
+	default:
+		return nil, fmt.Errorf("--source: want msk or self-managed, got %q", c.source)
+	}
+	if c.serversOn {
+		servers, err := splitServers(c.servers)
+		if err != nil {
+			return nil, fmt.Errorf("--bootstrap-servers: %w", err)
+		}
+		opts = append(opts, kafkaevent.WithBootstrapServers(servers...))
+	}
+	if c.startTime != "" {
+		t, err := parseTime(c.startTime)
+		if err != nil {
+			return nil, fmt.Errorf("--start-time: %w", err)
+		}
+		opts = append(opts, kafkaevent.WithStartTime(t))
+	}
+	return opts, nil
+}
+
+// splitServers splits a comma-separated list of host:port entries, checking each; "" is the
+// empty list.
+func splitServers(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var servers []string
+	for _, hp := range strings.Split(s, ",") {
+		hp = strings.TrimSpace(hp)
+		host, port, err := net.SplitHostPort(hp)
+		if err == nil && host == "" {
+			err = errors.New("no host")
+		}
+		if err == nil {
+			if n, perr := strconv.ParseUint(port, 10, 16); perr != nil || n == 0 {
+				err = fmt.Errorf("port %q is not a number from 1 to 65535", port)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("want host:port entries, got %q: %w", hp, err)
+		}
+		servers = append(servers, hp)
+	}
+	return servers, nil
+}
+
+// buildEvent makes the event of recs. Every record has its offset (readRecords assigned the
+// missing ones); records without a timestamp get the Builder's automatic one.
+func buildEvent(recs []lineRecord, opts []kafkaevent.BuilderOption) *kafkaevent.Event {
+	b := kafkaevent.NewBuilder(opts...)
+	for i := range recs {
+		lr := &recs[i]
+		r := &lr.Record
+		ro := []kafkaevent.RecordOption{kafkaevent.Key(r.Key), kafkaevent.Offset(r.Offset)}
+		if lr.HasTimestamp {
+			ro = append(ro, kafkaevent.Timestamp(r.Timestamp))
+		}
+		if r.TimestampType != "" {
+			ro = append(ro, kafkaevent.TimestampType(r.TimestampType))
+		}
+		for _, h := range r.Headers {
+			ro = append(ro, kafkaevent.AddHeader(h.Key, h.Value))
+		}
+		if s := r.KeySchema; s != nil {
+			ro = append(ro, kafkaevent.KeySchema(s.DataFormat, s.SchemaID))
+		}
+		if s := r.ValueSchema; s != nil {
+			ro = append(ro, kafkaevent.ValueSchema(s.DataFormat, s.SchemaID))
+		}
+		b.Add(r.Topic, r.Partition, r.Value, ro...)
+	}
+	return b.Event()
+}
+
+// indentJSON returns compact JSON src indented by two spaces per level, like json.Indent,
+// except that an object or array stays on one line when it holds no object or array, or when
+// its compact text is at most inlineWidth bytes. A header is a one-member object holding an
+// array of byte numbers; one number per line would bury the rest of the event. src must be
+// valid compact JSON, as MarshalJSON writes it.
+func indentJSON(src []byte) []byte {
+	dst := make([]byte, 0, len(src)+len(src)/4)
+	depth := 0
+	newline := func() {
+		dst = append(dst, '\n')
+		for range depth {
+			dst = append(dst, ' ', ' ')
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case '"':
+			end := stringEnd(src, i)
+			dst = append(dst, src[i:end]...)
+			i = end - 1
+		case '{', '[':
+			if end, ok := inlineEnd(src, i); ok {
+				dst = append(dst, src[i:end]...)
+				i = end - 1
+				continue
+			}
+			dst = append(dst, c)
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, c)
+			newline()
+		case ':':
+			dst = append(dst, ':', ' ')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// inlineWidth is the longest compact text of an object or array holding others that
+// indentJSON keeps on one line.
+const inlineWidth = 80
+
+// inlineEnd reports whether indentJSON keeps the object or array starting at src[i] on one
+// line, and if so the index just past its end. It stops scanning as soon as the answer is no.
+func inlineEnd(src []byte, i int) (int, bool) {
+	depth, nested := 0, false
+	for j := i; j < len(src); j++ {
+		if nested && j-i >= inlineWidth {
+			return 0, false
+		}
+		switch src[j] {
+		case '"':
+			j = stringEnd(src, j) - 1
+		case '{', '[':
+			depth++
+			nested = nested || depth > 1
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// stringEnd returns the index just past the JSON string that starts at src[i], a quote.
+func stringEnd(src []byte, i int) int {
+	for j := i + 1; j < len(src); j++ {
+		switch src[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(src)
+}
+
+// usageBuild is the help of "klt event build", before its flags.
+const usageBuild = `Usage: klt event build [flags] [FILE]
+
+Build reads Kafka records as JSON Lines from FILE, or from standard input when FILE is absent
+or "-", and writes one event in the wire format of Lambda's Kafka event source mapping: the
+payload a function receives, for tests and for "sam local invoke -e". Partitions are sorted by
+topic, then number; the records of a partition keep their input order.
+
+Each non-blank line is one JSON object, one record:
+
+  {"topic":"orders","partition":0,"key":"order-1","value":{"id":1,"total":9.5}}
+
+Fields ("topic" is required; null is the same as leaving a field out):
+
+  topic          Kafka topic name
+  partition      integer from 0 to 2147483647; default 0
+  offset         integer, 0 or more; default: the previous offset of the partition + 1,
+                 or 0 for its first record. Offsets must increase within a partition.
+  timestamp      epoch milliseconds (-1 for none), or an RFC 3339 string such as
+                 "2026-01-15T10:00:00.250Z"; default: --start-time plus 1 ms for every
+                 record before this one
+  timestampType  CREATE_TIME (default), LOG_APPEND_TIME or NO_TIMESTAMP_TYPE
+  key            the key as text; absent or null for no key, "" for an empty one
+  keyBase64      the key as standard base64, for binary keys (instead of "key")
+  value          the value as text, or a JSON object or array, which is written as its
+                 compact JSON text; absent or null for a tombstone
+  valueBase64    the value as standard base64 (instead of "value")
+  headers        an array that keeps order and repeated names:
+                   [{"key":"trace","value":"abc"}, {"key":"bin","valueBase64":"AP8="}]
+                 or an object, for text values: {"trace":"abc","tenant":"t1"}.
+                 A null value is a header with a null value.
+  keySchema      {"dataFormat":"AVRO","schemaId":"1"}, the keySchemaMetadata of an event
+                 source mapping with a schema registry; dataFormat is AVRO, PROTOBUF or JSON
+  valueSchema    the same, for valueSchemaMetadata
+
+Input is checked strictly: a line with an unknown or repeated field, bad JSON, bad base64, an
+out-of-range number, both "key" and "keyBase64", or an offset that does not increase is an
+error. Build reports each bad line as "klt: FILE:LINE: what is wrong", writes no event and
+exits with status 1.
+`
+
+// usageBuildExamples ends the help of "klt event build".
+const usageBuildExamples = `
+Examples:
+
+  klt event build < records.jsonl > event.json && klt event decode event.json
+  klt event build --source self-managed -o testdata/orders.json orders.jsonl
+  echo '{"topic":"orders","key":"order-1","value":null}' | klt event build --compact
+`

@@ -1,0 +1,658 @@
+package main
+
+// This file reads the JSON Lines input of "klt event build": one Kafka record per line. The
+// format is CLI input, not library API, so it lives here rather than in kafkaevent.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// maxLineErrors is how many bad lines readRecords reports before it gives up.
+const maxLineErrors = 10
+
+// errTooManyErrors ends the list of line errors when there are more than maxLineErrors.
+var errTooManyErrors = errors.New("too many errors")
+
+// errGivenTwice reports a name that appears twice in one JSON object.
+var errGivenTwice = errors.New("given twice")
+
+// lineError is a problem with one line of JSON Lines input. Its message is "FILE:LINE: what is
+// wrong", the form editors and terminals turn into links.
+type lineError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *lineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
+
+func (e *lineError) Unwrap() error { return e.Err }
+
+// lineRecord is one decoded input line: the record, and which fields the line left to klt.
+type lineRecord struct {
+	// Line is the 1-based line number in the input.
+	Line int
+	// Record holds every field the line gave; Offset and Timestamp are only meaningful when
+	// HasOffset and HasTimestamp say the line set them.
+	Record       kafkaevent.Record
+	HasOffset    bool
+	HasTimestamp bool
+}
+
+// lineFields are the names a line may use, in the order the help text lists them.
+var lineFields = []string{
+	"topic", "partition", "offset", "timestamp", "timestampType",
+	"key", "keyBase64", "value", "valueBase64", "headers", "keySchema", "valueSchema",
+}
+
+// timestampTypes are the values "timestampType" accepts: the ones Kafka defines. The library
+// accepts any string, but a fixture with "CREATE_TMIE" is a typo, not a test case.
+var timestampTypes = []string{kafkaevent.CreateTime, kafkaevent.LogAppendTime, "NO_TIMESTAMP_TYPE"}
+
+// dataFormats are the values a schema's "dataFormat" accepts.
+var dataFormats = []string{"AVRO", "PROTOBUF", "JSON"}
+
+// readRecords reads JSON Lines from r and decodes every non-blank line into a record. name is
+// the file name used in error messages. Offsets are checked to increase within each
+// partition, counting the offsets klt assigns itself (see assignOffset). A UTF-8 byte order
+// mark at the start of the input is skipped.
+//
+// Every bad line is reported, up to maxLineErrors, as a *lineError; the returned error is the
+// errors.Join of them, or the read error if reading failed.
+func readRecords(ctx context.Context, name string, r io.Reader) ([]lineRecord, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var (
+		recs []lineRecord
+		errs []error
+		last = make(map[partitionKey]int64) // offset of each partition's latest record
+	)
+	for n := 1; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		line, readErr := br.ReadBytes('\n')
+		if readErr != nil && readErr != io.EOF {
+			return nil, fmt.Errorf("%s: %w", name, readErr)
+		}
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\uFEFF"))
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			rec, err := decodeLine(line)
+			if err == nil {
+				err = assignOffset(&rec, last)
+			}
+			if err != nil {
+				if len(errs) == maxLineErrors {
+					errs = append(errs, fmt.Errorf("%s: %w; stopped at line %d", name, errTooManyErrors, n))
+					break
+				}
+				errs = append(errs, &lineError{File: name, Line: n, Err: err})
+			} else {
+				rec.Line = n
+				recs = append(recs, rec)
+			}
+		}
+		if readErr == io.EOF {
+			break
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return recs, nil
+}
+
+// partitionKey identifies a topic partition.
+type partitionKey struct {
+	topic     string
+	partition int32
+}
+
+// assignOffset gives rec the next offset of its partition when the line set none, and checks
+// that a line's own offset comes after the partition's previous one: Lambda delivers a
+// partition's records in increasing offset order, so a fixture that does not is a mistake.
+// last holds the offset of each partition's latest record.
+func assignOffset(rec *lineRecord, last map[partitionKey]int64) error {
+	r := &rec.Record
+	k := partitionKey{r.Topic, r.Partition}
+	prev, seen := last[k]
+	switch {
+	case !seen && !rec.HasOffset:
+		r.Offset = 0
+	case !seen:
+	case prev == math.MaxInt64:
+		return fmt.Errorf("no offset comes after %d, the previous record of %s", prev, r.ID())
+	case !rec.HasOffset:
+		r.Offset = prev + 1
+	case r.Offset <= prev:
+		return fmt.Errorf("offset %d is not after %d, the previous record of %s; offsets must increase within a partition",
+			r.Offset, prev, r.ID())
+	}
+	last[k] = r.Offset
+	return nil
+}
+
+// decodeLine decodes one line of JSON Lines input. The line must be one JSON object using only
+// the names in lineFields, each at most once; errors say which field is wrong and why.
+// It sets neither Line nor an automatic offset.
+func decodeLine(line []byte) (lineRecord, error) {
+	var rec lineRecord
+	if !utf8.Valid(line) {
+		return rec, errors.New("line is not valid UTF-8 (use keyBase64 or valueBase64 for binary data)")
+	}
+	if !json.Valid(line) {
+		return rec, jsonError(json.Unmarshal(line, new(json.RawMessage)))
+	}
+	fields, err := splitObject(line, "record")
+	if err != nil {
+		return rec, err
+	}
+	if err := fields.check("", lineFields); err != nil {
+		return rec, err
+	}
+	r := &rec.Record
+	topic, ok := fields.get("topic")
+	if !ok {
+		return rec, errors.New(`missing "topic"`)
+	}
+	if r.Topic, err = decodeTopic(topic); err != nil {
+		return rec, fieldError("topic", err)
+	}
+	if raw, ok := fields.given("partition"); ok {
+		n, err := decodeInt(raw, 0, math.MaxInt32)
+		if err != nil {
+			return rec, fieldError("partition", err)
+		}
+		r.Partition = int32(n)
+	}
+	if raw, ok := fields.given("offset"); ok {
+		if r.Offset, err = decodeInt(raw, 0, math.MaxInt64); err != nil {
+			return rec, fieldError("offset", err)
+		}
+		rec.HasOffset = true
+	}
+	if raw, ok := fields.given("timestamp"); ok {
+		if r.Timestamp, err = decodeTimestamp(raw); err != nil {
+			return rec, fieldError("timestamp", err)
+		}
+		rec.HasTimestamp = true
+	}
+	if raw, ok := fields.given("timestampType"); ok {
+		if r.TimestampType, err = decodeEnum(raw, timestampTypes); err != nil {
+			return rec, fieldError("timestampType", err)
+		}
+	}
+	if r.Key, err = decodeBytes(fields, "key", "keyBase64", false); err != nil {
+		return rec, err
+	}
+	if r.Value, err = decodeBytes(fields, "value", "valueBase64", true); err != nil {
+		return rec, err
+	}
+	if raw, ok := fields.given("headers"); ok {
+		if r.Headers, err = decodeHeaders(raw); err != nil {
+			return rec, fieldError("headers", err)
+		}
+	}
+	if raw, ok := fields.given("keySchema"); ok {
+		if r.KeySchema, err = decodeSchema(raw); err != nil {
+			return rec, fieldError("keySchema", err)
+		}
+	}
+	if raw, ok := fields.given("valueSchema"); ok {
+		if r.ValueSchema, err = decodeSchema(raw); err != nil {
+			return rec, fieldError("valueSchema", err)
+		}
+	}
+	return rec, nil
+}
+
+// field is one name and raw value of a JSON object.
+type field struct {
+	name  string
+	value json.RawMessage
+}
+
+// object is the fields of a JSON object, in input order, each name once.
+type object []field
+
+// get returns the value of the field named name, and whether there is one.
+func (o object) get(name string) (json.RawMessage, bool) {
+	for _, f := range o {
+		if f.name == name {
+			return f.value, true
+		}
+	}
+	return nil, false
+}
+
+// given returns the value of the field named name, and whether the object gives one: a null
+// value is the same as no field.
+func (o object) given(name string) (json.RawMessage, bool) {
+	raw, ok := o.get(name)
+	if !ok || isNull(raw) {
+		return nil, false
+	}
+	return raw, true
+}
+
+// check returns an error for the first field whose name is not in known; where says which
+// object it is in, as for unknownField.
+func (o object) check(where string, known []string) error {
+	for _, f := range o {
+		if !slices.Contains(known, f.name) {
+			return unknownField(f.name, where, known)
+		}
+	}
+	return nil
+}
+
+// splitObject decodes data, which must hold exactly one valid JSON value, into the fields of
+// the object it must be, in order. what names the object in errors ("record", "header"). A name
+// given twice is an error: JSON decoders differ on which one wins, so a fixture must not depend
+// on it.
+func splitObject(data []byte, what string) (object, error) {
+	if data = bytes.TrimSpace(data); len(data) == 0 || data[0] != '{' {
+		return nil, fmt.Errorf("want a JSON object for the %s, got %s", what, describe(data))
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil { // the opening brace
+		return nil, jsonError(err)
+	}
+	var fields object
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, jsonError(err)
+		}
+		name, _ := tok.(string) // object keys are always strings
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, jsonError(err)
+		}
+		if _, ok := fields.get(name); ok {
+			return nil, fmt.Errorf("%q %w", name, errGivenTwice)
+		}
+		fields = append(fields, field{name, raw})
+	}
+	return fields, nil
+}
+
+// jsonError rewrites an encoding/json error about an input line as a short message; a syntax
+// error gets the column of the bad character.
+func jsonError(err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se) && se.Error() == "unexpected end of JSON input":
+		return errors.New("invalid JSON: unexpected end of line")
+	case errors.As(err, &se) && se.Error() == "invalid character '{' after top-level value":
+		return fmt.Errorf("invalid JSON at column %d: %s; put one record per line", se.Offset, se.Error())
+	case errors.As(err, &se):
+		return fmt.Errorf("invalid JSON at column %d: %s", se.Offset, se.Error())
+	}
+	return fmt.Errorf("invalid JSON: %w", err)
+}
+
+// describe names the JSON type of raw for "want X, got Y" messages; short scalars are quoted
+// in full, since seeing the value helps more than its type.
+func describe(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	if len(raw) <= 40 {
+		return string(raw)
+	}
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// fieldError prefixes err with the name of the field it is about.
+func fieldError(name string, err error) error { return fmt.Errorf("%s: %w", name, err) }
+
+// unknownField reports a field name the format does not have, suggesting the nearest known
+// name when one is close enough to be a typo. where is "" for the record, else a context such
+// as "in a header".
+func unknownField(name, where string, known []string) error {
+	msg := fmt.Sprintf("unknown field %q", name)
+	if where != "" {
+		msg += " " + where
+	}
+	if s := nearest(name, known); s != "" {
+		return fmt.Errorf("%s; did you mean %q?", msg, s)
+	}
+	return errors.New(msg + "; known fields: " + strings.Join(known, ", "))
+}
+
+// nearest returns the name in known closest to name, when the two differ only by case or by at
+// most two edits; otherwise "".
+func nearest(name string, known []string) string {
+	best, bestDist := "", 3
+	for _, k := range known {
+		if strings.EqualFold(k, name) {
+			return k
+		}
+		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes. Names longer than 64
+// bytes are never typos of a field name, so they count as far away without the quadratic work.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return math.MaxInt
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// decodeString decodes raw as a JSON string.
+func decodeString(raw json.RawMessage) (string, error) {
+	if r := bytes.TrimSpace(raw); len(r) == 0 || r[0] != '"' {
+		return "", fmt.Errorf("want a string, got %s", describe(raw))
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", jsonError(err)
+	}
+	return s, nil
+}
+
+// decodeTopic decodes a Kafka topic name and checks it is one Kafka accepts: 1 to 249
+// characters from [a-zA-Z0-9._-], and not "." or "..".
+func decodeTopic(raw json.RawMessage) (string, error) {
+	s, err := decodeString(raw)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case s == "":
+		return "", errors.New("must not be empty")
+	case len(s) > 249:
+		return "", fmt.Errorf("%d characters is longer than Kafka's limit of 249", len(s))
+	case s == "." || s == "..":
+		return "", fmt.Errorf("%q is not a valid topic name", s)
+	}
+	for _, c := range s {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return "", fmt.Errorf("%q has %q; Kafka topic names use only letters, digits, '.', '_' and '-'", s, c)
+		}
+	}
+	return s, nil
+}
+
+// decodeInt decodes raw as a JSON integer in [lo, hi]. Exponents and fractions are rejected
+// even when the value is whole: offsets are written as plain integers.
+func decodeInt(raw json.RawMessage, lo, hi int64) (int64, error) {
+	s := string(bytes.TrimSpace(raw))
+	want := fmt.Sprintf("want an integer from %d to %d", lo, hi)
+	if s == "" || !(s[0] == '-' || '0' <= s[0] && s[0] <= '9') {
+		return 0, fmt.Errorf("%s, got %s", want, describe(raw))
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s, got %s", want, describe(raw))
+	}
+	return n, nil
+}
+
+// parseTime parses an RFC 3339 time that Kafka can hold as a record timestamp and klt can
+// print: from 1970 to year 9999 in UTC, to the millisecond. It returns the time in UTC.
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	switch {
+	case err != nil:
+		return time.Time{}, fmt.Errorf("want an RFC 3339 time such as 2026-01-15T10:00:00.250Z, got %q", s)
+	case t.Before(time.UnixMilli(0)):
+		return time.Time{}, fmt.Errorf("%s is before 1970, which Kafka cannot represent", s)
+	case t.UnixMilli() > maxMillis:
+		return time.Time{}, fmt.Errorf("%s is after year 9999 in UTC", s)
+	case t.Nanosecond()%int(time.Millisecond) != 0:
+		return time.Time{}, fmt.Errorf("%s is more precise than the millisecond Kafka keeps", s)
+	}
+	return t.UTC(), nil
+}
+
+// maxMillis is the last millisecond of year 9999, the latest timestamp klt accepts: RFC 3339
+// has four-digit years.
+var maxMillis = time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC).UnixMilli()
+
+// decodeTimestamp decodes a record timestamp: epoch milliseconds as a JSON integer (-1 for
+// "no timestamp", which is the zero time), or an RFC 3339 string with at most millisecond
+// precision. Kafka has no timestamps before 1970.
+func decodeTimestamp(raw json.RawMessage) (time.Time, error) {
+	if r := bytes.TrimSpace(raw); len(r) > 0 && r[0] == '"' {
+		s, err := decodeString(raw)
+		if err != nil {
+			return time.Time{}, err
+		}
+		return parseTime(s)
+	}
+	ms, err := decodeInt(raw, -1, maxMillis)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("want epoch milliseconds (an integer from -1 to %d) or an RFC 3339 string, got %s",
+			maxMillis, describe(raw))
+	}
+	if ms == -1 {
+		return time.Time{}, nil
+	}
+	return time.UnixMilli(ms).UTC(), nil
+}
+
+// decodeEnum decodes raw as a string that must be one of allowed.
+func decodeEnum(raw json.RawMessage, allowed []string) (string, error) {
+	s, err := decodeString(raw)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Contains(allowed, s) {
+		return "", fmt.Errorf("want one of %s, got %q", strings.Join(allowed, ", "), s)
+	}
+	return s, nil
+}
+
+// decodeBytes decodes the key or the value of a line, or a header value, from its text field (textName) or its
+// base64 field (b64Name), at most one of which may be given. Absent or null gives nil. When
+// jsonOK, the text field may also be a JSON object or array, which becomes its compact JSON text.
+func decodeBytes(o object, textName, b64Name string, jsonOK bool) ([]byte, error) {
+	text, hasText := o.get(textName)
+	b64, hasB64 := o.get(b64Name)
+	switch {
+	case hasText && hasB64:
+		return nil, fmt.Errorf("both %q and %q given; use one", textName, b64Name)
+	case hasB64:
+		if isNull(b64) {
+			return nil, nil
+		}
+		b, err := decodeBase64(b64)
+		if err != nil {
+			return nil, fieldError(b64Name, err)
+		}
+		return b, nil
+	case !hasText || isNull(text):
+		return nil, nil
+	}
+	switch bytes.TrimSpace(text)[0] {
+	case '"':
+		s, err := decodeString(text)
+		if err != nil {
+			return nil, fieldError(textName, err)
+		}
+		return []byte(s), nil
+	case '{', '[':
+		if jsonOK {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, text); err != nil {
+				return nil, fieldError(textName, jsonError(err))
+			}
+			return buf.Bytes(), nil
+		}
+	}
+	want := "a string or null"
+	if jsonOK {
+		want = "a string, an object, an array or null"
+	}
+	err := fmt.Errorf("%s: want %s, got %s", textName, want, describe(text))
+	if t := string(bytes.TrimSpace(text)); len(t) <= 40 && t[0] != '{' && t[0] != '[' {
+		err = fmt.Errorf("%w; for the text %s write %q", err, t, t)
+	}
+	return nil, err
+}
+
+// decodeBase64 decodes raw as a JSON string of standard, padded base64, the encoding Lambda uses.
+func decodeBase64(raw json.RawMessage) ([]byte, error) {
+	s, err := decodeString(raw)
+	if err != nil {
+		return nil, err
+	}
+	b, err := base64.StdEncoding.Strict().DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("want standard padded base64: %w", err)
+	}
+	return b, nil
+}
+
+// headerFields are the names a header in the array form may use.
+var headerFields = []string{"key", "value", "valueBase64"}
+
+// decodeHeaders decodes "headers": an array of {"key":K,"value":TEXT} or
+// {"key":K,"valueBase64":B64} objects, which keeps order and repeated names, or an object
+// {"K":TEXT,...} for the common case. A null or absent value is a null header value.
+func decodeHeaders(raw json.RawMessage) ([]kafkaevent.Header, error) {
+	switch bytes.TrimSpace(raw)[0] {
+	case '{':
+		fields, err := splitObject(raw, "headers")
+		if errors.Is(err, errGivenTwice) {
+			return nil, fmt.Errorf("%w; repeated header names need the array form", err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		hs := make([]kafkaevent.Header, 0, len(fields))
+		for _, f := range fields {
+			h := kafkaevent.Header{Key: f.name}
+			if !isNull(f.value) {
+				s, err := decodeString(f.value)
+				if err != nil {
+					return nil, fmt.Errorf("%q: %w (use the array form with valueBase64 for binary values)", f.name, err)
+				}
+				h.Value = []byte(s)
+			}
+			hs = append(hs, h)
+		}
+		return hs, nil
+	case '[':
+	default:
+		return nil, fmt.Errorf(`want an array of {"key":...,"value":...} objects or an object of names to values, got %s`, describe(raw))
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, jsonError(err)
+	}
+	hs := make([]kafkaevent.Header, 0, len(elems))
+	for i, elem := range elems {
+		h, err := decodeHeader(elem)
+		if err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+		hs = append(hs, h)
+	}
+	return hs, nil
+}
+
+// decodeHeader decodes one element of the array form of "headers".
+func decodeHeader(raw json.RawMessage) (kafkaevent.Header, error) {
+	var h kafkaevent.Header
+	fields, err := splitObject(raw, "header")
+	if err != nil {
+		return h, err
+	}
+	if err := fields.check("in a header", headerFields); err != nil {
+		return h, err
+	}
+	key, ok := fields.get("key")
+	if !ok {
+		return h, errors.New(`missing "key"`)
+	}
+	if h.Key, err = decodeString(key); err != nil {
+		return h, fieldError("key", err)
+	}
+	h.Value, err = decodeBytes(fields, "value", "valueBase64", false)
+	return h, err
+}
+
+// schemaFields are the names of a keySchema or valueSchema object.
+var schemaFields = []string{"dataFormat", "schemaId"}
+
+// decodeSchema decodes {"dataFormat":"AVRO","schemaId":"1"}; both fields are required.
+func decodeSchema(raw json.RawMessage) (*kafkaevent.SchemaMetadata, error) {
+	fields, err := splitObject(raw, "schema")
+	if err != nil {
+		return nil, err
+	}
+	if err := fields.check("in a schema", schemaFields); err != nil {
+		return nil, err
+	}
+	format, hasFormat := fields.get("dataFormat")
+	id, hasID := fields.get("schemaId")
+	if !hasFormat || !hasID {
+		return nil, errors.New(`want both "dataFormat" and "schemaId"`)
+	}
+	var s kafkaevent.SchemaMetadata
+	if s.DataFormat, err = decodeEnum(format, dataFormats); err != nil {
+		return nil, fieldError("dataFormat", err)
+	}
+	if s.SchemaID, err = decodeString(id); err != nil {
+		return nil, fieldError("schemaId", err)
+	}
+	if s.SchemaID == "" {
+		return nil, errors.New("schemaId: must not be empty")
+	}
+	return &s, nil
+}

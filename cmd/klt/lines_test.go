@@ -1,0 +1,324 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+func TestDecodeLine(t *testing.T) {
+	ts := func(s string) time.Time {
+		t.Helper()
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.UTC()
+	}
+	tests := []struct {
+		name string
+		line string
+		want lineRecord
+	}{
+		{"topic only", `{"topic":"orders"}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "orders"}}},
+		{"text key and value", `{"topic":"orders","partition":3,"key":"k","value":"héllo"}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "orders", Partition: 3, Key: []byte("k"), Value: []byte("héllo")}}},
+		{"empty key and value are not nil", `{"topic":"t","key":"","value":""}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t", Key: []byte{}, Value: []byte{}}}},
+		{"null key and tombstone", `{"topic":"t","key":null,"value":null}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t"}}},
+		{"base64", `{"topic":"t","keyBase64":"AP8=","valueBase64":""}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t", Key: []byte{0, 0xff}, Value: []byte{}}}},
+		{"null base64", `{"topic":"t","keyBase64":null,"valueBase64":null}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t"}}},
+		{"JSON object value is compacted, order and numbers kept",
+			`{"topic":"t","value":{ "b" : 1.50, "a" : [ 1e3, "x<y" ] }}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t", Value: []byte(`{"b":1.50,"a":[1e3,"x<y"]}`)}}},
+		{"JSON array value", `{"topic":"t","value":[]}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t", Value: []byte(`[]`)}}},
+		{"offset", `{"topic":"t","offset":9223372036854775807}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t", Offset: 1<<63 - 1}, HasOffset: true}},
+		{"null offset is automatic", `{"topic":"t","offset":null}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t"}}},
+		{"epoch ms", `{"topic":"t","timestamp":1768471200123}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t", Timestamp: ts("2026-01-15T10:00:00.123Z")}, HasTimestamp: true}},
+		{"no timestamp", `{"topic":"t","timestamp":-1,"timestampType":"NO_TIMESTAMP_TYPE"}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t", TimestampType: "NO_TIMESTAMP_TYPE"}, HasTimestamp: true}},
+		{"RFC 3339 in another zone becomes UTC", `{"topic":"t","timestamp":"2026-01-15T11:00:00.5+01:00","timestampType":"LOG_APPEND_TIME"}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t", Timestamp: ts("2026-01-15T10:00:00.500Z"), TimestampType: "LOG_APPEND_TIME"}, HasTimestamp: true}},
+		{"headers array keeps order, repeats and nulls",
+			`{"topic":"t","headers":[{"key":"a","value":"1"},{"key":"b","valueBase64":"/w=="},{"key":"a"},{"key":"c","value":null},{"key":"","value":""}]}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t", Headers: []kafkaevent.Header{
+				{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte{0xff}}, {Key: "a"}, {Key: "c"}, {Key: "", Value: []byte{}},
+			}}}},
+		{"headers object keeps order", `{"topic":"t","headers":{"z":"1","a":null,"m":""}}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t", Headers: []kafkaevent.Header{
+				{Key: "z", Value: []byte("1")}, {Key: "a"}, {Key: "m", Value: []byte{}},
+			}}}},
+		{"empty headers", `{"topic":"t","headers":[]}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t", Headers: []kafkaevent.Header{}}}},
+		{"schemas", `{"topic":"t","keySchema":{"dataFormat":"AVRO","schemaId":"1"},"valueSchema":{"schemaId":"12345678-1234-1234-1234-123456789012","dataFormat":"PROTOBUF"}}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t",
+				KeySchema:   &kafkaevent.SchemaMetadata{DataFormat: "AVRO", SchemaID: "1"},
+				ValueSchema: &kafkaevent.SchemaMetadata{DataFormat: "PROTOBUF", SchemaID: "12345678-1234-1234-1234-123456789012"}}}},
+		{"whitespace and CRLF", " \t{ \"topic\" : \"a.b_c-D9\" }\r\n",
+			lineRecord{Record: kafkaevent.Record{Topic: "a.b_c-D9"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := decodeLine([]byte(tt.line))
+			if err != nil {
+				t.Fatalf("decodeLine(%s): %v", tt.line, err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("decodeLine(%s)\n got %+v\nwant %+v", tt.line, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeLineErrors(t *testing.T) {
+	tests := []struct{ line, want string }{
+		// JSON itself
+		{`not json`, "invalid JSON at column 2: invalid character 'o' in literal null (expecting 'u')"},
+		{`{"topic":"t"`, "invalid JSON: unexpected end of line"},
+		{`{"topic" "t"}`, "invalid JSON at column 10: invalid character '\"' after object key"},
+		{`{"topic":"t"} {"topic":"u"}`, "invalid JSON at column 15: invalid character '{' after top-level value; put one record per line"},
+		{`{"topic":"t"}]`, "invalid JSON at column 14: invalid character ']' after top-level value"},
+		{`["topic","t"]`, "want a JSON object for the record, got an array"},
+		{`"topic"`, `want a JSON object for the record, got "topic"`},
+		{`null`, "want a JSON object for the record, got null"},
+		{"{\"topic\":\"t\",\"value\":\"\xff\"}", "line is not valid UTF-8 (use keyBase64 or valueBase64 for binary data)"},
+		// fields
+		{`{"topic":"t","Value":"x"}`, `unknown field "Value"; did you mean "value"?`},
+		{`{"topic":"t","vlaue":"x"}`, `unknown field "vlaue"; did you mean "value"?`},
+		{`{"topic":"t","payload":"x"}`, `unknown field "payload"; known fields: topic, partition, offset, timestamp, timestampType, key, keyBase64, value, valueBase64, headers, keySchema, valueSchema`},
+		{`{"topic":"t","topic":"u"}`, `"topic" given twice`},
+		{`{"value":"x"}`, `missing "topic"`},
+		{`{"topic":null}`, "topic: want a string, got null"},
+		{`{"topic":""}`, "topic: must not be empty"},
+		{`{"topic":"a b"}`, `topic: "a b" has ' '; Kafka topic names use only letters, digits, '.', '_' and '-'`},
+		{`{"topic":".."}`, `topic: ".." is not a valid topic name`},
+		{`{"topic":"` + strings.Repeat("x", 250) + `"}`, "topic: 250 characters is longer than Kafka's limit of 249"},
+		{`{"topic":"t","partition":2147483648}`, "partition: want an integer from 0 to 2147483647, got 2147483648"},
+		{`{"topic":"t","partition":-1}`, "partition: want an integer from 0 to 2147483647, got -1"},
+		{`{"topic":"t","partition":1.0}`, "partition: want an integer from 0 to 2147483647, got 1.0"},
+		{`{"topic":"t","partition":"0"}`, `partition: want an integer from 0 to 2147483647, got "0"`},
+		{`{"topic":"t","offset":-1}`, "offset: want an integer from 0 to 9223372036854775807, got -1"},
+		{`{"topic":"t","offset":9223372036854775808}`, "offset: want an integer from 0 to 9223372036854775807, got 9223372036854775808"},
+		{`{"topic":"t","offset":"` + strings.Repeat("9", 50) + `"}`, "offset: want an integer from 0 to 9223372036854775807, got a string"},
+		{`{"topic":"t","offset":` + strings.Repeat("9", 50) + `}`, "offset: want an integer from 0 to 9223372036854775807, got a number"},
+		{`{"topic":"t","offset":1e3}`, "offset: want an integer from 0 to 9223372036854775807, got 1e3"},
+		{`{"topic":"t","timestamp":-2}`, "timestamp: want epoch milliseconds (an integer from -1 to 253402300799999) or an RFC 3339 string, got -2"},
+		{`{"topic":"t","timestamp":true}`, "timestamp: want epoch milliseconds (an integer from -1 to 253402300799999) or an RFC 3339 string, got true"},
+		{`{"topic":"t","timestamp":"2026-01-15 10:00:00"}`, `timestamp: want an RFC 3339 time such as 2026-01-15T10:00:00.250Z, got "2026-01-15 10:00:00"`},
+		{`{"topic":"t","timestamp":"2026-01-15T10:00:00.0001Z"}`, "timestamp: 2026-01-15T10:00:00.0001Z is more precise than the millisecond Kafka keeps"},
+		{`{"topic":"t","timestamp":"1969-12-31T23:59:59.999Z"}`, "timestamp: 1969-12-31T23:59:59.999Z is before 1970, which Kafka cannot represent"},
+		{`{"topic":"t","timestamp":"9999-12-31T23:00:00-05:00"}`, "timestamp: 9999-12-31T23:00:00-05:00 is after year 9999 in UTC"},
+		{`{"topic":"t","timestampType":"create_time"}`, `timestampType: want one of CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE, got "create_time"`},
+		{`{"topic":"t","key":"a","keyBase64":"YQ=="}`, `both "key" and "keyBase64" given; use one`},
+		{`{"topic":"t","key":null,"keyBase64":null}`, `both "key" and "keyBase64" given; use one`},
+		{`{"topic":"t","value":"a","valueBase64":"YQ=="}`, `both "value" and "valueBase64" given; use one`},
+		{`{"topic":"t","key":{"id":1}}`, "key: want a string or null, got an object"},
+		{`{"topic":"t","key":7}`, `key: want a string or null, got 7; for the text 7 write "7"`},
+		{`{"topic":"t","value":true}`, `value: want a string, an object, an array or null, got true; for the text true write "true"`},
+		{`{"topic":"t","keyBase64":"YQ"}`, "keyBase64: want standard padded base64: illegal base64 data at input byte 0"},
+		{`{"topic":"t","valueBase64":"a-_b"}`, "valueBase64: want standard padded base64: illegal base64 data at input byte 1"},
+		{`{"topic":"t","valueBase64":5}`, "valueBase64: want a string, got 5"},
+		{`{"topic":"t","headers":"a=1"}`, `headers: want an array of {"key":...,"value":...} objects or an object of names to values, got "a=1"`},
+		{`{"topic":"t","headers":{"a":1}}`, `headers: "a": want a string, got 1 (use the array form with valueBase64 for binary values)`},
+		{`{"topic":"t","headers":{"a":"1","a":"2"}}`, `headers: "a" given twice; repeated header names need the array form`},
+		{`{"topic":"t","headers":["a"]}`, `headers: [0]: want a JSON object for the header, got "a"`},
+		{`{"topic":"t","headers":[{"value":"1"}]}`, `headers: [0]: missing "key"`},
+		{`{"topic":"t","headers":[{"key":"a"},{"key":"b","val":"1"}]}`, `headers: [1]: unknown field "val" in a header; did you mean "value"?`},
+		{`{"topic":"t","headers":[{"key":1}]}`, "headers: [0]: key: want a string, got 1"},
+		{`{"topic":"t","headers":[{"key":"a","value":"1","valueBase64":"MQ=="}]}`, `headers: [0]: both "value" and "valueBase64" given; use one`},
+		{`{"topic":"t","headers":[{"key":"a","valueBase64":"!"}]}`, "headers: [0]: valueBase64: want standard padded base64: illegal base64 data at input byte 0"},
+		{`{"topic":"t","headers":[{"key":"a","value":[1,2]}]}`, "headers: [0]: value: want a string or null, got an array"},
+		{`{"topic":"t","keySchema":"AVRO"}`, `keySchema: want a JSON object for the schema, got "AVRO"`},
+		{`{"topic":"t","keySchema":{"dataFormat":"AVRO"}}`, `keySchema: want both "dataFormat" and "schemaId"`},
+		{`{"topic":"t","valueSchema":{"dataFormat":"XML","schemaId":"1"}}`, `valueSchema: dataFormat: want one of AVRO, PROTOBUF, JSON, got "XML"`},
+		{`{"topic":"t","valueSchema":{"dataFormat":"JSON","schemaId":1}}`, "valueSchema: schemaId: want a string, got 1"},
+		{`{"topic":"t","valueSchema":{"dataFormat":"JSON","schemaId":""}}`, "valueSchema: schemaId: must not be empty"},
+		{`{"topic":"t","valueSchema":{"dataFormat":"JSON","schemaID":"1"}}`, `valueSchema: unknown field "schemaID" in a schema; did you mean "schemaId"?`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			_, err := decodeLine([]byte(tt.line))
+			if err == nil {
+				t.Fatalf("decodeLine(%s) succeeded, want error %q", tt.line, tt.want)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("decodeLine(%s)\n got error %q\nwant error %q", tt.line, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadRecordsOffsets(t *testing.T) {
+	// Offsets are automatic per partition, follow an explicit offset, and must increase.
+	in := strings.Join([]string{
+		`{"topic":"a"}`,
+		`{"topic":"a","partition":1}`,
+		``,
+		`{"topic":"a","offset":10}`,
+		`   `,
+		`{"topic":"a"}`,
+		`{"topic":"b"}`,
+		`{"topic":"a","partition":1,"offset":5}`,
+		`{"topic":"a","offset":20}`,
+	}, "\n")
+	recs, err := readRecords(context.Background(), "in.jsonl", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type pos struct {
+		line      int
+		id        string
+		offset    int64
+		hasOffset bool
+	}
+	var got []pos
+	for _, r := range recs {
+		got = append(got, pos{r.Line, r.Record.ID(), r.Record.Offset, r.HasOffset})
+	}
+	want := []pos{
+		{1, "a-0", 0, false}, {2, "a-1", 0, false}, {4, "a-0", 10, true}, {6, "a-0", 11, false},
+		{7, "b-0", 0, false}, {8, "a-1", 5, true}, {9, "a-0", 20, true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+}
+
+func TestReadRecordsErrors(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"offset goes down", "{\"topic\":\"a\",\"offset\":5}\n{\"topic\":\"a\",\"offset\":5}\n",
+			[]string{"f.jsonl:2: offset 5 is not after 5, the previous record of a-0; offsets must increase within a partition"}},
+		{"automatic offset after the last one", "{\"topic\":\"a\",\"offset\":9223372036854775807}\n{\"topic\":\"a\"}",
+			[]string{"f.jsonl:2: no offset comes after 9223372036854775807, the previous record of a-0"}},
+		{"explicit offset after the last one", "{\"topic\":\"a\",\"offset\":9223372036854775807}\n{\"topic\":\"a\",\"offset\":1}",
+			[]string{"f.jsonl:2: no offset comes after 9223372036854775807, the previous record of a-0"}},
+		{"every bad line is reported", "{\"topic\":\"a\"}\n{}\n\n{\"topic\":\"a\",\"key\":1}\n{\"topic\":\"a\"}\n[",
+			[]string{
+				`f.jsonl:2: missing "topic"`,
+				`f.jsonl:4: key: want a string or null, got 1; for the text 1 write "1"`,
+				"f.jsonl:6: invalid JSON: unexpected end of line",
+			}},
+		{"a bad line does not move its partition on", "{\"topic\":\"a\",\"offset\":1,\"key\":1}\n{\"topic\":\"a\",\"offset\":0}\n",
+			[]string{`f.jsonl:1: key: want a string or null, got 1; for the text 1 write "1"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := readRecords(context.Background(), "f.jsonl", strings.NewReader(tt.in))
+			if err == nil {
+				t.Fatal("readRecords succeeded")
+			}
+			var got []string
+			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+				got = append(got, e.Error())
+				var le *lineError
+				if !errors.As(e, &le) || le.File != "f.jsonl" {
+					t.Errorf("%v is not a *lineError for f.jsonl", e)
+				}
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("errors\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadRecordsTooManyErrors(t *testing.T) {
+	in := strings.Repeat("{}\n", maxLineErrors+5)
+	_, err := readRecords(context.Background(), "f.jsonl", strings.NewReader(in))
+	errs := err.(interface{ Unwrap() []error }).Unwrap()
+	if len(errs) != maxLineErrors+1 {
+		t.Fatalf("got %d errors, want %d", len(errs), maxLineErrors+1)
+	}
+	if got, want := errs[maxLineErrors].Error(), "f.jsonl: too many errors; stopped at line 11"; got != want {
+		t.Errorf("last error %q, want %q", got, want)
+	}
+	if !errors.Is(err, errTooManyErrors) {
+		t.Error("errors.Is(err, errTooManyErrors) is false")
+	}
+
+	// Exactly maxLineErrors bad lines are all reported, without "too many".
+	_, err = readRecords(context.Background(), "f.jsonl", strings.NewReader(strings.Repeat("{}\n", maxLineErrors)))
+	if errors.Is(err, errTooManyErrors) {
+		t.Errorf("%d bad lines reported as too many", maxLineErrors)
+	}
+}
+
+func TestReadRecordsLongLine(t *testing.T) {
+	// Lines have no length limit: a value of several megabytes is one line.
+	big := strings.Repeat("x", 3<<20)
+	recs, err := readRecords(context.Background(), "f", strings.NewReader(`{"topic":"t","value":"`+big+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || string(recs[0].Record.Value) != big {
+		t.Errorf("the long value did not survive")
+	}
+}
+
+func TestReadRecordsCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := readRecords(ctx, "f", strings.NewReader(`{"topic":"t"}`))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+}
+
+func TestReadRecordsReadError(t *testing.T) {
+	boom := errors.New("boom")
+	_, err := readRecords(context.Background(), "f", &failingReader{data: "{\"topic\":\"t\"}\n", err: boom})
+	if !errors.Is(err, boom) || err.Error() != "f: boom" {
+		t.Errorf("got %v, want f: boom", err)
+	}
+}
+
+// failingReader returns data, then err.
+type failingReader struct {
+	data string
+	err  error
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if r.data == "" {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+func TestNearest(t *testing.T) {
+	tests := []struct{ name, want string }{
+		{"VALUE", "value"}, {"keybase64", "keyBase64"}, {"partiton", "partition"},
+		{"headrs", "headers"}, {"x", ""}, {"payload", ""}, {strings.Repeat("k", 100), ""},
+	}
+	for _, tt := range tests {
+		if got := nearest(tt.name, lineFields); got != tt.want {
+			t.Errorf("nearest(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestReadRecordsByteOrderMark(t *testing.T) {
+	// Editors on Windows may start a file with a byte order mark; it is not part of line 1.
+	recs, err := readRecords(context.Background(), "f", strings.NewReader("\uFEFF{\"topic\":\"t\"}\n"))
+	if err != nil || len(recs) != 1 || recs[0].Record.Topic != "t" {
+		t.Errorf("got %v, %v", recs, err)
+	}
+}

@@ -1,0 +1,180 @@
+// Command klt is the command line of the kafkalambda toolkit. It makes and inspects the events
+// that AWS Lambda's Kafka event source mapping sends to a function:
+//
+//	klt event build < records.jsonl > event.json   # JSON Lines records -> one ESM event
+//	klt event decode event.json                     # ESM event -> one JSON line per record
+//
+// Run "klt help" for the commands and "klt help event build" for the record line format.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0 // success
+	exitFail  = 1 // bad input or a failed read or write
+	exitUsage = 2 // bad command line
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run runs klt with the command-line arguments args (without the program name) and returns the
+// exit code. Help goes to stdout; errors and usage after a mistake go to stderr.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageKLT)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		return runHelp(args[1:], stdout, stderr)
+	case "event":
+		return runEvent(ctx, args[1:], stdin, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "klt: unknown command %q\n\n%s", args[0], usageKLT)
+	return exitUsage
+}
+
+// runEvent runs "klt event ...".
+func runEvent(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageEvent)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		return runHelp(append([]string{"event"}, args[1:]...), stdout, stderr)
+	case "build":
+		return runBuild(ctx, args[1:], stdin, stdout, stderr)
+	case "decode":
+		return runDecode(ctx, args[1:], stdin, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "klt event: unknown command %q\n\n%s", args[0], usageEvent)
+	return exitUsage
+}
+
+// helpTopics maps "klt help" arguments to their text.
+var helpTopics = map[string]string{
+	"":             usageKLT,
+	"event":        usageEvent,
+	"event build":  usageBuild + buildFlagsHelp(),
+	"event decode": usageDecode,
+}
+
+// runHelp runs "klt help [COMMAND...]".
+func runHelp(topic []string, stdout, stderr io.Writer) int {
+	text, ok := helpTopics[strings.Join(topic, " ")]
+	if !ok {
+		fmt.Fprintf(stderr, "klt help: unknown command %q\n\n%s", strings.Join(topic, " "), usageKLT)
+		return exitUsage
+	}
+	fmt.Fprint(stdout, text)
+	return exitOK
+}
+
+// parseFlags parses args with fs, letting flags and arguments mix as in
+// "klt event build records.jsonl -o event.json"; "--" ends the flags. It returns the
+// arguments that are not flags.
+//
+// For -h or --help it prints help to stdout and returns ok false with code exitOK; for a bad
+// flag it prints the error and a short usage to stderr and returns ok false with code exitUsage.
+func parseFlags(fs *flag.FlagSet, args []string, help string, stdout, stderr io.Writer) (rest []string, code int, ok bool) {
+	fs.SetOutput(io.Discard) // errors are reported below, in klt's words
+	fs.Usage = func() {}
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, help)
+			return nil, exitOK, false
+		}
+		if err != nil {
+			return nil, usageError(stderr, fs.Name(), err), false
+		}
+		left := fs.Args()
+		if len(left) == 0 {
+			return rest, exitOK, true
+		}
+		if i := len(args) - len(left); i > 0 && args[i-1] == "--" {
+			return append(rest, left...), exitOK, true
+		}
+		rest = append(rest, left[0])
+		args = left[1:]
+	}
+}
+
+// usageError reports a command-line mistake of command cmd ("event build") on stderr, with a
+// pointer to its help, and returns exitUsage.
+func usageError(stderr io.Writer, cmd string, err error) int {
+	fmt.Fprintf(stderr, "klt %s: %v\nRun \"klt help %s\" for usage.\n", cmd, err, cmd)
+	return exitUsage
+}
+
+// inputName returns the name of the input file args name, for messages: "<stdin>" when there is
+// none or it is "-".
+func inputName(args []string) string {
+	if len(args) == 0 || args[0] == "-" {
+		return "<stdin>"
+	}
+	return args[0]
+}
+
+// openInput opens the input that args name: the file args[0], or stdin when args is empty or
+// args[0] is "-". The caller closes it; closing stdin does nothing.
+func openInput(args []string, stdin io.Reader) (io.ReadCloser, error) {
+	if len(args) == 0 || args[0] == "-" {
+		return io.NopCloser(stdin), nil
+	}
+	return os.Open(args[0])
+}
+
+// usageKLT is the help of klt itself.
+const usageKLT = `klt is the command line of the kafkalambda toolkit. It makes and inspects the events that
+AWS Lambda's Kafka event source mapping (Amazon MSK or self-managed Kafka) sends to a function.
+
+Usage:
+
+  klt <command> [arguments]
+
+Commands:
+
+  event build    make an event from records written as JSON Lines
+  event decode   print the records of an event as JSON Lines
+  help           show help: "klt help event build" shows the record line format
+
+Every command also takes -h or --help. The exit status is 0 on success, 1 when the input is
+bad or a file cannot be read or written, and 2 when the command line is wrong.
+
+Example: write records, make a fixture event from them and read it back:
+
+  klt event build < records.jsonl > event.json && klt event decode event.json
+`
+
+// usageEvent is the help of "klt event".
+const usageEvent = `Usage: klt event <command> [arguments]
+
+Commands for events of Lambda's Kafka event source mapping, the JSON payload a function
+receives:
+
+  build [flags] [FILE]   make an event from JSON Lines records, one per line
+  decode [FILE]          print the records of an event as JSON Lines
+
+Run "klt help event build" or "klt help event decode" for details.
+
+Example:
+
+  klt event build < records.jsonl > event.json && klt event decode event.json
+`
