@@ -1492,3 +1492,17 @@ func (p *parser) number() error {
 	}
 	return nil
 }
+
+// UnmarshalJSON implements json.Unmarshaler with Parse, so that an Event can be a handler's
+// input type: lambda.Start(func(ctx context.Context, ev *kafkaevent.Event) error {...}).
+// encoding/json checks the whole payload before it calls UnmarshalJSON, which costs more than
+// Parse itself on a large batch; a lambda.Handler whose Invoke passes the payload bytes to Parse
+// avoids that.
+func (e *Event) UnmarshalJSON(data []byte) error {
+	ev, err := Parse(data)
+	if err != nil {
+		return err
+	}
+	*e = *ev
+	return nil
+}

@@ -2,6 +2,7 @@ package kafkaevent_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"math"
 	"reflect"
@@ -434,5 +435,20 @@ func TestParseLargeGeneratedEvent(t *testing.T) {
 		if v, ok := r.Header("content-type"); !ok || string(v) != "application/json" {
 			t.Fatalf("record %s@%d: content-type %q", r.ID(), r.Offset, v)
 		}
+	}
+}
+
+func TestEventUnmarshalJSON(t *testing.T) {
+	var ev kafkaevent.Event
+	if err := json.Unmarshal([]byte(msk(rec(`,"value":"`+b64("v")+`"`))), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if r := only(t, &ev); string(r.Value) != "v" || ev.Source != kafkaevent.SourceMSK {
+		t.Errorf("record = %+v", r)
+	}
+	err := json.Unmarshal([]byte(`{"eventSource":"aws:kafka","records":{"x":[]}}`), &ev)
+	var e *kafkaevent.Error
+	if !errors.As(err, &e) || e.Path != `records["x"]` {
+		t.Errorf("err = %v, want *Error at records[\"x\"]", err)
 	}
 }
