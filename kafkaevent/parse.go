@@ -53,6 +53,10 @@ type parser struct {
 	strs    map[string]string
 	scratch []byte
 	hbuf    []byte
+	hcache  [4]struct {
+		name       string
+		raw, value []byte
+	}
 
 	// Where the parser is, for error paths.
 	partKey  string
@@ -267,6 +271,9 @@ func splitServers(s string) []string {
 			out[n] = v
 			n++
 		}
+	}
+	if n == 0 {
+		return nil
 	}
 	return out[:n]
 }
@@ -854,9 +861,22 @@ func (p *parser) headerList(off int) ([]Header, error) {
 		} else {
 			err := p.object(func(name []byte) error {
 				voff := p.i
-				h := Header{Key: p.intern(name)}
-				if !p.null() {
+				// Headers repeat from record to record (a content type, a schema version):
+				// remember the last name and value text seen at this position, and when the
+				// next record has the same text, copy the bytes instead of decoding them.
+				slot := &p.hcache[(len(p.headers)-start)%len(p.hcache)]
+				if string(name) != slot.name {
+					slot.name, slot.raw = p.intern(name), nil
+				}
+				h := Header{Key: slot.name}
+				if n := len(slot.raw); n > 0 && voff+n <= len(p.data) && string(p.data[voff:voff+n]) == string(slot.raw) {
+					h.Value = p.copyBytes(slot.value)
+					p.i = voff + n
+				} else if !p.null() {
 					v, ok := p.byteList()
+					if ok {
+						slot.raw, slot.value = p.data[voff:p.i], v
+					}
 					if !ok {
 						p.field = nameHeaders + "[" + strconv.Itoa(idx) + "]." + h.Key
 						if err := p.checkValue(voff); err != nil {
@@ -907,6 +927,9 @@ func (p *parser) headerList(off int) ([]Header, error) {
 // goes through byteListSlow.
 func (p *parser) byteList() ([]byte, bool) {
 	d := p.data
+	if p.i >= len(d) || d[p.i] != '[' {
+		return nil, false
+	}
 	i := p.i + 1
 	if i+1 < len(d) && d[i] == ']' {
 		p.i = i + 1

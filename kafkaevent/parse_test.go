@@ -286,6 +286,7 @@ func TestParseRecordErrors(t *testing.T) {
 		{`,"headers":[{"h":[-129]}]`, `records["orders-0"][1].headers[0].h`, "-128..255"},
 		{`,"headers":[{"h":[1.5]}]`, `records["orders-0"][1].headers[0].h`, "-128..255"},
 		{`,"headers":[{"h":"YQ=="}]`, `records["orders-0"][1].headers[0].h`, `got "YQ=="`},
+		{`,"headers":[{"h":1}]`, `records["orders-0"][1].headers[0].h`, "want array of byte numbers -128..255, got 1"},
 		{`,"headers":["h"]`, `records["orders-0"][1].headers[0]`, "want header object"},
 		{`,"headers":{"h":[1]}`, `records["orders-0"][1].headers`, "want array of header objects"},
 		{`,"timestamp":"yesterday"`, `records["orders-0"][1].timestamp`, `want integer epoch milliseconds, got "yesterday"`},
@@ -368,6 +369,7 @@ func TestParseEnvelopeErrors(t *testing.T) {
 		{msk(`{"topic":"orders","partition":0,"offset":1,"headers":[{"h":[1,]}]}`), `records["orders-0"][0].headers[0].h: invalid character ']'`},
 		{msk(`{"topic":"orders","partition":0,"offset":1,"timestamp":1e}`), `records["orders-0"][0].timestamp: invalid character '}' in exponent`},
 		{msk(`{"topic":"orders","partition":0,"offset":1}`)[:60], `unexpected end of input`},
+		{msk(`{"topic":"orders","partition":0,"offset":1,"headers":[{"h":00]}]}`), `records["orders-0"][0].headers: invalid character '0' after object key:value pair`},
 		{strings.Repeat("[", 5000), `$: want a JSON object, got [`},
 		{`{"eventSource":"aws:kafka","x":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `,"records":{}}`, `x: exceeded max depth`},
 	}
