@@ -337,6 +337,11 @@ Input is checked strictly: a line with an unknown or repeated field, bad JSON, b
 out-of-range number, both "key" and "keyBase64", or an offset that does not increase is an
 error. Build reports each bad line as "klt: FILE:LINE: what is wrong", writes no event and
 exits with status 1.
+
+The lines "klt event decode" prints are input in this format that gives every field, so
+"klt event decode event.json | klt event build" makes the same records again; pass the
+event's --source, --arn and --bootstrap-servers for the same envelope. A line that carries
+decode's "error" (a record decode found malformed) is rejected: fix the record or drop it.
 `
 
 // usageBuildExamples ends the help of "klt event build".
@@ -345,5 +350,6 @@ Examples:
 
   klt event build < records.jsonl > event.json && klt event decode event.json
   klt event build --source self-managed -o testdata/orders.json orders.jsonl
+  klt event decode event.json | jq -c 'select(.partition == 0)' | klt event build -o p0.json
   echo '{"topic":"orders","key":"order-1","value":null}' | klt event build --compact
 `

@@ -69,28 +69,35 @@ func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return exitOK
 }
 
-// decodedRecord is one output line of "klt event decode".
+// decodedRecord is one output line of "klt event decode". It is a line of "klt event build"'s
+// input format that gives every field of the record, so that decode's output builds the same
+// records again; see lines.go.
 type decodedRecord struct {
-	Topic         string          `json:"topic"`
-	Partition     int32           `json:"partition"`
-	Offset        int64           `json:"offset"`
-	Timestamp     *string         `json:"timestamp"`
-	TimestampType string          `json:"timestampType"`
-	Key           *string         `json:"key"`
-	KeyEncoding   string          `json:"keyEncoding,omitempty"`
-	Value         *string         `json:"value"`
-	ValueEncoding string          `json:"valueEncoding,omitempty"`
-	Headers       []decodedHeader `json:"headers"`
-	KeySchema     *decodedSchema  `json:"keySchema,omitempty"`
-	ValueSchema   *decodedSchema  `json:"valueSchema,omitempty"`
-	Error         string          `json:"error,omitempty"`
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	// Timestamp is an RFC 3339 string, or the number -1 for a record without a timestamp.
+	Timestamp     any    `json:"timestamp"`
+	TimestampType string `json:"timestampType"`
+	// Key is the key as a string when it is text, or null when there is none; it is left out
+	// (nil) when the key is binary and KeyBase64 holds it instead. Value likewise.
+	Key         any             `json:"key,omitempty"`
+	KeyBase64   string          `json:"keyBase64,omitempty"`
+	Value       any             `json:"value,omitempty"`
+	ValueBase64 string          `json:"valueBase64,omitempty"`
+	Headers     []decodedHeader `json:"headers"`
+	KeySchema   *decodedSchema  `json:"keySchema,omitempty"`
+	ValueSchema *decodedSchema  `json:"valueSchema,omitempty"`
+	// Error is set for a record whose own fields are malformed; build rejects such a line.
+	Error string `json:"error,omitempty"`
 }
 
-// decodedHeader is one header of a decodedRecord.
+// decodedHeader is one header of a decodedRecord, in the array form of build's "headers":
+// Value and ValueBase64 as Key and KeyBase64 of decodedRecord.
 type decodedHeader struct {
-	Key           string  `json:"key"`
-	Value         *string `json:"value"`
-	ValueEncoding string  `json:"valueEncoding,omitempty"`
+	Key         string `json:"key"`
+	Value       any    `json:"value,omitempty"`
+	ValueBase64 string `json:"valueBase64,omitempty"`
 }
 
 // decodedSchema is the keySchema or valueSchema of a decodedRecord.
@@ -102,26 +109,34 @@ type decodedSchema struct {
 // timeLayout is RFC 3339 with milliseconds, the precision of Kafka timestamps.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
+// noTimestamp is the "timestamp" of a record without one: Kafka's -1, which build reads back
+// as "no timestamp" (null would make build assign one).
+const noTimestamp = -1
+
+// jsonNull is a JSON null, for a decodedRecord field that must print as null rather than be
+// left out.
+var jsonNull = json.RawMessage("null")
+
 // decodedRecordOf returns the output line of r.
 func decodedRecordOf(r *kafkaevent.Record) decodedRecord {
 	d := decodedRecord{
 		Topic:         r.Topic,
 		Partition:     r.Partition,
 		Offset:        r.Offset,
+		Timestamp:     noTimestamp,
 		TimestampType: r.TimestampType,
 		Headers:       make([]decodedHeader, 0, len(r.Headers)),
 		KeySchema:     decodedSchemaOf(r.KeySchema),
 		ValueSchema:   decodedSchemaOf(r.ValueSchema),
 	}
 	if !r.Timestamp.IsZero() {
-		s := r.Timestamp.UTC().Format(timeLayout)
-		d.Timestamp = &s
+		d.Timestamp = r.Timestamp.UTC().Format(timeLayout)
 	}
-	d.Key, d.KeyEncoding = textOrBase64(r.Key)
-	d.Value, d.ValueEncoding = textOrBase64(r.Value)
+	d.Key, d.KeyBase64 = textOrBase64(r.Key)
+	d.Value, d.ValueBase64 = textOrBase64(r.Value)
 	for _, h := range r.Headers {
-		v, enc := textOrBase64(h.Value)
-		d.Headers = append(d.Headers, decodedHeader{Key: h.Key, Value: v, ValueEncoding: enc})
+		v, b64 := textOrBase64(h.Value)
+		d.Headers = append(d.Headers, decodedHeader{Key: h.Key, Value: v, ValueBase64: b64})
 	}
 	if r.Err != nil {
 		d.Error = r.Err.Error()
@@ -129,18 +144,17 @@ func decodedRecordOf(r *kafkaevent.Record) decodedRecord {
 	return d
 }
 
-// textOrBase64 returns b as text when it is valid UTF-8, and otherwise as standard base64 with
-// the encoding "base64". It returns nil for nil b, so that "no key" and a tombstone print null.
-func textOrBase64(b []byte) (*string, string) {
-	if b == nil {
-		return nil, ""
+// textOrBase64 returns how decode prints b, as build reads it back: text is b as a string
+// when b is valid UTF-8, and jsonNull when b is nil, so that "no key" and a tombstone print
+// null; otherwise text is nil and b64 is b in standard base64.
+func textOrBase64(b []byte) (text any, b64 string) {
+	switch {
+	case b == nil:
+		return jsonNull, ""
+	case utf8.Valid(b):
+		return string(b), ""
 	}
-	if utf8.Valid(b) {
-		s := string(b)
-		return &s, ""
-	}
-	s := base64.StdEncoding.EncodeToString(b)
-	return &s, "base64"
+	return nil, base64.StdEncoding.EncodeToString(b)
 }
 
 // decodedSchemaOf returns m for output, or nil.
@@ -161,25 +175,33 @@ order a function sees them: partitions sorted by topic, then number, records in 
   {"topic":"orders","partition":0,"offset":0,"timestamp":"2026-01-15T10:00:00.000Z",
    "timestampType":"CREATE_TIME","key":"order-1","value":"{\"id\":1}","headers":[]}
 
-(shown on two lines here). The fields:
+(shown on two lines here). Each line is a record line of "klt event build" that gives every
+field, so "klt event decode event.json | klt event build" makes the same records again (the
+envelope comes from build's flags: --source, --arn, --bootstrap-servers). The fields:
 
   topic, partition, offset, timestampType   as in the event
-  timestamp      RFC 3339 in UTC with milliseconds; null when the record has none (-1)
-  key, value     the bytes as text when they are valid UTF-8; otherwise standard base64,
-                 and "keyEncoding" or "valueEncoding" is "base64". null for no key and for a
+  timestamp      RFC 3339 in UTC with milliseconds; -1 when the record has none
+  key, value     the bytes as text when they are valid UTF-8; null for no key and for a
                  tombstone; "" for empty bytes. A JSON value stays a string of JSON text.
+  keyBase64, valueBase64   instead of "key" or "value" when the bytes are not valid UTF-8:
+                 standard base64
   headers        [{"key":"trace","value":"abc"}, ...] in event order, each value under the
-                 same text or base64 rule ("valueEncoding"), null for a null value
+                 same rule: "value" as text or null, or "valueBase64"
   keySchema, valueSchema   {"dataFormat":"AVRO","schemaId":"1"}, only when the event has them
   error          only for a record whose own fields are malformed (bad base64, say): what is
-                 wrong and where. The fields that could be decoded are still printed.
+                 wrong and where. The fields that could be decoded are still printed; build
+                 rejects the line until the error is fixed or the line is dropped.
 
 A malformed event prints nothing and exits with status 1, with the parser's message, which
 names the JSON path: "klt: FILE: kafkaevent: records[\"orders-0\"][3].offset: ...".
 Malformed records are all printed, then decode exits with status 1.
 
-Example:
+Examples:
 
   klt event build < records.jsonl > event.json && klt event decode event.json
-  klt event decode event.json | jq -r 'select(.value == null) | .key'   # tombstoned keys
+  klt event decode event.json | jq -r 'select(has("value") and .value == null) | .key'
+  klt event decode event.json | jq -c 'select(.topic == "orders")' | klt event build > o.json
+
+The first prints the keys of tombstones ("value" is absent, not null, when "valueBase64"
+holds the value). The second makes a smaller event; jq -c keeps one record per line.
 `

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os"
@@ -19,37 +18,28 @@ func TestTextOrBase64(t *testing.T) {
 	tests := []struct {
 		name string
 		in   []byte
-		want *string
-		enc  string
+		text any
+		b64  string
 	}{
-		{"nil", nil, nil, ""},
-		{"empty", []byte{}, ptr(""), ""},
-		{"ASCII", []byte("order-1"), ptr("order-1"), ""},
-		{"JSON text", []byte(`{"a":"<b>"}`), ptr(`{"a":"<b>"}`), ""},
-		{"multi-byte UTF-8", []byte("Zoë 🦀"), ptr("Zoë 🦀"), ""},
-		{"control characters are still text", []byte("a\x00b\tc\n"), ptr("a\x00b\tc\n"), ""},
-		{"invalid UTF-8", []byte{0xff}, ptr("/w=="), "base64"},
-		{"truncated UTF-8", []byte("Zo\xc3"), ptr("Wm/D"), "base64"},
-		{"surrogate half", []byte("\xed\xa0\x80"), ptr("7aCA"), "base64"},
-		{"Avro-like binary", []byte{0x02, 0x06, 'f', 'o', 'o', 0x80}, ptr("AgZmb2+A"), "base64"},
+		{"nil", nil, jsonNull, ""},
+		{"empty", []byte{}, "", ""},
+		{"ASCII", []byte("order-1"), "order-1", ""},
+		{"JSON text", []byte(`{"a":"<b>"}`), `{"a":"<b>"}`, ""},
+		{"multi-byte UTF-8", []byte("Zoë 🦀"), "Zoë 🦀", ""},
+		{"control characters are still text", []byte("a\x00b\tc\n"), "a\x00b\tc\n", ""},
+		{"invalid UTF-8", []byte{0xff}, nil, "/w=="},
+		{"truncated UTF-8", []byte("Zo\xc3"), nil, "Wm/D"},
+		{"surrogate half", []byte("\xed\xa0\x80"), nil, "7aCA"},
+		{"Avro-like binary", []byte{0x02, 0x06, 'f', 'o', 'o', 0x80}, nil, "AgZmb2+A"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, enc := textOrBase64(tt.in)
-			if !reflect.DeepEqual(got, tt.want) || enc != tt.enc {
-				t.Errorf("textOrBase64(%q) = %v, %q; want %v, %q", tt.in, show(got), enc, show(tt.want), tt.enc)
+			text, b64 := textOrBase64(tt.in)
+			if !reflect.DeepEqual(text, tt.text) || b64 != tt.b64 {
+				t.Errorf("textOrBase64(%q) = %#v, %q; want %#v, %q", tt.in, text, b64, tt.text, tt.b64)
 			}
 		})
 	}
-}
-
-func ptr(s string) *string { return &s }
-
-func show(s *string) string {
-	if s == nil {
-		return "nil"
-	}
-	return `"` + *s + `"`
 }
 
 func TestDecodedRecordOf(t *testing.T) {
@@ -65,13 +55,13 @@ func TestDecodedRecordOf(t *testing.T) {
 		}, `{"topic":"orders","partition":2,"offset":7,"timestamp":"2026-01-15T10:00:00.005Z","timestampType":"CREATE_TIME","key":"k","value":"{\"id\":1}","headers":[]}`},
 		{"tombstone without key or timestamp", kafkaevent.Record{
 			Topic: "t", TimestampType: "NO_TIMESTAMP_TYPE",
-		}, `{"topic":"t","partition":0,"offset":0,"timestamp":null,"timestampType":"NO_TIMESTAMP_TYPE","key":null,"value":null,"headers":[]}`},
+		}, `{"topic":"t","partition":0,"offset":0,"timestamp":-1,"timestampType":"NO_TIMESTAMP_TYPE","key":null,"value":null,"headers":[]}`},
 		{"empty key and value", kafkaevent.Record{Topic: "t", Key: []byte{}, Value: []byte{}},
-			`{"topic":"t","partition":0,"offset":0,"timestamp":null,"timestampType":"","key":"","value":"","headers":[]}`},
+			`{"topic":"t","partition":0,"offset":0,"timestamp":-1,"timestampType":"","key":"","value":"","headers":[]}`},
 		{"binary key and value, local time", kafkaevent.Record{
 			Topic: "t", Timestamp: time.Date(2026, 1, 15, 11, 0, 0, 0, time.FixedZone("CET", 3600)),
 			Key: []byte{0, 0xff}, Value: []byte{0x80},
-		}, `{"topic":"t","partition":0,"offset":0,"timestamp":"2026-01-15T10:00:00.000Z","timestampType":"","key":"AP8=","keyEncoding":"base64","value":"gA==","valueEncoding":"base64","headers":[]}`},
+		}, `{"topic":"t","partition":0,"offset":0,"timestamp":"2026-01-15T10:00:00.000Z","timestampType":"","keyBase64":"AP8=","valueBase64":"gA==","headers":[]}`},
 		{"headers and schemas", kafkaevent.Record{
 			Topic: "t",
 			Headers: []kafkaevent.Header{
@@ -79,10 +69,10 @@ func TestDecodedRecordOf(t *testing.T) {
 			},
 			KeySchema:   &kafkaevent.SchemaMetadata{DataFormat: "AVRO", SchemaID: "1"},
 			ValueSchema: &kafkaevent.SchemaMetadata{DataFormat: "PROTOBUF", SchemaID: "2"},
-		}, `{"topic":"t","partition":0,"offset":0,"timestamp":null,"timestampType":"","key":null,"value":null,"headers":[{"key":"trace","value":"a<b>&"},{"key":"bin","value":"ww==","valueEncoding":"base64"},{"key":"null","value":null},{"key":"trace","value":""}],"keySchema":{"dataFormat":"AVRO","schemaId":"1"},"valueSchema":{"dataFormat":"PROTOBUF","schemaId":"2"}}`},
+		}, `{"topic":"t","partition":0,"offset":0,"timestamp":-1,"timestampType":"","key":null,"value":null,"headers":[{"key":"trace","value":"a<b>&"},{"key":"bin","valueBase64":"ww=="},{"key":"null","value":null},{"key":"trace","value":""}],"keySchema":{"dataFormat":"AVRO","schemaId":"1"},"valueSchema":{"dataFormat":"PROTOBUF","schemaId":"2"}}`},
 		{"malformed", kafkaevent.Record{Topic: "t", Offset: 3, Value: []byte("v"),
 			Err: &kafkaevent.Error{Path: `records["t-0"][0].key`, Msg: "bad base64"}},
-			`{"topic":"t","partition":0,"offset":3,"timestamp":null,"timestampType":"","key":null,"value":"v","headers":[],"error":"kafkaevent: records[\"t-0\"][0].key: bad base64"}`},
+			`{"topic":"t","partition":0,"offset":3,"timestamp":-1,"timestampType":"","key":null,"value":"v","headers":[],"error":"kafkaevent: records[\"t-0\"][0].key: bad base64"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,7 +95,7 @@ func TestDecode(t *testing.T) {
 		Add("a", 0, nil, kafkaevent.Key([]byte{0xfe}), kafkaevent.Offset(9), kafkaevent.AddHeader("h", []byte("v"))).
 		Event()
 	data := wire(t, ev)
-	want := `{"topic":"a","partition":0,"offset":9,"timestamp":"2026-01-15T10:00:00.001Z","timestampType":"CREATE_TIME","key":"/g==","keyEncoding":"base64","value":null,"headers":[{"key":"h","value":"v"}]}
+	want := `{"topic":"a","partition":0,"offset":9,"timestamp":"2026-01-15T10:00:00.001Z","timestampType":"CREATE_TIME","keyBase64":"/g==","value":null,"headers":[{"key":"h","value":"v"}]}
 {"topic":"b","partition":1,"offset":0,"timestamp":"2026-01-15T10:00:00.000Z","timestampType":"CREATE_TIME","key":"k1","value":"x","headers":[]}
 `
 	file := writeFile(t, "event.json", data)
@@ -199,19 +189,31 @@ func TestDecodeMalformedRecord(t *testing.T) {
 	if want := "klt: <stdin>: 1 of 2 records are malformed; see their \"error\"\n"; r.stderr != want {
 		t.Errorf("stderr %q, want %q", r.stderr, want)
 	}
+
+	// Build rejects the line that carries the error, and builds the rest once it is dropped.
+	b := klt(t, r.stdout, "event", "build")
+	want := "klt: <stdin>:1: record carries a decode error; fix or drop it (" + recErr.Error() + ")\n"
+	if b.code != exitFail || b.stdout != "" || b.stderr != want {
+		t.Errorf("build of decode's output: exit %d, stdout %q, stderr\n%s\nwant exit %d, nothing and\n%s",
+			b.code, b.stdout, b.stderr, exitFail, want)
+	}
+	b = klt(t, lines[1], "event", "build", "--source", "self-managed", "--compact")
+	if b.code != exitOK {
+		t.Fatalf("build of the good line: exit %d: %s", b.code, b.stderr)
+	}
+	back, err := kafkaevent.Parse([]byte(b.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := back.Partitions[0].Records[0], ev.Partitions[0].Records[1]; back.Len() != 1 || !sameRecords(&got, &want) {
+		t.Errorf("build of the good line made\n%s\nwant the second record of\n%s", b.stdout, in)
+	}
 }
 
 func TestDecodeFixtures(t *testing.T) {
 	// Every fixture event of the repository decodes, one line per record, and each line holds
 	// the bytes of its record.
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "events", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no fixture events in testdata/events")
-	}
-	for _, file := range files {
+	for _, file := range fixtureEvents(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			data, err := os.ReadFile(file)
 			if err != nil {
@@ -238,70 +240,45 @@ func TestDecodeFixtures(t *testing.T) {
 	}
 }
 
-// checkDecodedLine checks that line, printed by decode, holds the fields of rec.
-func checkDecodedLine(t *testing.T, line string, rec *kafkaevent.Record) {
+// fixtureEvents returns the paths of the fixture events of the repository, testdata/events/*.json.
+func fixtureEvents(t *testing.T) []string {
 	t.Helper()
-	var d decodedRecord
-	dec := json.NewDecoder(strings.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		t.Fatalf("%s: %v", line, err)
-	}
-	if d.Topic != rec.Topic || d.Partition != rec.Partition || d.Offset != rec.Offset || d.TimestampType != rec.TimestampType {
-		t.Errorf("%s: position or type differs from %s@%d", line, rec.ID(), rec.Offset)
-	}
-	if ts := undecodeTime(t, d.Timestamp); !ts.Equal(rec.Timestamp) {
-		t.Errorf("%s: timestamp %v, want %v", line, ts, rec.Timestamp)
-	}
-	if b := undecodeBytes(t, d.Key, d.KeyEncoding); !sameBytes(b, rec.Key) {
-		t.Errorf("%s: key %q, want %q", line, b, rec.Key)
-	}
-	if b := undecodeBytes(t, d.Value, d.ValueEncoding); !sameBytes(b, rec.Value) {
-		t.Errorf("%s: value %q, want %q", line, b, rec.Value)
-	}
-	if len(d.Headers) != len(rec.Headers) {
-		t.Fatalf("%s: %d headers, want %d", line, len(d.Headers), len(rec.Headers))
-	}
-	for i, h := range d.Headers {
-		if b := undecodeBytes(t, h.Value, h.ValueEncoding); h.Key != rec.Headers[i].Key || !sameBytes(b, rec.Headers[i].Value) {
-			t.Errorf("%s: header %d is %q=%q, want %q=%q", line, i, h.Key, b, rec.Headers[i].Key, rec.Headers[i].Value)
-		}
-	}
-	if !reflect.DeepEqual(d.KeySchema, decodedSchemaOf(rec.KeySchema)) || !reflect.DeepEqual(d.ValueSchema, decodedSchemaOf(rec.ValueSchema)) {
-		t.Errorf("%s: schemas differ from %v, %v", line, rec.KeySchema, rec.ValueSchema)
-	}
-	if (d.Error != "") != (rec.Err != nil) {
-		t.Errorf("%s: error %q, record error %v", line, d.Error, rec.Err)
-	}
-}
-
-func undecodeTime(t *testing.T, s *string) time.Time {
-	t.Helper()
-	if s == nil {
-		return time.Time{}
-	}
-	ts, err := time.Parse(time.RFC3339Nano, *s)
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "events", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ts
+	if len(files) == 0 {
+		t.Fatal("no fixture events in testdata/events")
+	}
+	return files
 }
 
-func undecodeBytes(t *testing.T, s *string, enc string) []byte {
+// checkDecodedLine checks that line, printed by decode for rec, is a line of build's input
+// format that gives every field of rec: build's line reader reads rec itself back from it, with
+// its own offset and timestamp. The line of a malformed record carries its error instead, and
+// build rejects it.
+func checkDecodedLine(t *testing.T, line string, rec *kafkaevent.Record) {
 	t.Helper()
-	switch {
-	case s == nil:
-		return nil
-	case enc == "base64":
-		b, err := base64.StdEncoding.DecodeString(*s)
-		if err != nil {
-			t.Fatal(err)
+	lr, err := decodeLine([]byte(line))
+	if rec.Err != nil {
+		var d struct{ Error string }
+		if jerr := json.Unmarshal([]byte(line), &d); jerr != nil || d.Error != rec.Err.Error() {
+			t.Errorf("%s: error %q, want %q", line, d.Error, rec.Err)
 		}
-		return b
-	case enc != "":
-		t.Fatalf("unknown encoding %q", enc)
+		if err == nil || !strings.HasPrefix(err.Error(), "record carries a decode error; fix or drop it") {
+			t.Errorf("%s: build's line reader says %v, want that the record carries a decode error", line, err)
+		}
+		return
 	}
-	return []byte(*s)
+	if err != nil {
+		t.Fatalf("%s: build rejects the line: %v", line, err)
+	}
+	if !lr.HasOffset || !lr.HasTimestamp {
+		t.Errorf("%s: leaves the offset or the timestamp to build", line)
+	}
+	if !sameRecords(&lr.Record, rec) {
+		t.Errorf("%s: build reads back\n%+v\nwant\n%+v", line, lr.Record, *rec)
+	}
 }
 
 // sameBytes reports whether a and b are equal, telling nil from empty.

@@ -15,7 +15,8 @@ import (
 
 // FuzzBuildLine feeds arbitrary input to the JSON Lines reader of "klt event build". It must
 // never panic; every error must name the file and a line of the input; and whatever it accepts
-// must survive the trip through Builder, MarshalJSON, Parse and decode unchanged.
+// must survive the trip through Builder, MarshalJSON, Parse, decode and build's line reader
+// unchanged.
 //
 // The seed corpus is in testdata/fuzz/FuzzBuildLine. Run with
 //

@@ -163,6 +163,9 @@ func decodeLine(line []byte) (lineRecord, error) {
 	if err != nil {
 		return rec, err
 	}
+	if fields, err = withoutDecodeError(fields); err != nil {
+		return rec, err
+	}
 	if err := fields.check("", lineFields); err != nil {
 		return rec, err
 	}
@@ -220,6 +223,28 @@ func decodeLine(line []byte) (lineRecord, error) {
 		}
 	}
 	return rec, nil
+}
+
+// errorField is the name under which "klt event decode" prints what is wrong with a record it
+// could not fully decode. It is not a field of the format: such a line is rejected.
+const errorField = "error"
+
+// withoutDecodeError returns fields without a null "error", or an error when fields has a
+// non-null one: the line is a record that "klt event decode" printed with a decode error, and
+// its fields hold only what could be decoded, so building it would silently change the record.
+func withoutDecodeError(fields object) (object, error) {
+	raw, ok := fields.get(errorField)
+	if !ok {
+		return fields, nil
+	}
+	if !isNull(raw) {
+		msg := "record carries a decode error; fix or drop it"
+		if s, err := decodeString(raw); err == nil && s != "" {
+			msg += " (" + s + ")"
+		}
+		return nil, errors.New(msg)
+	}
+	return slices.DeleteFunc(fields, func(f field) bool { return f.name == errorField }), nil
 }
 
 // field is one name and raw value of a JSON object.

@@ -67,6 +67,8 @@ func TestDecodeLine(t *testing.T) {
 			lineRecord{Record: kafkaevent.Record{Topic: "t",
 				KeySchema:   &kafkaevent.SchemaMetadata{DataFormat: "AVRO", SchemaID: "1"},
 				ValueSchema: &kafkaevent.SchemaMetadata{DataFormat: "PROTOBUF", SchemaID: "12345678-1234-1234-1234-123456789012"}}}},
+		{"null error is no error", `{"topic":"t","error":null,"value":"v"}`,
+			lineRecord{Record: kafkaevent.Record{Topic: "t", Value: []byte("v")}}},
 		{"whitespace and CRLF", " \t{ \"topic\" : \"a.b_c-D9\" }\r\n",
 			lineRecord{Record: kafkaevent.Record{Topic: "a.b_c-D9"}}},
 	}
@@ -100,6 +102,10 @@ func TestDecodeLineErrors(t *testing.T) {
 		{`{"topic":"t","vlaue":"x"}`, `unknown field "vlaue"; did you mean "value"?`},
 		{`{"topic":"t","payload":"x"}`, `unknown field "payload"; known fields: topic, partition, offset, timestamp, timestampType, key, keyBase64, value, valueBase64, headers, keySchema, valueSchema`},
 		{`{"topic":"t","topic":"u"}`, `"topic" given twice`},
+		// a line decode printed for a malformed record, checked before anything else on it
+		{`{"topic":"t","timestampType":"","key":null,"error":"kafkaevent: records[\"t-0\"][0].key: bad base64"}`,
+			`record carries a decode error; fix or drop it (kafkaevent: records["t-0"][0].key: bad base64)`},
+		{`{"error":true}`, "record carries a decode error; fix or drop it"},
 		{`{"value":"x"}`, `missing "topic"`},
 		{`{"topic":null}`, "topic: want a string, got null"},
 		{`{"topic":""}`, "topic: must not be empty"},

@@ -174,7 +174,8 @@ receives:
 
 Run "klt help event build" or "klt help event decode" for details.
 
-Example:
+Examples:
 
   klt event build < records.jsonl > event.json && klt event decode event.json
+  klt event decode event.json | klt event build    # the same records again
 `

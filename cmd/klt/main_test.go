@@ -60,7 +60,8 @@ func TestHelp(t *testing.T) {
 		}},
 		{[]string{"event", "build", "-h"}, []string{"klt event build [flags] [FILE]"}},
 		{[]string{"event", "build", "-o", "x.json", "--help"}, []string{"klt event build [flags] [FILE]"}},
-		{[]string{"event", "decode", "--help"}, []string{"klt event decode [FILE]", "keyEncoding", "valueEncoding", "error "}},
+		{[]string{"event", "decode", "--help"}, []string{"klt event decode [FILE]", "keyBase64", "valueBase64", "error ",
+			"klt event decode event.json | klt event build"}},
 		{[]string{"help", "event", "decode"}, []string{"klt event decode [FILE]"}},
 	}
 	for _, tt := range tests {
