@@ -1,5 +1,7 @@
 package kafkaevent
 
+import "encoding/binary"
+
 // Keys and values arrive as standard base64 inside JSON strings, and they are most of the bytes
 // of a batch, so decoding them is the hot path of Parse. decodeBase64Run decodes four
 // characters per step through four lookup tables that hold each character's six bits already
@@ -31,10 +33,27 @@ var b64tab = func() (t [4][256]uint32) {
 // decodeBase64Run decodes whole groups of four alphabet characters from src into dst, stopping
 // at the first group that holds anything else (padding, a quote, an escape) or when fewer than
 // four bytes are left. It returns the number of source bytes consumed and of bytes written.
-// dst must have room for len(src)/4*3 bytes.
+// It may write up to two bytes past the ones it reports, when dst has room for them.
 func decodeBase64Run(dst, src []byte) (nsrc, ndst int) {
 	t0, t1, t2, t3 := &b64tab[0], &b64tab[1], &b64tab[2], &b64tab[3]
-	// Two groups per step: one test for both keeps the loop branch-light.
+	// Four groups per step, one test for all four, and two 8-byte stores instead of twelve
+	// 1-byte ones: each store writes two bytes past its six, which the next store (or the next
+	// step) overwrites, so the loop keeps two bytes of room at the end of dst.
+	for nsrc+16 <= len(src) && ndst+14 <= len(dst) {
+		s := src[nsrc : nsrc+16 : nsrc+16]
+		a := t0[s[0]] | t1[s[1]] | t2[s[2]] | t3[s[3]]
+		b := t0[s[4]] | t1[s[5]] | t2[s[6]] | t3[s[7]]
+		c := t0[s[8]] | t1[s[9]] | t2[s[10]] | t3[s[11]]
+		e := t0[s[12]] | t1[s[13]] | t2[s[14]] | t3[s[15]]
+		if (a|b|c|e)&b64inv != 0 {
+			break
+		}
+		d := dst[ndst : ndst+14 : ndst+14]
+		binary.BigEndian.PutUint64(d, uint64(a)<<40|uint64(b)<<16)
+		binary.BigEndian.PutUint64(d[6:], uint64(c)<<40|uint64(e)<<16)
+		nsrc += 16
+		ndst += 12
+	}
 	for nsrc+8 <= len(src) && ndst+6 <= len(dst) {
 		s := src[nsrc : nsrc+8 : nsrc+8]
 		a := t0[s[0]] | t1[s[1]] | t2[s[2]] | t3[s[3]]

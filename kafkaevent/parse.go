@@ -67,6 +67,7 @@ type parser struct {
 
 	recErr     error // first error of the current record
 	offsetSeen bool  // whether the current record has an offset
+	topicPlain bool  // whether the current partition's topic needs no escapes in JSON
 	firstRec   int   // where the first record starts
 }
 
@@ -291,6 +292,7 @@ func (p *parser) partitions() ([]Partition, error) {
 			return p.errAt(p.i, `key is not "topic-partition" (want a topic, "-", and a partition number)`)
 		}
 		part := Partition{Topic: topic, Number: num}
+		p.topicPlain = plainJSON(topic)
 		off := p.i
 		if p.i >= len(p.data) || p.data[p.i] != '[' {
 			return p.errAt(off, "want array of records, got %s", p.got(off))
@@ -408,8 +410,17 @@ func (p *parser) record(part *Partition) error {
 	if len(p.records) == cap(p.records) && len(p.records) <= 1 {
 		p.presize(recStart)
 	}
-	p.records = append(p.records, Record{Topic: part.Topic, Partition: part.Number})
-	r := &p.records[len(p.records)-1]
+	// Fill the record in place: the slab is zeroed already, and writing a whole Record value
+	// would copy 200 bytes per record for nothing.
+	var r *Record
+	if n := len(p.records); n < cap(p.records) {
+		p.records = p.records[:n+1]
+		r = &p.records[n]
+		r.Topic, r.Partition = part.Topic, part.Number
+	} else {
+		p.records = append(p.records, Record{Topic: part.Topic, Partition: part.Number})
+		r = &p.records[n]
+	}
 	p.recErr = nil
 	p.offsetSeen = false
 	p.i++
@@ -424,6 +435,11 @@ func (p *parser) record(part *Partition) error {
 			}
 			if err := p.recordField(r, part, kind, name); err != nil {
 				return err
+			}
+			// Compact JSON, as Lambda sends it, goes straight on to the next name.
+			if i := p.i; i+1 < len(p.data) && p.data[i] == ',' && p.data[i+1] == '"' {
+				p.i = i + 1
+				continue
 			}
 			p.skipWS()
 			if p.i >= len(p.data) {
@@ -482,6 +498,9 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 	switch kind {
 	case fTopic:
 		p.field = nameTopic
+		if p.topicPlain && p.quoted(part.Topic) {
+			break // the usual case: the partition key's topic, unescaped
+		}
 		raw, esc, err := p.rawString()
 		if err != nil {
 			if p.data[off] != '"' {
@@ -536,6 +555,10 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 		}
 	case fTimestampType:
 		p.field = nameTimestampType
+		if p.quoted(CreateTime) {
+			r.TimestampType = CreateTime
+			break
+		}
 		raw, esc, err := p.rawString()
 		if err != nil {
 			if p.null() {
@@ -704,6 +727,10 @@ func (p *parser) recordMember() (fieldKind, []byte, error) {
 		case nameValueSchema:
 			kind = fValueSchema
 		}
+	}
+	if i := p.i; i+1 < len(d) && d[i] == ':' && d[i+1] > ' ' {
+		p.i = i + 1 // compact JSON
+		return kind, name, nil
 	}
 	p.skipWS()
 	if p.i >= len(d) || d[p.i] != ':' {
@@ -1114,9 +1141,32 @@ func (p *parser) schema(off int) (*SchemaMetadata, error) {
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
 func (p *parser) skipWS() {
-	for p.i < len(p.data) && isSpace(p.data[p.i]) {
+	// Every byte that starts a JSON token is above ' ', and Lambda's payloads are compact, so
+	// one comparison usually settles it.
+	for p.i < len(p.data) && p.data[p.i] <= ' ' && isSpace(p.data[p.i]) {
 		p.i++
 	}
+}
+
+// plainJSON reports whether s is written in JSON as itself between quotes, with no escapes.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// quoted consumes the JSON string "s" at p.i when it is exactly s with nothing escaped. s must
+// be plainJSON.
+func (p *parser) quoted(s string) bool {
+	i := p.i
+	if i+len(s)+2 <= len(p.data) && p.data[i] == '"' && string(p.data[i+1:i+1+len(s)]) == s && p.data[i+1+len(s)] == '"' {
+		p.i = i + len(s) + 2
+		return true
+	}
+	return false
 }
 
 // object reads an object at p.i, calling fn for each member with the position at the member's

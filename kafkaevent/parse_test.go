@@ -454,3 +454,15 @@ func TestEventUnmarshalJSON(t *testing.T) {
 		t.Errorf("err = %v, want *Error at records[\"x\"]", err)
 	}
 }
+
+// A topic that JSON must escape is compared as text, never matched as raw bytes.
+func TestParseTopicNeedingEscapes(t *testing.T) {
+	ev := mustParse(t, `{"eventSource":"aws:kafka","records":{"a\"b-0":[{"topic":"a\"b","partition":0,"offset":1}]}}`)
+	if ev.Partitions[0].Topic != `a"b` {
+		t.Errorf("topic = %q", ev.Partitions[0].Topic)
+	}
+	_, err := kafkaevent.Parse([]byte(`{"eventSource":"aws:kafka","records":{"a\"b-0":[{"topic":"a"b","partition":0,"offset":1}]}}`))
+	if err == nil {
+		t.Error("invalid JSON accepted")
+	}
+}
