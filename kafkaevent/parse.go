@@ -2,8 +2,10 @@ package kafkaevent
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -649,6 +651,42 @@ const (
 func (p *parser) recordMember() (fieldKind, []byte, error) {
 	d := p.data
 	i := p.i
+	// First, the names exactly as Lambda writes them, compared eight bytes at a time.
+	if i+16 <= len(d) {
+		w := binary.LittleEndian.Uint64(d[i:])
+		kind, n := fUnknown, 0
+		switch {
+		case w == wTopic:
+			kind, n = fTopic, 8
+		case w == wPartiti && binary.LittleEndian.Uint32(d[i+8:]) == wOnColon:
+			kind, n = fPartition, 12
+		case w == wOffset && d[i+8] == ':':
+			kind, n = fOffset, 9
+		case w == wTimesta:
+			switch {
+			case binary.LittleEndian.Uint32(d[i+8:]) == wMpColon:
+				kind, n = fTimestamp, 12
+			case binary.LittleEndian.Uint64(d[i+8:]) == wMpType:
+				kind, n = fTimestampType, 16
+			}
+		case w&0xFFFFFFFFFFFF == wKey:
+			kind, n = fKey, 6
+		case w == wValue:
+			kind, n = fValue, 8
+		case w == wHeaders && binary.LittleEndian.Uint16(d[i+8:]) == wQuoteColon:
+			kind, n = fHeaders, 10
+		}
+		if kind != fUnknown {
+			p.i = i + n
+			if d[p.i] <= ' ' {
+				p.skipWS()
+				if p.i >= len(d) {
+					return 0, nil, p.syntaxErr("looking for beginning of value")
+				}
+			}
+			return kind, nil, nil
+		}
+	}
 	kind, n := fUnknown, 0
 	if i+1 < len(d) && d[i] == '"' {
 		rest := d[i+1:]
@@ -742,6 +780,28 @@ func (p *parser) recordMember() (fieldKind, []byte, error) {
 		return 0, nil, p.syntaxErr("looking for beginning of value")
 	}
 	return kind, name, nil
+}
+
+// Record member names with their quotes and colon, as little-endian words for recordMember.
+var (
+	wTopic      = word8(`"topic":`)
+	wPartiti    = word8(`"partiti`)
+	wOnColon    = uint32(word8(`on":`))
+	wOffset     = word8(`"offset"`)
+	wTimesta    = word8(`"timesta`)
+	wMpColon    = uint32(word8(`mp":`))
+	wMpType     = word8(`mpType":`)
+	wKey        = word8(`"key":`)
+	wValue      = word8(`"value":`)
+	wHeaders    = word8(`"headers`)
+	wQuoteColon = uint16(word8(`":`))
+)
+
+// word8 returns up to eight bytes of s as a little-endian word.
+func word8(s string) uint64 {
+	var b [8]byte
+	copy(b[:], s)
+	return binary.LittleEndian.Uint64(b[:])
 }
 
 // hasName reports whether b starts with name and its closing quote.
@@ -886,42 +946,47 @@ func (p *parser) headerList(off int) ([]Header, error) {
 				return nil, err
 			}
 		} else {
-			err := p.object(func(name []byte) error {
-				voff := p.i
-				// Headers repeat from record to record (a content type, a schema version):
-				// remember the last name and value text seen at this position, and when the
-				// next record has the same text, copy the bytes instead of decoding them.
-				slot := &p.hcache[(len(p.headers)-start)%len(p.hcache)]
-				if string(name) != slot.name {
-					slot.name, slot.raw = p.intern(name), nil
-				}
+			// Headers repeat from record to record (a content type, a schema version):
+			// remember the text of the element seen at this position and the header it gave,
+			// and when the next record has the same text, copy the header instead of decoding.
+			slot := &p.hcache[idx%len(p.hcache)]
+			if n := len(slot.raw); n > 0 && hoff+n <= len(p.data) && string(p.data[hoff:hoff+n]) == string(slot.raw) {
 				h := Header{Key: slot.name}
-				if n := len(slot.raw); n > 0 && voff+n <= len(p.data) && string(p.data[voff:voff+n]) == string(slot.raw) {
+				if slot.value != nil {
 					h.Value = p.copyBytes(slot.value)
-					p.i = voff + n
-				} else if !p.null() {
-					v, ok := p.byteList()
-					if ok {
-						slot.raw, slot.value = p.data[voff:p.i], v
-					}
-					if !ok {
-						p.field = nameHeaders + "[" + strconv.Itoa(idx) + "]." + h.Key
-						if err := p.checkValue(voff); err != nil {
-							return err
-						}
-						if err := p.fieldErr(voff, nil, "want array of byte numbers -128..255, got %s", p.got(voff)); err != nil {
-							return err
-						}
-						p.field = nameHeaders
-						return nil
-					}
-					h.Value = v
 				}
 				p.headers = append(p.headers, h)
-				return nil
-			})
-			if err != nil {
-				return nil, err
+				p.i = hoff + n
+			} else {
+				before, hadErr := len(p.headers), p.recErr != nil
+				err := p.object(func(name []byte) error {
+					voff := p.i
+					h := Header{Key: p.intern(name)}
+					if !p.null() {
+						v, ok := p.byteList()
+						if !ok {
+							p.field = nameHeaders + "[" + strconv.Itoa(idx) + "]." + h.Key
+							if err := p.checkValue(voff); err != nil {
+								return err
+							}
+							if err := p.fieldErr(voff, nil, "want array of byte numbers -128..255, got %s", p.got(voff)); err != nil {
+								return err
+							}
+							p.field = nameHeaders
+							return nil
+						}
+						h.Value = v
+					}
+					p.headers = append(p.headers, h)
+					return nil
+				})
+				if err != nil {
+					return nil, err
+				}
+				slot.raw = nil
+				if len(p.headers) == before+1 && !hadErr && p.recErr == nil {
+					slot.raw, slot.name, slot.value = p.data[hoff:p.i], p.headers[before].Key, p.headers[before].Value
+				}
 			}
 		}
 		p.skipWS()
@@ -1430,6 +1495,16 @@ func (p *parser) integer() (int64, bool) {
 	}
 	start := i
 	var n uint64
+	// Offsets and epoch-millisecond timestamps run to 13 digits and more on every record:
+	// take up to eight digits per step (see digits8). Sixteen digits cannot overflow.
+	for i+8 <= len(d) && i-start < 16 {
+		k, v := digits8(binary.LittleEndian.Uint64(d[i:]))
+		n = n*pow10[k] + v
+		i += k
+		if k < 8 {
+			break
+		}
+	}
 	for i < len(d) && d[i] >= '0' && d[i] <= '9' {
 		if n > (math.MaxUint64-9)/10 {
 			return 0, false
@@ -1455,6 +1530,33 @@ func (p *parser) integer() (int64, bool) {
 	}
 	p.i = i
 	return int64(n), true
+}
+
+var pow10 = [9]uint64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000}
+
+// digits8 reads the ASCII digits at the start of x, eight bytes loaded little-endian: it
+// returns how many there are (0 to 8) and their value. Branch-free: the digits are found with
+// byte-wise arithmetic and combined with three multiplications (pairs, then quads, then the
+// two quads), as in Lemire's "parse eight digits".
+func digits8(x uint64) (int, uint64) {
+	const (
+		ones   = 0x0101010101010101
+		zeros  = 0x30 * ones
+		highs  = 0xF0 * ones
+		lows   = 0x0F * ones
+		plus6s = 0x06 * ones
+	)
+	// A byte is a digit when its high nibble is 3 and its low nibble plus 6 stays below 16.
+	notDigit := (x&highs ^ zeros) | ((x&lows + plus6s) & highs)
+	k := bits.TrailingZeros64(notDigit) / 8 // 8 when every byte is a digit
+	if k == 0 {
+		return 0, 0
+	}
+	// Shift the k digits to the top, so that the bytes below are zeros: leading zero digits.
+	v := (x - zeros) << (64 - 8*uint(k))
+	v = v*10 + v>>8
+	v = ((v&0x000000FF000000FF)*(100+1000000<<32) + (v>>16&0x000000FF000000FF)*(1+10000<<32)) >> 32
+	return k, v
 }
 
 // checkValue validates the JSON value at off without consuming it, so that a type error on a
