@@ -29,7 +29,7 @@ var benchEvent = sync.OnceValue(func() *kafkaevent.Event {
 func BenchmarkMarshal(b *testing.B) {
 	e := benchEvent()
 	size, _ := e.MarshalJSON()
-	b.Run("kafkaevent", func(b *testing.B) {
+	b.Run("impl=toolkit", func(b *testing.B) {
 		b.SetBytes(int64(len(size)))
 		b.ReportAllocs()
 		for b.Loop() {
@@ -38,7 +38,7 @@ func BenchmarkMarshal(b *testing.B) {
 			}
 		}
 	})
-	b.Run("aws-lambda-go", func(b *testing.B) {
+	b.Run("impl=aws-lambda-go", func(b *testing.B) {
 		ke := kafkaevent.ToAWS(e)
 		b.SetBytes(int64(len(size)))
 		b.ReportAllocs()
