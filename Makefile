@@ -29,8 +29,7 @@ fmt:
 
 ## bench: every benchmark beside its alternative, summarised by benchstat.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(COUNT) $(PKGS) | tee bench.txt
-	$(GO) tool benchstat -col /impl bench.txt
+	scripts/bench -count $(COUNT) -benchtime $(BENCHTIME) $(PKGS)
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each).
 fuzz:

@@ -33,7 +33,11 @@ const maxDepth = 1000
 //
 // Parse does not keep data: the event owns copies of everything it holds.
 func Parse(data []byte) (*Event, error) {
-	p := parser{data: data}
+	return parse(data, false)
+}
+
+func parse(data []byte, noFast bool) (*Event, error) {
+	p := parser{data: data, noFast: noFast}
 	// Decoded bytes never exceed three quarters of the text they come from (base64 and
 	// header byte lists alike), so one arena of that size holds the whole event.
 	p.arena = make([]byte, 0, len(data)/4*3+8)
@@ -67,6 +71,7 @@ type parser struct {
 	sub      string // a member of field: "dataFormat" in keySchemaMetadata.dataFormat
 	unknown  []byte // the name of an unknown member being skipped, when field is ""
 
+	noFast     bool  // tests only: read every record on the general path
 	recErr     error // first error of the current record
 	offsetSeen bool  // whether the current record has an offset
 	topicPlain bool  // whether the current partition's topic needs no escapes in JSON
@@ -424,6 +429,9 @@ func (p *parser) record(part *Partition) error {
 		r = &p.records[n]
 	}
 	p.recErr = nil
+	if !p.noFast && p.recordFast(r, part) {
+		return nil
+	}
 	p.offsetSeen = false
 	p.i++
 	p.skipWS()
@@ -468,6 +476,100 @@ func (p *parser) record(part *Partition) error {
 		p.recErr = nil
 	}
 	return nil
+}
+
+// recordFast reads a record in the form Lambda writes, all in local variables: compact JSON,
+// the known member names, the partition's own topic, integers, plain base64 strings. At the
+// first thing it does not expect, it undoes what it did and returns false, and record reads the
+// record again on the general path, which handles every form and every error. The two paths
+// must agree on everything; TestRecordFastAgrees checks that they do.
+func (p *parser) recordFast(r *Record, part *Partition) bool {
+	d := p.data
+	start := p.i
+	i := start + 1 // past '{'
+	headers := len(p.headers)
+	offsetSeen := false
+	fail := func() bool {
+		*r = Record{Topic: part.Topic, Partition: part.Number}
+		p.i, p.headers, p.recErr, p.field = start, p.headers[:headers], nil, ""
+		return false
+	}
+	for {
+		if i+16 > len(d) {
+			return fail()
+		}
+		w := binary.LittleEndian.Uint64(d[i:])
+		switch {
+		case w == wTopic:
+			next, ok := quotedAt(d, i+8, part.Topic)
+			if !ok || !p.topicPlain {
+				return fail()
+			}
+			i = next
+		case w == wPartiti && binary.LittleEndian.Uint32(d[i+8:]) == wOnColon:
+			n, next, ok := uintAt(d, i+12)
+			if !ok || n != uint64(part.Number) {
+				return fail()
+			}
+			i = next
+		case w == wOffset && d[i+8] == ':':
+			n, next, ok := uintAt(d, i+9)
+			if !ok || n > math.MaxInt64 {
+				return fail()
+			}
+			r.Offset, offsetSeen, i = int64(n), true, next
+		case w == wTimesta && binary.LittleEndian.Uint32(d[i+8:]) == wMpColon:
+			n, next, ok := uintAt(d, i+12) // -1 and other negatives take the general path
+			if !ok || n > math.MaxInt64 {
+				return fail()
+			}
+			r.Timestamp, i = time.UnixMilli(int64(n)).UTC(), next
+		case w == wTimesta && binary.LittleEndian.Uint64(d[i+8:]) == wMpType:
+			if next, ok := quotedAt(d, i+16, CreateTime); ok {
+				r.TimestampType, i = CreateTime, next
+			} else if next, ok := quotedAt(d, i+16, LogAppendTime); ok {
+				r.TimestampType, i = LogAppendTime, next
+			} else {
+				return fail()
+			}
+		case w&0xFFFFFFFFFFFF == wKey:
+			v, next, ok := p.base64At(i + 6)
+			if !ok {
+				return fail()
+			}
+			r.Key, i = v, next
+		case w == wValue:
+			v, next, ok := p.base64At(i + 8)
+			if !ok {
+				return fail()
+			}
+			r.Value, i = v, next
+		case w == wHeaders && binary.LittleEndian.Uint16(d[i+8:]) == wQuoteColon && d[i+10] == '[':
+			p.i, p.field = i+10, nameHeaders
+			hs, err := p.headerList(i + 10)
+			p.field = ""
+			if err != nil || p.recErr != nil {
+				return fail()
+			}
+			r.Headers, i = hs, p.i
+		default:
+			return fail()
+		}
+		if i+1 < len(d) && d[i] == ',' && d[i+1] == '"' {
+			i++
+			continue
+		}
+		if i < len(d) && d[i] == '}' {
+			i++
+			break
+		}
+		return fail()
+	}
+	if !offsetSeen {
+		return fail()
+	}
+	p.i = i
+	return true
 }
 
 // presize sizes the record and header slabs from the first record's length, so that a large
@@ -850,18 +952,9 @@ func (p *parser) base64Field(off int) ([]byte, error) {
 		}
 		return nil, p.fieldErr(off, nil, "want base64 string or null, got %s", p.got(off))
 	}
-	start := p.i + 1
-	src := p.data[start:]
-	// Fast path: the string is plain base64, which needs no JSON unescaping.
-	dst := p.arena[len(p.arena):cap(p.arena)]
-	ns, nd := decodeBase64Run(dst, src)
-	if ns < len(src) && src[ns] == '"' {
-		return p.takeArena(nd), p.advance(start + ns + 1)
-	}
-	if ns+4 < len(src) && src[ns+4] == '"' {
-		if n, ok := decodeBase64Tail(dst[nd:], src[ns:ns+4]); ok {
-			return p.takeArena(nd + n), p.advance(start + ns + 5)
-		}
+	if v, next, ok := p.base64At(p.i); ok {
+		p.i = next
+		return v, nil
 	}
 	// Slow path: escapes, or not base64 at all.
 	raw, esc, err := p.rawString()
@@ -885,9 +978,27 @@ func (p *parser) base64Field(off int) ([]byte, error) {
 	return p.takeArena(n), nil
 }
 
-func (p *parser) advance(i int) error {
-	p.i = i
-	return nil
+// base64At decodes the JSON string at d[i] when it is plain base64, which needs no JSON
+// unescaping (the fast path), and returns the bytes and the position after the string. It
+// returns false for anything else, with nothing consumed.
+func (p *parser) base64At(i int) (v []byte, next int, ok bool) {
+	d := p.data
+	if i >= len(d) || d[i] != '"' {
+		return nil, 0, false
+	}
+	start := i + 1
+	src := d[start:]
+	dst := p.arena[len(p.arena):cap(p.arena)]
+	ns, nd := decodeBase64Run(dst, src)
+	if ns < len(src) && src[ns] == '"' {
+		return p.takeArena(nd), start + ns + 1, true
+	}
+	if ns+4 < len(src) && src[ns+4] == '"' {
+		if n, ok := decodeBase64Tail(dst[nd:], src[ns:ns+4]); ok {
+			return p.takeArena(nd + n), start + ns + 5, true
+		}
+	}
+	return nil, 0, false
 }
 
 // takeArena returns the next n bytes of the arena, already written, as a slice with no spare
@@ -1226,12 +1337,19 @@ func plainJSON(s string) bool {
 // quoted consumes the JSON string "s" at p.i when it is exactly s with nothing escaped. s must
 // be plainJSON.
 func (p *parser) quoted(s string) bool {
-	i := p.i
-	if i+len(s)+2 <= len(p.data) && p.data[i] == '"' && string(p.data[i+1:i+1+len(s)]) == s && p.data[i+1+len(s)] == '"' {
-		p.i = i + len(s) + 2
+	if next, ok := quotedAt(p.data, p.i, s); ok {
+		p.i = next
 		return true
 	}
 	return false
+}
+
+// quotedAt is quoted for d[i:]: it returns the position after "s".
+func quotedAt(d []byte, i int, s string) (int, bool) {
+	if i+len(s)+2 <= len(d) && d[i] == '"' && string(d[i+1:i+1+len(s)]) == s && d[i+1+len(s)] == '"' {
+		return i + len(s) + 2, true
+	}
+	return 0, false
 }
 
 // object reads an object at p.i, calling fn for each member with the position at the member's
@@ -1486,15 +1604,29 @@ func (p *parser) stringOrNull() (string, bool, error) {
 // integer reads a JSON number that is an integer within int64. On anything else it returns
 // false with the position unchanged.
 func (p *parser) integer() (int64, bool) {
-	d := p.data
 	i := p.i
-	neg := false
-	if i < len(d) && d[i] == '-' {
-		neg = true
+	neg := i < len(p.data) && p.data[i] == '-'
+	if neg {
 		i++
 	}
+	n, next, ok := uintAt(p.data, i)
+	switch {
+	case !ok:
+		return 0, false
+	case neg && n <= 1<<63:
+		p.i = next
+		return -int64(n), true
+	case !neg && n <= math.MaxInt64:
+		p.i = next
+		return int64(n), true
+	}
+	return 0, false
+}
+
+// uintAt reads the JSON number at d[i:] when it is a non-negative integer below 2^64, and
+// returns it with the position after it.
+func uintAt(d []byte, i int) (n uint64, next int, ok bool) {
 	start := i
-	var n uint64
 	// Offsets and epoch-millisecond timestamps run to 13 digits and more on every record:
 	// take up to eight digits per step (see digits8). Sixteen digits cannot overflow.
 	for i+8 <= len(d) && i-start < 16 {
@@ -1507,29 +1639,18 @@ func (p *parser) integer() (int64, bool) {
 	}
 	for i < len(d) && d[i] >= '0' && d[i] <= '9' {
 		if n > (math.MaxUint64-9)/10 {
-			return 0, false
+			return 0, 0, false
 		}
 		n = n*10 + uint64(d[i]-'0')
 		i++
 	}
 	if i == start || i-start > 1 && d[start] == '0' {
-		return 0, false
+		return 0, 0, false
 	}
 	if i < len(d) && (d[i] == '.' || d[i] == 'e' || d[i] == 'E') {
-		return 0, false
+		return 0, 0, false
 	}
-	if neg {
-		if n > 1<<63 {
-			return 0, false
-		}
-		p.i = i
-		return -int64(n), true
-	}
-	if n > math.MaxInt64 {
-		return 0, false
-	}
-	p.i = i
-	return int64(n), true
+	return n, i, true
 }
 
 var pow10 = [9]uint64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000}

@@ -1,0 +1,62 @@
+package kafkaevent_test
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// agree checks that Parse, which reads records in Lambda's own form on a fast path, gives
+// exactly what the general path gives.
+func agree(t *testing.T, data []byte) {
+	t.Helper()
+	fast, err1 := kafkaevent.Parse(data)
+	general, err2 := kafkaevent.ParseGeneral(data)
+	if (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
+		t.Fatalf("errors differ:\nfast:    %v\ngeneral: %v\ninput: %.300s", err1, err2, data)
+	}
+	if !reflect.DeepEqual(fast, general) {
+		t.Fatalf("events differ:\nfast:    %+v\ngeneral: %+v\ninput: %.300s", fast, general, data)
+	}
+}
+
+func TestRecordFastAgrees(t *testing.T) {
+	agree(t, largeEvent())
+	files, _ := filepath.Glob("../testdata/events/*.json")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agree(t, data)
+	}
+	r := rand.New(rand.NewPCG(3, 5))
+	for i := 0; i < 500; i++ {
+		agree(t, randomEvent(r))
+	}
+	// Every way a record can leave the fast path midway: the general path must start over
+	// cleanly (no header, key or value left from the attempt).
+	base := `{"topic":"orders","partition":0,"offset":7,"timestamp":1700000000123,"timestampType":"CREATE_TIME","key":"azE=","value":"djE=","headers":[{"a":[1]},{"b":[2]}]}`
+	for _, variant := range []string{
+		base,
+		strings.Replace(base, `"headers":[{"a":[1]},{"b":[2]}]`, `"headers":[{"a":[1]},{"b":[300]}]`, 1),
+		strings.Replace(base, `"headers":[{"a":[1]},{"b":[2]}]`, `"headers":[{"a":[1]},{"b":[2]}],"extra":1`, 1),
+		strings.Replace(base, `"value":"djE="`, `"value":"dj\u0045="`, 1),
+		strings.Replace(base, `"value":"djE="`, `"value":"!!"`, 1),
+		strings.Replace(base, `"value":"djE="`, `"value":null`, 1),
+		strings.Replace(base, `"timestamp":1700000000123`, `"timestamp":-1`, 1),
+		strings.Replace(base, `"timestampType":"CREATE_TIME"`, `"timestampType":"OTHER"`, 1),
+		strings.Replace(base, `"partition":0`, `"partition":"0"`, 1),
+		strings.Replace(base, `"offset":7`, `"offset": 7`, 1),
+		strings.Replace(base, `"offset":7,`, ``, 1) + `]}}`, // missing offset: an error on both paths
+		strings.Replace(base, `{"topic"`, `{ "topic"`, 1),
+		strings.Replace(base, `"key":"azE=",`, ``, 1),
+	} {
+		agree(t, []byte(msk(variant, base)))
+	}
+}
