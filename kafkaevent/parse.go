@@ -38,9 +38,8 @@ func Parse(data []byte) (*Event, error) {
 
 func parse(data []byte, noFast bool) (*Event, error) {
 	p := parser{data: data, noFast: noFast}
-	// Decoded bytes never exceed three quarters of the text they come from (base64 and
-	// header byte lists alike), so one arena of that size holds the whole event.
-	p.arena = make([]byte, 0, len(data)/4*3+8)
+	// The arena starts small; presize sizes it for the whole batch from the first record.
+	p.arena = make([]byte, 0, min(arenaBound(len(data)), 16<<10))
 	ev, err := p.event()
 	if err != nil {
 		return nil, err
@@ -586,6 +585,17 @@ func (p *parser) presize(recStart int) {
 		size = 64
 	}
 	n := (len(p.data)-p.firstRec)/size + 16
+	// Decoded bytes in proportion to the first record's, with a margin; the arena is zeroed
+	// on allocation, so sizing it for what the batch needs rather than for the worst case
+	// (arenaBound) saves a pass over a quarter of the payload's size. If the guess falls
+	// short, reserve falls back to the bound for the rest.
+	est := len(p.arena)*(len(p.data)-recStart)/size*11/10 + 4096
+	if rest := arenaBound(len(p.data) - recStart); est > rest {
+		est = rest
+	}
+	if est > cap(p.arena)-len(p.arena) {
+		p.arena = make([]byte, 0, est)
+	}
 	recs := make([]Record, len(p.records), n)
 	copy(recs, p.records)
 	p.records = recs
@@ -988,15 +998,22 @@ func (p *parser) base64At(i int) (v []byte, next int, ok bool) {
 	}
 	start := i + 1
 	src := d[start:]
-	dst := p.arena[len(p.arena):cap(p.arena)]
-	ns, nd := decodeBase64Run(dst, src)
-	if ns < len(src) && src[ns] == '"' {
-		return p.takeArena(nd), start + ns + 1, true
-	}
-	if ns+4 < len(src) && src[ns+4] == '"' {
-		if n, ok := decodeBase64Tail(dst[nd:], src[ns:ns+4]); ok {
-			return p.takeArena(nd + n), start + ns + 5, true
+	for try := 0; try < 2; try++ {
+		dst := p.arena[len(p.arena):cap(p.arena)]
+		ns, nd := decodeBase64Run(dst, src)
+		if ns < len(src) && src[ns] == '"' {
+			return p.takeArena(nd), start + ns + 1, true
 		}
+		if ns+4 < len(src) && src[ns+4] == '"' {
+			if n, ok := decodeBase64Tail(dst[nd:], src[ns:ns+4]); ok {
+				return p.takeArena(nd + n), start + ns + 5, true
+			}
+		}
+		if len(dst)-nd >= 16 {
+			break // not plain base64
+		}
+		// The arena ran out of room: start the next one and decode again.
+		p.reserveAt(len(dst)+16, i)
 	}
 	return nil, 0, false
 }
@@ -1009,14 +1026,22 @@ func (p *parser) takeArena(n int) []byte {
 	return p.arena[l : l+n : l+n]
 }
 
-// reserve makes room for n more bytes in the arena. The sizing in Parse makes this a no-op
-// unless the payload is odd (escaped base64, say); then a new arena is started, and the old
-// one stays alive through the slices already taken from it.
-func (p *parser) reserve(n int) {
+// arenaBound is the most bytes that n bytes of payload can decode to: base64 gives three bytes
+// for four characters, a header byte list at most one for two.
+func arenaBound(n int) int { return n/4*3 + 64 }
+
+// reserve makes room for n more bytes in the arena. When the arena is full, a new one is
+// started, big enough for everything the rest of the payload can decode to, so this happens at
+// most once per batch after presize; the old arena stays alive through the slices already taken
+// from it.
+func (p *parser) reserve(n int) { p.reserveAt(n, p.i) }
+
+// reserveAt is reserve for a parser reading at pos.
+func (p *parser) reserveAt(n, pos int) {
 	if cap(p.arena)-len(p.arena) >= n {
 		return
 	}
-	p.arena = make([]byte, 0, max(n, 64<<10))
+	p.arena = make([]byte, 0, max(n, arenaBound(len(p.data)-pos)))
 }
 
 func (p *parser) copyBytes(b []byte) []byte {

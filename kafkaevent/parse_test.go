@@ -466,3 +466,27 @@ func TestParseTopicNeedingEscapes(t *testing.T) {
 		t.Error("invalid JSON accepted")
 	}
 }
+
+// The arena is sized from the first record; a batch whose later records are far larger must
+// still decode exactly, with a bounded number of allocations.
+func TestParseOutgrowsArenaEstimate(t *testing.T) {
+	recs := []string{`{"topic":"orders","partition":0,"offset":0,"value":"` + b64("x") + `"}`}
+	var want []string
+	want = append(want, "x")
+	for i := 1; i <= 60; i++ {
+		v := strings.Repeat(string(rune('a'+i%26)), 1000*i)
+		want = append(want, v)
+		recs = append(recs, `{"topic":"orders","partition":0,"offset":`+strconv.Itoa(i)+`,"key":"`+b64(v[:3])+`","value":"`+b64(v)+`","headers":[{"h":[1,2,3]}]}`)
+	}
+	data := []byte(msk(recs...))
+	ev := mustParse(t, string(data))
+	for i, r := range ev.Partitions[0].Records {
+		if string(r.Value) != want[i] || r.Err != nil {
+			t.Fatalf("record %d: value of %d bytes, want %d; err %v", i, len(r.Value), len(want[i]), r.Err)
+		}
+	}
+	allocs := testing.AllocsPerRun(5, func() { _, _ = kafkaevent.Parse(data) })
+	if allocs > 30 {
+		t.Errorf("%v allocations for 61 records", allocs)
+	}
+}
