@@ -757,126 +757,44 @@ const (
 	fValueSchema
 )
 
-// recordMember reads a member name and the colon after it, and says which field it is. The
-// names Lambda sends are matched in place, without scanning them as strings first: this runs
-// ten times per record.
+// recordMember reads a member name of a record and the colon after it, and says which field it
+// is. It is the general path: recordFast reads the names Lambda writes without it.
 func (p *parser) recordMember() (fieldKind, []byte, error) {
 	d := p.data
 	i := p.i
-	// First, the names exactly as Lambda writes them, compared eight bytes at a time.
-	if i+16 <= len(d) {
-		w := binary.LittleEndian.Uint64(d[i:])
-		kind, n := fUnknown, 0
-		switch {
-		case w == wTopic:
-			kind, n = fTopic, 8
-		case w == wPartiti && binary.LittleEndian.Uint32(d[i+8:]) == wOnColon:
-			kind, n = fPartition, 12
-		case w == wOffset && d[i+8] == ':':
-			kind, n = fOffset, 9
-		case w == wTimesta:
-			switch {
-			case binary.LittleEndian.Uint32(d[i+8:]) == wMpColon:
-				kind, n = fTimestamp, 12
-			case binary.LittleEndian.Uint64(d[i+8:]) == wMpType:
-				kind, n = fTimestampType, 16
-			}
-		case w&0xFFFFFFFFFFFF == wKey:
-			kind, n = fKey, 6
-		case w == wValue:
-			kind, n = fValue, 8
-		case w == wHeaders && binary.LittleEndian.Uint16(d[i+8:]) == wQuoteColon:
-			kind, n = fHeaders, 10
-		}
-		if kind != fUnknown {
-			p.i = i + n
-			if d[p.i] <= ' ' {
-				p.skipWS()
-				if p.i >= len(d) {
-					return 0, nil, p.syntaxErr("looking for beginning of value")
-				}
-			}
-			return kind, nil, nil
-		}
+	if i >= len(d) || d[i] != '"' {
+		return 0, nil, p.syntaxErr("looking for beginning of object key string")
 	}
-	kind, n := fUnknown, 0
-	if i+1 < len(d) && d[i] == '"' {
-		rest := d[i+1:]
-		switch rest[0] {
-		case 't':
-			switch {
-			case hasName(rest, nameTopic):
-				kind, n = fTopic, len(nameTopic)
-			case hasName(rest, nameTimestamp):
-				kind, n = fTimestamp, len(nameTimestamp)
-			case hasName(rest, nameTimestampType):
-				kind, n = fTimestampType, len(nameTimestampType)
-			}
-		case 'p':
-			if hasName(rest, namePartition) {
-				kind, n = fPartition, len(namePartition)
-			}
-		case 'o':
-			if hasName(rest, nameOffset) {
-				kind, n = fOffset, len(nameOffset)
-			}
-		case 'k':
-			switch {
-			case hasName(rest, nameKey):
-				kind, n = fKey, len(nameKey)
-			case hasName(rest, nameKeySchema):
-				kind, n = fKeySchema, len(nameKeySchema)
-			}
-		case 'v':
-			switch {
-			case hasName(rest, nameValue):
-				kind, n = fValue, len(nameValue)
-			case hasName(rest, nameValueSchema):
-				kind, n = fValueSchema, len(nameValueSchema)
-			}
-		case 'h':
-			if hasName(rest, nameHeaders) {
-				kind, n = fHeaders, len(nameHeaders)
-			}
-		}
+	raw, esc, err := p.rawString()
+	if err != nil {
+		return 0, nil, err
 	}
-	var name []byte
-	if kind != fUnknown {
-		p.i = i + n + 2
-	} else {
-		if i >= len(d) || d[i] != '"' {
-			return 0, nil, p.syntaxErr("looking for beginning of object key string")
-		}
-		raw, esc, err := p.rawString()
-		if err != nil {
-			return 0, nil, err
-		}
-		name = raw
-		if esc {
-			name = p.unescape(raw)
-		}
-		switch string(name) {
-		case nameTopic:
-			kind = fTopic
-		case namePartition:
-			kind = fPartition
-		case nameOffset:
-			kind = fOffset
-		case nameTimestamp:
-			kind = fTimestamp
-		case nameTimestampType:
-			kind = fTimestampType
-		case nameKey:
-			kind = fKey
-		case nameValue:
-			kind = fValue
-		case nameHeaders:
-			kind = fHeaders
-		case nameKeySchema:
-			kind = fKeySchema
-		case nameValueSchema:
-			kind = fValueSchema
-		}
+	name := raw
+	if esc {
+		name = p.unescape(raw)
+	}
+	kind := fUnknown
+	switch string(name) {
+	case nameTopic:
+		kind = fTopic
+	case namePartition:
+		kind = fPartition
+	case nameOffset:
+		kind = fOffset
+	case nameTimestamp:
+		kind = fTimestamp
+	case nameTimestampType:
+		kind = fTimestampType
+	case nameKey:
+		kind = fKey
+	case nameValue:
+		kind = fValue
+	case nameHeaders:
+		kind = fHeaders
+	case nameKeySchema:
+		kind = fKeySchema
+	case nameValueSchema:
+		kind = fValueSchema
 	}
 	if i := p.i; i+1 < len(d) && d[i] == ':' && d[i+1] > ' ' {
 		p.i = i + 1 // compact JSON
@@ -894,7 +812,7 @@ func (p *parser) recordMember() (fieldKind, []byte, error) {
 	return kind, name, nil
 }
 
-// Record member names with their quotes and colon, as little-endian words for recordMember.
+// Record member names with their quotes and colon, as little-endian words for recordFast.
 var (
 	wTopic      = word8(`"topic":`)
 	wPartiti    = word8(`"partiti`)
@@ -914,11 +832,6 @@ func word8(s string) uint64 {
 	var b [8]byte
 	copy(b[:], s)
 	return binary.LittleEndian.Uint64(b[:])
-}
-
-// hasName reports whether b starts with name and its closing quote.
-func hasName(b []byte, name string) bool {
-	return len(b) > len(name) && string(b[:len(name)]) == name && b[len(name)] == '"'
 }
 
 // partitionNumber reads a partition as a JSON number or, as hand-written fixtures do, a
