@@ -3,6 +3,7 @@ package kafkaevent_test
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -56,8 +57,8 @@ var largeEvent = sync.OnceValue(func() []byte {
 //   - impl=toolkit-via-encoding-json: json.Unmarshal into a kafkaevent.Event, which is what a
 //     handler with an Event parameter costs: encoding/json validates the payload, then calls
 //     Event.UnmarshalJSON;
-//   - impl=floor: one pass over the raw bytes doing nothing but summing them, the speed no
-//     decoder can beat.
+//   - impl=floor: one pass over the raw bytes, eight at a time, doing nothing but summing
+//     them: the speed no decoder can beat.
 //
 // Run: go test -run '^$' -bench Parse -benchmem -count 10 ./kafkaevent/ | tee bench.txt; go tool benchstat bench.txt
 func BenchmarkParse(b *testing.B) {
@@ -123,9 +124,14 @@ func BenchmarkParse(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
 		for b.Loop() {
-			var sum byte
-			for _, c := range data {
-				sum += c
+			var sum uint64
+			i := 0
+			for ; i+32 <= len(data); i += 32 {
+				sum += binary.LittleEndian.Uint64(data[i:]) ^ binary.LittleEndian.Uint64(data[i+8:]) ^
+					binary.LittleEndian.Uint64(data[i+16:]) ^ binary.LittleEndian.Uint64(data[i+24:])
+			}
+			for ; i < len(data); i++ {
+				sum += uint64(data[i])
 			}
 			if sum == 1 {
 				b.Log(sum)
