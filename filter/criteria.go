@@ -1,0 +1,350 @@
+package filter
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// Criteria is the FilterCriteria of an event source mapping: up to 5 patterns (10 with a
+// raised quota), ORed. A record goes to the function when any pattern matches it. Criteria is
+// safe for concurrent use.
+type Criteria struct {
+	filters []*Pattern
+	cfg     config
+	// One pass over a document serves every filter: the trie and path numbers below are the
+	// union of the filters' own, and pathMaps[i] maps filter i's numbers to them.
+	paths    [][]string
+	root     *trieNode
+	pathMaps [][]int
+}
+
+// ParseCriteria reads FilterCriteria in the shape CloudFormation, SAM and the Lambda API use,
+// {"Filters":[{"Pattern":"<pattern as a JSON string>"}]}, and compiles every pattern. Errors
+// are *Error values that name the filter, the path and the reason.
+func ParseCriteria(data []byte, opts ...Option) (*Criteria, error) {
+	var raw struct {
+		Filters json.RawMessage
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&raw); err != nil {
+		return nil, &Error{Filter: -1, Reason: "FilterCriteria is not a JSON object: " + jsonErrText(err)}
+	}
+	var filters []json.RawMessage
+	if err := json.Unmarshal(raw.Filters, &filters); err != nil || raw.Filters == nil {
+		return nil, &Error{Filter: -1, Path: "Filters", Reason: "want an array of {\"Pattern\": string}"}
+	}
+	patterns := make([]string, len(filters))
+	for i, f := range filters {
+		var fo map[string]json.RawMessage
+		if err := json.Unmarshal(f, &fo); err != nil {
+			return nil, &Error{Filter: i, Reason: "want an object {\"Pattern\": string}"}
+		}
+		p, ok := fo["Pattern"]
+		if !ok {
+			return nil, &Error{Filter: i, Path: "Pattern", Reason: "missing"}
+		}
+		if err := json.Unmarshal(p, &patterns[i]); err != nil {
+			return nil, &Error{Filter: i, Path: "Pattern", Reason: "want the pattern as a JSON string"}
+		}
+	}
+	return NewCriteria(patterns, opts...)
+}
+
+// NewCriteria compiles patterns into Criteria, checking Lambda's limit on their number.
+func NewCriteria(patterns []string, opts ...Option) (*Criteria, error) {
+	cfg := newConfig(opts)
+	if len(patterns) > cfg.maxFilters {
+		reason := fmt.Sprintf("%d filters; an event source mapping takes at most %d", len(patterns), cfg.maxFilters)
+		if cfg.maxFilters < RaisedMaxFilters {
+			reason += fmt.Sprintf(" (%d with a raised quota: WithRaisedFilterQuota)", RaisedMaxFilters)
+		}
+		return nil, &Error{Filter: -1, Path: "Filters", Reason: reason}
+	}
+	c := &Criteria{cfg: cfg}
+	index := map[string]int{}
+	for i, src := range patterns {
+		p, err := compile(src, cfg, i)
+		if err != nil {
+			return nil, err
+		}
+		m := make([]int, len(p.paths))
+		for j, path := range p.paths {
+			key := strings.Join(path, "\x00")
+			id, ok := index[key]
+			if !ok {
+				id = len(c.paths)
+				index[key] = id
+				c.paths = append(c.paths, path)
+			}
+			m[j] = id
+		}
+		c.filters = append(c.filters, p)
+		c.pathMaps = append(c.pathMaps, m)
+	}
+	c.root = buildTrie(c.paths)
+	return c, nil
+}
+
+// Filters returns the compiled patterns, in order.
+func (c *Criteria) Filters() []*Pattern { return slices.Clone(c.filters) }
+
+// MarshalJSON writes the criteria back in the CloudFormation shape,
+// {"Filters":[{"Pattern":"..."}]}, each pattern as the text it was compiled from.
+func (c *Criteria) MarshalJSON() ([]byte, error) {
+	type filter struct {
+		Pattern string
+	}
+	out := struct {
+		Filters []filter
+	}{Filters: []filter{}}
+	for _, p := range c.filters {
+		out.Filters = append(out.Filters, filter{p.src})
+	}
+	return json.Marshal(out)
+}
+
+// Match reports whether the JSON document doc matches any filter. doc is matched as it is:
+// for a Kafka record or an SQS message, use MatchKafka or MatchSQS, which shape the record as
+// Lambda does first.
+func (c *Criteria) Match(doc []byte) (bool, error) {
+	s := getState(len(c.paths), c.cfg.legacyNumbers)
+	defer putState(s)
+	if err := s.flatten(doc, c.root); err != nil {
+		return false, err
+	}
+	for i, p := range c.filters {
+		if p.eval(s, c.pathMaps[i], shapeAny) {
+			return true, nil
+		}
+	}
+	if s.steps > maxSteps {
+		return false, ErrTooComplex
+	}
+	return false, nil
+}
+
+// Which appends to dst the indexes of the filters that doc matches, evaluating every filter
+// on one pass over the document, and returns the extended slice. With a reused dst it does
+// not allocate.
+func (c *Criteria) Which(doc []byte, dst []int) ([]int, error) {
+	s := getState(len(c.paths), c.cfg.legacyNumbers)
+	defer putState(s)
+	if err := s.flatten(doc, c.root); err != nil {
+		return dst, err
+	}
+	for i, p := range c.filters {
+		if p.eval(s, c.pathMaps[i], shapeAny) {
+			dst = append(dst, i)
+		}
+	}
+	if s.steps > maxSteps {
+		return dst, ErrTooComplex
+	}
+	return dst, nil
+}
+
+// MatchKafka reports whether Lambda would pass the record to the function. Kafka event
+// source mappings filter on the record's value only: Lambda decodes it as UTF-8 and matches
+// it as the field "value" of a document, parsed when it is a JSON object and as a plain string
+// otherwise. A pattern that names fields inside value does not match plain text, and one that
+// lists values for value itself does not match a JSON object. A value that is not UTF-8, or a
+// tombstone, leaves the field absent. Any other field a pattern names (key, topic, headers) is
+// absent too, since Lambda does not filter on them.
+func (c *Criteria) MatchKafka(r *kafkaevent.Record) bool {
+	return c.shaped("value", r.Value, r.Value == nil, nil)
+}
+
+// MatchSQS reports whether Lambda would pass the message to the function. SQS event source
+// mappings filter on the body only, matched as the field "body": parsed when it is a JSON
+// object, a plain string otherwise. Lambda checks the format first: a plain body with a
+// pattern that names fields inside body, or a JSON body with a pattern that lists values for
+// body itself, is dropped.
+func (c *Criteria) MatchSQS(m *events.SQSMessage) bool {
+	return c.shaped("body", []byte(m.Body), false, nil)
+}
+
+// shaped matches the one field Lambda filters on. With v set, it also explains.
+func (c *Criteria) shaped(key string, value []byte, absent bool, v *Verdict) bool {
+	s := getState(len(c.paths), c.cfg.legacyNumbers)
+	defer putState(s)
+	ds := c.shape(s, key, value, absent)
+	for i, p := range c.filters {
+		if p.eval(s, c.pathMaps[i], ds, key) {
+			if v != nil {
+				v.Match, v.Filter = true, i
+			}
+			return true
+		}
+		if v != nil {
+			v.Misses = append(v.Misses, p.explain(s, c.pathMaps[i], ds, key, i))
+		}
+	}
+	return false
+}
+
+// shape flattens the shaped document {key: value} into s and says what format value has.
+func (c *Criteria) shape(s *state, key string, value []byte, absent bool) docShape {
+	node := c.root.child(key, false)
+	if absent || !utf8.Valid(value) {
+		return shapeAbsent
+	}
+	if isJSONObject(value) {
+		if node == nil {
+			return shapeJSON
+		}
+		if err := s.flatten(value, node); err == nil {
+			return shapeJSON
+		}
+		s.reset()
+	}
+	if node != nil && node.pathID >= 0 {
+		s.addLeaf(node.pathID, lString, value)
+	}
+	return shapePlain
+}
+
+func isJSONObject(b []byte) bool {
+	i := skipWS(b, 0)
+	return i < len(b) && b[i] == '{'
+}
+
+// Verdict says how a record fared against FilterCriteria, for tools that explain filters.
+type Verdict struct {
+	// Match reports whether Lambda would pass the record to the function.
+	Match bool
+	// Filter is the index of the first filter that matched, or -1.
+	Filter int
+	// Misses says, for each filter tried before one matched (every filter when none did),
+	// the first path that failed and why.
+	Misses []Miss
+}
+
+// Miss says why a record does not match one filter.
+type Miss struct {
+	Filter int
+	// Path is the pattern path that failed, such as value.status.
+	Path string
+	// Reason says why, for example `got "CANCELLED", want ["CREATED"]`.
+	Reason string
+}
+
+func (m Miss) String() string {
+	if m.Path == "" {
+		return fmt.Sprintf("filter %d: %s", m.Filter, m.Reason)
+	}
+	return fmt.Sprintf("filter %d: %s: %s", m.Filter, m.Path, m.Reason)
+}
+
+// ExplainKafka is MatchKafka with the reasons.
+func (c *Criteria) ExplainKafka(r *kafkaevent.Record) Verdict {
+	v := Verdict{Filter: -1}
+	c.shaped("value", r.Value, r.Value == nil, &v)
+	return v
+}
+
+// ExplainSQS is MatchSQS with the reasons.
+func (c *Criteria) ExplainSQS(m *events.SQSMessage) Verdict {
+	v := Verdict{Filter: -1}
+	c.shaped("body", []byte(m.Body), false, &v)
+	return v
+}
+
+// explain finds, among the pattern's conjunctions, the one that got furthest, and says why
+// its next condition failed.
+func (p *Pattern) explain(s *state, pathMap []int, ds docShape, key string, filter int) Miss {
+	best := Miss{Filter: filter, Reason: "no alternative of the pattern matched"}
+	bestK := -1
+	for ci := range p.conjs {
+		c := &p.conjs[ci]
+		if !shapeOK(c, key, ds) {
+			if bestK < 0 {
+				best.Path = key
+				if ds == shapeJSON {
+					best.Reason = key + " is a JSON object, but the pattern lists values for it as plain text"
+				} else {
+					best.Reason = key + " is plain text, but the pattern names fields inside it as JSON"
+				}
+				bestK = 0
+			}
+			continue
+		}
+		// The longest prefix of conditions that can be met together.
+		k := 0
+		for k < len(c.conds) {
+			s.chosen, s.steps = s.chosen[:0], 0
+			sub := conj{conds: c.conds[:k+1]}
+			if !s.conj(&sub, 0, pathMap) {
+				break
+			}
+			k++
+		}
+		if k == len(c.conds) {
+			continue
+		}
+		if k+1 > bestK {
+			bestK = k + 1
+			best.Path = strings.Join(p.paths[c.conds[k].path], ".")
+			best.Reason = s.why(&c.conds[k], pathMap)
+		}
+	}
+	return best
+}
+
+// why describes the values at a condition's path that did not match it.
+func (s *state) why(cd *cond, pathMap []int) string {
+	path := cd.path
+	if pathMap != nil {
+		path = pathMap[path]
+	}
+	var got []string
+	matched := false
+	for li := s.heads[path]; li >= 0; li = s.leaves[li].next {
+		lf := &s.leaves[li]
+		if cd.existsTrue || s.matchAny(cd.ms, lf) {
+			matched = true
+		}
+		if len(got) < 4 {
+			got = append(got, lf.text())
+		}
+	}
+	want := cd.text
+	switch {
+	case len(got) == 0 && cd.existsTrue:
+		return "missing, want it to exist"
+	case len(got) == 0:
+		return "missing, want " + want
+	case cd.existsFalse && !matched && len(cd.ms) == 0:
+		return "present (" + strings.Join(got, ", ") + "), want it absent"
+	case matched:
+		return "matched only in a different element of an array than the pattern's other fields"
+	}
+	slices.Reverse(got)
+	return "got " + strings.Join(got, ", ") + ", want " + want
+}
+
+func (lf *leaf) text() string {
+	switch lf.kind {
+	case lString:
+		s := string(lf.val)
+		if len(s) > 60 {
+			s = s[:60] + "..."
+		}
+		return strconv.Quote(s)
+	case lNumber:
+		return string(lf.val)
+	case lTrue:
+		return "true"
+	case lFalse:
+		return "false"
+	}
+	return "null"
+}

@@ -1,0 +1,75 @@
+package filter
+
+// Option configures Compile and ParseCriteria.
+type Option func(*config)
+
+type config struct {
+	eventBridge   bool // accept the EventBridge-only operators
+	legacyNumbers bool // the older engine's numeric range and precision
+	maxFilters    int
+}
+
+func newConfig(opts []Option) config {
+	c := config{maxFilters: DefaultMaxFilters}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// Limits Lambda applies to FilterCriteria.
+const (
+	// MaxPatternLength is the longest pattern Lambda accepts, in characters.
+	MaxPatternLength = 4096
+	// DefaultMaxFilters is the number of filters an event source mapping may have by default.
+	DefaultMaxFilters = 5
+	// RaisedMaxFilters is the most filters a quota increase allows.
+	RaisedMaxFilters = 10
+	// MaxCombinations is the most alternatives the $or clauses of one pattern may expand to.
+	MaxCombinations = 1000
+)
+
+// WithEventBridge accepts the operators EventBridge rules have and Lambda's event source
+// mappings do not document: wildcard, cidr, and anything-but with prefix, suffix,
+// equals-ignore-case or wildcard. Without it, Compile rejects them, as the strict Lambda
+// operator set does.
+func WithEventBridge() Option { return func(c *config) { c.eventBridge = true } }
+
+// WithLegacyNumbers compares numbers as the older engine did (event-ruler before 1.8, used
+// from 2022 to mid-2024): numeric operands and event values must lie within -5e9..5e9, and
+// only six decimal places count. The default is the full float64 range and precision of the
+// current engine.
+func WithLegacyNumbers() Option { return func(c *config) { c.legacyNumbers = true } }
+
+// WithRaisedFilterQuota allows 10 filters per FilterCriteria instead of 5, as after a quota
+// increase.
+func WithRaisedFilterQuota() Option { return func(c *config) { c.maxFilters = RaisedMaxFilters } }
+
+// Error reports an invalid pattern or FilterCriteria: where (a path in the pattern, such as
+// body.price, with the filter's index when it comes from FilterCriteria) and why.
+type Error struct {
+	// Filter is the index of the filter in FilterCriteria, or -1 for a lone pattern.
+	Filter int
+	// Path is the pattern path of the bad part, "" for the pattern as a whole.
+	Path string
+	// Reason says what is wrong.
+	Reason string
+}
+
+func (e *Error) Error() string {
+	s := "filter: "
+	if e.Filter >= 0 {
+		s += "Filters[" + itoa(e.Filter) + "]: "
+	}
+	if e.Path != "" {
+		s += e.Path + ": "
+	}
+	return s + e.Reason
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}

@@ -1,0 +1,464 @@
+package filter
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The document side of matching: one pass over the JSON text that validates all of it and
+// keeps only the values that lie on a path some pattern names (the trie), as leaves. Objects
+// elsewhere are skipped without building anything, so matching does not allocate.
+
+type leafKind uint8
+
+const (
+	lString leafKind = iota
+	lNumber
+	lTrue
+	lFalse
+	lNull
+)
+
+type leaf struct {
+	kind   leafKind
+	fstate uint8 // 0: number not parsed yet; 1: parsed into f; 2: not a comparable number
+	path   int32
+	next   int32 // the next leaf with the same path, or -1
+	trail  int32 // start of this leaf's array positions in state.trails
+	ntrail int32
+	f      float64
+	val    []byte // the string's bytes, unescaped, or the number's text
+}
+
+// arrayPos says that a leaf lies in element pos of the array numbered array, counting arrays
+// in document order. Two leaves under one array of objects are in the same element when
+// their positions for that array agree.
+type arrayPos struct{ array, pos int32 }
+
+// state holds one document's leaves. It is pooled: matching allocates nothing once warm.
+type state struct {
+	leaves []leaf
+	heads  []int32 // by path: the last leaf with that path, or -1
+	trails []arrayPos
+	stack  []arrayPos
+	arrays int32
+	buf    []byte
+	chosen []int32
+	steps  int
+	legacy bool
+}
+
+var statePool = sync.Pool{New: func() any { return new(state) }}
+
+func getState(npaths int, legacy bool) *state {
+	s := statePool.Get().(*state)
+	s.leaves, s.trails, s.stack, s.buf, s.chosen = s.leaves[:0], s.trails[:0], s.stack[:0], s.buf[:0], s.chosen[:0]
+	s.arrays, s.steps, s.legacy = 0, 0, legacy
+	if cap(s.heads) < npaths {
+		s.heads = make([]int32, npaths)
+	}
+	s.heads = s.heads[:npaths]
+	for i := range s.heads {
+		s.heads[i] = -1
+	}
+	return s
+}
+
+func putState(s *state) {
+	if cap(s.leaves) > 1<<16 || cap(s.buf) > 1<<20 {
+		return // do not keep the memory of one huge document
+	}
+	statePool.Put(s)
+}
+
+func (s *state) reset() {
+	s.leaves, s.trails, s.stack, s.buf = s.leaves[:0], s.trails[:0], s.stack[:0], s.buf[:0]
+	s.arrays = 0
+	for i := range s.heads {
+		s.heads[i] = -1
+	}
+}
+
+func (s *state) addLeaf(path int, kind leafKind, val []byte) {
+	lf := leaf{kind: kind, path: int32(path), next: s.heads[path], val: val,
+		trail: int32(len(s.trails)), ntrail: int32(len(s.stack))}
+	s.trails = append(s.trails, s.stack...)
+	s.heads[path] = int32(len(s.leaves))
+	s.leaves = append(s.leaves, lf)
+}
+
+// number returns a number leaf's value for numeric comparison.
+func (s *state) number(lf *leaf) (float64, bool) {
+	if lf.fstate == 0 {
+		lf.fstate = 2
+		if f, ok := parseNumber(lf.val); ok {
+			if s.legacy {
+				f, ok = legacyValue(f)
+			}
+			if ok {
+				lf.f, lf.fstate = f, 1
+			}
+		}
+	}
+	return lf.f, lf.fstate == 1
+}
+
+// parseNumber converts a JSON number. Most numbers in events are short decimals, which are
+// converted exactly without strconv (and so without allocating): up to 15 significant digits
+// and a power of ten that is itself exact, Clinger's fast path.
+func parseNumber(b []byte) (float64, bool) {
+	i, neg := 0, false
+	if i < len(b) && b[i] == '-' {
+		neg, i = true, i+1
+	}
+	var mant uint64
+	digits, exp := 0, 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if digits < 16 {
+			mant = mant*10 + uint64(b[i]-'0')
+			if mant != 0 {
+				digits++
+			}
+		} else {
+			exp++
+		}
+	}
+	if i < len(b) && b[i] == '.' {
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if digits < 16 {
+				mant = mant*10 + uint64(b[i]-'0')
+				if mant != 0 {
+					digits++
+				}
+				exp--
+			}
+		}
+	}
+	if i == len(b) && digits <= 15 && exp >= -22 && exp <= 22 {
+		f := float64(mant)
+		if exp < 0 {
+			f /= pow10f[-exp]
+		} else {
+			f *= pow10f[exp]
+		}
+		if neg {
+			f = -f
+		}
+		if f == 0 {
+			f = 0
+		}
+		return f, true
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return 0, false
+	}
+	if f == 0 {
+		f = 0
+	}
+	return f, true
+}
+
+var pow10f = [23]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+	1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// maxDocDepth bounds the nesting of documents, as encoding/json does.
+const maxDocDepth = 10000
+
+// errSyntax reports a document that is not valid JSON.
+type syntaxError struct {
+	off int
+	msg string
+}
+
+func (e *syntaxError) Error() string {
+	return fmt.Sprintf("filter: document is not valid JSON: %s at offset %d", e.msg, e.off)
+}
+
+// ErrDocument is wrapped by the error Match returns for a document that is not valid JSON.
+var ErrDocument = errors.New("filter: document is not valid JSON")
+
+func (e *syntaxError) Unwrap() error { return ErrDocument }
+
+// flatten reads the JSON document d, keeping the leaves on the trie below n.
+func (s *state) flatten(d []byte, n *trieNode) error {
+	i, err := s.value(d, skipWS(d, 0), n, 0)
+	if err != nil {
+		return err
+	}
+	if i = skipWS(d, i); i != len(d) {
+		return &syntaxError{i, "data after the top-level value"}
+	}
+	return nil
+}
+
+func skipWS(d []byte, i int) int {
+	for i < len(d) && (d[i] == ' ' || d[i] == '\n' || d[i] == '\r' || d[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// value reads the value at d[i], keeping leaves when n (which may be nil) has a path there.
+func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
+	if i >= len(d) {
+		return i, &syntaxError{i, "unexpected end of input"}
+	}
+	if depth > maxDocDepth {
+		return i, &syntaxError{i, "nested too deeply"}
+	}
+	switch c := d[i]; {
+	case c == '{':
+		i = skipWS(d, i+1)
+		if i < len(d) && d[i] == '}' {
+			return i + 1, nil
+		}
+		for {
+			if i >= len(d) || d[i] != '"' {
+				return i, &syntaxError{i, "want an object key"}
+			}
+			key, next, esc, err := s.str(d, i)
+			if err != nil {
+				return next, err
+			}
+			var child *trieNode
+			if n != nil {
+				if esc {
+					key = s.unescaped(key)
+				}
+				child = n.childBytes(key)
+			}
+			i = skipWS(d, next)
+			if i >= len(d) || d[i] != ':' {
+				return i, &syntaxError{i, "want ':' after an object key"}
+			}
+			i, err = s.value(d, skipWS(d, i+1), child, depth+1)
+			if err != nil {
+				return i, err
+			}
+			i = skipWS(d, i)
+			if i < len(d) && d[i] == ',' {
+				i = skipWS(d, i+1)
+				continue
+			}
+			if i < len(d) && d[i] == '}' {
+				return i + 1, nil
+			}
+			return i, &syntaxError{i, "want ',' or '}' in an object"}
+		}
+	case c == '[':
+		// Arrays are transparent in paths: their elements stand at the array's own path.
+		id := s.arrays
+		s.arrays++
+		i = skipWS(d, i+1)
+		if i < len(d) && d[i] == ']' {
+			return i + 1, nil
+		}
+		for pos := int32(0); ; pos++ {
+			s.stack = append(s.stack, arrayPos{id, pos})
+			var err error
+			i, err = s.value(d, i, n, depth+1)
+			s.stack = s.stack[:len(s.stack)-1]
+			if err != nil {
+				return i, err
+			}
+			i = skipWS(d, i)
+			if i < len(d) && d[i] == ',' {
+				i = skipWS(d, i+1)
+				continue
+			}
+			if i < len(d) && d[i] == ']' {
+				return i + 1, nil
+			}
+			return i, &syntaxError{i, "want ',' or ']' in an array"}
+		}
+	case c == '"':
+		raw, next, esc, err := s.str(d, i)
+		if err != nil {
+			return next, err
+		}
+		if n != nil && n.pathID >= 0 {
+			if esc {
+				raw = s.unescapedCopy(raw)
+			}
+			s.addLeaf(n.pathID, lString, raw)
+		}
+		return next, nil
+	case c == 't', c == 'f', c == 'n':
+		lit, kind := "true", lTrue
+		if c == 'f' {
+			lit, kind = "false", lFalse
+		} else if c == 'n' {
+			lit, kind = "null", lNull
+		}
+		if i+len(lit) > len(d) || string(d[i:i+len(lit)]) != lit {
+			return i, &syntaxError{i, "invalid literal"}
+		}
+		if n != nil && n.pathID >= 0 {
+			s.addLeaf(n.pathID, kind, nil)
+		}
+		return i + len(lit), nil
+	case c == '-' || c >= '0' && c <= '9':
+		next, ok := number(d, i)
+		if !ok {
+			return next, &syntaxError{next, "invalid number"}
+		}
+		if n != nil && n.pathID >= 0 {
+			s.addLeaf(n.pathID, lNumber, d[i:next])
+		}
+		return next, nil
+	}
+	return i, &syntaxError{i, fmt.Sprintf("unexpected character %q", d[i])}
+}
+
+// number scans a JSON number per RFC 8259.
+func number(d []byte, i int) (int, bool) {
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		s := i
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+		return i - s
+	}
+	if i < len(d) && d[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		return i, false
+	}
+	if i < len(d) && d[i] == '.' {
+		i++
+		if digits() == 0 {
+			return i, false
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+// str scans the string at d[i] and returns its raw bytes between the quotes.
+func (s *state) str(d []byte, i int) (raw []byte, next int, esc bool, err error) {
+	start := i + 1
+	for j := start; j < len(d); j++ {
+		switch c := d[j]; {
+		case c == '"':
+			return d[start:j], j + 1, esc, nil
+		case c == '\\':
+			esc = true
+			if j+1 >= len(d) {
+				return nil, j, false, &syntaxError{j, "unfinished escape"}
+			}
+			switch d[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j++
+			case 'u':
+				if j+5 >= len(d) || !isHex(d[j+2]) || !isHex(d[j+3]) || !isHex(d[j+4]) || !isHex(d[j+5]) {
+					return nil, j, false, &syntaxError{j, "invalid \\u escape"}
+				}
+				j += 5
+			default:
+				return nil, j, false, &syntaxError{j, "invalid escape"}
+			}
+		case c < 0x20:
+			return nil, j, false, &syntaxError{j, "control character in string"}
+		}
+	}
+	return nil, len(d), false, &syntaxError{len(d), "unterminated string"}
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// unescaped decodes a string body into a scratch area for a comparison.
+func (s *state) unescaped(raw []byte) []byte {
+	start := len(s.buf)
+	s.buf = appendUnescaped(s.buf, raw)
+	return s.buf[start:]
+}
+
+// unescapedCopy decodes a string body for a leaf; the bytes stay valid while the state lives.
+func (s *state) unescapedCopy(raw []byte) []byte {
+	b := appendUnescaped(nil, raw)
+	return b
+}
+
+// appendUnescaped decodes a validated string body as encoding/json does.
+func appendUnescaped(b, raw []byte) []byte {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			if c < utf8.RuneSelf {
+				b = append(b, c)
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRune(raw[i:])
+			b = utf8.AppendRune(b, r)
+			i += size
+			continue
+		}
+		switch raw[i+1] {
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r := hex4(raw[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					if r2 := utf16.DecodeRune(r, hex4(raw[i+2:i+6])); r2 != utf8.RuneError {
+						b = utf8.AppendRune(b, r2)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			b = utf8.AppendRune(b, r)
+			continue
+		default:
+			b = append(b, raw[i+1])
+		}
+		i += 2
+	}
+	return b
+}
+
+func hex4(s []byte) rune {
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c <= 'F':
+			c -= 'A' - 10
+		default:
+			c -= 'a' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}

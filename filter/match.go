@@ -1,0 +1,361 @@
+package filter
+
+import (
+	"bytes"
+	"errors"
+	"net/netip"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxSteps bounds the search for array-consistent leaves in one document. Real documents need
+// a handful of steps; the bound keeps a hostile document from taking exponential time.
+const maxSteps = 1 << 20
+
+// ErrTooComplex is returned by Match when a document has so many array elements under the
+// pattern's paths that checking them element by element would take too long.
+var ErrTooComplex = errors.New("filter: document too complex to match (too many array combinations)")
+
+// Match reports whether the JSON document doc matches the pattern, as EventBridge and
+// Lambda's event source mappings match events. It returns an error only when doc is not
+// valid JSON (errors.Is(err, ErrDocument)) or too complex to match (ErrTooComplex).
+func (p *Pattern) Match(doc []byte) (bool, error) {
+	s := getState(len(p.paths), p.cfg.legacyNumbers)
+	defer putState(s)
+	if err := s.flatten(doc, p.root); err != nil {
+		return false, err
+	}
+	ok := p.eval(s, nil, shapeAny)
+	if s.steps > maxSteps {
+		return false, ErrTooComplex
+	}
+	return ok, nil
+}
+
+// String returns the pattern's text.
+func (p *Pattern) String() string { return p.src }
+
+// docShape is the format of the one field Lambda filters on (the Kafka value, the SQS body):
+// a JSON object, plain text, or absent. shapeAny skips the check, for Pattern.Match.
+type docShape uint8
+
+const (
+	shapeAny docShape = iota
+	shapeJSON
+	shapePlain
+	shapeAbsent
+)
+
+// eval reports whether any conjunction matches the leaves in s. pathMap maps the pattern's
+// path numbers to the leaves' (nil when they are the same); key and ds describe the shaped
+// field for Lambda's format check.
+func (p *Pattern) eval(s *state, pathMap []int, ds docShape, key ...string) bool {
+	for ci := range p.conjs {
+		c := &p.conjs[ci]
+		if ds != shapeAny && !shapeOK(c, key[0], ds) {
+			continue
+		}
+		s.chosen = s.chosen[:0]
+		if s.conj(c, 0, pathMap) {
+			return true
+		}
+		if s.steps > maxSteps {
+			return false
+		}
+	}
+	return false
+}
+
+// shapeOK is Lambda's format check: a pattern that names fields inside the value (an object)
+// does not match plain text, and a pattern that lists values for it (a leaf) does not match a
+// JSON object.
+func shapeOK(c *conj, key string, ds docShape) bool {
+	sh := c.topShape[key]
+	switch ds {
+	case shapeJSON:
+		return sh&shapeLeaf == 0
+	case shapePlain:
+		return sh&shapeObject == 0
+	}
+	return true
+}
+
+func (s *state) conj(c *conj, k int, pathMap []int) bool {
+	if k == len(c.conds) {
+		return true
+	}
+	s.steps++
+	if s.steps > maxSteps {
+		return false
+	}
+	cd := &c.conds[k]
+	path := cd.path
+	if pathMap != nil {
+		path = pathMap[path]
+	}
+	head := s.heads[path]
+	if head < 0 {
+		return cd.existsFalse && s.conj(c, k+1, pathMap)
+	}
+	for li := head; li >= 0; li = s.leaves[li].next {
+		lf := &s.leaves[li]
+		if !cd.existsTrue && !s.matchAny(cd.ms, lf) {
+			continue
+		}
+		if !s.consistent(lf) {
+			continue
+		}
+		s.chosen = append(s.chosen, li)
+		ok := s.conj(c, k+1, pathMap)
+		s.chosen = s.chosen[:len(s.chosen)-1]
+		if ok {
+			return true
+		}
+		if lf.ntrail == 0 {
+			// A leaf outside any array constrains nothing else: another leaf will not do
+			// better for the fields still to match.
+			return false
+		}
+	}
+	return false
+}
+
+// consistent reports whether lf lies in the same element as every leaf chosen so far, for
+// each array they share.
+func (s *state) consistent(lf *leaf) bool {
+	if lf.ntrail == 0 {
+		return true
+	}
+	mine := s.trails[lf.trail : lf.trail+lf.ntrail]
+	for _, ci := range s.chosen {
+		o := &s.leaves[ci]
+		for _, b := range s.trails[o.trail : o.trail+o.ntrail] {
+			for _, a := range mine {
+				if a.array == b.array && a.pos != b.pos {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func (s *state) matchAny(ms []matcher, lf *leaf) bool {
+	for i := range ms {
+		if s.matchOne(&ms[i], lf) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *state) matchOne(m *matcher, lf *leaf) bool {
+	switch m.kind {
+	case mString:
+		return lf.kind == lString && string(lf.val) == m.s
+	case mNumber:
+		if lf.kind != lNumber {
+			return false
+		}
+		if string(lf.val) == m.s {
+			return true
+		}
+		f, ok := s.number(lf)
+		return ok && m.hasF && f == m.f
+	case mTrue:
+		return lf.kind == lTrue
+	case mFalse:
+		return lf.kind == lFalse
+	case mNull:
+		return lf.kind == lNull
+	case mPrefix:
+		return lf.kind == lString && len(lf.val) >= len(m.s) && string(lf.val[:len(m.s)]) == m.s
+	case mSuffix:
+		return lf.kind == lString && len(lf.val) >= len(m.s) && string(lf.val[len(lf.val)-len(m.s):]) == m.s
+	case mPrefixFold:
+		return lf.kind == lString && hasPrefixFold(lf.val, m.s)
+	case mSuffixFold:
+		return lf.kind == lString && hasSuffixFold(lf.val, m.s)
+	case mEqualsFold:
+		return lf.kind == lString && equalFold(lf.val, m.s)
+	case mNotStrings:
+		if lf.kind != lString {
+			return true
+		}
+		for _, x := range m.set {
+			if string(lf.val) == x {
+				return false
+			}
+		}
+		return true
+	case mNotNumbers:
+		if lf.kind != lNumber {
+			return true
+		}
+		f, ok := s.number(lf)
+		if !ok {
+			return true
+		}
+		for _, x := range m.nums {
+			if f == x {
+				return false
+			}
+		}
+		return true
+	case mNotPrefix:
+		return lf.kind != lString || !(len(lf.val) >= len(m.s) && string(lf.val[:len(m.s)]) == m.s)
+	case mNotSuffix:
+		return lf.kind != lString || !(len(lf.val) >= len(m.s) && string(lf.val[len(lf.val)-len(m.s):]) == m.s)
+	case mNotFold:
+		if lf.kind != lString {
+			return true
+		}
+		for _, x := range m.set {
+			if equalFold(lf.val, x) {
+				return false
+			}
+		}
+		return true
+	case mNotWildcard:
+		if lf.kind != lString {
+			return true
+		}
+		for _, x := range m.set {
+			if wildcardMatch(lf.val, x) {
+				return false
+			}
+		}
+		return true
+	case mNumeric:
+		if lf.kind != lNumber {
+			return false
+		}
+		f, ok := s.number(lf)
+		if !ok {
+			return false
+		}
+		switch m.loOp {
+		case '>':
+			if !(f > m.lo) {
+				return false
+			}
+		case 'G':
+			if !(f >= m.lo) {
+				return false
+			}
+		}
+		switch m.hiOp {
+		case '<':
+			return f < m.hi
+		case 'L':
+			return f <= m.hi
+		}
+		return true
+	case mWildcard:
+		return lf.kind == lString && wildcardMatch(lf.val, m.s)
+	case mCIDR:
+		if lf.kind != lString {
+			return false
+		}
+		addr, err := netip.ParseAddr(string(lf.val))
+		return err == nil && m.prefix.Contains(addr.Unmap())
+	}
+	return false
+}
+
+// equalFold reports whether b and s are equal under Unicode simple case folding.
+func equalFold(b []byte, s string) bool {
+	for len(b) > 0 && len(s) > 0 {
+		if b[0] < utf8.RuneSelf && s[0] < utf8.RuneSelf {
+			x, y := b[0], s[0]
+			if x != y && lowerASCII(x) != lowerASCII(y) {
+				return false
+			}
+			b, s = b[1:], s[1:]
+			continue
+		}
+		r1, n1 := utf8.DecodeRune(b)
+		r2, n2 := utf8.DecodeRuneInString(s)
+		if r1 != r2 && !strings.EqualFold(string(r1), string(r2)) {
+			return false
+		}
+		b, s = b[n1:], s[n2:]
+	}
+	return len(b) == 0 && len(s) == 0
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hasPrefixFold reports whether b begins with prefix under Unicode case folding.
+func hasPrefixFold(b []byte, prefix string) bool {
+	for len(prefix) > 0 {
+		if len(b) == 0 {
+			return false
+		}
+		r1, n1 := utf8.DecodeRune(b)
+		r2, n2 := utf8.DecodeRuneInString(prefix)
+		if r1 != r2 && !strings.EqualFold(string(r1), string(r2)) {
+			return false
+		}
+		b, prefix = b[n1:], prefix[n2:]
+	}
+	return true
+}
+
+// hasSuffixFold reports whether b ends with suffix under Unicode case folding.
+func hasSuffixFold(b []byte, suffix string) bool {
+	for len(suffix) > 0 {
+		if len(b) == 0 {
+			return false
+		}
+		r1, n1 := utf8.DecodeLastRune(b)
+		r2, n2 := utf8.DecodeLastRuneInString(suffix)
+		if r1 != r2 && !strings.EqualFold(string(r1), string(r2)) {
+			return false
+		}
+		b, suffix = b[:len(b)-n1], suffix[:len(suffix)-n2]
+	}
+	return true
+}
+
+// wildcardMatch matches b against an EventBridge wildcard: '*' stands for any run of bytes,
+// '\*' for a star and '\\' for a backslash. Greedy with one backtrack point, so linear in
+// practice.
+func wildcardMatch(b []byte, pat string) bool {
+	bi, pi := 0, 0
+	starP, starB := -1, 0
+	for bi < len(b) {
+		if pi < len(pat) {
+			c, w := pat[pi], 1
+			if c == '*' {
+				starP, starB = pi+1, bi
+				pi++
+				continue
+			}
+			if c == '\\' && pi+1 < len(pat) {
+				c, w = pat[pi+1], 2
+			}
+			if b[bi] == c {
+				bi++
+				pi += w
+				continue
+			}
+		}
+		if starP < 0 {
+			return false
+		}
+		starB++
+		bi, pi = starB, starP
+	}
+	for pi < len(pat) && pat[pi] == '*' {
+		pi++
+	}
+	return pi == len(pat)
+}
+
+var _ = bytes.Equal
