@@ -355,6 +355,12 @@ func number(d []byte, i int) (int, bool) {
 func (s *state) str(d []byte, i int) (raw []byte, next int, esc bool, err error) {
 	start := i + 1
 	for j := start; j < len(d); j++ {
+		for j < len(d) && strPlain[d[j]] {
+			j++
+		}
+		if j >= len(d) {
+			break
+		}
 		switch c := d[j]; {
 		case c == '"':
 			return d[start:j], j + 1, esc, nil
@@ -380,6 +386,15 @@ func (s *state) str(d []byte, i int) (raw []byte, next int, esc bool, err error)
 	}
 	return nil, len(d), false, &syntaxError{len(d), "unterminated string"}
 }
+
+// strPlain marks the bytes a JSON string may hold as they are: not a quote, a backslash or a
+// control character.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
