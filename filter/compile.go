@@ -433,8 +433,12 @@ func (c *compiler) operator(obj map[string]any, path []string, cd *cond) error {
 		if err != nil {
 			return c.errorf(path, "cidr: %q is not an IP prefix such as 10.0.0.0/24", s)
 		}
+		// The engine behind EventBridge rejects single-address prefixes.
 		if pfx.Addr().Is4() && pfx.Bits() == 32 {
 			return c.errorf(path, "cidr: mask bits must be < 32 for IPv4 (%q)", s)
+		}
+		if pfx.Addr().Is6() && pfx.Bits() == 128 {
+			return c.errorf(path, "cidr: mask bits must be < 128 for IPv6 (%q)", s)
 		}
 		cd.ms = append(cd.ms, matcher{kind: mCIDR, prefix: pfx.Masked()})
 	default:
@@ -608,10 +612,26 @@ func (c *compiler) numeric(arg any, path []string) (matcher, error) {
 			return matcher{}, c.errorf(path, "numeric: unrecognized operator %q", op)
 		}
 	}
-	if m.loOp != 0 && m.hiOp != 0 && len(list) == 4 && !(m.lo < m.hi) {
-		return matcher{}, c.errorf(path, "numeric: bottom must be less than top (%v, %v)", m.lo, m.hi)
+	lo, hi := m.lo, m.hi
+	if c.cfg.legacyNumbers {
+		// The older engine gave a one-sided range the end of its number range as the other
+		// bound, so [">", 5e9] is an empty range, and invalid, there.
+		if m.loOp == 0 {
+			lo = -legacyLimit
+		}
+		if m.hiOp == 0 {
+			hi = legacyLimit
+		}
+	}
+	if (len(list) == 4 || c.cfg.legacyNumbers && op0(list) != "=") && !(lo < hi) {
+		return matcher{}, c.errorf(path, "numeric: bottom must be less than top (%v, %v)", lo, hi)
 	}
 	return m, nil
+}
+
+func op0(list []any) string {
+	s, _ := list[0].(string)
+	return s
 }
 
 // describe names a decoded JSON value's type for error messages.

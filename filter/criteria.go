@@ -280,9 +280,9 @@ func (p *Pattern) explain(s *state, pathMap []int, ds docShape, key string, filt
 		// The longest prefix of conditions that can be met together.
 		k := 0
 		for k < len(c.conds) {
-			s.chosen, s.steps = s.chosen[:0], 0
+			s.steps = 0
 			sub := conj{conds: c.conds[:k+1]}
-			if !s.conj(&sub, 0, pathMap) {
+			if !s.conjMatch(&sub, pathMap) {
 				break
 			}
 			k++

@@ -48,7 +48,9 @@ type state struct {
 	stack  []arrayPos
 	arrays int32
 	buf    []byte
-	chosen []int32
+	cands  []int32     // per condition of the conjunction being matched, its candidate leaves
+	ranges []candRange // where each condition's candidates are in cands
+	pins   []arrayPos  // array positions fixed by the leaves chosen so far
 	steps  int
 	legacy bool
 }
@@ -57,7 +59,7 @@ var statePool = sync.Pool{New: func() any { return new(state) }}
 
 func getState(npaths int, legacy bool) *state {
 	s := statePool.Get().(*state)
-	s.leaves, s.trails, s.stack, s.buf, s.chosen = s.leaves[:0], s.trails[:0], s.stack[:0], s.buf[:0], s.chosen[:0]
+	s.leaves, s.trails, s.stack, s.buf = s.leaves[:0], s.trails[:0], s.stack[:0], s.buf[:0]
 	s.arrays, s.steps, s.legacy = 0, 0, legacy
 	if cap(s.heads) < npaths {
 		s.heads = make([]int32, npaths)

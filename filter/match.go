@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -55,8 +56,7 @@ func (p *Pattern) eval(s *state, pathMap []int, ds docShape, key ...string) bool
 		if ds != shapeAny && !shapeOK(c, key[0], ds) {
 			continue
 		}
-		s.chosen = s.chosen[:0]
-		if s.conj(c, 0, pathMap) {
+		if s.conjMatch(c, pathMap) {
 			return true
 		}
 		if s.steps > maxSteps {
@@ -80,64 +80,152 @@ func shapeOK(c *conj, key string, ds docShape) bool {
 	return true
 }
 
-func (s *state) conj(c *conj, k int, pathMap []int) bool {
-	if k == len(c.conds) {
+// conjMatch reports whether the leaves satisfy every condition of c together.
+//
+// Each condition first gets its candidates: the leaves at its path that its value list
+// accepts. Without arrays of objects any choice of candidates will do. Under arrays of
+// objects, the chosen leaves must lie in the same element of each array they share: the
+// search then pins array positions as it chooses leaves, and looks up the candidates that
+// agree with the pins in a sorted list rather than trying them all, so that two fields under
+// an array of n objects cost n log n, not n squared.
+func (s *state) conjMatch(c *conj, pathMap []int) bool {
+	n := len(c.conds)
+	s.cands, s.ranges, s.pins = s.cands[:0], s.ranges[:0], s.pins[:0]
+	trails := false
+	for k := range c.conds {
+		cd := &c.conds[k]
+		path := cd.path
+		if pathMap != nil {
+			path = pathMap[path]
+		}
+		start := len(s.cands)
+		head := s.heads[path]
+		for li := head; li >= 0; li = s.leaves[li].next {
+			lf := &s.leaves[li]
+			if cd.existsTrue || s.matchAny(cd.ms, lf) {
+				s.cands = append(s.cands, li)
+				trails = trails || lf.ntrail > 0
+			}
+		}
+		absent := head < 0 && cd.existsFalse
+		if len(s.cands) == start && !absent {
+			return false
+		}
+		s.ranges = append(s.ranges, candRange{int32(start), int32(len(s.cands)), absent})
+	}
+	if !trails {
 		return true
 	}
-	s.steps++
-	if s.steps > maxSteps {
-		return false
+	for k := range s.ranges {
+		r := s.ranges[k]
+		cs := s.cands[r.start:r.end]
+		slices.SortFunc(cs, func(a, b int32) int { return s.key(a).compare(s.key(b)) })
 	}
-	cd := &c.conds[k]
-	path := cd.path
-	if pathMap != nil {
-		path = pathMap[path]
+	return s.search(0, n)
+}
+
+type candRange struct {
+	start, end int32
+	absent     bool // satisfied by there being no value at the path
+}
+
+// key is a candidate's place for lookups: its outermost array and position, or (-1, -1).
+func (s *state) key(li int32) arrayPos {
+	lf := &s.leaves[li]
+	if lf.ntrail == 0 {
+		return arrayPos{-1, -1}
 	}
-	head := s.heads[path]
-	if head < 0 {
-		return cd.existsFalse && s.conj(c, k+1, pathMap)
+	return s.trails[lf.trail]
+}
+
+func (a arrayPos) compare(b arrayPos) int {
+	if a.array != b.array {
+		return int(a.array) - int(b.array)
 	}
-	for li := head; li >= 0; li = s.leaves[li].next {
-		lf := &s.leaves[li]
-		if !cd.existsTrue && !s.matchAny(cd.ms, lf) {
-			continue
+	return int(a.pos) - int(b.pos)
+}
+
+func (s *state) search(k, n int) bool {
+	if k == n {
+		return true
+	}
+	r := s.ranges[k]
+	if r.absent {
+		return s.search(k+1, n)
+	}
+	cs := s.cands[r.start:r.end]
+	for i := 0; i < len(cs); {
+		// The candidates sharing an outermost array form one run of cs. When that array is
+		// pinned, only the run's entries at the pinned position can be consistent.
+		key := s.key(cs[i])
+		j := i + 1
+		for j < len(cs) && s.key(cs[j]).array == key.array {
+			j++
 		}
-		if !s.consistent(lf) {
-			continue
+		run := cs[i:j]
+		i = j
+		if key.array >= 0 {
+			if pos, ok := s.pinned(key.array); ok {
+				lo, _ := slices.BinarySearchFunc(run, pos, func(li int32, p int32) int { return int(s.key(li).pos) - int(p) })
+				hi := lo
+				for hi < len(run) && s.key(run[hi]).pos == pos {
+					hi++
+				}
+				run = run[lo:hi]
+			}
 		}
-		s.chosen = append(s.chosen, li)
-		ok := s.conj(c, k+1, pathMap)
-		s.chosen = s.chosen[:len(s.chosen)-1]
-		if ok {
-			return true
-		}
-		if lf.ntrail == 0 {
-			// A leaf outside any array constrains nothing else: another leaf will not do
-			// better for the fields still to match.
-			return false
+		for _, li := range run {
+			s.steps++
+			if s.steps > maxSteps {
+				return false
+			}
+			lf := &s.leaves[li]
+			if !s.consistent(lf) {
+				continue
+			}
+			mark := len(s.pins)
+			s.pin(lf)
+			ok := s.search(k+1, n)
+			s.pins = s.pins[:mark]
+			if ok {
+				return true
+			}
+			if lf.ntrail == 0 {
+				// A leaf outside any array constrains nothing: no other candidate of this
+				// condition can do better for the conditions still to match.
+				return false
+			}
 		}
 	}
 	return false
 }
 
-// consistent reports whether lf lies in the same element as every leaf chosen so far, for
-// each array they share.
-func (s *state) consistent(lf *leaf) bool {
-	if lf.ntrail == 0 {
-		return true
+func (s *state) pinned(array int32) (int32, bool) {
+	for _, p := range s.pins {
+		if p.array == array {
+			return p.pos, true
+		}
 	}
-	mine := s.trails[lf.trail : lf.trail+lf.ntrail]
-	for _, ci := range s.chosen {
-		o := &s.leaves[ci]
-		for _, b := range s.trails[o.trail : o.trail+o.ntrail] {
-			for _, a := range mine {
-				if a.array == b.array && a.pos != b.pos {
-					return false
-				}
-			}
+	return 0, false
+}
+
+// consistent reports whether lf agrees with every pinned array position.
+func (s *state) consistent(lf *leaf) bool {
+	for _, a := range s.trails[lf.trail : lf.trail+lf.ntrail] {
+		if pos, ok := s.pinned(a.array); ok && pos != a.pos {
+			return false
 		}
 	}
 	return true
+}
+
+// pin records lf's array positions.
+func (s *state) pin(lf *leaf) {
+	for _, a := range s.trails[lf.trail : lf.trail+lf.ntrail] {
+		if _, ok := s.pinned(a.array); !ok {
+			s.pins = append(s.pins, a)
+		}
+	}
 }
 
 func (s *state) matchAny(ms []matcher, lf *leaf) bool {
