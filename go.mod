@@ -2,7 +2,10 @@ module github.com/kafkalambda/toolkit
 
 go 1.26.0
 
-require github.com/aws/aws-lambda-go v1.55.1
+require (
+	github.com/aws/aws-lambda-go v1.55.1
+	go.yaml.in/yaml/v3 v3.0.6
+)
 
 require (
 	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect

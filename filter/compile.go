@@ -268,8 +268,7 @@ func (c *compiler) leaf(list []any, path []string) (cond, error) {
 	cd := cond{path: c.pathID(path)}
 	var text []string
 	for _, v := range list {
-		b, _ := json.Marshal(v)
-		text = append(text, string(b))
+		text = append(text, jsonText(v))
 		switch v := v.(type) {
 		case string:
 			cd.ms = append(cd.ms, matcher{kind: mString, s: v})
@@ -634,6 +633,16 @@ func op0(list []any) string {
 	return s
 }
 
+// jsonText writes a decoded pattern value back as JSON, for messages (without escaping < and
+// >, which numeric operators use).
+func jsonText(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 // describe names a decoded JSON value's type for error messages.
 func describe(v any) string {
 	switch v := v.(type) {
@@ -700,5 +709,3 @@ func (n *trieNode) childBytes(name []byte) *trieNode {
 	}
 	return nil
 }
-
-var _ = bytes.Equal

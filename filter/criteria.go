@@ -269,9 +269,9 @@ func (p *Pattern) explain(s *state, pathMap []int, ds docShape, key string, filt
 			if bestK < 0 {
 				best.Path = key
 				if ds == shapeJSON {
-					best.Reason = key + " is a JSON object, but the pattern lists values for it as plain text"
+					best.Reason = "a JSON object, but the pattern lists values for it as for plain text"
 				} else {
-					best.Reason = key + " is plain text, but the pattern names fields inside it as JSON"
+					best.Reason = "plain text, but the pattern names fields inside it as in a JSON object"
 				}
 				bestK = 0
 			}

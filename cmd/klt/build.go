@@ -110,15 +110,11 @@ func runBuild(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return exitOK
 }
 
-// printErrors prints err on stderr, one "klt: " line for each error it joins.
+// printErrors prints err on stderr, one "klt: " line for each error it joins, at any depth.
 func printErrors(stderr io.Writer, err error) {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			fmt.Fprintf(stderr, "klt: %v\n", e)
-		}
-		return
+	for _, e := range leafErrors(err) {
+		fmt.Fprintf(stderr, "klt: %v\n", e)
 	}
-	fmt.Fprintf(stderr, "klt: %v\n", err)
 }
 
 // builderOptions checks the flags and turns them into Builder options.

@@ -3,6 +3,8 @@
 //
 //	klt event build < records.jsonl > event.json   # JSON Lines records -> one ESM event
 //	klt event decode event.json                     # ESM event -> one JSON line per record
+//	klt filter test --criteria c.json --event e.json # which records FilterCriteria pass
+//	klt filter lint template.yaml                   # check FilterCriteria as Lambda does
 //
 // Run "klt help" for the commands and "klt help event build" for the record line format.
 package main
@@ -44,6 +46,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runHelp(args[1:], stdout, stderr)
 	case "event":
 		return runEvent(ctx, args[1:], stdin, stdout, stderr)
+	case "filter":
+		return runFilter(ctx, args[1:], stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "klt: unknown command %q\n\n%s", args[0], usageKLT)
 	return exitUsage
@@ -73,6 +77,9 @@ var helpTopics = map[string]string{
 	"event":        usageEvent,
 	"event build":  usageBuild + buildFlagsHelp(),
 	"event decode": usageDecode,
+	"filter":       usageFilter,
+	"filter test":  usageFilterTest + flagsHelp(newFilterTestFlags(new(filterTestConfig))) + usageFilterTestExamples,
+	"filter lint":  usageFilterLint + flagsHelp(newFilterLintFlags(new(engineFlags))) + usageFilterLintExamples,
 }
 
 // runHelp runs "klt help [COMMAND...]".
@@ -153,6 +160,8 @@ Commands:
 
   event build    make an event from records written as JSON Lines
   event decode   print the records of an event as JSON Lines
+  filter test    show which records of an event pass FilterCriteria, and why the others do not
+  filter lint    check FilterCriteria (JSON, or in a SAM template) as Lambda checks them
   help           show help: "klt help event build" shows the record line format
 
 Every command also takes -h or --help. The exit status is 0 on success, 1 when the input is
@@ -161,6 +170,12 @@ bad or a file cannot be read or written, and 2 when the command line is wrong.
 Example: write records, make a fixture event from them and read it back:
 
   klt event build < records.jsonl > event.json && klt event decode event.json
+
+Example: check the FilterCriteria of a SAM template, then see which records of an event they let
+through to the function:
+
+  klt filter lint template.yaml
+  klt filter test --criteria template.yaml#OrdersConsumer.Orders --event event.json
 `
 
 // usageEvent is the help of "klt event".
