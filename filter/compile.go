@@ -98,6 +98,9 @@ func Compile(pattern string, opts ...Option) (*Pattern, error) {
 
 func compile(pattern string, cfg config, filterIndex int) (*Pattern, error) {
 	c := compiler{cfg: cfg, filter: filterIndex, pathIndex: map[string]int{}}
+	if !utf8.ValidString(pattern) {
+		return nil, c.errorf(nil, "pattern is not valid UTF-8")
+	}
 	if n := utf8.RuneCountInString(pattern); n > MaxPatternLength {
 		return nil, c.errorf(nil, "pattern is %d characters long; Lambda allows at most %d", n, MaxPatternLength)
 	}

@@ -126,7 +126,7 @@ func (c *Criteria) Match(doc []byte) (bool, error) {
 			return true, nil
 		}
 	}
-	if s.steps > maxSteps {
+	if s.exceeded {
 		return false, ErrTooComplex
 	}
 	return false, nil
@@ -146,7 +146,7 @@ func (c *Criteria) Which(doc []byte, dst []int) ([]int, error) {
 			dst = append(dst, i)
 		}
 	}
-	if s.steps > maxSteps {
+	if s.exceeded {
 		return dst, ErrTooComplex
 	}
 	return dst, nil

@@ -27,6 +27,7 @@ const (
 type leaf struct {
 	kind   leafKind
 	fstate uint8 // 0: number not parsed yet; 1: parsed into f; 2: not a comparable number
+	deep   bool  // under more than maxTrail arrays: its trail is cut short
 	path   int32
 	next   int32 // the next leaf with the same path, or -1
 	trail  int32 // start of this leaf's array positions in state.trails
@@ -42,17 +43,18 @@ type arrayPos struct{ array, pos int32 }
 
 // state holds one document's leaves. It is pooled: matching allocates nothing once warm.
 type state struct {
-	leaves []leaf
-	heads  []int32 // by path: the last leaf with that path, or -1
-	trails []arrayPos
-	stack  []arrayPos
-	arrays int32
-	buf    []byte
-	cands  []int32     // per condition of the conjunction being matched, its candidate leaves
-	ranges []candRange // where each condition's candidates are in cands
-	pins   []arrayPos  // array positions fixed by the leaves chosen so far
-	steps  int
-	legacy bool
+	leaves   []leaf
+	heads    []int32 // by path: the last leaf with that path, or -1
+	trails   []arrayPos
+	stack    []arrayPos
+	arrays   int32
+	buf      []byte
+	cands    []int32     // per condition of the conjunction being matched, its candidate leaves
+	ranges   []candRange // where each condition's candidates are in cands
+	pins     []arrayPos  // array positions fixed by the leaves chosen so far
+	steps    int         // search steps of the conjunction being matched
+	exceeded bool        // some search ran out of steps: the answer is not known
+	legacy   bool
 }
 
 var statePool = sync.Pool{New: func() any { return new(state) }}
@@ -60,7 +62,7 @@ var statePool = sync.Pool{New: func() any { return new(state) }}
 func getState(npaths int, legacy bool) *state {
 	s := statePool.Get().(*state)
 	s.leaves, s.trails, s.stack, s.buf = s.leaves[:0], s.trails[:0], s.stack[:0], s.buf[:0]
-	s.arrays, s.steps, s.legacy = 0, 0, legacy
+	s.arrays, s.steps, s.exceeded, s.legacy = 0, 0, false, legacy
 	if cap(s.heads) < npaths {
 		s.heads = make([]int32, npaths)
 	}
@@ -72,7 +74,7 @@ func getState(npaths int, legacy bool) *state {
 }
 
 func putState(s *state) {
-	if cap(s.leaves) > 1<<16 || cap(s.buf) > 1<<20 {
+	if cap(s.leaves) > 1<<16 || cap(s.buf) > 1<<20 || cap(s.trails) > 1<<16 || cap(s.cands) > 1<<16 {
 		return // do not keep the memory of one huge document
 	}
 	statePool.Put(s)
@@ -86,10 +88,20 @@ func (s *state) reset() {
 	}
 }
 
+// maxTrail is the deepest nesting of arrays whose positions a leaf keeps. Matching fields
+// under arrays of objects element by element needs them; deeper nesting than this is not
+// seen in real events, and such leaves make a multi-field match report ErrTooComplex.
+const maxTrail = 64
+
 func (s *state) addLeaf(path int, kind leafKind, val []byte) {
+	trail := s.stack
+	deep := len(trail) > maxTrail
+	if deep {
+		trail = trail[:maxTrail]
+	}
 	lf := leaf{kind: kind, path: int32(path), next: s.heads[path], val: val,
-		trail: int32(len(s.trails)), ntrail: int32(len(s.stack))}
-	s.trails = append(s.trails, s.stack...)
+		trail: int32(len(s.trails)), ntrail: int32(len(trail)), deep: deep}
+	s.trails = append(s.trails, trail...)
 	s.heads[path] = int32(len(s.leaves))
 	s.leaves = append(s.leaves, lf)
 }
@@ -262,10 +274,14 @@ func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
 			return i + 1, nil
 		}
 		for pos := int32(0); ; pos++ {
-			s.stack = append(s.stack, arrayPos{id, pos})
+			if n != nil { // positions matter only where leaves are kept
+				s.stack = append(s.stack, arrayPos{id, pos})
+			}
 			var err error
 			i, err = s.value(d, i, n, depth+1)
-			s.stack = s.stack[:len(s.stack)-1]
+			if n != nil {
+				s.stack = s.stack[:len(s.stack)-1]
+			}
 			if err != nil {
 				return i, err
 			}

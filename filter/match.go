@@ -27,7 +27,7 @@ func (p *Pattern) Match(doc []byte) (bool, error) {
 		return false, err
 	}
 	ok := p.eval(s, nil, shapeAny)
-	if s.steps > maxSteps {
+	if !ok && s.exceeded {
 		return false, ErrTooComplex
 	}
 	return ok, nil
@@ -58,9 +58,6 @@ func (p *Pattern) eval(s *state, pathMap []int, ds docShape, key ...string) bool
 		}
 		if s.conjMatch(c, pathMap) {
 			return true
-		}
-		if s.steps > maxSteps {
-			return false
 		}
 	}
 	return false
@@ -113,15 +110,27 @@ func (s *state) conjMatch(c *conj, pathMap []int) bool {
 		}
 		s.ranges = append(s.ranges, candRange{int32(start), int32(len(s.cands)), absent})
 	}
-	if !trails {
+	// Positions matter only when two or more conditions have candidates under arrays.
+	if !trails || n < 2 {
 		return true
 	}
+	s.steps = 0
 	for k := range s.ranges {
 		r := s.ranges[k]
 		cs := s.cands[r.start:r.end]
-		slices.SortFunc(cs, func(a, b int32) int { return s.key(a).compare(s.key(b)) })
+		for _, li := range cs {
+			if s.leaves[li].deep {
+				s.exceeded = true
+				return false
+			}
+		}
+		slices.SortFunc(cs, s.compareTrails)
 	}
-	return s.search(0, n)
+	ok := s.search(0, n)
+	if !ok && s.steps > maxSteps {
+		s.exceeded = true
+	}
+	return ok
 }
 
 type candRange struct {
@@ -129,20 +138,23 @@ type candRange struct {
 	absent     bool // satisfied by there being no value at the path
 }
 
-// key is a candidate's place for lookups: its outermost array and position, or (-1, -1).
-func (s *state) key(li int32) arrayPos {
+func (s *state) trailOf(li int32) []arrayPos {
 	lf := &s.leaves[li]
-	if lf.ntrail == 0 {
-		return arrayPos{-1, -1}
-	}
-	return s.trails[lf.trail]
+	return s.trails[lf.trail : lf.trail+lf.ntrail]
 }
 
-func (a arrayPos) compare(b arrayPos) int {
-	if a.array != b.array {
-		return int(a.array) - int(b.array)
+// compareTrails orders leaves by their array positions, outermost first.
+func (s *state) compareTrails(a, b int32) int {
+	ta, tb := s.trailOf(a), s.trailOf(b)
+	for i := 0; i < len(ta) && i < len(tb); i++ {
+		if ta[i].array != tb[i].array {
+			return int(ta[i].array) - int(tb[i].array)
+		}
+		if ta[i].pos != tb[i].pos {
+			return int(ta[i].pos) - int(tb[i].pos)
+		}
 	}
-	return int(a.pos) - int(b.pos)
+	return len(ta) - len(tb)
 }
 
 func (s *state) search(k, n int) bool {
@@ -153,51 +165,75 @@ func (s *state) search(k, n int) bool {
 	if r.absent {
 		return s.search(k+1, n)
 	}
-	cs := s.cands[r.start:r.end]
+	return s.tryRange(k, n, s.cands[r.start:r.end], 0)
+}
+
+// tryRange tries the candidates cs of condition k, which are sorted by trail and share their
+// first level positions. Level by level, a run of candidates in an array that is pinned is
+// narrowed by binary search to the pinned element, so that matching fields under arrays of
+// objects, however nested, costs n log n rather than n squared.
+func (s *state) tryRange(k, n int, cs []int32, level int) bool {
 	for i := 0; i < len(cs); {
-		// The candidates sharing an outermost array form one run of cs. When that array is
-		// pinned, only the run's entries at the pinned position can be consistent.
-		key := s.key(cs[i])
-		j := i + 1
-		for j < len(cs) && s.key(cs[j]).array == key.array {
-			j++
-		}
-		run := cs[i:j]
-		i = j
-		if key.array >= 0 {
-			if pos, ok := s.pinned(key.array); ok {
-				lo, _ := slices.BinarySearchFunc(run, pos, func(li int32, p int32) int { return int(s.key(li).pos) - int(p) })
-				hi := lo
-				for hi < len(run) && s.key(run[hi]).pos == pos {
-					hi++
-				}
-				run = run[lo:hi]
-			}
-		}
-		for _, li := range run {
-			s.steps++
-			if s.steps > maxSteps {
-				return false
-			}
-			lf := &s.leaves[li]
-			if !s.consistent(lf) {
-				continue
-			}
-			mark := len(s.pins)
-			s.pin(lf)
-			ok := s.search(k+1, n)
-			s.pins = s.pins[:mark]
-			if ok {
+		t := s.trailOf(cs[i])
+		if len(t) <= level {
+			// No array at this level: the candidate is placed; try it.
+			if s.try(k, n, cs[i]) {
 				return true
 			}
-			if lf.ntrail == 0 {
+			if s.steps > maxSteps || s.leaves[cs[i]].ntrail == 0 {
 				// A leaf outside any array constrains nothing: no other candidate of this
 				// condition can do better for the conditions still to match.
+				return false
+			}
+			i++
+			continue
+		}
+		array := t[level].array
+		// The run of candidates in this array ends at the first one in a later array (the
+		// order is by array, then position): find it by binary search, not by scanning.
+		rest := cs[i:]
+		j, _ := slices.BinarySearchFunc(rest, array+1, func(li int32, a int32) int {
+			return int(s.trailOf(li)[level].array) - int(a)
+		})
+		run := rest[:j]
+		i += j
+		if pos, ok := s.pinned(array); ok {
+			byPos := func(li int32, p int32) int { return int(s.trailOf(li)[level].pos) - int(p) }
+			lo, _ := slices.BinarySearchFunc(run, pos, byPos)
+			hi, _ := slices.BinarySearchFunc(run, pos+1, byPos)
+			if s.tryRange(k, n, run[lo:hi], level+1) {
+				return true
+			}
+			continue
+		}
+		for _, li := range run {
+			if s.try(k, n, li) {
+				return true
+			}
+			if s.steps > maxSteps {
 				return false
 			}
 		}
 	}
 	return false
+}
+
+// try chooses leaf li for condition k, if it is consistent with the choices so far, and goes
+// on with the next condition.
+func (s *state) try(k, n int, li int32) bool {
+	s.steps++
+	if s.steps > maxSteps {
+		return false
+	}
+	lf := &s.leaves[li]
+	if !s.consistent(lf) {
+		return false
+	}
+	mark := len(s.pins)
+	s.pin(lf)
+	ok := s.search(k+1, n)
+	s.pins = s.pins[:mark]
+	return ok
 }
 
 func (s *state) pinned(array int32) (int32, bool) {
