@@ -1,20 +1,22 @@
 # kafkalambda toolkit. `make test` is what CI runs (.ci/run); every target works on a fresh
-# machine with Go 1.26 and network access to the Go module proxy.
+# machine with Go 1.26, Node.js >= 20 with npm, and network access to the Go module proxy and
+# the npm registry.
 
 GO        ?= go
+NPM       ?= npm
 PKGS      ?= ./...
 BENCHTIME ?= 1s
 COUNT     ?= 10
 FUZZTIME  ?= 15s
 
-.PHONY: all test unit lint fmt bench fuzz tools clean
+.PHONY: all test unit lint fmt bench fuzz tools clean node_modules
 
 all: test
 
 ## test: everything CI checks: formatting, vet, staticcheck, and every test (fuzz seeds included).
-test: lint unit
+test: node_modules lint unit
 
-unit:
+unit: node_modules
 	$(GO) test -count=1 $(PKGS)
 
 ## lint: gofmt, go vet and staticcheck (pinned in go.mod as a tool).
@@ -45,6 +47,14 @@ fuzz:
 tools:
 	$(GO) mod download
 	$(GO) build -o /dev/null honnef.co/go/tools/cmd/staticcheck golang.org/x/perf/cmd/benchstat
+
+## node_modules: the Node servers the tests start (dynalite), pinned in package.json and
+## package-lock.json; npm ci runs again whenever either changes.
+node_modules: node_modules/.installed
+
+node_modules/.installed: package.json package-lock.json
+	$(NPM) ci --no-audit --no-fund
+	@touch $@
 
 clean:
 	rm -f bench.txt
