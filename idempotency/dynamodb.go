@@ -188,7 +188,7 @@ func (s *DynamoDBStore) record(it map[string]types.AttributeValue) *Record {
 // the response carries none, with a consistent GetItem.
 func (s *DynamoDBStore) Acquire(ctx context.Context, r *Record, now time.Time) (*Record, error) {
 	if s.cache != nil {
-		if c, ok := s.cache.Get(r.ID); ok && c.Status == StatusCompleted && c.Expiration.After(now) {
+		if c, ok := s.cache.Get(r.ID); ok && c.Status == StatusCompleted && c.live(now) {
 			return &c, ErrExists
 		}
 	}

@@ -233,7 +233,7 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 			return zero, ErrPayloadMismatch
 		}
 		switch {
-		case existing.Status == StatusCompleted && existing.Expiration.After(now):
+		case existing.Status == StatusCompleted && existing.live(now):
 			var out T
 			if existing.Data != "" {
 				if err := json.Unmarshal([]byte(existing.Data), &out); err != nil {
@@ -244,7 +244,7 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 				cfg.onReplay(ctx, existing)
 			}
 			return out, nil
-		case existing.Status == StatusInProgress && existing.InProgressExpiration.After(now):
+		case existing.Status == StatusInProgress && existing.live(now):
 			return zero, ErrInProgress
 		}
 		// The record had expired by our clock but not by the store's condition (clocks
@@ -276,6 +276,20 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 		return result, asPersistence("complete", id, err)
 	}
 	return result, nil
+}
+
+// live reports whether the record still holds its key at now, by the store's own condition
+// (and Powertools' checks): a record expires after its expiration second, and an in-progress
+// lease after its last millisecond. An in-progress record without a lease (written by an old
+// Powertools version) holds until the record expires.
+func (r *Record) live(now time.Time) bool {
+	if r.Expiration.IsZero() || now.Unix() > r.Expiration.Unix() {
+		return false
+	}
+	if r.Status == StatusInProgress && !r.InProgressExpiration.IsZero() {
+		return now.UnixMilli() <= r.InProgressExpiration.UnixMilli()
+	}
+	return true
 }
 
 // maxData keeps an item under DynamoDB's 400 KB limit, leaving room for the other attributes.
