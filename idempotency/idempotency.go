@@ -272,7 +272,8 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 		}
 		done.Data = string(data)
 	}
-	if err := store.Complete(ctx, &done); err != nil {
+	// fn has run: save its result even if the caller's context ends now.
+	if err := store.Complete(context.WithoutCancel(ctx), &done); err != nil {
 		return result, asPersistence("complete", id, err)
 	}
 	return result, nil
@@ -283,8 +284,8 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 // lease after its last millisecond. An in-progress record without a lease (written by an old
 // Powertools version) holds until the record expires.
 func (r *Record) live(now time.Time) bool {
-	if r.Expiration.IsZero() || now.Unix() > r.Expiration.Unix() {
-		return false
+	if !r.Expiration.IsZero() && now.Unix() > r.Expiration.Unix() {
+		return false // a record without expiration never expires, by the condition as in Python
 	}
 	if r.Status == StatusInProgress && !r.InProgressExpiration.IsZero() {
 		return now.UnixMilli() <= r.InProgressExpiration.UnixMilli()
