@@ -30,7 +30,7 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 ## bench: every benchmark beside its alternative, summarised by benchstat.
-bench:
+bench: node_modules
 	scripts/bench -count $(COUNT) -benchtime $(BENCHTIME) $(PKGS)
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each).
