@@ -1,0 +1,132 @@
+package batch
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// KafkaRecordHandler handles one Kafka record. Returning an error fails the record; wrap it
+// with Permanent when retrying cannot help.
+type KafkaRecordHandler func(ctx context.Context, r *kafkaevent.Record) error
+
+// KafkaResponse is the partial-batch response of a Kafka event source mapping with
+// ReportBatchItemFailures. It marshals as
+// {"batchItemFailures":[{"itemIdentifier":{"partition":"topic-N","offset":N}}]}, with an
+// empty list on full success.
+type KafkaResponse struct {
+	BatchItemFailures []KafkaItemFailure `json:"batchItemFailures"`
+}
+
+// KafkaItemFailure identifies a failed record: unlike every other source, Kafka's
+// itemIdentifier is an object.
+type KafkaItemFailure struct {
+	ItemIdentifier KafkaItemIdentifier `json:"itemIdentifier"`
+}
+
+// KafkaItemIdentifier is the partition key ("topic-N") and offset of a failed record.
+type KafkaItemIdentifier struct {
+	Partition string `json:"partition"`
+	Offset    int64  `json:"offset"`
+}
+
+// MarshalJSON writes an empty list, never null, for a full success.
+func (r KafkaResponse) MarshalJSON() ([]byte, error) {
+	type plain KafkaResponse
+	if r.BatchItemFailures == nil {
+		r.BatchItemFailures = []KafkaItemFailure{}
+	}
+	return json.Marshal(plain(r))
+}
+
+// ProcessKafka runs h on every record of the batch and returns the partial-batch response.
+//
+// Partitions are processed in parallel (WithConcurrency bounds how many at once), and the
+// records of one partition strictly one after another, in delivered order. When a record
+// fails (an error after its retries, a panic, or a decode error in Record.Err), its partition
+// stops: that record and every later record of the partition are reported, so that Lambda
+// delivers them again in order; other partitions go on. Reporting the later records too is
+// deliberate: AWS does not document whether Kafka resumes from the lowest reported offset,
+// and this is correct under either reading.
+//
+// Near the deadline (the context's, less WithDeadlineMargin) records are no longer started
+// and are reported, and the handler's context is cancelled, so that the function returns its
+// response before Lambda's timeout would retry the whole batch.
+//
+// The error is nil unless WithErrorWhenAllFail is set and every record failed.
+func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandler, opts ...Option) (KafkaResponse, error) {
+	cfg := newConfig(opts)
+	stop := cfg.stopAt(ctx)
+	hctx := ctx
+	if !stop.IsZero() {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithDeadline(ctx, stop)
+		defer cancel()
+	}
+	failures := make([][]KafkaItemFailure, len(ev.Partitions))
+	forEach(len(ev.Partitions), cfg.concurrency, func(i int) {
+		failures[i] = cfg.partition(hctx, stop, &ev.Partitions[i], h)
+	})
+	var resp KafkaResponse
+	for _, f := range failures {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, f...)
+	}
+	if resp.BatchItemFailures == nil {
+		resp.BatchItemFailures = []KafkaItemFailure{}
+	}
+	if cfg.errorOnAllFail && len(resp.BatchItemFailures) > 0 && len(resp.BatchItemFailures) == ev.Len() {
+		return resp, ErrAllFailed
+	}
+	return resp, nil
+}
+
+// partition processes one partition's records in order and returns the failed ones.
+func (c *config) partition(ctx context.Context, stop time.Time, p *kafkaevent.Partition, h KafkaRecordHandler) []KafkaItemFailure {
+	id := p.ID()
+	for i := range p.Records {
+		r := &p.Records[i]
+		if err := c.record(ctx, stop, r, h); err != nil {
+			out := make([]KafkaItemFailure, 0, len(p.Records)-i)
+			for j := i; j < len(p.Records); j++ {
+				out = append(out, KafkaItemFailure{KafkaItemIdentifier{Partition: id, Offset: p.Records[j].Offset}})
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// record processes one record: nil when it is done (handled, filtered out, or already done
+// under idempotency).
+func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Record, h KafkaRecordHandler) error {
+	if !stop.IsZero() && !c.now().Before(stop) {
+		return ErrDeadline
+	}
+	if r.Err != nil {
+		return Permanent(r.Err)
+	}
+	if c.criteria != nil && !c.criteria.MatchKafka(r) {
+		return nil
+	}
+	run := func(ctx context.Context) error { return h(ctx, r) }
+	if c.store != nil {
+		inner := run
+		run = func(ctx context.Context) error {
+			_, err := idempotency.Do(ctx, c.store, idempotency.KafkaKey(r), nil,
+				func(ctx context.Context) (struct{}, error) { return struct{}{}, call(ctx, inner) }, c.idemOpts...)
+			return err
+		}
+	}
+	return c.attempt(ctx, stop, run)
+}
+
+// KafkaHandler returns a function for lambda.Start that processes each batch with
+// ProcessKafka and h.
+func KafkaHandler(h KafkaRecordHandler, opts ...Option) func(ctx context.Context, ev *kafkaevent.Event) (KafkaResponse, error) {
+	return func(ctx context.Context, ev *kafkaevent.Event) (KafkaResponse, error) {
+		return ProcessKafka(ctx, ev, h, opts...)
+	}
+}

@@ -1,0 +1,40 @@
+package batch_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+func TestProcessKafkaStopsPartitionAtFailure(t *testing.T) {
+	b := kafkaevent.NewBuilder()
+	for i := 0; i < 5; i++ {
+		b.Add("orders", 0, []byte{byte('a' + i)})
+		b.Add("orders", 1, []byte{byte('a' + i)})
+	}
+	ev := b.Event()
+	var seen []string
+	resp, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
+		if r.Partition == 0 && r.Offset == 2 {
+			return batch.Permanent(errors.New("bad"))
+		}
+		return nil
+	}, batch.WithConcurrency(1))
+	_ = seen
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(resp)
+	want := `{"batchItemFailures":[{"itemIdentifier":{"partition":"orders-0","offset":2}},{"itemIdentifier":{"partition":"orders-0","offset":3}},{"itemIdentifier":{"partition":"orders-0","offset":4}}]}`
+	if string(out) != want {
+		t.Errorf("response\n%s\nwant\n%s", out, want)
+	}
+	ok, _ := batch.ProcessKafka(context.Background(), ev, func(context.Context, *kafkaevent.Record) error { return nil })
+	if out, _ := json.Marshal(ok); string(out) != `{"batchItemFailures":[]}` {
+		t.Errorf("full success = %s", out)
+	}
+}

@@ -1,0 +1,104 @@
+package batch
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/kafkalambda/toolkit/idempotency"
+)
+
+// SQSRecordHandler handles one SQS message. Returning an error fails the message; wrap it
+// with Permanent when retrying cannot help.
+type SQSRecordHandler func(ctx context.Context, m *events.SQSMessage) error
+
+// ProcessSQS runs h on every message of the batch and returns the partial-batch response
+// (the event source mapping needs ReportBatchItemFailures).
+//
+// Messages of a standard queue are processed in parallel (WithConcurrency bounds how many at
+// once, default 10). Messages of a FIFO queue (an ARN ending in ".fifo") are processed in
+// order within each MessageGroupId, groups in parallel; when a message fails, it and every
+// later message of its group are reported, so that they come back in order, and other groups
+// go on. Retries, deadline, filter and idempotency work as in ProcessKafka.
+func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, opts ...Option) (events.SQSEventResponse, error) {
+	cfg := newConfig(opts)
+	stop := cfg.stopAt(ctx)
+	hctx := ctx
+	if !stop.IsZero() {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithDeadline(ctx, stop)
+		defer cancel()
+	}
+	// Units of work: one message each (standard), or one message group each (FIFO).
+	var units [][]int
+	if len(ev.Records) > 0 && strings.HasSuffix(ev.Records[0].EventSourceARN, ".fifo") {
+		index := map[string]int{}
+		for i := range ev.Records {
+			g := ev.Records[i].Attributes["MessageGroupId"]
+			u, ok := index[g]
+			if !ok {
+				u = len(units)
+				index[g] = u
+				units = append(units, nil)
+			}
+			units[u] = append(units[u], i)
+		}
+	} else {
+		for i := range ev.Records {
+			units = append(units, []int{i})
+		}
+		if cfg.concurrency == 0 {
+			cfg.concurrency = 10
+		}
+	}
+	failed := make([]bool, len(ev.Records))
+	forEach(len(units), cfg.concurrency, func(u int) {
+		for k, i := range units[u] {
+			if err := cfg.message(hctx, stop, &ev.Records[i], h); err != nil {
+				for _, j := range units[u][k:] {
+					failed[j] = true
+				}
+				return
+			}
+		}
+	})
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	for i, f := range failed {
+		if f {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+		}
+	}
+	if cfg.errorOnAllFail && len(resp.BatchItemFailures) > 0 && len(resp.BatchItemFailures) == len(ev.Records) {
+		return resp, ErrAllFailed
+	}
+	return resp, nil
+}
+
+func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessage, h SQSRecordHandler) error {
+	if !stop.IsZero() && !c.now().Before(stop) {
+		return ErrDeadline
+	}
+	if c.criteria != nil && !c.criteria.MatchSQS(m) {
+		return nil
+	}
+	run := func(ctx context.Context) error { return h(ctx, m) }
+	if c.store != nil {
+		inner := run
+		run = func(ctx context.Context) error {
+			_, err := idempotency.Do(ctx, c.store, idempotency.SQSKey(m), nil,
+				func(ctx context.Context) (struct{}, error) { return struct{}{}, call(ctx, inner) }, c.idemOpts...)
+			return err
+		}
+	}
+	return c.attempt(ctx, stop, run)
+}
+
+// SQSHandler returns a function for lambda.Start that processes each batch with ProcessSQS
+// and h.
+func SQSHandler(h SQSRecordHandler, opts ...Option) func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		return ProcessSQS(ctx, &ev, h, opts...)
+	}
+}
