@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
 	"time"
@@ -25,6 +27,14 @@ type config struct {
 	criteria       *filter.Criteria
 	store          idempotency.Store
 	idemOpts       []idempotency.Option
+	sink           Sink
+	sinkPolicy     SinkPolicy
+	st             *stats
+	metricsOut     io.Writer
+	namespace      string
+	metricsSet     bool
+	logger         *slog.Logger
+	loggerSet      bool
 	now            func() time.Time
 	sleep          func(ctx context.Context, d time.Duration) error
 }
@@ -43,6 +53,13 @@ func newConfig(opts []Option) config {
 	}
 	if c.attempts < 1 {
 		c.attempts = 1
+	}
+	c.st = &stats{start: c.now()}
+	if c.store != nil {
+		// Count replays; a replay hook of the caller's, given after, takes precedence.
+		c.idemOpts = append([]idempotency.Option{idempotency.WithReplayHook(func(context.Context, *idempotency.Record) {
+			c.st.replayed.Add(1)
+		})}, c.idemOpts...)
 	}
 	return c
 }
@@ -139,28 +156,38 @@ func call(ctx context.Context, h func(context.Context) error) (err error) {
 }
 
 // attempt runs h with retries for errors that are not permanent, never past the deadline.
-func (c *config) attempt(ctx context.Context, deadline time.Time, h func(context.Context) error) error {
+// It returns nil on success, or what it learned of the failure.
+func (c *config) attempt(ctx context.Context, deadline time.Time, h func(context.Context) error) *failure {
 	backoff := c.backoff
-	var err error
+	first := c.now()
 	for i := 1; ; i++ {
-		err = call(ctx, h)
+		err := call(ctx, h)
 		if err == nil {
 			return nil
 		}
 		var pe *PanicError
-		if i >= c.attempts || IsPermanent(err) || errors.As(err, &pe) ||
-			errors.Is(err, idempotency.ErrPayloadMismatch) || errors.Is(err, idempotency.ErrInProgress) {
-			return err
+		permanent := IsPermanent(err) || errors.As(err, &pe) || errors.Is(err, idempotency.ErrPayloadMismatch)
+		f := &failure{err: err, permanent: permanent, attempts: i, first: first, last: c.now()}
+		if i >= c.attempts || permanent || errors.Is(err, idempotency.ErrInProgress) {
+			return f
 		}
 		wait := backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1)) // jitter
 		if !deadline.IsZero() && c.now().Add(wait).After(deadline) {
-			return err
+			return f
 		}
 		if c.sleep(ctx, wait) != nil {
-			return err
+			return f
 		}
 		backoff = min(2*backoff, c.maxBackoff)
 	}
+}
+
+// toSink reports whether a failure goes to the sink under the policy.
+func (c *config) toSink(f *failure) bool {
+	if c.sink == nil || errors.Is(f.err, idempotency.ErrInProgress) || errors.Is(f.err, ErrDeadline) {
+		return false
+	}
+	return f.permanent || c.sinkPolicy == SinkExhausted
 }
 
 // stopAt is when processing stops: the context's deadline less the margin, or zero.

@@ -77,6 +77,8 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandle
 	if resp.BatchItemFailures == nil {
 		resp.BatchItemFailures = []KafkaItemFailure{}
 	}
+	cfg.st.failed.Store(int64(len(resp.BatchItemFailures)))
+	cfg.observe(ctx, "kafka", ev.Len())
 	if cfg.errorOnAllFail && len(resp.BatchItemFailures) > 0 && len(resp.BatchItemFailures) == ev.Len() {
 		return resp, ErrAllFailed
 	}
@@ -99,28 +101,43 @@ func (c *config) partition(ctx context.Context, stop time.Time, p *kafkaevent.Pa
 	return nil
 }
 
-// record processes one record: nil when it is done (handled, filtered out, or already done
-// under idempotency).
+// record processes one record: nil when it is done (handled, filtered out, already done
+// under idempotency, or sent to the sink).
 func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Record, h KafkaRecordHandler) error {
 	if !stop.IsZero() && !c.now().Before(stop) {
 		return ErrDeadline
 	}
+	c.st.seen(r.Timestamp)
+	var f *failure
 	if r.Err != nil {
-		return Permanent(r.Err)
-	}
-	if c.criteria != nil && !c.criteria.MatchKafka(r) {
-		return nil
-	}
-	run := func(ctx context.Context) error { return h(ctx, r) }
-	if c.store != nil {
-		inner := run
-		run = func(ctx context.Context) error {
-			_, err := idempotency.Do(ctx, c.store, idempotency.KafkaKey(r), nil,
-				func(ctx context.Context) (struct{}, error) { return struct{}{}, call(ctx, inner) }, c.idemOpts...)
-			return err
+		now := c.now()
+		f = &failure{err: r.Err, permanent: true, attempts: 0, first: now, last: now}
+	} else {
+		if c.criteria != nil && !c.criteria.MatchKafka(r) {
+			c.st.filtered.Add(1)
+			return nil
+		}
+		run := func(ctx context.Context) error { return h(ctx, r) }
+		if c.store != nil {
+			inner := run
+			run = func(ctx context.Context) error {
+				_, err := idempotency.Do(ctx, c.store, idempotency.KafkaKey(r), nil,
+					func(ctx context.Context) (struct{}, error) { return struct{}{}, call(ctx, inner) }, c.idemOpts...)
+				return err
+			}
+		}
+		if f = c.attempt(ctx, stop, run); f == nil {
+			c.st.processed.Add(1)
+			return nil
 		}
 	}
-	return c.attempt(ctx, stop, run)
+	if c.toSink(f) {
+		if err := c.sink.Send(ctx, kafkaEnvelope(r, f)); err == nil {
+			c.st.sunk.Add(1)
+			return nil
+		}
+	}
+	return f.err
 }
 
 // KafkaHandler returns a function for lambda.Start that processes each batch with

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,6 +71,8 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, op
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
 		}
 	}
+	cfg.st.failed.Store(int64(len(resp.BatchItemFailures)))
+	cfg.observe(ctx, "sqs", len(ev.Records))
 	if cfg.errorOnAllFail && len(resp.BatchItemFailures) > 0 && len(resp.BatchItemFailures) == len(ev.Records) {
 		return resp, ErrAllFailed
 	}
@@ -80,7 +83,11 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 	if !stop.IsZero() && !c.now().Before(stop) {
 		return ErrDeadline
 	}
+	if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil {
+		c.st.seen(time.UnixMilli(ms))
+	}
 	if c.criteria != nil && !c.criteria.MatchSQS(m) {
+		c.st.filtered.Add(1)
 		return nil
 	}
 	run := func(ctx context.Context) error { return h(ctx, m) }
@@ -92,7 +99,18 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 			return err
 		}
 	}
-	return c.attempt(ctx, stop, run)
+	f := c.attempt(ctx, stop, run)
+	if f == nil {
+		c.st.processed.Add(1)
+		return nil
+	}
+	if c.toSink(f) {
+		if err := c.sink.Send(ctx, sqsEnvelope(m, f)); err == nil {
+			c.st.sunk.Add(1)
+			return nil
+		}
+	}
+	return f.err
 }
 
 // SQSHandler returns a function for lambda.Start that processes each batch with ProcessSQS

@@ -1,0 +1,133 @@
+package batch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// A Sink is a failure destination: a record that cannot succeed goes there, and its
+// partition moves on. If Send fails, the record is reported as failed instead, so that it is
+// never lost.
+type Sink interface {
+	Send(ctx context.Context, e *Envelope) error
+}
+
+// SinkPolicy says which failed records go to the sink.
+type SinkPolicy int
+
+const (
+	// SinkPermanent sends records that retrying cannot fix: errors marked Permanent, panics,
+	// records that do not decode, and payload mismatches under idempotency.
+	SinkPermanent SinkPolicy = iota
+	// SinkExhausted also sends records that failed every attempt with ordinary errors.
+	SinkExhausted
+)
+
+// WithSink sends the records the policy selects to s instead of reporting them, so that one
+// record that cannot succeed does not hold up its partition.
+func WithSink(s Sink, policy SinkPolicy) Option {
+	return func(c *config) { c.sink, c.sinkPolicy = s, policy }
+}
+
+// EnvelopeVersion is the version of the Envelope format.
+const EnvelopeVersion = 1
+
+// Envelope is what a sink receives, and writes as JSON: the original record (key and value in
+// base64), the error, the attempts, and when it happened. ReadEnvelope reads it back.
+type Envelope struct {
+	Version int    `json:"version"`
+	Source  string `json:"source"` // "kafka" or "sqs"
+	// Kafka records.
+	Topic         string           `json:"topic,omitempty"`
+	Partition     int32            `json:"partition"`
+	Offset        int64            `json:"offset"`
+	Timestamp     *time.Time       `json:"timestamp,omitempty"`
+	TimestampType string           `json:"timestampType,omitempty"`
+	Key           []byte           `json:"key,omitempty"`   // base64 in JSON
+	Value         []byte           `json:"value,omitempty"` // base64 in JSON; absent for a tombstone
+	Tombstone     bool             `json:"tombstone,omitempty"`
+	Headers       []EnvelopeHeader `json:"headers,omitempty"`
+	// SQS messages.
+	Message *events.SQSMessage `json:"message,omitempty"`
+	// The failure.
+	Error        string    `json:"error"`
+	Permanent    bool      `json:"permanent"`
+	Attempts     int       `json:"attempts"`
+	FirstAttempt time.Time `json:"firstAttempt"`
+	FailedAt     time.Time `json:"failedAt"`
+}
+
+// EnvelopeHeader is a Kafka header in an Envelope; Value is base64 in JSON.
+type EnvelopeHeader struct {
+	Key   string `json:"key"`
+	Value []byte `json:"value"`
+}
+
+// ReadEnvelope reads an envelope a sink wrote.
+func ReadEnvelope(data []byte) (*Envelope, error) {
+	var e Envelope
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, fmt.Errorf("batch: envelope: %w", err)
+	}
+	if e.Version != EnvelopeVersion {
+		return nil, fmt.Errorf("batch: envelope version %d, want %d", e.Version, EnvelopeVersion)
+	}
+	return &e, nil
+}
+
+// Record returns the Kafka record an envelope holds.
+func (e *Envelope) Record() *kafkaevent.Record {
+	r := &kafkaevent.Record{Topic: e.Topic, Partition: e.Partition, Offset: e.Offset, TimestampType: e.TimestampType, Key: e.Key}
+	if e.Timestamp != nil {
+		r.Timestamp = e.Timestamp.UTC()
+	}
+	if !e.Tombstone {
+		r.Value = e.Value
+		if r.Value == nil {
+			r.Value = []byte{}
+		}
+	}
+	for _, h := range e.Headers {
+		r.Headers = append(r.Headers, kafkaevent.Header{Key: h.Key, Value: h.Value})
+	}
+	return r
+}
+
+func kafkaEnvelope(r *kafkaevent.Record, f *failure) *Envelope {
+	e := &Envelope{Version: EnvelopeVersion, Source: "kafka", Topic: r.Topic, Partition: r.Partition,
+		Offset: r.Offset, TimestampType: r.TimestampType, Key: r.Key, Value: r.Value, Tombstone: r.Value == nil}
+	if !r.Timestamp.IsZero() {
+		t := r.Timestamp
+		e.Timestamp = &t
+	}
+	for _, h := range r.Headers {
+		e.Headers = append(e.Headers, EnvelopeHeader{Key: h.Key, Value: h.Value})
+	}
+	f.fill(e)
+	return e
+}
+
+func sqsEnvelope(m *events.SQSMessage, f *failure) *Envelope {
+	e := &Envelope{Version: EnvelopeVersion, Source: "sqs", Message: m}
+	f.fill(e)
+	return e
+}
+
+// failure is what attempt learned about a record that failed.
+type failure struct {
+	err       error
+	permanent bool
+	attempts  int
+	first     time.Time
+	last      time.Time
+}
+
+func (f *failure) fill(e *Envelope) {
+	e.Error, e.Permanent, e.Attempts, e.FirstAttempt, e.FailedAt = f.err.Error(), f.permanent, f.attempts, f.first.UTC(), f.last.UTC()
+}
