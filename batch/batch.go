@@ -30,6 +30,7 @@ type config struct {
 	sink           Sink
 	sinkPolicy     SinkPolicy
 	st             *stats
+	tracing        bool
 	metricsOut     io.Writer
 	namespace      string
 	metricsSet     bool
@@ -159,11 +160,17 @@ func call(ctx context.Context, h func(context.Context) error) (err error) {
 // It returns nil on success, or what it learned of the failure.
 func (c *config) attempt(ctx context.Context, deadline time.Time, h func(context.Context) error) *failure {
 	backoff := c.backoff
-	first := c.now()
+	var first time.Time
+	if c.sink != nil { // only an envelope needs the time
+		first = c.now()
+	}
 	for i := 1; ; i++ {
 		err := call(ctx, h)
 		if err == nil {
 			return nil
+		}
+		if first.IsZero() {
+			first = c.now()
 		}
 		var pe *PanicError
 		permanent := IsPermanent(err) || errors.As(err, &pe) || errors.Is(err, idempotency.ErrPayloadMismatch)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/aws/aws-xray-sdk-go/v2/xray"
+
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -66,9 +68,18 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandle
 		hctx, cancel = context.WithDeadline(ctx, stop)
 		defer cancel()
 	}
+	hctx, bseg := cfg.span(hctx, "kafka batch")
+	defer closeSpan(bseg)
 	failures := make([][]KafkaItemFailure, len(ev.Partitions))
 	forEach(len(ev.Partitions), cfg.concurrency, func(i int) {
-		failures[i] = cfg.partition(hctx, stop, &ev.Partitions[i], h)
+		p := &ev.Partitions[i]
+		pctx, pseg := hctx, (*xray.Segment)(nil)
+		if cfg.tracing {
+			pctx, pseg = cfg.span(hctx, "partition "+p.ID())
+		}
+		failures[i] = cfg.partition(pctx, stop, p, h)
+		annotatePartition(pseg, p, len(failures[i]))
+		closeSpan(pseg)
 	})
 	var resp KafkaResponse
 	for _, f := range failures {
@@ -87,10 +98,12 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandle
 
 // partition processes one partition's records in order and returns the failed ones.
 func (c *config) partition(ctx context.Context, stop time.Time, p *kafkaevent.Partition, h KafkaRecordHandler) []KafkaItemFailure {
-	id := p.ID()
+	var l local
+	defer c.st.merge(&l)
 	for i := range p.Records {
 		r := &p.Records[i]
-		if err := c.record(ctx, stop, r, h); err != nil {
+		if err := c.record(ctx, stop, r, h, &l); err != nil {
+			id := p.ID()
 			out := make([]KafkaItemFailure, 0, len(p.Records)-i)
 			for j := i; j < len(p.Records); j++ {
 				out = append(out, KafkaItemFailure{KafkaItemIdentifier{Partition: id, Offset: p.Records[j].Offset}})
@@ -103,18 +116,18 @@ func (c *config) partition(ctx context.Context, stop time.Time, p *kafkaevent.Pa
 
 // record processes one record: nil when it is done (handled, filtered out, already done
 // under idempotency, or sent to the sink).
-func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Record, h KafkaRecordHandler) error {
+func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Record, h KafkaRecordHandler, l *local) error {
 	if !stop.IsZero() && !c.now().Before(stop) {
 		return ErrDeadline
 	}
-	c.st.seen(r.Timestamp)
+	l.seen(r.Timestamp)
 	var f *failure
 	if r.Err != nil {
 		now := c.now()
 		f = &failure{err: r.Err, permanent: true, attempts: 0, first: now, last: now}
 	} else {
 		if c.criteria != nil && !c.criteria.MatchKafka(r) {
-			c.st.filtered.Add(1)
+			l.filtered++
 			return nil
 		}
 		run := func(ctx context.Context) error { return h(ctx, r) }
@@ -127,13 +140,13 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 			}
 		}
 		if f = c.attempt(ctx, stop, run); f == nil {
-			c.st.processed.Add(1)
+			l.processed++
 			return nil
 		}
 	}
 	if c.toSink(f) {
 		if err := c.sink.Send(ctx, kafkaEnvelope(r, f)); err == nil {
-			c.st.sunk.Add(1)
+			l.sunk++
 			return nil
 		}
 	}

@@ -56,8 +56,10 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, op
 	}
 	failed := make([]bool, len(ev.Records))
 	forEach(len(units), cfg.concurrency, func(u int) {
+		var l local
+		defer cfg.st.merge(&l)
 		for k, i := range units[u] {
-			if err := cfg.message(hctx, stop, &ev.Records[i], h); err != nil {
+			if err := cfg.message(hctx, stop, &ev.Records[i], h, &l); err != nil {
 				for _, j := range units[u][k:] {
 					failed[j] = true
 				}
@@ -79,15 +81,15 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, op
 	return resp, nil
 }
 
-func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessage, h SQSRecordHandler) error {
+func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessage, h SQSRecordHandler, l *local) error {
 	if !stop.IsZero() && !c.now().Before(stop) {
 		return ErrDeadline
 	}
 	if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil {
-		c.st.seen(time.UnixMilli(ms))
+		l.seen(time.UnixMilli(ms))
 	}
 	if c.criteria != nil && !c.criteria.MatchSQS(m) {
-		c.st.filtered.Add(1)
+		l.filtered++
 		return nil
 	}
 	run := func(ctx context.Context) error { return h(ctx, m) }
@@ -101,12 +103,12 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 	}
 	f := c.attempt(ctx, stop, run)
 	if f == nil {
-		c.st.processed.Add(1)
+		l.processed++
 		return nil
 	}
 	if c.toSink(f) {
 		if err := c.sink.Send(ctx, sqsEnvelope(m, f)); err == nil {
-			c.st.sunk.Add(1)
+			l.sunk++
 			return nil
 		}
 	}

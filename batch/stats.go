@@ -32,3 +32,30 @@ func (s *stats) seen(t time.Time) {
 	}
 	s.mu.Unlock()
 }
+
+// local counts for one partition or message group, merged into the batch's stats once, so
+// that parallel partitions do not contend on every record.
+type local struct {
+	processed, filtered, sunk int64
+	oldest, newest            time.Time
+}
+
+func (l *local) seen(t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	if l.oldest.IsZero() || t.Before(l.oldest) {
+		l.oldest = t
+	}
+	if t.After(l.newest) {
+		l.newest = t
+	}
+}
+
+func (s *stats) merge(l *local) {
+	s.processed.Add(l.processed)
+	s.filtered.Add(l.filtered)
+	s.sunk.Add(l.sunk)
+	s.seen(l.oldest)
+	s.seen(l.newest)
+}
