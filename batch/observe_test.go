@@ -101,6 +101,9 @@ func TestTracingSubsegments(t *testing.T) {
 	if err := xray.Configure(xray.Config{DaemonAddr: pc.LocalAddr().String()}); err != nil {
 		t.Fatal(err)
 	}
+	// aws-lambda-go puts the trace header in the context under this string key, and the SDK
+	// reads it from there.
+	//lint:ignore SA1029 the key is the SDK's own.
 	ctx := context.WithValue(context.Background(), xray.LambdaTraceHeaderKey,
 		"Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1")
 	var inSegment bool
