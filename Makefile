@@ -48,7 +48,7 @@ tools:
 	$(GO) mod download
 	$(GO) build -o /dev/null honnef.co/go/tools/cmd/staticcheck golang.org/x/perf/cmd/benchstat
 
-## node_modules: the Node servers the tests start (dynalite), pinned in package.json and
+## node_modules: the Node servers the tests start (dynalite, local-aws-sqs), pinned in package.json and
 ## package-lock.json; npm ci runs again whenever either changes.
 node_modules: node_modules/.installed
 

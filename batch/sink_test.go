@@ -1,0 +1,693 @@
+package batch_test
+
+// Failure destinations against real servers: SQSSink against local-aws-sqs (started per test
+// by internal/localsqs), KafkaSink against franz-go's kfake, in process.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// sinkEvent is two partitions of "orders" with keys, binary values, headers (repeated names,
+// a null value, non-UTF-8 bytes) and a tombstone.
+func sinkEvent(topic string) *kafkaevent.Event {
+	b := kafkaevent.NewBuilder()
+	for i := range 4 {
+		b.Add(topic, 0, []byte{'v', byte(i), 0x00, 0xff, '"'},
+			kafkaevent.Key([]byte("key-"+strconv.Itoa(i))),
+			kafkaevent.AddHeader("traceparent", []byte("00-abc-"+strconv.Itoa(i))),
+			kafkaevent.AddHeader("dup", []byte{0xfe, 0x01}),
+			kafkaevent.AddHeader("dup", nil),
+			kafkaevent.AddHeader("empty", []byte{}))
+	}
+	b.Add(topic, 1, []byte("p1-0"), kafkaevent.Key([]byte("k")))
+	b.Add(topic, 1, nil, kafkaevent.Key([]byte("gone"))) // a tombstone
+	b.Add(topic, 1, []byte("p1-2"), kafkaevent.Offset(10))
+	return b.Event()
+}
+
+// sinkRecord returns the record of ev at topic-partition@offset.
+func sinkRecord(t *testing.T, ev *kafkaevent.Event, partition int32, offset int64) *kafkaevent.Record {
+	t.Helper()
+	for i := range ev.Partitions {
+		for j := range ev.Partitions[i].Records {
+			if r := &ev.Partitions[i].Records[j]; r.Partition == partition && r.Offset == offset {
+				return r
+			}
+		}
+	}
+	t.Fatalf("no record %d@%d", partition, offset)
+	return nil
+}
+
+// sinkQuiet turns the batch's metrics line into a buffer and its log line off.
+func sinkQuiet(metrics io.Writer) []batch.Option {
+	if metrics == nil {
+		metrics = io.Discard
+	}
+	return []batch.Option{batch.WithMetrics(metrics, ""), batch.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		batch.WithRetry(3, time.Millisecond)}
+}
+
+// sinkFailOn returns a handler that fails the records in fail (by "partition@offset") with
+// err, and records every record it is called for.
+func sinkFailOn(err error, fail ...string) (batch.KafkaRecordHandler, func() []string) {
+	var mu sync.Mutex
+	var seen []string
+	set := map[string]bool{}
+	for _, f := range fail {
+		set[f] = true
+	}
+	h := func(_ context.Context, r *kafkaevent.Record) error {
+		id := fmt.Sprintf("%d@%d", r.Partition, r.Offset)
+		mu.Lock()
+		seen = append(seen, id)
+		mu.Unlock()
+		if set[id] {
+			return err
+		}
+		return nil
+	}
+	return h, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), seen...) }
+}
+
+// sinkSameRecord checks that an envelope read back holds the original record, byte for byte,
+// the difference between a nil and an empty header value and a tombstone included.
+func sinkSameRecord(t *testing.T, got, want *kafkaevent.Record) {
+	t.Helper()
+	if got.Topic != want.Topic || got.Partition != want.Partition || got.Offset != want.Offset {
+		t.Errorf("record %s@%d, want %s@%d", got.ID(), got.Offset, want.ID(), want.Offset)
+	}
+	if !got.Timestamp.Equal(want.Timestamp) || got.TimestampType != want.TimestampType {
+		t.Errorf("timestamp %v %s, want %v %s", got.Timestamp, got.TimestampType, want.Timestamp, want.TimestampType)
+	}
+	if !bytes.Equal(got.Key, want.Key) {
+		t.Errorf("key %q, want %q", got.Key, want.Key)
+	}
+	if !bytes.Equal(got.Value, want.Value) || (got.Value == nil) != (want.Value == nil) {
+		t.Errorf("value %q (nil %v), want %q (nil %v)", got.Value, got.Value == nil, want.Value, want.Value == nil)
+	}
+	if len(got.Headers) != len(want.Headers) {
+		t.Fatalf("headers %v, want %v", got.Headers, want.Headers)
+	}
+	for i, h := range want.Headers {
+		g := got.Headers[i]
+		if g.Key != h.Key || !bytes.Equal(g.Value, h.Value) || (g.Value == nil) != (h.Value == nil) {
+			t.Errorf("header %d: %q=%q (nil %v), want %q=%q (nil %v)", i, g.Key, g.Value, g.Value == nil, h.Key, h.Value, h.Value == nil)
+		}
+	}
+}
+
+// sinkMetric reads one count from the batch's EMF line.
+func sinkMetric(t *testing.T, emf *bytes.Buffer, name string) float64 {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(emf.Bytes(), &doc); err != nil {
+		t.Fatalf("metrics line %q: %v", emf.String(), err)
+	}
+	n, ok := doc[name].(float64)
+	if !ok {
+		t.Fatalf("metrics line has no %s: %s", name, emf.String())
+	}
+	return n
+}
+
+func sinkReceive(t *testing.T, ctx context.Context, c *sqs.Client, queueURL string, max int, wait time.Duration) []types.Message {
+	t.Helper()
+	msgs, err := localsqs.Receive(ctx, c, queueURL, max, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msgs
+}
+
+// sinkNoMore checks that the queue has no (more) visible messages.
+func sinkNoMore(t *testing.T, ctx context.Context, c *sqs.Client, queueURL string) {
+	t.Helper()
+	if msgs := sinkReceive(t, ctx, c, queueURL, 1, 300*time.Millisecond); len(msgs) != 0 {
+		t.Errorf("unexpected message in %s: %s", queueURL, aws.ToString(msgs[0].Body))
+	}
+}
+
+func sinkAttr(m types.Message, name string) string {
+	a, ok := m.MessageAttributes[name]
+	if !ok {
+		return "<none>"
+	}
+	return aws.ToString(a.DataType) + ":" + aws.ToString(a.StringValue)
+}
+
+func TestSQSSinkStandardQueue(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv := localsqs.Start(t)
+	c := srv.Client()
+	q, err := localsqs.CreateQueue(ctx, c, "orders-dlq", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ev := sinkEvent("orders")
+	h, seen := sinkFailOn(batch.Permanent(errors.New("bad payload: \u2028\ufffe\x01")), "0@1", "1@1")
+	var emf bytes.Buffer
+	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(&emf), batch.WithSink(batch.NewSQSSink(c, q), batch.SinkPermanent))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %+v, want none: the failed records went to the sink", resp.BatchItemFailures)
+	}
+	// The partitions moved on past the failed records.
+	if got := strings.Join(seen(), " "); !strings.Contains(got, "0@2") || !strings.Contains(got, "0@3") || !strings.Contains(got, "1@10") {
+		t.Errorf("handler saw %s, want the records after the failed ones too", got)
+	}
+	if n := sinkMetric(t, &emf, "SentToSink"); n != 2 {
+		t.Errorf("SentToSink = %v, want 2", n)
+	}
+	if n := sinkMetric(t, &emf, "Failed"); n != 0 {
+		t.Errorf("Failed = %v, want 0", n)
+	}
+
+	msgs := sinkReceive(t, ctx, c, q, 2, 5*time.Second)
+	if len(msgs) != 2 {
+		t.Fatalf("the queue has %d messages, want 2", len(msgs))
+	}
+	sinkNoMore(t, ctx, c, q)
+	got := map[string]bool{}
+	for _, m := range msgs {
+		// SQS refuses U+FFFE in a body; JSON may carry it escaped.
+		if body := aws.ToString(m.Body); strings.Contains(body, "\ufffe") {
+			t.Errorf("body %s has U+FFFE unescaped", body)
+		} else if !strings.Contains(body, `\ufffe`) {
+			t.Errorf("body %s: the error's U+FFFE is not escaped as \\ufffe", body)
+		}
+		env, err := batch.ReadEnvelope([]byte(aws.ToString(m.Body)))
+		if err != nil {
+			t.Fatalf("ReadEnvelope(%s): %v", aws.ToString(m.Body), err)
+		}
+		id := fmt.Sprintf("%d@%d", env.Partition, env.Offset)
+		got[id] = true
+		want := sinkRecord(t, ev, env.Partition, env.Offset)
+		sinkSameRecord(t, env.Record(), want)
+		if env.Source != "kafka" || env.Error != "bad payload: \u2028\ufffe\x01" || !env.Permanent || env.Attempts != 1 {
+			t.Errorf("%s: source %q error %q permanent %v attempts %d, want kafka, the handler's error, true, 1",
+				id, env.Source, env.Error, env.Permanent, env.Attempts)
+		}
+		if env.FirstAttempt.IsZero() || env.FailedAt.Before(env.FirstAttempt) {
+			t.Errorf("%s: first attempt %v, failed at %v", id, env.FirstAttempt, env.FailedAt)
+		}
+		if env.Tombstone != (want.Value == nil) {
+			t.Errorf("%s: tombstone %v", id, env.Tombstone)
+		}
+		for name, v := range map[string]string{"source": "String:kafka", "topic": "String:orders",
+			"partition": "Number:" + strconv.Itoa(int(env.Partition)), "offset": "Number:" + strconv.FormatInt(env.Offset, 10)} {
+			if a := sinkAttr(m, name); a != v {
+				t.Errorf("%s: message attribute %s = %s, want %s", id, name, a, v)
+			}
+		}
+		if m.Attributes["MessageGroupId"] != "" {
+			t.Errorf("%s: a standard queue's message has MessageGroupId %q", id, m.Attributes["MessageGroupId"])
+		}
+	}
+	if !got["0@1"] || !got["1@1"] {
+		t.Errorf("the queue has %v, want 0@1 and 1@1 (the tombstone)", got)
+	}
+}
+
+func TestSQSSinkFIFOQueue(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv := localsqs.Start(t)
+	c := srv.Client()
+	q, err := localsqs.CreateQueue(ctx, c, "orders-dlq.fifo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Kafka topic names go up to 249 characters; SQS group and deduplication ids to 128.
+	long := strings.Repeat("t", 200)
+	sink := batch.NewSQSSink(c, q)
+	for _, topic := range []string{"orders", long} {
+		ev := sinkEvent(topic)
+		h, _ := sinkFailOn(batch.Permanent(errors.New("bad")), "0@1", "0@2", "1@0")
+		// Twice, as when Lambda delivers a batch again: deduplication keeps one copy.
+		for range 2 {
+			resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(nil), batch.WithSink(sink, batch.SinkPermanent))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.BatchItemFailures) != 0 {
+				t.Fatalf("topic %.10s…: failures %+v, want none", topic, resp.BatchItemFailures)
+			}
+		}
+	}
+	msgs := sinkReceive(t, ctx, c, q, 6, 5*time.Second)
+	sinkNoMore(t, ctx, c, q)
+	type row struct{ group, dedup, record string }
+	var got []row
+	for _, m := range msgs {
+		env, err := batch.ReadEnvelope([]byte(aws.ToString(m.Body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, row{m.Attributes["MessageGroupId"], m.Attributes["MessageDeduplicationId"],
+			fmt.Sprintf("%.6s-%d@%d", env.Topic, env.Partition, env.Offset)})
+	}
+	if len(got) != 6 {
+		t.Fatalf("received %d messages, want 6 (3 records × 2 topics, the second deliveries deduplicated): %v", len(got), got)
+	}
+	groups := map[string]string{}
+	for _, r := range got {
+		if len(r.group) > 128 || len(r.dedup) > 128 {
+			t.Errorf("%s: ids longer than 128 characters: %q %q", r.record, r.group, r.dedup)
+		}
+		if strings.HasPrefix(r.record, "orders") {
+			p, o, _ := strings.Cut(strings.TrimPrefix(r.record, "orders-"), "@")
+			if r.group != "orders-"+p || r.dedup != "orders-"+p+"-"+o {
+				t.Errorf("%s: group %q dedup %q, want orders-%s and orders-%s-%s", r.record, r.group, r.dedup, p, p, o)
+			}
+		} else if !strings.HasPrefix(r.group, long[:63]+"-") || len(r.group) != 128 {
+			t.Errorf("%s: group %q, want the topic's first 63 characters, -, and a hash", r.record, r.group)
+		}
+		groups[r.record[:len(r.record)-2]] = r.group // strip "@N"
+	}
+	// A partition's records share a group, in order; different partitions do not.
+	if groups["tttttt-0"] == groups["tttttt-1"] || groups["orders-0"] == groups["orders-1"] {
+		t.Errorf("partitions share a message group: %v", groups)
+	}
+	var order []string
+	for _, r := range got {
+		if strings.HasPrefix(r.record, "orders-0") {
+			order = append(order, r.record)
+		}
+	}
+	if strings.Join(order, " ") != "orders-0@1 orders-0@2" {
+		t.Errorf("partition 0's failures arrived as %v, want in offset order", order)
+	}
+}
+
+func TestSQSSinkSQSMessages(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv := localsqs.Start(t)
+	c := srv.Client()
+	dlq, err := localsqs.CreateQueue(ctx, c, "work-dlq.fifo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := func(id, group string) events.SQSMessage {
+		return events.SQSMessage{
+			MessageId: id, ReceiptHandle: "rh-" + id, Body: `{"job":"` + id + `"}`, Md5OfBody: "x",
+			Attributes: map[string]string{"ApproximateReceiveCount": "2", "SentTimestamp": "1767261600000",
+				"MessageGroupId": group, "MessageDeduplicationId": "d-" + id, "SequenceNumber": "1"},
+			MessageAttributes: map[string]events.SQSMessageAttribute{
+				"tenant": {StringValue: aws.String("acme"), DataType: "String"},
+				"blob":   {BinaryValue: []byte{0, 1, 0xff}, DataType: "Binary"},
+			},
+			EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:work.fifo", EventSource: "aws:sqs", AWSRegion: "us-east-1",
+		}
+	}
+	ev := &events.SQSEvent{Records: []events.SQSMessage{msg("m1", "g1"), msg("m2", "g1"), msg("m3", "g2")}}
+	resp, err := batch.ProcessSQS(ctx, ev, func(_ context.Context, m *events.SQSMessage) error {
+		if m.MessageId == "m1" || m.MessageId == "m3" {
+			return batch.Permanent(errors.New("invalid job"))
+		}
+		return nil
+	}, append(sinkQuiet(nil), batch.WithSink(batch.NewSQSSink(c, dlq), batch.SinkPermanent))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %+v, want none", resp.BatchItemFailures)
+	}
+	msgs := sinkReceive(t, ctx, c, dlq, 2, 5*time.Second)
+	if len(msgs) != 2 {
+		t.Fatalf("the queue has %d messages, want 2", len(msgs))
+	}
+	sinkNoMore(t, ctx, c, dlq)
+	for _, m := range msgs {
+		env, err := batch.ReadEnvelope([]byte(aws.ToString(m.Body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env.Source != "sqs" || env.Message == nil || env.Error != "invalid job" || !env.Permanent {
+			t.Fatalf("envelope %+v", env)
+		}
+		id := env.Message.MessageId
+		want := msg(id, map[string]string{"m1": "g1", "m3": "g2"}[id])
+		if !reflect.DeepEqual(*env.Message, want) {
+			t.Errorf("message read back\n%+v\nwant\n%+v", *env.Message, want)
+		}
+		if a := sinkAttr(m, "source"); a != "String:sqs" {
+			t.Errorf("%s: source attribute %s", id, a)
+		}
+		if a := sinkAttr(m, "messageId"); a != "String:"+id {
+			t.Errorf("%s: messageId attribute %s", id, a)
+		}
+		if a := sinkAttr(m, "topic"); a != "<none>" {
+			t.Errorf("%s: topic attribute %s on an SQS message's envelope", id, a)
+		}
+		if m.Attributes["MessageGroupId"] != want.Attributes["MessageGroupId"] || m.Attributes["MessageDeduplicationId"] != id {
+			t.Errorf("%s: group %q dedup %q, want the original group and the message id", id, m.Attributes["MessageGroupId"], m.Attributes["MessageDeduplicationId"])
+		}
+	}
+}
+
+// A sink that fails does not lose the record: it is reported, and so is the rest of its
+// partition.
+func TestSQSSinkFailureReportsRecord(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv := localsqs.Start(t)
+	c := srv.Client()
+	deleted, err := localsqs.CreateQueue(ctx, c, "deleted", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(deleted)}); err != nil {
+		t.Fatal(err)
+	}
+	small, err := localsqs.CreateQueue(ctx, c, "small", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := localsqs.Start(t)
+	stoppedQ, err := localsqs.CreateQueue(ctx, stopped.Client(), "q", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stoppedClient := stopped.Client()
+	stopped.Stop()
+
+	cases := []struct {
+		name string
+		sink *batch.SQSSink
+		want string
+	}{
+		{"deleted queue", batch.NewSQSSink(c, deleted), "NonExistentQueue"},
+		{"queue never created", batch.NewSQSSink(c, srv.QueueURL("nope")), "NonExistentQueue"},
+		{"server down", batch.NewSQSSink(stoppedClient, stoppedQ), "connect"},
+		{"too large", batch.NewSQSSink(c, small, batch.WithSQSMaxMessageSize(200)), "too large"},
+	}
+	for _, tc := range cases {
+		ev := sinkEvent("orders")
+		h, _ := sinkFailOn(batch.Permanent(errors.New("bad")), "0@1")
+		var emf bytes.Buffer
+		resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(&emf), batch.WithSink(tc.sink, batch.SinkPermanent))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := json.Marshal(resp)
+		want := `{"batchItemFailures":[{"itemIdentifier":{"partition":"orders-0","offset":1}},{"itemIdentifier":{"partition":"orders-0","offset":2}},{"itemIdentifier":{"partition":"orders-0","offset":3}}]}`
+		if string(out) != want {
+			t.Errorf("%s: response %s\nwant %s", tc.name, out, want)
+		}
+		if n := sinkMetric(t, &emf, "SentToSink"); n != 0 {
+			t.Errorf("%s: SentToSink = %v", tc.name, n)
+		}
+		// The sink's own error says why.
+		env := &batch.Envelope{Version: batch.EnvelopeVersion, Source: "kafka", Topic: "orders", Partition: 0, Offset: 1, Error: "bad"}
+		err = tc.sink.Send(ctx, env)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "orders-0@1") {
+			t.Errorf("%s: Send: %v, want an error naming the record and containing %q", tc.name, err, tc.want)
+		}
+	}
+	sinkNoMore(t, ctx, c, small) // the message too large was not sent anyway
+}
+
+func TestSQSSinkMessageSizeLimit(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv := localsqs.Start(t)
+	c := srv.Client()
+	q, err := localsqs.CreateQueue(ctx, c, "big", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := batch.NewSQSSink(c, q)
+	envelope := func(value []byte) *batch.Envelope {
+		return &batch.Envelope{Version: batch.EnvelopeVersion, Source: "kafka", Topic: "orders", Partition: 3, Offset: 7, Value: value, Error: "e"}
+	}
+	// The base64 of 3n bytes is 4n characters: 780,000 bytes of value is about 1,040,000
+	// characters of body, under 1 MiB with the rest of the envelope; 790,000 is over.
+	if err := sink.Send(ctx, envelope(bytes.Repeat([]byte{0xab}, 780_000))); err != nil {
+		t.Fatalf("a message just under 1 MiB: %v", err)
+	}
+	err = sink.Send(ctx, envelope(bytes.Repeat([]byte{0xab}, 790_000)))
+	if !errors.Is(err, batch.ErrMessageTooLarge) {
+		t.Fatalf("a message over 1 MiB: %v, want ErrMessageTooLarge", err)
+	}
+	t.Log(err)
+	msgs := sinkReceive(t, ctx, c, q, 1, 5*time.Second)
+	if len(msgs) != 1 {
+		t.Fatalf("the queue has %d messages, want 1", len(msgs))
+	}
+	sinkNoMore(t, ctx, c, q)
+	env, err := batch.ReadEnvelope([]byte(aws.ToString(msgs[0].Body)))
+	if err != nil || len(env.Value) != 780_000 {
+		t.Fatalf("read back: %v, %d bytes of value", err, len(env.Value))
+	}
+}
+
+// SinkExhausted sends records whose retries ran out; SinkPermanent reports them.
+func TestSinkPolicies(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv := localsqs.Start(t)
+	c := srv.Client()
+	for _, tc := range []struct {
+		name   string
+		policy batch.SinkPolicy
+		sent   bool
+	}{{"exhausted", batch.SinkExhausted, true}, {"permanent", batch.SinkPermanent, false}} {
+		q, err := localsqs.CreateQueue(ctx, c, "dlq-"+tc.name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := sinkEvent("orders")
+		h, seen := sinkFailOn(errors.New("timeout talking to the database"), "1@0")
+		var emf bytes.Buffer
+		resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(&emf), batch.WithSink(batch.NewSQSSink(c, q), tc.policy))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := strings.Count(strings.Join(seen(), " ")+" ", "1@0 ")
+		if calls != 3 {
+			t.Errorf("%s: the failing record was tried %d times, want 3", tc.name, calls)
+		}
+		if !tc.sent {
+			if len(resp.BatchItemFailures) != 3 {
+				t.Errorf("%s: %d failures reported, want 3 (1@0 and the rest of its partition)", tc.name, len(resp.BatchItemFailures))
+			}
+			sinkNoMore(t, ctx, c, q)
+			continue
+		}
+		msgs := sinkReceive(t, ctx, c, q, 1, 5*time.Second)
+		if len(resp.BatchItemFailures) != 0 || len(msgs) != 1 {
+			t.Fatalf("%s: %d failures reported, %d messages sent; want 0 and 1", tc.name, len(resp.BatchItemFailures), len(msgs))
+		}
+		env, err := batch.ReadEnvelope([]byte(aws.ToString(msgs[0].Body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env.Permanent || env.Attempts != 3 || env.Error != "timeout talking to the database" || env.Offset != 0 || env.Partition != 1 {
+			t.Errorf("%s: envelope permanent %v attempts %d error %q at %d@%d", tc.name, env.Permanent, env.Attempts, env.Error, env.Partition, env.Offset)
+		}
+		if n := sinkMetric(t, &emf, "SentToSink"); n != 1 {
+			t.Errorf("%s: SentToSink = %v", tc.name, n)
+		}
+	}
+}
+
+// sinkKafka starts a kfake cluster with the given topics (3 partitions each) and a producer
+// client for it.
+func sinkKafka(t *testing.T, opts []kgo.Opt, topics ...string) (*kfake.Cluster, *kgo.Client) {
+	t.Helper()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, topics...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cluster.ListenAddrs()...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cluster, cl
+}
+
+// sinkConsume reads n records of topic from the start.
+func sinkConsume(t *testing.T, ctx context.Context, cluster *kfake.Cluster, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var out []*kgo.Record
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d records of %s, want %d", len(out), topic, n)
+		}
+		if errs := fs.Errors(); len(errs) > 0 {
+			t.Fatalf("fetch: %v", errs)
+		}
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
+func TestKafkaSink(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cluster, cl := sinkKafka(t, nil, "orders.dlq")
+
+	ev := sinkEvent("orders")
+	h, seen := sinkFailOn(batch.Permanent(errors.New("schema mismatch")), "0@1", "0@3", "1@1")
+	var emf bytes.Buffer
+	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(&emf), batch.WithSink(batch.NewKafkaSink(cl, "orders.dlq"), batch.SinkPermanent))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %+v, want none", resp.BatchItemFailures)
+	}
+	if n := len(seen()); n != 7 {
+		t.Errorf("handler called %d times, want 7 (every record once)", n)
+	}
+	if n := sinkMetric(t, &emf, "SentToSink"); n != 3 {
+		t.Errorf("SentToSink = %v, want 3", n)
+	}
+
+	recs := sinkConsume(t, ctx, cluster, "orders.dlq", 3)
+	got := map[string]bool{}
+	for _, rec := range recs {
+		env, err := batch.ReadEnvelope(rec.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprintf("%d@%d", env.Partition, env.Offset)
+		got[id] = true
+		want := sinkRecord(t, ev, env.Partition, env.Offset)
+		sinkSameRecord(t, env.Record(), want)
+		if env.Error != "schema mismatch" || !env.Permanent || env.Attempts != 1 {
+			t.Errorf("%s: error %q permanent %v attempts %d", id, env.Error, env.Permanent, env.Attempts)
+		}
+		if !bytes.Equal(rec.Key, want.Key) {
+			t.Errorf("%s: key %q, want the original %q", id, rec.Key, want.Key)
+		}
+		// The original headers, in order, then ours.
+		wantHeaders := []kgo.RecordHeader{}
+		for _, h := range want.Headers {
+			wantHeaders = append(wantHeaders, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+		}
+		wantHeaders = append(wantHeaders,
+			kgo.RecordHeader{Key: batch.HeaderError, Value: []byte("schema mismatch")},
+			kgo.RecordHeader{Key: batch.HeaderSourceTopic, Value: []byte("orders")},
+			kgo.RecordHeader{Key: batch.HeaderSourcePartition, Value: []byte(strconv.Itoa(int(want.Partition)))},
+			kgo.RecordHeader{Key: batch.HeaderSourceOffset, Value: []byte(strconv.FormatInt(want.Offset, 10))})
+		if len(rec.Headers) != len(wantHeaders) {
+			t.Fatalf("%s: headers %v\nwant %v", id, rec.Headers, wantHeaders)
+		}
+		for i, w := range wantHeaders {
+			if g := rec.Headers[i]; g.Key != w.Key || !bytes.Equal(g.Value, w.Value) {
+				t.Errorf("%s: header %d %q=%q, want %q=%q", id, i, g.Key, g.Value, w.Key, w.Value)
+			}
+		}
+	}
+	if !got["0@1"] || !got["0@3"] || !got["1@1"] {
+		t.Errorf("the topic has %v, want 0@1, 0@3 and 1@1", got)
+	}
+}
+
+func TestKafkaSinkSQSMessage(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cluster, cl := sinkKafka(t, nil, "jobs.dlq")
+	m := events.SQSMessage{MessageId: "m-1", Body: "job", Attributes: map[string]string{"MessageGroupId": "tenant-7"},
+		EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:jobs.fifo"}
+	ev := &events.SQSEvent{Records: []events.SQSMessage{m}}
+	resp, err := batch.ProcessSQS(ctx, ev, func(context.Context, *events.SQSMessage) error { return batch.Permanent(errors.New("nope")) },
+		append(sinkQuiet(nil), batch.WithSink(batch.NewKafkaSink(cl, "jobs.dlq"), batch.SinkPermanent))...)
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("response %+v, %v", resp, err)
+	}
+	rec := sinkConsume(t, ctx, cluster, "jobs.dlq", 1)[0]
+	env, err := batch.ReadEnvelope(rec.Value)
+	if err != nil || env.Message == nil || env.Message.Body != "job" {
+		t.Fatalf("envelope %+v, %v", env, err)
+	}
+	if string(rec.Key) != "tenant-7" {
+		t.Errorf("key %q, want the message group", rec.Key)
+	}
+	want := map[string]string{batch.HeaderError: "nope", batch.HeaderSourceQueue: m.EventSourceARN, batch.HeaderSourceMessageID: "m-1"}
+	if len(rec.Headers) != len(want) {
+		t.Errorf("headers %v", rec.Headers)
+	}
+	for _, h := range rec.Headers {
+		if want[h.Key] != string(h.Value) {
+			t.Errorf("header %s = %q, want %q", h.Key, h.Value, want[h.Key])
+		}
+	}
+}
+
+// A produce that fails (here: the dead letter topic does not exist) reports the record.
+func TestKafkaSinkFailureReportsRecord(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, cl := sinkKafka(t, []kgo.Opt{kgo.UnknownTopicRetries(1), kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond })}, "other")
+
+	ev := sinkEvent("orders")
+	h, _ := sinkFailOn(batch.Permanent(errors.New("bad")), "1@1")
+	sink := batch.NewKafkaSink(cl, "missing.dlq")
+	start := time.Now()
+	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(nil), batch.WithSink(sink, batch.SinkPermanent))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(resp)
+	want := `{"batchItemFailures":[{"itemIdentifier":{"partition":"orders-1","offset":1}},{"itemIdentifier":{"partition":"orders-1","offset":10}}]}`
+	if string(out) != want {
+		t.Errorf("response %s\nwant %s", out, want)
+	}
+	t.Logf("failed produce reported after %v", time.Since(start).Round(time.Millisecond))
+	err = sink.Send(ctx, &batch.Envelope{Version: batch.EnvelopeVersion, Source: "kafka", Topic: "orders", Partition: 1, Offset: 1})
+	if err == nil || !strings.Contains(err.Error(), "missing.dlq") || !strings.Contains(err.Error(), "orders-1@1") {
+		t.Errorf("Send: %v, want an error naming the topic and the record", err)
+	}
+	t.Log(err)
+}

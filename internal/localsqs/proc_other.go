@@ -1,0 +1,13 @@
+//go:build !unix
+
+package localsqs
+
+import "os/exec"
+
+func setProcAttr(*exec.Cmd) {}
+
+func killTree(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}
