@@ -153,10 +153,28 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 	return f.err
 }
 
-// KafkaHandler returns a function for lambda.Start that processes each batch with
+// KafkaHandler returns the function for lambda.Start that processes each batch with
 // ProcessKafka and h.
-func KafkaHandler(h KafkaRecordHandler, opts ...Option) func(ctx context.Context, ev *kafkaevent.Event) (KafkaResponse, error) {
+func KafkaHandler(h KafkaRecordHandler, opts ...Option) KafkaFunc {
 	return func(ctx context.Context, ev *kafkaevent.Event) (KafkaResponse, error) {
 		return ProcessKafka(ctx, ev, h, opts...)
 	}
+}
+
+// KafkaFunc is a Lambda handler for Kafka batches. It also implements lambda.Handler, which
+// lambda.Start prefers: the payload bytes then go straight to kafkaevent.Parse, without the
+// pass encoding/json would make over the whole batch first.
+type KafkaFunc func(ctx context.Context, ev *kafkaevent.Event) (KafkaResponse, error)
+
+// Invoke implements lambda.Handler.
+func (f KafkaFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	ev, err := kafkaevent.Parse(payload)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := f(ctx, ev)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(resp)
 }

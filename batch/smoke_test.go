@@ -38,3 +38,28 @@ func TestProcessKafkaStopsPartitionAtFailure(t *testing.T) {
 		t.Errorf("full success = %s", out)
 	}
 }
+
+// KafkaHandler's result is a lambda.Handler: the raw payload in, the response JSON out.
+func TestKafkaFuncInvoke(t *testing.T) {
+	ev := kafkaevent.NewBuilder().Add("orders", 0, []byte("a")).Add("orders", 0, []byte("b")).Event()
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := batch.KafkaHandler(func(ctx context.Context, r *kafkaevent.Record) error {
+		if string(r.Value) == "b" {
+			return batch.Permanent(errors.New("no"))
+		}
+		return nil
+	}, batch.WithMetrics(nil, ""), batch.WithLogger(nil))
+	out, err := h.Invoke(context.Background(), payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"batchItemFailures":[{"itemIdentifier":{"partition":"orders-0","offset":1}}]}`; string(out) != want {
+		t.Errorf("Invoke = %s, want %s", out, want)
+	}
+	if _, err := h.Invoke(context.Background(), []byte(`{"eventSource":"aws:kafka"}`)); err == nil {
+		t.Error("a malformed payload gave no error")
+	}
+}
