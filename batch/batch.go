@@ -30,6 +30,7 @@ type config struct {
 	sink           Sink
 	sinkPolicy     SinkPolicy
 	st             *stats
+	outer          context.Context // the invocation's context, with the function's deadline
 	tracing        bool
 	metricsOut     io.Writer
 	namespace      string
@@ -196,6 +197,24 @@ func (c *config) toSink(f *failure) bool {
 	}
 	return f.permanent || c.sinkPolicy == SinkExhausted
 }
+
+// leaseCtx is the context for idempotency.Do: the handler's values (trace) with the
+// invocation's deadline, so that the in-progress lease outlasts the handler's context.
+func (c *config) leaseCtx(ctx context.Context) context.Context {
+	if c.outer == nil {
+		return ctx
+	}
+	return leaseContext{Context: c.outer, values: ctx}
+}
+
+// leaseContext takes its deadline and cancellation from the invocation and its values from
+// the handler's context.
+type leaseContext struct {
+	context.Context
+	values context.Context
+}
+
+func (l leaseContext) Value(key any) any { return l.values.Value(key) }
 
 // stopAt is when processing stops: the context's deadline less the margin, or zero.
 func (c *config) stopAt(ctx context.Context) time.Time {

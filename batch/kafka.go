@@ -61,6 +61,7 @@ func (r KafkaResponse) MarshalJSON() ([]byte, error) {
 // The error is nil unless WithErrorWhenAllFail is set and every record failed.
 func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandler, opts ...Option) (KafkaResponse, error) {
 	cfg := newConfig(opts)
+	cfg.outer = ctx
 	stop := cfg.stopAt(ctx)
 	hctx := ctx
 	if !stop.IsZero() {
@@ -134,8 +135,10 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 		if c.store != nil {
 			inner := run
 			run = func(ctx context.Context) error {
-				_, err := idempotency.Do(ctx, c.store, idempotency.KafkaKey(r), nil,
-					func(ctx context.Context) (struct{}, error) { return struct{}{}, call(ctx, inner) }, c.idemOpts...)
+				// The lease lasts until the function's own deadline: the handler may run past
+				// its context's end, which comes a margin earlier, and must keep the key.
+				_, err := idempotency.Do(c.leaseCtx(ctx), c.store, idempotency.KafkaKey(r), nil,
+					func(context.Context) (struct{}, error) { return struct{}{}, call(ctx, inner) }, c.idemOpts...)
 				return err
 			}
 		}

@@ -25,6 +25,7 @@ type SQSRecordHandler func(ctx context.Context, m *events.SQSMessage) error
 // go on. Retries, deadline, filter and idempotency work as in ProcessKafka.
 func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, opts ...Option) (events.SQSEventResponse, error) {
 	cfg := newConfig(opts)
+	cfg.outer = ctx
 	stop := cfg.stopAt(ctx)
 	hctx := ctx
 	if !stop.IsZero() {
@@ -96,8 +97,9 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 	if c.store != nil {
 		inner := run
 		run = func(ctx context.Context) error {
-			_, err := idempotency.Do(ctx, c.store, idempotency.SQSKey(m), nil,
-				func(ctx context.Context) (struct{}, error) { return struct{}{}, call(ctx, inner) }, c.idemOpts...)
+			// The lease lasts until the function's own deadline (see record).
+			_, err := idempotency.Do(c.leaseCtx(ctx), c.store, idempotency.SQSKey(m), nil,
+				func(context.Context) (struct{}, error) { return struct{}{}, call(ctx, inner) }, c.idemOpts...)
 			return err
 		}
 	}
