@@ -190,6 +190,35 @@ func (c *config) attempt(ctx context.Context, deadline time.Time, h func(context
 	}
 }
 
+// handle runs a record's handler, through idempotency.Do under key when there is a store,
+// with the retries; it returns nil when the record is done.
+func (c *config) handle(ctx context.Context, stop time.Time, key string, run func(context.Context) error, l *local) *failure {
+	if c.store != nil {
+		inner := run
+		run = func(ctx context.Context) error {
+			// The lease lasts until the function's own deadline: the handler may run past its
+			// context's end, which comes a margin earlier, and must keep the key meanwhile.
+			_, err := idempotency.Do(c.leaseCtx(ctx), c.store, key, nil,
+				func(context.Context) (struct{}, error) { return struct{}{}, call(ctx, inner) }, c.idemOpts...)
+			return err
+		}
+	}
+	f := c.attempt(ctx, stop, run)
+	if f == nil {
+		l.processed++
+	}
+	return f
+}
+
+// send hands a failed record to the sink and reports whether the sink took it.
+func (c *config) send(ctx context.Context, e *Envelope, l *local) bool {
+	if c.sink.Send(ctx, e) != nil {
+		return false
+	}
+	l.sunk++
+	return true
+}
+
 // toSink reports whether a failure goes to the sink under the policy.
 func (c *config) toSink(f *failure) bool {
 	if c.sink == nil || errors.Is(f.err, idempotency.ErrInProgress) || errors.Is(f.err, ErrDeadline) {

@@ -131,27 +131,16 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 			l.filtered++
 			return nil
 		}
-		run := func(ctx context.Context) error { return h(ctx, r) }
+		key := ""
 		if c.store != nil {
-			inner := run
-			run = func(ctx context.Context) error {
-				// The lease lasts until the function's own deadline: the handler may run past
-				// its context's end, which comes a margin earlier, and must keep the key.
-				_, err := idempotency.Do(c.leaseCtx(ctx), c.store, idempotency.KafkaKey(r), nil,
-					func(context.Context) (struct{}, error) { return struct{}{}, call(ctx, inner) }, c.idemOpts...)
-				return err
-			}
+			key = idempotency.KafkaKey(r)
 		}
-		if f = c.attempt(ctx, stop, run); f == nil {
-			l.processed++
+		if f = c.handle(ctx, stop, key, func(ctx context.Context) error { return h(ctx, r) }, l); f == nil {
 			return nil
 		}
 	}
-	if c.toSink(f) {
-		if err := c.sink.Send(ctx, kafkaEnvelope(r, f)); err == nil {
-			l.sunk++
-			return nil
-		}
+	if c.toSink(f) && c.send(ctx, kafkaEnvelope(r, f), l) {
+		return nil
 	}
 	return f.err
 }

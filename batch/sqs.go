@@ -93,26 +93,12 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 		l.filtered++
 		return nil
 	}
-	run := func(ctx context.Context) error { return h(ctx, m) }
-	if c.store != nil {
-		inner := run
-		run = func(ctx context.Context) error {
-			// The lease lasts until the function's own deadline (see record).
-			_, err := idempotency.Do(c.leaseCtx(ctx), c.store, idempotency.SQSKey(m), nil,
-				func(context.Context) (struct{}, error) { return struct{}{}, call(ctx, inner) }, c.idemOpts...)
-			return err
-		}
-	}
-	f := c.attempt(ctx, stop, run)
+	f := c.handle(ctx, stop, idempotency.SQSKey(m), func(ctx context.Context) error { return h(ctx, m) }, l)
 	if f == nil {
-		l.processed++
 		return nil
 	}
-	if c.toSink(f) {
-		if err := c.sink.Send(ctx, sqsEnvelope(m, f)); err == nil {
-			l.sunk++
-			return nil
-		}
+	if c.toSink(f) && c.send(ctx, sqsEnvelope(m, f), l) {
+		return nil
 	}
 	return f.err
 }
