@@ -49,8 +49,8 @@ type Envelope struct {
 	Offset        int64            `json:"offset"`
 	Timestamp     *time.Time       `json:"timestamp,omitempty"`
 	TimestampType string           `json:"timestampType,omitempty"`
-	Key           []byte           `json:"key"`             // base64 in JSON; null when absent
-	Value         []byte           `json:"value,omitempty"` // base64 in JSON; absent for a tombstone
+	Key           []byte           `json:"key"`   // base64 in JSON; null when absent
+	Value         []byte           `json:"value"` // base64 in JSON; null for a tombstone
 	Tombstone     bool             `json:"tombstone,omitempty"`
 	Headers       []EnvelopeHeader `json:"headers,omitempty"`
 	// SQS messages.
