@@ -201,10 +201,13 @@ func bestOf(n int, fn func()) time.Duration {
 }
 
 // TestParallelSpeedup checks that the default concurrency pays off on the workload of the
-// parallelism benchmarks: at least 6 times faster than one at a time, best of 3 runs each
-// (the ideal is 8 times for Kafka's 8 partitions and 10 times for SQS's concurrency of 10).
+// parallelism benchmarks (the ideal is 8 times for Kafka's 8 partitions and 10 times for SQS's
+// concurrency of 10; BenchmarkProcessKafkaParallel measures 7.7x and 9.5x, README). The bar
+// here is lower, 5x, best of 5 runs, because CI machines are shared and a test that fails on
+// a busy minute is worse than none: it still fails at once if processing turns sequential
+// (1x) or half-parallel (2x to 4x).
 func TestParallelSpeedup(t *testing.T) {
-	const runs, want = 3, 6.0
+	const runs, want = 5, 5.0
 	for _, c := range []struct {
 		name string
 		run  func(testing.TB, ...batch.Option)

@@ -138,11 +138,14 @@ func (c *harnessConfig) defaults() {
 	if c.maxRounds == 0 {
 		c.maxRounds = 300
 	}
+	// Generous times: the in-flight records still finish after deadline-margin (their
+	// idempotency record is saved in dynalite, another process), and CI machines are loaded,
+	// so the margin leaves room for that on a busy machine.
 	if c.timeout == 0 {
-		c.timeout = 700 * time.Millisecond
+		c.timeout = 1500 * time.Millisecond
 	}
 	if c.margin == 0 {
-		c.margin = 300 * time.Millisecond
+		c.margin = 700 * time.Millisecond
 	}
 	if c.attempts == 0 {
 		c.attempts = 3

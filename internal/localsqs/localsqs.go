@@ -3,7 +3,7 @@
 // Each [Start] runs its own local-aws-sqs process (queues in memory) on its own loopback port,
 // so parallel tests and several test binaries running at once (go test ./...) never share
 // queues. local-aws-sqs has no command line of its own; the process is started directly with
-// [exec.Command] as
+// [os/exec.Command] as
 //
 //	node <repo>/internal/localsqs/server.cjs --host 127.0.0.1 --port 0 --exit-on-stdin-close
 //
@@ -24,26 +24,20 @@
 package localsqs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/kafkalambda/toolkit/internal/localaws"
 )
 
 // StartTimeout bounds how long [Start] waits for local-aws-sqs to answer ListQueues.
@@ -55,21 +49,13 @@ const Region = "us-east-1"
 // AccountID is the account in the server's queue URLs and ARNs.
 const AccountID = "123456789012"
 
-// installHint is appended to every error about a missing or broken installation.
-const installHint = "run `make node_modules` (npm ci --no-audit --no-fund) at the repository root; `make test` does it for you"
-
 // readyPrefix starts the line server.cjs prints once it is listening.
 const readyPrefix = "local-aws-sqs listening at: "
 
 // Server is one running local-aws-sqs process. Its methods are safe for concurrent use.
 type Server struct {
 	endpoint string
-	cmd      *exec.Cmd
-	stdin    io.WriteCloser // closing it makes the server exit
-	out      *logBuffer
-	exited   chan struct{} // closed once cmd.Wait has returned
-	waitErr  error         // cmd.Wait's result, set before exited is closed
-	stopOnce sync.Once
+	proc     *localaws.Process
 }
 
 // Start starts a local-aws-sqs server for t and registers a cleanup that stops it. It fails t
@@ -77,12 +63,7 @@ type Server struct {
 // [StartTimeout].
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s, err := StartServer()
-	if err != nil {
-		t.Fatalf("localsqs: %v", err)
-	}
-	t.Cleanup(s.Stop)
-	return s
+	return localaws.StartT(t, "localsqs", StartServer)
 }
 
 // StartServer starts a local-aws-sqs server without a testing.TB, for TestMain. The caller
@@ -99,7 +80,7 @@ func StartServer() (*Server, error) {
 func (s *Server) Endpoint() string { return s.endpoint }
 
 // Output returns what the server has printed so far (stdout and stderr), for diagnostics.
-func (s *Server) Output() string { return s.out.String() }
+func (s *Server) Output() string { return s.proc.Output() }
 
 // QueueURL returns the URL the server gives the queue called name (which need not exist).
 func (s *Server) QueueURL(name string) string {
@@ -111,50 +92,20 @@ func (s *Server) QueueURL(name string) string {
 // to tests (3 attempts, backoff at most 100 ms, no retry quota, so a stopped server fails
 // within a fraction of a second). optFns run last and may override any of these.
 func (s *Server) Client(optFns ...func(*sqs.Options)) *sqs.Client {
-	// A plain aws.Config rather than config.LoadDefaultConfig: tests must not depend on the
-	// environment (AWS_PROFILE, AWS_ENDPOINT_URL_SQS, ~/.aws/config).
-	cfg := aws.Config{
-		Region:      Region,
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
-		HTTPClient:  &http.Client{Timeout: 10 * time.Second},
-	}
 	opts := append([]func(*sqs.Options){func(o *sqs.Options) {
 		o.BaseEndpoint = aws.String(s.endpoint)
-		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
-			so.MaxAttempts = 3
-			so.MaxBackoff = 100 * time.Millisecond
-			so.RateLimiter = ratelimit.None
-		})
+		o.Retryer = localaws.Retryer()
 	}}, optFns...)
-	return sqs.NewFromConfig(cfg, opts...)
+	return sqs.NewFromConfig(localaws.Config(Region), opts...)
 }
 
 // Stop kills the server (and its process group) and waits for it to exit. Later calls on its
 // clients fail with a connection error, which is how tests simulate an unreachable queue. Stop
 // may be called more than once; the cleanup registered by [Start] calls it too.
-func (s *Server) Stop() {
-	s.stopOnce.Do(func() {
-		if !s.Exited() { // once reaped, its pid may belong to someone else
-			killTree(s.cmd)
-		}
-		_ = s.stdin.Close()
-		select {
-		case <-s.exited:
-		case <-time.After(10 * time.Second):
-			// Not expected after SIGKILL; do not hang the test binary over it.
-		}
-	})
-}
+func (s *Server) Stop() { s.proc.Stop() }
 
 // Exited reports whether the server process has exited (after [Server.Stop] or on its own).
-func (s *Server) Exited() bool {
-	select {
-	case <-s.exited:
-		return true
-	default:
-		return false
-	}
-}
+func (s *Server) Exited() bool { return s.proc.Exited() }
 
 // QueueClient is what [CreateQueue] needs; *sqs.Client has it.
 type QueueClient interface {
@@ -229,17 +180,9 @@ func Receive(ctx context.Context, client ReceiveClient, queueURL string, max int
 // locate finds node and server.cjs under the repository root, and checks that local-aws-sqs is
 // installed there.
 func locate() (node, script string, err error) {
-	root, err := repoRoot()
+	node, root, _, err := localaws.Locate("local-aws-sqs", "package.json")
 	if err != nil {
 		return "", "", err
-	}
-	node, err = exec.LookPath("node")
-	if err != nil {
-		return "", "", fmt.Errorf("node (Node.js >= 20) not found on PATH: %v; install it, then %s", err, installHint)
-	}
-	pkg := filepath.Join(root, "node_modules", "local-aws-sqs", "package.json")
-	if _, err := os.Stat(pkg); err != nil {
-		return "", "", fmt.Errorf("local-aws-sqs is not installed (%v); %s", err, installHint)
 	}
 	script = filepath.Join(root, "internal", "localsqs", "server.cjs")
 	if _, err := os.Stat(script); err != nil {
@@ -248,146 +191,44 @@ func locate() (node, script string, err error) {
 	return node, script, nil
 }
 
-// repoRoot walks up from the working directory to the nearest directory holding go.mod.
-func repoRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("working directory: %w", err)
-	}
-	for dir := wd; ; {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod in %s or any parent directory", wd)
-		}
-		dir = parent
-	}
-}
-
 // launch starts one server process and waits until it answers ListQueues, or kills it.
 func launch(node, script string, deadline time.Time) (*Server, error) {
-	out := &logBuffer{max: 64 << 10}
-	ready := make(chan string, 1)
-	stdout := &lineWatcher{w: out, prefix: readyPrefix, found: ready}
-
-	cmd := exec.Command(node, script, "--host", "127.0.0.1", "--port", "0", "--exit-on-stdin-close")
-	cmd.Dir = filepath.Dir(script)
-	cmd.Stdout = stdout
-	cmd.Stderr = out
-	cmd.WaitDelay = 2 * time.Second
-	stdin, err := cmd.StdinPipe()
+	proc, err := localaws.Start(localaws.Command{
+		Name:   "local-aws-sqs",
+		Node:   node,
+		Script: script,
+		Args:   []string{"--host", "127.0.0.1", "--port", "0", "--exit-on-stdin-close"},
+		Ready:  func(line string) (string, bool) { return strings.CutPrefix(line, readyPrefix) },
+		Stdin:  true,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("stdin pipe: %w", err)
+		return nil, err
 	}
-	setProcAttr(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s %s: %w", node, script, err)
-	}
-	s := &Server{cmd: cmd, stdin: stdin, out: out, exited: make(chan struct{})}
-	go func() {
-		s.waitErr = cmd.Wait()
-		close(s.exited)
-	}()
+	s := &Server{proc: proc}
 
-	fail := func(format string, args ...any) (*Server, error) {
-		s.Stop()
-		msg := fmt.Sprintf(format, args...)
-		if o := strings.TrimSpace(out.String()); o != "" {
-			msg += "\nlocal-aws-sqs output:\n" + o
-		}
-		return nil, errors.New(msg)
+	url, err := proc.WaitReady(deadline)
+	switch {
+	case errors.Is(err, localaws.ErrExited):
+		return nil, proc.Fail("local-aws-sqs exited before it answered (%v); if the installation is broken, %s", proc.WaitErr(), localaws.InstallHint)
+	case err != nil:
+		return nil, proc.Fail("local-aws-sqs did not print its listening line within %v", StartTimeout)
+	case !strings.HasPrefix(url, "http://127.0.0.1:"):
+		return nil, proc.Fail("local-aws-sqs printed an unexpected address %q", url)
 	}
-
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	select {
-	case url := <-ready:
-		if !strings.HasPrefix(url, "http://127.0.0.1:") {
-			return fail("local-aws-sqs printed an unexpected address %q", url)
-		}
-		s.endpoint = url
-	case <-s.exited:
-		return fail("local-aws-sqs exited before it answered (%v); if the installation is broken, %s", s.waitErr, installHint)
-	case <-timer.C:
-		return fail("local-aws-sqs did not print its listening line within %v", StartTimeout)
-	}
+	s.endpoint = url
 
 	// Listening; check that the API answers.
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
 	client := s.Client(func(o *sqs.Options) { o.Retryer = aws.NopRetryer{} })
-	var lastErr error
-	for {
-		select {
-		case <-s.exited:
-			return fail("local-aws-sqs exited (%v)", s.waitErr)
-		default:
-		}
-		if _, lastErr = client.ListQueues(ctx, &sqs.ListQueuesInput{}); lastErr == nil {
-			return s, nil
-		}
-		select {
-		case <-time.After(20 * time.Millisecond):
-		case <-ctx.Done():
-			return fail("local-aws-sqs at %s did not answer ListQueues within %v: %v", s.endpoint, StartTimeout, lastErr)
-		}
+	err = proc.Poll(deadline, func(ctx context.Context) error {
+		_, err := client.ListQueues(ctx, &sqs.ListQueuesInput{})
+		return err
+	})
+	switch {
+	case err == nil:
+		return s, nil
+	case errors.Is(err, localaws.ErrExited):
+		return nil, proc.Fail("local-aws-sqs exited (%v)", proc.WaitErr())
+	default:
+		return nil, proc.Fail("local-aws-sqs at %s did not answer ListQueues within %v: %v", s.endpoint, StartTimeout, err)
 	}
-}
-
-// logBuffer is a goroutine-safe buffer that keeps the first max bytes written to it.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	max int
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if room := b.max - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lineWatcher passes writes to w and sends on found, once, the rest of the first line that
-// starts with prefix.
-type lineWatcher struct {
-	w      *logBuffer
-	prefix string
-	found  chan<- string // buffered, capacity 1
-	line   []byte        // the current, unfinished line, until found
-	done   bool
-}
-
-// Write is called from one goroutine only (os/exec copies a stream sequentially).
-func (l *lineWatcher) Write(p []byte) (int, error) {
-	l.w.Write(p)
-	if l.done {
-		return len(p), nil
-	}
-	for _, c := range p {
-		if c != '\n' {
-			if len(l.line) < 4096 {
-				l.line = append(l.line, c)
-			}
-			continue
-		}
-		if rest, ok := strings.CutPrefix(strings.TrimRight(string(l.line), "\r"), l.prefix); ok {
-			l.done = true
-			l.line = nil
-			l.found <- rest
-			return len(p), nil
-		}
-		l.line = l.line[:0]
-	}
-	return len(p), nil
 }

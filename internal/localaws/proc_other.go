@@ -1,6 +1,6 @@
 //go:build !unix
 
-package localsqs
+package localaws
 
 import "os/exec"
 
