@@ -6,8 +6,8 @@ import (
 	"math"
 	"strconv"
 	"sync"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/kafkalambda/toolkit/internal/jsonstr"
 )
 
 // The document side of matching: one pass over the JSON text that validates all of it and
@@ -421,77 +421,12 @@ func isHex(c byte) bool {
 // unescaped decodes a string body into a scratch area for a comparison.
 func (s *state) unescaped(raw []byte) []byte {
 	start := len(s.buf)
-	s.buf = appendUnescaped(s.buf, raw)
+	s.buf = jsonstr.AppendUnescaped(s.buf, raw)
 	return s.buf[start:]
 }
 
 // unescapedCopy decodes a string body for a leaf; the bytes stay valid while the state lives.
 func (s *state) unescapedCopy(raw []byte) []byte {
-	b := appendUnescaped(nil, raw)
+	b := jsonstr.AppendUnescaped(nil, raw)
 	return b
-}
-
-// appendUnescaped decodes a validated string body as encoding/json does.
-func appendUnescaped(b, raw []byte) []byte {
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
-			if c < utf8.RuneSelf {
-				b = append(b, c)
-				i++
-				continue
-			}
-			r, size := utf8.DecodeRune(raw[i:])
-			b = utf8.AppendRune(b, r)
-			i += size
-			continue
-		}
-		switch raw[i+1] {
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r := hex4(raw[i+2 : i+6])
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					if r2 := utf16.DecodeRune(r, hex4(raw[i+2:i+6])); r2 != utf8.RuneError {
-						b = utf8.AppendRune(b, r2)
-						i += 6
-						continue
-					}
-				}
-				r = utf8.RuneError
-			}
-			b = utf8.AppendRune(b, r)
-			continue
-		default:
-			b = append(b, raw[i+1])
-		}
-		i += 2
-	}
-	return b
-}
-
-func hex4(s []byte) rune {
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case c <= '9':
-			c -= '0'
-		case c <= 'F':
-			c -= 'A' - 10
-		default:
-			c -= 'a' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
 }

@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/kafkalambda/toolkit/internal/jsonstr"
 )
 
 // maxDepth bounds the nesting of unknown fields that Parse skips, so that hostile input
@@ -1419,73 +1420,8 @@ func isHex(c byte) bool {
 // UTF-8 and lone surrogates become U+FFFD. The result lives in a scratch buffer that the next
 // call reuses.
 func (p *parser) unescape(raw []byte) []byte {
-	b := p.scratch[:0]
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c == '\\' {
-			switch raw[i+1] {
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r := hex4(raw[i+2 : i+6])
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-						if r2 := utf16.DecodeRune(r, hex4(raw[i+2:i+6])); r2 != utf8.RuneError {
-							b = utf8.AppendRune(b, r2)
-							i += 6
-							continue
-						}
-					}
-					r = utf8.RuneError
-				}
-				b = utf8.AppendRune(b, r)
-				continue
-			default: // " \ /
-				b = append(b, raw[i+1])
-			}
-			i += 2
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(raw[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = utf8.AppendRune(b, utf8.RuneError)
-		} else {
-			b = append(b, raw[i:i+size]...)
-		}
-		i += size
-	}
-	p.scratch = b
-	return b
-}
-
-func hex4(s []byte) rune {
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case c <= '9':
-			c -= '0'
-		case c <= 'F':
-			c -= 'A' - 10
-		default:
-			c -= 'a' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
+	p.scratch = jsonstr.AppendUnescaped(p.scratch[:0], raw)
+	return p.scratch
 }
 
 // text returns a string body as a Go string.
