@@ -695,20 +695,17 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 		default:
 			r.TimestampType = p.intern(raw)
 		}
-	case fKey:
+	case fKey, fValue:
+		dst := &r.Key
 		p.field = nameKey
+		if kind == fValue {
+			dst, p.field = &r.Value, nameValue
+		}
 		b, err := p.base64Field(off)
 		if err != nil {
 			return err
 		}
-		r.Key = b
-	case fValue:
-		p.field = nameValue
-		b, err := p.base64Field(off)
-		if err != nil {
-			return err
-		}
-		r.Value = b
+		*dst = b
 	case fHeaders:
 		p.field = nameHeaders
 		hs, err := p.headerList(off)
@@ -716,20 +713,17 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 			return err
 		}
 		r.Headers = hs
-	case fKeySchema:
+	case fKeySchema, fValueSchema:
+		dst := &r.KeySchema
 		p.field = nameKeySchema
+		if kind == fValueSchema {
+			dst, p.field = &r.ValueSchema, nameValueSchema
+		}
 		s, err := p.schema(off)
 		if err != nil {
 			return err
 		}
-		r.KeySchema = s
-	case fValueSchema:
-		p.field = nameValueSchema
-		s, err := p.schema(off)
-		if err != nil {
-			return err
-		}
-		r.ValueSchema = s
+		*dst = s
 	default:
 		p.field, p.unknown = "", name
 		if err := p.skipValue(0); err != nil {
