@@ -14,6 +14,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 // overheadRecords is the size of the overhead benchmark's event: 10,000 records, the most a
@@ -23,7 +24,7 @@ const overheadRecords = 10000
 // overheadEvent is the overhead benchmark's input: 10,000 records over 4 partitions of one
 // topic, each value a small JSON object. It is built once and shared.
 var overheadEvent = sync.OnceValue(func() *kafkaevent.Event {
-	b := kafkaevent.NewBuilder()
+	b := kafkaeventtest.NewBuilder()
 	for i := 0; i < overheadRecords; i++ {
 		b.Add("orders", int32(i%4), fmt.Appendf(nil, `{"orderId":%d}`, i))
 	}
@@ -117,7 +118,7 @@ const (
 )
 
 var ioEvent = sync.OnceValue(func() *kafkaevent.Event {
-	b := kafkaevent.NewBuilder()
+	b := kafkaeventtest.NewBuilder()
 	for i := 0; i < ioPartitions*ioPerPartition; i++ {
 		b.Add("orders", int32(i%ioPartitions), fmt.Appendf(nil, `{"orderId":%d}`, i))
 	}

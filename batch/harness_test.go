@@ -40,6 +40,7 @@ import (
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 var harnessSeeds = flag.Int("harness.seeds", 2, "scenarios (seeds 1..n) the replay harness plays per source")
@@ -577,7 +578,7 @@ func replayKafka(t testing.TB, cfg harnessConfig, streams []*kafkaStream, all []
 
 		// The batch: some of the partitions with records left, up to maxBatch records each
 		// from the committed position, with their real offsets.
-		b := kafkaevent.NewBuilder()
+		b := kafkaeventtest.NewBuilder()
 		batchOf := map[string][]*item{}
 		var delivered []*item
 		for i, s := range open {
@@ -586,7 +587,7 @@ func replayKafka(t testing.TB, cfg harnessConfig, streams []*kafkaStream, all []
 			}
 			end := min(len(s.items), s.pos+1+rng.IntN(cfg.maxBatch))
 			for _, it := range s.items[s.pos:end] {
-				b.Add(s.topic, s.n, it.value(), kafkaevent.Offset(it.offset), kafkaevent.Key([]byte(it.id)))
+				b.Add(s.topic, s.n, it.value(), kafkaeventtest.Offset(it.offset), kafkaeventtest.Key([]byte(it.id)))
 				batchOf[s.id()] = append(batchOf[s.id()], it)
 				delivered = append(delivered, it)
 			}

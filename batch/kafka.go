@@ -123,14 +123,19 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 	}
 	l.seen(r.Timestamp)
 	var f *failure
-	if r.Err != nil {
-		now := c.now()
-		f = &failure{err: r.Err, permanent: true, attempts: 0, first: now, last: now}
-	} else {
-		if c.criteria != nil && !c.criteria.MatchKafka(r) {
+	err := r.Err
+	if err == nil && c.criteria != nil {
+		var pass bool
+		// A record the filter cannot decide on is a failed record, never a filtered one.
+		if pass, err = c.criteria.MatchKafka(r); err == nil && !pass {
 			l.filtered++
 			return nil
 		}
+	}
+	if err != nil {
+		now := c.now()
+		f = &failure{err: err, permanent: true, attempts: 0, first: now, last: now}
+	} else {
 		key := ""
 		if c.store != nil {
 			key = idempotency.KafkaKey(r)

@@ -20,6 +20,7 @@ import (
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/internal/localddb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 // silent turns off the per-batch metrics line and summary log, so that test output shows
@@ -34,11 +35,11 @@ var errTransient = errors.New("transient failure")
 // kafkaParts builds an event of n records in each of the partitions of topic, offsets
 // first, first+1, ...; values "<topic>-<partition>@<offset>".
 func kafkaParts(topic string, parts []int32, n int, first int64) *kafkaevent.Event {
-	b := kafkaevent.NewBuilder()
+	b := kafkaeventtest.NewBuilder()
 	for _, p := range parts {
 		for i := 0; i < n; i++ {
 			off := first + int64(i)
-			b.Add(topic, p, fmt.Appendf(nil, "%s-%d@%d", topic, p, off), kafkaevent.Offset(off))
+			b.Add(topic, p, fmt.Appendf(nil, "%s-%d@%d", topic, p, off), kafkaeventtest.Offset(off))
 		}
 	}
 	return b.Event()
@@ -220,7 +221,7 @@ func TestKafkaConcurrencyBound(t *testing.T) {
 // gaps and topic names with dashes included.
 func TestKafkaOrderWithinPartition(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	b := kafkaevent.NewBuilder()
+	b := kafkaeventtest.NewBuilder()
 	want := map[string][]int64{}
 	type tp struct {
 		topic string
@@ -229,7 +230,7 @@ func TestKafkaOrderWithinPartition(t *testing.T) {
 	for _, p := range []tp{{"order-events", 0}, {"order-events", 10}, {"audit", 3}, {"a-1", 1}} {
 		off := rng.Int64N(1000)
 		for i := 0; i < 40; i++ {
-			b.Add(p.topic, p.n, []byte("v"), kafkaevent.Offset(off))
+			b.Add(p.topic, p.n, []byte("v"), kafkaeventtest.Offset(off))
 			id := fmt.Sprintf("%s-%d", p.topic, p.n)
 			want[id] = append(want[id], off)
 			off += 1 + rng.Int64N(3)
@@ -365,7 +366,7 @@ func TestKafkaFailureStopsPartition(t *testing.T) {
 // WithErrorWhenAllFail, for empty events too.
 func TestKafkaFullSuccess(t *testing.T) {
 	ok := func(context.Context, *kafkaevent.Record) error { return nil }
-	for _, ev := range []*kafkaevent.Event{kafkaParts("orders", []int32{0, 1}, 3, 0), kafkaevent.NewBuilder().Event()} {
+	for _, ev := range []*kafkaevent.Event{kafkaParts("orders", []int32{0, 1}, 3, 0), kafkaeventtest.NewBuilder().Event()} {
 		for _, opts := range [][]batch.Option{silent(), silent(batch.WithErrorWhenAllFail())} {
 			resp, err := batch.ProcessKafka(context.Background(), ev, ok, opts...)
 			if err != nil {
@@ -822,7 +823,7 @@ func TestKafkaFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := kafkaevent.NewBuilder()
+	b := kafkaeventtest.NewBuilder()
 	keep := map[string]bool{}
 	for p := int32(0); p < 2; p++ {
 		for i := int64(0); i < 6; i++ {
@@ -840,7 +841,7 @@ func TestKafkaFilter(t *testing.T) {
 					v = []byte("plain text")
 				}
 			}
-			b.Add("orders", p, v, kafkaevent.Offset(i))
+			b.Add("orders", p, v, kafkaeventtest.Offset(i))
 		}
 	}
 	ev := b.Event()

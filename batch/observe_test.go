@@ -15,11 +15,12 @@ import (
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 func observedEvent() *kafkaevent.Event {
 	t0 := time.Now().Add(-time.Minute)
-	b := kafkaevent.NewBuilder(kafkaevent.WithStartTime(t0))
+	b := kafkaeventtest.NewBuilder(kafkaeventtest.WithStartTime(t0))
 	for i := 0; i < 3; i++ {
 		b.Add("orders", 0, []byte("v"))
 		b.Add("orders", 1, []byte("v"))

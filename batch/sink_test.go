@@ -28,23 +28,24 @@ import (
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/internal/localsqs"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 // sinkEvent is two partitions of "orders" with keys, binary values, headers (repeated names,
 // a null value, non-UTF-8 bytes) and a tombstone.
 func sinkEvent(topic string) *kafkaevent.Event {
-	b := kafkaevent.NewBuilder()
+	b := kafkaeventtest.NewBuilder()
 	for i := range 4 {
 		b.Add(topic, 0, []byte{'v', byte(i), 0x00, 0xff, '"'},
-			kafkaevent.Key([]byte("key-"+strconv.Itoa(i))),
-			kafkaevent.AddHeader("traceparent", []byte("00-abc-"+strconv.Itoa(i))),
-			kafkaevent.AddHeader("dup", []byte{0xfe, 0x01}),
-			kafkaevent.AddHeader("dup", nil),
-			kafkaevent.AddHeader("empty", []byte{}))
+			kafkaeventtest.Key([]byte("key-"+strconv.Itoa(i))),
+			kafkaeventtest.AddHeader("traceparent", []byte("00-abc-"+strconv.Itoa(i))),
+			kafkaeventtest.AddHeader("dup", []byte{0xfe, 0x01}),
+			kafkaeventtest.AddHeader("dup", nil),
+			kafkaeventtest.AddHeader("empty", []byte{}))
 	}
-	b.Add(topic, 1, []byte("p1-0"), kafkaevent.Key([]byte("k")))
-	b.Add(topic, 1, nil, kafkaevent.Key([]byte("gone"))) // a tombstone
-	b.Add(topic, 1, []byte("p1-2"), kafkaevent.Offset(10))
+	b.Add(topic, 1, []byte("p1-0"), kafkaeventtest.Key([]byte("k")))
+	b.Add(topic, 1, nil, kafkaeventtest.Key([]byte("gone"))) // a tombstone
+	b.Add(topic, 1, []byte("p1-2"), kafkaeventtest.Offset(10))
 	return b.Event()
 }
 
@@ -98,7 +99,7 @@ func sinkFailOn(err error, fail ...string) (batch.KafkaRecordHandler, func() []s
 func sinkSameRecord(t *testing.T, got, want *kafkaevent.Record) {
 	t.Helper()
 	if got.Topic != want.Topic || got.Partition != want.Partition || got.Offset != want.Offset {
-		t.Errorf("record %s@%d, want %s@%d", got.ID(), got.Offset, want.ID(), want.Offset)
+		t.Errorf("record %s@%d, want %s@%d", got.PartitionID(), got.Offset, want.PartitionID(), want.Offset)
 	}
 	if !got.Timestamp.Equal(want.Timestamp) || got.TimestampType != want.TimestampType {
 		t.Errorf("timestamp %v %s, want %v %s", got.Timestamp, got.TimestampType, want.Timestamp, want.TimestampType)

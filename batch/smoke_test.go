@@ -8,10 +8,11 @@ import (
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 func TestProcessKafkaStopsPartitionAtFailure(t *testing.T) {
-	b := kafkaevent.NewBuilder()
+	b := kafkaeventtest.NewBuilder()
 	for i := 0; i < 5; i++ {
 		b.Add("orders", 0, []byte{byte('a' + i)})
 		b.Add("orders", 1, []byte{byte('a' + i)})
@@ -41,7 +42,7 @@ func TestProcessKafkaStopsPartitionAtFailure(t *testing.T) {
 
 // KafkaHandler's result is a lambda.Handler: the raw payload in, the response JSON out.
 func TestKafkaFuncInvoke(t *testing.T) {
-	ev := kafkaevent.NewBuilder().Add("orders", 0, []byte("a")).Add("orders", 0, []byte("b")).Event()
+	ev := kafkaeventtest.NewBuilder().Add("orders", 0, []byte("a")).Add("orders", 0, []byte("b")).Event()
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		t.Fatal(err)

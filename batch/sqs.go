@@ -89,11 +89,22 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 	if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil {
 		l.seen(time.UnixMilli(ms))
 	}
-	if c.criteria != nil && !c.criteria.MatchSQS(m) {
-		l.filtered++
-		return nil
+	var f *failure
+	if c.criteria != nil {
+		// A message the filter cannot decide on is a failed message, never a filtered one.
+		pass, err := c.criteria.MatchSQS(m)
+		if err == nil && !pass {
+			l.filtered++
+			return nil
+		}
+		if err != nil {
+			now := c.now()
+			f = &failure{err: err, permanent: true, first: now, last: now}
+		}
 	}
-	f := c.handle(ctx, stop, idempotency.SQSKey(m), func(ctx context.Context) error { return h(ctx, m) }, l)
+	if f == nil {
+		f = c.handle(ctx, stop, idempotency.SQSKey(m), func(ctx context.Context) error { return h(ctx, m) }, l)
+	}
 	if f == nil {
 		return nil
 	}

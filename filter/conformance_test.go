@@ -19,6 +19,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 // Documentation pages cited by the cases.
@@ -895,11 +896,11 @@ func kafkaRecord(c kafkaCase) *kafkaevent.Record {
 	if topic == "" {
 		topic = "orders"
 	}
-	var opts []kafkaevent.RecordOption
+	var opts []kafkaeventtest.RecordOption
 	if c.key != nil {
-		opts = append(opts, kafkaevent.Key(c.key))
+		opts = append(opts, kafkaeventtest.Key(c.key))
 	}
-	e := kafkaevent.NewBuilder().Add(topic, 0, c.value, opts...).Event()
+	e := kafkaeventtest.NewBuilder().Add(topic, 0, c.value, opts...).Event()
 	return &e.Partitions[0].Records[0]
 }
 
@@ -1139,9 +1140,9 @@ func TestConformanceKafka(t *testing.T) {
 				t.Fatalf("NewCriteria(%q): %v", c.patterns, err)
 			}
 			r := kafkaRecord(c)
-			if got := crit.MatchKafka(r); got != c.want {
-				t.Errorf("patterns %s\nvalue   %q (key %q)\ngot match=%v, want %v\nrule: %s (%s)",
-					c.patterns, c.value, c.key, got, c.want, c.reason, c.source)
+			if got, err := crit.MatchKafka(r); got != c.want || err != nil {
+				t.Errorf("patterns %s\nvalue   %q (key %q)\ngot match=%v (err %v), want %v\nrule: %s (%s)",
+					c.patterns, c.value, c.key, got, err, c.want, c.reason, c.source)
 			}
 		})
 	}
@@ -1162,9 +1163,9 @@ func TestConformanceSQS(t *testing.T) {
 				EventSource:       "aws:sqs",
 				AWSRegion:         "us-east-1",
 			}
-			if got := crit.MatchSQS(m); got != c.want {
-				t.Errorf("patterns %s\nbody    %q\ngot match=%v, want %v\nrule: %s (%s)",
-					c.patterns, c.body, got, c.want, c.reason, c.source)
+			if got, err := crit.MatchSQS(m); got != c.want || err != nil {
+				t.Errorf("patterns %s\nbody    %q\ngot match=%v (err %v), want %v\nrule: %s (%s)",
+					c.patterns, c.body, got, err, c.want, c.reason, c.source)
 			}
 		})
 	}

@@ -159,7 +159,11 @@ func (c *Criteria) Which(doc []byte, dst []int) ([]int, error) {
 // lists values for value itself does not match a JSON object. A value that is not UTF-8, or a
 // tombstone, leaves the field absent. Any other field a pattern names (key, topic, headers) is
 // absent too, since Lambda does not filter on them.
-func (c *Criteria) MatchKafka(r *kafkaevent.Record) bool {
+//
+// The error is ErrTooComplex when the answer is not known (a value with so many array
+// elements that matching would not end in reasonable time); the bool is then false and means
+// nothing: callers must not treat the record as filtered out.
+func (c *Criteria) MatchKafka(r *kafkaevent.Record) (bool, error) {
 	return c.shaped("value", r.Value, r.Value == nil, nil)
 }
 
@@ -168,12 +172,14 @@ func (c *Criteria) MatchKafka(r *kafkaevent.Record) bool {
 // object, a plain string otherwise. Lambda checks the format first: a plain body with a
 // pattern that names fields inside body, or a JSON body with a pattern that lists values for
 // body itself, is dropped.
-func (c *Criteria) MatchSQS(m *events.SQSMessage) bool {
+//
+// The error is ErrTooComplex when the answer is not known, as for MatchKafka.
+func (c *Criteria) MatchSQS(m *events.SQSMessage) (bool, error) {
 	return c.shaped("body", []byte(m.Body), false, nil)
 }
 
 // shaped matches the one field Lambda filters on. With v set, it also explains.
-func (c *Criteria) shaped(key string, value []byte, absent bool, v *Verdict) bool {
+func (c *Criteria) shaped(key string, value []byte, absent bool, v *Verdict) (bool, error) {
 	s := getState(len(c.paths), c.cfg.legacyNumbers)
 	defer putState(s)
 	ds := c.shape(s, key, value, absent)
@@ -182,13 +188,16 @@ func (c *Criteria) shaped(key string, value []byte, absent bool, v *Verdict) boo
 			if v != nil {
 				v.Match, v.Filter = true, i
 			}
-			return true
+			return true, nil
 		}
 		if v != nil {
 			v.Misses = append(v.Misses, p.explain(s, c.pathMaps[i], ds, key, i))
 		}
 	}
-	return false
+	if s.exceeded {
+		return false, ErrTooComplex
+	}
+	return false, nil
 }
 
 // shape flattens the shaped document {key: value} into s and says what format value has.
@@ -221,6 +230,9 @@ func isJSONObject(b []byte) bool {
 type Verdict struct {
 	// Match reports whether Lambda would pass the record to the function.
 	Match bool
+	// Err is ErrTooComplex when the answer is not known; Match is then false and means
+	// nothing.
+	Err error
 	// Filter is the index of the first filter that matched, or -1.
 	Filter int
 	// Misses says, for each filter tried before one matched (every filter when none did),
@@ -247,14 +259,14 @@ func (m Miss) String() string {
 // ExplainKafka is MatchKafka with the reasons.
 func (c *Criteria) ExplainKafka(r *kafkaevent.Record) Verdict {
 	v := Verdict{Filter: -1}
-	c.shaped("value", r.Value, r.Value == nil, &v)
+	_, v.Err = c.shaped("value", r.Value, r.Value == nil, &v)
 	return v
 }
 
 // ExplainSQS is MatchSQS with the reasons.
 func (c *Criteria) ExplainSQS(m *events.SQSMessage) Verdict {
 	v := Verdict{Filter: -1}
-	c.shaped("body", []byte(m.Body), false, &v)
+	_, v.Err = c.shaped("body", []byte(m.Body), false, &v)
 	return v
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/kafkalambda/toolkit/filter"
-	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 func ExampleCompile() {
@@ -41,7 +41,7 @@ func ExampleCriteria_MatchKafka() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ev := kafkaevent.NewBuilder().
+	ev := kafkaeventtest.NewBuilder().
 		Add("orders", 0, []byte(`{"id": 1, "status": "CREATED"}`)).
 		Add("orders", 0, []byte(`{"id": 2, "status": "CANCELLED"}`)).
 		Add("orders", 0, []byte(`PING from the producer`)).
@@ -69,6 +69,6 @@ func ExampleCriteria_MatchSQS() {
 	fmt.Println(c.MatchSQS(&events.SQSMessage{Body: `{"type": "order", "id": 7}`}))
 	fmt.Println(c.MatchSQS(&events.SQSMessage{Body: `order 7`})) // plain body, JSON pattern: dropped
 	// Output:
-	// true
-	// false
+	// true <nil>
+	// false <nil>
 }

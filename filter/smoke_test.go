@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/kafkalambda/toolkit/filter"
-	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 func TestSmoke(t *testing.T) {
@@ -42,10 +42,12 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := kafkaevent.NewBuilder().Add("t", 0, []byte(`{"status":"CREATED"}`)).Add("t", 0, []byte("Hello, world")).Add("t", 0, []byte(`{"status":"X"}`)).Event()
+	ev := kafkaeventtest.NewBuilder().Add("t", 0, []byte(`{"status":"CREATED"}`)).Add("t", 0, []byte("Hello, world")).Add("t", 0, []byte(`{"status":"X"}`)).Event()
 	rs := ev.Partitions[0].Records
-	if !cr.MatchKafka(&rs[0]) || !cr.MatchKafka(&rs[1]) || cr.MatchKafka(&rs[2]) {
-		t.Errorf("kafka: %v %v %v", cr.MatchKafka(&rs[0]), cr.MatchKafka(&rs[1]), cr.MatchKafka(&rs[2]))
+	for i, want := range []bool{true, true, false} {
+		if got, err := cr.MatchKafka(&rs[i]); got != want || err != nil {
+			t.Errorf("kafka record %d: MatchKafka = %v, %v; want %v", i, got, err, want)
+		}
 	}
 	t.Logf("%+v", cr.ExplainKafka(&rs[2]))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 // awsLossy returns a copy of e changed the way a trip through aws-lambda-go changes it:
@@ -258,18 +259,18 @@ func TestFromAWSEnvelopeErrors(t *testing.T) {
 }
 
 func TestToAWS(t *testing.T) {
-	e := kafkaevent.NewBuilder(kafkaevent.WithBootstrapServers("a:1", "b:2")).
-		Add("orders", 3, []byte("v1"), kafkaevent.Key([]byte("k1")),
-			kafkaevent.AddHeader("ë", []byte{0xc3, 0xab}),
-			kafkaevent.AddHeader("dup", []byte{0x80}),
-			kafkaevent.AddHeader("dup", nil),
-			kafkaevent.ValueSchema("JSON", "1")).
-		Add("orders", 3, nil, kafkaevent.Timestamp(time.Time{})).
-		Add("orders", 3, []byte{}, kafkaevent.Key([]byte{})).
+	e := kafkaeventtest.NewBuilder(kafkaeventtest.WithBootstrapServers("a:1", "b:2")).
+		Add("orders", 3, []byte("v1"), kafkaeventtest.Key([]byte("k1")),
+			kafkaeventtest.AddHeader("ë", []byte{0xc3, 0xab}),
+			kafkaeventtest.AddHeader("dup", []byte{0x80}),
+			kafkaeventtest.AddHeader("dup", nil),
+			kafkaeventtest.ValueSchema("JSON", "1")).
+		Add("orders", 3, nil, kafkaeventtest.Timestamp(time.Time{})).
+		Add("orders", 3, []byte{}, kafkaeventtest.Key([]byte{})).
 		Add("clicks", 0, []byte("c")).
 		Event()
 	ke := kafkaevent.ToAWS(e)
-	if ke.EventSource != "aws:kafka" || ke.EventSourceARN != kafkaevent.DefaultMSKSourceARN || ke.BootstrapServers != "a:1,b:2" {
+	if ke.EventSource != "aws:kafka" || ke.EventSourceARN != kafkaeventtest.DefaultMSKSourceARN || ke.BootstrapServers != "a:1,b:2" {
 		t.Errorf("envelope = %+v", ke)
 	}
 	if len(ke.Records) != 2 || len(ke.Records["orders-3"]) != 3 || len(ke.Records["clicks-0"]) != 1 {
@@ -325,8 +326,8 @@ func TestToAWS(t *testing.T) {
 }
 
 func TestToAWSParsesBack(t *testing.T) {
-	e := kafkaevent.NewBuilder().
-		Add("orders", 3, []byte("v1"), kafkaevent.Key([]byte("k1")), kafkaevent.AddHeader("h", []byte{0xff})).
+	e := kafkaeventtest.NewBuilder().
+		Add("orders", 3, []byte("v1"), kafkaeventtest.Key([]byte("k1")), kafkaeventtest.AddHeader("h", []byte{0xff})).
 		Add("orders", 3, nil).
 		Event()
 	data, err := json.Marshal(kafkaevent.ToAWS(e))
@@ -371,4 +372,12 @@ func FuzzFromAWS(f *testing.F) {
 			t.Fatal("ToAWS returned nil")
 		}
 	})
+}
+
+func ids(e *kafkaevent.Event) []string {
+	var s []string
+	for i := range e.Partitions {
+		s = append(s, e.Partitions[i].ID())
+	}
+	return s
 }

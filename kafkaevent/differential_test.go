@@ -156,7 +156,7 @@ func compareWithAWS(t *testing.T, data []byte) {
 		if r.Err != nil {
 			t.Fatalf("record %d: Err = %v", i, r.Err)
 		}
-		if r.ID() != w.id || r.Topic != w.topic || int64(r.Partition) != w.partition || r.Offset != w.offset {
+		if r.PartitionID() != w.id || r.Topic != w.topic || int64(r.Partition) != w.partition || r.Offset != w.offset {
 			t.Errorf("record %d: %s/%d@%d, aws-lambda-go %s/%d@%d", i, r.Topic, r.Partition, r.Offset, w.topic, w.partition, w.offset)
 		}
 		if r.Timestamp.UnixMilli() != w.timestampMs && !(r.Timestamp.IsZero() && w.timestampMs == -1) {

@@ -1,7 +1,9 @@
 package kafkaevent
 
 import (
+	"cmp"
 	"iter"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -88,8 +90,9 @@ type Record struct {
 	raw []byte
 }
 
-// ID returns the record's partition key, "topic-N".
-func (r *Record) ID() string { return partitionID(r.Topic, r.Partition) }
+// PartitionID returns the key of the record's partition, "topic-N", as partial-batch responses
+// name it.
+func (r *Record) PartitionID() string { return partitionID(r.Topic, r.Partition) }
 
 // IsTombstone reports whether the record is a deletion marker: its value is absent or null.
 func (r *Record) IsTombstone() bool { return r.Value == nil }
@@ -179,3 +182,22 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// sortPartitions sorts ps by topic, then partition number, keeping the order of equal ones.
+func sortPartitions(ps []Partition) {
+	slices.SortStableFunc(ps, func(a, b Partition) int {
+		if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Number, b.Number)
+	})
+}
+
+// millisUTC returns t in UTC, truncated to the millisecond, as Parse makes timestamps; the zero
+// time stays zero.
+func millisUTC(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return time.UnixMilli(t.UnixMilli()).UTC()
+}

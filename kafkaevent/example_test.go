@@ -1,7 +1,6 @@
 package kafkaevent_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log"
@@ -49,63 +48,6 @@ func ExampleParse() {
 	// orders 1 7 order-7 {"id":7}
 }
 
-// A Builder makes events for tests; MarshalJSON writes them in the wire format, ready for
-// Parse, a handler under test, or `sam local invoke -e`.
-func ExampleBuilder() {
-	ev := kafkaevent.NewBuilder(
-		kafkaevent.WithSource(kafkaevent.SourceSelfManaged),
-		kafkaevent.WithBootstrapServers("localhost:9092"),
-	).
-		Add("orders", 0, []byte(`{"id":1}`), kafkaevent.Key([]byte("o-1")), kafkaevent.AddHeader("v", []byte("1"))).
-		Add("orders", 0, nil, kafkaevent.Key([]byte("o-1"))). // a tombstone
-		Event()
-
-	data, err := json.Marshal(ev)
-	if err != nil {
-		log.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, data, "", "  "); err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(out.String())
-	// Output:
-	// {
-	//   "eventSource": "SelfManagedKafka",
-	//   "bootstrapServers": "localhost:9092",
-	//   "records": {
-	//     "orders-0": [
-	//       {
-	//         "topic": "orders",
-	//         "partition": 0,
-	//         "offset": 0,
-	//         "timestamp": 1768471200000,
-	//         "timestampType": "CREATE_TIME",
-	//         "key": "by0x",
-	//         "value": "eyJpZCI6MX0=",
-	//         "headers": [
-	//           {
-	//             "v": [
-	//               49
-	//             ]
-	//           }
-	//         ]
-	//       },
-	//       {
-	//         "topic": "orders",
-	//         "partition": 0,
-	//         "offset": 1,
-	//         "timestamp": 1768471200001,
-	//         "timestampType": "CREATE_TIME",
-	//         "key": "by0x",
-	//         "value": null,
-	//         "headers": []
-	//       }
-	//     ]
-	//   }
-	// }
-}
-
 // FromAWS converts an event a handler received as aws-lambda-go's events.KafkaEvent. That type
 // cannot tell an empty value from a missing one, so both come out as tombstones.
 func ExampleFromAWS() {
@@ -122,7 +64,7 @@ func ExampleFromAWS() {
 	}
 	for r := range ev.All() {
 		h, _ := r.Header("h")
-		fmt.Printf("%s@%d value=%q tombstone=%v header=%q\n", r.ID(), r.Offset, r.Value, r.IsTombstone(), h)
+		fmt.Printf("%s@%d value=%q tombstone=%v header=%q\n", r.PartitionID(), r.Offset, r.Value, r.IsTombstone(), h)
 	}
 	// Output:
 	// t-0@1 value="hi" tombstone=false header="ë"

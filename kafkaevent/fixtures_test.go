@@ -85,8 +85,8 @@ var fixtureChecks = map[string]func(t *testing.T, e *kafkaevent.Event){
 		wantOffsets(t, &e.Partitions[2], 9007199254740993)
 		var n int
 		for r := range e.All() {
-			if r.ID() != r.Topic+"-"+strconv.Itoa(int(r.Partition)) {
-				t.Errorf("record ID %q for %s/%d", r.ID(), r.Topic, r.Partition)
+			if r.PartitionID() != r.Topic+"-"+strconv.Itoa(int(r.Partition)) {
+				t.Errorf("record ID %q for %s/%d", r.PartitionID(), r.Topic, r.Partition)
 			}
 			n++
 		}
@@ -264,7 +264,7 @@ func TestFixtures(t *testing.T) {
 			}
 			for r := range e.All() {
 				if r.Err != nil {
-					t.Errorf("record %s@%d: %v", r.ID(), r.Offset, r.Err)
+					t.Errorf("record %s@%d: %v", r.PartitionID(), r.Offset, r.Err)
 				}
 			}
 			check(t, e)
@@ -337,4 +337,12 @@ func zigzag(b []byte) int64 {
 		}
 	}
 	return int64(u>>1) ^ -int64(u&1)
+}
+
+func offsets(p *kafkaevent.Partition) []int64 {
+	var s []int64
+	for _, r := range p.Records {
+		s = append(s, r.Offset)
+	}
+	return s
 }

@@ -7,18 +7,19 @@ import (
 	"testing"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 // benchEvent is a builder-made event of 10,000 records over 4 partitions, each with a key, a
 // JSON value of about 300 bytes and one header: about 6 MB on the wire, Lambda's limit.
 var benchEvent = sync.OnceValue(func() *kafkaevent.Event {
-	b := kafkaevent.NewBuilder()
+	b := kafkaeventtest.NewBuilder()
 	for n := range 10000 {
 		value := fmt.Appendf(nil, `{"orderId":"ord-%08d","customerId":"cust-%05d","status":"CREATED","currency":"EUR",`+
 			`"items":[{"sku":"SKU-%04d","quantity":%d,"unitPrice":4.99}],"shippingAddress":{"street":"%d Example Street",`+
 			`"city":"Lisbon","country":"PT"},"channel":"web","notes":"leave at the door, ring twice"}`, n, n%9973, n%1000, n%5+1, n%300)
-		b.Add("orders", int32(n%4), value, kafkaevent.Key(fmt.Appendf(nil, "cust-%05d", n%9973)),
-			kafkaevent.AddHeader("content-type", []byte("application/json")))
+		b.Add("orders", int32(n%4), value, kafkaeventtest.Key(fmt.Appendf(nil, "cust-%05d", n%9973)),
+			kafkaeventtest.AddHeader("content-type", []byte("application/json")))
 	}
 	return b.Event()
 })

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 // wire is the ESM payload read with encoding/json, keeping null and absent fields apart.
@@ -44,21 +45,21 @@ func marshal(t *testing.T, e *kafkaevent.Event) []byte {
 }
 
 func TestMarshalWireFormat(t *testing.T) {
-	e := kafkaevent.NewBuilder(kafkaevent.WithBootstrapServers("b-1:9098", "b-2:9098")).
-		Add("orders", 0, []byte(`{"id":1}`), kafkaevent.Key([]byte("k1")),
-			kafkaevent.AddHeader("ë", []byte{0xc3, 0xab}),
-			kafkaevent.AddHeader("dup", []byte{0, 127, 128, 255}),
-			kafkaevent.AddHeader("dup", nil),
-			kafkaevent.AddHeader("empty", []byte{}),
-			kafkaevent.KeySchema("AVRO", "1"),
-			kafkaevent.ValueSchema("JSON", "12345678-1234-1234-1234-123456789012")).
-		Add("orders", 0, nil, kafkaevent.Timestamp(time.Time{}), kafkaevent.Offset(9007199254740993)).
-		Add("orders", 0, []byte{}, kafkaevent.Key([]byte{})).
+	e := kafkaeventtest.NewBuilder(kafkaeventtest.WithBootstrapServers("b-1:9098", "b-2:9098")).
+		Add("orders", 0, []byte(`{"id":1}`), kafkaeventtest.Key([]byte("k1")),
+			kafkaeventtest.AddHeader("ë", []byte{0xc3, 0xab}),
+			kafkaeventtest.AddHeader("dup", []byte{0, 127, 128, 255}),
+			kafkaeventtest.AddHeader("dup", nil),
+			kafkaeventtest.AddHeader("empty", []byte{}),
+			kafkaeventtest.KeySchema("AVRO", "1"),
+			kafkaeventtest.ValueSchema("JSON", "12345678-1234-1234-1234-123456789012")).
+		Add("orders", 0, nil, kafkaeventtest.Timestamp(time.Time{}), kafkaeventtest.Offset(9007199254740993)).
+		Add("orders", 0, []byte{}, kafkaeventtest.Key([]byte{})).
 		Event()
 	data := marshal(t, e)
 	w := decodeWire(t, data)
 
-	if w.EventSource != "aws:kafka" || w.EventSourceARN == nil || *w.EventSourceARN != kafkaevent.DefaultMSKSourceARN {
+	if w.EventSource != "aws:kafka" || w.EventSourceARN == nil || *w.EventSourceARN != kafkaeventtest.DefaultMSKSourceARN {
 		t.Errorf("envelope = %s", data)
 	}
 	if w.BootstrapServers == nil || *w.BootstrapServers != "b-1:9098,b-2:9098" {
@@ -126,7 +127,7 @@ func TestMarshalOmitsEmptyEnvelopeFields(t *testing.T) {
 }
 
 func TestMarshalViaEncodingJSON(t *testing.T) {
-	e := kafkaevent.NewBuilder().Add("t", 0, []byte("v")).Event()
+	e := kafkaeventtest.NewBuilder().Add("t", 0, []byte("v")).Event()
 	direct := marshal(t, e)
 	viaJSON, err := json.Marshal(e)
 	if err != nil {
@@ -192,18 +193,18 @@ func TestMarshalMergesRepeatedPartitions(t *testing.T) {
 
 // TestMarshalRoundTripBuilder checks Parse(MarshalJSON(e)) == e for builder-made events.
 func TestMarshalRoundTripBuilder(t *testing.T) {
-	e := kafkaevent.NewBuilder(kafkaevent.WithStartTime(time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))).
-		Add("orders.v1-eu-west", 10, []byte(`{"id":1}`), kafkaevent.Key([]byte("k"))).
-		Add("orders.v1-eu-west", 2, nil, kafkaevent.Key(nil)).
-		Add("orders.v1-eu-west", 2, []byte{}, kafkaevent.Key([]byte{})).
-		Add("orders", 0, []byte{0, 1, 2, 0xff}, kafkaevent.Offset(1<<62), kafkaevent.TimestampType(kafkaevent.LogAppendTime),
-			kafkaevent.AddHeader("ë", []byte{0xc3, 0xab}),
-			kafkaevent.AddHeader("dup", []byte{0x80, 0xff}),
-			kafkaevent.AddHeader("dup", nil),
-			kafkaevent.AddHeader("empty", []byte{}),
-			kafkaevent.KeySchema("AVRO", "1"),
-			kafkaevent.ValueSchema("PROTOBUF", "12345678-1234-1234-1234-123456789012")).
-		Add("orders", 0, []byte("x"), kafkaevent.Timestamp(time.Time{}), kafkaevent.TimestampType("NO_TIMESTAMP_TYPE")).
+	e := kafkaeventtest.NewBuilder(kafkaeventtest.WithStartTime(time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))).
+		Add("orders.v1-eu-west", 10, []byte(`{"id":1}`), kafkaeventtest.Key([]byte("k"))).
+		Add("orders.v1-eu-west", 2, nil, kafkaeventtest.Key(nil)).
+		Add("orders.v1-eu-west", 2, []byte{}, kafkaeventtest.Key([]byte{})).
+		Add("orders", 0, []byte{0, 1, 2, 0xff}, kafkaeventtest.Offset(1<<62), kafkaeventtest.TimestampType(kafkaevent.LogAppendTime),
+			kafkaeventtest.AddHeader("ë", []byte{0xc3, 0xab}),
+			kafkaeventtest.AddHeader("dup", []byte{0x80, 0xff}),
+			kafkaeventtest.AddHeader("dup", nil),
+			kafkaeventtest.AddHeader("empty", []byte{}),
+			kafkaeventtest.KeySchema("AVRO", "1"),
+			kafkaeventtest.ValueSchema("PROTOBUF", "12345678-1234-1234-1234-123456789012")).
+		Add("orders", 0, []byte("x"), kafkaeventtest.Timestamp(time.Time{}), kafkaeventtest.TimestampType("NO_TIMESTAMP_TYPE")).
 		Event()
 	for _, src := range []kafkaevent.Source{kafkaevent.SourceMSK, kafkaevent.SourceSelfManaged} {
 		e.Source = src
@@ -267,7 +268,7 @@ func checkRoundTrip(t *testing.T, data []byte, mustParse bool) {
 			var x1, x2 *kafkaevent.Error
 			if errors.As(r1.Err, &x1) && errors.As(r2.Err, &x2) {
 				if x1.Path != x2.Path || x1.Msg != x2.Msg {
-					t.Errorf("record %s[%d] error changed: %v -> %v", r1.ID(), j, x1, x2)
+					t.Errorf("record %s[%d] error changed: %v -> %v", r1.PartitionID(), j, x1, x2)
 				}
 				r1.Err, r2.Err = nil, nil
 			}

@@ -432,10 +432,10 @@ func TestParseLargeGeneratedEvent(t *testing.T) {
 	}
 	for r := range ev.All() {
 		if r.Err != nil || len(r.Value) < 200 || r.Value[0] != '{' || r.Value[len(r.Value)-1] != '}' {
-			t.Fatalf("record %s@%d: err %v, value %q", r.ID(), r.Offset, r.Err, r.Value)
+			t.Fatalf("record %s@%d: err %v, value %q", r.PartitionID(), r.Offset, r.Err, r.Value)
 		}
 		if v, ok := r.Header("content-type"); !ok || string(v) != "application/json" {
-			t.Fatalf("record %s@%d: content-type %q", r.ID(), r.Offset, v)
+			t.Fatalf("record %s@%d: content-type %q", r.PartitionID(), r.Offset, v)
 		}
 	}
 }

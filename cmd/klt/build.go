@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 // maxPayload is the largest request payload of a synchronous Lambda invocation, 6 MB. An event
@@ -33,7 +34,7 @@ type buildConfig struct {
 func newBuildFlags(c *buildConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("event build", flag.ContinueOnError)
 	fs.StringVar(&c.source, "source", "msk", "event source: msk (eventSource aws:kafka) or self-managed (SelfManagedKafka)")
-	fs.StringVar(&c.arn, "arn", "", "eventSourceArn of an msk event (default "+kafkaevent.DefaultMSKSourceARN+")")
+	fs.StringVar(&c.arn, "arn", "", "eventSourceArn of an msk event (default "+kafkaeventtest.DefaultMSKSourceARN+")")
 	fs.StringVar(&c.servers, "bootstrap-servers", "", "comma-separated `host:port` list for bootstrapServers; \"\" leaves the field out\n(default: two made-up brokers of the source's kind)")
 	fs.StringVar(&c.startTime, "start-time", "", "RFC 3339 `time` of the first record whose line has no timestamp; each record\nadds 1 ms (default 2026-01-15T10:00:00Z, so fixtures are the same on every run)")
 	fs.BoolVar(&c.compact, "compact", false, "write the event on one line instead of indented")
@@ -118,19 +119,19 @@ func printErrors(stderr io.Writer, err error) {
 }
 
 // builderOptions checks the flags and turns them into Builder options.
-func (c *buildConfig) builderOptions() ([]kafkaevent.BuilderOption, error) {
-	var opts []kafkaevent.BuilderOption
+func (c *buildConfig) builderOptions() ([]kafkaeventtest.BuilderOption, error) {
+	var opts []kafkaeventtest.BuilderOption
 	switch c.source {
 	case "msk":
-		opts = append(opts, kafkaevent.WithSource(kafkaevent.SourceMSK))
+		opts = append(opts, kafkaeventtest.WithSource(kafkaevent.SourceMSK))
 		if c.arn != "" {
 			if !strings.HasPrefix(c.arn, "arn:") {
 				return nil, fmt.Errorf("--arn: want an ARN such as arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID, got %q", c.arn)
 			}
-			opts = append(opts, kafkaevent.WithSourceARN(c.arn))
+			opts = append(opts, kafkaeventtest.WithSourceARN(c.arn))
 		}
 	case "self-managed":
-		opts = append(opts, kafkaevent.WithSource(kafkaevent.SourceSelfManaged))
+		opts = append(opts, kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged))
 		if c.arn != "" {
 			return nil, errors.New("--arn: a self-managed Kafka event has no eventSourceArn; use --source msk")
 		}
@@ -142,14 +143,14 @@ func (c *buildConfig) builderOptions() ([]kafkaevent.BuilderOption, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--bootstrap-servers: %w", err)
 		}
-		opts = append(opts, kafkaevent.WithBootstrapServers(servers...))
+		opts = append(opts, kafkaeventtest.WithBootstrapServers(servers...))
 	}
 	if c.startTime != "" {
 		t, err := parseTime(c.startTime)
 		if err != nil {
 			return nil, fmt.Errorf("--start-time: %w", err)
 		}
-		opts = append(opts, kafkaevent.WithStartTime(t))
+		opts = append(opts, kafkaeventtest.WithStartTime(t))
 	}
 	return opts, nil
 }
@@ -182,26 +183,26 @@ func splitServers(s string) ([]string, error) {
 
 // buildEvent makes the event of recs. Every record has its offset (readRecords assigned the
 // missing ones); records without a timestamp get the Builder's automatic one.
-func buildEvent(recs []lineRecord, opts []kafkaevent.BuilderOption) *kafkaevent.Event {
-	b := kafkaevent.NewBuilder(opts...)
+func buildEvent(recs []lineRecord, opts []kafkaeventtest.BuilderOption) *kafkaevent.Event {
+	b := kafkaeventtest.NewBuilder(opts...)
 	for i := range recs {
 		lr := &recs[i]
 		r := &lr.Record
-		ro := []kafkaevent.RecordOption{kafkaevent.Key(r.Key), kafkaevent.Offset(r.Offset)}
+		ro := []kafkaeventtest.RecordOption{kafkaeventtest.Key(r.Key), kafkaeventtest.Offset(r.Offset)}
 		if lr.HasTimestamp {
-			ro = append(ro, kafkaevent.Timestamp(r.Timestamp))
+			ro = append(ro, kafkaeventtest.Timestamp(r.Timestamp))
 		}
 		if r.TimestampType != "" {
-			ro = append(ro, kafkaevent.TimestampType(r.TimestampType))
+			ro = append(ro, kafkaeventtest.TimestampType(r.TimestampType))
 		}
 		for _, h := range r.Headers {
-			ro = append(ro, kafkaevent.AddHeader(h.Key, h.Value))
+			ro = append(ro, kafkaeventtest.AddHeader(h.Key, h.Value))
 		}
 		if s := r.KeySchema; s != nil {
-			ro = append(ro, kafkaevent.KeySchema(s.DataFormat, s.SchemaID))
+			ro = append(ro, kafkaeventtest.KeySchema(s.DataFormat, s.SchemaID))
 		}
 		if s := r.ValueSchema; s != nil {
-			ro = append(ro, kafkaevent.ValueSchema(s.DataFormat, s.SchemaID))
+			ro = append(ro, kafkaeventtest.ValueSchema(s.DataFormat, s.SchemaID))
 		}
 		b.Add(r.Topic, r.Partition, r.Value, ro...)
 	}

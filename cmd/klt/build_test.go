@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 // wire returns the compact wire JSON of ev, followed by a newline, as "build --compact" writes it.
@@ -33,18 +34,18 @@ func TestBuild(t *testing.T) {
 		`{"topic":"audit","headers":[{"key":"h","value":"1"},{"key":"h","valueBase64":"/w=="},{"key":"n"}],"keySchema":{"dataFormat":"AVRO","schemaId":"7"},"valueSchema":{"dataFormat":"JSON","schemaId":"12345678-1234-1234-1234-123456789012"}}`,
 		`{"topic":"audit","timestamp":-1,"timestampType":"NO_TIMESTAMP_TYPE","value":"v"}`,
 	}, "\n") + "\n"
-	want := kafkaevent.NewBuilder().
-		Add("orders", 1, []byte(`{"id":1,"total":9.50}`), kafkaevent.Key([]byte("o-1")), kafkaevent.Offset(0)).
-		Add("orders", 1, nil, kafkaevent.Key([]byte("o-1")), kafkaevent.Offset(1),
-			kafkaevent.AddHeader("trace", []byte("abc")), kafkaevent.AddHeader("empty", []byte{}), kafkaevent.AddHeader("none", nil)).
-		Add("orders", 0, []byte{0x80}, kafkaevent.Key([]byte{0, 0xff}), kafkaevent.Offset(41),
-			kafkaevent.Timestamp(time.UnixMilli(1700000000123)), kafkaevent.TimestampType(kafkaevent.LogAppendTime)).
-		Add("orders", 0, []byte{}, kafkaevent.Key([]byte{}), kafkaevent.Offset(42),
-			kafkaevent.Timestamp(time.Date(2026, 3, 1, 10, 0, 0, 500e6, time.UTC))).
-		Add("audit", 0, nil, kafkaevent.Offset(0),
-			kafkaevent.AddHeader("h", []byte("1")), kafkaevent.AddHeader("h", []byte{0xff}), kafkaevent.AddHeader("n", nil),
-			kafkaevent.KeySchema("AVRO", "7"), kafkaevent.ValueSchema("JSON", "12345678-1234-1234-1234-123456789012")).
-		Add("audit", 0, []byte("v"), kafkaevent.Offset(1), kafkaevent.Timestamp(time.Time{}), kafkaevent.TimestampType("NO_TIMESTAMP_TYPE")).
+	want := kafkaeventtest.NewBuilder().
+		Add("orders", 1, []byte(`{"id":1,"total":9.50}`), kafkaeventtest.Key([]byte("o-1")), kafkaeventtest.Offset(0)).
+		Add("orders", 1, nil, kafkaeventtest.Key([]byte("o-1")), kafkaeventtest.Offset(1),
+			kafkaeventtest.AddHeader("trace", []byte("abc")), kafkaeventtest.AddHeader("empty", []byte{}), kafkaeventtest.AddHeader("none", nil)).
+		Add("orders", 0, []byte{0x80}, kafkaeventtest.Key([]byte{0, 0xff}), kafkaeventtest.Offset(41),
+			kafkaeventtest.Timestamp(time.UnixMilli(1700000000123)), kafkaeventtest.TimestampType(kafkaevent.LogAppendTime)).
+		Add("orders", 0, []byte{}, kafkaeventtest.Key([]byte{}), kafkaeventtest.Offset(42),
+			kafkaeventtest.Timestamp(time.Date(2026, 3, 1, 10, 0, 0, 500e6, time.UTC))).
+		Add("audit", 0, nil, kafkaeventtest.Offset(0),
+			kafkaeventtest.AddHeader("h", []byte("1")), kafkaeventtest.AddHeader("h", []byte{0xff}), kafkaeventtest.AddHeader("n", nil),
+			kafkaeventtest.KeySchema("AVRO", "7"), kafkaeventtest.ValueSchema("JSON", "12345678-1234-1234-1234-123456789012")).
+		Add("audit", 0, []byte("v"), kafkaeventtest.Offset(1), kafkaeventtest.Timestamp(time.Time{}), kafkaeventtest.TimestampType("NO_TIMESTAMP_TYPE")).
 		Event()
 
 	r := klt(t, in, "event", "build", "--compact")
@@ -86,22 +87,22 @@ func TestBuildFlags(t *testing.T) {
 		flags []string
 		want  *kafkaevent.Event
 	}{
-		{"defaults", nil, kafkaevent.NewBuilder().
+		{"defaults", nil, kafkaeventtest.NewBuilder().
 			Add("t", 0, []byte("v")).Add("t", 0, []byte("w")).Event()},
 		{"self-managed", []string{"--source", "self-managed"},
-			kafkaevent.NewBuilder(kafkaevent.WithSource(kafkaevent.SourceSelfManaged)).
+			kafkaeventtest.NewBuilder(kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged)).
 				Add("t", 0, []byte("v")).Add("t", 0, []byte("w")).Event()},
 		{"arn, servers and start time", []string{
 			"--arn", "arn:aws:kafka:eu-west-1:111122223333:cluster/c/1",
 			"--bootstrap-servers", "b1:9092, b2:9092",
 			"--start-time", "2025-06-01T10:30:00.250+02:00",
-		}, kafkaevent.NewBuilder(
-			kafkaevent.WithSourceARN("arn:aws:kafka:eu-west-1:111122223333:cluster/c/1"),
-			kafkaevent.WithBootstrapServers("b1:9092", "b2:9092"),
-			kafkaevent.WithStartTime(start),
+		}, kafkaeventtest.NewBuilder(
+			kafkaeventtest.WithSourceARN("arn:aws:kafka:eu-west-1:111122223333:cluster/c/1"),
+			kafkaeventtest.WithBootstrapServers("b1:9092", "b2:9092"),
+			kafkaeventtest.WithStartTime(start),
 		).Add("t", 0, []byte("v")).Add("t", 0, []byte("w")).Event()},
 		{"no bootstrap servers", []string{"--bootstrap-servers", ""},
-			kafkaevent.NewBuilder(kafkaevent.WithBootstrapServers()).
+			kafkaeventtest.NewBuilder(kafkaeventtest.WithBootstrapServers()).
 				Add("t", 0, []byte("v")).Add("t", 0, []byte("w")).Event()},
 	}
 	for _, tt := range tests {

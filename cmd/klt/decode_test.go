@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 func TestTextOrBase64(t *testing.T) {
@@ -90,9 +91,9 @@ func TestDecodedRecordOf(t *testing.T) {
 }
 
 func TestDecode(t *testing.T) {
-	ev := kafkaevent.NewBuilder(kafkaevent.WithSource(kafkaevent.SourceSelfManaged)).
-		Add("b", 1, []byte("x"), kafkaevent.Key([]byte("k1"))).
-		Add("a", 0, nil, kafkaevent.Key([]byte{0xfe}), kafkaevent.Offset(9), kafkaevent.AddHeader("h", []byte("v"))).
+	ev := kafkaeventtest.NewBuilder(kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged)).
+		Add("b", 1, []byte("x"), kafkaeventtest.Key([]byte("k1"))).
+		Add("a", 0, nil, kafkaeventtest.Key([]byte{0xfe}), kafkaeventtest.Offset(9), kafkaeventtest.AddHeader("h", []byte("v"))).
 		Event()
 	data := wire(t, ev)
 	want := `{"topic":"a","partition":0,"offset":9,"timestamp":"2026-01-15T10:00:00.001Z","timestampType":"CREATE_TIME","keyBase64":"/g==","value":null,"headers":[{"key":"h","value":"v"}]}

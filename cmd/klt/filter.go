@@ -478,7 +478,7 @@ func readTestEvent(name string, data []byte) (kind string, recs []testRecord, er
 			return "", nil, fmt.Errorf("%s: %w", name, err)
 		}
 		for r := range ev.All() {
-			recs = append(recs, testRecord{id: r.ID() + "@" + strconv.FormatInt(r.Offset, 10), kafka: r})
+			recs = append(recs, testRecord{id: r.PartitionID() + "@" + strconv.FormatInt(r.Offset, 10), kafka: r})
 		}
 		kind = kindKafka
 	case hasSQSRecords:

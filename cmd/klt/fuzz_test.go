@@ -87,7 +87,7 @@ func checkBuilt(t *testing.T, ev *kafkaevent.Event, recs []lineRecord) {
 	t.Helper()
 	byPart := make(map[string][]lineRecord)
 	for _, lr := range recs {
-		byPart[lr.Record.ID()] = append(byPart[lr.Record.ID()], lr)
+		byPart[lr.Record.PartitionID()] = append(byPart[lr.Record.PartitionID()], lr)
 	}
 	if ev.Len() != len(recs) {
 		t.Fatalf("event has %d records, input %d", ev.Len(), len(recs))

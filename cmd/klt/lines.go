@@ -137,12 +137,12 @@ func assignOffset(rec *lineRecord, last map[partitionKey]int64) error {
 		r.Offset = 0
 	case !seen:
 	case prev == math.MaxInt64:
-		return fmt.Errorf("no offset comes after %d, the previous record of %s", prev, r.ID())
+		return fmt.Errorf("no offset comes after %d, the previous record of %s", prev, r.PartitionID())
 	case !rec.HasOffset:
 		r.Offset = prev + 1
 	case r.Offset <= prev:
 		return fmt.Errorf("offset %d is not after %d, the previous record of %s; offsets must increase within a partition",
-			r.Offset, prev, r.ID())
+			r.Offset, prev, r.PartitionID())
 	}
 	last[k] = r.Offset
 	return nil

@@ -192,7 +192,7 @@ func TestReadRecordsOffsets(t *testing.T) {
 	}
 	var got []pos
 	for _, r := range recs {
-		got = append(got, pos{r.Line, r.Record.ID(), r.Record.Offset, r.HasOffset})
+		got = append(got, pos{r.Line, r.Record.PartitionID(), r.Record.Offset, r.HasOffset})
 	}
 	want := []pos{
 		{1, "a-0", 0, false}, {2, "a-1", 0, false}, {4, "a-0", 10, true}, {6, "a-0", 11, false},

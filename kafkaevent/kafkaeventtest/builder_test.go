@@ -1,4 +1,4 @@
-package kafkaevent_test
+package kafkaeventtest_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 func ids(e *kafkaevent.Event) []string {
@@ -27,11 +28,11 @@ func offsets(p *kafkaevent.Partition) []int64 {
 }
 
 func TestBuilderDefaults(t *testing.T) {
-	e := kafkaevent.NewBuilder().Add("orders", 0, []byte("v")).Event()
+	e := kafkaeventtest.NewBuilder().Add("orders", 0, []byte("v")).Event()
 	if e.Source != kafkaevent.SourceMSK {
 		t.Errorf("Source = %q, want %q", e.Source, kafkaevent.SourceMSK)
 	}
-	if e.SourceARN != kafkaevent.DefaultMSKSourceARN {
+	if e.SourceARN != kafkaeventtest.DefaultMSKSourceARN {
 		t.Errorf("SourceARN = %q, want the default MSK ARN", e.SourceARN)
 	}
 	if len(e.BootstrapServers) == 0 {
@@ -54,7 +55,7 @@ func TestBuilderDefaults(t *testing.T) {
 }
 
 func TestBuilderSelfManaged(t *testing.T) {
-	e := kafkaevent.NewBuilder(kafkaevent.WithSource(kafkaevent.SourceSelfManaged)).Event()
+	e := kafkaeventtest.NewBuilder(kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged)).Event()
 	if e.Source != kafkaevent.SourceSelfManaged || e.SourceARN != "" {
 		t.Errorf("Source, SourceARN = %q, %q; want SelfManagedKafka and no ARN", e.Source, e.SourceARN)
 	}
@@ -65,31 +66,31 @@ func TestBuilderSelfManaged(t *testing.T) {
 		t.Errorf("Partitions = %v, want none", e.Partitions)
 	}
 
-	e = kafkaevent.NewBuilder(
-		kafkaevent.WithSource(kafkaevent.SourceSelfManaged),
-		kafkaevent.WithSourceARN("arn:x"),
-		kafkaevent.WithBootstrapServers("a:1", "b:2"),
+	e = kafkaeventtest.NewBuilder(
+		kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged),
+		kafkaeventtest.WithSourceARN("arn:x"),
+		kafkaeventtest.WithBootstrapServers("a:1", "b:2"),
 	).Event()
 	if e.SourceARN != "arn:x" || !slices.Equal(e.BootstrapServers, []string{"a:1", "b:2"}) {
 		t.Errorf("got ARN %q servers %q", e.SourceARN, e.BootstrapServers)
 	}
 
-	e = kafkaevent.NewBuilder(kafkaevent.WithSourceARN(""), kafkaevent.WithBootstrapServers()).Event()
+	e = kafkaeventtest.NewBuilder(kafkaeventtest.WithSourceARN(""), kafkaeventtest.WithBootstrapServers()).Event()
 	if e.SourceARN != "" || e.BootstrapServers != nil {
 		t.Errorf("got ARN %q servers %#v, want both unset", e.SourceARN, e.BootstrapServers)
 	}
 }
 
 func TestBuilderOffsets(t *testing.T) {
-	e := kafkaevent.NewBuilder().
+	e := kafkaeventtest.NewBuilder().
 		Add("t", 0, []byte("a")).
 		Add("t", 1, []byte("b")).
 		Add("t", 0, []byte("c")).
-		Add("t", 0, []byte("d"), kafkaevent.Offset(100)).
+		Add("t", 0, []byte("d"), kafkaeventtest.Offset(100)).
 		Add("t", 0, []byte("e")).
-		Add("t", 1, []byte("f"), kafkaevent.Offset(7)).
+		Add("t", 1, []byte("f"), kafkaeventtest.Offset(7)).
 		Add("t", 1, []byte("g")).
-		Add("t", 0, []byte("h"), kafkaevent.Offset(3)). // offsets may go down; order is kept
+		Add("t", 0, []byte("h"), kafkaeventtest.Offset(3)). // offsets may go down; order is kept
 		Add("t", 0, []byte("i")).
 		Event()
 	if got, want := offsets(&e.Partitions[0]), []int64{0, 1, 100, 101, 3, 4}; !slices.Equal(got, want) {
@@ -108,7 +109,7 @@ func TestBuilderOffsets(t *testing.T) {
 }
 
 func TestBuilderSorting(t *testing.T) {
-	e := kafkaevent.NewBuilder().
+	e := kafkaeventtest.NewBuilder().
 		Add("orders", 10, []byte("1")).
 		Add("orders", 2, []byte("2")).
 		Add("clicks", 1, []byte("3")).
@@ -131,11 +132,11 @@ func TestBuilderSorting(t *testing.T) {
 func TestBuilderTimestamps(t *testing.T) {
 	start := time.Date(2025, 3, 1, 12, 30, 0, 123456789, time.FixedZone("CET", 3600))
 	explicit := time.Date(2024, 1, 2, 3, 4, 5, 999999999, time.FixedZone("X", -7200))
-	e := kafkaevent.NewBuilder(kafkaevent.WithStartTime(start)).
+	e := kafkaeventtest.NewBuilder(kafkaeventtest.WithStartTime(start)).
 		Add("a", 0, nil).
-		Add("b", 0, nil, kafkaevent.Timestamp(explicit), kafkaevent.TimestampType(kafkaevent.LogAppendTime)).
+		Add("b", 0, nil, kafkaeventtest.Timestamp(explicit), kafkaeventtest.TimestampType(kafkaevent.LogAppendTime)).
 		Add("a", 0, nil).
-		Add("a", 0, nil, kafkaevent.Timestamp(time.Time{})).
+		Add("a", 0, nil, kafkaeventtest.Timestamp(time.Time{})).
 		Event()
 	base := time.UnixMilli(start.UnixMilli()).UTC()
 	a := e.Partitions[0].Records
@@ -152,7 +153,7 @@ func TestBuilderTimestamps(t *testing.T) {
 		t.Errorf("b.TimestampType = %q", b.TimestampType)
 	}
 
-	e = kafkaevent.NewBuilder(kafkaevent.WithStartTime(time.Time{})).Add("a", 0, nil).Add("a", 0, nil).Event()
+	e = kafkaeventtest.NewBuilder(kafkaeventtest.WithStartTime(time.Time{})).Add("a", 0, nil).Add("a", 0, nil).Event()
 	for _, r := range e.Partitions[0].Records {
 		if !r.Timestamp.IsZero() {
 			t.Errorf("Timestamp = %v, want zero with a zero start time", r.Timestamp)
@@ -161,17 +162,17 @@ func TestBuilderTimestamps(t *testing.T) {
 }
 
 func TestBuilderRecordFields(t *testing.T) {
-	e := kafkaevent.NewBuilder().
-		Add("t", 0, nil, kafkaevent.Key([]byte("k"))).
-		Add("t", 0, []byte{}, kafkaevent.Key([]byte{})).
+	e := kafkaeventtest.NewBuilder().
+		Add("t", 0, nil, kafkaeventtest.Key([]byte("k"))).
+		Add("t", 0, []byte{}, kafkaeventtest.Key([]byte{})).
 		Add("t", 0, []byte("v"),
-			kafkaevent.AddHeader("trace", []byte("1")),
-			kafkaevent.AddHeader("ë", []byte{0xc3, 0xab}),
-			kafkaevent.AddHeader("trace", []byte("2")),
-			kafkaevent.AddHeader("null", nil),
-			kafkaevent.AddHeader("empty", []byte{}),
-			kafkaevent.KeySchema("AVRO", "1"),
-			kafkaevent.ValueSchema("PROTOBUF", "12345678-1234-1234-1234-123456789012"),
+			kafkaeventtest.AddHeader("trace", []byte("1")),
+			kafkaeventtest.AddHeader("ë", []byte{0xc3, 0xab}),
+			kafkaeventtest.AddHeader("trace", []byte("2")),
+			kafkaeventtest.AddHeader("null", nil),
+			kafkaeventtest.AddHeader("empty", []byte{}),
+			kafkaeventtest.KeySchema("AVRO", "1"),
+			kafkaeventtest.ValueSchema("PROTOBUF", "12345678-1234-1234-1234-123456789012"),
 		).
 		Event()
 	rs := e.Partitions[0].Records
@@ -209,7 +210,7 @@ func TestBuilderCopies(t *testing.T) {
 	val := []byte("value")
 	key := []byte("key")
 	hv := []byte("hv")
-	b := kafkaevent.NewBuilder().Add("t", 0, val, kafkaevent.Key(key), kafkaevent.AddHeader("h", hv), kafkaevent.ValueSchema("JSON", "1"))
+	b := kafkaeventtest.NewBuilder().Add("t", 0, val, kafkaeventtest.Key(key), kafkaeventtest.AddHeader("h", hv), kafkaeventtest.ValueSchema("JSON", "1"))
 	val[0], key[0], hv[0] = 'X', 'X', 'X' // the builder copied them
 
 	e1 := b.Event()
@@ -239,7 +240,7 @@ func TestBuilderCopies(t *testing.T) {
 }
 
 func TestBuilderNilOptions(t *testing.T) {
-	e := kafkaevent.NewBuilder(nil).Add("t", 0, nil, nil).Event()
+	e := kafkaeventtest.NewBuilder(nil).Add("t", 0, nil, nil).Event()
 	if e.Len() != 1 {
 		t.Errorf("Len = %d, want 1", e.Len())
 	}

@@ -1,10 +1,15 @@
-package kafkaevent
+// Package kafkaeventtest builds Kafka event source mapping events for tests and fixtures, as
+// net/http/httptest builds requests: records added one by one, offsets and timestamps filled
+// in, and an event that kafkaevent.Parse would have returned for the same JSON.
+package kafkaeventtest
 
 import (
 	"bytes"
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
 // Defaults of a [Builder]. They are plausible values, not real resources.
@@ -22,24 +27,24 @@ var (
 
 // Builder makes events for tests and fixtures. Add records to it, then call Event:
 //
-//	ev := kafkaevent.NewBuilder().
-//		Add("orders", 0, []byte(`{"id":1}`), kafkaevent.Key([]byte("o-1"))).
+//	ev := kafkaeventtest.NewBuilder().
+//		Add("orders", 0, []byte(`{"id":1}`), kafkaeventtest.Key([]byte("o-1"))).
 //		Add("orders", 0, nil). // a tombstone
 //		Event()
 //
 // Unless told otherwise, a record's offset is the next one of its partition (0 first), its
 // timestamp is the builder's start time plus one millisecond per record added before it, and
-// its timestamp type is CreateTime. A Builder is not safe for concurrent use.
+// its timestamp type is kafkaevent.CreateTime. A Builder is not safe for concurrent use.
 type Builder struct {
-	source  Source
+	source  kafkaevent.Source
 	arn     string
 	servers []string
 	start   time.Time
 
-	added int64        // records added, for automatic timestamps
-	parts []Partition  // in order of first use; sorted by Event
-	next  []int64      // next automatic offset of parts[i]
-	index map[pkey]int // position of a topic partition in parts
+	added int64                  // records added, for automatic timestamps
+	parts []kafkaevent.Partition // in order of first use; sorted by Event
+	next  []int64                // next automatic offset of parts[i]
+	index map[pkey]int           // position of a topic partition in parts
 }
 
 type pkey struct {
@@ -48,7 +53,7 @@ type pkey struct {
 }
 
 type builderConfig struct {
-	source     Source
+	source     kafkaevent.Source
 	arn        string
 	arnSet     bool
 	servers    []string
@@ -59,12 +64,13 @@ type builderConfig struct {
 // BuilderOption configures a [Builder]; pass it to [NewBuilder].
 type BuilderOption func(*builderConfig)
 
-// WithSource sets the event source; the default is SourceMSK.
-func WithSource(s Source) BuilderOption {
+// WithSource sets the event source; the default is kafkaevent.SourceMSK.
+func WithSource(s kafkaevent.Source) BuilderOption {
 	return func(c *builderConfig) { c.source = s }
 }
 
-// WithSourceARN sets the eventSourceArn. The default is [DefaultMSKSourceARN] for SourceMSK and
+// WithSourceARN sets the eventSourceArn. The default is [DefaultMSKSourceARN] for
+// kafkaevent.SourceMSK and
 // none for other sources; WithSourceARN("") leaves it out.
 func WithSourceARN(arn string) BuilderOption {
 	return func(c *builderConfig) { c.arn, c.arnSet = arn, true }
@@ -86,18 +92,18 @@ func WithStartTime(t time.Time) BuilderOption {
 
 // NewBuilder returns an empty Builder configured by opts.
 func NewBuilder(opts ...BuilderOption) *Builder {
-	c := builderConfig{source: SourceMSK, start: defaultStart}
+	c := builderConfig{source: kafkaevent.SourceMSK, start: defaultStart}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
 	b := &Builder{source: c.source, arn: c.arn, servers: c.servers, start: millisUTC(c.start)}
-	if !c.arnSet && c.source == SourceMSK {
+	if !c.arnSet && c.source == kafkaevent.SourceMSK {
 		b.arn = DefaultMSKSourceARN
 	}
 	if !c.serversSet {
-		if c.source == SourceMSK {
+		if c.source == kafkaevent.SourceMSK {
 			b.servers = slices.Clone(defaultMSKBootstrap)
 		} else {
 			b.servers = slices.Clone(defaultSelfManagedBootstrap)
@@ -115,9 +121,9 @@ type recordConfig struct {
 	ts          time.Time
 	tsSet       bool
 	tsType      string
-	headers     []Header
-	keySchema   *SchemaMetadata
-	valueSchema *SchemaMetadata
+	headers     []kafkaevent.Header
+	keySchema   *kafkaevent.SchemaMetadata
+	valueSchema *kafkaevent.SchemaMetadata
 }
 
 // RecordOption sets a field of a record added with [Builder.Add].
@@ -141,7 +147,7 @@ func Timestamp(t time.Time) RecordOption {
 	return func(c *recordConfig) { c.ts, c.tsSet = millisUTC(t), true }
 }
 
-// TimestampType sets the record's timestamp type; the default is CreateTime.
+// TimestampType sets the record's timestamp type; the default is kafkaevent.CreateTime.
 func TimestampType(t string) RecordOption {
 	return func(c *recordConfig) { c.tsType = t }
 }
@@ -151,7 +157,7 @@ func TimestampType(t string) RecordOption {
 // that is the name of the type.)
 func AddHeader(name string, value []byte) RecordOption {
 	return func(c *recordConfig) {
-		c.headers = append(c.headers, Header{Key: name, Value: bytes.Clone(value)})
+		c.headers = append(c.headers, kafkaevent.Header{Key: name, Value: bytes.Clone(value)})
 	}
 }
 
@@ -159,19 +165,19 @@ func AddHeader(name string, value []byte) RecordOption {
 // registry adds it: format is "AVRO", "PROTOBUF" or "JSON", id a Confluent schema id or a Glue
 // schema version UUID.
 func KeySchema(format, id string) RecordOption {
-	return func(c *recordConfig) { c.keySchema = &SchemaMetadata{DataFormat: format, SchemaID: id} }
+	return func(c *recordConfig) { c.keySchema = &kafkaevent.SchemaMetadata{DataFormat: format, SchemaID: id} }
 }
 
 // ValueSchema sets the record's valueSchemaMetadata; see [KeySchema].
 func ValueSchema(format, id string) RecordOption {
-	return func(c *recordConfig) { c.valueSchema = &SchemaMetadata{DataFormat: format, SchemaID: id} }
+	return func(c *recordConfig) { c.valueSchema = &kafkaevent.SchemaMetadata{DataFormat: format, SchemaID: id} }
 }
 
 // Add appends a record with the given value to partition number partition of topic, and
 // returns b. A nil value makes a tombstone; []byte{} an empty value. Add copies value and
 // every byte slice given in opts.
 func (b *Builder) Add(topic string, partition int32, value []byte, opts ...RecordOption) *Builder {
-	c := recordConfig{tsType: CreateTime}
+	c := recordConfig{tsType: kafkaevent.CreateTime}
 	if !b.start.IsZero() {
 		c.ts = millisUTC(b.start.Add(time.Duration(b.added) * time.Millisecond))
 	}
@@ -190,7 +196,7 @@ func (b *Builder) Add(topic string, partition int32, value []byte, opts ...Recor
 		}
 		i = len(b.parts)
 		b.index[k] = i
-		b.parts = append(b.parts, Partition{Topic: topic, Number: partition})
+		b.parts = append(b.parts, kafkaevent.Partition{Topic: topic, Number: partition})
 		b.next = append(b.next, 0)
 	}
 	off := b.next[i]
@@ -198,7 +204,7 @@ func (b *Builder) Add(topic string, partition int32, value []byte, opts ...Recor
 		off = c.offset
 	}
 	b.next[i] = off + 1
-	b.parts[i].Records = append(b.parts[i].Records, Record{
+	b.parts[i].Records = append(b.parts[i].Records, kafkaevent.Record{
 		Topic:         topic,
 		Partition:     partition,
 		Offset:        off,
@@ -216,8 +222,8 @@ func (b *Builder) Add(topic string, partition int32, value []byte, opts ...Recor
 // Event returns the records added so far as an event, its partitions sorted by topic, then
 // number, and each partition's records in the order added. The event is a copy: changing it
 // does not change the builder, which may go on adding records and make more events.
-func (b *Builder) Event() *Event {
-	e := &Event{
+func (b *Builder) Event() *kafkaevent.Event {
+	e := &kafkaevent.Event{
 		Source:           b.source,
 		SourceARN:        b.arn,
 		BootstrapServers: slices.Clone(b.servers),
@@ -225,29 +231,28 @@ func (b *Builder) Event() *Event {
 	if len(b.parts) == 0 {
 		return e
 	}
-	e.Partitions = make([]Partition, len(b.parts))
+	e.Partitions = make([]kafkaevent.Partition, len(b.parts))
 	for i := range b.parts {
 		p := &b.parts[i]
-		rs := make([]Record, len(p.Records))
+		rs := make([]kafkaevent.Record, len(p.Records))
 		for j := range p.Records {
-			rs[j] = p.Records[j].clone()
+			rs[j] = clone(&p.Records[j])
 		}
-		e.Partitions[i] = Partition{Topic: p.Topic, Number: p.Number, Records: rs}
+		e.Partitions[i] = kafkaevent.Partition{Topic: p.Topic, Number: p.Number, Records: rs}
 	}
 	sortPartitions(e.Partitions)
 	return e
 }
 
 // clone returns a copy of r that shares no memory with it (Err excepted).
-func (r *Record) clone() Record {
+func clone(r *kafkaevent.Record) kafkaevent.Record {
 	c := *r
 	c.Key = bytes.Clone(r.Key)
 	c.Value = bytes.Clone(r.Value)
-	c.raw = bytes.Clone(r.raw)
 	if r.Headers != nil {
-		c.Headers = make([]Header, len(r.Headers))
+		c.Headers = make([]kafkaevent.Header, len(r.Headers))
 		for i, h := range r.Headers {
-			c.Headers[i] = Header{Key: h.Key, Value: bytes.Clone(h.Value)}
+			c.Headers[i] = kafkaevent.Header{Key: h.Key, Value: bytes.Clone(h.Value)}
 		}
 	}
 	if r.KeySchema != nil {
@@ -262,8 +267,8 @@ func (r *Record) clone() Record {
 }
 
 // sortPartitions sorts ps by topic, then partition number, keeping the order of equal ones.
-func sortPartitions(ps []Partition) {
-	slices.SortStableFunc(ps, func(a, b Partition) int {
+func sortPartitions(ps []kafkaevent.Partition) {
+	slices.SortStableFunc(ps, func(a, b kafkaevent.Partition) int {
 		if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
 			return c
 		}
