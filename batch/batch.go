@@ -31,7 +31,7 @@ type config struct {
 	sinkPolicy     SinkPolicy
 	st             *stats
 	outer          context.Context // the invocation's context, with the function's deadline
-	tracing        bool
+	hooks          hooks
 	metricsOut     io.Writer
 	namespace      string
 	metricsSet     bool

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/aws/aws-xray-sdk-go/v2/xray"
-
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -69,18 +67,19 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandle
 		hctx, cancel = context.WithDeadline(ctx, stop)
 		defer cancel()
 	}
-	hctx, bseg := cfg.span(hctx, "kafka batch")
-	defer closeSpan(bseg)
+	info := &BatchInfo{Source: "kafka", Records: ev.Len(), Groups: len(ev.Partitions)}
+	hctx = cfg.hooks.batchStart(hctx, info)
 	failures := make([][]KafkaItemFailure, len(ev.Partitions))
 	forEach(len(ev.Partitions), cfg.concurrency, func(i int) {
 		p := &ev.Partitions[i]
-		pctx, pseg := hctx, (*xray.Segment)(nil)
-		if cfg.tracing {
-			pctx, pseg = cfg.span(hctx, "partition "+p.ID())
+		if len(cfg.hooks.group) == 0 {
+			failures[i] = cfg.partition(hctx, stop, p, h)
+			return
 		}
+		g := &GroupInfo{Source: "kafka", ID: p.ID(), Partition: p}
+		pctx := cfg.hooks.groupStart(hctx, g)
 		failures[i] = cfg.partition(pctx, stop, p, h)
-		annotatePartition(pseg, p, len(failures[i]))
-		closeSpan(pseg)
+		cfg.hooks.groupEnd(pctx, g, len(failures[i]))
 	})
 	var resp KafkaResponse
 	for _, f := range failures {
@@ -91,6 +90,9 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandle
 	}
 	cfg.st.failed.Store(int64(len(resp.BatchItemFailures)))
 	cfg.observe(ctx, "kafka", ev.Len())
+	if len(cfg.hooks.batch) > 0 {
+		cfg.hooks.batchEnd(hctx, info, cfg.st.result())
+	}
 	if cfg.errorOnAllFail && len(resp.BatchItemFailures) > 0 && len(resp.BatchItemFailures) == ev.Len() {
 		return resp, ErrAllFailed
 	}
@@ -140,7 +142,16 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 		if c.store != nil {
 			key = idempotency.KafkaKey(r)
 		}
-		if f = c.handle(ctx, stop, key, func(ctx context.Context) error { return h(ctx, r) }, l); f == nil {
+		run := func(ctx context.Context) error { return h(ctx, r) }
+		if len(c.hooks.record) == 0 {
+			f = c.handle(ctx, stop, key, run, l)
+		} else {
+			it := &Item{Kafka: r}
+			rctx := c.hooks.recordStart(ctx, it)
+			f = c.handle(rctx, stop, key, run, l)
+			c.hooks.recordEnd(rctx, it, f.error())
+		}
+		if f == nil {
 			return nil
 		}
 	}

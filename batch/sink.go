@@ -128,6 +128,14 @@ type failure struct {
 	last      time.Time
 }
 
+// error returns the failure's error, or nil for no failure.
+func (f *failure) error() error {
+	if f == nil {
+		return nil
+	}
+	return f.err
+}
+
 func (f *failure) fill(e *Envelope) {
 	e.Error, e.Permanent, e.Attempts, e.FirstAttempt, e.FailedAt = f.err.Error(), f.permanent, f.attempts, f.first.UTC(), f.last.UTC()
 }

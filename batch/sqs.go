@@ -35,7 +35,8 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, op
 	}
 	// Units of work: one message each (standard), or one message group each (FIFO).
 	var units [][]int
-	if len(ev.Records) > 0 && strings.HasSuffix(ev.Records[0].EventSourceARN, ".fifo") {
+	fifo := len(ev.Records) > 0 && strings.HasSuffix(ev.Records[0].EventSourceARN, ".fifo")
+	if fifo {
 		index := map[string]int{}
 		for i := range ev.Records {
 			g := ev.Records[i].Attributes["MessageGroupId"]
@@ -55,17 +56,37 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, op
 			cfg.concurrency = 10
 		}
 	}
+	info := &BatchInfo{Source: "sqs", Records: len(ev.Records), Groups: len(units)}
+	hctx = cfg.hooks.batchStart(hctx, info)
 	failed := make([]bool, len(ev.Records))
 	forEach(len(units), cfg.concurrency, func(u int) {
 		var l local
 		defer cfg.st.merge(&l)
+		gctx, g := hctx, (*GroupInfo)(nil)
+		if len(cfg.hooks.group) > 0 {
+			g = &GroupInfo{Source: "sqs", Messages: make([]*events.SQSMessage, len(units[u]))}
+			for k, i := range units[u] {
+				g.Messages[k] = &ev.Records[i]
+			}
+			if fifo {
+				g.ID = g.Messages[0].Attributes["MessageGroupId"]
+			} else {
+				g.ID = g.Messages[0].MessageId
+			}
+			gctx = cfg.hooks.groupStart(hctx, g)
+		}
+		n := 0
 		for k, i := range units[u] {
-			if err := cfg.message(hctx, stop, &ev.Records[i], h, &l); err != nil {
+			if err := cfg.message(gctx, stop, &ev.Records[i], h, &l); err != nil {
 				for _, j := range units[u][k:] {
 					failed[j] = true
 				}
-				return
+				n = len(units[u]) - k
+				break
 			}
+		}
+		if g != nil {
+			cfg.hooks.groupEnd(gctx, g, n)
 		}
 	})
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
@@ -76,6 +97,9 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, op
 	}
 	cfg.st.failed.Store(int64(len(resp.BatchItemFailures)))
 	cfg.observe(ctx, "sqs", len(ev.Records))
+	if len(cfg.hooks.batch) > 0 {
+		cfg.hooks.batchEnd(hctx, info, cfg.st.result())
+	}
 	if cfg.errorOnAllFail && len(resp.BatchItemFailures) > 0 && len(resp.BatchItemFailures) == len(ev.Records) {
 		return resp, ErrAllFailed
 	}
@@ -103,7 +127,15 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 		}
 	}
 	if f == nil {
-		f = c.handle(ctx, stop, idempotency.SQSKey(m), func(ctx context.Context) error { return h(ctx, m) }, l)
+		run := func(ctx context.Context) error { return h(ctx, m) }
+		if len(c.hooks.record) == 0 {
+			f = c.handle(ctx, stop, idempotency.SQSKey(m), run, l)
+		} else {
+			it := &Item{SQS: m}
+			rctx := c.hooks.recordStart(ctx, it)
+			f = c.handle(rctx, stop, idempotency.SQSKey(m), run, l)
+			c.hooks.recordEnd(rctx, it, f.error())
+		}
 	}
 	if f == nil {
 		return nil

@@ -52,6 +52,17 @@ func (l *local) seen(t time.Time) {
 	}
 }
 
+// result reads the counts for hooks.
+func (s *stats) result() *BatchResult {
+	return &BatchResult{
+		Processed:  int(s.processed.Load()),
+		Failed:     int(s.failed.Load()),
+		Filtered:   int(s.filtered.Load()),
+		SentToSink: int(s.sunk.Load()),
+		Replayed:   int(s.replayed.Load()),
+	}
+}
+
 func (s *stats) merge(l *local) {
 	s.processed.Add(l.processed)
 	s.filtered.Add(l.filtered)

@@ -1,0 +1,181 @@
+package batch
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// Hook is a value that implements one or more of the hook interfaces of this package:
+// [BatchHook], [GroupHook], [RecordHook] and [FailureHook]. Pass hooks with [WithHooks]; each
+// is called for the events whose interface it implements, as franz-go's kgo.WithHooks does.
+// Tracing adapters are hooks: package xraytrace records X-Ray subsegments and package
+// oteltrace OpenTelemetry spans, so that this package links no tracing SDK itself.
+//
+// Hooks run on the processing goroutines: GroupHook and RecordHook methods of different groups
+// run concurrently, so a hook must be safe for concurrent use. A hook must not block: it runs
+// inside the function's time budget.
+type Hook any
+
+// BatchHook is called once per batch, around everything else.
+type BatchHook interface {
+	// OnBatchStart is called before any record is processed. The context it returns is the
+	// parent of every group's context (a tracing hook returns one that carries its span).
+	OnBatchStart(ctx context.Context, b *BatchInfo) context.Context
+	// OnBatchEnd is called after the last record, with the batch's outcome.
+	OnBatchEnd(ctx context.Context, b *BatchInfo, r *BatchResult)
+}
+
+// GroupHook is called around each unit processed in order: a Kafka partition, an SQS FIFO
+// message group, or a single message of a standard queue.
+type GroupHook interface {
+	// OnGroupStart is called before the group's first record; the context it returns is
+	// passed to the group's records.
+	OnGroupStart(ctx context.Context, g *GroupInfo) context.Context
+	// OnGroupEnd is called after the group's last record was processed or reported;
+	// failed is the number of its records reported as failed.
+	OnGroupEnd(ctx context.Context, g *GroupInfo, failed int)
+}
+
+// RecordHook is called around each record the handler is given (not around records that
+// are filtered out, skipped after a failure, or carry a decode error). A tracing hook uses
+// it to continue the trace context a producer wrote into the record's headers.
+type RecordHook interface {
+	// OnRecordStart is called before the first attempt; the context it returns is the
+	// handler's.
+	OnRecordStart(ctx context.Context, it *Item) context.Context
+	// OnRecordEnd is called after the last attempt, with its error (nil on success).
+	OnRecordEnd(ctx context.Context, it *Item, err error)
+}
+
+// FailureHook is called once for each record that failed: reported to Lambda as a batch item
+// failure, or sent to the failure destination. Records reported only because an earlier
+// record of their partition or message group failed are not failures of their own and do not
+// call it.
+type FailureHook interface {
+	OnFailure(ctx context.Context, f *Failure)
+}
+
+// BatchInfo describes a batch to hooks.
+type BatchInfo struct {
+	Source  string // "kafka" or "sqs"
+	Records int    // records (or messages) in the batch
+	Groups  int    // partitions, FIFO message groups, or standard-queue messages
+}
+
+// BatchResult is the outcome of a batch, as in the summary log line.
+type BatchResult struct {
+	Processed, Failed, Filtered, SentToSink, Replayed int
+}
+
+// GroupInfo describes a unit processed in order to hooks.
+type GroupInfo struct {
+	Source string // "kafka" or "sqs"
+	// ID is the Kafka partition key ("topic-N", as Lambda keyed it), the SQS MessageGroupId,
+	// or, on a standard queue, the message ID.
+	ID string
+	// Partition is the Kafka partition (nil for SQS).
+	Partition *kafkaevent.Partition
+	// Messages are the SQS messages of the group, in order (nil for Kafka).
+	Messages []*events.SQSMessage
+}
+
+// Item is one record or message: exactly one of Kafka and SQS is set.
+type Item struct {
+	Kafka *kafkaevent.Record
+	SQS   *events.SQSMessage
+}
+
+// Failure is what is known of a failed record: given to each [FailureHook], and logged.
+type Failure struct {
+	Item
+	// Group is the ID of the record's group, as in GroupInfo.ID.
+	Group string
+	// Err is why it failed: the handler's last error, a *PanicError, the record's decode
+	// error, ErrDeadline, or the filter's error.
+	Err error
+	// Attempts is the number of handler calls made: 0 when the handler never ran.
+	Attempts int
+	// Permanent reports whether the error was not retried (Permanent, a panic, a decode
+	// error).
+	Permanent bool
+	// SentToSink reports whether the record went to the failure destination instead of
+	// being reported to Lambda.
+	SentToSink bool
+}
+
+// WithHooks adds hooks; see [Hook]. Hooks given in several WithHooks options add up, and are
+// called in the order given. By default there are none.
+func WithHooks(hooks ...Hook) Option {
+	return func(c *config) {
+		for _, h := range hooks {
+			if h, ok := h.(BatchHook); ok {
+				c.hooks.batch = append(c.hooks.batch, h)
+			}
+			if h, ok := h.(GroupHook); ok {
+				c.hooks.group = append(c.hooks.group, h)
+			}
+			if h, ok := h.(RecordHook); ok {
+				c.hooks.record = append(c.hooks.record, h)
+			}
+			if h, ok := h.(FailureHook); ok {
+				c.hooks.failure = append(c.hooks.failure, h)
+			}
+		}
+	}
+}
+
+// hooks are the hooks of a config, sorted by interface, so that the hot path tests a length.
+type hooks struct {
+	batch   []BatchHook
+	group   []GroupHook
+	record  []RecordHook
+	failure []FailureHook
+}
+
+func (h *hooks) batchStart(ctx context.Context, b *BatchInfo) context.Context {
+	for _, x := range h.batch {
+		ctx = x.OnBatchStart(ctx, b)
+	}
+	return ctx
+}
+
+func (h *hooks) batchEnd(ctx context.Context, b *BatchInfo, r *BatchResult) {
+	for _, x := range h.batch {
+		x.OnBatchEnd(ctx, b, r)
+	}
+}
+
+func (h *hooks) groupStart(ctx context.Context, g *GroupInfo) context.Context {
+	for _, x := range h.group {
+		ctx = x.OnGroupStart(ctx, g)
+	}
+	return ctx
+}
+
+func (h *hooks) groupEnd(ctx context.Context, g *GroupInfo, failed int) {
+	for _, x := range h.group {
+		x.OnGroupEnd(ctx, g, failed)
+	}
+}
+
+func (h *hooks) recordStart(ctx context.Context, it *Item) context.Context {
+	for _, x := range h.record {
+		ctx = x.OnRecordStart(ctx, it)
+	}
+	return ctx
+}
+
+func (h *hooks) recordEnd(ctx context.Context, it *Item, err error) {
+	for _, x := range h.record {
+		x.OnRecordEnd(ctx, it, err)
+	}
+}
+
+func (h *hooks) onFailure(ctx context.Context, f *Failure) {
+	for _, x := range h.failure {
+		x.OnFailure(ctx, f)
+	}
+}
