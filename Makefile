@@ -19,12 +19,17 @@ test: node_modules lint unit
 unit: node_modules
 	$(GO) test -count=1 $(PKGS)
 
-## lint: gofmt, go vet and staticcheck (pinned in go.mod as a tool).
+# The tools (staticcheck, benchstat) are pinned in their own module, tools/go.mod, so that they
+# never become requirements of the library's go.mod (and so minimum versions in every user's
+# module graph). TOOL runs one of them from the repository root.
+TOOL      = $(GO) tool -modfile=tools/go.mod
+
+## lint: gofmt, go vet and staticcheck (pinned in tools/go.mod).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
-	$(GO) tool staticcheck $(PKGS)
+	$(TOOL) staticcheck $(PKGS)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
@@ -43,10 +48,11 @@ fuzz:
 	  done; \
 	done
 
-## tools: download the modules and the pinned tools (staticcheck, benchstat).
+## tools: download the library's modules and build the pinned tools (tools/go.mod: staticcheck,
+## benchstat), so that later targets need no network.
 tools:
 	$(GO) mod download
-	$(GO) build -o /dev/null honnef.co/go/tools/cmd/staticcheck golang.org/x/perf/cmd/benchstat
+	$(GO) build -modfile=tools/go.mod -o /dev/null tool
 
 ## node_modules: the Node servers the tests start (dynalite, local-aws-sqs), pinned in package.json and
 ## package-lock.json; npm ci runs again whenever either changes.
