@@ -27,11 +27,14 @@ const (
 	exitUsage = 2 // bad command line
 )
 
-func main() {
+func main() { os.Exit(kltMain()) }
+
+// kltMain runs klt with the process's arguments and standard streams and returns the exit
+// code. Tests register it as the klt command of their scripts.
+func kltMain() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	defer stop()
+	return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
 
 // run runs klt with the command-line arguments args (without the program name) and returns the
@@ -44,6 +47,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
 		return runHelp(args[1:], stdout, stderr)
+	case "version", "-version", "--version":
+		if len(args) > 1 {
+			return usageError(stderr, "version", fmt.Errorf("unexpected argument %q", args[1]))
+		}
+		fmt.Fprintln(stdout, versionLine())
+		return exitOK
 	case "event":
 		return runEvent(ctx, args[1:], stdin, stdout, stderr)
 	case "filter":
@@ -163,6 +172,7 @@ Commands:
   filter test    show which records of an event pass FilterCriteria, and why the others do not
   filter lint    check FilterCriteria (JSON, or in a SAM template) as Lambda checks them
   help           show help: "klt help event build" shows the record line format
+  version        print klt's module version and the commit it was built from (also --version)
 
 Every command also takes -h or --help. The exit status is 0 on success, 1 when the input is
 bad or a file cannot be read or written, and 2 when the command line is wrong.
