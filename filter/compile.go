@@ -271,7 +271,11 @@ func (c *compiler) leaf(list []any, path []string) (cond, error) {
 	cd := cond{path: c.pathID(path)}
 	var text []string
 	for _, v := range list {
-		text = append(text, jsonText(v))
+		t, err := jsonText(v)
+		if err != nil {
+			return cond{}, c.errorf(path, "cannot write the value %s back as JSON: %v", describe(v), err)
+		}
+		text = append(text, t)
 		switch v := v.(type) {
 		case string:
 			cd.ms = append(cd.ms, matcher{kind: mString, s: v})
@@ -341,10 +345,20 @@ func legacyValue(f float64) (float64, bool) {
 	return math.Trunc(f*1e6) / 1e6, true
 }
 
+// decimals returns the number of decimal places of the JSON number s, at most
+// math.MaxInt32: 1.25 has 2, 125e-4 has 4 and 1.5e3 none.
 func decimals(s string) int {
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		exp, _ := strconv.Atoi(s[i+1:])
-		return max(0, decimals(s[:i])-exp)
+		exp, err := strconv.ParseInt(s[i+1:], 10, 32)
+		if err != nil {
+			// Out of range: a negative exponent that large leaves more decimal places than
+			// any limit, a positive one none.
+			if strings.HasPrefix(s[i+1:], "-") {
+				return math.MaxInt32
+			}
+			return 0
+		}
+		return int(min(math.MaxInt32, max(0, int64(decimals(s[:i]))-exp)))
 	}
 	if i := strings.IndexByte(s, '.'); i >= 0 {
 		return len(s) - i - 1
@@ -638,12 +652,14 @@ func op0(list []any) string {
 
 // jsonText writes a decoded pattern value back as JSON, for messages (without escaping < and
 // >, which numeric operators use).
-func jsonText(v any) string {
+func jsonText(v any) (string, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return strings.TrimSuffix(b.String(), "\n")
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // describe names a decoded JSON value's type for error messages.

@@ -3,7 +3,9 @@ package filter
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,40 +30,107 @@ type Criteria struct {
 }
 
 // ParseCriteria reads FilterCriteria in the shape CloudFormation, SAM and the Lambda API use,
-// {"Filters":[{"Pattern":"<pattern as a JSON string>"}]}, and compiles every pattern. Errors
-// are *Error values that name the filter, the path and the reason.
+// {"Filters":[{"Pattern":"<pattern as a JSON string>"}]}, and compiles every pattern. It takes
+// one JSON object with the key Filters alone, an array of one to five objects (ten with
+// [WithRaisedFilterQuota]) each with the key Pattern alone; key names are case-sensitive, as
+// CloudFormation's are. Errors are *Error values that name the filter, the path and the
+// reason.
 func ParseCriteria(data []byte, opts ...Option) (*Criteria, error) {
-	var raw struct {
-		Filters json.RawMessage
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
+	var top map[string]json.RawMessage
+	if err := decodeOne(data, &top); err != nil || top == nil {
+		if err == nil {
+			err = errors.New("got null")
+		}
 		return nil, &Error{Filter: -1, Reason: "FilterCriteria is not a JSON object: " + jsonErrText(err)}
 	}
+	if err := onlyKey(top, "Filters"); err != nil {
+		return nil, &Error{Filter: -1, Reason: err.Error()}
+	}
+	raw, ok := top["Filters"]
+	if !ok {
+		return nil, &Error{Filter: -1, Path: "Filters", Reason: "missing"}
+	}
 	var filters []json.RawMessage
-	if err := json.Unmarshal(raw.Filters, &filters); err != nil || raw.Filters == nil {
-		return nil, &Error{Filter: -1, Path: "Filters", Reason: "want an array of {\"Pattern\": string}"}
+	if err := json.Unmarshal(raw, &filters); err != nil || filters == nil {
+		return nil, &Error{Filter: -1, Path: "Filters", Reason: "want an array of {\"Pattern\": string}, got " + jsonKind(raw)}
 	}
 	patterns := make([]string, len(filters))
 	for i, f := range filters {
 		var fo map[string]json.RawMessage
-		if err := json.Unmarshal(f, &fo); err != nil {
-			return nil, &Error{Filter: i, Reason: "want an object {\"Pattern\": string}"}
+		if err := json.Unmarshal(f, &fo); err != nil || fo == nil {
+			return nil, &Error{Filter: i, Reason: "want an object {\"Pattern\": string}, got " + jsonKind(f)}
+		}
+		if err := onlyKey(fo, "Pattern"); err != nil {
+			return nil, &Error{Filter: i, Reason: err.Error()}
 		}
 		p, ok := fo["Pattern"]
 		if !ok {
 			return nil, &Error{Filter: i, Path: "Pattern", Reason: "missing"}
 		}
-		if err := json.Unmarshal(p, &patterns[i]); err != nil {
-			return nil, &Error{Filter: i, Path: "Pattern", Reason: "want the pattern as a JSON string"}
+		if err := json.Unmarshal(p, &patterns[i]); err != nil || string(p) == "null" {
+			return nil, &Error{Filter: i, Path: "Pattern", Reason: "want the pattern as a JSON string, got " + jsonKind(p)}
 		}
 	}
 	return NewCriteria(patterns, opts...)
 }
 
-// NewCriteria compiles patterns into Criteria, checking Lambda's limit on their number.
+// decodeOne decodes data, which must hold one JSON value and nothing after it, into v.
+func decodeOne(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the top-level value")
+	}
+	return nil
+}
+
+// onlyKey reports an error naming the first key of m, in sorted order, other than key.
+func onlyKey(m map[string]json.RawMessage, key string) error {
+	var extra []string
+	for k := range m {
+		if k != key {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) == 0 {
+		return nil
+	}
+	slices.Sort(extra)
+	return fmt.Errorf("unknown key %q: the only key here is %q (names are case-sensitive)", extra[0], key)
+}
+
+// jsonKind names the kind of a JSON value for messages.
+func jsonKind(raw json.RawMessage) string {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// NewCriteria compiles patterns into Criteria, checking Lambda's limits on their number: at
+// least one (an event source mapping without filters passes every record, which Criteria
+// cannot express), at most five by default, ten with [WithRaisedFilterQuota].
 func NewCriteria(patterns []string, opts ...Option) (*Criteria, error) {
 	cfg := newConfig(opts)
+	if len(patterns) == 0 {
+		return nil, &Error{Filter: -1, Path: "Filters", Reason: "no filters: give at least one " +
+			"(an event source mapping without filters passes every record: use no Criteria then)"}
+	}
 	if len(patterns) > cfg.maxFilters {
 		reason := fmt.Sprintf("%d filters; an event source mapping takes at most %d", len(patterns), cfg.maxFilters)
 		if cfg.maxFilters < RaisedMaxFilters {
@@ -114,7 +183,7 @@ func (c *Criteria) MarshalJSON() ([]byte, error) {
 
 // Match reports whether the JSON document doc matches any filter. doc is matched as it is:
 // for a Kafka record or an SQS message, use MatchKafka or MatchSQS, which shape the record as
-// Lambda does first.
+// Lambda does first. The errors are Pattern.Match's: ErrDocument, ErrTooComplex.
 func (c *Criteria) Match(doc []byte) (bool, error) {
 	s := getState(len(c.paths), c.cfg.legacyNumbers)
 	defer putState(s)
@@ -126,15 +195,16 @@ func (c *Criteria) Match(doc []byte) (bool, error) {
 			return true, nil
 		}
 	}
-	if s.exceeded {
-		return false, ErrTooComplex
+	if s.exceeded != nil {
+		return false, s.exceeded
 	}
 	return false, nil
 }
 
 // Which appends to dst the indexes of the filters that doc matches, evaluating every filter
 // on one pass over the document, and returns the extended slice. With a reused dst it does
-// not allocate.
+// not allocate. When the error wraps ErrTooComplex, the indexes appended are those of the
+// filters known to match; whether the others match is not known.
 func (c *Criteria) Which(doc []byte, dst []int) ([]int, error) {
 	s := getState(len(c.paths), c.cfg.legacyNumbers)
 	defer putState(s)
@@ -146,8 +216,8 @@ func (c *Criteria) Which(doc []byte, dst []int) ([]int, error) {
 			dst = append(dst, i)
 		}
 	}
-	if s.exceeded {
-		return dst, ErrTooComplex
+	if s.exceeded != nil {
+		return dst, s.exceeded
 	}
 	return dst, nil
 }
@@ -155,15 +225,21 @@ func (c *Criteria) Which(doc []byte, dst []int) ([]int, error) {
 // MatchKafka reports whether Lambda would pass the record to the function. Kafka event
 // source mappings filter on the record's value only: Lambda decodes it as UTF-8 and matches
 // it as the field "value" of a document, parsed when it is a JSON object and as a plain string
-// otherwise. A pattern that names fields inside value does not match plain text, and one that
-// lists values for value itself does not match a JSON object. A value that is not UTF-8, or a
-// tombstone, leaves the field absent. Any other field a pattern names (key, topic, headers) is
-// absent too, since Lambda does not filter on them.
+// otherwise (a value that is not valid JSON is plain text). A pattern that names fields inside
+// value does not match plain text, and one that lists values for value itself does not match
+// a JSON object. A value that is not UTF-8, or a tombstone, leaves the field absent. Any other
+// field a pattern names (key, topic, headers) is absent too, since Lambda does not filter on
+// them.
 //
-// The error is ErrTooComplex when the answer is not known (a value with so many array
-// elements that matching would not end in reasonable time); the bool is then false and means
-// nothing: callers must not treat the record as filtered out.
+// When the answer is not known the error wraps ErrTooComplex (a value nested more than 1000
+// deep, or with so many array elements that matching would not end in reasonable time), and
+// when the record could not be decoded it wraps the record's Err. The bool is then false and
+// means nothing: callers must not treat the record as filtered out, but fail it, as
+// package batch does.
 func (c *Criteria) MatchKafka(r *kafkaevent.Record) (bool, error) {
+	if r.Err != nil {
+		return false, fmt.Errorf("filter: the record cannot be matched: %w", r.Err)
+	}
 	return c.shaped("value", r.Value, r.Value == nil, nil)
 }
 
@@ -173,7 +249,8 @@ func (c *Criteria) MatchKafka(r *kafkaevent.Record) (bool, error) {
 // pattern that names fields inside body, or a JSON body with a pattern that lists values for
 // body itself, is dropped.
 //
-// The error is ErrTooComplex when the answer is not known, as for MatchKafka.
+// When the answer is not known the error wraps ErrTooComplex, as for MatchKafka; the bool is
+// then false and means nothing.
 func (c *Criteria) MatchSQS(m *events.SQSMessage) (bool, error) {
 	return c.shaped("body", []byte(m.Body), false, nil)
 }
@@ -182,7 +259,10 @@ func (c *Criteria) MatchSQS(m *events.SQSMessage) (bool, error) {
 func (c *Criteria) shaped(key string, value []byte, absent bool, v *Verdict) (bool, error) {
 	s := getState(len(c.paths), c.cfg.legacyNumbers)
 	defer putState(s)
-	ds := c.shape(s, key, value, absent)
+	ds, err := c.shape(s, key, value, absent)
+	if err != nil {
+		return false, err
+	}
 	for i, p := range c.filters {
 		if p.eval(s, c.pathMaps[i], ds, key) {
 			if v != nil {
@@ -191,34 +271,44 @@ func (c *Criteria) shaped(key string, value []byte, absent bool, v *Verdict) (bo
 			return true, nil
 		}
 		if v != nil {
+			// Explaining tries parts of the filter: a doubt about a part is not one about
+			// the whole, which failed for certain unless matching itself gave up.
+			exceeded := s.exceeded
 			v.Misses = append(v.Misses, p.explain(s, c.pathMaps[i], ds, key, i))
+			s.exceeded = exceeded
 		}
 	}
-	if s.exceeded {
-		return false, ErrTooComplex
+	if s.exceeded != nil {
+		return false, s.exceeded
 	}
 	return false, nil
 }
 
-// shape flattens the shaped document {key: value} into s and says what format value has.
-func (c *Criteria) shape(s *state, key string, value []byte, absent bool) docShape {
+// shape flattens the shaped document {key: value} into s and says what format value has. A
+// value that is not valid JSON is plain text, as Lambda has it; one the scanner gives up on
+// (ErrTooComplex) is an error, since Lambda may well read it as JSON.
+func (c *Criteria) shape(s *state, key string, value []byte, absent bool) (docShape, error) {
 	node := c.root.child(key, false)
 	if absent || !utf8.Valid(value) {
-		return shapeAbsent
+		return shapeAbsent, nil
 	}
 	if isJSONObject(value) {
 		if node == nil {
-			return shapeJSON
+			return shapeJSON, nil // no pattern looks at the value: its format does not matter
 		}
-		if err := s.flatten(value, node); err == nil {
-			return shapeJSON
+		err := s.flatten(value, node)
+		if err == nil {
+			return shapeJSON, nil
+		}
+		if !errors.Is(err, ErrDocument) {
+			return 0, err
 		}
 		s.reset()
 	}
 	if node != nil && node.pathID >= 0 {
 		s.addLeaf(node.pathID, lString, value)
 	}
-	return shapePlain
+	return shapePlain, nil
 }
 
 func isJSONObject(b []byte) bool {
@@ -230,8 +320,9 @@ func isJSONObject(b []byte) bool {
 type Verdict struct {
 	// Match reports whether Lambda would pass the record to the function.
 	Match bool
-	// Err is ErrTooComplex when the answer is not known; Match is then false and means
-	// nothing.
+	// Err is the error MatchKafka or MatchSQS would return: it wraps ErrTooComplex when the
+	// answer is not known, or the record's decoding error. Match is then false and means
+	// nothing, and Misses may be empty.
 	Err error
 	// Filter is the index of the first filter that matched, or -1.
 	Filter int
@@ -259,6 +350,10 @@ func (m Miss) String() string {
 // ExplainKafka is MatchKafka with the reasons.
 func (c *Criteria) ExplainKafka(r *kafkaevent.Record) Verdict {
 	v := Verdict{Filter: -1}
+	if r.Err != nil {
+		_, v.Err = c.MatchKafka(r)
+		return v
+	}
 	_, v.Err = c.shaped("value", r.Value, r.Value == nil, &v)
 	return v
 }
@@ -289,15 +384,26 @@ func (p *Pattern) explain(s *state, pathMap []int, ds docShape, key string, filt
 			}
 			continue
 		}
-		// The longest prefix of conditions that can be met together.
+		// A condition that no value meets on its own fails the conjunction for certain:
+		// the first such is the reason.
 		k := 0
 		for k < len(c.conds) {
-			s.steps = 0
-			sub := conj{conds: c.conds[:k+1]}
-			if !s.conjMatch(&sub, pathMap) {
+			if !s.conjMatch(&conj{conds: c.conds[k : k+1]}, pathMap) {
 				break
 			}
 			k++
+		}
+		// Otherwise, the longest prefix of conditions that can be met together; when the
+		// search for the next gives up, that is the reason.
+		var unknown error
+		if k == len(c.conds) {
+			for k = 0; k < len(c.conds); k++ {
+				s.steps, s.exceeded = 0, nil
+				if !s.conjMatch(&conj{conds: c.conds[:k+1]}, pathMap) {
+					unknown = s.exceeded
+					break
+				}
+			}
 		}
 		if k == len(c.conds) {
 			continue
@@ -306,6 +412,9 @@ func (p *Pattern) explain(s *state, pathMap []int, ds docShape, key string, filt
 			bestK = k + 1
 			best.Path = strings.Join(p.paths[c.conds[k].path], ".")
 			best.Reason = s.why(&c.conds[k], pathMap)
+			if unknown != nil {
+				best.Reason = "not known: " + strings.TrimPrefix(unknown.Error(), "filter: ")
+			}
 		}
 	}
 	return best

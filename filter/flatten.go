@@ -53,7 +53,7 @@ type state struct {
 	ranges   []candRange // where each condition's candidates are in cands
 	pins     []arrayPos  // array positions fixed by the leaves chosen so far
 	steps    int         // search steps of the conjunction being matched
-	exceeded bool        // some search ran out of steps: the answer is not known
+	exceeded error       // why some search gave up (wraps ErrTooComplex): the answer is not known
 	legacy   bool
 }
 
@@ -62,7 +62,7 @@ var statePool = sync.Pool{New: func() any { return new(state) }}
 func getState(npaths int, legacy bool) *state {
 	s := statePool.Get().(*state)
 	s.leaves, s.trails, s.stack, s.buf = s.leaves[:0], s.trails[:0], s.stack[:0], s.buf[:0]
-	s.arrays, s.steps, s.exceeded, s.legacy = 0, 0, false, legacy
+	s.arrays, s.steps, s.exceeded, s.legacy = 0, 0, nil, legacy
 	if cap(s.heads) < npaths {
 		s.heads = make([]int32, npaths)
 	}
@@ -181,8 +181,12 @@ func parseNumber(b []byte) (float64, bool) {
 var pow10f = [23]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
 	1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
-// maxDocDepth bounds the nesting of documents, as encoding/json does.
-const maxDocDepth = 10000
+// maxDocDepth is the deepest nesting of objects and arrays a document may have. It is the
+// default limit of Jackson (StreamReadConstraints, since 2.15), which the engine behind Lambda
+// parses events with: up to it, every parser reads the document alike; beyond it, whether
+// Lambda reads the value as JSON, as plain text or not at all is not documented, so the
+// answer is not known and matching returns an error wrapping ErrTooComplex.
+const maxDocDepth = 1000
 
 // errSyntax reports a document that is not valid JSON.
 type syntaxError struct {
@@ -198,6 +202,16 @@ func (e *syntaxError) Error() string {
 var ErrDocument = errors.New("filter: document is not valid JSON")
 
 func (e *syntaxError) Unwrap() error { return ErrDocument }
+
+// depthError reports a document that nests deeper than maxDocDepth. The document may be
+// valid JSON: it is not known to be invalid, so the error is ErrTooComplex, not ErrDocument.
+type depthError struct{ off int }
+
+func (e *depthError) Error() string {
+	return fmt.Sprintf("filter: document too complex to match: objects and arrays nest more than %d deep at offset %d", maxDocDepth, e.off)
+}
+
+func (e *depthError) Unwrap() error { return ErrTooComplex }
 
 // flatten reads the JSON document d, keeping the leaves on the trie below n.
 func (s *state) flatten(d []byte, n *trieNode) error {
@@ -223,8 +237,8 @@ func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
 	if i >= len(d) {
 		return i, &syntaxError{i, "unexpected end of input"}
 	}
-	if depth > maxDocDepth {
-		return i, &syntaxError{i, "nested too deeply"}
+	if depth >= maxDocDepth && (d[i] == '{' || d[i] == '[') {
+		return i, &depthError{i}
 	}
 	switch c := d[i]; {
 	case c == '{':

@@ -1,8 +1,8 @@
 package filter
 
 import (
-	"bytes"
 	"errors"
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -13,13 +13,27 @@ import (
 // a handful of steps; the bound keeps a hostile document from taking exponential time.
 const maxSteps = 1 << 20
 
-// ErrTooComplex is returned by Match when a document has so many array elements under the
-// pattern's paths that checking them element by element would take too long.
-var ErrTooComplex = errors.New("filter: document too complex to match (too many array combinations)")
+// ErrTooComplex is wrapped by the error matching returns when the answer is not known: the
+// document nests objects and arrays more than 1000 deep (the limit of the parser behind
+// Lambda, beyond which what Lambda does is not documented), a field the pattern names lies
+// under more than 64 nested arrays, or so many array elements lie under the pattern's paths
+// that checking them element by element would not end in reasonable time. The bool returned
+// with it is false and means nothing: the document neither matches nor fails to.
+var ErrTooComplex = errors.New("filter: document too complex to match")
+
+// The reasons for ErrTooComplex that matching finds (the depth of the document is
+// depthError's).
+var (
+	errDeepArrays = fmt.Errorf("%w: a field the pattern names lies under more than %d nested arrays",
+		ErrTooComplex, maxTrail)
+	errTooManySteps = fmt.Errorf("%w: more than %d combinations of array elements under the pattern's paths",
+		ErrTooComplex, maxSteps)
+)
 
 // Match reports whether the JSON document doc matches the pattern, as EventBridge and
-// Lambda's event source mappings match events. It returns an error only when doc is not
-// valid JSON (errors.Is(err, ErrDocument)) or too complex to match (ErrTooComplex).
+// Lambda's event source mappings match events. It returns an error when doc is not valid
+// JSON (errors.Is(err, ErrDocument)) or when the answer is not known
+// (errors.Is(err, ErrTooComplex)); the bool is then false.
 func (p *Pattern) Match(doc []byte) (bool, error) {
 	s := getState(len(p.paths), p.cfg.legacyNumbers)
 	defer putState(s)
@@ -27,8 +41,8 @@ func (p *Pattern) Match(doc []byte) (bool, error) {
 		return false, err
 	}
 	ok := p.eval(s, nil, shapeAny)
-	if !ok && s.exceeded {
-		return false, ErrTooComplex
+	if !ok && s.exceeded != nil {
+		return false, s.exceeded
 	}
 	return ok, nil
 }
@@ -120,7 +134,7 @@ func (s *state) conjMatch(c *conj, pathMap []int) bool {
 		cs := s.cands[r.start:r.end]
 		for _, li := range cs {
 			if s.leaves[li].deep {
-				s.exceeded = true
+				s.exceeded = errDeepArrays
 				return false
 			}
 		}
@@ -128,7 +142,7 @@ func (s *state) conjMatch(c *conj, pathMap []int) bool {
 	}
 	ok := s.search(0, n)
 	if !ok && s.steps > maxSteps {
-		s.exceeded = true
+		s.exceeded = errTooManySteps
 	}
 	return ok
 }
@@ -481,5 +495,3 @@ func wildcardMatch(b []byte, pat string) bool {
 	}
 	return pi == len(pat)
 }
-
-var _ = bytes.Equal
