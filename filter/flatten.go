@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/kafkalambda/toolkit/internal/jsonstr"
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
 
 // The document side of matching: one pass over the JSON text that validates all of it and
@@ -225,12 +225,7 @@ func (s *state) flatten(d []byte, n *trieNode) error {
 	return nil
 }
 
-func skipWS(d []byte, i int) int {
-	for i < len(d) && (d[i] == ' ' || d[i] == '\n' || d[i] == '\r' || d[i] == '\t') {
-		i++
-	}
-	return i
-}
+func skipWS(d []byte, i int) int { return jsonscan.SkipWS(d, i) }
 
 // value reads the value at d[i], keeping leaves when n (which may be nil) has a path there.
 func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
@@ -336,8 +331,8 @@ func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
 		}
 		return i + len(lit), nil
 	case c == '-' || c >= '0' && c <= '9':
-		next, ok := number(d, i)
-		if !ok {
+		next, nerr := jsonscan.Number(d, i)
+		if nerr != jsonscan.NumberOK {
 			return next, &syntaxError{next, "invalid number"}
 		}
 		if n != nil && n.pathID >= 0 {
@@ -348,99 +343,35 @@ func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
 	return i, &syntaxError{i, fmt.Sprintf("unexpected character %q", d[i])}
 }
 
-// number scans a JSON number per RFC 8259.
-func number(d []byte, i int) (int, bool) {
-	if i < len(d) && d[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		s := i
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-		return i - s
-	}
-	if i < len(d) && d[i] == '0' {
-		i++
-	} else if digits() == 0 {
-		return i, false
-	}
-	if i < len(d) && d[i] == '.' {
-		i++
-		if digits() == 0 {
-			return i, false
-		}
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return i, false
-		}
-	}
-	return i, true
-}
-
-// str scans the string at d[i] and returns its raw bytes between the quotes.
+// str scans the string at d[i] and returns its raw bytes between the quotes, and whether they
+// hold escapes. Bytes that are not valid UTF-8 are kept as they are.
 func (s *state) str(d []byte, i int) (raw []byte, next int, esc bool, err error) {
-	start := i + 1
-	for j := start; j < len(d); j++ {
-		for j < len(d) && strPlain[d[j]] {
-			j++
-		}
-		if j >= len(d) {
-			break
-		}
-		switch c := d[j]; {
-		case c == '"':
-			return d[start:j], j + 1, esc, nil
-		case c == '\\':
-			esc = true
-			if j+1 >= len(d) {
-				return nil, j, false, &syntaxError{j, "unfinished escape"}
-			}
-			switch d[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j++
-			case 'u':
-				if j+5 >= len(d) || !isHex(d[j+2]) || !isHex(d[j+3]) || !isHex(d[j+4]) || !isHex(d[j+5]) {
-					return nil, j, false, &syntaxError{j, "invalid \\u escape"}
-				}
-				j += 5
-			default:
-				return nil, j, false, &syntaxError{j, "invalid escape"}
-			}
-		case c < 0x20:
-			return nil, j, false, &syntaxError{j, "control character in string"}
-		}
+	end, flags, serr := jsonscan.String(d, i)
+	switch serr {
+	case jsonscan.StringOK:
+		return d[i+1 : end-1], end, flags&jsonscan.Escaped != 0, nil
+	case jsonscan.StringEOF:
+		return nil, end, false, &syntaxError{end, "unterminated string"}
+	case jsonscan.StringControl:
+		return nil, end, false, &syntaxError{end, "control character in string"}
+	case jsonscan.StringBadUnicode:
+		return nil, end, false, &syntaxError{end, "invalid \\u escape"}
 	}
-	return nil, len(d), false, &syntaxError{len(d), "unterminated string"}
-}
-
-// strPlain marks the bytes a JSON string may hold as they are: not a quote, a backslash or a
-// control character.
-var strPlain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
+	if end+1 >= len(d) {
+		return nil, end, false, &syntaxError{end, "unfinished escape"}
 	}
-	return t
-}()
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+	return nil, end, false, &syntaxError{end, "invalid escape"}
 }
 
 // unescaped decodes a string body into a scratch area for a comparison.
 func (s *state) unescaped(raw []byte) []byte {
 	start := len(s.buf)
-	s.buf = jsonstr.AppendUnescaped(s.buf, raw)
+	s.buf = jsonscan.AppendUnescaped(s.buf, raw)
 	return s.buf[start:]
 }
 
 // unescapedCopy decodes a string body for a leaf; the bytes stay valid while the state lives.
 func (s *state) unescapedCopy(raw []byte) []byte {
-	b := jsonstr.AppendUnescaped(nil, raw)
+	b := jsonscan.AppendUnescaped(nil, raw)
 	return b
 }
