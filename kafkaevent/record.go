@@ -1,0 +1,605 @@
+package kafkaevent
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"math"
+	"strconv"
+	"time"
+)
+
+const (
+	nameTopic         = "topic"
+	namePartition     = "partition"
+	nameOffset        = "offset"
+	nameTimestamp     = "timestamp"
+	nameTimestampType = "timestampType"
+	nameKey           = "key"
+	nameValue         = "value"
+	nameHeaders       = "headers"
+	nameKeySchema     = "keySchemaMetadata"
+	nameValueSchema   = "valueSchemaMetadata"
+)
+
+func (p *parser) record(part *Partition) error {
+	recStart := p.i
+	if p.i >= len(p.data) || p.data[p.i] != '{' {
+		return p.errAt(p.i, "want record object, got %s", p.got(p.i))
+	}
+	if len(p.records) == cap(p.records) && len(p.records) <= 1 {
+		p.presize(recStart)
+	}
+	// Fill the record in place: the slab is zeroed already, and writing a whole Record value
+	// would copy 200 bytes per record for nothing.
+	var r *Record
+	if n := len(p.records); n < cap(p.records) {
+		p.records = p.records[:n+1]
+		r = &p.records[n]
+		r.Topic, r.Partition = part.Topic, part.Number
+	} else {
+		p.records = append(p.records, Record{Topic: part.Topic, Partition: part.Number})
+		r = &p.records[n]
+	}
+	p.recErr = nil
+	if !p.noFast && p.recordFast(r, part) {
+		return nil
+	}
+	p.offsetSeen = false
+	p.i++
+	p.skipWS()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+	} else {
+		for {
+			kind, name, err := p.recordMember()
+			if err != nil {
+				return err
+			}
+			if err := p.recordField(r, part, kind, name); err != nil {
+				return err
+			}
+			// Compact JSON, as Lambda sends it, goes straight on to the next name.
+			if i := p.i; i+1 < len(p.data) && p.data[i] == ',' && p.data[i+1] == '"' {
+				p.i = i + 1
+				continue
+			}
+			p.skipWS()
+			if p.i >= len(p.data) {
+				return p.syntaxErr("after object key:value pair")
+			}
+			if c := p.data[p.i]; c == ',' {
+				p.i++
+				p.skipWS()
+				continue
+			} else if c == '}' {
+				p.i++
+				break
+			}
+			return p.syntaxErr("after object key:value pair")
+		}
+	}
+	if !p.offsetSeen {
+		p.field = nameOffset
+		return p.errAt(recStart, "missing")
+	}
+	if p.recErr != nil {
+		r.Err = p.recErr
+		r.raw = p.copyBytes(p.data[recStart:p.i])
+		p.recErr = nil
+	}
+	return nil
+}
+
+// recordFast reads a record in the form Lambda writes, all in local variables: compact JSON,
+// the known member names, the partition's own topic, integers, plain base64 strings. At the
+// first thing it does not expect, it undoes what it did and returns false, and record reads the
+// record again on the general path, which handles every form and every error. The two paths
+// must agree on everything; TestRecordFastAgrees checks that they do.
+func (p *parser) recordFast(r *Record, part *Partition) bool {
+	d := p.data
+	start := p.i
+	i := start + 1 // past '{'
+	headers := len(p.headers)
+	offsetSeen := false
+	fail := func() bool {
+		*r = Record{Topic: part.Topic, Partition: part.Number}
+		p.i, p.headers, p.recErr, p.field = start, p.headers[:headers], nil, ""
+		return false
+	}
+	for {
+		if i+16 > len(d) {
+			return fail()
+		}
+		w := binary.LittleEndian.Uint64(d[i:])
+		switch {
+		case w == wTopic:
+			next, ok := quotedAt(d, i+8, part.Topic)
+			if !ok || !p.topicPlain {
+				return fail()
+			}
+			i = next
+		case w == wPartiti && binary.LittleEndian.Uint32(d[i+8:]) == wOnColon:
+			n, next, ok := uintAt(d, i+12)
+			if !ok || n != uint64(part.Number) {
+				return fail()
+			}
+			i = next
+		case w == wOffset && d[i+8] == ':':
+			n, next, ok := uintAt(d, i+9)
+			if !ok || n > math.MaxInt64 {
+				return fail()
+			}
+			r.Offset, offsetSeen, i = int64(n), true, next
+		case w == wTimesta && binary.LittleEndian.Uint32(d[i+8:]) == wMpColon:
+			n, next, ok := uintAt(d, i+12) // -1 and other negatives take the general path
+			if !ok || n > math.MaxInt64 {
+				return fail()
+			}
+			r.Timestamp, i = time.UnixMilli(int64(n)).UTC(), next
+		case w == wTimesta && binary.LittleEndian.Uint64(d[i+8:]) == wMpType:
+			if next, ok := quotedAt(d, i+16, CreateTime); ok {
+				r.TimestampType, i = CreateTime, next
+			} else if next, ok := quotedAt(d, i+16, LogAppendTime); ok {
+				r.TimestampType, i = LogAppendTime, next
+			} else {
+				return fail()
+			}
+		case w&0xFFFFFFFFFFFF == wKey:
+			v, next, ok := p.base64At(i + 6)
+			if !ok {
+				return fail()
+			}
+			r.Key, i = v, next
+		case w == wValue:
+			v, next, ok := p.base64At(i + 8)
+			if !ok {
+				return fail()
+			}
+			r.Value, i = v, next
+		case w == wHeaders && binary.LittleEndian.Uint16(d[i+8:]) == wQuoteColon && d[i+10] == '[':
+			p.i, p.field = i+10, nameHeaders
+			hs, err := p.headerList(i + 10)
+			p.field = ""
+			if err != nil || p.recErr != nil {
+				return fail()
+			}
+			r.Headers, i = hs, p.i
+		default:
+			return fail()
+		}
+		if i+1 < len(d) && d[i] == ',' && d[i+1] == '"' {
+			i++
+			continue
+		}
+		if i < len(d) && d[i] == '}' {
+			i++
+			break
+		}
+		return fail()
+	}
+	if !offsetSeen {
+		return fail()
+	}
+	p.i = i
+	return true
+}
+
+// presize sizes the record and header slabs from the first record's length, so that a large
+// batch does not copy its records over and over as the slabs grow: at the second record, the
+// first one's size tells roughly how many the payload holds.
+func (p *parser) presize(recStart int) {
+	if len(p.records) == 0 {
+		p.records = make([]Record, 0, 1)
+		p.firstRec = recStart
+		return
+	}
+	size := recStart - p.firstRec
+	if size < 64 {
+		size = 64
+	}
+	n := (len(p.data)-p.firstRec)/size + 16
+	// Decoded bytes in proportion to the first record's, with a margin; the arena is zeroed
+	// on allocation, so sizing it for what the batch needs rather than for the worst case
+	// (arenaBound) saves a pass over a quarter of the payload's size. If the guess falls
+	// short, reserve falls back to the bound for the rest.
+	est := len(p.arena)*(len(p.data)-recStart)/size*11/10 + 4096
+	if rest := arenaBound(len(p.data) - recStart); est > rest {
+		est = rest
+	}
+	if est > cap(p.arena)-len(p.arena) {
+		p.arena = make([]byte, 0, est)
+	}
+	recs := make([]Record, len(p.records), n)
+	copy(recs, p.records)
+	p.records = recs
+	if len(p.headers) > 0 {
+		hs := make([]Header, len(p.headers), len(p.headers)*n+16)
+		copy(hs, p.headers)
+		p.headers = hs
+	}
+}
+
+// recordField reads the value of one member of a record.
+func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []byte) error {
+	off := p.i
+	switch kind {
+	case fTopic:
+		p.field = nameTopic
+		if p.topicPlain && p.quoted(part.Topic) {
+			break // the usual case: the partition key's topic, unescaped
+		}
+		raw, esc, err := p.rawString()
+		if err != nil {
+			if p.data[off] != '"' {
+				return p.errAt(off, "want string, got %s", p.got(off))
+			}
+			return err
+		}
+		if esc || string(raw) != part.Topic {
+			if t := p.text(raw, esc); t != part.Topic {
+				return p.errAt(off, "record topic %q does not match its partition key %q", t, part.ID())
+			}
+		}
+	case fPartition:
+		p.field = namePartition
+		n, err := p.partitionNumber()
+		if err != nil {
+			return err
+		}
+		if n != part.Number {
+			return p.errAt(off, "record partition %d does not match its partition key %q", n, part.ID())
+		}
+	case fOffset:
+		p.field = nameOffset
+		n, ok := p.integer()
+		if !ok {
+			if err := p.checkValue(off); err != nil {
+				return err
+			}
+			return p.errAt(off, "want integer, got %s", p.got(off))
+		}
+		if n < 0 {
+			return p.errAt(off, "want non-negative integer, got %d", n)
+		}
+		r.Offset, p.offsetSeen = n, true
+	case fTimestamp:
+		p.field = nameTimestamp
+		if p.null() {
+			r.Timestamp = time.Time{}
+			break
+		}
+		n, ok := p.integer()
+		if !ok {
+			if err := p.checkValue(off); err != nil {
+				return err
+			}
+			return p.fieldErr(off, nil, "want integer epoch milliseconds, got %s", p.got(off))
+		}
+		if n == -1 {
+			r.Timestamp = time.Time{}
+		} else {
+			r.Timestamp = time.UnixMilli(n).UTC()
+		}
+	case fTimestampType:
+		p.field = nameTimestampType
+		if p.quoted(CreateTime) {
+			r.TimestampType = CreateTime
+			break
+		}
+		raw, esc, err := p.rawString()
+		if err != nil {
+			if p.null() {
+				r.TimestampType = ""
+				break
+			}
+			if p.data[off] == '"' {
+				return err
+			}
+			return p.fieldErr(off, nil, "want string, got %s", p.got(off))
+		}
+		switch {
+		case esc:
+			r.TimestampType = p.intern(p.unescape(raw))
+		case string(raw) == CreateTime:
+			r.TimestampType = CreateTime
+		case string(raw) == LogAppendTime:
+			r.TimestampType = LogAppendTime
+		default:
+			r.TimestampType = p.intern(raw)
+		}
+	case fKey, fValue:
+		dst := &r.Key
+		p.field = nameKey
+		if kind == fValue {
+			dst, p.field = &r.Value, nameValue
+		}
+		b, err := p.base64Field(off)
+		if err != nil {
+			return err
+		}
+		*dst = b
+	case fHeaders:
+		p.field = nameHeaders
+		hs, err := p.headerList(off)
+		if err != nil {
+			return err
+		}
+		r.Headers = hs
+	case fKeySchema, fValueSchema:
+		dst := &r.KeySchema
+		p.field = nameKeySchema
+		if kind == fValueSchema {
+			dst, p.field = &r.ValueSchema, nameValueSchema
+		}
+		s, err := p.schema(off)
+		if err != nil {
+			return err
+		}
+		*dst = s
+	default:
+		p.field, p.unknown = "", name
+		if err := p.skipValue(0); err != nil {
+			return err
+		}
+		p.unknown = nil
+	}
+	p.field = ""
+	return nil
+}
+
+// fieldKind names the members of a record that Parse reads.
+type fieldKind uint8
+
+const (
+	fUnknown fieldKind = iota
+	fTopic
+	fPartition
+	fOffset
+	fTimestamp
+	fTimestampType
+	fKey
+	fValue
+	fHeaders
+	fKeySchema
+	fValueSchema
+)
+
+// recordMember reads a member name of a record and the colon after it, and says which field it
+// is. It is the general path: recordFast reads the names Lambda writes without it.
+func (p *parser) recordMember() (fieldKind, []byte, error) {
+	d := p.data
+	i := p.i
+	if i >= len(d) || d[i] != '"' {
+		return 0, nil, p.syntaxErr("looking for beginning of object key string")
+	}
+	raw, esc, err := p.rawString()
+	if err != nil {
+		return 0, nil, err
+	}
+	name := raw
+	if esc {
+		name = p.unescape(raw)
+	}
+	kind := fUnknown
+	switch string(name) {
+	case nameTopic:
+		kind = fTopic
+	case namePartition:
+		kind = fPartition
+	case nameOffset:
+		kind = fOffset
+	case nameTimestamp:
+		kind = fTimestamp
+	case nameTimestampType:
+		kind = fTimestampType
+	case nameKey:
+		kind = fKey
+	case nameValue:
+		kind = fValue
+	case nameHeaders:
+		kind = fHeaders
+	case nameKeySchema:
+		kind = fKeySchema
+	case nameValueSchema:
+		kind = fValueSchema
+	}
+	if i := p.i; i+1 < len(d) && d[i] == ':' && d[i+1] > ' ' {
+		p.i = i + 1 // compact JSON
+		return kind, name, nil
+	}
+	p.skipWS()
+	if p.i >= len(d) || d[p.i] != ':' {
+		return 0, nil, p.syntaxErr("after object key")
+	}
+	p.i++
+	p.skipWS()
+	if p.i >= len(d) {
+		return 0, nil, p.syntaxErr("looking for beginning of value")
+	}
+	return kind, name, nil
+}
+
+// Record member names with their quotes and colon, as little-endian words for recordFast.
+var (
+	wTopic      = word8(`"topic":`)
+	wPartiti    = word8(`"partiti`)
+	wOnColon    = uint32(word8(`on":`))
+	wOffset     = word8(`"offset"`)
+	wTimesta    = word8(`"timesta`)
+	wMpColon    = uint32(word8(`mp":`))
+	wMpType     = word8(`mpType":`)
+	wKey        = word8(`"key":`)
+	wValue      = word8(`"value":`)
+	wHeaders    = word8(`"headers`)
+	wQuoteColon = uint16(word8(`":`))
+)
+
+// word8 returns up to eight bytes of s as a little-endian word.
+func word8(s string) uint64 {
+	var b [8]byte
+	copy(b[:], s)
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// partitionNumber reads a partition as a JSON number or, as hand-written fixtures do, a
+// numeric string.
+func (p *parser) partitionNumber() (int32, error) {
+	off := p.i
+	if p.i < len(p.data) && p.data[p.i] == '"' {
+		raw, esc, err := p.rawString()
+		if err != nil {
+			return 0, err
+		}
+		s := p.text(raw, esc)
+		n, ok := parseUint(s, math.MaxInt32)
+		if !ok {
+			return 0, p.errAt(off, "want partition number 0..%d, got %s", math.MaxInt32, p.got(off))
+		}
+		return int32(n), nil
+	}
+	n, ok := p.integer()
+	if !ok {
+		if err := p.checkValue(off); err != nil {
+			return 0, err
+		}
+		return 0, p.errAt(off, "want partition number 0..%d, got %s", math.MaxInt32, p.got(off))
+	}
+	if n < 0 || n > math.MaxInt32 {
+		return 0, p.errAt(off, "want partition number 0..%d, got %d", math.MaxInt32, n)
+	}
+	return int32(n), nil
+}
+
+// base64Field reads a key or value: null gives nil, a string its decoded bytes (empty but not
+// nil for ""). A string that is not valid base64 sets the record's error.
+func (p *parser) base64Field(off int) ([]byte, error) {
+	if p.null() {
+		return nil, nil
+	}
+	if p.i >= len(p.data) || p.data[p.i] != '"' {
+		if err := p.checkValue(off); err != nil {
+			return nil, err
+		}
+		return nil, p.fieldErr(off, nil, "want base64 string or null, got %s", p.got(off))
+	}
+	if v, next, ok := p.base64At(p.i); ok {
+		p.i = next
+		return v, nil
+	}
+	// Slow path: escapes, or not base64 at all.
+	raw, esc, err := p.rawString()
+	if err != nil {
+		return nil, err
+	}
+	text := raw
+	if esc {
+		text = p.unescape(raw)
+	}
+	for i, c := range text {
+		if c == '\r' || c == '\n' {
+			return nil, p.fieldErr(off, base64.CorruptInputError(i), "invalid base64: line break at byte %d", i)
+		}
+	}
+	p.reserve(base64.StdEncoding.DecodedLen(len(text)))
+	n, derr := base64.StdEncoding.Decode(p.arena[len(p.arena):cap(p.arena)], text)
+	if derr != nil {
+		return nil, p.fieldErr(off, derr, "invalid base64: %v", derr)
+	}
+	return p.takeArena(n), nil
+}
+
+// base64At decodes the JSON string at d[i] when it is plain base64, which needs no JSON
+// unescaping (the fast path), and returns the bytes and the position after the string. It
+// returns false for anything else, with nothing consumed.
+func (p *parser) base64At(i int) (v []byte, next int, ok bool) {
+	d := p.data
+	if i >= len(d) || d[i] != '"' {
+		return nil, 0, false
+	}
+	start := i + 1
+	src := d[start:]
+	for try := 0; try < 2; try++ {
+		dst := p.arena[len(p.arena):cap(p.arena)]
+		ns, nd := decodeBase64Run(dst, src)
+		if ns < len(src) && src[ns] == '"' {
+			return p.takeArena(nd), start + ns + 1, true
+		}
+		if ns+4 < len(src) && src[ns+4] == '"' {
+			if n, ok := decodeBase64Tail(dst[nd:], src[ns:ns+4]); ok {
+				return p.takeArena(nd + n), start + ns + 5, true
+			}
+		}
+		if len(dst)-nd >= 16 {
+			break // not plain base64
+		}
+		// The arena ran out of room: start the next one and decode again.
+		p.reserveAt(len(dst)+16, i)
+	}
+	return nil, 0, false
+}
+
+// takeArena returns the next n bytes of the arena, already written, as a slice with no spare
+// capacity, and moves the arena past them.
+func (p *parser) schema(off int) (*SchemaMetadata, error) {
+	if p.null() {
+		return nil, nil
+	}
+	if p.i >= len(p.data) || p.data[p.i] != '{' {
+		if err := p.checkValue(off); err != nil {
+			return nil, err
+		}
+		return nil, p.fieldErr(off, nil, "want schema metadata object, got %s", p.got(off))
+	}
+	var s SchemaMetadata
+	err := p.object(func(name []byte) error {
+		foff := p.i
+		var dst *string
+		switch string(name) {
+		case "dataFormat":
+			dst, p.sub = &s.DataFormat, "dataFormat"
+		case "schemaId":
+			dst, p.sub = &s.SchemaID, "schemaId"
+		default:
+			return p.skipValue(1)
+		}
+		if p.null() {
+			p.sub = ""
+			return nil
+		}
+		if p.data[foff] == '"' {
+			raw, esc, err := p.rawString()
+			if err != nil {
+				return err
+			}
+			if esc {
+				*dst = p.intern(p.unescape(raw))
+			} else {
+				*dst = p.intern(raw)
+			}
+			p.sub = ""
+			return nil
+		}
+		if n, ok := p.integer(); ok && dst == &s.SchemaID {
+			*dst = strconv.FormatInt(n, 10) // Confluent ids are numbers; accept one as written
+			p.sub = ""
+			return nil
+		}
+		if err := p.checkValue(foff); err != nil {
+			return err
+		}
+		err := p.fieldErr(foff, nil, "want string, got %s", p.got(foff))
+		p.sub = ""
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.schemas = append(p.schemas, s)
+	if len(p.schemas) == cap(p.schemas) {
+		// Keep returned pointers stable: start a new slab rather than let append move this one.
+		p.schemas = make([]SchemaMetadata, 0, max(64, 2*cap(p.schemas)))
+		p.schemas = append(p.schemas, s)
+		return &p.schemas[0], nil
+	}
+	return &p.schemas[len(p.schemas)-1], nil
+}
