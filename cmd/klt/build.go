@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -69,13 +70,17 @@ func runBuild(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 
 	name := inputName(args)
-	in, err := openInput(args, stdin)
+	data, err := readInput(args, stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "klt: %v\n", err)
+		printErrors(stderr, err)
 		return exitFail
 	}
-	recs, err := readRecords(ctx, name, in)
-	in.Close()
+	if kind := eventKind(data); kind != "" {
+		printErrors(stderr, fmt.Errorf("%s is %s event, not records one per line; \"klt event decode\" prints the records of an event, which build takes back: klt event decode %s | klt event build",
+			name, withArticle(kind), shellQuote(name)))
+		return exitFail
+	}
+	recs, err := readRecords(ctx, name, bytes.NewReader(data))
 	if err == nil && len(recs) == 0 {
 		err = fmt.Errorf("%s: no records; Lambda never sends an event without one", name)
 	}
@@ -83,6 +88,7 @@ func runBuild(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		printErrors(stderr, err)
 		return exitFail
 	}
+	printWarnings(stderr, name, recs)
 
 	ev := buildEvent(recs, opts)
 	out, err := ev.MarshalJSON()
@@ -111,10 +117,31 @@ func runBuild(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return exitOK
 }
 
-// printErrors prints err on stderr, one "klt: " line for each error it joins, at any depth.
+// printErrors prints err on stderr, one "klt: " line for each error it joins, at any depth,
+// each on one line with anything unprintable escaped (see oneLine).
 func printErrors(stderr io.Writer, err error) {
 	for _, e := range leafErrors(err) {
-		fmt.Fprintf(stderr, "klt: %v\n", e)
+		fmt.Fprintf(stderr, "klt: %s\n", oneLine(e.Error()))
+	}
+}
+
+// maxWarnings is how many warnings printWarnings prints before it says how many more there are.
+const maxWarnings = 10
+
+// printWarnings prints the warnings of recs, read from the input name, as
+// "klt: warning: NAME:LINE: ...", up to maxWarnings.
+func printWarnings(stderr io.Writer, name string, recs []lineRecord) {
+	n := 0
+	for _, r := range recs {
+		for _, w := range r.Warnings {
+			if n < maxWarnings {
+				fmt.Fprintf(stderr, "klt: warning: %s:%d: %s\n", name, r.Line, oneLine(w))
+			}
+			n++
+		}
+	}
+	if n > maxWarnings {
+		fmt.Fprintf(stderr, "klt: warning: %d more warnings not shown\n", n-maxWarnings)
 	}
 }
 
@@ -192,7 +219,7 @@ func buildEvent(recs []lineRecord, opts []kafkaeventtest.BuilderOption) *kafkaev
 		if lr.HasTimestamp {
 			ro = append(ro, kafkaeventtest.Timestamp(r.Timestamp))
 		}
-		if r.TimestampType != "" {
+		if lr.HasTimestampType {
 			ro = append(ro, kafkaeventtest.TimestampType(r.TimestampType))
 		}
 		for _, h := range r.Headers {

@@ -24,20 +24,14 @@ func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return usageError(stderr, fs.Name(), fmt.Errorf("want at most one input file, got %d", len(args)))
 	}
 	name := inputName(args)
-	in, err := openInput(args, stdin)
+	data, err := readInput(args, stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "klt: %v\n", err)
-		return exitFail
-	}
-	data, err := io.ReadAll(in)
-	in.Close()
-	if err != nil {
-		fmt.Fprintf(stderr, "klt: %s: %v\n", name, err)
+		printErrors(stderr, err)
 		return exitFail
 	}
 	ev, err := kafkaevent.Parse(data)
 	if err != nil {
-		fmt.Fprintf(stderr, "klt: %s: %v\n", name, err)
+		printErrors(stderr, fmt.Errorf("%s: %w", name, err))
 		return exitFail
 	}
 
@@ -129,7 +123,11 @@ func decodedRecordOf(r *kafkaevent.Record) decodedRecord {
 		KeySchema:     decodedSchemaOf(r.KeySchema),
 		ValueSchema:   decodedSchemaOf(r.ValueSchema),
 	}
-	if !r.Timestamp.IsZero() {
+	switch ms := r.Timestamp.UnixMilli(); {
+	case r.Timestamp.IsZero():
+	case ms < 0 || ms > maxMillis:
+		d.Timestamp = ms // no RFC 3339 time that build reads: before 1970 or after year 9999
+	default:
 		d.Timestamp = r.Timestamp.UTC().Format(timeLayout)
 	}
 	d.Key, d.KeyBase64 = textOrBase64(r.Key)

@@ -523,18 +523,6 @@ func jsonSyntaxError(name string, data []byte, err error) error {
 	return fmt.Errorf("%s:%d:%d: invalid JSON: %v", name, line, col, se)
 }
 
-// readInputFile reads the file name, or standard input when name is "-".
-func readInputFile(name string, stdin io.Reader) ([]byte, error) {
-	if name != "-" {
-		return os.ReadFile(name)
-	}
-	data, err := io.ReadAll(stdin)
-	if err != nil {
-		return nil, fmt.Errorf("<stdin>: %w", err)
-	}
-	return data, nil
-}
-
 // criteriaSpec is one FilterCriteria as a SRC argument gives it, before it is compiled.
 type criteriaSpec struct {
 	file      string   // the file, for messages

@@ -52,6 +52,13 @@ type lineRecord struct {
 	Record       kafkaevent.Record
 	HasOffset    bool
 	HasTimestamp bool
+	// HasTimestampType says the line gave a timestampType, possibly "" (an event without
+	// one); otherwise the record gets CREATE_TIME.
+	HasTimestampType bool
+	// Warnings say what in the line Kafka or Lambda would never produce (a topic name Kafka
+	// rejects, offsets that do not increase...): build still makes the record, since events
+	// written by hand or by other tools have such things, and "klt event decode" prints them.
+	Warnings []string
 }
 
 // lineFields are the names a line may use, in the order the help text lists them.
@@ -60,17 +67,19 @@ var lineFields = []string{
 	"key", "keyBase64", "value", "valueBase64", "headers", "keySchema", "valueSchema",
 }
 
-// timestampTypes are the values "timestampType" accepts: the ones Kafka defines. The library
-// accepts any string, but a fixture with "CREATE_TMIE" is a typo, not a test case.
+// timestampTypes are the values of "timestampType" Kafka defines. Others, such as a typo
+// ("CREATE_TMIE"), are kept with a warning: kafkaevent.Parse accepts any string, so
+// "klt event decode" can print one. "" is a record whose event has no timestampType.
 var timestampTypes = []string{kafkaevent.CreateTime, kafkaevent.LogAppendTime, "NO_TIMESTAMP_TYPE"}
 
-// dataFormats are the values a schema's "dataFormat" accepts.
+// dataFormats are the values of a schema's "dataFormat" Lambda writes; others are kept with a
+// warning, and "" is schema metadata without a dataFormat.
 var dataFormats = []string{"AVRO", "PROTOBUF", "JSON"}
 
 // readRecords reads JSON Lines from r and decodes every non-blank line into a record. name is
-// the file name used in error messages. Offsets are checked to increase within each
-// partition, counting the offsets klt assigns itself (see assignOffset). A UTF-8 byte order
-// mark at the start of the input is skipped.
+// the file name used in error messages. Offsets that do not increase within a partition,
+// counting the offsets klt assigns itself, get a warning (see assignOffset). A UTF-8 byte
+// order mark at the start of the input is skipped.
 //
 // Every bad line is reported, up to maxLineErrors, as a *lineError; the returned error is the
 // errors.Join of them, or the read error if reading failed.
@@ -95,7 +104,10 @@ func readRecords(ctx context.Context, name string, r io.Reader) ([]lineRecord, e
 		if len(bytes.TrimSpace(line)) > 0 {
 			rec, err := decodeLine(line)
 			if err == nil {
-				err = assignOffset(&rec, last)
+				var warning string
+				if warning, err = assignOffset(&rec, last); warning != "" {
+					rec.Warnings = append(rec.Warnings, warning)
+				}
 			}
 			if err != nil {
 				if len(errs) == maxLineErrors {
@@ -124,11 +136,13 @@ type partitionKey struct {
 	partition int32
 }
 
-// assignOffset gives rec the next offset of its partition when the line set none, and checks
-// that a line's own offset comes after the partition's previous one: Lambda delivers a
-// partition's records in increasing offset order, so a fixture that does not is a mistake.
-// last holds the offset of each partition's latest record.
-func assignOffset(rec *lineRecord, last map[partitionKey]int64) error {
+// assignOffset gives rec the next offset of its partition when the line set none. When a
+// line's own offset does not come after the partition's previous one it returns a warning:
+// Lambda delivers a partition's records in increasing offset order, but fixtures that other
+// projects wrote repeat offsets, and "klt event decode" prints them as they are. It fails
+// only when there is no next offset to assign. last holds the offset of each partition's
+// latest record.
+func assignOffset(rec *lineRecord, last map[partitionKey]int64) (warning string, err error) {
 	r := &rec.Record
 	k := partitionKey{r.Topic, r.Partition}
 	prev, seen := last[k]
@@ -136,16 +150,17 @@ func assignOffset(rec *lineRecord, last map[partitionKey]int64) error {
 	case !seen && !rec.HasOffset:
 		r.Offset = 0
 	case !seen:
-	case prev == math.MaxInt64:
-		return fmt.Errorf("no offset comes after %d, the previous record of %s", prev, r.PartitionID())
+	case !rec.HasOffset && prev == math.MaxInt64:
+		return "", fmt.Errorf("no offset comes after %d, the previous record of %s; give this one its offset",
+			prev, r.PartitionID())
 	case !rec.HasOffset:
 		r.Offset = prev + 1
 	case r.Offset <= prev:
-		return fmt.Errorf("offset %d is not after %d, the previous record of %s; offsets must increase within a partition",
+		warning = fmt.Sprintf("offset %d is not after %d, the previous record of %s; Lambda delivers a partition's records in increasing offset order",
 			r.Offset, prev, r.PartitionID())
 	}
 	last[k] = r.Offset
-	return nil
+	return warning, nil
 }
 
 // decodeLine decodes one line of JSON Lines input. The line must be one JSON object using only
@@ -174,9 +189,11 @@ func decodeLine(line []byte) (lineRecord, error) {
 	if !ok {
 		return rec, errors.New(`missing "topic"`)
 	}
-	if r.Topic, err = decodeTopic(topic); err != nil {
+	var warning string
+	if r.Topic, warning, err = decodeTopic(topic); err != nil {
 		return rec, fieldError("topic", err)
 	}
+	rec.warn("topic", warning)
 	if raw, ok := fields.given("partition"); ok {
 		n, err := decodeInt(raw, 0, math.MaxInt32)
 		if err != nil {
@@ -191,15 +208,18 @@ func decodeLine(line []byte) (lineRecord, error) {
 		rec.HasOffset = true
 	}
 	if raw, ok := fields.given("timestamp"); ok {
-		if r.Timestamp, err = decodeTimestamp(raw); err != nil {
+		if r.Timestamp, warning, err = decodeTimestamp(raw); err != nil {
 			return rec, fieldError("timestamp", err)
 		}
+		rec.warn("timestamp", warning)
 		rec.HasTimestamp = true
 	}
 	if raw, ok := fields.given("timestampType"); ok {
-		if r.TimestampType, err = decodeEnum(raw, timestampTypes); err != nil {
+		if r.TimestampType, warning, err = decodeEnum(raw, timestampTypes, "the types Kafka has"); err != nil {
 			return rec, fieldError("timestampType", err)
 		}
+		rec.warn("timestampType", warning)
+		rec.HasTimestampType = true
 	}
 	if r.Key, err = decodeBytes(fields, "key", "keyBase64", false); err != nil {
 		return rec, err
@@ -213,16 +233,25 @@ func decodeLine(line []byte) (lineRecord, error) {
 		}
 	}
 	if raw, ok := fields.given("keySchema"); ok {
-		if r.KeySchema, err = decodeSchema(raw); err != nil {
+		if r.KeySchema, warning, err = decodeSchema(raw); err != nil {
 			return rec, fieldError("keySchema", err)
 		}
+		rec.warn("keySchema.dataFormat", warning)
 	}
 	if raw, ok := fields.given("valueSchema"); ok {
-		if r.ValueSchema, err = decodeSchema(raw); err != nil {
+		if r.ValueSchema, warning, err = decodeSchema(raw); err != nil {
 			return rec, fieldError("valueSchema", err)
 		}
+		rec.warn("valueSchema.dataFormat", warning)
 	}
 	return rec, nil
+}
+
+// warn adds warning, about the field name, to rec's warnings; "" is no warning.
+func (rec *lineRecord) warn(name, warning string) {
+	if warning != "" {
+		rec.Warnings = append(rec.Warnings, name+": "+warning)
+	}
 }
 
 // errorField is the name under which "klt event decode" prints what is wrong with a record it
@@ -429,27 +458,29 @@ func decodeString(raw json.RawMessage) (string, error) {
 	return s, nil
 }
 
-// decodeTopic decodes a Kafka topic name and checks it is one Kafka accepts: 1 to 249
-// characters from [a-zA-Z0-9._-], and not "." or "..".
-func decodeTopic(raw json.RawMessage) (string, error) {
+// decodeTopic decodes a Kafka topic name. A name Kafka would reject (it takes 1 to 249
+// characters from [a-zA-Z0-9._-], and not "." or "..") gets a warning, not an error: the event
+// source mapping's payload is what a function must cope with, and fixtures written by hand
+// have such names.
+func decodeTopic(raw json.RawMessage) (topic, warning string, err error) {
 	s, err := decodeString(raw)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	switch {
 	case s == "":
-		return "", errors.New("must not be empty")
+		return s, "empty; Kafka topics have names", nil
 	case len(s) > 249:
-		return "", fmt.Errorf("%d characters is longer than Kafka's limit of 249", len(s))
+		return s, fmt.Sprintf("%d characters is longer than Kafka's limit of 249", len(s)), nil
 	case s == "." || s == "..":
-		return "", fmt.Errorf("%q is not a valid topic name", s)
+		return s, fmt.Sprintf("%q is not a topic name Kafka accepts", s), nil
 	}
 	for _, c := range s {
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return "", fmt.Errorf("%q has %q; Kafka topic names use only letters, digits, '.', '_' and '-'", s, c)
+			return s, fmt.Sprintf("%q has %q; Kafka topic names use only letters, digits, '.', '_' and '-'", s, c), nil
 		}
 	}
-	return s, nil
+	return s, "", nil
 }
 
 // decodeInt decodes raw as a JSON integer in [lo, hi]. Exponents and fractions are rejected
@@ -490,36 +521,46 @@ var maxMillis = time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC).UnixMilli()
 
 // decodeTimestamp decodes a record timestamp: epoch milliseconds as a JSON integer (-1 for
 // "no timestamp", which is the zero time), or an RFC 3339 string with at most millisecond
-// precision. Kafka has no timestamps before 1970.
-func decodeTimestamp(raw json.RawMessage) (time.Time, error) {
+// precision from 1970 to year 9999. Kafka has no timestamps before 1970; an integer before it
+// (or after year 9999) gets a warning, since kafkaevent.Parse accepts any and
+// "klt event decode" prints such a time as an integer.
+func decodeTimestamp(raw json.RawMessage) (t time.Time, warning string, err error) {
 	if r := bytes.TrimSpace(raw); len(r) > 0 && r[0] == '"' {
 		s, err := decodeString(raw)
 		if err != nil {
-			return time.Time{}, err
+			return time.Time{}, "", err
 		}
-		return parseTime(s)
+		t, err := parseTime(s)
+		return t, "", err
 	}
-	ms, err := decodeInt(raw, -1, maxMillis)
+	ms, err := decodeInt(raw, math.MinInt64, math.MaxInt64)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("want epoch milliseconds (an integer from -1 to %d) or an RFC 3339 string, got %s",
-			maxMillis, describe(raw))
+		return time.Time{}, "", fmt.Errorf("want epoch milliseconds (an integer; -1 for none) or an RFC 3339 string, got %s", describe(raw))
 	}
-	if ms == -1 {
-		return time.Time{}, nil
+	switch {
+	case ms == -1:
+		return time.Time{}, "", nil
+	case ms < 0:
+		warning = fmt.Sprintf("%d is before 1970, which Kafka cannot represent", ms)
+	case ms > maxMillis:
+		warning = fmt.Sprintf("%d is after year 9999", ms)
 	}
-	return time.UnixMilli(ms).UTC(), nil
+	return time.UnixMilli(ms).UTC(), warning, nil
 }
 
-// decodeEnum decodes raw as a string that must be one of allowed.
-func decodeEnum(raw json.RawMessage, allowed []string) (string, error) {
-	s, err := decodeString(raw)
-	if err != nil {
-		return "", err
+// decodeEnum decodes raw as a string that should be "" or one of known, which what names in
+// the warning a string that is not.
+func decodeEnum(raw json.RawMessage, known []string, what string) (s, warning string, err error) {
+	if s, err = decodeString(raw); err != nil {
+		return "", "", err
 	}
-	if !slices.Contains(allowed, s) {
-		return "", fmt.Errorf("want one of %s, got %q", strings.Join(allowed, ", "), s)
+	if s != "" && !slices.Contains(known, s) {
+		warning = fmt.Sprintf("%q is not one of %s, %s", s, strings.Join(known, ", "), what)
+		if n := nearest(s, known); n != "" {
+			warning += fmt.Sprintf("; did you mean %q?", n)
+		}
 	}
-	return s, nil
+	return s, warning, nil
 }
 
 // decodeBytes decodes the key or the value of a line, or a header value, from its text field (textName) or its
@@ -655,29 +696,27 @@ func decodeHeader(raw json.RawMessage) (kafkaevent.Header, error) {
 // schemaFields are the names of a keySchema or valueSchema object.
 var schemaFields = []string{"dataFormat", "schemaId"}
 
-// decodeSchema decodes {"dataFormat":"AVRO","schemaId":"1"}; both fields are required.
-func decodeSchema(raw json.RawMessage) (*kafkaevent.SchemaMetadata, error) {
+// decodeSchema decodes {"dataFormat":"AVRO","schemaId":"1"}. Either may be left out, null or
+// "": events from schema registries that do not give an id (Powertools' Protobuf fixtures, for
+// one) have metadata without it. A dataFormat Lambda does not write gets a warning.
+func decodeSchema(raw json.RawMessage) (m *kafkaevent.SchemaMetadata, warning string, err error) {
 	fields, err := splitObject(raw, "schema")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := fields.check("in a schema", schemaFields); err != nil {
-		return nil, err
-	}
-	format, hasFormat := fields.get("dataFormat")
-	id, hasID := fields.get("schemaId")
-	if !hasFormat || !hasID {
-		return nil, errors.New(`want both "dataFormat" and "schemaId"`)
+		return nil, "", err
 	}
 	var s kafkaevent.SchemaMetadata
-	if s.DataFormat, err = decodeEnum(format, dataFormats); err != nil {
-		return nil, fieldError("dataFormat", err)
+	if format, ok := fields.given("dataFormat"); ok {
+		if s.DataFormat, warning, err = decodeEnum(format, dataFormats, "the formats Lambda writes"); err != nil {
+			return nil, "", fieldError("dataFormat", err)
+		}
 	}
-	if s.SchemaID, err = decodeString(id); err != nil {
-		return nil, fieldError("schemaId", err)
+	if id, ok := fields.given("schemaId"); ok {
+		if s.SchemaID, err = decodeString(id); err != nil {
+			return nil, "", fieldError("schemaId", err)
+		}
 	}
-	if s.SchemaID == "" {
-		return nil, errors.New("schemaId: must not be empty")
-	}
-	return &s, nil
+	return &s, warning, nil
 }

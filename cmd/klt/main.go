@@ -10,14 +10,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Exit codes.
@@ -148,13 +153,92 @@ func inputName(args []string) string {
 	return args[0]
 }
 
-// openInput opens the input that args name: the file args[0], or stdin when args is empty or
-// args[0] is "-". The caller closes it; closing stdin does nothing.
-func openInput(args []string, stdin io.Reader) (io.ReadCloser, error) {
-	if len(args) == 0 || args[0] == "-" {
-		return io.NopCloser(stdin), nil
+// readInput reads the input that args name: the file args[0], or stdin when args is empty or
+// args[0] is "-". A UTF-8 byte order mark at its start, which some editors write, is dropped.
+func readInput(args []string, stdin io.Reader) ([]byte, error) {
+	name := "-"
+	if len(args) > 0 {
+		name = args[0]
 	}
-	return os.Open(args[0])
+	return readInputFile(name, stdin)
+}
+
+// readInputFile reads the file name, or standard input when name is "-", without the UTF-8
+// byte order mark some editors write at the start of a file.
+func readInputFile(name string, stdin io.Reader) ([]byte, error) {
+	if name != "-" {
+		data, err := os.ReadFile(name)
+		return trimBOM(data), err
+	}
+	data, err := io.ReadAll(stdin)
+	if err != nil {
+		return nil, fmt.Errorf("<stdin>: %w", err)
+	}
+	return trimBOM(data), nil
+}
+
+// eventKind returns kindKafka or kindSQS when data is a whole Kafka or SQS event rather than
+// JSON Lines, and "" otherwise: a single JSON object with the members of an event.
+func eventKind(data []byte) string {
+	if !json.Valid(data) {
+		return ""
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return ""
+	}
+	_, hasSource := top["eventSource"]
+	_, hasKafkaRecords := top["records"]
+	_, hasSQSRecords := top["Records"]
+	switch {
+	case hasKafkaRecords || hasSource && !hasSQSRecords:
+		return kindKafka
+	case hasSQSRecords:
+		return kindSQS
+	}
+	return ""
+}
+
+// shellQuote quotes name for a command line shown in a message, when it needs quoting.
+func shellQuote(name string) string {
+	if name == "<stdin>" {
+		return "FILE"
+	}
+	if name != "" && strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+,:@") == "" {
+		return name
+	}
+	return "'" + strings.ReplaceAll(name, "'", `'\''`) + "'"
+}
+
+// oneLine returns s for a message of one line: printable text stays as it is, and anything
+// else (control characters, line breaks, bytes that are not UTF-8) is escaped as Go escapes it
+// in a quoted string, so input never reaches the terminal raw.
+func oneLine(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case unicode.IsPrint(r) || r == ' ':
+			b.WriteString(s[:size])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		s = s[size:]
+	}
+	return b.String()
 }
 
 // usageKLT is the help of klt itself.
@@ -204,3 +288,6 @@ Examples:
   klt event build < records.jsonl > event.json && klt event decode event.json
   klt event decode event.json | klt event build    # the same records again
 `
+
+// trimBOM returns data without the UTF-8 byte order mark some editors write at its start.
+func trimBOM(data []byte) []byte { return bytes.TrimPrefix(data, []byte("\uFEFF")) }

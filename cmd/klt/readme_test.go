@@ -25,11 +25,11 @@ func TestMain(m *testing.M) {
 // other line of every sh block runs. An entry that no longer matches a README line fails the
 // test, so the list stays true.
 var readmeSkips = map[string]string{
-	"go get github.com/kafkalambda/toolkit@latest":                     "needs a Go module of the reader's and the module proxy",
+	"go get github.com/kafkalambda/toolkit@latest":                       "needs a Go module of the reader's and the module proxy",
 	"git clone https://github.com/kafkalambda/toolkit.git && cd toolkit": "needs the network; the test runs in a copy of this clone's files instead",
 	"go install ./cmd/klt": "builds the binary the test stands in for: the test binary is klt on the scripts' PATH",
 	"make test    # gofmt, go vet, staticcheck, and every test (fuzz seed corpora included)": "runs this test among all the others",
-	"make fuzz    # a short run of every fuzz target (FUZZTIME=15s each by default)":        "minutes of fuzzing; CI runs the seed corpora through make test",
+	"make fuzz    # a short run of every fuzz target (FUZZTIME=15s each by default)":         "minutes of fuzzing; CI runs the seed corpora through make test",
 	"make bench   # every benchmark beside its alternative, summarised by benchstat":         "minutes of benchmarks, and needs npm for the servers",
 }
 
