@@ -333,6 +333,7 @@ type Verdict struct {
 
 // Miss says why a record does not match one filter.
 type Miss struct {
+	// Filter is the index of the filter.
 	Filter int
 	// Path is the pattern path that failed, such as value.status.
 	Path string
@@ -340,6 +341,7 @@ type Miss struct {
 	Reason string
 }
 
+// String returns "filter FILTER: PATH: REASON", as klt filter test prints it.
 func (m Miss) String() string {
 	if m.Path == "" {
 		return fmt.Sprintf("filter %d: %s", m.Filter, m.Reason)

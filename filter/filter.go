@@ -1,6 +1,8 @@
 package filter
 
-// Option configures Compile and ParseCriteria.
+// Option configures Compile, NewCriteria and ParseCriteria. The options are WithEventBridge,
+// WithLegacyNumbers and WithRaisedFilterQuota; with none, patterns are checked and matched as
+// a Lambda event source mapping does today.
 type Option func(*config)
 
 type config struct {
@@ -31,18 +33,19 @@ const (
 
 // WithEventBridge accepts the operators EventBridge rules have and Lambda's event source
 // mappings do not document: wildcard, cidr, and anything-but with prefix, suffix,
-// equals-ignore-case or wildcard. Without it, Compile rejects them, as the strict Lambda
-// operator set does.
+// equals-ignore-case or wildcard. By default Compile rejects them with an *Error that names
+// this option, as Lambda's strict operator set does.
 func WithEventBridge() Option { return func(c *config) { c.eventBridge = true } }
 
 // WithLegacyNumbers compares numbers as the older engine did (event-ruler before 1.8, used
 // from 2022 to mid-2024): numeric operands and event values must lie within -5e9..5e9, and
-// only six decimal places count. The default is the full float64 range and precision of the
-// current engine.
+// only six decimal places count. By default numbers compare over the full float64 range and
+// precision, as the current engine does.
 func WithLegacyNumbers() Option { return func(c *config) { c.legacyNumbers = true } }
 
-// WithRaisedFilterQuota allows 10 filters per FilterCriteria instead of 5, as after a quota
-// increase.
+// WithRaisedFilterQuota allows RaisedMaxFilters (10) filters per FilterCriteria, as after a
+// quota increase. By default NewCriteria and ParseCriteria take at most DefaultMaxFilters
+// (5). Compile, which compiles one pattern, has no number of filters to check.
 func WithRaisedFilterQuota() Option { return func(c *config) { c.maxFilters = RaisedMaxFilters } }
 
 // Error reports an invalid pattern or FilterCriteria: where (a path in the pattern, such as
@@ -56,6 +59,7 @@ type Error struct {
 	Reason string
 }
 
+// Error returns "filter: Filters[FILTER]: PATH: REASON", leaving out the parts not known.
 func (e *Error) Error() string {
 	s := "filter: "
 	if e.Filter >= 0 {

@@ -135,7 +135,10 @@ func FuzzCompile(f *testing.F) {
 			checkError(t, "NewCriteria", cErr, 0)
 		}
 
-		fc, _ := json.Marshal(map[string]any{"Filters": []any{map[string]string{"Pattern": pattern}}})
+		fc, mErr := json.Marshal(map[string]any{"Filters": []any{map[string]string{"Pattern": pattern}}})
+		if mErr != nil {
+			t.Fatal(mErr)
+		}
 		var pc *filter.Criteria
 		var pErr error
 		timed(t, "ParseCriteria", pattern, func() { pc, pErr = filter.ParseCriteria(fc) })
