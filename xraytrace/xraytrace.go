@@ -1,79 +1,148 @@
 // Package xraytrace records batch processing as AWS X-Ray subsegments through
-// aws-xray-sdk-go: a [batch.Hook] that opens a subsegment for the batch and one for each
-// partition (or SQS message group), so that the handler's own subsegments and instrumented
-// AWS calls nest under the partition they belong to.
+// aws-xray-sdk-go: a [batch.Hook] that opens a subsegment for the batch and one for each group
+// processed in order (a Kafka partition, an SQS FIFO message group, or a message of a standard
+// queue), so that the handler's own subsegments and instrumented AWS calls nest under the
+// group they belong to.
 //
 //	lambda.Start(batch.KafkaHandler(handle, batch.WithHooks(xraytrace.New())))
 //
-// In Lambda with active tracing the subsegments join the function's trace; without a trace in
-// the context, nothing is recorded. Importing this package links aws-xray-sdk-go; package
-// batch alone does not.
+// In Lambda with active tracing the subsegments join the function's trace (aws-lambda-go puts
+// the trace header in the invocation's context); without a trace in the context, nothing is
+// recorded and the hook costs a context lookup per batch and group.
+//
+// # Subsegments
+//
+// The batch is a subsegment named "kafka batch" or "sqs batch", annotated with records,
+// groups, and the counts of the batch's summary line: processed, failed, filtered,
+// sent_to_sink and replayed.
+//
+// A Kafka partition is a subsegment "partition TOPIC-N" annotated with topic, partition,
+// records, first_offset and last_offset (strings: offsets exceed what an annotation number
+// keeps exactly) and failed. An SQS FIFO message group is "group ID", and a message of a
+// standard queue "message ID" (characters X-Ray does not allow in a name become "_"),
+// annotated with queue, message_group_id or message_id, messages and failed. The error of each
+// record that failed is added to its group's subsegment, which X-Ray then shows as a fault
+// with the error as its cause. Keys and payloads are never recorded.
+//
+// # What importing this package does
+//
+// Package batch links no tracing SDK; importing this package links aws-xray-sdk-go and,
+// through it, gRPC, fasthttp and golang.org/x/net/trace (about 6 MB on a linux/arm64
+// function, see the README's table), and with them their package initialisation, which runs
+// whether or not the hook is used:
+//   - a malformed AWS_XRAY_DAEMON_ADDRESS makes the function panic at start-up, before main
+//     (the SDK parses it while initialising its package);
+//   - golang.org/x/net/trace registers /debug/requests and /debug/events on
+//     http.DefaultServeMux, which a function that serves that mux would expose;
+//   - in Lambda (LAMBDA_TASK_ROOT set) the SDK creates /tmp/.aws-xray/initialized.
+//
+// The OpenTelemetry adapter, package oteltrace, does none of this.
 package xraytrace
 
 import (
 	"context"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/aws/aws-xray-sdk-go/v2/xray"
 
 	"github.com/kafkalambda/toolkit/batch"
 )
 
-// Hook is the X-Ray tracing hook. It implements batch.BatchHook and batch.GroupHook.
+// Hook is the X-Ray tracing hook. It implements batch.BatchHook, batch.GroupHook and
+// batch.RecordHook (to add failed records' errors to their group), and is safe for concurrent
+// use.
 type Hook struct{}
 
-// New returns the X-Ray tracing hook.
+// New returns the X-Ray tracing hook, to pass to batch.WithHooks. It has no options: the
+// daemon's address, sampling and the rest are the SDK's (xray.Configure and the
+// AWS_XRAY_* environment variables).
 func New() *Hook { return &Hook{} }
 
-type segKey struct{}
+type (
+	batchKey struct{}
+	groupKey struct{}
+)
 
 // OnBatchStart implements batch.BatchHook: a subsegment "kafka batch" or "sqs batch".
 func (h *Hook) OnBatchStart(ctx context.Context, b *batch.BatchInfo) context.Context {
-	return begin(ctx, b.Source+" batch")
+	return begin(ctx, batchKey{}, b.Source+" batch")
 }
 
-// OnBatchEnd implements batch.BatchHook.
+// OnBatchEnd implements batch.BatchHook: the batch's counts as annotations.
 func (h *Hook) OnBatchEnd(ctx context.Context, b *batch.BatchInfo, r *batch.BatchResult) {
-	if seg := own(ctx); seg != nil {
-		_ = seg.AddAnnotation("records", b.Records)
-		_ = seg.AddAnnotation("failed", r.Failed)
-		seg.Close(nil)
+	seg := own(ctx, batchKey{})
+	if seg == nil {
+		return
 	}
+	_ = seg.AddAnnotation("records", b.Records)
+	_ = seg.AddAnnotation("groups", b.Groups)
+	_ = seg.AddAnnotation("processed", r.Processed)
+	_ = seg.AddAnnotation("failed", r.Failed)
+	_ = seg.AddAnnotation("filtered", r.Filtered)
+	_ = seg.AddAnnotation("sent_to_sink", r.SentToSink)
+	_ = seg.AddAnnotation("replayed", r.Replayed)
+	seg.Close(nil)
 }
 
-// OnGroupStart implements batch.GroupHook: a subsegment "partition topic-N" or
-// "group ID".
+// OnGroupStart implements batch.GroupHook: a subsegment "partition TOPIC-N", "group ID" (an
+// SQS FIFO message group) or "message ID" (a message of a standard queue).
 func (h *Hook) OnGroupStart(ctx context.Context, g *batch.GroupInfo) context.Context {
-	name := "group " + g.ID
-	if g.Partition != nil {
-		name = "partition " + g.ID
+	name := "partition " + g.ID
+	if g.Partition == nil {
+		name = "message " + g.ID
+		if len(g.Messages) > 0 && strings.HasSuffix(g.Messages[0].EventSourceARN, ".fifo") {
+			name = "group " + g.ID
+		}
 	}
-	return begin(ctx, name)
+	return begin(ctx, groupKey{}, segmentName(name))
 }
 
-// OnGroupEnd implements batch.GroupHook: the subsegment is annotated with the topic,
-// partition, first and last offset, and the count of failed records.
+// OnGroupEnd implements batch.GroupHook: the group's annotations.
 func (h *Hook) OnGroupEnd(ctx context.Context, g *batch.GroupInfo, failed int) {
-	seg := own(ctx)
+	seg := own(ctx, groupKey{})
 	if seg == nil {
 		return
 	}
 	if p := g.Partition; p != nil {
 		_ = seg.AddAnnotation("topic", p.Topic)
 		_ = seg.AddAnnotation("partition", int(p.Number))
+		_ = seg.AddAnnotation("records", len(p.Records))
 		if n := len(p.Records); n > 0 {
 			_ = seg.AddAnnotation("first_offset", strconv.FormatInt(p.Records[0].Offset, 10))
 			_ = seg.AddAnnotation("last_offset", strconv.FormatInt(p.Records[n-1].Offset, 10))
 		}
-	} else {
+	} else if len(g.Messages) > 0 {
+		arn := g.Messages[0].EventSourceARN
+		_ = seg.AddAnnotation("queue", arn[strings.LastIndexByte(arn, ':')+1:])
+		if strings.HasSuffix(arn, ".fifo") {
+			_ = seg.AddAnnotation("message_group_id", g.ID)
+		} else {
+			_ = seg.AddAnnotation("message_id", g.ID)
+		}
 		_ = seg.AddAnnotation("messages", len(g.Messages))
 	}
 	_ = seg.AddAnnotation("failed", failed)
 	seg.Close(nil)
 }
 
+// OnRecordStart implements batch.RecordHook; records have no subsegment of their own.
+func (h *Hook) OnRecordStart(ctx context.Context, it *batch.Item) context.Context { return ctx }
+
+// OnRecordEnd implements batch.RecordHook: a failed record's error is added to its group's
+// subsegment.
+func (h *Hook) OnRecordEnd(ctx context.Context, it *batch.Item, err error) {
+	if err == nil {
+		return
+	}
+	if seg := own(ctx, groupKey{}); seg != nil {
+		_ = seg.AddError(err)
+	}
+}
+
 // begin opens a subsegment, or does nothing when there is no trace in ctx.
-func begin(ctx context.Context, name string) context.Context {
+func begin(ctx context.Context, key any, name string) context.Context {
 	if ctx.Value(xray.LambdaTraceHeaderKey) == nil && xray.GetSegment(ctx) == nil {
 		return ctx
 	}
@@ -81,11 +150,22 @@ func begin(ctx context.Context, name string) context.Context {
 	if seg == nil {
 		return ctx
 	}
-	return context.WithValue(sctx, segKey{}, seg)
+	return context.WithValue(sctx, key, seg)
 }
 
-// own returns the subsegment this hook opened for ctx, if any.
-func own(ctx context.Context) *xray.Segment {
-	seg, _ := ctx.Value(segKey{}).(*xray.Segment)
+// own returns the subsegment this hook opened under key, if any.
+func own(ctx context.Context, key any) *xray.Segment {
+	seg, _ := ctx.Value(key).(*xray.Segment)
 	return seg
+}
+
+// segmentName replaces the characters X-Ray does not allow in a (sub)segment name: it keeps
+// letters, digits, white space and _ . : / % & # = + \ - @.
+func segmentName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsSpace(r) || strings.ContainsRune(`_.:/%&#=+\-@`, r) {
+			return r
+		}
+		return '_'
+	}, s)
 }
