@@ -14,10 +14,13 @@ import (
 	"github.com/kafkalambda/toolkit/idempotency"
 )
 
-// Option configures ProcessKafka and ProcessSQS.
+// Option configures ProcessKafka, ProcessSQS, KafkaHandler and SQSHandler. An option given
+// an invalid value (a nil logger, a negative margin) makes every batch fail with an error
+// that names the option, rather than run with a setting the caller did not ask for.
 type Option func(*config)
 
 type config struct {
+	err            error // the first invalid option
 	concurrency    int
 	deadlineMargin time.Duration
 	attempts       int
@@ -32,13 +35,18 @@ type config struct {
 	st             *stats
 	outer          context.Context // the invocation's context, with the function's deadline
 	hooks          hooks
-	metricsOut     io.Writer
+	metricsOut     io.Writer // nil: no metrics
 	namespace      string
-	metricsSet     bool
 	logger         *slog.Logger
-	loggerSet      bool
 	now            func() time.Time
 	sleep          func(ctx context.Context, d time.Duration) error
+}
+
+// invalid records the first invalid option.
+func (c *config) invalid(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("batch: "+format, args...)
+	}
 }
 
 func newConfig(opts []Option) config {
@@ -47,14 +55,15 @@ func newConfig(opts []Option) config {
 		attempts:       3,
 		backoff:        100 * time.Millisecond,
 		maxBackoff:     2 * time.Second,
+		namespace:      DefaultNamespace,
 		now:            time.Now,
 		sleep:          sleepCtx,
 	}
 	for _, o := range opts {
 		o(&c)
 	}
-	if c.attempts < 1 {
-		c.attempts = 1
+	if c.logger == nil {
+		c.logger = slog.Default()
 	}
 	c.st = &stats{start: c.now()}
 	if c.store != nil {
@@ -67,35 +76,90 @@ func newConfig(opts []Option) config {
 }
 
 // WithConcurrency bounds how many partitions (or FIFO message groups, or standard-queue
-// messages) are processed at once. The default, 0, processes every partition at once.
-func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n } }
+// messages) are processed at once; n must be at least 1. By default ProcessKafka processes
+// every partition of the batch at once, and ProcessSQS every FIFO message group at once, or
+// 10 messages of a standard queue at once.
+func WithConcurrency(n int) Option {
+	return func(c *config) {
+		if n < 1 {
+			c.invalid("WithConcurrency(%d): want at least 1", n)
+		}
+		c.concurrency = n
+	}
+}
 
 // WithDeadlineMargin sets how long before the function's deadline processing stops: records
 // not started by then are reported as failed, and the handler's context is cancelled then, so
-// that a slow record cannot turn into a timeout that retries the whole batch. Default 500 ms.
-func WithDeadlineMargin(d time.Duration) Option { return func(c *config) { c.deadlineMargin = d } }
+// that a slow record cannot turn into a timeout that retries the whole batch. The default is
+// 500 ms; 0 stops at the deadline itself.
+func WithDeadlineMargin(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.invalid("WithDeadlineMargin(%v): want 0 or more", d)
+		}
+		c.deadlineMargin = d
+	}
+}
 
-// WithRetry sets the attempts per record for errors not marked Permanent (default 3, so two
-// retries) and the first backoff (default 100 ms), which doubles each time, with jitter, up to
-// 2 seconds, and never sleeps past the deadline.
+// WithRetry sets the attempts per record for errors not marked Permanent (at least 1; the
+// default is 3, so two retries) and the first backoff (the default is 100 ms), which doubles
+// each time, with jitter, up to 2 seconds, and never sleeps past the deadline.
 func WithRetry(attempts int, backoff time.Duration) Option {
-	return func(c *config) { c.attempts, c.backoff = attempts, backoff }
+	return func(c *config) {
+		if attempts < 1 || backoff < 0 {
+			c.invalid("WithRetry(%d, %v): want at least 1 attempt and a backoff of 0 or more", attempts, backoff)
+		}
+		c.attempts, c.backoff = attempts, backoff
+	}
 }
 
 // WithErrorWhenAllFail returns an error instead of a partial response when every record of
 // the batch failed, so that the event source mapping's own retry and bisect settings apply.
+// By default a batch whose records all failed returns them all in the partial response.
 func WithErrorWhenAllFail() Option { return func(c *config) { c.errorOnAllFail = true } }
 
 // WithFilter skips, as successes, the records that do not match the criteria, as the event
 // source mapping would have: a guard for self-managed setups and for criteria changes, which
-// take minutes to apply.
-func WithFilter(c *filter.Criteria) Option { return func(cfg *config) { cfg.criteria = c } }
+// take minutes to apply. A record the criteria cannot decide on (filter.ErrTooComplex) is
+// not skipped: it fails, as a permanent failure. By default every record is handled.
+func WithFilter(c *filter.Criteria) Option {
+	return func(cfg *config) {
+		if c == nil {
+			cfg.invalid("WithFilter(nil): want criteria")
+		}
+		cfg.criteria = c
+	}
+}
 
-// WithIdempotency runs the handler through idempotency.Do for each record, keyed by
-// idempotency.KafkaKey or idempotency.SQSKey: records already completed are skipped without
-// calling the handler, and records in progress elsewhere are reported as failed.
+// WithIdempotency runs each record's handler, with its retries, inside one
+// idempotency.Do, so that a record already handled by an earlier delivery is not handled
+// again. By default there is no idempotency.
+//
+// The key is idempotency.KafkaKey(r) ("topic-partition-offset") for a Kafka record and
+// idempotency.SQSKey(m) (the message ID) for an SQS message, under the prefix and expiry that
+// opts give (see idempotency.WithKeyPrefix and idempotency.WithExpiry). For each record, the
+// store holds the key's hash, its status (in progress, then completed), when the record
+// expires and, while in progress, when its lease ends (the function's deadline); no result
+// (the handler returns none) and no payload hash, so nothing is validated beyond the key:
+// the same key is the same record.
+//
+// A record costs one write to acquire its key and one to complete it, however many attempts
+// it takes: the lease is held from the first attempt to the last. A record that fails every
+// attempt has its key released (one more write) so that its redelivery runs again. A record
+// already completed is acknowledged without calling the handler; a record whose key another
+// invocation holds fails with idempotency.ErrInProgress and comes back later. A store that
+// fails fails the record (fail closed).
+//
+// The handler's context carries the key: a handler that calls idempotency.Do itself with
+// the same store and key (the idempotency package's example) runs inside this one rather than
+// waiting for it.
 func WithIdempotency(store idempotency.Store, opts ...idempotency.Option) Option {
-	return func(c *config) { c.store, c.idemOpts = store, opts }
+	return func(c *config) {
+		if store == nil {
+			c.invalid("WithIdempotency(nil): want a store")
+		}
+		c.store, c.idemOpts = store, opts
+	}
 }
 
 // withClock is for tests.
@@ -190,38 +254,73 @@ func (c *config) attempt(ctx context.Context, deadline time.Time, h func(context
 	}
 }
 
-// handle runs a record's handler, through idempotency.Do under key when there is a store,
-// with the retries; it returns nil when the record is done.
+// handle runs a record's handler with its retries, all inside one idempotency.Do under key
+// when there is a store; it returns nil when the record is done.
 func (c *config) handle(ctx context.Context, stop time.Time, key string, run func(context.Context) error, l *local) *failure {
-	if c.store != nil {
-		inner := run
-		run = func(ctx context.Context) error {
-			// The lease lasts until the function's own deadline: the handler may run past its
-			// context's end, which comes a margin earlier, and must keep the key meanwhile.
-			_, err := idempotency.Do(c.leaseCtx(ctx), c.store, key, nil,
-				func(context.Context) (struct{}, error) { return struct{}{}, call(ctx, inner) }, c.idemOpts...)
-			return err
+	if c.store == nil {
+		f := c.attempt(ctx, stop, run)
+		if f == nil {
+			l.processed++
 		}
+		return f
 	}
-	f := c.attempt(ctx, stop, run)
-	if f == nil {
+	var (
+		f     *failure
+		calls int // handler calls, for a result that could not be saved
+	)
+	// The lease lasts until the function's own deadline: the handler may run past its
+	// context's end, which comes a margin earlier, and must keep the key meanwhile.
+	_, err := idempotency.Do(c.leaseCtx(ctx), c.store, key, nil, func(dctx context.Context) (struct{}, error) {
+		// The handler keeps its own, earlier deadline, and gets the values of Do's context,
+		// which say that this key is held, so that a nested Do with it runs inside this one.
+		hctx := mixedContext{Context: ctx, values: dctx}
+		f = c.attempt(hctx, stop, func(ctx context.Context) error { calls++; return run(ctx) })
+		if f != nil {
+			return struct{}{}, f.err
+		}
+		return struct{}{}, nil
+	}, c.idemOpts...)
+	switch {
+	case err == nil: // handled now, or before (a replay)
 		l.processed++
+		return nil
+	case f != nil: // the handler failed, and Do released the key
+		f.err = err // with the release's error, if it failed too
+		return f
 	}
-	return f
+	// The store failed, or another invocation holds the key, or the handler succeeded and the
+	// result could not be saved: the record comes back, and does not go to the sink.
+	now := c.now()
+	return &failure{err: err, attempts: calls, first: now, last: now, store: true,
+		permanent: errors.Is(err, idempotency.ErrPayloadMismatch)}
 }
 
-// send hands a failed record to the sink and reports whether the sink took it.
-func (c *config) send(ctx context.Context, e *Envelope, l *local) bool {
-	if c.sink.Send(ctx, e) != nil {
-		return false
+// sendFailure hands a failed record to the sink, and notes in f whether the sink took it.
+func (c *config) sendFailure(ctx context.Context, e *Envelope, f *failure, l *local) {
+	if err := c.sink.Send(ctx, e); err != nil {
+		f.sinkErr = err
+		return
 	}
+	f.sunk = true
 	l.sunk++
-	return true
 }
 
-// toSink reports whether a failure goes to the sink under the policy.
+// late returns the failure of a record not started because the deadline is near, or nil.
+func (c *config) late(stop time.Time) *failure {
+	if stop.IsZero() {
+		return nil
+	}
+	if now := c.now(); !now.Before(stop) {
+		return &failure{err: ErrDeadline, first: now, last: now}
+	}
+	return nil
+}
+
+// toSink reports whether a failure goes to the sink under the policy: records that the
+// handler failed on, not those the deadline, the idempotency store or another invocation
+// held back.
 func (c *config) toSink(f *failure) bool {
-	if c.sink == nil || errors.Is(f.err, idempotency.ErrInProgress) || errors.Is(f.err, ErrDeadline) {
+	if c.sink == nil || f.store || errors.Is(f.err, ErrDeadline) || errors.Is(f.err, idempotency.ErrInProgress) {
 		return false
 	}
 	return f.permanent || c.sinkPolicy == SinkExhausted
@@ -233,17 +332,17 @@ func (c *config) leaseCtx(ctx context.Context) context.Context {
 	if c.outer == nil {
 		return ctx
 	}
-	return leaseContext{Context: c.outer, values: ctx}
+	return mixedContext{Context: c.outer, values: ctx}
 }
 
-// leaseContext takes its deadline and cancellation from the invocation and its values from
-// the handler's context.
-type leaseContext struct {
+// mixedContext takes its deadline and cancellation from one context and its values from
+// another.
+type mixedContext struct {
 	context.Context
 	values context.Context
 }
 
-func (l leaseContext) Value(key any) any { return l.values.Value(key) }
+func (m mixedContext) Value(key any) any { return m.values.Value(key) }
 
 // stopAt is when processing stops: the context's deadline less the margin, or zero.
 func (c *config) stopAt(ctx context.Context) time.Time {

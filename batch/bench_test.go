@@ -39,7 +39,7 @@ var benchNoop batch.KafkaRecordHandler = func(context.Context, *kafkaevent.Recor
 // summary log line as by default, but write both to io.Discard rather than to the benchmark's
 // output. Every benchmark and test here passes these options first.
 var quiet = []batch.Option{
-	batch.WithMetrics(io.Discard, ""),
+	batch.WithMetrics(io.Discard),
 	batch.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 }
 

@@ -53,8 +53,10 @@ type RecordHook interface {
 // FailureHook is called once for each record that failed: reported to Lambda as a batch item
 // failure, or sent to the failure destination. Records reported only because an earlier
 // record of their partition or message group failed are not failures of their own and do not
-// call it.
+// call it: the earlier record's Failure counts them in Reported.
 type FailureHook interface {
+	// OnFailure is called with the group's context, after the record's last attempt and
+	// after the sink, if any, took it or refused it. f is not used after OnFailure returns.
 	OnFailure(ctx context.Context, f *Failure)
 }
 
@@ -88,29 +90,47 @@ type Item struct {
 	SQS   *events.SQSMessage
 }
 
-// Failure is what is known of a failed record: given to each [FailureHook], and logged.
+// Failure is what is known of a failed record: given to each [FailureHook], and logged, one
+// line per failed record, as "record failed" with the attributes source, partition and
+// offset (Kafka) or messageId and messageGroup (SQS), attempts, permanent, sentToSink,
+// reported, error, and sinkError and stack when there are.
 type Failure struct {
 	Item
 	// Group is the ID of the record's group, as in GroupInfo.ID.
 	Group string
 	// Err is why it failed: the handler's last error, a *PanicError, the record's decode
-	// error, ErrDeadline, or the filter's error.
+	// error, ErrDeadline, the filter's error (filter.ErrTooComplex), or the idempotency
+	// store's (idempotency.ErrInProgress, *idempotency.PersistenceError).
 	Err error
 	// Attempts is the number of handler calls made: 0 when the handler never ran.
 	Attempts int
 	// Permanent reports whether the error was not retried (Permanent, a panic, a decode
-	// error).
+	// error, the filter's error).
 	Permanent bool
 	// SentToSink reports whether the record went to the failure destination instead of
 	// being reported to Lambda.
 	SentToSink bool
+	// SinkErr is the failure destination's error when it refused the record, which was then
+	// reported to Lambda instead.
+	SinkErr error
+	// Reported is the number of records the response reports because of this failure: the
+	// record and every later record of its partition or FIFO message group (1 on a standard
+	// queue), or 0 when the record went to the failure destination.
+	Reported int
 }
 
 // WithHooks adds hooks; see [Hook]. Hooks given in several WithHooks options add up, and are
-// called in the order given. By default there are none.
+// called in the order given. Each hook must implement at least one of the hook interfaces.
+// By default there are none.
 func WithHooks(hooks ...Hook) Option {
 	return func(c *config) {
-		for _, h := range hooks {
+		for i, h := range hooks {
+			switch h.(type) {
+			case BatchHook, GroupHook, RecordHook, FailureHook:
+			default:
+				c.invalid("WithHooks: hook %d (%T) implements none of BatchHook, GroupHook, RecordHook and FailureHook", i, h)
+				continue
+			}
 			if h, ok := h.(BatchHook); ok {
 				c.hooks.batch = append(c.hooks.batch, h)
 			}

@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/kafkalambda/toolkit/idempotency"
@@ -59,6 +60,9 @@ func (r KafkaResponse) MarshalJSON() ([]byte, error) {
 // The error is nil unless WithErrorWhenAllFail is set and every record failed.
 func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandler, opts ...Option) (KafkaResponse, error) {
 	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return KafkaResponse{}, cfg.err
+	}
 	cfg.outer = ctx
 	stop := cfg.stopAt(ctx)
 	hctx := ctx
@@ -105,23 +109,30 @@ func (c *config) partition(ctx context.Context, stop time.Time, p *kafkaevent.Pa
 	defer c.st.merge(&l)
 	for i := range p.Records {
 		r := &p.Records[i]
-		if err := c.record(ctx, stop, r, h, &l); err != nil {
-			id := p.ID()
-			out := make([]KafkaItemFailure, 0, len(p.Records)-i)
-			for j := i; j < len(p.Records); j++ {
-				out = append(out, KafkaItemFailure{KafkaItemIdentifier{Partition: id, Offset: p.Records[j].Offset}})
-			}
-			return out
+		f := c.record(ctx, stop, r, h, &l)
+		if f == nil {
+			continue
 		}
+		id := p.ID()
+		if f.sunk { // the partition moves on
+			c.failed(ctx, &Failure{Item: Item{Kafka: r}, Group: id}, f, 0)
+			continue
+		}
+		out := make([]KafkaItemFailure, 0, len(p.Records)-i)
+		for j := i; j < len(p.Records); j++ {
+			out = append(out, KafkaItemFailure{KafkaItemIdentifier{Partition: id, Offset: p.Records[j].Offset}})
+		}
+		c.failed(ctx, &Failure{Item: Item{Kafka: r}, Group: id}, f, len(out))
+		return out
 	}
 	return nil
 }
 
-// record processes one record: nil when it is done (handled, filtered out, already done
-// under idempotency, or sent to the sink).
-func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Record, h KafkaRecordHandler, l *local) error {
-	if !stop.IsZero() && !c.now().Before(stop) {
-		return ErrDeadline
+// record processes one record: nil when it is done (handled, filtered out, or already done
+// under idempotency), or the failure, which says whether the sink took the record.
+func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Record, h KafkaRecordHandler, l *local) *failure {
+	if f := c.late(stop); f != nil {
+		return f
 	}
 	l.seen(r.Timestamp)
 	var f *failure
@@ -133,10 +144,13 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 			l.filtered++
 			return nil
 		}
+		if err != nil {
+			err = fmt.Errorf("batch: the filter criteria cannot decide on the record: %w", err)
+		}
 	}
 	if err != nil {
 		now := c.now()
-		f = &failure{err: err, permanent: true, attempts: 0, first: now, last: now}
+		f = &failure{err: err, permanent: true, first: now, last: now}
 	} else {
 		key := ""
 		if c.store != nil {
@@ -155,10 +169,10 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 			return nil
 		}
 	}
-	if c.toSink(f) && c.send(ctx, kafkaEnvelope(r, f), l) {
-		return nil
+	if c.toSink(f) {
+		c.sendFailure(ctx, kafkaEnvelope(r, f), f, l)
 	}
-	return f.err
+	return f
 }
 
 // KafkaHandler returns the function for lambda.Start that processes each batch with

@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -10,18 +11,47 @@ import (
 	"time"
 )
 
-// Observability, off the hot path: once per batch, one CloudWatch Embedded Metric Format line
-// on standard output (CloudWatch Logs turns it into metrics) and one log/slog summary line.
+// Observability, off the hot path: once per batch, one log/slog summary line and, when asked
+// for, one CloudWatch Embedded Metric Format line (CloudWatch Logs turns it into metrics);
+// once per failed record, one log line and the failure hooks.
 
-// WithMetrics writes the batch's EMF line to w under the CloudWatch namespace ns (default:
-// namespace "KafkaLambdaToolkit" on standard output). WithMetrics(nil, "") turns metrics off.
-func WithMetrics(w io.Writer, ns string) Option {
-	return func(c *config) { c.metricsOut, c.namespace, c.metricsSet = w, ns, true }
+// WithMetrics writes one CloudWatch Embedded Metric Format line per batch to w (os.Stdout in
+// Lambda, where CloudWatch Logs turns it into metrics): the counts of the summary line, the
+// batch's duration, and the age of its oldest and newest records. Custom metrics cost money,
+// so by default none are written. The namespace is DefaultNamespace unless
+// WithMetricsNamespace names another.
+func WithMetrics(w io.Writer) Option {
+	return func(c *config) {
+		if w == nil {
+			c.invalid("WithMetrics(nil): want a writer")
+		}
+		c.metricsOut = w
+	}
 }
 
-// WithLogger sets the logger of the batch summary line (default slog.Default()); nil turns
-// it off.
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger, c.loggerSet = l, true } }
+// WithMetricsNamespace sets the CloudWatch namespace of the metrics that WithMetrics turns on
+// (by default DefaultNamespace). Without WithMetrics it has no effect.
+func WithMetricsNamespace(ns string) Option {
+	return func(c *config) {
+		if ns == "" {
+			c.invalid("WithMetricsNamespace(\"\"): want a namespace")
+		}
+		c.namespace = ns
+	}
+}
+
+// WithLogger sets the logger of the batch's summary line and of the line logged for each
+// failed record; by default slog.Default(). The summary line is at level Info, or Warn when
+// a record failed; failed records are at level Error. To silence them, pass a logger with a
+// higher level, or slog.New(slog.DiscardHandler).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l == nil {
+			c.invalid("WithLogger(nil): want a logger (slog.New(slog.DiscardHandler) logs nothing)")
+		}
+		c.logger = l
+	}
+}
 
 // DefaultNamespace is the CloudWatch namespace of the metrics.
 const DefaultNamespace = "KafkaLambdaToolkit"
@@ -32,42 +62,76 @@ func (c *config) observe(ctx context.Context, source string, records int) {
 	st := c.st
 	now := c.now()
 	dur := now.Sub(st.start)
-	out, ns := c.metricsOut, c.namespace
-	if !c.metricsSet {
-		out, ns = os.Stdout, DefaultNamespace
-	}
-	if ns == "" {
-		ns = DefaultNamespace
-	}
-	if out != nil {
-		line := emf(now, ns, source, records, st, dur)
+	if out := c.metricsOut; out != nil {
+		line := emf(now, c.namespace, source, records, st, dur)
 		if out == os.Stdout {
 			stdoutMu.Lock()
-			defer stdoutMu.Unlock()
 		}
-		_, _ = out.Write(line)
-	}
-	logger := c.logger
-	if !c.loggerSet {
-		logger = slog.Default()
-	}
-	if logger != nil {
-		attrs := []slog.Attr{
-			slog.String("source", source),
-			slog.Int("records", records),
-			slog.Int64("processed", st.processed.Load()),
-			slog.Int64("failed", st.failed.Load()),
-			slog.Int64("filtered", st.filtered.Load()),
-			slog.Int64("sentToSink", st.sunk.Load()),
-			slog.Int64("replayed", st.replayed.Load()),
-			slog.Duration("duration", dur),
+		_, err := out.Write(line)
+		if out == os.Stdout {
+			stdoutMu.Unlock()
 		}
-		level := slog.LevelInfo
-		if st.failed.Load() > 0 {
-			level = slog.LevelWarn
+		if err != nil {
+			c.logger.LogAttrs(ctx, slog.LevelError, "batch metrics not written", slog.String("source", source), slog.String("error", err.Error()))
 		}
-		logger.LogAttrs(ctx, level, "batch processed", attrs...)
 	}
+	attrs := []slog.Attr{
+		slog.String("source", source),
+		slog.Int("records", records),
+		slog.Int64("processed", st.processed.Load()),
+		slog.Int64("failed", st.failed.Load()),
+		slog.Int64("filtered", st.filtered.Load()),
+		slog.Int64("sentToSink", st.sunk.Load()),
+		slog.Int64("replayed", st.replayed.Load()),
+		slog.Duration("duration", dur),
+	}
+	level := slog.LevelInfo
+	if st.failed.Load() > 0 {
+		level = slog.LevelWarn
+	}
+	c.logger.LogAttrs(ctx, level, "batch processed", attrs...)
+}
+
+// failed completes what is known of a failed record, logs it, and calls the failure hooks.
+// reported is the number of records the response reports because of it: the record and the
+// rest of its partition or message group, or 0 when the sink took it.
+func (c *config) failed(ctx context.Context, fl *Failure, f *failure, reported int) {
+	fl.Err, fl.Attempts, fl.Permanent = f.err, f.attempts, f.permanent
+	fl.SentToSink, fl.SinkErr, fl.Reported = f.sunk, f.sinkErr, reported
+	c.logFailure(ctx, fl)
+	c.hooks.onFailure(ctx, fl)
+}
+
+// logFailure writes the line of a failed record: where it is, what happened, and the error;
+// never its key, value, body or headers.
+func (c *config) logFailure(ctx context.Context, fl *Failure) {
+	if !c.logger.Enabled(ctx, slog.LevelError) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 12)
+	if r := fl.Kafka; r != nil {
+		attrs = append(attrs, slog.String("source", "kafka"), slog.String("partition", fl.Group), slog.Int64("offset", r.Offset))
+	} else if m := fl.SQS; m != nil {
+		attrs = append(attrs, slog.String("source", "sqs"), slog.String("messageId", m.MessageId))
+		if g := m.Attributes["MessageGroupId"]; g != "" {
+			attrs = append(attrs, slog.String("messageGroup", g))
+		}
+	}
+	attrs = append(attrs,
+		slog.Int("attempts", fl.Attempts),
+		slog.Bool("permanent", fl.Permanent),
+		slog.Bool("sentToSink", fl.SentToSink),
+		slog.Int("reported", fl.Reported),
+		slog.String("error", fl.Err.Error()),
+	)
+	if fl.SinkErr != nil {
+		attrs = append(attrs, slog.String("sinkError", fl.SinkErr.Error()))
+	}
+	var pe *PanicError
+	if errors.As(fl.Err, &pe) {
+		attrs = append(attrs, slog.String("stack", string(pe.Stack)))
+	}
+	c.logger.LogAttrs(ctx, slog.LevelError, "record failed", attrs...)
 }
 
 // emf builds the Embedded Metric Format line of a batch: counts, duration, and the age of

@@ -35,7 +35,7 @@ func TestMetricsEMF(t *testing.T) {
 			return batch.Permanent(errors.New("no"))
 		}
 		return nil
-	}, batch.WithMetrics(&out, "Test"), batch.WithLogger(logger))
+	}, batch.WithMetrics(&out), batch.WithMetricsNamespace("Test"), batch.WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +77,13 @@ func TestMetricsEMF(t *testing.T) {
 			t.Errorf("metric %s not declared", n)
 		}
 	}
+	// The failed record's line, then the summary line.
+	logLines := bytes.Split(bytes.TrimSpace(logs.Bytes()), []byte("\n"))
+	if len(logLines) != 2 {
+		t.Fatalf("%d log lines, want 2:\n%s", len(logLines), logs.String())
+	}
 	var entry map[string]any
-	if err := json.Unmarshal(logs.Bytes(), &entry); err != nil {
+	if err := json.Unmarshal(logLines[1], &entry); err != nil {
 		t.Fatalf("log line: %v\n%s", err, logs.String())
 	}
 	if entry["msg"] != "batch processed" || entry["level"] != "WARN" || entry["failed"] != float64(2) {

@@ -30,9 +30,18 @@ const (
 )
 
 // WithSink sends the records the policy selects to s instead of reporting them, so that one
-// record that cannot succeed does not hold up its partition.
+// record that cannot succeed does not hold up its partition. A record the sink refuses is
+// reported instead, and logged with the sink's error. By default there is no sink: every
+// failed record is reported to Lambda.
 func WithSink(s Sink, policy SinkPolicy) Option {
-	return func(c *config) { c.sink, c.sinkPolicy = s, policy }
+	return func(c *config) {
+		if s == nil {
+			c.invalid("WithSink(nil, %d): want a sink", policy)
+		} else if policy != SinkPermanent && policy != SinkExhausted {
+			c.invalid("WithSink: unknown policy %d", policy)
+		}
+		c.sink, c.sinkPolicy = s, policy
+	}
 }
 
 // EnvelopeVersion is the version of the Envelope format.
@@ -119,13 +128,16 @@ func sqsEnvelope(m *events.SQSMessage, f *failure) *Envelope {
 	return e
 }
 
-// failure is what attempt learned about a record that failed.
+// failure is what is known about a record that failed.
 type failure struct {
 	err       error
 	permanent bool
 	attempts  int
 	first     time.Time
 	last      time.Time
+	store     bool  // the idempotency store, not the handler, failed the record
+	sunk      bool  // the sink took the record
+	sinkErr   error // the sink's error, when it refused the record
 }
 
 // error returns the failure's error, or nil for no failure.

@@ -68,7 +68,7 @@ func sinkQuiet(metrics io.Writer) []batch.Option {
 	if metrics == nil {
 		metrics = io.Discard
 	}
-	return []batch.Option{batch.WithMetrics(metrics, ""), batch.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+	return []batch.Option{batch.WithMetrics(metrics), batch.WithLogger(slog.New(slog.DiscardHandler)),
 		batch.WithRetry(3, time.Millisecond)}
 }
 

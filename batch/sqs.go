@@ -2,6 +2,8 @@ package batch
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +27,9 @@ type SQSRecordHandler func(ctx context.Context, m *events.SQSMessage) error
 // go on. Retries, deadline, filter and idempotency work as in ProcessKafka.
 func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, opts ...Option) (events.SQSEventResponse, error) {
 	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return events.SQSEventResponse{}, cfg.err
+	}
 	cfg.outer = ctx
 	stop := cfg.stopAt(ctx)
 	hctx := ctx
@@ -77,13 +82,25 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, op
 		}
 		n := 0
 		for k, i := range units[u] {
-			if err := cfg.message(gctx, stop, &ev.Records[i], h, &l); err != nil {
-				for _, j := range units[u][k:] {
-					failed[j] = true
-				}
-				n = len(units[u]) - k
-				break
+			m := &ev.Records[i]
+			f := cfg.message(gctx, stop, m, h, &l)
+			if f == nil {
+				continue
 			}
+			group := m.MessageId
+			if fifo {
+				group = m.Attributes["MessageGroupId"]
+			}
+			if f.sunk { // the group moves on
+				cfg.failed(gctx, &Failure{Item: Item{SQS: m}, Group: group}, f, 0)
+				continue
+			}
+			for _, j := range units[u][k:] {
+				failed[j] = true
+			}
+			n = len(units[u]) - k
+			cfg.failed(gctx, &Failure{Item: Item{SQS: m}, Group: group}, f, n)
+			break
 		}
 		if g != nil {
 			cfg.hooks.groupEnd(gctx, g, n)
@@ -106,9 +123,11 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, op
 	return resp, nil
 }
 
-func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessage, h SQSRecordHandler, l *local) error {
-	if !stop.IsZero() && !c.now().Before(stop) {
-		return ErrDeadline
+// message processes one message: nil when it is done (handled, filtered out, or already
+// done under idempotency), or the failure, which says whether the sink took the message.
+func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessage, h SQSRecordHandler, l *local) *failure {
+	if f := c.late(stop); f != nil {
+		return f
 	}
 	if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil {
 		l.seen(time.UnixMilli(ms))
@@ -123,33 +142,56 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 		}
 		if err != nil {
 			now := c.now()
-			f = &failure{err: err, permanent: true, first: now, last: now}
+			f = &failure{err: fmt.Errorf("batch: the filter criteria cannot decide on the message: %w", err),
+				permanent: true, first: now, last: now}
 		}
 	}
 	if f == nil {
+		key := ""
+		if c.store != nil {
+			key = idempotency.SQSKey(m)
+		}
 		run := func(ctx context.Context) error { return h(ctx, m) }
 		if len(c.hooks.record) == 0 {
-			f = c.handle(ctx, stop, idempotency.SQSKey(m), run, l)
+			f = c.handle(ctx, stop, key, run, l)
 		} else {
 			it := &Item{SQS: m}
 			rctx := c.hooks.recordStart(ctx, it)
-			f = c.handle(rctx, stop, idempotency.SQSKey(m), run, l)
+			f = c.handle(rctx, stop, key, run, l)
 			c.hooks.recordEnd(rctx, it, f.error())
 		}
+		if f == nil {
+			return nil
+		}
 	}
-	if f == nil {
-		return nil
+	if c.toSink(f) {
+		c.sendFailure(ctx, sqsEnvelope(m, f), f, l)
 	}
-	if c.toSink(f) && c.send(ctx, sqsEnvelope(m, f), l) {
-		return nil
-	}
-	return f.err
+	return f
 }
 
-// SQSHandler returns a function for lambda.Start that processes each batch with ProcessSQS
-// and h.
-func SQSHandler(h SQSRecordHandler, opts ...Option) func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-		return ProcessSQS(ctx, &ev, h, opts...)
+// SQSHandler returns the handler for lambda.Start that processes each batch with
+// ProcessSQS and h.
+func SQSHandler(h SQSRecordHandler, opts ...Option) SQSFunc {
+	return func(ctx context.Context, ev *events.SQSEvent) (events.SQSEventResponse, error) {
+		return ProcessSQS(ctx, ev, h, opts...)
 	}
+}
+
+// SQSFunc is a Lambda handler for SQS batches. It also implements lambda.Handler, which
+// lambda.Start prefers: Invoke decodes the payload into an events.SQSEvent and writes the
+// partial-batch response.
+type SQSFunc func(ctx context.Context, ev *events.SQSEvent) (events.SQSEventResponse, error)
+
+// Invoke implements lambda.Handler.
+func (f SQSFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	var ev events.SQSEvent
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		return nil, fmt.Errorf("batch: SQS event: %w", err)
+	}
+	resp, err := f(ctx, &ev)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(resp)
 }

@@ -136,7 +136,7 @@ func TestSQSStandardParallelBounded(t *testing.T) {
 				defer g.leave()
 				g.waitMax(tc.want+1, 30*time.Millisecond)
 				return nil
-			}, silent(batch.WithConcurrency(tc.limit))...)
+			}, silent(concurrency(tc.limit)...)...)
 			if err != nil || sqsJSON(t, resp) != wantSQS() {
 				t.Fatalf("%s, %v", sqsJSON(t, resp), err)
 			}
@@ -240,7 +240,7 @@ func TestSQSFIFOGroupsInParallel(t *testing.T) {
 			}
 			g.waitMax(tc.want+1, 20*time.Millisecond)
 			return nil
-		}, silent(batch.WithConcurrency(tc.limit))...)
+		}, silent(concurrency(tc.limit)...)...)
 		if err != nil || sqsJSON(t, resp) != wantSQS() {
 			t.Fatalf("limit %d: %s, %v", tc.limit, sqsJSON(t, resp), err)
 		}
@@ -336,7 +336,7 @@ func TestSQSResponse(t *testing.T) {
 			return batch.Permanent(errTransient)
 		}
 		return nil
-	}, silent()...)(context.Background(), *standardEvent(3))
+	}, silent()...)(context.Background(), standardEvent(3))
 	if err != nil || sqsJSON(t, resp) != wantSQS("m-1") {
 		t.Errorf("SQSHandler: %s, %v", sqsJSON(t, resp), err)
 	}
