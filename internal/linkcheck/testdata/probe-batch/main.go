@@ -1,0 +1,21 @@
+// Command probe-batch starts as a function importing batch would, and prints
+// what its package initialisation left on http.DefaultServeMux.
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+func main() {
+	_ = batch.KafkaHandler(func(context.Context, *kafkaevent.Record) error { return nil })
+	for _, path := range []string{"/debug/requests", "/debug/events"} {
+		_, pattern := http.DefaultServeMux.Handler(&http.Request{Method: "GET", Host: "localhost", URL: &url.URL{Path: path}})
+		fmt.Printf("%s: %q\n", path, pattern)
+	}
+}
