@@ -2,7 +2,10 @@ package idempotency
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -44,19 +47,30 @@ var DefaultAttributes = Attributes{
 	Validation:       "validation",
 }
 
-// DynamoDBStore keeps idempotency records in a DynamoDB table, in the layout Powertools for
-// Python uses, so that Go and Python functions can share one table.
+// DynamoDBStore keeps idempotency records in a DynamoDB table, in the layout of Powertools
+// for Python ([FormatPython], the default) or for TypeScript ([WithFormat]), so that Go and
+// Powertools functions can share one table. Its methods are safe for concurrent use.
 type DynamoDBStore struct {
 	client DynamoDBAPI
 	table  string
 	attr   Attributes
+	format Format
 	cache  *lru.Cache[string, Record]
+	err    error // the first invalid option, returned by every call
 }
 
-// StoreOption configures a DynamoDBStore.
+// StoreOption configures a DynamoDBStore. An invalid option makes every call of the store
+// fail with [ErrInvalidOption], so Do fails closed on the first record.
 type StoreOption func(*DynamoDBStore)
 
-// WithAttributes sets the table's attribute names; empty fields keep their defaults.
+func (s *DynamoDBStore) invalid(format string, args ...any) {
+	if s.err == nil {
+		s.err = fmt.Errorf("%w: %s", ErrInvalidOption, fmt.Sprintf(format, args...))
+	}
+}
+
+// WithAttributes sets the table's attribute names. Empty fields keep their defaults,
+// [DefaultAttributes] (Powertools' names); by default there is no sort key.
 func WithAttributes(a Attributes) StoreOption {
 	return func(s *DynamoDBStore) {
 		set := func(dst *string, v string) {
@@ -75,13 +89,28 @@ func WithAttributes(a Attributes) StoreOption {
 }
 
 // WithLocalCache keeps up to size completed records in memory (an LRU), so that a replay
-// within the same execution environment makes no DynamoDB call. In-progress records are
-// never cached.
+// within the same execution environment makes no DynamoDB call; size must be at least 1.
+// In-progress records are never cached. By default there is no cache.
 func WithLocalCache(size int) StoreOption {
 	return func(s *DynamoDBStore) {
-		if size > 0 {
-			s.cache, _ = lru.New[string, Record](size)
+		c, err := lru.New[string, Record](size)
+		if err != nil {
+			s.invalid("WithLocalCache(%d): want a size of at least 1", size)
+			return
 		}
+		s.cache = c
+	}
+}
+
+// WithFormat sets the layout of the records: [FormatPython] (the default) or
+// [FormatTypeScript]. Functions share records only when they use the same format, the same
+// key prefix and the same attribute names.
+func WithFormat(f Format) StoreOption {
+	return func(s *DynamoDBStore) {
+		if !f.valid() {
+			s.invalid("WithFormat(%v): want FormatPython or FormatTypeScript", f)
+		}
+		s.format = f
 	}
 }
 
@@ -89,19 +118,30 @@ func WithLocalCache(size int) StoreOption {
 // definition.
 func NewDynamoDBStore(client DynamoDBAPI, table string, opts ...StoreOption) *DynamoDBStore {
 	s := &DynamoDBStore{client: client, table: table, attr: DefaultAttributes}
+	if client == nil {
+		s.invalid("NewDynamoDBStore: nil client")
+	}
+	if table == "" {
+		s.invalid("NewDynamoDBStore: empty table name")
+	}
 	for _, o := range opts {
+		if o == nil {
+			s.invalid("nil StoreOption")
+			continue
+		}
 		o(s)
 	}
+	if s.attr.SortKey != "" && s.attr.SortKey == s.attr.Key {
+		s.invalid("WithAttributes: the sort key %q is also the partition key", s.attr.SortKey)
+	}
 	if s.attr.SortKey != "" && s.attr.StaticPartitionKey == "" {
-		s.attr.StaticPartitionKey = "idempotency#" + defaultFunctionName()
+		s.attr.StaticPartitionKey = "idempotency#" + defaultPrefix()
 	}
 	return s
 }
 
-func defaultFunctionName() string {
-	cfg := newConfig(nil)
-	return cfg.prefix
-}
+// Format returns the layout of the store's records.
+func (s *DynamoDBStore) Format() Format { return s.format }
 
 // TableInput returns the CreateTable input for a table with the default attribute names,
 // on demand. Turn on TTL on "expiration" after creating it (UpdateTimeToLive), so that
@@ -140,46 +180,115 @@ func num(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }
 
-// item writes a record as an item.
-func (s *DynamoDBStore) item(r *Record) map[string]types.AttributeValue {
+// item writes a record as an item, in the store's format.
+func (s *DynamoDBStore) item(r *Record) (map[string]types.AttributeValue, error) {
 	it := s.key(r.ID)
-	it[s.attr.Expiry] = num(r.Expiration.Unix())
+	if !r.Expiration.IsZero() {
+		it[s.attr.Expiry] = num(r.Expiration.Unix())
+	}
 	it[s.attr.Status] = &types.AttributeValueMemberS{Value: string(r.Status)}
-	if r.Status == StatusInProgress {
+	// Python writes the lease on in-progress records only; TypeScript's completion is an
+	// UpdateItem that leaves it in place.
+	if !r.InProgressExpiration.IsZero() && (r.Status == StatusInProgress || s.format == FormatTypeScript) {
 		it[s.attr.InProgressExpiry] = num(r.InProgressExpiration.UnixMilli())
 	}
 	if r.Data != "" {
-		it[s.attr.Data] = &types.AttributeValueMemberS{Value: r.Data}
+		if s.format == FormatTypeScript {
+			v, err := jsonToAttr(r.Data)
+			if err != nil {
+				return nil, fmt.Errorf("result as a DynamoDB value: %w", err)
+			}
+			it[s.attr.Data] = v
+		} else {
+			it[s.attr.Data] = &types.AttributeValueMemberS{Value: r.Data}
+		}
 	}
 	if r.Validation != "" {
 		it[s.attr.Validation] = &types.AttributeValueMemberS{Value: r.Validation}
 	}
-	return it
+	return it, nil
 }
 
-// record reads an item.
-func (s *DynamoDBStore) record(it map[string]types.AttributeValue) *Record {
-	str := func(name string) string {
-		if v, ok := it[name].(*types.AttributeValueMemberS); ok {
-			return v.Value
-		}
-		return ""
+// record reads an item stored under id. An attribute of the wrong type or that does not parse
+// is a *RecordError: the record is never read as if the attribute were missing.
+func (s *DynamoDBStore) record(id string, it map[string]types.AttributeValue) (*Record, error) {
+	bad := func(name string, format string, args ...any) error {
+		return &RecordError{ID: id, Attribute: name, Err: fmt.Errorf(format, args...)}
 	}
-	n := func(name string) int64 {
-		if v, ok := it[name].(*types.AttributeValueMemberN); ok {
-			f, _ := strconv.ParseFloat(v.Value, 64) // Powertools writes integers; be lenient
-			return int64(f)
+	str := func(name string, required bool) (string, error) {
+		switch v := it[name].(type) {
+		case *types.AttributeValueMemberS:
+			return v.Value, nil
+		case nil:
+			if required {
+				return "", bad(name, "missing")
+			}
+			return "", nil
+		default:
+			return "", bad(name, "is %s, want a string (S)", attrType(v))
 		}
-		return 0
 	}
-	r := &Record{ID: str(s.keyAttr()), Status: Status(str(s.attr.Status)), Data: str(s.attr.Data), Validation: str(s.attr.Validation)}
-	if e := n(s.attr.Expiry); e != 0 {
+	n := func(name string) (int64, bool, error) {
+		switch v := it[name].(type) {
+		case *types.AttributeValueMemberN:
+			if i, err := strconv.ParseInt(v.Value, 10, 64); err == nil {
+				return i, true, nil
+			}
+			// Powertools writes integers; a fraction is truncated, anything else is an error.
+			f, err := strconv.ParseFloat(v.Value, 64)
+			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || math.Abs(f) >= 1<<62 {
+				return 0, false, bad(name, "number %q is not an integer timestamp", v.Value)
+			}
+			return int64(f), true, nil
+		case nil:
+			return 0, false, nil
+		default:
+			return 0, false, bad(name, "is %s, want a number (N)", attrType(v))
+		}
+	}
+	r := &Record{}
+	var err error
+	if r.ID, err = str(s.keyAttr(), true); err != nil {
+		return nil, err
+	}
+	status, err := str(s.attr.Status, true)
+	if err != nil {
+		return nil, err
+	}
+	r.Status = Status(status)
+	if r.Status != StatusInProgress && r.Status != StatusCompleted {
+		return nil, bad(s.attr.Status, "unknown status %q, want %s or %s", status, StatusInProgress, StatusCompleted)
+	}
+	if r.Validation, err = str(s.attr.Validation, false); err != nil {
+		return nil, err
+	}
+	if e, ok, err := n(s.attr.Expiry); err != nil {
+		return nil, err
+	} else if ok {
 		r.Expiration = time.Unix(e, 0)
 	}
-	if e := n(s.attr.InProgressExpiry); e != 0 {
+	if e, ok, err := n(s.attr.InProgressExpiry); err != nil {
+		return nil, err
+	} else if ok {
 		r.InProgressExpiration = time.UnixMilli(e)
 	}
-	return r
+	switch v := it[s.attr.Data]; {
+	case v == nil:
+	case s.format == FormatTypeScript:
+		data, err := attrToJSON(v)
+		if err != nil {
+			return nil, bad(s.attr.Data, "%v", err)
+		}
+		r.Data = string(data)
+	default:
+		if r.Data, err = str(s.attr.Data, false); err != nil {
+			return nil, err
+		}
+		if !json.Valid([]byte(r.Data)) {
+			return nil, bad(s.attr.Data, "not JSON text: %.80q", r.Data)
+		}
+	}
+	return r, nil
 }
 
 // Acquire writes the in-progress record with Powertools' condition: no record, or an
@@ -187,14 +296,21 @@ func (s *DynamoDBStore) record(it map[string]types.AttributeValue) *Record {
 // the existing record from the failure (ReturnValuesOnConditionCheckFailure=ALL_OLD) or, when
 // the response carries none, with a consistent GetItem.
 func (s *DynamoDBStore) Acquire(ctx context.Context, r *Record, now time.Time) (*Record, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	item, err := s.item(r)
+	if err != nil {
+		return nil, err
+	}
 	if s.cache != nil {
 		if c, ok := s.cache.Get(r.ID); ok && c.Status == StatusCompleted && c.live(now) {
 			return &c, ErrExists
 		}
 	}
-	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table),
-		Item:      s.item(r),
+		Item:      item,
 		ConditionExpression: aws.String("attribute_not_exists(#id) OR #expiry < :now OR " +
 			"(#status = :inprogress AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_in_millis)"),
 		ExpressionAttributeNames: map[string]string{
@@ -219,7 +335,9 @@ func (s *DynamoDBStore) Acquire(ctx context.Context, r *Record, now time.Time) (
 	}
 	var existing *Record
 	if len(ccf.Item) > 0 {
-		existing = s.record(ccf.Item)
+		if existing, err = s.record(r.ID, ccf.Item); err != nil {
+			return nil, err
+		}
 	} else {
 		out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName:      aws.String(s.table),
@@ -230,7 +348,9 @@ func (s *DynamoDBStore) Acquire(ctx context.Context, r *Record, now time.Time) (
 			return nil, err
 		}
 		if len(out.Item) > 0 {
-			existing = s.record(out.Item)
+			if existing, err = s.record(r.ID, out.Item); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if existing != nil && s.cache != nil && existing.Status == StatusCompleted {
@@ -241,7 +361,14 @@ func (s *DynamoDBStore) Acquire(ctx context.Context, r *Record, now time.Time) (
 
 // Complete stores the completed record.
 func (s *DynamoDBStore) Complete(ctx context.Context, r *Record) error {
-	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: s.item(r)})
+	if s.err != nil {
+		return s.err
+	}
+	item, err := s.item(r)
+	if err != nil {
+		return err
+	}
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item})
 	if err == nil && s.cache != nil {
 		s.cache.Add(r.ID, *r)
 	}
@@ -252,6 +379,9 @@ func (s *DynamoDBStore) Complete(ctx context.Context, r *Record) error {
 // progress, with the lease the caller wrote. A record another caller has taken over since is
 // left alone.
 func (s *DynamoDBStore) Release(ctx context.Context, r *Record) error {
+	if s.err != nil {
+		return s.err
+	}
 	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:           aws.String(s.table),
 		Key:                 s.key(r.ID),

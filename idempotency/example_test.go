@@ -4,50 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
 )
 
-// memoryStore is a Store in memory, enough to show the flow of Do without DynamoDB. Lambda
-// functions use NewDynamoDBStore, so that every execution environment sees the records.
-type memoryStore struct {
-	mu      sync.Mutex
-	records map[string]idempotency.Record
-}
-
-func (m *memoryStore) Acquire(_ context.Context, r *idempotency.Record, now time.Time) (*idempotency.Record, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if old, ok := m.records[r.ID]; ok && now.Before(old.Expiration) &&
-		(old.Status == idempotency.StatusCompleted || now.Before(old.InProgressExpiration)) {
-		return &old, idempotency.ErrExists
-	}
-	m.records[r.ID] = *r
-	return nil, nil
-}
-
-func (m *memoryStore) Complete(_ context.Context, r *idempotency.Record) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.records[r.ID] = *r
-	return nil
-}
-
-func (m *memoryStore) Release(_ context.Context, r *idempotency.Record) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if old, ok := m.records[r.ID]; ok && old.Status == idempotency.StatusInProgress && old.InProgressExpiration.Equal(r.InProgressExpiration) {
-		delete(m.records, r.ID)
-	}
-	return nil
-}
-
 func ExampleDo() {
-	store := &memoryStore{records: map[string]idempotency.Record{}}
+	// An in-memory store shows the flow; a function uses NewDynamoDBStore.
+	store := idempotencytest.NewStore()
 	ctx := context.Background()
 
 	type order struct {

@@ -174,7 +174,7 @@ func num(t testing.TB, it map[string]types.AttributeValue, name string) string {
 // keyID is the stored ID Do writes for key.
 func keyID(t testing.TB, key string, opts ...idempotency.Option) string {
 	t.Helper()
-	id, err := idempotency.KeyID(key, opts...)
+	id, err := idempotency.KeyID(idempotency.FormatPython, key, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,15 +2,11 @@ package idempotency
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
-	"os"
+	"reflect"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -21,7 +17,7 @@ import (
 // Status is the state of an idempotency record.
 type Status string
 
-// The statuses Powertools writes; records of either side are read by the other.
+// The statuses both Powertools editions write; records of either side are read by the other.
 const (
 	StatusInProgress Status = "INPROGRESS"
 	StatusCompleted  Status = "COMPLETED"
@@ -33,29 +29,38 @@ type Record struct {
 	ID     string
 	Status Status
 	// Expiration is when the record stops counting (the table's TTL attribute), to the second.
+	// The zero time means the record never expires.
 	Expiration time.Time
-	// InProgressExpiration is when an in-progress record's lease ends, to the millisecond.
+	// InProgressExpiration is when an in-progress record's lease ends, to the millisecond. The
+	// zero time means the lease lasts until Expiration. Do keeps it on the completed record;
+	// stores write it there or not as their format says (FormatTypeScript keeps it).
 	InProgressExpiration time.Time
 	// Data is the stored result as JSON text; empty for an in-progress record, or when the
-	// result was not stored (WithoutResult).
+	// result was not stored (WithoutResult). A store keeps it in its own form (a DynamoDB map
+	// for FormatTypeScript) and gives it back as JSON text.
 	Data string
 	// Validation is the hash of the payload that must not change for this key, if any.
 	Validation string
 }
 
-// Store keeps idempotency records. NewDynamoDBStore returns the one for DynamoDB; a Store
-// must be safe for concurrent use.
+// Store keeps idempotency records. NewDynamoDBStore returns the one for DynamoDB, and
+// idempotencytest.NewStore one in memory for tests; idempotencytest.TestStore is the suite
+// every Store must pass. A Store must be safe for concurrent use.
 type Store interface {
 	// Acquire writes r, an in-progress record, unless a live record with the same ID exists:
-	// a completed record not yet expired, or an in-progress one whose lease has not ended.
-	// Then it returns that record and ErrExists. A nil existing record with ErrExists means
-	// the record vanished before it could be read; Do tries again.
+	// a completed record not yet expired, or an in-progress one whose lease has not ended, at
+	// now. Then it returns that record and ErrExists. A nil existing record with ErrExists
+	// means the record vanished before it could be read; Do tries again. A stored record
+	// that cannot be read is a *RecordError.
 	Acquire(ctx context.Context, r *Record, now time.Time) (existing *Record, err error)
 	// Complete stores the completed record r.
 	Complete(ctx context.Context, r *Record) error
 	// Release deletes the in-progress record r, and only if it is still r's: the same ID,
 	// in progress, with the same lease.
 	Release(ctx context.Context, r *Record) error
+	// Format is the layout of the store's records, which decides how Do hashes keys and
+	// payloads.
+	Format() Format
 }
 
 // Errors. Store failures come wrapped in *PersistenceError.
@@ -72,6 +77,9 @@ var (
 	ErrInconsistentState = errors.New("idempotency: record changed while it was being read")
 	// ErrResultTooLarge: the result does not fit in a DynamoDB item (400 KB).
 	ErrResultTooLarge = errors.New("idempotency: result too large to store")
+	// ErrInvalidOption: an option of Do or of a store, or the DisabledEnv variable, has a
+	// value that cannot be used. Nothing was stored and fn did not run.
+	ErrInvalidOption = errors.New("idempotency: invalid option")
 )
 
 // PersistenceError reports a failure of the store. Op is "acquire", "complete" or
@@ -88,87 +96,21 @@ func (e *PersistenceError) Error() string {
 
 func (e *PersistenceError) Unwrap() error { return e.Err }
 
-// Option configures Do.
-type Option func(*config)
-
-type config struct {
-	prefix        string
-	expiry        time.Duration
-	maxLease      time.Duration
-	defaultLease  time.Duration
-	newHash       func() hash.Hash
-	onReplay      func(ctx context.Context, r *Record)
-	storeResult   bool
-	now           func() time.Time
-	disabledCheck bool
+// RecordError reports a stored record that cannot be read: an attribute of the wrong type, a
+// number that does not parse, an unknown status, data that is not JSON. Do fails closed on
+// it (fn does not run, the error comes wrapped in a *PersistenceError): the record may be
+// another tool's, or written with other attribute names or another Format.
+type RecordError struct {
+	ID        string // the stored ID that was looked up
+	Attribute string // the attribute's name in the store
+	Err       error  // what is wrong with it
 }
 
-// DisabledEnv is the environment variable that turns idempotency off, as in Powertools: when
-// it is set to a true value, Do just calls fn.
-const DisabledEnv = "POWERTOOLS_IDEMPOTENCY_DISABLED"
-
-// WithKeyPrefix sets the prefix of stored keys. The default is the function name
-// (AWS_LAMBDA_FUNCTION_NAME), or "idempotency" outside Lambda. Records are found again only
-// under the same prefix: to share records with a Python function, use the prefix Powertools
-// gives it (its key_prefix, or by default "<function name>.<module>.<function>").
-func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
-
-// WithExpiry sets how long a completed record is replayed (default 1 hour).
-func WithExpiry(d time.Duration) Option { return func(c *config) { c.expiry = d } }
-
-// WithMaxLease caps how long an in-progress record blocks other callers. By default the
-// lease ends at the context's deadline (the Lambda timeout), so that a function that crashes
-// or times out frees the key when it could no longer be running.
-func WithMaxLease(d time.Duration) Option { return func(c *config) { c.maxLease = d } }
-
-// WithDefaultLease sets the lease when the context has no deadline (default 5 minutes).
-func WithDefaultLease(d time.Duration) Option { return func(c *config) { c.defaultLease = d } }
-
-// WithHash sets the hash of keys and payloads (default MD5, as Powertools; any other breaks
-// compatibility with functions that use the default).
-func WithHash(h func() hash.Hash) Option { return func(c *config) { c.newHash = h } }
-
-// WithReplayHook calls hook when Do returns a stored result instead of calling fn.
-func WithReplayHook(hook func(ctx context.Context, r *Record)) Option {
-	return func(c *config) { c.onReplay = hook }
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("idempotency: record %q: attribute %q: %v", e.ID, e.Attribute, e.Err)
 }
 
-// WithoutResult stores no result: a replay returns the zero value of T. Use it when the
-// side effect matters and the result does not, or when results may exceed an item's size.
-func WithoutResult() Option { return func(c *config) { c.storeResult = false } }
-
-// withClock is for tests.
-func withClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
-
-func newConfig(opts []Option) config {
-	prefix := os.Getenv("AWS_LAMBDA_FUNCTION_NAME")
-	if prefix == "" {
-		prefix = "idempotency"
-	}
-	c := config{
-		prefix:        prefix,
-		expiry:        time.Hour,
-		defaultLease:  5 * time.Minute,
-		newHash:       md5.New,
-		storeResult:   true,
-		now:           time.Now,
-		disabledCheck: true,
-	}
-	for _, o := range opts {
-		o(&c)
-	}
-	return c
-}
-
-// disabled reports whether the kill switch is on.
-func disabled() bool {
-	v := os.Getenv(DisabledEnv)
-	if v == "" {
-		return false
-	}
-	b, err := strconv.ParseBool(strings.TrimSpace(v))
-	return err == nil && b
-}
+func (e *RecordError) Unwrap() error { return e.Err }
 
 // maxAttempts is how many times Do tries to acquire when the record keeps vanishing: once,
 // and twice more, as Powertools does.
@@ -180,8 +122,9 @@ const maxAttempts = 3
 //
 // key is what makes two calls the same: KafkaKey or SQSKey for redeliveries of one record, or
 // a business key from the payload (an order ID) when a producer may send the same thing
-// twice. The stored ID is "<prefix>#<hash>" where the hash is computed as Powertools for
-// Python computes it, so a Python function selecting the same key shares the record.
+// twice. The stored ID is "<prefix>#<hash>" where the hash is computed as the Powertools
+// edition of the store's Format computes it, so a Powertools function selecting the same key
+// shares the record.
 //
 // payload, when not nil, is the part of the input that must not change for the same key: its
 // hash is stored, and a later call whose payload hashes differently gets ErrPayloadMismatch.
@@ -189,21 +132,51 @@ const maxAttempts = 3
 // If fn fails or panics, the in-progress record is deleted (so a retry runs fn again) and the
 // error is returned or the panic goes on. If the store fails before fn runs, fn does not run
 // and the error is a *PersistenceError (fail closed).
+//
+// # Nested calls
+//
+// The context Do passes to fn records that this call holds the key in this store. A Do
+// inside fn (or anywhere under that context) with the same store (the same Store value, by
+// ==) and the same stored ID (the same key, prefix, hash and format) is covered by the outer
+// call's lease: it makes no store call and replays nothing, it runs its fn and returns its
+// result, and the outer call's completion is what gets stored. So batch.WithIdempotency and
+// a Do on KafkaKey in the handler compose. The nested call's payload is checked against the
+// outer call's when both give one (a difference is ErrPayloadMismatch, and fn does not run);
+// its other options (expiry, lease, result, replay hook) do not apply, because it writes
+// nothing. A nested Do with another key or another store is an ordinary call: it takes and
+// completes its own record. A store whose dynamic type is not comparable is never the same.
 func Do[T any](ctx context.Context, store Store, key string, payload any, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
 	cfg := newConfig(opts)
-	if cfg.disabledCheck && disabled() {
+	if cfg.err != nil {
+		return zero, cfg.err
+	}
+	if off, err := disabled(); err != nil || off {
+		if err != nil {
+			return zero, err
+		}
 		return fn(ctx)
 	}
-	id, err := cfg.id(key)
+	if store == nil {
+		return zero, fmt.Errorf("%w: nil Store", ErrInvalidOption)
+	}
+	format := store.Format()
+	id, err := cfg.id(format, key)
 	if err != nil {
 		return zero, err
 	}
 	var validation string
 	if payload != nil {
-		if validation, err = cfg.hash(payload); err != nil {
+		if validation, err = format.hash(cfg.newHash, payload); err != nil {
 			return zero, fmt.Errorf("idempotency: payload: %w", err)
 		}
+	}
+
+	if h := holding(ctx, store, id); h != nil {
+		if validation != "" && h.validation != "" && validation != h.validation {
+			return zero, ErrPayloadMismatch
+		}
+		return fn(ctx)
 	}
 
 	var rec *Record
@@ -228,6 +201,10 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 				continue
 			}
 			return zero, &PersistenceError{Op: "acquire", Key: id, Err: ErrInconsistentState}
+		}
+		if existing.Status != StatusCompleted && existing.Status != StatusInProgress {
+			return zero, &PersistenceError{Op: "acquire", Key: id,
+				Err: &RecordError{ID: id, Attribute: "status", Err: fmt.Errorf("unknown status %q", existing.Status)}}
 		}
 		if validation != "" && existing.Validation != "" && existing.Validation != validation {
 			return zero, ErrPayloadMismatch
@@ -254,13 +231,13 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 		}
 	}
 
-	result, err := run(ctx, store, rec, fn)
+	held := context.WithValue(ctx, heldKey{}, &heldRecord{store: store, id: id, validation: validation, outer: heldBy(ctx)})
+	result, err := run(held, store, rec, fn)
 	if err != nil {
 		return zero, err
 	}
 	done := *rec
 	done.Status = StatusCompleted
-	done.InProgressExpiration = time.Time{}
 	if cfg.storeResult {
 		data, err := json.Marshal(result)
 		if err != nil {
@@ -277,6 +254,36 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 		return result, asPersistence("complete", id, err)
 	}
 	return result, nil
+}
+
+// heldKey is the context key of the records held by the Do calls a context runs under.
+type heldKey struct{}
+
+// heldRecord is one record held by a Do call, and the one held by the call around it.
+type heldRecord struct {
+	store      Store
+	id         string
+	validation string
+	outer      *heldRecord
+}
+
+func heldBy(ctx context.Context) *heldRecord {
+	h, _ := ctx.Value(heldKey{}).(*heldRecord)
+	return h
+}
+
+// holding returns the record with this ID that a Do call around ctx holds in store, or nil.
+func holding(ctx context.Context, store Store, id string) *heldRecord {
+	h := heldBy(ctx)
+	if h == nil || !reflect.TypeOf(store).Comparable() {
+		return nil
+	}
+	for ; h != nil; h = h.outer {
+		if h.id == id && reflect.TypeOf(h.store) == reflect.TypeOf(store) && h.store == store {
+			return h
+		}
+	}
+	return nil
 }
 
 // live reports whether the record still holds its key at now, by the store's own condition
@@ -336,23 +343,13 @@ func (c *config) leaseEnd(ctx context.Context, now time.Time) time.Time {
 	return end.Truncate(time.Millisecond)
 }
 
-func (c *config) id(key string) (string, error) {
-	h, err := c.hash(key)
+// id is the stored ID of key: "<prefix>#<hash>", hashed as format says.
+func (c *config) id(format Format, key string) (string, error) {
+	h, err := format.hash(c.newHash, key)
 	if err != nil {
 		return "", err
 	}
 	return c.prefix + "#" + h, nil
-}
-
-// hash is Powertools' hash of a value: the hex digest of its json.dumps(sort_keys=True) text.
-func (c *config) hash(v any) (string, error) {
-	text, err := pythonJSON(v)
-	if err != nil {
-		return "", err
-	}
-	h := c.newHash()
-	h.Write(text)
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // KafkaKey is the key of a Kafka record's redeliveries: "topic-partition-offset". It makes a

@@ -1200,6 +1200,8 @@ type vanishingStore struct {
 	acquires atomic.Int32
 }
 
+func (v *vanishingStore) Format() idempotency.Format { return idempotency.FormatPython }
+
 func (v *vanishingStore) Acquire(context.Context, *idempotency.Record, time.Time) (*idempotency.Record, error) {
 	v.acquires.Add(1)
 	return nil, idempotency.ErrExists

@@ -1,0 +1,371 @@
+package idempotencytest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kafkalambda/toolkit/idempotency"
+)
+
+// TestStore checks that a Store keeps the contract Do relies on. newStore returns the store
+// under test for one subtest; it may return the same store every time, as the subtests use
+// IDs of their own. The subtests call the store directly, with times they choose (a store
+// must decide liveness by the now it is given, not by its own clock), and then through Do:
+//
+//   - Acquire writes into an empty slot, and returns the live record it finds with ErrExists:
+//     an in-progress one up to the last millisecond of its lease, a completed one up to the
+//     last second of its expiration, and one without a lease until it expires;
+//   - a record past its lease or its expiration is taken over;
+//   - Complete stores the result, which reads back as the same JSON;
+//   - Release deletes only the caller's own in-progress record;
+//   - of concurrent Acquires of one ID, exactly one wins;
+//   - Format is FormatPython or FormatTypeScript;
+//   - Do runs once, replays, reports ErrInProgress and ErrPayloadMismatch, runs a nested
+//     call on the held key inside the outer lease, and frees the key when fn fails.
+//
+// A test of a store:
+//
+//	func TestMyStore(t *testing.T) {
+//		idempotencytest.TestStore(t, func(t *testing.T) idempotency.Store { return newMyStore(t) })
+//	}
+func TestStore(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
+	var seq atomic.Int64
+	s := &suite{newStore: newStore, seq: &seq, base: time.Now().Truncate(time.Second).Add(250 * time.Millisecond)}
+	for _, tc := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"Format", s.format},
+		{"AcquireEmpty", s.acquireEmpty},
+		{"InProgressIsReturned", s.inProgressIsReturned},
+		{"LeaseBoundary", s.leaseBoundary},
+		{"NoLeaseHoldsUntilExpiry", s.noLease},
+		{"CompleteStoresResult", s.completeStoresResult},
+		{"ExpiryBoundary", s.expiryBoundary},
+		{"CompletedIgnoresLease", s.completedIgnoresLease},
+		{"ReleaseOwn", s.releaseOwn},
+		{"ReleaseOnlyOwn", s.releaseOnlyOwn},
+		{"ConcurrentAcquire", s.concurrentAcquire},
+		{"IndependentIDs", s.independentIDs},
+		{"Do", s.do},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+type suite struct {
+	newStore func(t *testing.T) idempotency.Store
+	seq      *atomic.Int64
+	base     time.Time
+}
+
+func (s *suite) id(t *testing.T) string {
+	return fmt.Sprintf("idempotencytest#%s-%d-%d", t.Name(), s.base.UnixNano(), s.seq.Add(1))
+}
+
+func (s *suite) inProgress(id string, now time.Time, lease time.Duration) *idempotency.Record {
+	return &idempotency.Record{
+		ID:                   id,
+		Status:               idempotency.StatusInProgress,
+		Expiration:           now.Add(time.Hour).Truncate(time.Second),
+		InProgressExpiration: now.Add(lease).Truncate(time.Millisecond),
+		Validation:           "v-" + id,
+	}
+}
+
+// acquire calls Acquire and fails t on an error other than ErrExists.
+func acquire(t *testing.T, st idempotency.Store, r *idempotency.Record, now time.Time) (*idempotency.Record, bool) {
+	t.Helper()
+	existing, err := st.Acquire(context.Background(), r, now)
+	switch {
+	case err == nil:
+		if existing != nil {
+			t.Fatalf("Acquire(%s) = %+v, nil: a record with a nil error", r.ID, existing)
+		}
+		return nil, true
+	case errors.Is(err, idempotency.ErrExists):
+		if existing == nil {
+			t.Fatalf("Acquire(%s) = nil, ErrExists: the existing record is missing", r.ID)
+		}
+		return existing, false
+	default:
+		t.Fatalf("Acquire(%s): %v", r.ID, err)
+		return nil, false
+	}
+}
+
+func mustAcquire(t *testing.T, st idempotency.Store, r *idempotency.Record, now time.Time) {
+	t.Helper()
+	if existing, ok := acquire(t, st, r, now); !ok {
+		t.Fatalf("Acquire(%s) at %v = ErrExists with %+v, want it written", r.ID, now, existing)
+	}
+}
+
+func mustExist(t *testing.T, st idempotency.Store, r *idempotency.Record, now time.Time) *idempotency.Record {
+	t.Helper()
+	existing, ok := acquire(t, st, r, now)
+	if ok {
+		t.Fatalf("Acquire(%s) at %v wrote the record, want ErrExists (a live record is there)", r.ID, now)
+	}
+	return existing
+}
+
+// sameRecord fails t unless got is want as a store keeps it.
+func sameRecord(t *testing.T, got, want *idempotency.Record) {
+	t.Helper()
+	if got.ID != want.ID || got.Status != want.Status || got.Validation != want.Validation ||
+		got.Expiration.Unix() != want.Expiration.Unix() {
+		t.Errorf("existing record = %+v, want %+v", got, want)
+	}
+	if want.Status == idempotency.StatusInProgress && got.InProgressExpiration.UnixMilli() != want.InProgressExpiration.UnixMilli() {
+		t.Errorf("existing lease = %v, want %v", got.InProgressExpiration, want.InProgressExpiration)
+	}
+	if !sameJSON(got.Data, want.Data) {
+		t.Errorf("existing data = %s, want %s", got.Data, want.Data)
+	}
+}
+
+func sameJSON(a, b string) bool {
+	if a == "" || b == "" {
+		return a == b
+	}
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func (s *suite) format(t *testing.T) {
+	if f := s.newStore(t).Format(); f != idempotency.FormatPython && f != idempotency.FormatTypeScript {
+		t.Errorf("Format() = %v, want FormatPython or FormatTypeScript", f)
+	}
+}
+
+func (s *suite) acquireEmpty(t *testing.T) {
+	st := s.newStore(t)
+	mustAcquire(t, st, s.inProgress(s.id(t), s.base, time.Minute), s.base)
+}
+
+func (s *suite) inProgressIsReturned(t *testing.T) {
+	st := s.newStore(t)
+	id := s.id(t)
+	first := s.inProgress(id, s.base, time.Minute)
+	mustAcquire(t, st, first, s.base)
+	later := s.base.Add(time.Second)
+	sameRecord(t, mustExist(t, st, s.inProgress(id, later, time.Minute), later), first)
+}
+
+func (s *suite) leaseBoundary(t *testing.T) {
+	st := s.newStore(t)
+	id := s.id(t)
+	first := s.inProgress(id, s.base, time.Minute)
+	mustAcquire(t, st, first, s.base)
+	end := first.InProgressExpiration
+	mustExist(t, st, s.inProgress(id, end, time.Minute), end)
+	after := end.Add(time.Millisecond)
+	second := s.inProgress(id, after, time.Minute)
+	mustAcquire(t, st, second, after) // the lease has ended: taken over
+	sameRecord(t, mustExist(t, st, s.inProgress(id, after, time.Minute), after), second)
+}
+
+func (s *suite) noLease(t *testing.T) {
+	st := s.newStore(t)
+	id := s.id(t)
+	r := s.inProgress(id, s.base, 0)
+	r.InProgressExpiration = time.Time{}
+	mustAcquire(t, st, r, s.base)
+	mid := s.base.Add(30 * time.Minute)
+	mustExist(t, st, s.inProgress(id, mid, time.Minute), mid)
+	after := r.Expiration.Add(time.Second)
+	mustAcquire(t, st, s.inProgress(id, after, time.Minute), after)
+}
+
+func (s *suite) complete(t *testing.T, st idempotency.Store, r *idempotency.Record, data string) *idempotency.Record {
+	t.Helper()
+	done := *r
+	done.Status = idempotency.StatusCompleted
+	done.Data = data
+	if err := st.Complete(context.Background(), &done); err != nil {
+		t.Fatalf("Complete(%s): %v", r.ID, err)
+	}
+	return &done
+}
+
+func (s *suite) completeStoresResult(t *testing.T) {
+	st := s.newStore(t)
+	for _, data := range []string{
+		`{"id":"r-1","amount":9.99,"items":[1,"two",true,null,{"x":-1.5e-3}],"empty":{},"none":[]}`,
+		`"sent"`, `""`, `42`, `-0.125`, `true`, `null`, `[]`, `{}`,
+		`"\u00fcnic\u00f6de \u2028 \ud83d\ude00 \"quoted\" \\ \n"`,
+		``, // no result stored (WithoutResult)
+	} {
+		id := s.id(t)
+		r := s.inProgress(id, s.base, time.Minute)
+		mustAcquire(t, st, r, s.base)
+		done := s.complete(t, st, r, data)
+		later := s.base.Add(2 * time.Minute)
+		sameRecord(t, mustExist(t, st, s.inProgress(id, later, time.Minute), later), done)
+	}
+}
+
+func (s *suite) expiryBoundary(t *testing.T) {
+	st := s.newStore(t)
+	id := s.id(t)
+	r := s.inProgress(id, s.base, time.Minute)
+	mustAcquire(t, st, r, s.base)
+	done := s.complete(t, st, r, `1`)
+	last := done.Expiration.Add(999 * time.Millisecond) // the expiration second's last millisecond
+	sameRecord(t, mustExist(t, st, s.inProgress(id, last, time.Minute), last), done)
+	after := done.Expiration.Add(time.Second)
+	mustAcquire(t, st, s.inProgress(id, after, time.Minute), after)
+}
+
+func (s *suite) completedIgnoresLease(t *testing.T) {
+	st := s.newStore(t)
+	id := s.id(t)
+	r := s.inProgress(id, s.base, time.Second)
+	mustAcquire(t, st, r, s.base)
+	done := s.complete(t, st, r, `"kept"`) // keeps the lease, as Do passes it
+	later := s.base.Add(10 * time.Minute)
+	sameRecord(t, mustExist(t, st, s.inProgress(id, later, time.Minute), later), done)
+}
+
+func (s *suite) releaseOwn(t *testing.T) {
+	st := s.newStore(t)
+	id := s.id(t)
+	r := s.inProgress(id, s.base, time.Minute)
+	mustAcquire(t, st, r, s.base)
+	if err := st.Release(context.Background(), r); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	mustAcquire(t, st, s.inProgress(id, s.base, time.Minute), s.base)
+}
+
+func (s *suite) releaseOnlyOwn(t *testing.T) {
+	st := s.newStore(t)
+	ctx := context.Background()
+
+	// A record taken over after its lease ended is not the first holder's to release.
+	id := s.id(t)
+	first := s.inProgress(id, s.base, time.Second)
+	mustAcquire(t, st, first, s.base)
+	later := s.base.Add(2 * time.Second)
+	second := s.inProgress(id, later, time.Minute)
+	mustAcquire(t, st, second, later)
+	if err := st.Release(ctx, first); err != nil {
+		t.Fatalf("Release of a record taken over: %v, want nil (nothing of the caller's to release)", err)
+	}
+	sameRecord(t, mustExist(t, st, s.inProgress(id, later, time.Minute), later), second)
+
+	// A completed record is not released.
+	id = s.id(t)
+	r := s.inProgress(id, s.base, time.Minute)
+	mustAcquire(t, st, r, s.base)
+	done := s.complete(t, st, r, `"done"`)
+	if err := st.Release(ctx, r); err != nil {
+		t.Fatalf("Release of a completed record: %v, want nil", err)
+	}
+	sameRecord(t, mustExist(t, st, s.inProgress(id, s.base, time.Minute), s.base), done)
+
+	// Nothing to release.
+	if err := st.Release(ctx, s.inProgress(s.id(t), s.base, time.Minute)); err != nil {
+		t.Fatalf("Release of a missing record: %v, want nil", err)
+	}
+}
+
+func (s *suite) concurrentAcquire(t *testing.T) {
+	st := s.newStore(t)
+	id := s.id(t)
+	const n = 8
+	var wg sync.WaitGroup
+	var won atomic.Int32
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			r := s.inProgress(id, s.base, time.Minute+time.Duration(i)*time.Millisecond)
+			existing, err := st.Acquire(context.Background(), r, s.base)
+			switch {
+			case err == nil:
+				won.Add(1)
+			case errors.Is(err, idempotency.ErrExists):
+				if existing == nil {
+					errs <- fmt.Errorf("ErrExists without the existing record")
+				}
+			default:
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if won.Load() != 1 {
+		t.Errorf("%d of %d concurrent Acquires of one ID succeeded, want exactly 1", won.Load(), n)
+	}
+}
+
+func (s *suite) independentIDs(t *testing.T) {
+	st := s.newStore(t)
+	a, b := s.id(t), s.id(t)
+	mustAcquire(t, st, s.inProgress(a, s.base, time.Minute), s.base)
+	mustAcquire(t, st, s.inProgress(b, s.base, time.Minute), s.base)
+}
+
+// do runs Do on the store, with a key prefix of the subtest's own.
+func (s *suite) do(t *testing.T) {
+	st := s.newStore(t)
+	ctx := context.Background()
+	prefix := idempotency.WithKeyPrefix(s.id(t))
+	runs := 0
+	fn := func(v string) func(context.Context) (string, error) {
+		return func(context.Context) (string, error) { runs++; return v, nil }
+	}
+
+	got, err := idempotency.Do(ctx, st, "k", "p", fn("first"), prefix)
+	if err != nil || got != "first" || runs != 1 {
+		t.Fatalf("first Do = %q, %v (runs %d), want first, <nil>, 1", got, err, runs)
+	}
+	got, err = idempotency.Do(ctx, st, "k", "p", fn("second"), prefix)
+	if err != nil || got != "first" || runs != 1 {
+		t.Fatalf("second Do = %q, %v (runs %d), want the stored first, <nil>, 1", got, err, runs)
+	}
+	if _, err := idempotency.Do(ctx, st, "k", "other", fn("third"), prefix); !errors.Is(err, idempotency.ErrPayloadMismatch) {
+		t.Fatalf("Do with another payload: %v, want ErrPayloadMismatch", err)
+	}
+
+	// While a call holds a key: another caller gets ErrInProgress, a nested call runs inside
+	// the lease.
+	got, err = idempotency.Do(ctx, st, "held", nil, func(ctx context.Context) (string, error) {
+		if _, err := idempotency.Do(context.Background(), st, "held", nil, fn("other caller"), prefix); !errors.Is(err, idempotency.ErrInProgress) {
+			return "", fmt.Errorf("another caller: %v, want ErrInProgress", err)
+		}
+		inner, err := idempotency.Do(ctx, st, "held", nil, fn("nested"), prefix)
+		if err != nil || inner != "nested" {
+			return "", fmt.Errorf("nested Do = %q, %v, want nested, <nil>", inner, err)
+		}
+		return "outer", nil
+	}, prefix)
+	if err != nil || got != "outer" {
+		t.Fatalf("outer Do = %q, %v", got, err)
+	}
+
+	// A failure frees the key.
+	boom := errors.New("boom")
+	if _, err := idempotency.Do(ctx, st, "fails", nil, func(context.Context) (int, error) { return 0, boom }, prefix); !errors.Is(err, boom) {
+		t.Fatalf("failing Do: %v, want its error", err)
+	}
+	got, err = idempotency.Do(ctx, st, "fails", nil, fn("retried"), prefix)
+	if err != nil || got != "retried" {
+		t.Fatalf("Do after a failure = %q, %v, want it run again", got, err)
+	}
+}

@@ -1,0 +1,164 @@
+package idempotency
+
+import (
+	"context"
+	"crypto/md5"
+	"fmt"
+	"hash"
+	"os"
+	"strings"
+	"time"
+)
+
+// Option configures one call of [Do]. An invalid option (a duration of zero or less, a nil
+// function) makes Do fail with [ErrInvalidOption] before it touches the store or runs fn.
+type Option func(*config)
+
+type config struct {
+	prefix       string
+	expiry       time.Duration
+	maxLease     time.Duration // 0: no cap beyond the context's deadline
+	defaultLease time.Duration
+	newHash      func() hash.Hash
+	onReplay     func(ctx context.Context, r *Record)
+	storeResult  bool
+	now          func() time.Time
+	err          error // the first invalid option
+}
+
+func (c *config) invalid(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: %s", ErrInvalidOption, fmt.Sprintf(format, args...))
+	}
+}
+
+// DisabledEnv is the environment variable that turns idempotency off, as in Powertools: when
+// it is set to a true value (1, t, true, y, yes, on, in any case), Do just calls fn; a false
+// value (0, f, false, n, no, off) or no value leaves it on, and anything else makes Do fail
+// (it cannot tell which was meant).
+const DisabledEnv = "POWERTOOLS_IDEMPOTENCY_DISABLED"
+
+// WithKeyPrefix sets the prefix of stored IDs, "<prefix>#<hash of the key>". The default is
+// the function's name (AWS_LAMBDA_FUNCTION_NAME), or "idempotency" outside Lambda. Records
+// are found again only under the same prefix: to share records with a Powertools function,
+// use the prefix it uses (Python: its key_prefix, or "<function name>.<module>.<function>"
+// for a decorated function other than the handler; TypeScript: its keyPrefix, or the
+// function name for a handler). The empty prefix is allowed and gives "#<hash>".
+func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
+
+// WithExpiry sets how long a completed record is replayed; d must be positive. The default
+// is 1 hour, as in Powertools.
+func WithExpiry(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.invalid("WithExpiry(%v): want a positive duration", d)
+		}
+		c.expiry = d
+	}
+}
+
+// WithMaxLease caps how long an in-progress record blocks other callers; d must be positive.
+// By default there is no cap: the lease ends at the context's deadline (the Lambda timeout),
+// so that a function that crashes or times out frees the key when it could no longer be
+// running.
+func WithMaxLease(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.invalid("WithMaxLease(%v): want a positive duration", d)
+		}
+		c.maxLease = d
+	}
+}
+
+// WithDefaultLease sets the lease when the context has no deadline; d must be positive. The
+// default is 5 minutes.
+func WithDefaultLease(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.invalid("WithDefaultLease(%v): want a positive duration", d)
+		}
+		c.defaultLease = d
+	}
+}
+
+// WithHash sets the hash of keys and payloads. The default is MD5, as in both Powertools
+// editions; any other breaks compatibility with functions that use the default.
+func WithHash(newHash func() hash.Hash) Option {
+	return func(c *config) {
+		if newHash == nil {
+			c.invalid("WithHash(nil): want a hash constructor such as sha256.New")
+		}
+		c.newHash = newHash
+	}
+}
+
+// WithReplayHook calls hook each time Do returns a stored result instead of calling fn. By
+// default nothing is called. Given twice, the last one counts.
+func WithReplayHook(hook func(ctx context.Context, r *Record)) Option {
+	return func(c *config) {
+		if hook == nil {
+			c.invalid("WithReplayHook(nil): want a function")
+		}
+		c.onReplay = hook
+	}
+}
+
+// WithoutResult stores no result: a replay returns the zero value of T. Use it when the side
+// effect matters and the result does not, or when results may exceed an item's size. By
+// default the result is stored, as JSON.
+func WithoutResult() Option { return func(c *config) { c.storeResult = false } }
+
+// WithClock makes Do read the time from now. The default is time.Now. Tests use it to move
+// past an expiry or a lease without waiting (see idempotencytest).
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		if now == nil {
+			c.invalid("WithClock(nil): want a function such as time.Now")
+		}
+		c.now = now
+	}
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		prefix:       defaultPrefix(),
+		expiry:       time.Hour,
+		defaultLease: 5 * time.Minute,
+		newHash:      md5.New,
+		storeResult:  true,
+		now:          time.Now,
+	}
+	for _, o := range opts {
+		if o == nil {
+			c.invalid("nil Option")
+			continue
+		}
+		o(&c)
+	}
+	return c
+}
+
+// defaultPrefix is the function's name, or "idempotency" outside Lambda.
+func defaultPrefix() string {
+	if p := os.Getenv("AWS_LAMBDA_FUNCTION_NAME"); p != "" {
+		return p
+	}
+	return "idempotency"
+}
+
+// disabled reports whether the kill switch is on. A value that is neither true nor false is
+// an error: Do cannot tell whether it should run fn without the store.
+func disabled() (bool, error) {
+	v, ok := os.LookupEnv(DisabledEnv)
+	if !ok {
+		return false, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "t", "true", "y", "yes", "on":
+		return true, nil
+	case "", "0", "f", "false", "n", "no", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: %s=%q is neither true (1, t, true, y, yes, on) nor false (0, f, false, n, no, off)",
+		ErrInvalidOption, DisabledEnv, v)
+}
