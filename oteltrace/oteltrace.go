@@ -34,8 +34,11 @@
 // messaging.kafka.offset and messaging.kafka.message.tombstone (for a record without a
 // value), and for SQS messaging.message.id. A failed record's span has status Error, the
 // error recorded as an exception event, and error.type (the error's Go type). Records that
-// are filtered out, skipped after an earlier failure of their partition or group, or carry a
-// decode error have no span of their own. Keys and payloads are never recorded.
+// are filtered out, skipped after an earlier failure of their partition or group, or fail
+// before their handler runs (a decode error, the filter's error, the deadline) have no span
+// of their own; the last are exception events on their group's span (the batch's for a
+// standard queue), with the record's partition and offset or message ID. Keys and payloads
+// are never recorded.
 //
 // # Producer trace context
 //
@@ -108,8 +111,8 @@ var (
 	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
 )
 
-// Hook is the OpenTelemetry tracing hook. It implements batch.BatchHook, batch.GroupHook and
-// batch.RecordHook, and is safe for concurrent use.
+// Hook is the OpenTelemetry tracing hook. It implements batch.BatchHook, batch.GroupHook,
+// batch.RecordHook and batch.FailureHook, and is safe for concurrent use.
 type Hook struct {
 	tracer         trace.Tracer
 	prop           propagation.TextMapPropagator
@@ -297,6 +300,30 @@ func (h *Hook) OnRecordEnd(ctx context.Context, it *batch.Item, err error) {
 		span.SetAttributes(keyErrorType.String(fmt.Sprintf("%T", err)))
 	}
 	span.End()
+}
+
+// OnFailure implements batch.FailureHook: a record that failed before its handler ran (a
+// decode error, the filter's error, the deadline), and so has no span of its own, is an
+// exception event on its group's span, or on the batch's for a standard queue.
+func (h *Hook) OnFailure(ctx context.Context, f *batch.Failure) {
+	if f.Attempts > 0 {
+		return // the record's own span has the error
+	}
+	span := own(ctx, groupKey{h})
+	if span == nil {
+		span = own(ctx, batchKey{h})
+	}
+	if span == nil || !span.IsRecording() {
+		return
+	}
+	var attrs []attribute.KeyValue
+	switch {
+	case f.Kafka != nil:
+		attrs = []attribute.KeyValue{keyPartitionID.String(strconv.Itoa(int(f.Kafka.Partition))), keyKafkaOffset.Int64(f.Kafka.Offset)}
+	case f.SQS != nil:
+		attrs = []attribute.KeyValue{keyMessageID.String(f.SQS.MessageId)}
+	}
+	span.RecordError(f.Err, trace.WithAttributes(append(attrs, keyErrorType.String(fmt.Sprintf("%T", f.Err)))...))
 }
 
 // queueName is the last field of an SQS queue ARN (arn:aws:sqs:REGION:ACCOUNT:NAME).

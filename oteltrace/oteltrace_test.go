@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -210,6 +211,35 @@ func TestKafkaSpans(t *testing.T) {
 	if recs["1/0"].Status.Code != codes.Unset {
 		t.Errorf("successful record status %+v", recs["1/0"].Status)
 	}
+}
+
+// A record that fails before its handler runs (a decode error) has no span: it is an
+// exception event on its partition's span.
+func TestKafkaDecodeError(t *testing.T) {
+	tp, exp := recorder(t)
+	ev := kafkaEvent()
+	ev.Partitions[0].Records[1].Err = errors.New("value: illegal base64 data at input byte 3")
+	if _, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error { return nil },
+		batch.WithHooks(oteltrace.New(oteltrace.WithTracerProvider(tp)))); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range exp.GetSpans() {
+		if s.Name != "partition orders" || attrs(s)["messaging.destination.partition.id"] != "0" {
+			continue
+		}
+		if s.Status.Code != codes.Error || len(s.Events) != 1 || s.Events[0].Name != "exception" {
+			t.Fatalf("partition 0: status %v, events %+v; want Error and one exception", s.Status, s.Events)
+		}
+		ev := map[attribute.Key]any{}
+		for _, kv := range s.Events[0].Attributes {
+			ev[kv.Key] = kv.Value.AsInterface()
+		}
+		if msg, _ := ev["exception.message"].(string); !strings.Contains(msg, "illegal base64") || ev["messaging.kafka.offset"] != int64(1) {
+			t.Errorf("exception event %v", ev)
+		}
+		return
+	}
+	t.Fatal("no span for partition 0")
 }
 
 // With WithProducerParent the record continues its producer's trace and links its partition.

@@ -21,8 +21,8 @@
 // keeps exactly) and failed. An SQS FIFO message group is "group ID", and a message of a
 // standard queue "message ID" (characters X-Ray does not allow in a name become "_"),
 // annotated with queue, message_group_id or message_id, messages and failed. The error of each
-// record that failed is added to its group's subsegment, which X-Ray then shows as a fault
-// with the error as its cause. Keys and payloads are never recorded.
+// record that failed (its handler's last error, a panic, a decode error...) is added to its
+// group's subsegment, which X-Ray then shows as a fault with the errors as its cause. Keys and payloads are never recorded.
 //
 // # What importing this package does
 //
@@ -51,8 +51,8 @@ import (
 )
 
 // Hook is the X-Ray tracing hook. It implements batch.BatchHook, batch.GroupHook and
-// batch.RecordHook (to add failed records' errors to their group), and is safe for concurrent
-// use.
+// batch.FailureHook (to add failed records' errors to their group), and is safe for
+// concurrent use.
 type Hook struct{}
 
 // New returns the X-Ray tracing hook, to pass to batch.WithHooks. It has no options: the
@@ -127,17 +127,12 @@ func (h *Hook) OnGroupEnd(ctx context.Context, g *batch.GroupInfo, failed int) {
 	seg.Close(nil)
 }
 
-// OnRecordStart implements batch.RecordHook; records have no subsegment of their own.
-func (h *Hook) OnRecordStart(ctx context.Context, it *batch.Item) context.Context { return ctx }
-
-// OnRecordEnd implements batch.RecordHook: a failed record's error is added to its group's
-// subsegment.
-func (h *Hook) OnRecordEnd(ctx context.Context, it *batch.Item, err error) {
-	if err == nil {
-		return
-	}
+// OnFailure implements batch.FailureHook: the error of a failed record (after its last
+// attempt, or before its handler ran: a decode error, the filter's error, the deadline) is
+// added to its group's subsegment.
+func (h *Hook) OnFailure(ctx context.Context, f *batch.Failure) {
 	if seg := own(ctx, groupKey{}); seg != nil {
-		_ = seg.AddError(err)
+		_ = seg.AddError(f.Err)
 	}
 }
 

@@ -197,6 +197,22 @@ func sqsEvent(queue string, groups ...string) *events.SQSEvent {
 	return ev
 }
 
+// A record that fails before its handler runs (a decode error) is its partition's fault too.
+func TestDecodeErrorSubsegment(t *testing.T) {
+	ctx, pc := daemon(t)
+	ev := twoPartitions()
+	ev.Partitions[0].Records[1].Err = errors.New("value: illegal base64 data at input byte 3")
+	if _, err := batch.ProcessKafka(ctx, ev, func(ctx context.Context, r *kafkaevent.Record) error { return nil },
+		batch.WithHooks(xraytrace.New())); err != nil {
+		t.Fatal(err)
+	}
+	got := receive(t, pc, "kafka batch", "partition orders-0")
+	if msg, fault := cause(got, "partition orders-0"); !strings.Contains(msg, "illegal base64") || !fault {
+		t.Errorf("partition orders-0: cause %q, fault %v; want the decode error", msg, fault)
+	}
+	wantAnnotations(t, got, "partition orders-0", map[string]any{"failed": 2.0})
+}
+
 // An SQS FIFO batch: a subsegment per message group, in which its handler runs.
 func TestSQSFIFOSubsegments(t *testing.T) {
 	ctx, pc := daemon(t)
