@@ -15,8 +15,9 @@ import (
 )
 
 // Option configures ProcessKafka, ProcessSQS, KafkaHandler and SQSHandler. An option given
-// an invalid value (a nil logger, a negative margin) makes every batch fail with an error
-// that names the option, rather than run with a setting the caller did not ask for.
+// an invalid value (a nil logger, a negative margin) makes every batch fail, without a
+// record handled, with an error wrapping ErrInvalidOption that names the option, rather than
+// run with a setting the caller did not ask for.
 type Option func(*config)
 
 type config struct {
@@ -45,7 +46,7 @@ type config struct {
 // invalid records the first invalid option.
 func (c *config) invalid(format string, args ...any) {
 	if c.err == nil {
-		c.err = fmt.Errorf("batch: "+format, args...)
+		c.err = fmt.Errorf("%w: %s", ErrInvalidOption, fmt.Sprintf(format, args...))
 	}
 }
 
@@ -196,6 +197,10 @@ func (e *PanicError) Error() string { return fmt.Sprintf("batch: handler panicke
 
 // ErrDeadline is the error of a record that was not started because the deadline was near.
 var ErrDeadline = errors.New("batch: not started: the function's deadline is near")
+
+// ErrInvalidOption is the error of every batch processed with an option given an invalid
+// value (WithConcurrency(0), WithLogger(nil), ...); the error names the option.
+var ErrInvalidOption = errors.New("batch: invalid option")
 
 // ErrAllFailed is returned, with WithErrorWhenAllFail, when every record failed.
 var ErrAllFailed = errors.New("batch: every record failed")

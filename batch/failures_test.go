@@ -505,12 +505,31 @@ func TestInvalidOptions(t *testing.T) {
 		calls := 0
 		h := func(context.Context, *kafkaevent.Record) error { calls++; return nil }
 		_, err := batch.ProcessKafka(context.Background(), ev, h, tc.opt)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || calls != 0 {
+		if !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) || calls != 0 {
 			t.Errorf("%s: error %v, %d calls", tc.want, err, calls)
 		}
 		_, err = batch.ProcessSQS(context.Background(), standardEvent(1), func(context.Context, *events.SQSMessage) error { return nil }, tc.opt)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: ProcessSQS error %v", tc.want, err)
+		}
+	}
+}
+
+// An SQS sink given an invalid option refuses every record: they are reported and logged.
+func TestSQSSinkInvalidOption(t *testing.T) {
+	for _, opt := range []batch.SQSSinkOption{batch.WithSQSMaxMessageSize(0), batch.WithSQSMaxMessageSize(batch.SQSMaxMessageSize + 1),
+		batch.WithSQSMessageGroupID(nil)} {
+		var logs failureLog
+		sink := batch.NewSQSSink(nil, "https://sqs.us-east-1.amazonaws.com/123456789012/dlq", opt)
+		resp, err := batch.ProcessKafka(context.Background(), kafkaParts("orders", []int32{0}, 2, 0),
+			func(context.Context, *kafkaevent.Record) error { return batch.Permanent(errTransient) },
+			batch.WithSink(sink, batch.SinkPermanent), batch.WithLogger(logs.logger()))
+		if err != nil || kafkaJSON(t, resp) != wantKafka("orders-0@0", "orders-0@1") {
+			t.Errorf("response %s, %v", kafkaJSON(t, resp), err)
+		}
+		lines := logs.lines(t, "record failed")
+		if len(lines) != 1 || !strings.Contains(fmt.Sprint(lines[0]["sinkError"]), batch.ErrInvalidOption.Error()) {
+			t.Errorf("failure lines %v", lines)
 		}
 	}
 }

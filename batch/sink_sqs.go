@@ -51,31 +51,46 @@ type SQSSink struct {
 	fifo     bool
 	maxSize  int
 	groupID  func(*Envelope) string
+	err      error // the first invalid option
 }
 
 // SQSSinkOption configures an [SQSSink].
 type SQSSinkOption func(*SQSSink)
 
 // WithSQSMaxMessageSize sets the largest message the sink sends, body and attributes
-// together, for a queue whose MaximumMessageSize is below SQS's 1 MiB. Values outside
-// 1..SQSMaxMessageSize are ignored.
+// together, for a queue whose MaximumMessageSize is below SQS's 1 MiB; n must be within
+// 1..SQSMaxMessageSize. The default is SQSMaxMessageSize.
 func WithSQSMaxMessageSize(n int) SQSSinkOption {
 	return func(s *SQSSink) {
-		if n > 0 && n <= SQSMaxMessageSize {
-			s.maxSize = n
+		if n < 1 || n > SQSMaxMessageSize {
+			s.invalid(fmt.Sprintf("WithSQSMaxMessageSize(%d): want 1 to %d", n, SQSMaxMessageSize))
 		}
+		s.maxSize = n
 	}
 }
 
-// WithSQSMessageGroupID sets how a FIFO queue's MessageGroupId is chosen, in place of
-// "topic-partition" or the SQS message's group; an empty result falls back to that default.
-// It has no effect on a standard queue.
+// WithSQSMessageGroupID sets how a FIFO queue's MessageGroupId is chosen, in place of the
+// default, "topic-partition" or the SQS message's group; an empty result falls back to that
+// default. It has no effect on a standard queue.
 func WithSQSMessageGroupID(fn func(*Envelope) string) SQSSinkOption {
-	return func(s *SQSSink) { s.groupID = fn }
+	return func(s *SQSSink) {
+		if fn == nil {
+			s.invalid("WithSQSMessageGroupID(nil): want a function")
+		}
+		s.groupID = fn
+	}
+}
+
+func (s *SQSSink) invalid(what string) {
+	if s.err == nil {
+		s.err = fmt.Errorf("%w: %s", ErrInvalidOption, what)
+	}
 }
 
 // NewSQSSink returns a sink that sends envelopes to the queue at queueURL. The queue is FIFO
-// when its URL ends in ".fifo".
+// when its URL ends in ".fifo". An option given an invalid value makes every Send fail with
+// an error wrapping ErrInvalidOption, so that the records are reported, and logged, rather
+// than sent in a way nobody asked for.
 func NewSQSSink(client SQSAPI, queueURL string, opts ...SQSSinkOption) *SQSSink {
 	s := &SQSSink{client: client, queueURL: queueURL, fifo: strings.HasSuffix(queueURL, ".fifo"), maxSize: SQSMaxMessageSize}
 	for _, o := range opts {
@@ -87,6 +102,9 @@ func NewSQSSink(client SQSAPI, queueURL string, opts ...SQSSinkOption) *SQSSink 
 // Send sends e as one message. It returns the SQS client's error, or an error wrapping
 // ErrMessageTooLarge, without retrying beyond the client's own retryer.
 func (s *SQSSink) Send(ctx context.Context, e *Envelope) error {
+	if s.err != nil {
+		return s.err
+	}
 	body, err := sqsBody(e)
 	if err != nil {
 		return fmt.Errorf("batch: sqs sink: %s: %w", envelopeName(e), err)
