@@ -93,11 +93,11 @@ func runBuild(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	ev := buildEvent(recs, opts)
 	out, err := ev.MarshalJSON()
 	if err != nil {
-		fmt.Fprintf(stderr, "klt: %v\n", err)
+		errorf(stderr, "%v", err)
 		return exitFail
 	}
 	if len(out) > maxPayload {
-		fmt.Fprintf(stderr, "klt: warning: the event is %d bytes, more than the %d bytes (6 MB) of a Lambda invocation payload\n",
+		errorf(stderr, "warning: the event is %d bytes, more than the %d bytes (6 MB) of a Lambda invocation payload",
 			len(out), maxPayload)
 	}
 	if !c.compact {
@@ -111,17 +111,17 @@ func runBuild(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		err = os.WriteFile(c.output, out, 0o644)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "klt: %v\n", err)
+		errorf(stderr, "%v", err)
 		return exitFail
 	}
 	return exitOK
 }
 
 // printErrors prints err on stderr, one "klt: " line for each error it joins, at any depth,
-// each on one line with anything unprintable escaped (see oneLine).
+// each on one line with anything unprintable escaped (see errorf).
 func printErrors(stderr io.Writer, err error) {
 	for _, e := range leafErrors(err) {
-		fmt.Fprintf(stderr, "klt: %s\n", oneLine(e.Error()))
+		errorf(stderr, "%v", e)
 	}
 }
 
@@ -135,13 +135,13 @@ func printWarnings(stderr io.Writer, name string, recs []lineRecord) {
 	for _, r := range recs {
 		for _, w := range r.Warnings {
 			if n < maxWarnings {
-				fmt.Fprintf(stderr, "klt: warning: %s:%d: %s\n", name, r.Line, oneLine(w))
+				errorf(stderr, "warning: %s:%d: %s", name, r.Line, w)
 			}
 			n++
 		}
 	}
 	if n > maxWarnings {
-		fmt.Fprintf(stderr, "klt: warning: %d more warnings not shown\n", n-maxWarnings)
+		errorf(stderr, "warning: %d more warnings not shown", n-maxWarnings)
 	}
 }
 

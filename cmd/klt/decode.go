@@ -41,23 +41,23 @@ func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	bad := 0
 	for r := range ev.All() {
 		if err := ctx.Err(); err != nil {
-			fmt.Fprintf(stderr, "klt: %v\n", err)
+			errorf(stderr, "%v", err)
 			return exitFail
 		}
 		if r.Err != nil {
 			bad++
 		}
 		if err := enc.Encode(decodedRecordOf(r)); err != nil {
-			fmt.Fprintf(stderr, "klt: %v\n", err)
+			errorf(stderr, "%v", err)
 			return exitFail
 		}
 	}
 	if err := w.Flush(); err != nil {
-		fmt.Fprintf(stderr, "klt: %v\n", err)
+		errorf(stderr, "%v", err)
 		return exitFail
 	}
 	if bad > 0 {
-		fmt.Fprintf(stderr, "klt: %s: %d of %d records are malformed; see their \"error\"\n", name, bad, ev.Len())
+		errorf(stderr, "%s: %d of %d records are malformed; see their \"error\"", name, bad, ev.Len())
 		return exitFail
 	}
 	return exitOK

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -183,7 +184,7 @@ func runFilterTest(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	crit, problems := spec.compile(opts)
 	if len(problems) > 0 {
 		for _, p := range problems {
-			fmt.Fprintf(stderr, "klt: %s\n", spec.problem(p))
+			errorf(stderr, "%s", spec.problem(p))
 		}
 		return exitFail
 	}
@@ -191,45 +192,57 @@ func runFilterTest(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	name := inputName([]string{c.event})
 	data, err := readInputFile(c.event, stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "klt: %v\n", err)
+		errorf(stderr, "%v", err)
 		return exitFail
 	}
 	kind, recs, err := readTestEvent(name, data)
 	if err != nil {
-		fmt.Fprintf(stderr, "klt: %v\n", err)
+		errorf(stderr, "%v", err)
 		return exitFail
 	}
 	if t := spec.eventType; t != "" && sourceKind(t) != kind {
-		fmt.Fprintf(stderr, "klt: warning: %s is an event of Type %s, but %s is %s event\n", spec.name(), t, name, withArticle(kind))
+		errorf(stderr, "warning: %s is an event of Type %s, but %s is %s event", spec.name(), t, name, withArticle(kind))
 	}
 
+	// A malformed record's verdict is not known whatever the engine said: Lambda may see
+	// bytes klt cannot.
 	verdicts := make([]filter.Verdict, len(recs))
 	for i := range recs {
 		if err := ctx.Err(); err != nil {
-			fmt.Fprintf(stderr, "klt: %v\n", err)
+			errorf(stderr, "%v", err)
 			return exitFail
 		}
 		verdicts[i] = recs[i].explain(crit)
+		if err := recs[i].err(); err != nil && verdicts[i].Err == nil {
+			verdicts[i] = filter.Verdict{Err: fmt.Errorf("malformed record: %w", err), Filter: -1}
+		}
+	}
+	for _, w := range fieldWarnings(crit, kind) {
+		errorf(stderr, "warning: %s: %s", spec.name(), w)
 	}
 	if err := printVerdicts(stdout, recs, verdicts, c.json); err != nil {
-		fmt.Fprintf(stderr, "klt: %v\n", err)
+		errorf(stderr, "%v", err)
 		return exitFail
 	}
 
 	code = exitOK
 	for i := range recs {
-		if err := recs[i].err(); err != nil {
-			fmt.Fprintf(stderr, "klt: %s: %s is malformed, so its verdict may not be Lambda's: %v\n", name, recs[i].label(i), err)
+		switch {
+		case recs[i].err() != nil:
+			errorf(stderr, "%s: %s is malformed, so Lambda's verdict is not known: %v", name, recs[i].label(i), recs[i].err())
+			code = exitFail
+		case verdicts[i].Err != nil:
+			errorf(stderr, "%s: %s: Lambda's verdict is not known: %v", name, recs[i].label(i), verdicts[i].Err)
 			code = exitFail
 		}
 	}
 	failures, err := c.check(recs, verdicts)
 	if err != nil {
-		fmt.Fprintf(stderr, "klt: %s: %v\n", name, err)
+		errorf(stderr, "%s: %v", name, err)
 		return exitFail
 	}
 	for _, f := range failures {
-		fmt.Fprintf(stderr, "klt: %s: %s\n", name, f)
+		errorf(stderr, "%s: %s", name, f)
 	}
 	if len(failures) > 0 {
 		code = exitFail
@@ -271,6 +284,9 @@ func (c *filterTestConfig) check(recs []testRecord, verdicts []filter.Verdict) (
 		v := verdicts[i]
 		for _, w := range ws {
 			switch {
+			case v.Err != nil:
+				failures = append(failures, fmt.Sprintf("%s: verdict unknown; %s wants it to %s",
+					recs[i].label(i), w.flag, map[bool]string{true: "pass", false: "be dropped"}[w.pass]))
 			case w.pass && !v.Match:
 				failures = append(failures, fmt.Sprintf("%s is dropped (%s); %s wants it to pass",
 					recs[i].label(i), missText(v.Misses), w.flag))
@@ -338,21 +354,36 @@ func printVerdicts(stdout io.Writer, recs []testRecord, verdicts []filter.Verdic
 	}
 	numWidth, idWidth, pass := len(strconv.Itoa(len(recs)-1)), 0, 0
 	for i := range recs {
-		idWidth = max(idWidth, len(recs[i].id))
+		idWidth = max(idWidth, utf8.RuneCountInString(recs[i].id))
+	}
+	unknown, statusWidth := 0, len("PASS")
+	for _, v := range verdicts {
+		if v.Err != nil {
+			statusWidth = len("ERROR")
+		}
 	}
 	for i, v := range verdicts {
 		status, detail := "DROP", missText(v.Misses)
-		if v.Match {
+		switch {
+		case v.Err != nil:
+			// Match means nothing then: the record is neither passed nor dropped.
+			status, detail = "ERROR", "verdict unknown: "+v.Err.Error()
+			unknown++
+		case v.Match:
 			status, detail = "PASS", "filter "+strconv.Itoa(v.Filter)
 			pass++
 		}
-		fmt.Fprintf(w, "%s #%-*d %-*s  %s\n", status, numWidth, i, idWidth, recs[i].id, detail)
+		fmt.Fprintf(w, "%-*s #%-*d %-*s  %s\n", statusWidth, status, numWidth, i, idWidth, recs[i].id, oneLine(detail))
 	}
 	if len(recs) == 1 {
-		fmt.Fprintf(w, "%d of 1 record passes\n", pass)
+		fmt.Fprintf(w, "%d of 1 record passes", pass)
 	} else {
-		fmt.Fprintf(w, "%d of %d records pass\n", pass, len(recs))
+		fmt.Fprintf(w, "%d of %d records pass", pass, len(recs))
 	}
+	if unknown > 0 {
+		fmt.Fprintf(w, "; %d unknown", unknown)
+	}
+	fmt.Fprintln(w)
 	return w.Flush()
 }
 
@@ -376,11 +407,14 @@ func missText(misses []filter.Miss) string {
 type verdictJSON struct {
 	Index int    `json:"index"`
 	ID    string `json:"id"`
-	Pass  bool   `json:"pass"`
+	// Pass is null when the verdict is not known; Unknown then says why.
+	Pass *bool `json:"pass"`
 	// Filter is the first filter the record matches; left out when it is dropped.
 	Filter *int `json:"filter,omitempty"`
 	// Misses says, for a dropped record, why each filter did not match.
 	Misses []missJSON `json:"misses,omitempty"`
+	// Unknown says why the verdict is not known (filter.ErrTooComplex); Pass is then null.
+	Unknown string `json:"unknown,omitempty"`
 	// Error is set for a malformed record.
 	Error string `json:"error,omitempty"`
 }
@@ -392,10 +426,13 @@ type missJSON struct {
 }
 
 func verdictJSONOf(i int, r *testRecord, v filter.Verdict) verdictJSON {
-	j := verdictJSON{Index: i, ID: r.id, Pass: v.Match}
-	if v.Match {
+	j := verdictJSON{Index: i, ID: r.id, Pass: &v.Match}
+	switch {
+	case v.Err != nil:
+		j.Pass, j.Unknown = nil, v.Err.Error()
+	case v.Match:
 		j.Filter = &v.Filter
-	} else {
+	default:
 		j.Misses = make([]missJSON, len(v.Misses))
 		for k, m := range v.Misses {
 			j.Misses[k] = missJSON{Filter: m.Filter, Path: m.Path, Reason: m.Reason}
@@ -478,7 +515,7 @@ func readTestEvent(name string, data []byte) (kind string, recs []testRecord, er
 			return "", nil, fmt.Errorf("%s: %w", name, err)
 		}
 		for r := range ev.All() {
-			recs = append(recs, testRecord{id: r.PartitionID() + "@" + strconv.FormatInt(r.Offset, 10), kafka: r})
+			recs = append(recs, testRecord{id: oneLine(r.PartitionID()) + "@" + strconv.FormatInt(r.Offset, 10), kafka: r})
 		}
 		kind = kindKafka
 	case hasSQSRecords:
@@ -491,7 +528,7 @@ func readTestEvent(name string, data []byte) (kind string, recs []testRecord, er
 			if m.EventSource != "aws:sqs" && m.EventSource != "" {
 				return "", nil, fmt.Errorf("%s: Records[%d].eventSource is %q; an SQS event has aws:sqs", name, i, m.EventSource)
 			}
-			id := m.MessageId
+			id := oneLine(m.MessageId)
 			if id == "" {
 				id = "Records[" + strconv.Itoa(i) + "]"
 			}
@@ -800,7 +837,7 @@ func runFilterLint(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	filters, criteria := 0, 0
 	for _, src := range args {
 		if err := ctx.Err(); err != nil {
-			fmt.Fprintf(stderr, "klt: %v\n", err)
+			errorf(stderr, "%v", err)
 			return exitFail
 		}
 		specs, err := loadCriteria(src, stdin, true)
@@ -811,7 +848,7 @@ func runFilterLint(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		for _, s := range specs {
 			c, problems := s.compile(opts)
 			for _, p := range problems {
-				fmt.Fprintf(stderr, "klt: %s\n", s.problem(p))
+				errorf(stderr, "%s", s.problem(p))
 			}
 			if len(problems) > 0 {
 				bad = true
@@ -968,3 +1005,61 @@ Examples:
   klt filter lint --max-filters 10 template.yaml#OrdersConsumer.Orders criteria.json
   aws lambda get-event-source-mapping --uuid "$UUID" | klt filter lint -
 `
+
+// fieldWarnings warns about the fields that patterns of c name and that Lambda never shows them
+// for records of kind: it filters a Kafka record on its "value" only and an SQS message on its
+// "body", so a Kafka pattern on "body" (or "key") or an SQS pattern on "value", the other
+// source's field, tests a field that is always missing.
+func fieldWarnings(c *filter.Criteria, kind string) []string {
+	var warnings []string
+	for i, p := range c.Filters() {
+		names, err := topFields(p.String())
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("filter %d: cannot list the fields it names: %v", i, err))
+			continue
+		}
+		for _, name := range names {
+			switch {
+			case kind == kindKafka && name == "body":
+				warnings = append(warnings, fmt.Sprintf(`filter %d names "body", an SQS message's field: Lambda filters Kafka records on "value" only, so to it "body" is always missing`, i))
+			case kind == kindKafka && name != "value":
+				warnings = append(warnings, fmt.Sprintf(`filter %d names %q: Lambda filters Kafka records on "value" only, so to it %q is always missing`, i, name, name))
+			case kind == kindSQS && name == "value":
+				warnings = append(warnings, fmt.Sprintf(`filter %d names "value", a Kafka record's field: Lambda filters SQS messages on "body", so to it "value" is always missing`, i))
+			}
+		}
+	}
+	return warnings
+}
+
+// topFields returns the top-level field names of pattern, a JSON object, in order and once
+// each, looking inside "$or", whose elements are patterns at the same level.
+func topFields(pattern string) ([]string, error) {
+	var names []string
+	var walk func(raw []byte) error
+	walk = func(raw []byte) error {
+		fields, err := splitObject(raw, "pattern")
+		if err != nil {
+			return err
+		}
+		for _, f := range fields {
+			if f.name != "$or" {
+				if !slices.Contains(names, f.name) {
+					names = append(names, f.name)
+				}
+				continue
+			}
+			var alts []json.RawMessage
+			if err := json.Unmarshal(f.value, &alts); err != nil {
+				return fmt.Errorf("$or: %w", jsonError(err))
+			}
+			for _, alt := range alts {
+				if err := walk(alt); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return names, walk([]byte(pattern))
+}

@@ -348,7 +348,8 @@ func TestFilterTestBadInput(t *testing.T) {
 }
 
 func TestFilterTestMalformedRecord(t *testing.T) {
-	// A Kafka record whose own fields are malformed still gets its line, but the run fails.
+	// A Kafka record whose own fields are malformed still gets its line, ERROR, since Lambda's
+	// verdict on it is not known; the run fails.
 	ev := writeFile(t, "e.json", `{"eventSource":"SelfManagedKafka","records":{"orders-0":[
 		{"topic":"orders","partition":0,"offset":1,"timestamp":1768471200000,"timestampType":"CREATE_TIME","value":"eyJ0b3RhbCI6MTAxfQ==","headers":[]},
 		{"topic":"orders","partition":0,"offset":2,"timestamp":1768471200000,"timestampType":"CREATE_TIME","value":"!!","headers":[]}]}}`)
@@ -356,11 +357,11 @@ func TestFilterTestMalformedRecord(t *testing.T) {
 	if r.code != exitFail {
 		t.Errorf("exit %d, want %d", r.code, exitFail)
 	}
-	checkLines(t, r.stdout, []string{"PASS #0 orders-0@1  filter 1", "DROP #1 orders-0@2  ", "1 of 2 records pass"})
-	checkLines(t, r.stderr, []string{"klt: " + ev + ": #1 orders-0@2 is malformed, so its verdict may not be Lambda's: kafkaevent: "})
+	checkLines(t, r.stdout, []string{"PASS  #0 orders-0@1  filter 1", "ERROR #1 orders-0@2  verdict unknown: ", "1 of 2 records pass; 1 unknown"})
+	checkLines(t, r.stderr, []string{"klt: " + ev + ": #1 orders-0@2 is malformed, so Lambda's verdict is not known: kafkaevent: "})
 
 	r = klt(t, "", "filter", "test", "--json", "--criteria", ordersCriteria, "--event", ev)
-	if !strings.Contains(r.stdout, `"id":"orders-0@2","pass":false,`) || !strings.Contains(r.stdout, `"error":"kafkaevent: `) {
+	if !strings.Contains(r.stdout, `"id":"orders-0@2","pass":null,`) || !strings.Contains(r.stdout, `"error":"kafkaevent: `) {
 		t.Errorf("the JSON line of the malformed record has no error:\n%s", r.stdout)
 	}
 }
@@ -371,7 +372,8 @@ func TestFilterTestSourceMismatch(t *testing.T) {
 	if r.code != exitOK {
 		t.Errorf("exit %d, want 0", r.code)
 	}
-	want := "klt: warning: " + exampleTemplate + "#OrdersWorker.PlacedOrders is an event of Type SQS, but " + mskEvent + " is a Kafka event\n"
+	want := "klt: warning: " + exampleTemplate + "#OrdersWorker.PlacedOrders is an event of Type SQS, but " + mskEvent + " is a Kafka event\n" +
+		"klt: warning: " + exampleTemplate + `#OrdersWorker.PlacedOrders: filter 0 names "body", an SQS message's field: Lambda filters Kafka records on "value" only, so to it "body" is always missing` + "\n"
 	if r.stderr != want {
 		t.Errorf("stderr %q, want %q", r.stderr, want)
 	}

@@ -140,7 +140,7 @@ func parseFlags(fs *flag.FlagSet, args []string, help string, stdout, stderr io.
 // usageError reports a command-line mistake of command cmd ("event build") on stderr, with a
 // pointer to its help, and returns exitUsage.
 func usageError(stderr io.Writer, cmd string, err error) int {
-	fmt.Fprintf(stderr, "klt %s: %v\nRun \"klt help %s\" for usage.\n", cmd, err, cmd)
+	fmt.Fprintf(stderr, "klt %s: %s\nRun \"klt help %s\" for usage.\n", cmd, oneLine(err.Error()), cmd)
 	return exitUsage
 }
 
@@ -208,6 +208,12 @@ func shellQuote(name string) string {
 		return name
 	}
 	return "'" + strings.ReplaceAll(name, "'", `'\''`) + "'"
+}
+
+// errorf prints a "klt: " line on stderr, formatted as by fmt.Sprintf and made one line of
+// printable text by oneLine, so that input quoted in the message never reaches the terminal raw.
+func errorf(stderr io.Writer, format string, args ...any) {
+	fmt.Fprintf(stderr, "klt: %s\n", oneLine(fmt.Sprintf(format, args...)))
 }
 
 // oneLine returns s for a message of one line: printable text stays as it is, and anything
