@@ -1,0 +1,431 @@
+package batch_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/filter"
+	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
+)
+
+// exampleLogger logs to standard output without the time and duration, which change from run
+// to run, so that examples can show their log lines.
+func exampleLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == "duration" {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+}
+
+// quietLogger discards the log lines, for examples about something else.
+var quietLogger = slog.New(slog.DiscardHandler)
+
+// Order is what the examples' records hold.
+type Order struct {
+	ID    string  `json:"id"`
+	Total float64 `json:"total"`
+}
+
+// KafkaHandler makes the function that lambda.Start runs:
+//
+//	lambda.Start(batch.KafkaHandler(handle))
+//
+// Here its Invoke, which lambda.Start calls with each payload, is called directly. The
+// second record does not decode: it is reported, with the one after it in its partition.
+func ExampleKafkaHandler() {
+	handle := func(ctx context.Context, r *kafkaevent.Record) error {
+		var o Order
+		if err := json.Unmarshal(r.Value, &o); err != nil {
+			return batch.Permanent(fmt.Errorf("order: %w", err))
+		}
+		fmt.Printf("saved order %s (%.2f)\n", o.ID, o.Total)
+		return nil
+	}
+	fn := batch.KafkaHandler(handle, batch.WithLogger(quietLogger))
+
+	payload, err := json.Marshal(kafkaeventtest.NewBuilder().
+		Add("orders", 0, []byte(`{"id":"o-1","total":12.5}`)).
+		Add("orders", 0, []byte(`not json`)).
+		Add("orders", 0, []byte(`{"id":"o-3","total":7}`)).
+		Add("orders", 1, []byte(`{"id":"o-4","total":3}`)).
+		Event())
+	if err != nil {
+		log.Fatal(err)
+	}
+	out, err := fn.Invoke(context.Background(), payload)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(out))
+	// Unordered output:
+	// saved order o-1 (12.50)
+	// saved order o-4 (3.00)
+	// {"batchItemFailures":[{"itemIdentifier":{"partition":"orders-0","offset":1}},{"itemIdentifier":{"partition":"orders-0","offset":2}}]}
+}
+
+// ProcessKafka processes an event already parsed, and returns the partial-batch response.
+func ExampleProcessKafka() {
+	ev := kafkaeventtest.NewBuilder().
+		Add("orders", 0, []byte(`{"id":"o-1"}`)).
+		Add("orders", 0, []byte(`{"id":"o-2"}`)).
+		Event()
+	resp, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
+		fmt.Printf("%s@%d: %s\n", r.PartitionID(), r.Offset, r.Value)
+		return nil
+	}, batch.WithLogger(quietLogger))
+	if err != nil {
+		log.Fatal(err)
+	}
+	out, _ := json.Marshal(resp)
+	fmt.Println(string(out))
+	// Output:
+	// orders-0@0: {"id":"o-1"}
+	// orders-0@1: {"id":"o-2"}
+	// {"batchItemFailures":[]}
+}
+
+// On a FIFO queue, a message that fails is reported with the rest of its message group;
+// the other groups go on.
+func ExampleProcessSQS() {
+	msg := func(id, group string) events.SQSMessage {
+		return events.SQSMessage{MessageId: id, Body: `{"id":"` + id + `"}`,
+			EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:orders.fifo",
+			Attributes:     map[string]string{"MessageGroupId": group}}
+	}
+	ev := &events.SQSEvent{Records: []events.SQSMessage{msg("m-1", "a"), msg("m-2", "b"), msg("m-3", "a"), msg("m-4", "a")}}
+	resp, err := batch.ProcessSQS(context.Background(), ev, func(ctx context.Context, m *events.SQSMessage) error {
+		if m.MessageId == "m-3" {
+			return batch.Permanent(errors.New("rejected"))
+		}
+		return nil
+	}, batch.WithLogger(quietLogger))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, f := range resp.BatchItemFailures {
+		fmt.Println(f.ItemIdentifier)
+	}
+	// Output:
+	// m-3
+	// m-4
+}
+
+// SQSHandler makes the function that lambda.Start runs for an SQS event source mapping:
+//
+//	lambda.Start(batch.SQSHandler(handle))
+//
+// Here its Invoke, which lambda.Start calls with each payload, is called directly.
+func ExampleSQSHandler() {
+	fn := batch.SQSHandler(func(ctx context.Context, m *events.SQSMessage) error {
+		if m.Body == "" {
+			return batch.Permanent(errors.New("empty body"))
+		}
+		return nil
+	}, batch.WithLogger(quietLogger))
+	payload := []byte(`{"Records":[
+		{"messageId":"m-1","body":"{}","eventSourceARN":"arn:aws:sqs:us-east-1:123456789012:jobs"},
+		{"messageId":"m-2","body":"","eventSourceARN":"arn:aws:sqs:us-east-1:123456789012:jobs"}]}`)
+	out, err := fn.Invoke(context.Background(), payload)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(out))
+	// Output:
+	// {"batchItemFailures":[{"itemIdentifier":"m-2"}]}
+}
+
+// A Permanent error is not retried: the record fails at once. Ordinary errors are retried
+// (WithRetry) before the record fails.
+func ExamplePermanent() {
+	ev := kafkaeventtest.NewBuilder().
+		Add("orders", 0, []byte(`{"id":"o-1"}`)).
+		Add("orders", 1, []byte(`{"id":`)).
+		Event()
+	calls := map[string]int{}
+	resp, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
+		calls[r.PartitionID()]++
+		var o Order
+		if err := json.Unmarshal(r.Value, &o); err != nil {
+			return batch.Permanent(err) // the same bytes will never decode
+		}
+		return errors.New("database unavailable") // may work on the next attempt
+	}, batch.WithRetry(3, time.Millisecond), batch.WithConcurrency(1), batch.WithLogger(quietLogger))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("orders-0 calls:", calls["orders-0"])
+	fmt.Println("orders-1 calls:", calls["orders-1"])
+	fmt.Println("reported:", len(resp.BatchItemFailures))
+	// Output:
+	// orders-0 calls: 3
+	// orders-1 calls: 1
+	// reported: 2
+}
+
+// Each failed record is logged once; the summary line ends each batch. Records reported only
+// because an earlier record of their partition failed are counted in reported, and keys and
+// values are never logged.
+func ExampleWithLogger() {
+	ev := kafkaeventtest.NewBuilder().
+		Add("orders", 0, []byte(`{"id":"o-1"}`)).
+		Add("orders", 0, []byte(`{"id":"o-2"}`)).
+		Add("orders", 0, []byte(`{"id":"o-3"}`)).
+		Event()
+	_, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
+		if r.Offset == 1 {
+			return errors.New("database unavailable")
+		}
+		return nil
+	}, batch.WithLogger(exampleLogger()), batch.WithRetry(2, time.Millisecond))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// level=ERROR msg="record failed" source=kafka partition=orders-0 offset=1 attempts=2 permanent=false sentToSink=false reported=2 error="database unavailable"
+	// level=WARN msg="batch processed" source=kafka records=3 processed=1 failed=2 filtered=0 sentToSink=0 replayed=0
+}
+
+// failurePrinter is a FailureHook: it sees each failed record.
+type failurePrinter struct{}
+
+func (failurePrinter) OnFailure(ctx context.Context, f *batch.Failure) {
+	fmt.Printf("%s@%d failed after %d attempts (%d reported): %v\n", f.Group, f.Kafka.Offset, f.Attempts, f.Reported, f.Err)
+}
+
+// A FailureHook is called once for each failed record, for alerts or counters of one's own.
+func ExampleWithHooks() {
+	ev := kafkaeventtest.NewBuilder().
+		Add("orders", 0, []byte(`{"id":"o-1"}`)).
+		Add("orders", 0, []byte(`{"id":"o-2"}`)).
+		Add("orders", 3, []byte(`{"id":"o-3"}`)).
+		Event()
+	_, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
+		if r.Partition == 0 {
+			return batch.Permanent(errors.New("unknown customer"))
+		}
+		return nil
+	}, batch.WithHooks(failurePrinter{}), batch.WithLogger(quietLogger))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// orders-0@0 failed after 1 attempts (2 reported): unknown customer
+}
+
+// WithFilter skips the records the FilterCriteria do not match, as the event source mapping
+// would have: they count as processed, and the handler does not see them.
+func ExampleWithFilter() {
+	criteria, err := filter.ParseCriteria([]byte(`{"Filters":[{"Pattern":"{\"value\":{\"total\":[{\"numeric\":[\">=\",20]}]}}"}]}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ev := kafkaeventtest.NewBuilder().
+		Add("orders", 0, []byte(`{"id":"o-1","total":25}`)).
+		Add("orders", 0, []byte(`{"id":"o-2","total":12.5}`)).
+		Add("orders", 0, []byte(`{"id":"o-3","total":20}`)).
+		Event()
+	resp, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
+		fmt.Printf("handled %s\n", r.Value)
+		return nil
+	}, batch.WithFilter(criteria), batch.WithLogger(quietLogger))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("reported:", len(resp.BatchItemFailures))
+	// Output:
+	// handled {"id":"o-1","total":25}
+	// handled {"id":"o-3","total":20}
+	// reported: 0
+}
+
+// WithIdempotency skips the records an earlier delivery handled. Functions use
+// idempotency.NewDynamoDBStore; this example uses the in-memory store of idempotencytest,
+// as a unit test would.
+func ExampleWithIdempotency() {
+	store := idempotencytest.NewStore()
+	ev := kafkaeventtest.NewBuilder().
+		Add("orders", 0, []byte(`{"id":"o-1"}`)).
+		Add("orders", 0, []byte(`{"id":"o-2"}`)).
+		Event()
+	handle := func(ctx context.Context, r *kafkaevent.Record) error {
+		fmt.Printf("charged %s\n", r.Value)
+		return nil
+	}
+	for delivery := 1; delivery <= 2; delivery++ {
+		fmt.Println("delivery", delivery)
+		if _, err := batch.ProcessKafka(context.Background(), ev, handle,
+			batch.WithIdempotency(store, idempotency.WithKeyPrefix("orders-fn")), batch.WithLogger(quietLogger)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	// Output:
+	// delivery 1
+	// charged {"id":"o-1"}
+	// charged {"id":"o-2"}
+	// delivery 2
+}
+
+// envelopePrinter is a Sink of one's own: it prints each envelope as JSON.
+type envelopePrinter struct{ sent [][]byte }
+
+func (p *envelopePrinter) Send(ctx context.Context, e *batch.Envelope) error {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	p.sent = append(p.sent, data)
+	return nil
+}
+
+// WithSink sends the records that cannot succeed to a failure destination, so that their
+// partition moves on; ReadEnvelope reads back what the sink wrote.
+func ExampleWithSink() {
+	ev := kafkaeventtest.NewBuilder().
+		Add("orders", 0, []byte(`{"id":`), kafkaeventtest.Key([]byte("o-1"))).
+		Add("orders", 0, []byte(`{"id":"o-2"}`), kafkaeventtest.Key([]byte("o-2"))).
+		Event()
+	sink := &envelopePrinter{}
+	resp, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
+		var o Order
+		if err := json.Unmarshal(r.Value, &o); err != nil {
+			return batch.Permanent(err)
+		}
+		return nil
+	}, batch.WithSink(sink, batch.SinkPermanent), batch.WithLogger(quietLogger))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("reported:", len(resp.BatchItemFailures))
+	for _, data := range sink.sent {
+		e, err := batch.ReadEnvelope(data)
+		if err != nil {
+			log.Fatal(err)
+		}
+		r := e.Record()
+		fmt.Printf("dead letter: %s-%d@%d key %s value %s: %s\n", r.Topic, r.Partition, r.Offset, r.Key, r.Value, e.Error)
+	}
+	// Output:
+	// reported: 0
+	// dead letter: orders-0@0 key o-1 value {"id":: unexpected end of JSON input
+}
+
+// ReadEnvelope reads an envelope a sink wrote, from a dead-letter queue or topic, and
+// Record gives back the original Kafka record, to inspect it or process it again.
+func ExampleReadEnvelope() {
+	data := []byte(`{"version":1,"source":"kafka","topic":"orders","partition":0,"offset":41,
+		"key":"by0x","value":"eyJpZCI6","error":"unexpected end of JSON input","permanent":true,"attempts":1,
+		"firstAttempt":"2026-01-02T03:04:05Z","failedAt":"2026-01-02T03:04:05Z"}`)
+	e, err := batch.ReadEnvelope(data)
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := e.Record()
+	fmt.Printf("%s@%d key=%s value=%s\n", r.PartitionID(), r.Offset, r.Key, r.Value)
+	fmt.Printf("failed %d time(s), permanent=%v: %s\n", e.Attempts, e.Permanent, e.Error)
+	// Output:
+	// orders-0@41 key=o-1 value={"id":
+	// failed 1 time(s), permanent=true: unexpected end of JSON input
+}
+
+// NewKafkaSink produces the failed records to a dead-letter topic with a franz-go client
+// (here on an in-process cluster, kfake). The record keeps its key and headers; its value is
+// the envelope.
+func ExampleNewKafkaSink() {
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders.dlq"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cluster.Close()
+	client, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	ev := kafkaeventtest.NewBuilder().Add("orders", 2, []byte(`{"id":`), kafkaeventtest.Key([]byte("o-1"))).Event()
+	resp, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
+		return batch.Permanent(errors.New("schema mismatch"))
+	}, batch.WithSink(batch.NewKafkaSink(client, "orders.dlq"), batch.SinkPermanent), batch.WithLogger(quietLogger))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("reported:", len(resp.BatchItemFailures))
+
+	// Read the dead-letter topic back.
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ConsumeTopics("orders.dlq"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer consumer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fetches := consumer.PollFetches(ctx)
+	if err := fetches.Err(); err != nil {
+		log.Fatal(err)
+	}
+	for _, rec := range fetches.Records() {
+		e, err := batch.ReadEnvelope(rec.Value)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("key %s: %s-%d@%d: %s\n", rec.Key, e.Topic, e.Partition, e.Offset, e.Error)
+	}
+	// Output:
+	// reported: 0
+	// key o-1: orders-2@0: schema mismatch
+}
+
+// NewSQSSink sends the failed records to an SQS queue, one message each (FIFO queues keep a
+// partition's failures in order). It needs a queue, so this example is not run.
+func ExampleNewSQSSink() {
+	var client *sqs.Client // in a function: sqs.NewFromConfig(cfg), cfg from config.LoadDefaultConfig
+	dlq := batch.NewSQSSink(client, os.Getenv("DLQ_URL"))
+	handle := func(ctx context.Context, r *kafkaevent.Record) error { return nil }
+	_ = batch.KafkaHandler(handle, batch.WithSink(dlq, batch.SinkPermanent)) // for lambda.Start
+}
+
+// WithMetrics writes one CloudWatch Embedded Metric Format line per batch: in Lambda, to
+// os.Stdout, where CloudWatch Logs turns it into metrics. Here the line is read back.
+func ExampleWithMetrics() {
+	var emf bytes.Buffer
+	ev := kafkaeventtest.NewBuilder().Add("orders", 0, []byte(`{}`)).Add("orders", 1, []byte(`{}`)).Event()
+	_, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
+		return nil
+	}, batch.WithMetrics(&emf), batch.WithMetricsNamespace("Orders"), batch.WithLogger(quietLogger))
+	if err != nil {
+		log.Fatal(err)
+	}
+	var line struct {
+		AWS struct {
+			CloudWatchMetrics []struct{ Namespace string }
+		} `json:"_aws"`
+		Records, Processed, Failed int
+	}
+	if err := json.Unmarshal(emf.Bytes(), &line); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(line.AWS.CloudWatchMetrics[0].Namespace, line.Records, line.Processed, line.Failed)
+	// Output:
+	// Orders 2 2 0
+}
