@@ -172,7 +172,7 @@ func decodeLine(line []byte) (lineRecord, error) {
 		return rec, errors.New("line is not valid UTF-8 (use keyBase64 or valueBase64 for binary data)")
 	}
 	if !json.Valid(line) {
-		return rec, jsonError(json.Unmarshal(line, new(json.RawMessage)))
+		return rec, lineSyntaxError(line)
 	}
 	fields, err := splitObject(line, "record")
 	if err != nil {
@@ -347,18 +347,50 @@ func splitObject(data []byte, what string) (object, error) {
 	return fields, nil
 }
 
-// jsonError rewrites an encoding/json error about an input line as a short message; a syntax
-// error gets the column of the bad character.
-func jsonError(err error) error {
+// lineSyntaxError says what is wrong with line, which is not valid JSON, and where. It tells
+// the cases a user can fix without reading encoding/json's words from the decoder's typed
+// results, never from the text of its errors, which changes between Go versions: a line that
+// ends too soon (io.ErrUnexpectedEOF), something after the record (a second record on the
+// line, most often), and a syntax error at a column (*json.SyntaxError).
+func lineSyntaxError(line []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	var v json.RawMessage
+	err := dec.Decode(&v)
 	var se *json.SyntaxError
 	switch {
-	case errors.As(err, &se) && se.Error() == "unexpected end of JSON input":
+	case err == nil:
+		// One valid value, then more: it is what makes the line invalid.
+		off := int(dec.InputOffset())
+		rest := bytes.TrimLeft(line[off:], " \t\r\n")
+		col := len(line) - len(rest) + 1
+		switch {
+		case len(rest) == 0: // json.Valid and the decoder disagree; say so rather than guess
+			return fmt.Errorf("invalid JSON at column %d", col)
+		case rest[0] == '{':
+			return fmt.Errorf("invalid JSON at column %d: a second object after the record; put one record per line", col)
+		}
+		return fmt.Errorf("invalid JSON at column %d: %s after the record", col, strconv.QuoteRune(firstRune(rest)))
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return errors.New("invalid JSON: unexpected end of line")
-	case errors.As(err, &se) && se.Error() == "invalid character '{' after top-level value":
-		return fmt.Errorf("invalid JSON at column %d: %s; put one record per line", se.Offset, se.Error())
 	case errors.As(err, &se):
-		return fmt.Errorf("invalid JSON at column %d: %s", se.Offset, se.Error())
+		return fmt.Errorf("invalid JSON at column %d: %w", se.Offset, err)
 	}
+	return jsonError(err)
+}
+
+// firstRune returns the first character of b, or the first byte as a rune when b does not
+// start with valid UTF-8.
+func firstRune(b []byte) rune {
+	r, size := utf8.DecodeRune(b)
+	if r == utf8.RuneError && size <= 1 {
+		return rune(b[0])
+	}
+	return r
+}
+
+// jsonError reports an encoding/json error about a part of a line that json.Valid already
+// accepted, which should not happen; it wraps err, for errors.As.
+func jsonError(err error) error {
 	return fmt.Errorf("invalid JSON: %w", err)
 }
 
