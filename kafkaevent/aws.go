@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,30 +37,33 @@ import (
 // writes the record as aws-lambda-go would marshal it, bad field included. Errors from FromAWS
 // have Offset -1, as there is no payload to point into.
 //
+// Records are grouped as Parse groups them, one Partition per key of Records, whose ID is that
+// key; each record's own Topic and Partition are kept (a Topic of "" is taken as absent, and the
+// key's topic stands). See [Partition] for events whose keys do not match their records.
+//
 // FromAWS fails as a whole, with an *Error, where Parse would fail on the same payload: when ke
-// is nil, when eventSource is neither SourceMSK nor SourceSelfManaged, when a key of Records is
-// not "topic-N" (N a partition number 0..2147483647 without sign or leading zeros), when a
-// record's partition differs from its key's, or its topic does ("" is taken as absent and
-// matches), or when an offset is negative. Such a record could not be reported as a batch item
-// failure.
+// is nil, when eventSource is none of SourceMSK, SourceSelfManaged and "aws:SelfManagedKafka",
+// when a record has no topic and its key is not "topic-N", when a partition is outside
+// 0..2147483647, or when an offset is negative. Such a record could not be reported as a batch
+// item failure.
 func FromAWS(ke *events.KafkaEvent) (*Event, error) {
 	if ke == nil {
 		return nil, &Error{Offset: -1, Msg: "nil events.KafkaEvent"}
 	}
 	src := Source(ke.EventSource)
+	if src == sourceSelfManagedOld {
+		src = SourceSelfManaged
+	}
 	if src != SourceMSK && src != SourceSelfManaged {
-		return nil, &Error{Path: "eventSource", Offset: -1, Msg: fmt.Sprintf("unknown event source %q", ke.EventSource)}
+		return nil, &Error{Path: "eventSource", Offset: -1, Msg: fmt.Sprintf("unknown event source %s", quoteText(ke.EventSource))}
 	}
 	e := &Event{Source: src, SourceARN: ke.EventSourceARN}
 	e.BootstrapServers = splitServers(ke.BootstrapServers)
 
 	for _, id := range slices.Sorted(maps.Keys(ke.Records)) {
 		path := "records[" + strconv.Quote(id) + "]"
-		topic, num, ok := splitPartitionKey(id)
-		if !ok {
-			return nil, &Error{Path: path, Offset: -1, Msg: `key is not "topic-partition" (want a topic, "-", and a partition number)`}
-		}
-		part := Partition{Topic: topic, Number: num}
+		topic, num, keyOK := splitPartitionKey(id)
+		part := Partition{Topic: topic, Number: num, key: id}
 		krs := ke.Records[id]
 		if len(krs) > 0 {
 			part.Records = make([]Record, len(krs))
@@ -67,19 +71,31 @@ func FromAWS(ke *events.KafkaEvent) (*Event, error) {
 		for i := range krs {
 			kr := &krs[i]
 			rpath := path + "[" + strconv.Itoa(i) + "]"
-			if kr.Topic != "" && kr.Topic != topic {
-				return nil, &Error{Path: rpath + ".topic", Offset: -1,
-					Msg: fmt.Sprintf("record topic %q does not match its partition key %q", kr.Topic, id)}
+			rtopic := topic
+			if kr.Topic != "" {
+				rtopic = kr.Topic
+			} else if !keyOK {
+				return nil, &Error{Path: rpath + ".topic", Offset: -1, Msg: `missing, and the records key is not "topic-N"`}
 			}
-			if kr.Partition != int64(num) {
+			if kr.Partition < 0 || kr.Partition > math.MaxInt32 {
 				return nil, &Error{Path: rpath + ".partition", Offset: -1,
-					Msg: fmt.Sprintf("record partition %d does not match its partition key %q", kr.Partition, id)}
+					Msg: fmt.Sprintf("want partition number 0..%d, got %d", math.MaxInt32, kr.Partition)}
 			}
 			if kr.Offset < 0 {
 				return nil, &Error{Path: rpath + ".offset", Offset: -1,
 					Msg: fmt.Sprintf("want non-negative integer, got %d", kr.Offset)}
 			}
-			part.Records[i] = recordFromAWS(kr, topic, num, rpath)
+			part.Records[i] = recordFromAWS(kr, rtopic, int32(kr.Partition), rpath)
+		}
+		if len(part.Records) > 0 {
+			part.Topic, part.Number = part.Records[0].Topic, part.Records[0].Partition
+		} else if !keyOK {
+			part.Topic, part.Number = id, -1
+		}
+		if isPartitionID(id, part.Topic, part.Number) {
+			part.key = ""
+		} else {
+			part.keyed = true
 		}
 		e.Partitions = append(e.Partitions, part)
 	}

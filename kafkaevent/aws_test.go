@@ -239,13 +239,11 @@ func TestFromAWSEnvelopeErrors(t *testing.T) {
 		path string
 	}{
 		{"nil", nil, ""},
-		{"source", &events.KafkaEvent{EventSource: "aws:SelfManagedKafka"}, "eventSource"},
+		{"source", &events.KafkaEvent{EventSource: "aws:sqs"}, "eventSource"},
 		{"empty source", &events.KafkaEvent{}, "eventSource"},
-		{"key without partition", &events.KafkaEvent{EventSource: "aws:kafka", Records: map[string][]events.KafkaRecord{"t": nil}}, `records["t"]`},
-		{"key leading zero", &events.KafkaEvent{EventSource: "aws:kafka", Records: map[string][]events.KafkaRecord{"t-01": nil}}, `records["t-01"]`},
-		{"key too big", &events.KafkaEvent{EventSource: "aws:kafka", Records: map[string][]events.KafkaRecord{"t-2147483648": nil}}, `records["t-2147483648"]`},
-		{"partition mismatch", &events.KafkaEvent{EventSource: "aws:kafka", Records: rec(events.KafkaRecord{Topic: "t", Partition: 2})}, `records["t-1"][0].partition`},
-		{"topic mismatch", &events.KafkaEvent{EventSource: "aws:kafka", Records: rec(events.KafkaRecord{Topic: "u", Partition: 1})}, `records["t-1"][0].topic`},
+		{"no topic under a key without one", &events.KafkaEvent{EventSource: "aws:kafka", Records: map[string][]events.KafkaRecord{"t": {{Partition: 1}}}}, `records["t"][0].topic`},
+		{"partition out of range", &events.KafkaEvent{EventSource: "aws:kafka", Records: rec(events.KafkaRecord{Topic: "t", Partition: 1 << 31})}, `records["t-1"][0].partition`},
+		{"negative partition", &events.KafkaEvent{EventSource: "aws:kafka", Records: rec(events.KafkaRecord{Topic: "t", Partition: -1})}, `records["t-1"][0].partition`},
 		{"negative offset", &events.KafkaEvent{EventSource: "aws:kafka", Records: rec(events.KafkaRecord{Topic: "t", Partition: 1, Offset: -1})}, `records["t-1"][0].offset`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

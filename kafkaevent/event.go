@@ -11,7 +11,9 @@ import (
 // Source tells which kind of event source mapping delivered an event.
 type Source string
 
-// The two Kafka event sources. Any other eventSource value is rejected by [Parse].
+// The two Kafka event sources. [Parse] also reads "aws:SelfManagedKafka", an older spelling
+// found in the fixtures of Powertools for AWS Lambda, as SourceSelfManaged; any other
+// eventSource value is an error.
 const (
 	// SourceMSK is an Amazon MSK event source mapping; its events carry an eventSourceArn.
 	SourceMSK Source = "aws:kafka"
@@ -19,6 +21,10 @@ const (
 	// no eventSourceArn.
 	SourceSelfManaged Source = "SelfManagedKafka"
 )
+
+// sourceSelfManagedOld is a spelling of SourceSelfManaged found in the fixtures of Powertools
+// for AWS Lambda (TypeScript); Parse and FromAWS read it as SourceSelfManaged.
+const sourceSelfManagedOld = "aws:SelfManagedKafka"
 
 // Timestamp types Kafka assigns to records. [Record.TimestampType] is an open string: these
 // are the values Lambda is known to send, not the only ones Parse accepts.
@@ -40,16 +46,37 @@ type Event struct {
 	Partitions []Partition
 }
 
-// Partition is the run of records Lambda delivered from one topic partition, in offset order.
+// Partition is the run of records Lambda delivered under one key of the event's records object,
+// in delivered order.
+//
+// Lambda keys records "topic-N", and every record under a key comes from that topic partition.
+// Hand-written events do not always agree: keys such as "mytopic-01" or "topic1", or records of
+// partition 12 under "mytopic-0", are found in the fixtures of well-known projects. Parse and
+// [FromAWS] accept them and keep one Partition per key, so that [Partition.ID] names it exactly
+// as the event did and a partial-batch response built from it reaches Lambda under the key Lambda
+// used. Each record keeps its own topic and partition ([Record.Topic], [Record.Partition]); Topic
+// and Number here are those of the first record (or, for a key with no records, what the key
+// says: Topic is the whole key and Number -1 when it is not "topic-N").
 type Partition struct {
 	Topic   string
 	Number  int32
 	Records []Record
+
+	// key is the records key as it appeared in the event, when keyed is set: when it is not
+	// the "topic-N" that ID would make from Topic and Number.
+	key   string
+	keyed bool
 }
 
-// ID returns "topic-N", the key Lambda uses for this partition in the event's records map and
-// in the itemIdentifier of a partial-batch response.
+// ID returns the key of this partition in the event's records object, the one a partial-batch
+// response must give as itemIdentifier.partition. For a Partition from [Parse] or [FromAWS] it
+// is the key exactly as the event had it; for one built in code it is "topic-N" from Topic and
+// Number. It differs from [Record.PartitionID], which is made from the record's own fields,
+// only in events whose keys do not match their records (see [Partition]).
 func (p *Partition) ID() string {
+	if p.keyed {
+		return p.key
+	}
 	return partitionID(p.Topic, p.Number)
 }
 
@@ -90,8 +117,11 @@ type Record struct {
 	raw []byte
 }
 
-// PartitionID returns the key of the record's partition, "topic-N", as partial-batch responses
-// name it.
+// PartitionID returns "topic-N" made from the record's own Topic and Partition: the Kafka topic
+// partition the record comes from. Lambda keys its records the same way, so in the events it
+// sends this equals the [Partition.ID] of the record's partition; in a hand-written event whose
+// keys do not match their records it may not. A partial-batch response must name the partition
+// as the event keyed it, by Partition.ID, which package batch does.
 func (r *Record) PartitionID() string { return partitionID(r.Topic, r.Partition) }
 
 // IsTombstone reports whether the record is a deletion marker: its value is absent or null.
@@ -159,37 +189,17 @@ func (e *Event) All() iter.Seq[*Record] {
 	}
 }
 
-// Error reports malformed input and where it is.
-//
-// Parse returns an *Error when the envelope is malformed, and stores one in Record.Err when a
-// record's own field is. Path is a JSON path such as records["orders-0"][3].offset.
-type Error struct {
-	// Path locates the bad value in the payload.
-	Path string
-	// Offset is the byte offset of the bad value in the payload.
-	Offset int
-	// Msg says what is wrong, for example `want integer, got "x"`.
-	Msg string
-	// Err is the underlying error, if any (a base64.CorruptInputError, say).
-	Err error
-}
-
-func (e *Error) Error() string {
-	if e.Path == "" {
-		return "kafkaevent: " + e.Msg
-	}
-	return "kafkaevent: " + e.Path + ": " + e.Msg
-}
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// sortPartitions sorts ps by topic, then partition number, keeping the order of equal ones.
+// sortPartitions sorts ps by topic, then partition number, then records key, keeping the order
+// of equal ones.
 func sortPartitions(ps []Partition) {
 	slices.SortStableFunc(ps, func(a, b Partition) int {
 		if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Number, b.Number)
+		if c := cmp.Compare(a.Number, b.Number); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.key, b.key)
 	})
 }
 

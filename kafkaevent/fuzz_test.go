@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -15,7 +17,8 @@ import (
 // event. The seed corpus is testdata/fuzz/FuzzParse plus the fixture events.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("../testdata/events/*.json")
-	for _, file := range files {
+	more, _ := filepath.Glob("testdata/fixtures/*/*.json")
+	for _, file := range append(files, more...) {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
@@ -33,6 +36,7 @@ func FuzzParse(f *testing.F) {
 			if e.Offset < 0 || e.Offset > len(data) {
 				t.Fatalf("error offset %d outside input of %d bytes", e.Offset, len(data))
 			}
+			oneLine(t, err)
 			return
 		}
 		for r := range ev.All() {
@@ -41,6 +45,7 @@ func FuzzParse(f *testing.F) {
 				if !errors.As(r.Err, &e) || e.Path == "" {
 					t.Fatalf("record error without a path: %#v", r.Err)
 				}
+				oneLine(t, r.Err)
 			}
 		}
 		out, err := ev.MarshalJSON()
@@ -55,6 +60,21 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip changed the event\nbefore: %+v\nafter:  %+v\njson: %s", ev, again, out)
 		}
 	})
+}
+
+// oneLine fails unless err's message is printable text on one line: whatever the payload holds,
+// it is quoted with escapes, never copied raw.
+func oneLine(t *testing.T, err error) {
+	t.Helper()
+	msg := err.Error()
+	if !utf8.ValidString(msg) {
+		t.Fatalf("error message is not valid UTF-8: %q", msg)
+	}
+	for _, r := range msg {
+		if !strconv.IsPrint(r) || r == '\ufeff' {
+			t.Fatalf("error message holds %U: %q", r, msg)
+		}
+	}
 }
 
 // normalize clears what a round trip may legitimately change: the byte offsets inside record

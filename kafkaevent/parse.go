@@ -1,8 +1,10 @@
 package kafkaevent
 
 import (
+	"bytes"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -65,12 +67,20 @@ type parser struct {
 	noFast     bool  // tests only: read every record on the general path
 	recErr     error // first error of the current record
 	offsetSeen bool  // whether the current record has an offset
-	topicPlain bool  // whether the current partition's topic needs no escapes in JSON
+	keyOK      bool  // whether the current records key is "topic-N"
+	topicSeen  bool  // whether the current record names its topic
+	partSeen   bool  // whether the current record names its partition
+	topicPlain bool  // whether the current key's topic needs no escapes in JSON
 	firstRec   int   // where the first record starts
 }
 
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
 func (p *parser) event() (*Event, error) {
 	p.recIndex = -1
+	if bytes.HasPrefix(p.data, utf8BOM) {
+		return nil, p.errAt(0, "the payload starts with a UTF-8 byte order mark (EF BB BF), which JSON does not allow; remove it")
+	}
 	p.skipWS()
 	if p.i >= len(p.data) || p.data[p.i] != '{' {
 		if p.i >= len(p.data) {
@@ -130,7 +140,7 @@ func (p *parser) event() (*Event, error) {
 			}
 			parts, recordsOK = ps, true
 		default:
-			p.field = string(name)
+			p.field = topMember(string(name))
 			if err := p.skipValue(0); err != nil {
 				return err
 			}
@@ -152,11 +162,11 @@ func (p *parser) event() (*Event, error) {
 		return nil, p.errAt(0, "missing (want %q or %q)", SourceMSK, SourceSelfManaged)
 	case source == string(SourceMSK):
 		ev.Source = SourceMSK
-	case source == string(SourceSelfManaged):
+	case source == string(SourceSelfManaged), source == sourceSelfManagedOld:
 		ev.Source = SourceSelfManaged
 	default:
 		p.field = "eventSource"
-		return nil, p.errAt(sourceOff, "unknown event source %q (want %q or %q)", source, SourceMSK, SourceSelfManaged)
+		return nil, p.errAt(sourceOff, "unknown event source %s (want %q or %q)", strconv.Quote(source), SourceMSK, SourceSelfManaged)
 	}
 	if !recordsOK {
 		p.field = "records"
@@ -184,20 +194,25 @@ func splitServers(s string) []string {
 	return out[:n]
 }
 
-// partitions reads the records object.
+// partitions reads the records object: one Partition per key, in the order of the keys, then
+// sorted.
 func (p *parser) partitions() ([]Partition, error) {
-	var parts []Partition
+	var (
+		parts []Partition
+		keys  []string
+	)
 	err := p.object(func(name []byte) error {
 		key := string(name)
+		keys = append(keys, key)
 		p.partKey = key
 		p.recIndex = -1
 		p.field = ""
+		// The key gives the topic and partition of records that do not name their own; a
+		// record's own fields, when present, win.
 		topic, num, ok := splitPartitionKey(key)
-		if !ok {
-			return p.errAt(p.i, `key is not "topic-partition" (want a topic, "-", and a partition number)`)
-		}
-		part := Partition{Topic: topic, Number: num}
-		p.topicPlain = plainJSON(topic)
+		part := Partition{Topic: topic, Number: num, key: key}
+		p.keyOK = ok
+		p.topicPlain = ok && plainJSON(topic)
 		off := p.i
 		if p.i >= len(p.data) || p.data[p.i] != '[' {
 			return p.errAt(off, "want array of records, got %s", p.got(off))
@@ -234,6 +249,16 @@ func (p *parser) partitions() ([]Partition, error) {
 		part.Records = p.records[start:end:end]
 		if end == start {
 			part.Records = nil
+			if !ok {
+				part.Topic, part.Number = key, -1
+			}
+		} else {
+			part.Topic, part.Number = part.Records[0].Topic, part.Records[0].Partition
+		}
+		if isPartitionID(key, part.Topic, part.Number) {
+			part.key = "" // ID makes it again: an event from Parse equals one built in code
+		} else {
+			part.keyed = true
 		}
 		parts = append(parts, part)
 		p.partKey = ""
@@ -243,33 +268,45 @@ func (p *parser) partitions() ([]Partition, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(parts, func(a, b Partition) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-			return c
+	if len(parts) > 1 {
+		slices.Sort(keys)
+		for i := 1; i < len(keys); i++ {
+			if keys[i] == keys[i-1] {
+				p.partKey, p.recIndex, p.field = keys[i], -1, ""
+				return nil, p.errAt(0, "key appears twice in records")
+			}
 		}
-		return int(a.Number) - int(b.Number)
-	})
-	for i := 1; i < len(parts); i++ {
-		if parts[i].Topic == parts[i-1].Topic && parts[i].Number == parts[i-1].Number {
-			p.partKey, p.recIndex, p.field = parts[i].ID(), -1, ""
-			return nil, p.errAt(0, "partition appears twice in records")
-		}
+		sortPartitions(parts)
 	}
 	return parts, nil
 }
 
-// splitPartitionKey splits "topic-N" at its last dash. N must be a canonical non-negative
-// int32, so that the key equals Partition.ID().
+// splitPartitionKey splits a records key "topic-N" at its last dash, with N a decimal
+// partition number 0..2147483647 (leading zeros allowed, as in "mytopic-01"). It reports false
+// for a key of another form.
 func splitPartitionKey(key string) (string, int32, bool) {
 	dash := strings.LastIndexByte(key, '-')
 	if dash <= 0 || dash == len(key)-1 {
 		return "", 0, false
 	}
-	n, ok := parseUint(key[dash+1:], math.MaxInt32)
+	digits := strings.TrimLeft(key[dash+1:], "0")
+	if digits == "" {
+		digits = "0"
+	}
+	n, ok := parseUint(digits, math.MaxInt32)
 	if !ok {
 		return "", 0, false
 	}
 	return key[:dash], int32(n), true
+}
+
+// isPartitionID reports whether key is "topic-N" for this topic and number, N canonical.
+func isPartitionID(key, topic string, n int32) bool {
+	if len(key) <= len(topic)+1 || key[:len(topic)] != topic || key[len(topic)] != '-' {
+		return false
+	}
+	var buf [12]byte
+	return key[len(topic)+1:] == string(strconv.AppendInt(buf[:0], int64(n), 10))
 }
 
 // parseUint reads a canonical decimal (no sign, no leading zeros) no greater than max.

@@ -41,10 +41,10 @@ func (p *parser) record(part *Partition) error {
 		r = &p.records[n]
 	}
 	p.recErr = nil
-	if !p.noFast && p.recordFast(r, part) {
+	if !p.noFast && p.keyOK && p.recordFast(r, part) {
 		return nil
 	}
-	p.offsetSeen = false
+	p.offsetSeen, p.topicSeen, p.partSeen = false, false, false
 	p.i++
 	p.skipWS()
 	if p.i < len(p.data) && p.data[p.i] == '}' {
@@ -81,6 +81,17 @@ func (p *parser) record(part *Partition) error {
 	if !p.offsetSeen {
 		p.field = nameOffset
 		return p.errAt(recStart, "missing")
+	}
+	if !p.keyOK {
+		// Without a "topic-N" key, the record must say where it comes from.
+		if !p.topicSeen {
+			p.field = nameTopic
+			return p.errAt(recStart, `missing, and the records key is not "topic-N"`)
+		}
+		if !p.partSeen {
+			p.field = namePartition
+			return p.errAt(recStart, `missing, and the records key is not "topic-N"`)
+		}
 	}
 	if p.recErr != nil {
 		r.Err = p.recErr
@@ -226,7 +237,8 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 	case fTopic:
 		p.field = nameTopic
 		if p.topicPlain && p.quoted(part.Topic) {
-			break // the usual case: the partition key's topic, unescaped
+			p.topicSeen = true
+			break // the usual case: the records key's topic, unescaped
 		}
 		raw, esc, err := p.rawString()
 		if err != nil {
@@ -235,10 +247,14 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 			}
 			return err
 		}
-		if esc || string(raw) != part.Topic {
-			if t := p.text(raw, esc); t != part.Topic {
-				return p.errAt(off, "record topic %q does not match its partition key %q", t, part.ID())
-			}
+		if len(raw) == 0 {
+			break // "" names no topic: the key's stands, as FromAWS takes it
+		}
+		p.topicSeen = true
+		if esc {
+			r.Topic = p.intern(p.unescape(raw))
+		} else if string(raw) != part.Topic {
+			r.Topic = p.intern(raw)
 		}
 	case fPartition:
 		p.field = namePartition
@@ -246,9 +262,7 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 		if err != nil {
 			return err
 		}
-		if n != part.Number {
-			return p.errAt(off, "record partition %d does not match its partition key %q", n, part.ID())
-		}
+		r.Partition, p.partSeen = n, true
 	case fOffset:
 		p.field = nameOffset
 		n, ok := p.integer()
