@@ -174,8 +174,20 @@ func (h *Hook) start(ctx context.Context, key any, name string, opts ...trace.Sp
 }
 
 func own(ctx context.Context, key any) trace.Span {
-	s, _ := ctx.Value(key).(trace.Span)
-	return s
+	switch s := ctx.Value(key).(type) {
+	case trace.Span:
+		return s
+	case *group:
+		return s.span
+	}
+	return nil
+}
+
+// group is what a group's context holds: its span, and for a Kafka partition the name of its
+// records' spans, made once.
+type group struct {
+	span              trace.Span
+	topic, recordName string
 }
 
 func system(source string) attribute.KeyValue {
@@ -212,9 +224,10 @@ func (h *Hook) OnBatchEnd(ctx context.Context, b *batch.BatchInfo, r *batch.Batc
 // message group; none for a message of a standard queue.
 func (h *Hook) OnGroupStart(ctx context.Context, g *batch.GroupInfo) context.Context {
 	if p := g.Partition; p != nil {
-		return h.start(ctx, groupKey{h}, "partition "+p.Topic, internalKind, trace.WithAttributes(
+		ctx, span := h.tracer.Start(ctx, "partition "+p.Topic, internalKind, trace.WithAttributes(
 			systemKafka, keyDestination.String(p.Topic), keyPartitionID.String(strconv.Itoa(int(p.Number))),
 			keyBatchCount.Int(len(p.Records))))
+		return context.WithValue(ctx, groupKey{h}, &group{span: span, topic: p.Topic, recordName: "process " + p.Topic})
 	}
 	if len(g.Messages) == 0 || !strings.HasSuffix(g.Messages[0].EventSourceARN, ".fifo") {
 		return ctx
@@ -240,15 +253,21 @@ func (h *Hook) OnGroupEnd(ctx context.Context, g *batch.GroupInfo, failed int) {
 // WithProducerParent, continuing) the trace context its producer wrote.
 func (h *Hook) OnRecordStart(ctx context.Context, it *batch.Item) context.Context {
 	var (
-		carrier propagation.TextMapCarrier
+		carrier propagation.TextMapCarrier // nil when the record carries nothing to read
 		name    string
 		attrs   []attribute.KeyValue
 	)
 	switch {
 	case it.Kafka != nil:
 		r := it.Kafka
-		carrier = kafkaCarrier(r.Headers)
-		name = "process " + r.Topic
+		if len(r.Headers) > 0 {
+			carrier = (*kafkaCarrier)(r)
+		}
+		if g, ok := ctx.Value(groupKey{h}).(*group); ok && g.topic == r.Topic {
+			name = g.recordName
+		} else {
+			name = "process " + r.Topic
+		}
 		attrs = make([]attribute.KeyValue, 0, 8)
 		attrs = append(attrs, systemKafka, keyDestination.String(r.Topic),
 			keyPartitionID.String(strconv.Itoa(int(r.Partition))), keyKafkaOffset.Int64(r.Offset),
@@ -258,7 +277,9 @@ func (h *Hook) OnRecordStart(ctx context.Context, it *batch.Item) context.Contex
 		}
 	case it.SQS != nil:
 		m := it.SQS
-		carrier = (*sqsCarrier)(m)
+		if len(m.MessageAttributes) > 0 || m.Attributes["AWSTraceHeader"] != "" {
+			carrier = (*sqsCarrier)(m)
+		}
 		queue := queueName(m.EventSourceARN)
 		name = "process " + queue
 		attrs = make([]attribute.KeyValue, 0, 7)
@@ -268,19 +289,23 @@ func (h *Hook) OnRecordStart(ctx context.Context, it *batch.Item) context.Contex
 		return ctx
 	}
 	attrs = append(attrs, process...)
-	opts := []trace.SpanStartOption{consumerKind, trace.WithAttributes(attrs...)}
+	opts := make([]trace.SpanStartOption, 2, 3)
+	opts[0], opts[1] = consumerKind, trace.WithAttributes(attrs...)
 
-	pctx := h.prop.Extract(context.Background(), carrier)
-	if bag := baggage.FromContext(pctx); bag.Len() > 0 {
-		ctx = baggage.ContextWithBaggage(ctx, bag)
-	}
 	parent := ctx
-	if sc := trace.SpanContextFromContext(pctx); sc.IsValid() {
-		if h.producerParent {
-			opts = append(opts, trace.WithLinks(trace.LinkFromContext(ctx)))
-			parent = trace.ContextWithRemoteSpanContext(ctx, sc)
-		} else {
-			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+	if carrier != nil {
+		pctx := h.prop.Extract(context.Background(), carrier)
+		if bag := baggage.FromContext(pctx); bag.Len() > 0 {
+			ctx = baggage.ContextWithBaggage(ctx, bag)
+			parent = ctx
+		}
+		if sc := trace.SpanContextFromContext(pctx); sc.IsValid() {
+			if h.producerParent {
+				opts = append(opts, trace.WithLinks(trace.LinkFromContext(ctx)))
+				parent = trace.ContextWithRemoteSpanContext(ctx, sc)
+			} else {
+				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+			}
 		}
 	}
 	rctx, span := h.tracer.Start(parent, name, opts...)
@@ -333,15 +358,15 @@ func queueName(arn string) string {
 
 // kafkaCarrier reads a record's headers for a propagator. Header names are compared exactly
 // first, then without regard to case; the first header of a name wins.
-type kafkaCarrier []kafkaevent.Header
+type kafkaCarrier kafkaevent.Record
 
-func (c kafkaCarrier) Get(key string) string {
-	for _, h := range c {
+func (c *kafkaCarrier) Get(key string) string {
+	for _, h := range c.Headers {
 		if h.Key == key {
 			return string(h.Value)
 		}
 	}
-	for _, h := range c {
+	for _, h := range c.Headers {
 		if strings.EqualFold(h.Key, key) {
 			return string(h.Value)
 		}
@@ -350,11 +375,11 @@ func (c kafkaCarrier) Get(key string) string {
 }
 
 // Set does nothing: the record is read, never written.
-func (c kafkaCarrier) Set(key, value string) {}
+func (c *kafkaCarrier) Set(key, value string) {}
 
-func (c kafkaCarrier) Keys() []string {
-	keys := make([]string, len(c))
-	for i, h := range c {
+func (c *kafkaCarrier) Keys() []string {
+	keys := make([]string, len(c.Headers))
+	for i, h := range c.Headers {
 		keys[i] = h.Key
 	}
 	return keys
