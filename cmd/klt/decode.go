@@ -56,6 +56,9 @@ func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		errorf(stderr, "%v", err)
 		return exitFail
 	}
+	if ev.Len() == 0 {
+		errorf(stderr, "warning: %s: no records; Lambda never sends an event without one", name)
+	}
 	if bad > 0 {
 		errorf(stderr, "%s: %d of %d records are malformed; see their \"error\"", name, bad, ev.Len())
 		return exitFail

@@ -661,10 +661,12 @@ func (s *criteriaSpec) checkAlone(i int, opts []filter.Option) error {
 }
 
 // rawFilters returns the elements of the Filters array of raw FilterCriteria, or nil when
-// there is no such array; filter.ParseCriteria has the last word on the format.
+// there is no such array. It is only asked after filter.ParseCriteria failed, for more
+// problems than the engine's first: when raw is not even an object with a Filters array, the
+// engine's error already says so, and there is no filter to check alone.
 func (s *criteriaSpec) rawFilters() []json.RawMessage {
 	var fc struct{ Filters []json.RawMessage }
-	if json.Unmarshal(s.raw, &fc) != nil {
+	if err := json.Unmarshal(s.raw, &fc); err != nil {
 		return nil
 	}
 	return fc.Filters
@@ -784,7 +786,11 @@ func loadCriteria(src string, stdin io.Reader, all bool) ([]*criteriaSpec, error
 	if all {
 		return t.all()
 	}
-	refs := t.criteriaRefs()
+	refs, hidden := t.criteriaRefs()
+	if len(hidden) > 0 && len(refs) <= 1 {
+		// The only FilterCriteria klt sees may not be the template's only one.
+		return nil, errors.Join(append(hidden, fmt.Errorf("%s: name the FilterCriteria to test, as %s#FUNC.EVENT", name, file))...)
+	}
 	switch len(refs) {
 	case 0:
 		return nil, fmt.Errorf("%s: no FilterCriteria in the template; %s", name, t.functionList())

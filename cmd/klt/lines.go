@@ -268,7 +268,10 @@ func withoutDecodeError(fields object) (object, error) {
 	}
 	if !isNull(raw) {
 		msg := "record carries a decode error; fix or drop it"
-		if s, err := decodeString(raw); err == nil && s != "" {
+		switch s, err := decodeString(raw); {
+		case err != nil:
+			msg += fmt.Sprintf(` ("error" is not a string: %v)`, err)
+		case s != "":
 			msg += " (" + s + ")"
 		}
 		return nil, errors.New(msg)
@@ -334,7 +337,10 @@ func splitObject(data []byte, what string) (object, error) {
 		if err != nil {
 			return nil, jsonError(err)
 		}
-		name, _ := tok.(string) // object keys are always strings
+		name, ok := tok.(string)
+		if !ok { // cannot happen: json.Decoder gives object keys as strings
+			return nil, fmt.Errorf("invalid JSON: a %s key is %T, not a string", what, tok)
+		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return nil, jsonError(err)

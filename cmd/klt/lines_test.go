@@ -107,7 +107,7 @@ func TestDecodeLineErrors(t *testing.T) {
 		// a line decode printed for a malformed record, checked before anything else on it
 		{`{"topic":"t","timestampType":"","key":null,"error":"kafkaevent: records[\"t-0\"][0].key: bad base64"}`,
 			`record carries a decode error; fix or drop it (kafkaevent: records["t-0"][0].key: bad base64)`},
-		{`{"error":true}`, "record carries a decode error; fix or drop it"},
+		{`{"error":true}`, `record carries a decode error; fix or drop it ("error" is not a string: want a string, got true)`},
 		{`{"value":"x"}`, `missing "topic"`},
 		{`{"topic":null}`, "topic: want a string, got null"},
 		{`{"topic":"t","partition":2147483648}`, "partition: want an integer from 0 to 2147483647, got 2147483648"},

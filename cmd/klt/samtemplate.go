@@ -101,42 +101,65 @@ func (t *samTemplate) criteria(ref string) (*criteriaSpec, error) {
 }
 
 // all returns every FilterCriteria of the template, in the template's order. It is an error
-// when there is none.
+// when there is none, and when an intrinsic function may hide some (see criteriaRefs): then
+// the FilterCriteria klt found come with the error, to be checked all the same.
 func (t *samTemplate) all() ([]*criteriaSpec, error) {
+	refs, hidden := t.criteriaRefs()
 	var specs []*criteriaSpec
-	for _, ref := range t.criteriaRefs() {
+	for _, ref := range refs {
 		s, err := t.criteria(ref)
 		if err != nil {
 			return nil, err // cannot happen: criteriaRefs found the FilterCriteria
 		}
 		specs = append(specs, s)
 	}
-	if len(specs) == 0 {
+	if len(specs) == 0 && len(hidden) == 0 {
 		return nil, fmt.Errorf("%s: no FilterCriteria in the template; %s", t.file, t.functionList())
 	}
-	return specs, nil
+	return specs, errors.Join(hidden...)
 }
 
 // criteriaRefs returns the names of every FilterCriteria of the template, as criteria takes
-// them: "Function.Event" and "Mapping".
-func (t *samTemplate) criteriaRefs() []string {
-	var refs []string
+// them: "Function.Event" and "Mapping". It also returns an error for each place where an
+// intrinsic function klt cannot evaluate stands where FilterCriteria could be (a function's
+// Properties or Events, an event or its Properties, a mapping's Properties): what it hides is
+// not known, so it must not pass for "no FilterCriteria here".
+func (t *samTemplate) criteriaRefs() (refs []string, hidden []error) {
+	hides := func(n *yaml.Node, where string) bool {
+		f, ok := intrinsic(n)
+		if ok {
+			hidden = append(hidden, fmt.Errorf("%s:%d: %s is %s, an intrinsic function klt cannot evaluate, so FilterCriteria under it are not checked; write them out",
+				t.file, n.Line, where, f))
+		}
+		return ok
+	}
 	for i := 0; i+1 < len(t.resources.Content); i += 2 {
 		name, res := t.resources.Content[i].Value, resolve(t.resources.Content[i+1])
-		_, props := mapGet(res, "Properties")
-		if props == nil || props.Kind != yaml.MappingNode {
+		typ := scalarAt(res, "Type")
+		if typ != samFunctionType && typ != esmType {
 			continue
 		}
-		switch scalarAt(res, "Type") {
+		_, props := mapGet(res, "Properties")
+		if hides(props, name+".Properties") || props == nil || props.Kind != yaml.MappingNode {
+			continue
+		}
+		switch typ {
 		case samFunctionType:
 			_, events := mapGet(props, "Events")
-			if events == nil || events.Kind != yaml.MappingNode {
+			if hides(events, name+".Properties.Events") || events == nil || events.Kind != yaml.MappingNode {
 				continue
 			}
 			for j := 0; j+1 < len(events.Content); j += 2 {
-				_, evProps := mapGet(resolve(events.Content[j+1]), "Properties")
+				evName, ev := events.Content[j].Value, resolve(events.Content[j+1])
+				if hides(ev, name+".Events."+evName) {
+					continue
+				}
+				_, evProps := mapGet(ev, "Properties")
+				if hides(evProps, name+".Events."+evName+".Properties") {
+					continue
+				}
 				if _, fc := mapGet(evProps, "FilterCriteria"); fc != nil {
-					refs = append(refs, name+"."+events.Content[j].Value)
+					refs = append(refs, name+"."+evName)
 				}
 			}
 		case esmType:
@@ -145,7 +168,7 @@ func (t *samTemplate) criteriaRefs() []string {
 			}
 		}
 	}
-	return refs
+	return refs, hidden
 }
 
 // functionList says which functions the template has, for an error about a missing one.
