@@ -109,6 +109,7 @@ func WithFormat(f Format) StoreOption {
 	return func(s *DynamoDBStore) {
 		if !f.valid() {
 			s.invalid("WithFormat(%v): want FormatPython or FormatTypeScript", f)
+			return
 		}
 		s.format = f
 	}

@@ -161,6 +161,9 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 		return zero, fmt.Errorf("%w: nil Store", ErrInvalidOption)
 	}
 	format := store.Format()
+	if !format.valid() {
+		return zero, fmt.Errorf("%w: store %T has an unknown record format, %v", ErrInvalidOption, store, format)
+	}
 	id, err := cfg.id(format, key)
 	if err != nil {
 		return zero, err

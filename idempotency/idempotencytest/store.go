@@ -46,8 +46,11 @@ type Option func(*Store)
 // idempotency.FormatPython.
 func WithFormat(f idempotency.Format) Option {
 	return func(s *Store) {
-		if f != idempotency.FormatPython && f != idempotency.FormatTypeScript && s.err == nil {
-			s.err = fmt.Errorf("%w: idempotencytest.WithFormat(%v)", idempotency.ErrInvalidOption, f)
+		if f != idempotency.FormatPython && f != idempotency.FormatTypeScript {
+			if s.err == nil {
+				s.err = fmt.Errorf("%w: idempotencytest.WithFormat(%v): want FormatPython or FormatTypeScript", idempotency.ErrInvalidOption, f)
+			}
+			return
 		}
 		s.format = f
 	}

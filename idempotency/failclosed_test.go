@@ -1,0 +1,121 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/kafkalambda/toolkit/idempotency"
+)
+
+// TestMalformedRecord: a stored record that cannot be read fails Do closed, with a
+// *RecordError naming the attribute, and fn does not run. Before, a number that did not parse
+// became 0 (a record that never expires), an attribute of the wrong type became "" (no
+// validation, no result: the zero value replayed), and an unknown status was retried as if
+// expired until ErrInconsistentState.
+func TestMalformedRecord(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	table := e.newTable(t)
+	exp := n(time.Now().Add(time.Hour).Unix())
+	lease := n(time.Now().Add(time.Minute).UnixMilli())
+	for _, tc := range []struct {
+		name   string
+		format idempotency.Format
+		attrs  map[string]types.AttributeValue // over a live completed record
+		attr   string
+	}{
+		{"expiration a string", idempotency.FormatPython, map[string]types.AttributeValue{"expiration": s("1790000000")}, "expiration"},
+		{"expiration out of range", idempotency.FormatPython, map[string]types.AttributeValue{"expiration": &types.AttributeValueMemberN{Value: "1e100"}}, "expiration"},
+		{"lease a string", idempotency.FormatPython, map[string]types.AttributeValue{"status": s("INPROGRESS"), "in_progress_expiration": s("soon")}, "in_progress_expiration"},
+		{"unknown status", idempotency.FormatPython, map[string]types.AttributeValue{"status": s("EXPIRED")}, "status"},
+		{"status missing", idempotency.FormatPython, map[string]types.AttributeValue{"status": nil}, "status"},
+		{"status a number", idempotency.FormatPython, map[string]types.AttributeValue{"status": n(1)}, "status"},
+		{"validation a number", idempotency.FormatPython, map[string]types.AttributeValue{"validation": n(1)}, "validation"},
+		{"python data a map", idempotency.FormatPython, map[string]types.AttributeValue{"data": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}}, "data"},
+		{"python data not JSON", idempotency.FormatPython, map[string]types.AttributeValue{"data": s("{not json")}, "data"},
+		{"python data empty", idempotency.FormatPython, map[string]types.AttributeValue{"data": s("")}, "data"},
+		{"typescript data a set", idempotency.FormatTypeScript, map[string]types.AttributeValue{"data": &types.AttributeValueMemberSS{Value: []string{"a"}}}, "data"},
+		{"typescript data binary inside", idempotency.FormatTypeScript, map[string]types.AttributeValue{"data": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberB{Value: []byte{1}}}}}, "data"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "malformed-" + tc.name
+			id, err := idempotency.KeyID(tc.format, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			item := map[string]types.AttributeValue{"id": s(id), "status": s("COMPLETED"), "expiration": exp, "in_progress_expiration": lease, "data": s(`"stored"`)}
+			if tc.format == idempotency.FormatTypeScript {
+				item["data"] = s("stored")
+			}
+			for k, v := range tc.attrs {
+				if v == nil {
+					delete(item, k)
+				} else {
+					item[k] = v
+				}
+			}
+			e.putItem(t, table, item)
+			store := idempotency.NewDynamoDBStore(e.client, table, idempotency.WithFormat(tc.format))
+			var ran atomic.Int32
+			_, err = idempotency.Do(context.Background(), store, key, "payload", counted(&ran, value("fresh")))
+			var re *idempotency.RecordError
+			var pe *idempotency.PersistenceError
+			if !errors.As(err, &re) || !errors.As(err, &pe) || re.Attribute != tc.attr || re.ID != id {
+				t.Fatalf("Do = %v, want a *PersistenceError wrapping a *RecordError on %q of %s", err, tc.attr, id)
+			}
+			if ran.Load() != 0 {
+				t.Error("fn ran over a malformed record")
+			}
+		})
+	}
+}
+
+// TestInvalidOptions: an option that cannot be used fails Do with ErrInvalidOption before any
+// store call, and fn does not run. Before, WithLocalCache(0) silently meant no cache, a zero
+// or negative duration was used as given, and an unparsable kill switch meant "on".
+func TestInvalidOptions(t *testing.T) {
+	e := newEnv(t)
+	table := e.newTable(t)
+	good := idempotency.NewDynamoDBStore(e.client, table)
+	for _, tc := range []struct {
+		name  string
+		store idempotency.Store
+		opts  []idempotency.Option
+		env   string
+		want  string
+	}{
+		{"WithExpiry(0)", good, []idempotency.Option{idempotency.WithExpiry(0)}, "", "WithExpiry(0s)"},
+		{"WithMaxLease(-1s)", good, []idempotency.Option{idempotency.WithMaxLease(-time.Second)}, "", "WithMaxLease(-1s)"},
+		{"WithDefaultLease(0)", good, []idempotency.Option{idempotency.WithDefaultLease(0)}, "", "WithDefaultLease(0s)"},
+		{"WithHash(nil)", good, []idempotency.Option{idempotency.WithHash(nil)}, "", "WithHash(nil)"},
+		{"WithReplayHook(nil)", good, []idempotency.Option{idempotency.WithReplayHook(nil)}, "", "WithReplayHook(nil)"},
+		{"WithClock(nil)", good, []idempotency.Option{idempotency.WithClock(nil)}, "", "WithClock(nil)"},
+		{"nil Option", good, []idempotency.Option{nil}, "", "nil Option"},
+		{"nil Store", nil, nil, "", "nil Store"},
+		{"WithLocalCache(0)", idempotency.NewDynamoDBStore(e.client, table, idempotency.WithLocalCache(0)), nil, "", "WithLocalCache(0)"},
+		{"WithFormat(7)", idempotency.NewDynamoDBStore(e.client, table, idempotency.WithFormat(7)), nil, "", "WithFormat(Format(7))"},
+		{"empty table", idempotency.NewDynamoDBStore(e.client, ""), nil, "", "empty table name"},
+		{"sort key is the key", idempotency.NewDynamoDBStore(e.client, table, idempotency.WithAttributes(idempotency.Attributes{SortKey: "id"})), nil, "", `sort key "id"`},
+		{"kill switch unparsable", good, nil, "maybe", `POWERTOOLS_IDEMPOTENCY_DISABLED="maybe"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(idempotency.DisabledEnv, tc.env)
+			e.calls.reset()
+			var ran atomic.Int32
+			_, err := idempotency.Do(context.Background(), tc.store, "k", nil, counted(&ran, value(1)), tc.opts...)
+			if !errors.Is(err, idempotency.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Do = %v, want ErrInvalidOption naming %s", err, tc.want)
+			}
+			if ran.Load() != 0 {
+				t.Error("fn ran")
+			}
+			e.calls.expectCalls(t, tc.name, nil)
+		})
+	}
+}
