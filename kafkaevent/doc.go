@@ -2,23 +2,40 @@
 // sends to a function consuming Apache Kafka, from Amazon MSK (eventSource "aws:kafka") or from
 // a self-managed cluster ("SelfManagedKafka").
 //
-// # The payload
+// # Reading an event
 //
 // Lambda delivers a batch as one JSON document. Its records object is keyed "topic-partition";
 // each record carries its key and value in standard base64, its headers as arrays of Java's
 // signed byte numbers, its timestamp in epoch milliseconds, and, when the mapping uses a schema
-// registry, keySchemaMetadata and valueSchemaMetadata. [Parse] turns that into an [Event]:
+// registry, keySchemaMetadata and valueSchemaMetadata. [Parse] turns those bytes into an
+// [Event]. Give it the payload as Lambda sent it: a type with an Invoke method is a
+// lambda.Handler, which aws-lambda-go calls with the raw payload, and lambda.Start accepts it.
 //
-//	ev, err := kafkaevent.Parse(payload)
-//	if err != nil {
-//		return err // the envelope is malformed; err names the JSON path
-//	}
-//	for r := range ev.All() {
-//		if r.Err != nil {
-//			// this record's own fields are malformed; report it, go on with the rest
+//	type handler struct{}
+//
+//	func (handler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+//		ev, err := kafkaevent.Parse(payload)
+//		if err != nil {
+//			return nil, err // the envelope is malformed; err names the JSON path
 //		}
-//		// r.Key, r.Value, r.Headers, r.Timestamp ...
+//		for r := range ev.All() {
+//			if r.Err != nil {
+//				// this record's own fields are malformed; report it, go on with the rest
+//				continue
+//			}
+//			// r.Key, r.Value, r.Headers, r.Timestamp ...
+//		}
+//		return nil, nil
 //	}
+//
+//	func main() { lambda.Start(handler{}) }
+//
+// Package batch's KafkaHandler is such a handler, with partial-batch responses, retries and
+// idempotency on top. A handler function that takes *Event as its parameter also works, since
+// Event implements json.Unmarshaler, but then encoding/json scans the whole payload before
+// Parse sees it, which costs many times what Parse itself costs (README, BenchmarkParse).
+//
+// # What Parse keeps
 //
 // The decoding is exact where aws-lambda-go's events.KafkaEvent is not:
 //
@@ -31,37 +48,34 @@
 //     are UTC.
 //   - Offsets are int64 read digit by digit, never through float64, so 2^53+1 stays exact.
 //     A partition given as a numeric string, as hand-written fixtures do, is accepted.
-//   - Partitions are sorted by topic, then number, whatever the order of the JSON object; each
-//     record's topic and partition are checked against the key it came under.
+//   - Partitions are sorted by topic, then number, whatever the order of the JSON object.
 //   - Schema-registry metadata is kept ([Record.KeySchema], [Record.ValueSchema]).
+//
+// Parse also reads what hand-written fixtures contain: records keys that do not match their
+// records ("mytopic-01", "topic1", or records of partition 12 under "mytopic-0"), and
+// "aws:SelfManagedKafka" for self-managed Kafka. A record's own topic and partition are
+// authoritative ([Record.PartitionID]); its [Partition] keeps the key as the event wrote it
+// ([Partition.ID]), which is what a partial-batch response must name.
 //
 // # Errors
 //
 // Malformed input never panics and is never dropped in silence. A malformed envelope (invalid
-// JSON, an unknown eventSource, a key that is not "topic-N", a record whose offset is missing)
-// makes Parse fail with an [*Error] whose Path says where, for example
+// JSON, an unknown eventSource, a record whose offset is missing) makes Parse fail with an
+// [*Error] whose Path says where, for example
 //
 //	kafkaevent: records["orders-0"][3].offset: want integer, got "x"
+//
+// What an error shows of the payload is printable text on one line: anything else is quoted
+// with escapes. A payload that starts with a UTF-8 byte order mark gets an error that says so.
 //
 // A record whose own fields are malformed (bad base64, a header byte out of range) does not
 // fail the batch: Parse sets that record's Err, an *Error too, and the record keeps its topic,
 // partition and offset so that it can be reported as a batch item failure.
 //
-// # Speed
-//
-// Parse reads the payload in one pass and decodes every key, value and header into one buffer
-// per event, so a batch costs a few allocations per partition rather than several per record:
-// 20 against 190,079 for encoding/json on the benchmark batch. On a 6 MB batch of 10,000 records it is more than twenty times
-// faster than encoding/json into events.KafkaEvent plus base64 (README, BenchmarkParse).
-//
-// A function that takes the payload as a lambda.Handler (Invoke(ctx, payload []byte)) gets the
-// whole gain. An *Event parameter also works, since Event implements json.Unmarshaler, but
-// encoding/json then scans the payload first, which costs more than Parse itself.
-//
 // # Writing events
 //
-// [Event.MarshalJSON] writes the wire format back, so Parse(MarshalJSON(e)) equals e. A
-// [Builder] makes events for tests and fixtures, with automatic offsets and timestamps.
-// [FromAWS] and [ToAWS] convert from and to aws-lambda-go's events.KafkaEvent, for code that
-// already uses it.
+// [Event.MarshalJSON] writes the wire format back, so Parse(MarshalJSON(e)) equals e. Package
+// kafkaevent/kafkaeventtest makes events for tests and fixtures, with automatic offsets and
+// timestamps. [FromAWS] and [ToAWS] convert from and to aws-lambda-go's events.KafkaEvent, for
+// code that already uses it.
 package kafkaevent

@@ -19,11 +19,14 @@ const maxDepth = 1000
 // the cost is a small number of allocations per event rather than several per record.
 // Partitions come out sorted by topic, then number; records keep their delivered order.
 //
-// A malformed envelope (invalid JSON, an unknown eventSource, a records key that is not
-// "topic-N", a record whose topic, partition or offset is missing or wrong) makes Parse fail
-// with an *Error that names the JSON path. A record whose own fields are malformed (bad base64,
-// a header byte out of range) does not: Parse returns the event and sets that record's Err, so
-// one bad record can be reported as a batch item failure without losing the rest.
+// A malformed envelope (invalid JSON, an unknown eventSource, a record whose offset is missing,
+// or whose topic or partition is missing where its records key does not name them) makes Parse
+// fail with an *Error that names the JSON path. A record whose own fields are malformed (bad
+// base64, a header byte out of range) does not: Parse returns the event and sets that record's
+// Err, so one bad record can be reported as a batch item failure without losing the rest.
+//
+// Each key of the records object gives one [Partition], whose ID is that key; each record keeps
+// its own topic and partition, and takes the key's only where it names none (see [Partition]).
 //
 // Parse does not keep data: the event owns copies of everything it holds.
 func Parse(data []byte) (*Event, error) {

@@ -70,8 +70,7 @@ func WithSource(s kafkaevent.Source) BuilderOption {
 }
 
 // WithSourceARN sets the eventSourceArn. The default is [DefaultMSKSourceARN] for
-// kafkaevent.SourceMSK and
-// none for other sources; WithSourceARN("") leaves it out.
+// kafkaevent.SourceMSK and none for other sources; WithSourceARN("") leaves it out.
 func WithSourceARN(arn string) BuilderOption {
 	return func(c *builderConfig) { c.arn, c.arnSet = arn, true }
 }
@@ -134,15 +133,17 @@ func Key(k []byte) RecordOption {
 	return func(c *recordConfig) { c.key = bytes.Clone(k) }
 }
 
-// Offset sets the record offset. Later records of the same partition without an Offset option
-// follow it: n+1, n+2 and so on. Records stay in the order added, even if offsets go down.
+// Offset sets the record offset. The default is the offset after the previous record of the
+// same partition, 0 for its first. Later records of the same partition without an Offset
+// option follow it: n+1, n+2 and so on. Records stay in the order added, even if offsets go down.
 // Kafka offsets are never negative, and Parse rejects a negative one.
 func Offset(n int64) RecordOption {
 	return func(c *recordConfig) { c.offset, c.offsetSet = n, true }
 }
 
-// Timestamp sets the record time, kept in UTC to the millisecond. The zero time means that the
-// record has no timestamp, which the wire format writes as -1.
+// Timestamp sets the record time, kept in UTC to the millisecond. The default is the builder's
+// start time plus one millisecond per record added before this one (see [WithStartTime]). The
+// zero time means that the record has no timestamp, which the wire format writes as -1.
 func Timestamp(t time.Time) RecordOption {
 	return func(c *recordConfig) { c.ts, c.tsSet = millisUTC(t), true }
 }
@@ -152,8 +153,8 @@ func TimestampType(t string) RecordOption {
 	return func(c *recordConfig) { c.tsType = t }
 }
 
-// AddHeader adds a header to the record. Headers keep the order of their options, and a name
-// may repeat. A nil value is a null header value. (The option is not called Header because
+// AddHeader adds a header to the record; by default a record has none. Headers keep the order
+// of their options, and a name may repeat. A nil value is a null header value. (The option is not called Header because
 // that is the name of the type.)
 func AddHeader(name string, value []byte) RecordOption {
 	return func(c *recordConfig) {
@@ -163,7 +164,7 @@ func AddHeader(name string, value []byte) RecordOption {
 
 // KeySchema sets the record's keySchemaMetadata, as an event source mapping with a schema
 // registry adds it: format is "AVRO", "PROTOBUF" or "JSON", id a Confluent schema id or a Glue
-// schema version UUID.
+// schema version UUID. By default a record has no schema metadata.
 func KeySchema(format, id string) RecordOption {
 	return func(c *recordConfig) { c.keySchema = &kafkaevent.SchemaMetadata{DataFormat: format, SchemaID: id} }
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
@@ -65,4 +66,59 @@ func Example() {
 	//     ]
 	//   }
 	// }
+}
+
+// NewBuilder takes the event's options: the source, its ARN, the bootstrap servers and the
+// time of the first record. Each has a default that makes a plausible MSK event.
+func ExampleNewBuilder() {
+	ev := kafkaeventtest.NewBuilder(
+		kafkaeventtest.WithSource(kafkaevent.SourceMSK),
+		kafkaeventtest.WithSourceARN("arn:aws:kafka:eu-west-1:111122223333:cluster/payments/abc"),
+		kafkaeventtest.WithBootstrapServers("b-1.payments:9098", "b-2.payments:9098"),
+		kafkaeventtest.WithStartTime(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)),
+	).Add("payments", 3, []byte("p")).Event()
+	fmt.Println(ev.Source, ev.SourceARN, ev.BootstrapServers)
+	fmt.Println(ev.Partitions[0].Records[0].Timestamp)
+	// Output:
+	// aws:kafka arn:aws:kafka:eu-west-1:111122223333:cluster/payments/abc [b-1.payments:9098 b-2.payments:9098]
+	// 2026-03-01 12:00:00 +0000 UTC
+}
+
+// Add appends a record; its options set every field Lambda sends. Offsets follow on within a
+// partition, timestamps a millisecond apart, unless set.
+func ExampleBuilder_Add() {
+	b := kafkaeventtest.NewBuilder()
+	b.Add("orders", 0, []byte(`{"id":1}`),
+		kafkaeventtest.Key([]byte("o-1")),
+		kafkaeventtest.Offset(100),
+		kafkaeventtest.AddHeader("content-type", []byte("application/json")),
+		kafkaeventtest.AddHeader("trace", nil), // a null header value
+		kafkaeventtest.KeySchema("AVRO", "1"),
+		kafkaeventtest.ValueSchema("JSON", "6a3f8e2c-9b1d-4c7e-8f5a-2d4b6c8e0a1f"),
+	)
+	b.Add("orders", 0, nil, // a tombstone, at the next offset
+		kafkaeventtest.TimestampType(kafkaevent.LogAppendTime),
+		kafkaeventtest.Timestamp(time.Time{})) // no timestamp
+	for r := range b.Event().All() {
+		fmt.Println(r.PartitionID(), r.Offset, r.Timestamp.IsZero(), r.TimestampType, r.IsTombstone(), len(r.Headers), r.KeySchema != nil)
+	}
+	// Output:
+	// orders-0 100 false CREATE_TIME false 2 true
+	// orders-0 101 true LOG_APPEND_TIME true 0 false
+}
+
+// Event returns a copy of what was added so far, partitions sorted; the builder can go on.
+func ExampleBuilder_Event() {
+	b := kafkaeventtest.NewBuilder().Add("b", 0, []byte("1")).Add("a", 2, []byte("2"))
+	first := b.Event()
+	b.Add("a", 2, []byte("3"))
+	second := b.Event()
+	fmt.Println(first.Len(), second.Len())
+	for i := range second.Partitions {
+		fmt.Println(second.Partitions[i].ID(), len(second.Partitions[i].Records))
+	}
+	// Output:
+	// 2 3
+	// a-2 2
+	// b-0 1
 }
