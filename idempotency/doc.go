@@ -1,20 +1,28 @@
 // Package idempotency makes side effects happen once, however often the event source mapping
-// delivers a record, through conditional writes to a DynamoDB table.
+// delivers a record, through conditional writes to a DynamoDB table, in the record layout of
+// Powertools for AWS Lambda (Python or TypeScript), so that Go and Powertools functions can
+// share a table.
 //
 // Delivery is at least once: a batch is retried after a timeout, a partial failure replays
 // the rest of a partition, a producer's retry writes the same order twice. [Do] runs a
 // function once per key and replays its stored result afterwards:
 //
 //	store := idempotency.NewDynamoDBStore(ddb, "idempotency", idempotency.WithLocalCache(256))
-//	receipt, err := idempotency.Do(ctx, store, idempotency.KafkaKey(r), order,
-//		func(ctx context.Context) (Receipt, error) { return charge(ctx, order) })
+//
+//	func handle(ctx context.Context, r *kafkaevent.Record) error {
+//		receipt, err := idempotency.Do(ctx, store, idempotency.KafkaKey(r), nil,
+//			func(ctx context.Context) (Receipt, error) { return charge(ctx, r) })
+//		...
+//	}
 //
 // The first call writes an in-progress record with a conditional PutItem, runs the function
-// and stores its result as COMPLETED; a later call with the same key returns the result
-// without running the function, until the record expires ([WithExpiry], 1 hour by default).
-// While the first call runs, others get [ErrInProgress]: report the record as failed so it
-// comes back later. The in-progress lease ends at the context's deadline, the Lambda timeout,
-// so a crashed or timed-out invocation frees the key; [WithMaxLease] shortens it.
+// and stores its result as COMPLETED: two writes. A later call with the same key returns the
+// result without running the function, until the record expires ([WithExpiry], 1 hour by
+// default): one conditional write that fails, or no call at all when the store's local cache
+// ([WithLocalCache]) has the record. While the first call runs, others get [ErrInProgress]:
+// report the record as failed so that it comes back later. The in-progress lease ends at the
+// context's deadline, the Lambda timeout, so a crashed or timed-out invocation frees the key;
+// [WithMaxLease] shortens it.
 //
 // # Choosing the key
 //
@@ -25,24 +33,49 @@
 // argument is the part that must not change for the same key; a later call with a different
 // one gets [ErrPayloadMismatch].
 //
-// # Compatibility with Powertools for Python
+// # Nested calls and package batch
 //
-// The table layout, the condition, the status machine and the key are those of Powertools'
-// idempotency utility: attributes id, expiration (epoch seconds, the TTL attribute),
-// in_progress_expiration (epoch milliseconds), status, data (the result as a JSON string) and
-// validation; the stored ID is "<prefix>#<md5 hex>" of the key serialized as Python's
-// json.dumps(key, sort_keys=True) writes it. A Go function and a Python function that use the
-// same prefix and key share records. [TableInput] gives the table's definition.
+// batch.WithIdempotency runs each record's handler inside Do on KafkaKey or SQSKey. A handler
+// may call Do on the same key itself (the same code then works with and without the batch
+// option): the context Do passes to its function marks the key as held, and a Do under that
+// context with the same store and the same stored ID runs its function directly, inside the
+// outer call's lease, without a store call of its own. Its payload is checked against the
+// outer call's when both have one; its other options do not apply. A nested Do on another
+// key, or on another Store value, is an ordinary call with its own record.
+//
+// # Record formats
+//
+// A [Store] has a [Format], which decides how Do computes stored IDs and payload hashes and
+// how the store keeps results. [FormatPython], the default, is Powertools for Python's: the
+// ID is "<prefix>#<md5 hex>" of the key serialized as json.dumps(key, sort_keys=True) writes
+// it, and the result is a JSON string. [FormatTypeScript] ([WithFormat]) is Powertools for
+// TypeScript's: "<prefix>#<md5 base64>" of JSON.stringify of the key with its object keys
+// sorted, the result as a DynamoDB map (or list, string, number), and the lease kept on
+// completed records. Both use the attributes id, expiration (epoch seconds, the TTL
+// attribute), in_progress_expiration (epoch milliseconds), status, data and validation, and
+// the same write condition. A Go function and a Powertools function that use the same table,
+// format, prefix ([WithKeyPrefix]) and key share records: each replays what the other stored
+// and waits while the other runs. [TableInput] gives the table's definition.
 //
 // # Failures
 //
 // If the function fails or panics, its in-progress record is deleted, by the caller that
 // created it only, so a retry runs it again; the error is returned (joined with a failure to
 // delete, if any) or the panic goes on. If the store fails before the function runs, it does
-// not run: the error is a [*PersistenceError] (fail closed). If the store fails after, the
-// function's result is returned with a *PersistenceError, and the record stays in progress
-// until its lease ends. A result too large for a DynamoDB item is an error
-// ([ErrResultTooLarge]) unless [WithoutResult] says to store none.
+// not run: the error is a [*PersistenceError] (fail closed). A stored record that cannot be
+// read (an attribute of the wrong type, an unknown status, data that is not JSON) is a
+// [*RecordError] inside it, never read as if the attribute were missing. If the store fails
+// after, the function's result is returned with a *PersistenceError, and the record stays in
+// progress until its lease ends. A result too large for a DynamoDB item is an error
+// ([ErrResultTooLarge]) unless [WithoutResult] says to store none. An option that cannot be
+// used fails every call with [ErrInvalidOption] before anything runs.
 //
-// Setting POWERTOOLS_IDEMPOTENCY_DISABLED=true turns it all off, as in Powertools.
+// Setting POWERTOOLS_IDEMPOTENCY_DISABLED to a true value turns it all off, as in Powertools
+// ([DisabledEnv]).
+//
+// # Testing
+//
+// Package idempotencytest has an in-memory Store for unit tests of code that calls Do, and
+// TestStore, the conformance suite every Store passes (the DynamoDB store passes it on a
+// local DynamoDB). [WithClock] moves a test past an expiry or a lease without waiting.
 package idempotency

@@ -29,7 +29,7 @@ type Attributes struct {
 	Expiry           string // "expiration", epoch seconds: the table's TTL attribute
 	InProgressExpiry string // "in_progress_expiration", epoch milliseconds
 	Status           string // "status"
-	Data             string // "data", the result as a JSON string
+	Data             string // "data", the result: a JSON string (FormatPython) or a DynamoDB value (FormatTypeScript)
 	Validation       string // "validation", the payload hash
 	// SortKey, when set, makes the record key the sort key, under a partition key whose value
 	// is StaticPartitionKey, as in Powertools' sort_key_attr and static_pk_value.
@@ -37,7 +37,8 @@ type Attributes struct {
 	StaticPartitionKey string
 }
 
-// DefaultAttributes are Powertools' attribute names.
+// DefaultAttributes are Powertools' attribute names, the same in both formats. Read it, do
+// not assign to it: WithAttributes sets a store's names.
 var DefaultAttributes = Attributes{
 	Key:              "id",
 	Expiry:           "expiration",
