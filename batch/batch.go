@@ -310,15 +310,10 @@ func (c *config) sendFailure(ctx context.Context, e *Envelope, f *failure, l *lo
 	l.sunk++
 }
 
-// late returns the failure of a record not started because the deadline is near, or nil.
-func (c *config) late(stop time.Time) *failure {
-	if stop.IsZero() {
-		return nil
-	}
-	if now := c.now(); !now.Before(stop) {
-		return &failure{err: ErrDeadline, first: now, last: now}
-	}
-	return nil
+// late is the failure of a record not started because the deadline is near.
+func (c *config) late() *failure {
+	now := c.now()
+	return &failure{err: ErrDeadline, first: now, last: now}
 }
 
 // toSink reports whether a failure goes to the sink under the policy: records that the

@@ -131,8 +131,8 @@ func (c *config) partition(ctx context.Context, stop time.Time, p *kafkaevent.Pa
 // record processes one record: nil when it is done (handled, filtered out, or already done
 // under idempotency), or the failure, which says whether the sink took the record.
 func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Record, h KafkaRecordHandler, l *local) *failure {
-	if f := c.late(stop); f != nil {
-		return f
+	if !stop.IsZero() && !c.now().Before(stop) {
+		return c.late()
 	}
 	l.seen(r.Timestamp)
 	var f *failure

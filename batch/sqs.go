@@ -126,8 +126,8 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, op
 // message processes one message: nil when it is done (handled, filtered out, or already
 // done under idempotency), or the failure, which says whether the sink took the message.
 func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessage, h SQSRecordHandler, l *local) *failure {
-	if f := c.late(stop); f != nil {
-		return f
+	if !stop.IsZero() && !c.now().Before(stop) {
+		return c.late()
 	}
 	if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil {
 		l.seen(time.UnixMilli(ms))
