@@ -29,7 +29,10 @@
 // group span, its record span stands for it.
 //
 // Each record the handler is given is a span of kind consumer named "process TOPIC" (or
-// "process QUEUE"), the parent of the handler's context, with messaging.destination.name,
+// "process QUEUE"), the parent of the handler's context, when its group's span is recording
+// (when it is not, because no SDK is installed or the batch was not sampled, the record's
+// span would not be sampled either under the SDK's default parent-based sampler, and is not
+// made: the handler's context carries the group's span), with messaging.destination.name,
 // messaging.message.body.size and, for Kafka, messaging.destination.partition.id,
 // messaging.kafka.offset and messaging.kafka.message.tombstone (for a record without a
 // value), and for SQS messaging.message.id. A failed record's span has status Error, the
@@ -252,17 +255,23 @@ func (h *Hook) OnGroupEnd(ctx context.Context, g *batch.GroupInfo, failed int) {
 // OnRecordStart implements batch.RecordHook: the record's "process" span, linked to (or, with
 // WithProducerParent, continuing) the trace context its producer wrote.
 func (h *Hook) OnRecordStart(ctx context.Context, it *batch.Item) context.Context {
+	carrier := carrierOf(it)
+	if !h.producerParent && !h.recording(ctx) {
+		// The record's span would not be sampled either: keep only the baggage.
+		if carrier != nil {
+			if bag := baggage.FromContext(h.prop.Extract(context.Background(), carrier)); bag.Len() > 0 {
+				ctx = baggage.ContextWithBaggage(ctx, bag)
+			}
+		}
+		return ctx
+	}
 	var (
-		carrier propagation.TextMapCarrier // nil when the record carries nothing to read
-		name    string
-		attrs   []attribute.KeyValue
+		name  string
+		attrs []attribute.KeyValue
 	)
 	switch {
 	case it.Kafka != nil:
 		r := it.Kafka
-		if len(r.Headers) > 0 {
-			carrier = (*kafkaCarrier)(r)
-		}
 		if g, ok := ctx.Value(groupKey{h}).(*group); ok && g.topic == r.Topic {
 			name = g.recordName
 		} else {
@@ -277,9 +286,6 @@ func (h *Hook) OnRecordStart(ctx context.Context, it *batch.Item) context.Contex
 		}
 	case it.SQS != nil:
 		m := it.SQS
-		if len(m.MessageAttributes) > 0 || m.Attributes["AWSTraceHeader"] != "" {
-			carrier = (*sqsCarrier)(m)
-		}
 		queue := queueName(m.EventSourceARN)
 		name = "process " + queue
 		attrs = make([]attribute.KeyValue, 0, 7)
@@ -310,6 +316,27 @@ func (h *Hook) OnRecordStart(ctx context.Context, it *batch.Item) context.Contex
 	}
 	rctx, span := h.tracer.Start(parent, name, opts...)
 	return context.WithValue(rctx, recordKey{h}, span)
+}
+
+// carrierOf returns the carrier of a record's trace context, or nil when it carries none.
+func carrierOf(it *batch.Item) propagation.TextMapCarrier {
+	switch {
+	case it.Kafka != nil && len(it.Kafka.Headers) > 0:
+		return (*kafkaCarrier)(it.Kafka)
+	case it.SQS != nil && (len(it.SQS.MessageAttributes) > 0 || it.SQS.Attributes["AWSTraceHeader"] != ""):
+		return (*sqsCarrier)(it.SQS)
+	}
+	return nil
+}
+
+// recording reports whether the span this hook opened around ctx (the group's, else the
+// batch's) is recording.
+func (h *Hook) recording(ctx context.Context) bool {
+	span := own(ctx, groupKey{h})
+	if span == nil {
+		span = own(ctx, batchKey{h})
+	}
+	return span != nil && span.IsRecording()
 }
 
 // OnRecordEnd implements batch.RecordHook: a failed record's span records the error and has

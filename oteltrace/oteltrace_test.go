@@ -405,14 +405,20 @@ func (p probeProp) Extract(ctx context.Context, c propagation.TextMapCarrier) co
 }
 func (p probeProp) Fields() []string { return []string{"X-Amzn-Trace-Id"} }
 
-// Without a provider set, the default global one records nothing and the handler still runs.
+// Without a provider set, the default global one records nothing; the handler still runs, with
+// the baggage its producer sent.
 func TestNoProvider(t *testing.T) {
 	otel.SetTracerProvider(noop.NewTracerProvider())
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	ran := 0
+	var tenant string
 	if _, err := batch.ProcessKafka(context.Background(), kafkaEvent(), func(ctx context.Context, r *kafkaevent.Record) error {
 		ran++
 		if trace.SpanContextFromContext(ctx).IsValid() {
 			t.Error("a span context without a provider")
+		}
+		if r.Partition == 0 && r.Offset == 0 {
+			tenant = baggage.FromContext(ctx).Member("tenant").Value()
 		}
 		return nil
 	}, batch.WithHooks(oteltrace.New()), batch.WithConcurrency(1)); err != nil {
@@ -420,6 +426,9 @@ func TestNoProvider(t *testing.T) {
 	}
 	if ran != 5 {
 		t.Errorf("handler ran %d times, want 5", ran)
+	}
+	if tenant != "acme" {
+		t.Errorf("baggage tenant = %q without a provider, want acme", tenant)
 	}
 }
 
