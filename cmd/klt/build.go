@@ -336,14 +336,15 @@ Each non-blank line is one JSON object, one record:
 
 Fields ("topic" is required; null is the same as leaving a field out):
 
-  topic          Kafka topic name
+  topic          Kafka topic name, not empty
   partition      integer from 0 to 2147483647; default 0
   offset         integer, 0 or more; default: the previous offset of the partition + 1,
-                 or 0 for its first record. Offsets must increase within a partition.
+                 or 0 for its first record. Offsets should increase within a partition.
   timestamp      epoch milliseconds (-1 for none), or an RFC 3339 string such as
                  "2026-01-15T10:00:00.250Z"; default: --start-time plus 1 ms for every
                  record before this one
-  timestampType  CREATE_TIME (default), LOG_APPEND_TIME or NO_TIMESTAMP_TYPE
+  timestampType  CREATE_TIME (default), LOG_APPEND_TIME or NO_TIMESTAMP_TYPE; "" for
+                 none, as in events that other tools write without one
   key            the key as text; absent or null for no key, "" for an empty one
   keyBase64      the key as standard base64, for binary keys (instead of "key")
   value          the value as text, or a JSON object or array, which is written as its
@@ -354,18 +355,24 @@ Fields ("topic" is required; null is the same as leaving a field out):
                  or an object, for text values: {"trace":"abc","tenant":"t1"}.
                  A null value is a header with a null value.
   keySchema      {"dataFormat":"AVRO","schemaId":"1"}, the keySchemaMetadata of an event
-                 source mapping with a schema registry; dataFormat is AVRO, PROTOBUF or JSON
+                 source mapping with a schema registry; dataFormat is AVRO, PROTOBUF or JSON.
+                 Either may be left out (registries without ids write no schemaId).
   valueSchema    the same, for valueSchemaMetadata
 
 Input is checked strictly: a line with an unknown or repeated field, bad JSON, bad base64, an
-out-of-range number, both "key" and "keyBase64", or an offset that does not increase is an
-error. Build reports each bad line as "klt: FILE:LINE: what is wrong", writes no event and
-exits with status 1.
+out-of-range number, or both "key" and "keyBase64" is an error. Build reports each bad line
+as "klt: FILE:LINE: what is wrong", writes no event and exits with status 1. Given a whole
+event instead of records, it says to use "klt event decode".
+
+What events in the wild have but Kafka would not write (offsets that do not increase, a
+topic name Kafka rejects, a timestampType or dataFormat it does not have, a time before 1970)
+is built as given, with a "klt: warning: FILE:LINE: ..." on standard error.
 
 The lines "klt event decode" prints are input in this format that gives every field, so
-"klt event decode event.json | klt event build" makes the same records again; pass the
-event's --source, --arn and --bootstrap-servers for the same envelope. A line that carries
-decode's "error" (a record decode found malformed) is rejected: fix the record or drop it.
+"klt event decode event.json | klt event build" makes the same records again, whatever the
+event; pass the event's --source, --arn and --bootstrap-servers for the same envelope. A line
+that carries decode's "error" (a record decode found malformed) is rejected: fix the record
+or drop it.
 `
 
 // usageBuildExamples ends the help of "klt event build".

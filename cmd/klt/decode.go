@@ -180,8 +180,9 @@ order a function sees them: partitions sorted by topic, then number, records in 
 field, so "klt event decode event.json | klt event build" makes the same records again (the
 envelope comes from build's flags: --source, --arn, --bootstrap-servers). The fields:
 
-  topic, partition, offset, timestampType   as in the event
-  timestamp      RFC 3339 in UTC with milliseconds; -1 when the record has none
+  topic, partition, offset, timestampType   as in the event ("" for no timestampType)
+  timestamp      RFC 3339 in UTC with milliseconds; -1 when the record has none; epoch
+                 milliseconds for a time RFC 3339 cannot write (before 1970, after 9999)
   key, value     the bytes as text when they are valid UTF-8; null for no key and for a
                  tombstone; "" for empty bytes. A JSON value stays a string of JSON text.
   keyBase64, valueBase64   instead of "key" or "value" when the bytes are not valid UTF-8:

@@ -103,7 +103,7 @@ func checkBuilt(t *testing.T, ev *kafkaevent.Event, recs []lineRecord) {
 			if !in[j].HasTimestamp {
 				want.Timestamp = got.Timestamp // automatic
 			}
-			if want.TimestampType == "" {
+			if !in[j].HasTimestampType {
 				want.TimestampType = kafkaevent.CreateTime
 			}
 			if !sameRecords(&got, &want) {

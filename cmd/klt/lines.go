@@ -496,10 +496,10 @@ func decodeString(raw json.RawMessage) (string, error) {
 	return s, nil
 }
 
-// decodeTopic decodes a Kafka topic name. A name Kafka would reject (it takes 1 to 249
-// characters from [a-zA-Z0-9._-], and not "." or "..") gets a warning, not an error: the event
-// source mapping's payload is what a function must cope with, and fixtures written by hand
-// have such names.
+// decodeTopic decodes a Kafka topic name, which must not be empty. Any other name Kafka would
+// reject (it takes 1 to 249 characters from [a-zA-Z0-9._-], and not "." or "..") gets a
+// warning, not an error: kafkaevent.Parse accepts it, so "klt event decode" can print it, and
+// fixtures written by hand have such names.
 func decodeTopic(raw json.RawMessage) (topic, warning string, err error) {
 	s, err := decodeString(raw)
 	if err != nil {
@@ -507,7 +507,7 @@ func decodeTopic(raw json.RawMessage) (topic, warning string, err error) {
 	}
 	switch {
 	case s == "":
-		return s, "empty; Kafka topics have names", nil
+		return "", "", errors.New("must not be empty") // nor can it be in an event: Parse rejects it
 	case len(s) > 249:
 		return s, fmt.Sprintf("%d characters is longer than Kafka's limit of 249", len(s)), nil
 	case s == "." || s == "..":

@@ -110,6 +110,7 @@ func TestDecodeLineErrors(t *testing.T) {
 		{`{"error":true}`, `record carries a decode error; fix or drop it ("error" is not a string: want a string, got true)`},
 		{`{"value":"x"}`, `missing "topic"`},
 		{`{"topic":null}`, "topic: want a string, got null"},
+		{`{"topic":""}`, "topic: must not be empty"},
 		{`{"topic":"t","partition":2147483648}`, "partition: want an integer from 0 to 2147483647, got 2147483648"},
 		{`{"topic":"t","partition":-1}`, "partition: want an integer from 0 to 2147483647, got -1"},
 		{`{"topic":"t","partition":1.0}`, "partition: want an integer from 0 to 2147483647, got 1.0"},
@@ -198,7 +199,6 @@ func TestDecodeLineWarnings(t *testing.T) {
 		line string
 		want []string
 	}{
-		{`{"topic":""}`, []string{"topic: empty; Kafka topics have names"}},
 		{`{"topic":"a b"}`, []string{`topic: "a b" has ' '; Kafka topic names use only letters, digits, '.', '_' and '-'`}},
 		{`{"topic":".."}`, []string{`topic: ".." is not a topic name Kafka accepts`}},
 		{`{"topic":"` + strings.Repeat("x", 250) + `"}`, []string{"topic: 250 characters is longer than Kafka's limit of 249"}},
