@@ -1,9 +1,11 @@
 package filter_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -658,4 +660,66 @@ func (g diffGen) valueList() string {
 		)
 	}
 	return "[" + strings.Join(ms, ",") + "]"
+}
+
+// FuzzParseCriteria checks, on any bytes: ParseCriteria never panics and takes bounded time;
+// it accepts only one JSON object whose only key is Filters, an array of one to five objects
+// whose only key is Pattern, a string (encoding/json is the judge of the JSON); every error
+// is an *filter.Error with a reason; and accepted criteria write back (MarshalJSON) to
+// FilterCriteria that parse to the same patterns. The seed corpus is
+// testdata/fuzz/FuzzParseCriteria.
+func FuzzParseCriteria(f *testing.F) {
+	f.Add([]byte(criteriaJSON(benchPatterns...)))
+	f.Add([]byte(`{"Filters":[]}`))
+	f.Add([]byte(`{"Filters":[{"Pattern":"{\"a\":[\"1\"]}"}]} {}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defer watchdog(data).Stop()
+		var c *filter.Criteria
+		var err error
+		timed(t, "ParseCriteria", data, func() { c, err = filter.ParseCriteria(data) })
+		// What a strict reading accepts: exactly one object, exactly the known keys.
+		var shape struct {
+			Filters []map[string]json.RawMessage
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		strictOK := dec.Decode(&shape) == nil && func() bool { _, e := dec.Token(); return e == io.EOF }()
+		if strictOK {
+			var top map[string]json.RawMessage
+			strictOK = json.Unmarshal(data, &top) == nil && len(top) == 1 && top["Filters"] != nil &&
+				len(shape.Filters) >= 1 && len(shape.Filters) <= filter.DefaultMaxFilters
+			for _, fo := range shape.Filters {
+				var s string
+				strictOK = strictOK && len(fo) == 1 && fo["Pattern"] != nil && json.Unmarshal(fo["Pattern"], &s) == nil &&
+					string(fo["Pattern"]) != "null"
+			}
+		}
+		if err != nil {
+			var fe *filter.Error
+			if !errors.As(err, &fe) || fe.Reason == "" {
+				t.Fatalf("ParseCriteria(%s): error %T %v is not an *filter.Error with a reason", abbrev(data), err, err)
+			}
+			return
+		}
+		if !strictOK {
+			t.Fatalf("ParseCriteria(%s) accepted FilterCriteria a strict reading refuses", abbrev(data))
+		}
+		out, err := c.MarshalJSON()
+		if err != nil {
+			t.Fatalf("MarshalJSON: %v", err)
+		}
+		again, err := filter.ParseCriteria(out)
+		if err != nil {
+			t.Fatalf("ParseCriteria(MarshalJSON()) = %v\n%s", err, out)
+		}
+		a, b := c.Filters(), again.Filters()
+		if len(a) != len(b) {
+			t.Fatalf("%d filters written back as %d\n%s", len(a), len(b), out)
+		}
+		for i := range a {
+			if a[i].String() != b[i].String() && utf8.ValidString(a[i].String()) {
+				t.Fatalf("filter %d: %q written back as %q", i, a[i], b[i])
+			}
+		}
+	})
 }
