@@ -16,6 +16,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
 	"github.com/kafkalambda/toolkit/internal/localddb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -245,5 +246,68 @@ func TestIdempotencyNestedDo(t *testing.T) {
 		if n != 1 {
 			t.Errorf("after replay, %s charged %d times", id, n)
 		}
+	}
+}
+
+// failingStore is an in-memory store whose Acquire or Complete fails.
+type failingStore struct {
+	*idempotencytest.Store
+	acquireErr, completeErr error
+}
+
+func (s *failingStore) Acquire(ctx context.Context, r *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	if s.acquireErr != nil {
+		return nil, s.acquireErr
+	}
+	return s.Store.Acquire(ctx, r, now)
+}
+
+func (s *failingStore) Complete(ctx context.Context, r *idempotency.Record) error {
+	if s.completeErr != nil {
+		return s.completeErr
+	}
+	return s.Store.Complete(ctx, r)
+}
+
+// A store that fails fails the record (fail closed): it is reported, and logged, never sent
+// to the sink (the record did nothing wrong) nor acknowledged.
+func TestIdempotencyStoreFails(t *testing.T) {
+	errStore := errors.New("throttled")
+	for _, tc := range []struct {
+		name      string
+		store     *failingStore
+		wantCalls int
+		wantErr   string
+	}{
+		{"acquire", &failingStore{Store: idempotencytest.NewStore(), acquireErr: errStore}, 0, "acquire"},
+		{"complete", &failingStore{Store: idempotencytest.NewStore(), completeErr: errStore}, 1, "complete"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs failureLog
+			hook := &failureHook{}
+			sink := &memSink{}
+			calls := 0
+			resp, err := batch.ProcessKafka(context.Background(), kafkaParts("orders", []int32{0}, 2, 0),
+				func(context.Context, *kafkaevent.Record) error { calls++; return nil },
+				batch.WithIdempotency(tc.store), batch.WithSink(sink, batch.SinkExhausted), batch.WithLogger(logs.logger()), batch.WithHooks(hook))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := kafkaJSON(t, resp); got != wantKafka("orders-0@0", "orders-0@1") || calls != tc.wantCalls {
+				t.Errorf("response %s after %d calls", got, calls)
+			}
+			if len(sink.got) != 0 {
+				t.Errorf("sent to the sink: %+v", sink.got)
+			}
+			lines := logs.lines(t, "record failed")
+			if len(lines) != 1 || lines[0]["attempts"] != float64(tc.wantCalls) || lines[0]["reported"] != float64(2) ||
+				!strings.Contains(fmt.Sprint(lines[0]["error"]), tc.wantErr) || !strings.Contains(fmt.Sprint(lines[0]["error"]), "throttled") {
+				t.Errorf("failure lines %v", lines)
+			}
+			var pe *idempotency.PersistenceError
+			if len(hook.got) != 1 || !errors.As(hook.got[0].Err, &pe) || !errors.Is(hook.got[0].Err, errStore) {
+				t.Errorf("hook got %+v", hook.got)
+			}
+		})
 	}
 }
