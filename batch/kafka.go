@@ -57,7 +57,10 @@ func (r KafkaResponse) MarshalJSON() ([]byte, error) {
 // and are reported, and the handler's context is cancelled, so that the function returns its
 // response before Lambda's timeout would retry the whole batch.
 //
-// The error is nil unless WithErrorWhenAllFail is set and every record failed.
+// Each failed record is logged (see WithLogger) and given to the FailureHooks (see WithHooks).
+//
+// The error is nil, unless an option was given an invalid value (ErrInvalidOption: no record
+// is handled), or WithErrorWhenAllFail is set and every record failed (ErrAllFailed).
 func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandler, opts ...Option) (KafkaResponse, error) {
 	cfg := newConfig(opts)
 	if cfg.err != nil {
@@ -175,8 +178,13 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 	return f
 }
 
-// KafkaHandler returns the function for lambda.Start that processes each batch with
-// ProcessKafka and h.
+// KafkaHandler returns the handler for lambda.Start that processes each batch with
+// ProcessKafka, h and opts:
+//
+//	lambda.Start(batch.KafkaHandler(h))
+//
+// It is a KafkaFunc, which implements lambda.Handler, so that the payload goes straight to
+// kafkaevent.Parse.
 func KafkaHandler(h KafkaRecordHandler, opts ...Option) KafkaFunc {
 	return func(ctx context.Context, ev *kafkaevent.Event) (KafkaResponse, error) {
 		return ProcessKafka(ctx, ev, h, opts...)

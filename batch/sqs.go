@@ -24,7 +24,8 @@ type SQSRecordHandler func(ctx context.Context, m *events.SQSMessage) error
 // once, default 10). Messages of a FIFO queue (an ARN ending in ".fifo") are processed in
 // order within each MessageGroupId, groups in parallel; when a message fails, it and every
 // later message of its group are reported, so that they come back in order, and other groups
-// go on. Retries, deadline, filter and idempotency work as in ProcessKafka.
+// go on. Retries, deadline, filter, idempotency, logs, hooks and errors work as in
+// ProcessKafka.
 func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, opts ...Option) (events.SQSEventResponse, error) {
 	cfg := newConfig(opts)
 	if cfg.err != nil {
@@ -170,8 +171,10 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 	return f
 }
 
-// SQSHandler returns the handler for lambda.Start that processes each batch with
-// ProcessSQS and h.
+// SQSHandler returns the handler for lambda.Start that processes each batch with ProcessSQS,
+// h and opts:
+//
+//	lambda.Start(batch.SQSHandler(h))
 func SQSHandler(h SQSRecordHandler, opts ...Option) SQSFunc {
 	return func(ctx context.Context, ev *events.SQSEvent) (events.SQSEventResponse, error) {
 		return ProcessSQS(ctx, ev, h, opts...)
