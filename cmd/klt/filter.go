@@ -956,6 +956,12 @@ Records are also numbered, #0 being the first. With --json, each line is a JSON 
 
 and a passing record has "filter" instead of "misses" (shown on two lines here).
 
+A record whose verdict cannot be known is ERROR, never PASS or DROP: a malformed Kafka record,
+or a value the engine cannot evaluate (filter.ErrTooComplex: containers nested too deep, or
+too many array combinations). Its JSON line has "pass":null and says why under "unknown".
+Filters that name the other source's field (Kafka "body", SQS "value"; for Kafka, anything
+but "value") get a warning: Lambda never shows them that field.
+
 ` + usageFilterSRC + `
 Expectations make the run a check for CI. --expect-pass and --expect-drop take record numbers
 and ids, comma-separated, and may be repeated; a number is always a record number, so name a
@@ -966,7 +972,7 @@ either. --expect all-pass or all-drop covers every record.
 Exit status: 0 when every record was evaluated and every expectation holds (records may be
 dropped when there is none); 1 when an expectation fails, when the FilterCriteria are invalid
 (each problem is printed as by "klt filter lint"), when an input cannot be read or is not an
-event, or when a Kafka record is malformed; 2 when the command line is wrong.
+event, or when a record's verdict is not known (ERROR); 2 when the command line is wrong.
 `
 
 // usageFilterTestExamples ends the help of "klt filter test".
