@@ -558,7 +558,21 @@ func TestMetricsOptIn(t *testing.T) {
 	if !strings.Contains(emf.String(), `"Namespace":"`+batch.DefaultNamespace+`"`) {
 		t.Errorf("EMF line %s", emf.String())
 	}
+	// A writer that fails is logged, not ignored.
+	var logs2 failureLog
+	if _, err := batch.ProcessKafka(context.Background(), kafkaParts("orders", []int32{0}, 1, 0),
+		func(context.Context, *kafkaevent.Record) error { return nil },
+		batch.WithMetrics(failingWriter{}), batch.WithLogger(logs2.logger())); err != nil {
+		t.Fatal(err)
+	}
+	if lines := logs2.lines(t, "batch metrics not written"); len(lines) != 1 || lines[0]["error"] != "disk full" {
+		t.Errorf("metrics error lines %v", lines)
+	}
 }
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 // captureStdout returns what fn writes to os.Stdout.
 func captureStdout(t *testing.T, fn func()) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -63,13 +64,15 @@ func (c *config) observe(ctx context.Context, source string, records int) {
 	now := c.now()
 	dur := now.Sub(st.start)
 	if out := c.metricsOut; out != nil {
-		line := emf(now, c.namespace, source, records, st, dur)
-		if out == os.Stdout {
-			stdoutMu.Lock()
-		}
-		_, err := out.Write(line)
-		if out == os.Stdout {
-			stdoutMu.Unlock()
+		line, err := emf(now, c.namespace, source, records, st, dur)
+		if err == nil {
+			if out == os.Stdout {
+				stdoutMu.Lock()
+			}
+			_, err = out.Write(line)
+			if out == os.Stdout {
+				stdoutMu.Unlock()
+			}
 		}
 		if err != nil {
 			c.logger.LogAttrs(ctx, slog.LevelError, "batch metrics not written", slog.String("source", source), slog.String("error", err.Error()))
@@ -137,7 +140,7 @@ func (c *config) logFailure(ctx context.Context, fl *Failure) {
 // emf builds the Embedded Metric Format line of a batch: counts, duration, and the age of
 // the oldest and newest records, a lag in time that the mapping's OffsetLag (a count of
 // records) does not give.
-func emf(now time.Time, ns, source string, records int, st *stats, dur time.Duration) []byte {
+func emf(now time.Time, ns, source string, records int, st *stats, dur time.Duration) ([]byte, error) {
 	type metric struct {
 		Name string `json:"Name"`
 		Unit string `json:"Unit"`
@@ -172,6 +175,9 @@ func emf(now time.Time, ns, source string, records int, st *stats, dur time.Dura
 			"Metrics":    metrics,
 		}},
 	}
-	b, _ := json.Marshal(doc)
-	return append(b, '\n')
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("batch: metrics: %w", err)
+	}
+	return append(b, '\n'), nil
 }
