@@ -245,13 +245,14 @@ func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
 			if i >= len(d) || d[i] != '"' {
 				return i, &syntaxError{i, "want an object key"}
 			}
-			key, next, esc, err := s.str(d, i)
-			if err != nil {
-				return next, err
+			next, flags, serr := jsonscan.String(d, i)
+			if serr != jsonscan.StringOK {
+				return next, strError(d, next, serr)
 			}
 			var child *trieNode
 			if n != nil {
-				if esc {
+				key := d[i+1 : next-1]
+				if flags&jsonscan.Escaped != 0 {
 					key = s.unescaped(key)
 				}
 				child = n.childBytes(key)
@@ -260,6 +261,7 @@ func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
 			if i >= len(d) || d[i] != ':' {
 				return i, &syntaxError{i, "want ':' after an object key"}
 			}
+			var err error
 			i, err = s.value(d, skipWS(d, i+1), child, depth+1)
 			if err != nil {
 				return i, err
@@ -305,12 +307,14 @@ func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
 			return i, &syntaxError{i, "want ',' or ']' in an array"}
 		}
 	case c == '"':
-		raw, next, esc, err := s.str(d, i)
-		if err != nil {
-			return next, err
+		next, flags, serr := jsonscan.String(d, i)
+		if serr != jsonscan.StringOK {
+			return next, strError(d, next, serr)
 		}
 		if n != nil && n.pathID >= 0 {
-			if esc {
+			// Bytes that are not valid UTF-8 are kept as they are; only escapes are decoded.
+			raw := d[i+1 : next-1]
+			if flags&jsonscan.Escaped != 0 {
 				raw = s.unescapedCopy(raw)
 			}
 			s.addLeaf(n.pathID, lString, raw)
@@ -343,24 +347,20 @@ func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
 	return i, &syntaxError{i, fmt.Sprintf("unexpected character %q", d[i])}
 }
 
-// str scans the string at d[i] and returns its raw bytes between the quotes, and whether they
-// hold escapes. Bytes that are not valid UTF-8 are kept as they are.
-func (s *state) str(d []byte, i int) (raw []byte, next int, esc bool, err error) {
-	end, flags, serr := jsonscan.String(d, i)
+// strError words what jsonscan.String found wrong at d[at].
+func strError(d []byte, at int, serr jsonscan.StringError) error {
 	switch serr {
-	case jsonscan.StringOK:
-		return d[i+1 : end-1], end, flags&jsonscan.Escaped != 0, nil
 	case jsonscan.StringEOF:
-		return nil, end, false, &syntaxError{end, "unterminated string"}
+		return &syntaxError{at, "unterminated string"}
 	case jsonscan.StringControl:
-		return nil, end, false, &syntaxError{end, "control character in string"}
+		return &syntaxError{at, "control character in string"}
 	case jsonscan.StringBadUnicode:
-		return nil, end, false, &syntaxError{end, "invalid \\u escape"}
+		return &syntaxError{at, "invalid \\u escape"}
 	}
-	if end+1 >= len(d) {
-		return nil, end, false, &syntaxError{end, "unfinished escape"}
+	if at+1 >= len(d) {
+		return &syntaxError{at, "unfinished escape"}
 	}
-	return nil, end, false, &syntaxError{end, "invalid escape"}
+	return &syntaxError{at, "invalid escape"}
 }
 
 // unescaped decodes a string body into a scratch area for a comparison.
