@@ -35,9 +35,10 @@ var overheadEvent = sync.OnceValue(func() *kafkaevent.Event {
 // implementation gets to inline it: every one pays one indirect call per record.
 var benchNoop batch.KafkaRecordHandler = func(context.Context, *kafkaevent.Record) error { return nil }
 
-// quiet makes ProcessKafka and ProcessSQS build their per-batch EMF line and format their
-// summary log line as by default, but write both to io.Discard rather than to the benchmark's
-// output. Every benchmark and test here passes these options first.
+// quiet makes ProcessKafka and ProcessSQS build their per-batch EMF line (which WithMetrics
+// turns on) and format their summary log line, as a function that asks for metrics would, but
+// write both to io.Discard rather than to the benchmark's output. Every benchmark here passes
+// these options first.
 var quiet = []batch.Option{
 	batch.WithMetrics(io.Discard),
 	batch.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
