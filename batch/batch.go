@@ -68,8 +68,9 @@ func newConfig(opts []Option) config {
 	}
 	c.st = &stats{start: c.now()}
 	if c.store != nil {
-		// Count replays; a replay hook of the caller's, given after, takes precedence.
-		c.idemOpts = append([]idempotency.Option{idempotency.WithReplayHook(func(context.Context, *idempotency.Record) {
+		// Store no result (the handler returns none), and count replays; a replay hook of the
+		// caller's, given after, takes precedence.
+		c.idemOpts = append([]idempotency.Option{idempotency.WithoutResult(), idempotency.WithReplayHook(func(context.Context, *idempotency.Record) {
 			c.st.replayed.Add(1)
 		})}, c.idemOpts...)
 	}
@@ -141,8 +142,8 @@ func WithFilter(c *filter.Criteria) Option {
 // opts give (see idempotency.WithKeyPrefix and idempotency.WithExpiry). For each record, the
 // store holds the key's hash, its status (in progress, then completed), when the record
 // expires and, while in progress, when its lease ends (the function's deadline); no result
-// (the handler returns none) and no payload hash, so nothing is validated beyond the key:
-// the same key is the same record.
+// (the handler returns none: idempotency.WithoutResult) and no payload hash, so nothing is
+// validated beyond the key: the same key is the same record.
 //
 // A record costs one write to acquire its key and one to complete it, however many attempts
 // it takes: the lease is held from the first attempt to the last. A record that fails every

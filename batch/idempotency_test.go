@@ -311,3 +311,22 @@ func TestIdempotencyStoreFails(t *testing.T) {
 		})
 	}
 }
+
+// WithIdempotency stores the key, status and expiry of each record, and no result.
+func TestIdempotencyStoresNoResult(t *testing.T) {
+	store := idempotencytest.NewStore()
+	if _, err := batch.ProcessKafka(context.Background(), kafkaParts("orders", []int32{0}, 2, 0),
+		func(context.Context, *kafkaevent.Record) error { return nil }, silent(batch.WithIdempotency(store))...); err != nil {
+		t.Fatal(err)
+	}
+	recs := store.Records()
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2", len(recs))
+	}
+	for _, r := range recs {
+		if r.Status != idempotency.StatusCompleted || r.Data != "" || r.Validation != "" || r.Expiration.IsZero() ||
+			!strings.HasPrefix(r.ID, "idempotency#") {
+			t.Errorf("record %+v", r)
+		}
+	}
+}
