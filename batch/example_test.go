@@ -380,11 +380,15 @@ func ExampleNewKafkaSink() {
 	defer consumer.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	fetches := consumer.PollFetches(ctx)
-	if err := fetches.Err(); err != nil {
-		log.Fatal(err)
+	var records []*kgo.Record
+	for len(records) == 0 {
+		fetches := consumer.PollFetches(ctx)
+		if err := fetches.Err(); err != nil {
+			log.Fatal(err)
+		}
+		records = fetches.Records()
 	}
-	for _, rec := range fetches.Records() {
+	for _, rec := range records {
 		e, err := batch.ReadEnvelope(rec.Value)
 		if err != nil {
 			log.Fatal(err)
