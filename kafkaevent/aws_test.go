@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -360,7 +361,12 @@ func FuzzFromAWS(f *testing.F) {
 			if !errors.As(err, &xe) {
 				t.Fatalf("FromAWS error is not an *Error: %v", err)
 			}
+			oneLine(t, err)
 			return
+		}
+		// Where Parse reads the same payload, it groups the records under the same keys.
+		if pe, err := kafkaevent.Parse(data); err == nil && !slices.Equal(ids(pe), ids(e)) {
+			t.Fatalf("partition IDs: FromAWS %q, Parse %q", ids(e), ids(pe))
 		}
 		out, err := e.MarshalJSON()
 		if err != nil || !json.Valid(out) {
