@@ -3,7 +3,6 @@ package kafkaevent
 import (
 	"bytes"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -200,13 +199,9 @@ func splitServers(s string) []string {
 // partitions reads the records object: one Partition per key, in the order of the keys, then
 // sorted.
 func (p *parser) partitions() ([]Partition, error) {
-	var (
-		parts []Partition
-		keys  []string
-	)
+	var parts []Partition
 	err := p.object(func(name []byte) error {
 		key := string(name)
-		keys = append(keys, key)
 		p.partKey = key
 		p.recIndex = -1
 		p.field = ""
@@ -258,11 +253,7 @@ func (p *parser) partitions() ([]Partition, error) {
 		} else {
 			part.Topic, part.Number = part.Records[0].Topic, part.Records[0].Partition
 		}
-		if isPartitionID(key, part.Topic, part.Number) {
-			part.key = "" // ID makes it again: an event from Parse equals one built in code
-		} else {
-			part.keyed = true
-		}
+		part.keyed = !isPartitionID(key, part.Topic, part.Number)
 		parts = append(parts, part)
 		p.partKey = ""
 		p.recIndex = -1
@@ -272,16 +263,40 @@ func (p *parser) partitions() ([]Partition, error) {
 		return nil, err
 	}
 	if len(parts) > 1 {
-		slices.Sort(keys)
-		for i := 1; i < len(keys); i++ {
-			if keys[i] == keys[i-1] {
-				p.partKey, p.recIndex, p.field = keys[i], -1, ""
-				return nil, p.errAt(0, "key appears twice in records")
-			}
+		if k, dup := duplicateKey(parts); dup {
+			p.partKey, p.recIndex, p.field = k, -1, ""
+			return nil, p.errAt(0, "key appears twice in records")
 		}
 		sortPartitions(parts)
 	}
+	for i := range parts {
+		if !parts[i].keyed {
+			parts[i].key = "" // ID makes it again: an event from Parse equals one built in code
+		}
+	}
 	return parts, nil
+}
+
+// duplicateKey returns a records key that two partitions share, if any. ps hold their keys.
+func duplicateKey(ps []Partition) (string, bool) {
+	if len(ps) <= 32 {
+		for i := 1; i < len(ps); i++ {
+			for j := range i {
+				if ps[i].key == ps[j].key {
+					return ps[i].key, true
+				}
+			}
+		}
+		return "", false
+	}
+	seen := make(map[string]struct{}, len(ps))
+	for i := range ps {
+		if _, ok := seen[ps[i].key]; ok {
+			return ps[i].key, true
+		}
+		seen[ps[i].key] = struct{}{}
+	}
+	return "", false
 }
 
 // splitPartitionKey splits a records key "topic-N" at its last dash, with N a decimal

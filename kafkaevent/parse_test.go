@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strconv"
@@ -373,6 +374,13 @@ func TestParseEnvelopeErrors(t *testing.T) {
 		{msk(`{"topic":"orders","partition":0,"offset":1}`)[:60], `unexpected end of input`},
 		{msk(`{"topic":"orders","partition":0,"offset":1,"headers":[{"h":00]}]}`), `records["orders-0"][0].headers: invalid character '0' after object key:value pair`},
 		{strings.Repeat("[", 5000), `$: want a JSON object, got [`},
+		{`{"eventSource":"aws:kafka","records":{` + strings.Repeat(`"a-1":[],`, 1) + func() string {
+			var b strings.Builder
+			for i := range 40 {
+				fmt.Fprintf(&b, `"t-%d":[],`, i)
+			}
+			return b.String()
+		}() + `"a-1":[]}}`, `records["a-1"]: key appears twice in records`},
 		{`{"eventSource":"aws:kafka","x":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `,"records":{}}`, `x: exceeded max depth`},
 	}
 	for _, c := range cases {
