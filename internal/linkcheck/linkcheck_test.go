@@ -82,9 +82,12 @@ func linked(deps []string, prefix string) []string {
 	return out
 }
 
+// The tests run in parallel: each is mostly a go command, and their builds overlap.
+
 // TestBinarySizes builds the four functions at once, as `sam build` would for arm64, prints
 // their sizes, and holds batch to at most 1.5 MB more than kafkaevent alone.
 func TestBinarySizes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	names := make([]string, len(functions))
 	for i, f := range functions {
@@ -118,6 +121,7 @@ func mb(n int64) float64 { return float64(n) / (1 << 20) }
 // OpenTelemetry API but not its SDK; xraytrace links the X-Ray SDK (so that the check is seen
 // to find what it looks for).
 func TestLinkedPackages(t *testing.T) {
+	t.Parallel()
 	b := deps(t, "batch")
 	for _, p := range forbidden {
 		if l := linked(b, p); len(l) > 0 {
@@ -143,6 +147,7 @@ func TestLinkedPackages(t *testing.T) {
 // malformed AWS_XRAY_DAEMON_ADDRESS and leaves /debug/requests unregistered; so does one with
 // oteltrace; one with xraytrace does neither, as its package doc says.
 func TestStartup(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	probes := []string{"probe-batch", "probe-oteltrace", "probe-xraytrace"}
 	goCmd(t, []string{"GOOS=" + runtime.GOOS, "GOARCH=" + runtime.GOARCH},
