@@ -27,7 +27,7 @@
 // # What importing this package does
 //
 // Package batch links no tracing SDK; importing this package links aws-xray-sdk-go and,
-// through it, gRPC, fasthttp and golang.org/x/net/trace (about 6 MB on a linux/arm64
+// through it, gRPC, fasthttp and golang.org/x/net/trace (about 5 MB on a linux/arm64
 // function, see the README's table), and with them their package initialisation, which runs
 // whether or not the hook is used:
 //   - a malformed AWS_XRAY_DAEMON_ADDRESS makes the function panic at start-up, before main
