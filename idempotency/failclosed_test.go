@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
 )
 
 // TestMalformedRecord: a stored record that cannot be read fails Do closed, with a
@@ -117,5 +119,23 @@ func TestInvalidOptions(t *testing.T) {
 			}
 			e.calls.expectCalls(t, tc.name, nil)
 		})
+	}
+}
+
+// TestEmptyKey: an empty key (an SQS message without a MessageId, say) is refused before any
+// store call. Before, every such call shared one record and all but the first were skipped as
+// replays.
+func TestEmptyKey(t *testing.T) {
+	store := idempotencytest.NewStore()
+	ran := 0
+	for i := 0; i < 2; i++ {
+		_, err := idempotency.Do(context.Background(), store, idempotency.SQSKey(&events.SQSMessage{}), nil,
+			func(context.Context) (int, error) { ran++; return 1, nil })
+		if !errors.Is(err, idempotency.ErrEmptyKey) {
+			t.Fatalf("call %d: err = %v, want ErrEmptyKey", i, err)
+		}
+	}
+	if ran != 0 || len(store.Records()) != 0 {
+		t.Errorf("fn ran %d times, %d records stored; want none", ran, len(store.Records()))
 	}
 }

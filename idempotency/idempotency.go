@@ -80,6 +80,10 @@ var (
 	// ErrInvalidOption: an option of Do or of a store, or the DisabledEnv variable, has a
 	// value that cannot be used. Nothing was stored and fn did not run.
 	ErrInvalidOption = errors.New("idempotency: invalid option")
+	// ErrEmptyKey: Do was given an empty key (an SQS message without a MessageId, say).
+	// Every such call would share one record, and all but the first would be skipped as
+	// replays, so Do refuses it: nothing was stored and fn did not run.
+	ErrEmptyKey = errors.New("idempotency: empty key")
 )
 
 // PersistenceError reports a failure of the store. Op is "acquire", "complete" or
@@ -159,6 +163,9 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 	}
 	if store == nil {
 		return zero, fmt.Errorf("%w: nil Store", ErrInvalidOption)
+	}
+	if key == "" {
+		return zero, ErrEmptyKey
 	}
 	format := store.Format()
 	if !format.valid() {
@@ -310,7 +317,9 @@ const maxData = 400*1024 - 4096
 func run[T any](ctx context.Context, store Store, rec *Record, fn func(context.Context) (T, error)) (result T, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			// Free the key for a retry, then let the panic go on.
+			// Free the key for a retry, then let the panic go on. A failed release cannot be
+			// returned past a panic; the record then holds the key only until its lease ends
+			// (the function's deadline), after which a redelivery takes it over.
 			_ = store.Release(context.WithoutCancel(ctx), rec)
 			panic(p)
 		}
