@@ -253,7 +253,9 @@ func (c *config) attempt(ctx context.Context, deadline time.Time, h func(context
 		if !deadline.IsZero() && c.now().Add(wait).After(deadline) {
 			return f
 		}
-		if c.sleep(ctx, wait) != nil {
+		if serr := c.sleep(ctx, wait); serr != nil {
+			// Say why the retries stopped early, beside the handler's error.
+			f.err = fmt.Errorf("%w (no retry: %w)", err, serr)
 			return f
 		}
 		backoff = min(2*backoff, c.maxBackoff)

@@ -1049,3 +1049,22 @@ func TestKafkaIdempotency(t *testing.T) {
 		}
 	})
 }
+
+// When the context ends during the backoff, the record's error says so beside the handler's
+// own error, which stays matchable. Before, the reason the retries stopped was dropped.
+func TestRetryStoppedByContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	handlerErr := errors.New("database unavailable")
+	calls := 0
+	err := batch.Attempt(ctx, time.Time{}, func(context.Context) error {
+		calls++
+		cancel()
+		return handlerErr
+	}, batch.WithRetry(3, time.Hour))
+	if calls != 1 {
+		t.Errorf("%d calls, want 1", calls)
+	}
+	if !errors.Is(err, handlerErr) || !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want the handler's error and context.Canceled", err)
+	}
+}
