@@ -1068,3 +1068,33 @@ func TestRetryStoppedByContext(t *testing.T) {
 		t.Errorf("err = %v, want the handler's error and context.Canceled", err)
 	}
 }
+
+// The response names a partition the way Lambda keyed it in the event, even when the key does
+// not read back as the records' own topic and partition ("mytopic-01", "topic1", as some
+// published fixtures have): Lambda matches itemIdentifier.partition against its own key.
+func TestKafkaResponseKeepsLambdasKeys(t *testing.T) {
+	rec := func(topic string, partition, offset int) string {
+		return fmt.Sprintf(`{"topic":%q,"partition":%d,"offset":%d,"timestamp":1,"timestampType":"CREATE_TIME","value":"eA==","headers":[]}`, topic, partition, offset)
+	}
+	payload := `{"eventSource":"aws:kafka","records":{` +
+		`"mytopic-01":[` + rec("mytopic", 1, 5) + `,` + rec("mytopic", 1, 6) + `],` +
+		`"topic1":[` + rec("topic", 1, 9) + `]}}`
+	ev, err := kafkaevent.Parse([]byte(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
+		if r.Offset == 6 || r.Offset == 9 {
+			return batch.Permanent(errors.New("no"))
+		}
+		return nil
+	}, silent()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(resp)
+	want := `{"batchItemFailures":[{"itemIdentifier":{"partition":"mytopic-01","offset":6}},{"itemIdentifier":{"partition":"topic1","offset":9}}]}`
+	if string(got) != want {
+		t.Errorf("response\n got %s\nwant %s", got, want)
+	}
+}
