@@ -301,8 +301,8 @@ func (p *envelopePrinter) Send(ctx context.Context, e *batch.Envelope) error {
 // partition moves on; ReadEnvelope reads back what the sink wrote.
 func ExampleWithSink() {
 	ev := kafkaeventtest.NewBuilder().
-		Add("orders", 0, []byte(`{"id":`), kafkaeventtest.Key([]byte("o-1"))).
-		Add("orders", 0, []byte(`{"id":"o-2"}`), kafkaeventtest.Key([]byte("o-2"))).
+		Add("orders", 0, []byte(`{"id":`), kafkaeventtest.WithKey([]byte("o-1"))).
+		Add("orders", 0, []byte(`{"id":"o-2"}`), kafkaeventtest.WithKey([]byte("o-2"))).
 		Event()
 	sink := &envelopePrinter{}
 	resp, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
@@ -362,7 +362,7 @@ func ExampleNewKafkaSink() {
 	}
 	defer client.Close()
 
-	ev := kafkaeventtest.NewBuilder().Add("orders", 2, []byte(`{"id":`), kafkaeventtest.Key([]byte("o-1"))).Event()
+	ev := kafkaeventtest.NewBuilder().Add("orders", 2, []byte(`{"id":`), kafkaeventtest.WithKey([]byte("o-1"))).Event()
 	resp, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
 		return batch.Permanent(errors.New("schema mismatch"))
 	}, batch.WithSink(batch.NewKafkaSink(client, "orders.dlq"), batch.SinkPermanent), batch.WithLogger(quietLogger))

@@ -269,7 +269,7 @@ func TestFailureLogKafka(t *testing.T) {
 	b := kafkaeventtest.NewBuilder()
 	for p := int32(0); p < 6; p++ {
 		for i := int64(0); i < 4; i++ {
-			b.Add("orders", p, fmt.Appendf(nil, `{"v":"%s-%d-%d"}`, secret, p, i), kafkaeventtest.Key([]byte(secret+"-key")))
+			b.Add("orders", p, fmt.Appendf(nil, `{"v":"%s-%d-%d"}`, secret, p, i), kafkaeventtest.WithKey([]byte(secret+"-key")))
 		}
 	}
 	ev := badValue(t, b.Event(), "orders", 2, 1) // a decode error

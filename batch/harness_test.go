@@ -587,7 +587,7 @@ func replayKafka(t testing.TB, cfg harnessConfig, streams []*kafkaStream, all []
 			}
 			end := min(len(s.items), s.pos+1+rng.IntN(cfg.maxBatch))
 			for _, it := range s.items[s.pos:end] {
-				b.Add(s.topic, s.n, it.value(), kafkaeventtest.Offset(it.offset), kafkaeventtest.Key([]byte(it.id)))
+				b.Add(s.topic, s.n, it.value(), kafkaeventtest.WithOffset(it.offset), kafkaeventtest.WithKey([]byte(it.id)))
 				batchOf[s.id()] = append(batchOf[s.id()], it)
 				delivered = append(delivered, it)
 			}

@@ -40,7 +40,7 @@ func kafkaParts(topic string, parts []int32, n int, first int64) *kafkaevent.Eve
 	for _, p := range parts {
 		for i := 0; i < n; i++ {
 			off := first + int64(i)
-			b.Add(topic, p, fmt.Appendf(nil, "%s-%d@%d", topic, p, off), kafkaeventtest.Offset(off))
+			b.Add(topic, p, fmt.Appendf(nil, "%s-%d@%d", topic, p, off), kafkaeventtest.WithOffset(off))
 		}
 	}
 	return b.Event()
@@ -239,7 +239,7 @@ func TestKafkaOrderWithinPartition(t *testing.T) {
 	for _, p := range []tp{{"order-events", 0}, {"order-events", 10}, {"audit", 3}, {"a-1", 1}} {
 		off := rng.Int64N(1000)
 		for i := 0; i < 40; i++ {
-			b.Add(p.topic, p.n, []byte("v"), kafkaeventtest.Offset(off))
+			b.Add(p.topic, p.n, []byte("v"), kafkaeventtest.WithOffset(off))
 			id := fmt.Sprintf("%s-%d", p.topic, p.n)
 			want[id] = append(want[id], off)
 			off += 1 + rng.Int64N(3)
@@ -849,7 +849,7 @@ func TestKafkaFilter(t *testing.T) {
 					v = []byte("plain text")
 				}
 			}
-			b.Add("orders", p, v, kafkaeventtest.Offset(i))
+			b.Add("orders", p, v, kafkaeventtest.WithOffset(i))
 		}
 	}
 	ev := b.Event()

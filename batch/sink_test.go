@@ -37,15 +37,15 @@ func sinkEvent(topic string) *kafkaevent.Event {
 	b := kafkaeventtest.NewBuilder()
 	for i := range 4 {
 		b.Add(topic, 0, []byte{'v', byte(i), 0x00, 0xff, '"'},
-			kafkaeventtest.Key([]byte("key-"+strconv.Itoa(i))),
-			kafkaeventtest.AddHeader("traceparent", []byte("00-abc-"+strconv.Itoa(i))),
-			kafkaeventtest.AddHeader("dup", []byte{0xfe, 0x01}),
-			kafkaeventtest.AddHeader("dup", nil),
-			kafkaeventtest.AddHeader("empty", []byte{}))
+			kafkaeventtest.WithKey([]byte("key-"+strconv.Itoa(i))),
+			kafkaeventtest.WithHeader("traceparent", []byte("00-abc-"+strconv.Itoa(i))),
+			kafkaeventtest.WithHeader("dup", []byte{0xfe, 0x01}),
+			kafkaeventtest.WithHeader("dup", nil),
+			kafkaeventtest.WithHeader("empty", []byte{}))
 	}
-	b.Add(topic, 1, []byte("p1-0"), kafkaeventtest.Key([]byte("k")))
-	b.Add(topic, 1, nil, kafkaeventtest.Key([]byte("gone"))) // a tombstone
-	b.Add(topic, 1, []byte("p1-2"), kafkaeventtest.Offset(10))
+	b.Add(topic, 1, []byte("p1-0"), kafkaeventtest.WithKey([]byte("k")))
+	b.Add(topic, 1, nil, kafkaeventtest.WithKey([]byte("gone"))) // a tombstone
+	b.Add(topic, 1, []byte("p1-2"), kafkaeventtest.WithOffset(10))
 	return b.Event()
 }
 

@@ -94,7 +94,7 @@ var benchDocs = sync.OnceValue(func() [][]byte {
 var benchRecords = sync.OnceValue(func() []*kafkaevent.Record {
 	bld := kafkaeventtest.NewBuilder()
 	for i, d := range benchDocs() {
-		bld.Add("orders", int32(i%4), d, kafkaeventtest.Key(fmt.Appendf(nil, "k-%d", i)))
+		bld.Add("orders", int32(i%4), d, kafkaeventtest.WithKey(fmt.Appendf(nil, "k-%d", i)))
 	}
 	var rs []*kafkaevent.Record
 	for r := range bld.Event().All() {

@@ -898,7 +898,7 @@ func kafkaRecord(c kafkaCase) *kafkaevent.Record {
 	}
 	var opts []kafkaeventtest.RecordOption
 	if c.key != nil {
-		opts = append(opts, kafkaeventtest.Key(c.key))
+		opts = append(opts, kafkaeventtest.WithKey(c.key))
 	}
 	e := kafkaeventtest.NewBuilder().Add(topic, 0, c.value, opts...).Event()
 	return &e.Partitions[0].Records[0]

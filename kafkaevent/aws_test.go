@@ -259,13 +259,13 @@ func TestFromAWSEnvelopeErrors(t *testing.T) {
 
 func TestToAWS(t *testing.T) {
 	e := kafkaeventtest.NewBuilder(kafkaeventtest.WithBootstrapServers("a:1", "b:2")).
-		Add("orders", 3, []byte("v1"), kafkaeventtest.Key([]byte("k1")),
-			kafkaeventtest.AddHeader("ë", []byte{0xc3, 0xab}),
-			kafkaeventtest.AddHeader("dup", []byte{0x80}),
-			kafkaeventtest.AddHeader("dup", nil),
-			kafkaeventtest.ValueSchema("JSON", "1")).
-		Add("orders", 3, nil, kafkaeventtest.Timestamp(time.Time{})).
-		Add("orders", 3, []byte{}, kafkaeventtest.Key([]byte{})).
+		Add("orders", 3, []byte("v1"), kafkaeventtest.WithKey([]byte("k1")),
+			kafkaeventtest.WithHeader("ë", []byte{0xc3, 0xab}),
+			kafkaeventtest.WithHeader("dup", []byte{0x80}),
+			kafkaeventtest.WithHeader("dup", nil),
+			kafkaeventtest.WithValueSchema("JSON", "1")).
+		Add("orders", 3, nil, kafkaeventtest.WithTimestamp(time.Time{})).
+		Add("orders", 3, []byte{}, kafkaeventtest.WithKey([]byte{})).
 		Add("clicks", 0, []byte("c")).
 		Event()
 	ke := kafkaevent.ToAWS(e)
@@ -326,7 +326,7 @@ func TestToAWS(t *testing.T) {
 
 func TestToAWSParsesBack(t *testing.T) {
 	e := kafkaeventtest.NewBuilder().
-		Add("orders", 3, []byte("v1"), kafkaeventtest.Key([]byte("k1")), kafkaeventtest.AddHeader("h", []byte{0xff})).
+		Add("orders", 3, []byte("v1"), kafkaeventtest.WithKey([]byte("k1")), kafkaeventtest.WithHeader("h", []byte{0xff})).
 		Add("orders", 3, nil).
 		Event()
 	data, err := json.Marshal(kafkaevent.ToAWS(e))

@@ -18,8 +18,8 @@ var benchEvent = sync.OnceValue(func() *kafkaevent.Event {
 		value := fmt.Appendf(nil, `{"orderId":"ord-%08d","customerId":"cust-%05d","status":"CREATED","currency":"EUR",`+
 			`"items":[{"sku":"SKU-%04d","quantity":%d,"unitPrice":4.99}],"shippingAddress":{"street":"%d Example Street",`+
 			`"city":"Lisbon","country":"PT"},"channel":"web","notes":"leave at the door, ring twice"}`, n, n%9973, n%1000, n%5+1, n%300)
-		b.Add("orders", int32(n%4), value, kafkaeventtest.Key(fmt.Appendf(nil, "cust-%05d", n%9973)),
-			kafkaeventtest.AddHeader("content-type", []byte("application/json")))
+		b.Add("orders", int32(n%4), value, kafkaeventtest.WithKey(fmt.Appendf(nil, "cust-%05d", n%9973)),
+			kafkaeventtest.WithHeader("content-type", []byte("application/json")))
 	}
 	return b.Event()
 })

@@ -46,15 +46,15 @@ func marshal(t *testing.T, e *kafkaevent.Event) []byte {
 
 func TestMarshalWireFormat(t *testing.T) {
 	e := kafkaeventtest.NewBuilder(kafkaeventtest.WithBootstrapServers("b-1:9098", "b-2:9098")).
-		Add("orders", 0, []byte(`{"id":1}`), kafkaeventtest.Key([]byte("k1")),
-			kafkaeventtest.AddHeader("ë", []byte{0xc3, 0xab}),
-			kafkaeventtest.AddHeader("dup", []byte{0, 127, 128, 255}),
-			kafkaeventtest.AddHeader("dup", nil),
-			kafkaeventtest.AddHeader("empty", []byte{}),
-			kafkaeventtest.KeySchema("AVRO", "1"),
-			kafkaeventtest.ValueSchema("JSON", "12345678-1234-1234-1234-123456789012")).
-		Add("orders", 0, nil, kafkaeventtest.Timestamp(time.Time{}), kafkaeventtest.Offset(9007199254740993)).
-		Add("orders", 0, []byte{}, kafkaeventtest.Key([]byte{})).
+		Add("orders", 0, []byte(`{"id":1}`), kafkaeventtest.WithKey([]byte("k1")),
+			kafkaeventtest.WithHeader("ë", []byte{0xc3, 0xab}),
+			kafkaeventtest.WithHeader("dup", []byte{0, 127, 128, 255}),
+			kafkaeventtest.WithHeader("dup", nil),
+			kafkaeventtest.WithHeader("empty", []byte{}),
+			kafkaeventtest.WithKeySchema("AVRO", "1"),
+			kafkaeventtest.WithValueSchema("JSON", "12345678-1234-1234-1234-123456789012")).
+		Add("orders", 0, nil, kafkaeventtest.WithTimestamp(time.Time{}), kafkaeventtest.WithOffset(9007199254740993)).
+		Add("orders", 0, []byte{}, kafkaeventtest.WithKey([]byte{})).
 		Event()
 	data := marshal(t, e)
 	w := decodeWire(t, data)
@@ -194,17 +194,17 @@ func TestMarshalMergesRepeatedPartitions(t *testing.T) {
 // TestMarshalRoundTripBuilder checks Parse(MarshalJSON(e)) == e for builder-made events.
 func TestMarshalRoundTripBuilder(t *testing.T) {
 	e := kafkaeventtest.NewBuilder(kafkaeventtest.WithStartTime(time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))).
-		Add("orders.v1-eu-west", 10, []byte(`{"id":1}`), kafkaeventtest.Key([]byte("k"))).
-		Add("orders.v1-eu-west", 2, nil, kafkaeventtest.Key(nil)).
-		Add("orders.v1-eu-west", 2, []byte{}, kafkaeventtest.Key([]byte{})).
-		Add("orders", 0, []byte{0, 1, 2, 0xff}, kafkaeventtest.Offset(1<<62), kafkaeventtest.TimestampType(kafkaevent.LogAppendTime),
-			kafkaeventtest.AddHeader("ë", []byte{0xc3, 0xab}),
-			kafkaeventtest.AddHeader("dup", []byte{0x80, 0xff}),
-			kafkaeventtest.AddHeader("dup", nil),
-			kafkaeventtest.AddHeader("empty", []byte{}),
-			kafkaeventtest.KeySchema("AVRO", "1"),
-			kafkaeventtest.ValueSchema("PROTOBUF", "12345678-1234-1234-1234-123456789012")).
-		Add("orders", 0, []byte("x"), kafkaeventtest.Timestamp(time.Time{}), kafkaeventtest.TimestampType("NO_TIMESTAMP_TYPE")).
+		Add("orders.v1-eu-west", 10, []byte(`{"id":1}`), kafkaeventtest.WithKey([]byte("k"))).
+		Add("orders.v1-eu-west", 2, nil, kafkaeventtest.WithKey(nil)).
+		Add("orders.v1-eu-west", 2, []byte{}, kafkaeventtest.WithKey([]byte{})).
+		Add("orders", 0, []byte{0, 1, 2, 0xff}, kafkaeventtest.WithOffset(1<<62), kafkaeventtest.WithTimestampType(kafkaevent.LogAppendTime),
+			kafkaeventtest.WithHeader("ë", []byte{0xc3, 0xab}),
+			kafkaeventtest.WithHeader("dup", []byte{0x80, 0xff}),
+			kafkaeventtest.WithHeader("dup", nil),
+			kafkaeventtest.WithHeader("empty", []byte{}),
+			kafkaeventtest.WithKeySchema("AVRO", "1"),
+			kafkaeventtest.WithValueSchema("PROTOBUF", "12345678-1234-1234-1234-123456789012")).
+		Add("orders", 0, []byte("x"), kafkaeventtest.WithTimestamp(time.Time{}), kafkaeventtest.WithTimestampType("NO_TIMESTAMP_TYPE")).
 		Event()
 	for _, src := range []kafkaevent.Source{kafkaevent.SourceMSK, kafkaevent.SourceSelfManaged} {
 		e.Source = src

@@ -46,7 +46,7 @@ func BenchmarkTracingOverhead(b *testing.B) {
 	eb := kafkaeventtest.NewBuilder()
 	for i := 0; i < benchRecords; i++ {
 		eb.Add("orders", int32(i%4), fmt.Appendf(nil, `{"orderId":%d}`, i),
-			kafkaeventtest.AddHeader("traceparent", []byte(traceparent)))
+			kafkaeventtest.WithHeader("traceparent", []byte(traceparent)))
 	}
 	ev := eb.Event()
 	quiet := batch.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))

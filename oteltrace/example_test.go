@@ -27,7 +27,7 @@ func Example() {
 	hook := oteltrace.New(oteltrace.WithTracerProvider(tp), oteltrace.WithPropagator(propagation.TraceContext{}))
 
 	ev := kafkaeventtest.NewBuilder().
-		Add("orders", 0, []byte(`{"id":1}`), kafkaeventtest.AddHeader("traceparent",
+		Add("orders", 0, []byte(`{"id":1}`), kafkaeventtest.WithHeader("traceparent",
 			[]byte("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))).
 		Add("orders", 0, []byte(`{"id":2}`)).
 		Event()

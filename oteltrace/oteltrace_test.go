@@ -90,8 +90,8 @@ var errBoom = errors.New("boom")
 // orders-0 carries a producer's trace context.
 func kafkaEvent() *kafkaevent.Event {
 	b := kafkaeventtest.NewBuilder()
-	b.Add("orders", 0, []byte("a"), kafkaeventtest.AddHeader("traceparent", []byte(traceparent)),
-		kafkaeventtest.AddHeader("baggage", []byte("tenant=acme")))
+	b.Add("orders", 0, []byte("a"), kafkaeventtest.WithHeader("traceparent", []byte(traceparent)),
+		kafkaeventtest.WithHeader("baggage", []byte("tenant=acme")))
 	b.Add("orders", 0, nil)
 	b.Add("orders", 1, []byte("bb"))
 	b.Add("orders", 1, []byte("fail"))

@@ -215,21 +215,21 @@ func buildEvent(recs []lineRecord, opts []kafkaeventtest.BuilderOption) *kafkaev
 	for i := range recs {
 		lr := &recs[i]
 		r := &lr.Record
-		ro := []kafkaeventtest.RecordOption{kafkaeventtest.Key(r.Key), kafkaeventtest.Offset(r.Offset)}
+		ro := []kafkaeventtest.RecordOption{kafkaeventtest.WithKey(r.Key), kafkaeventtest.WithOffset(r.Offset)}
 		if lr.HasTimestamp {
-			ro = append(ro, kafkaeventtest.Timestamp(r.Timestamp))
+			ro = append(ro, kafkaeventtest.WithTimestamp(r.Timestamp))
 		}
 		if lr.HasTimestampType {
-			ro = append(ro, kafkaeventtest.TimestampType(r.TimestampType))
+			ro = append(ro, kafkaeventtest.WithTimestampType(r.TimestampType))
 		}
 		for _, h := range r.Headers {
-			ro = append(ro, kafkaeventtest.AddHeader(h.Key, h.Value))
+			ro = append(ro, kafkaeventtest.WithHeader(h.Key, h.Value))
 		}
 		if s := r.KeySchema; s != nil {
-			ro = append(ro, kafkaeventtest.KeySchema(s.DataFormat, s.SchemaID))
+			ro = append(ro, kafkaeventtest.WithKeySchema(s.DataFormat, s.SchemaID))
 		}
 		if s := r.ValueSchema; s != nil {
-			ro = append(ro, kafkaeventtest.ValueSchema(s.DataFormat, s.SchemaID))
+			ro = append(ro, kafkaeventtest.WithValueSchema(s.DataFormat, s.SchemaID))
 		}
 		b.Add(r.Topic, r.Partition, r.Value, ro...)
 	}

@@ -35,17 +35,17 @@ func TestBuild(t *testing.T) {
 		`{"topic":"audit","timestamp":-1,"timestampType":"NO_TIMESTAMP_TYPE","value":"v"}`,
 	}, "\n") + "\n"
 	want := kafkaeventtest.NewBuilder().
-		Add("orders", 1, []byte(`{"id":1,"total":9.50}`), kafkaeventtest.Key([]byte("o-1")), kafkaeventtest.Offset(0)).
-		Add("orders", 1, nil, kafkaeventtest.Key([]byte("o-1")), kafkaeventtest.Offset(1),
-			kafkaeventtest.AddHeader("trace", []byte("abc")), kafkaeventtest.AddHeader("empty", []byte{}), kafkaeventtest.AddHeader("none", nil)).
-		Add("orders", 0, []byte{0x80}, kafkaeventtest.Key([]byte{0, 0xff}), kafkaeventtest.Offset(41),
-			kafkaeventtest.Timestamp(time.UnixMilli(1700000000123)), kafkaeventtest.TimestampType(kafkaevent.LogAppendTime)).
-		Add("orders", 0, []byte{}, kafkaeventtest.Key([]byte{}), kafkaeventtest.Offset(42),
-			kafkaeventtest.Timestamp(time.Date(2026, 3, 1, 10, 0, 0, 500e6, time.UTC))).
-		Add("audit", 0, nil, kafkaeventtest.Offset(0),
-			kafkaeventtest.AddHeader("h", []byte("1")), kafkaeventtest.AddHeader("h", []byte{0xff}), kafkaeventtest.AddHeader("n", nil),
-			kafkaeventtest.KeySchema("AVRO", "7"), kafkaeventtest.ValueSchema("JSON", "12345678-1234-1234-1234-123456789012")).
-		Add("audit", 0, []byte("v"), kafkaeventtest.Offset(1), kafkaeventtest.Timestamp(time.Time{}), kafkaeventtest.TimestampType("NO_TIMESTAMP_TYPE")).
+		Add("orders", 1, []byte(`{"id":1,"total":9.50}`), kafkaeventtest.WithKey([]byte("o-1")), kafkaeventtest.WithOffset(0)).
+		Add("orders", 1, nil, kafkaeventtest.WithKey([]byte("o-1")), kafkaeventtest.WithOffset(1),
+			kafkaeventtest.WithHeader("trace", []byte("abc")), kafkaeventtest.WithHeader("empty", []byte{}), kafkaeventtest.WithHeader("none", nil)).
+		Add("orders", 0, []byte{0x80}, kafkaeventtest.WithKey([]byte{0, 0xff}), kafkaeventtest.WithOffset(41),
+			kafkaeventtest.WithTimestamp(time.UnixMilli(1700000000123)), kafkaeventtest.WithTimestampType(kafkaevent.LogAppendTime)).
+		Add("orders", 0, []byte{}, kafkaeventtest.WithKey([]byte{}), kafkaeventtest.WithOffset(42),
+			kafkaeventtest.WithTimestamp(time.Date(2026, 3, 1, 10, 0, 0, 500e6, time.UTC))).
+		Add("audit", 0, nil, kafkaeventtest.WithOffset(0),
+			kafkaeventtest.WithHeader("h", []byte("1")), kafkaeventtest.WithHeader("h", []byte{0xff}), kafkaeventtest.WithHeader("n", nil),
+			kafkaeventtest.WithKeySchema("AVRO", "7"), kafkaeventtest.WithValueSchema("JSON", "12345678-1234-1234-1234-123456789012")).
+		Add("audit", 0, []byte("v"), kafkaeventtest.WithOffset(1), kafkaeventtest.WithTimestamp(time.Time{}), kafkaeventtest.WithTimestampType("NO_TIMESTAMP_TYPE")).
 		Event()
 
 	r := klt(t, in, "event", "build", "--compact")

@@ -92,8 +92,8 @@ func TestDecodedRecordOf(t *testing.T) {
 
 func TestDecode(t *testing.T) {
 	ev := kafkaeventtest.NewBuilder(kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged)).
-		Add("b", 1, []byte("x"), kafkaeventtest.Key([]byte("k1"))).
-		Add("a", 0, nil, kafkaeventtest.Key([]byte{0xfe}), kafkaeventtest.Offset(9), kafkaeventtest.AddHeader("h", []byte("v"))).
+		Add("b", 1, []byte("x"), kafkaeventtest.WithKey([]byte("k1"))).
+		Add("a", 0, nil, kafkaeventtest.WithKey([]byte{0xfe}), kafkaeventtest.WithOffset(9), kafkaeventtest.WithHeader("h", []byte("v"))).
 		Event()
 	data := wire(t, ev)
 	want := `{"topic":"a","partition":0,"offset":9,"timestamp":"2026-01-15T10:00:00.001Z","timestampType":"CREATE_TIME","keyBase64":"/g==","value":null,"headers":[{"key":"h","value":"v"}]}

@@ -28,7 +28,7 @@ var (
 // Builder makes events for tests and fixtures. Add records to it, then call Event:
 //
 //	ev := kafkaeventtest.NewBuilder().
-//		Add("orders", 0, []byte(`{"id":1}`), kafkaeventtest.Key([]byte("o-1"))).
+//		Add("orders", 0, []byte(`{"id":1}`), kafkaeventtest.WithKey([]byte("o-1"))).
 //		Add("orders", 0, nil). // a tombstone
 //		Event()
 //
@@ -128,49 +128,48 @@ type recordConfig struct {
 // RecordOption sets a field of a record added with [Builder.Add].
 type RecordOption func(*recordConfig)
 
-// Key sets the record key; nil (the default) means no key, and []byte{} an empty one.
-func Key(k []byte) RecordOption {
+// WithKey sets the record key; nil (the default) means no key, and []byte{} an empty one.
+func WithKey(k []byte) RecordOption {
 	return func(c *recordConfig) { c.key = bytes.Clone(k) }
 }
 
-// Offset sets the record offset. The default is the offset after the previous record of the
+// WithOffset sets the record offset. The default is the offset after the previous record of the
 // same partition, 0 for its first. Later records of the same partition without an Offset
 // option follow it: n+1, n+2 and so on. Records stay in the order added, even if offsets go down.
 // Kafka offsets are never negative, and Parse rejects a negative one.
-func Offset(n int64) RecordOption {
+func WithOffset(n int64) RecordOption {
 	return func(c *recordConfig) { c.offset, c.offsetSet = n, true }
 }
 
-// Timestamp sets the record time, kept in UTC to the millisecond. The default is the builder's
+// WithTimestamp sets the record time, kept in UTC to the millisecond. The default is the builder's
 // start time plus one millisecond per record added before this one (see [WithStartTime]). The
 // zero time means that the record has no timestamp, which the wire format writes as -1.
-func Timestamp(t time.Time) RecordOption {
+func WithTimestamp(t time.Time) RecordOption {
 	return func(c *recordConfig) { c.ts, c.tsSet = millisUTC(t), true }
 }
 
-// TimestampType sets the record's timestamp type; the default is kafkaevent.CreateTime.
-func TimestampType(t string) RecordOption {
+// WithTimestampType sets the record's timestamp type; the default is kafkaevent.CreateTime.
+func WithTimestampType(t string) RecordOption {
 	return func(c *recordConfig) { c.tsType = t }
 }
 
-// AddHeader adds a header to the record; by default a record has none. Headers keep the order
-// of their options, and a name may repeat. A nil value is a null header value. (The option is not called Header because
-// that is the name of the type.)
-func AddHeader(name string, value []byte) RecordOption {
+// WithHeader adds a header to the record; by default a record has none. Headers keep the
+// order of their options, and a name may repeat. A nil value is a null header value.
+func WithHeader(name string, value []byte) RecordOption {
 	return func(c *recordConfig) {
 		c.headers = append(c.headers, kafkaevent.Header{Key: name, Value: bytes.Clone(value)})
 	}
 }
 
-// KeySchema sets the record's keySchemaMetadata, as an event source mapping with a schema
+// WithKeySchema sets the record's keySchemaMetadata, as an event source mapping with a schema
 // registry adds it: format is "AVRO", "PROTOBUF" or "JSON", id a Confluent schema id or a Glue
 // schema version UUID. By default a record has no schema metadata.
-func KeySchema(format, id string) RecordOption {
+func WithKeySchema(format, id string) RecordOption {
 	return func(c *recordConfig) { c.keySchema = &kafkaevent.SchemaMetadata{DataFormat: format, SchemaID: id} }
 }
 
-// ValueSchema sets the record's valueSchemaMetadata; see [KeySchema].
-func ValueSchema(format, id string) RecordOption {
+// WithValueSchema sets the record's valueSchemaMetadata; see [WithKeySchema].
+func WithValueSchema(format, id string) RecordOption {
 	return func(c *recordConfig) { c.valueSchema = &kafkaevent.SchemaMetadata{DataFormat: format, SchemaID: id} }
 }
 

@@ -86,11 +86,11 @@ func TestBuilderOffsets(t *testing.T) {
 		Add("t", 0, []byte("a")).
 		Add("t", 1, []byte("b")).
 		Add("t", 0, []byte("c")).
-		Add("t", 0, []byte("d"), kafkaeventtest.Offset(100)).
+		Add("t", 0, []byte("d"), kafkaeventtest.WithOffset(100)).
 		Add("t", 0, []byte("e")).
-		Add("t", 1, []byte("f"), kafkaeventtest.Offset(7)).
+		Add("t", 1, []byte("f"), kafkaeventtest.WithOffset(7)).
 		Add("t", 1, []byte("g")).
-		Add("t", 0, []byte("h"), kafkaeventtest.Offset(3)). // offsets may go down; order is kept
+		Add("t", 0, []byte("h"), kafkaeventtest.WithOffset(3)). // offsets may go down; order is kept
 		Add("t", 0, []byte("i")).
 		Event()
 	if got, want := offsets(&e.Partitions[0]), []int64{0, 1, 100, 101, 3, 4}; !slices.Equal(got, want) {
@@ -134,9 +134,9 @@ func TestBuilderTimestamps(t *testing.T) {
 	explicit := time.Date(2024, 1, 2, 3, 4, 5, 999999999, time.FixedZone("X", -7200))
 	e := kafkaeventtest.NewBuilder(kafkaeventtest.WithStartTime(start)).
 		Add("a", 0, nil).
-		Add("b", 0, nil, kafkaeventtest.Timestamp(explicit), kafkaeventtest.TimestampType(kafkaevent.LogAppendTime)).
+		Add("b", 0, nil, kafkaeventtest.WithTimestamp(explicit), kafkaeventtest.WithTimestampType(kafkaevent.LogAppendTime)).
 		Add("a", 0, nil).
-		Add("a", 0, nil, kafkaeventtest.Timestamp(time.Time{})).
+		Add("a", 0, nil, kafkaeventtest.WithTimestamp(time.Time{})).
 		Event()
 	base := time.UnixMilli(start.UnixMilli()).UTC()
 	a := e.Partitions[0].Records
@@ -163,16 +163,16 @@ func TestBuilderTimestamps(t *testing.T) {
 
 func TestBuilderRecordFields(t *testing.T) {
 	e := kafkaeventtest.NewBuilder().
-		Add("t", 0, nil, kafkaeventtest.Key([]byte("k"))).
-		Add("t", 0, []byte{}, kafkaeventtest.Key([]byte{})).
+		Add("t", 0, nil, kafkaeventtest.WithKey([]byte("k"))).
+		Add("t", 0, []byte{}, kafkaeventtest.WithKey([]byte{})).
 		Add("t", 0, []byte("v"),
-			kafkaeventtest.AddHeader("trace", []byte("1")),
-			kafkaeventtest.AddHeader("ë", []byte{0xc3, 0xab}),
-			kafkaeventtest.AddHeader("trace", []byte("2")),
-			kafkaeventtest.AddHeader("null", nil),
-			kafkaeventtest.AddHeader("empty", []byte{}),
-			kafkaeventtest.KeySchema("AVRO", "1"),
-			kafkaeventtest.ValueSchema("PROTOBUF", "12345678-1234-1234-1234-123456789012"),
+			kafkaeventtest.WithHeader("trace", []byte("1")),
+			kafkaeventtest.WithHeader("ë", []byte{0xc3, 0xab}),
+			kafkaeventtest.WithHeader("trace", []byte("2")),
+			kafkaeventtest.WithHeader("null", nil),
+			kafkaeventtest.WithHeader("empty", []byte{}),
+			kafkaeventtest.WithKeySchema("AVRO", "1"),
+			kafkaeventtest.WithValueSchema("PROTOBUF", "12345678-1234-1234-1234-123456789012"),
 		).
 		Event()
 	rs := e.Partitions[0].Records
@@ -210,7 +210,7 @@ func TestBuilderCopies(t *testing.T) {
 	val := []byte("value")
 	key := []byte("key")
 	hv := []byte("hv")
-	b := kafkaeventtest.NewBuilder().Add("t", 0, val, kafkaeventtest.Key(key), kafkaeventtest.AddHeader("h", hv), kafkaeventtest.ValueSchema("JSON", "1"))
+	b := kafkaeventtest.NewBuilder().Add("t", 0, val, kafkaeventtest.WithKey(key), kafkaeventtest.WithHeader("h", hv), kafkaeventtest.WithValueSchema("JSON", "1"))
 	val[0], key[0], hv[0] = 'X', 'X', 'X' // the builder copied them
 
 	e1 := b.Event()

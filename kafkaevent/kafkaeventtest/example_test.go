@@ -18,8 +18,8 @@ func Example() {
 		kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged),
 		kafkaeventtest.WithBootstrapServers("localhost:9092"),
 	).
-		Add("orders", 0, []byte(`{"id":1}`), kafkaeventtest.Key([]byte("o-1")), kafkaeventtest.AddHeader("v", []byte("1"))).
-		Add("orders", 0, nil, kafkaeventtest.Key([]byte("o-1"))). // a tombstone
+		Add("orders", 0, []byte(`{"id":1}`), kafkaeventtest.WithKey([]byte("o-1")), kafkaeventtest.WithHeader("v", []byte("1"))).
+		Add("orders", 0, nil, kafkaeventtest.WithKey([]byte("o-1"))). // a tombstone
 		Event()
 
 	data, err := json.Marshal(ev)
@@ -89,16 +89,16 @@ func ExampleNewBuilder() {
 func ExampleBuilder_Add() {
 	b := kafkaeventtest.NewBuilder()
 	b.Add("orders", 0, []byte(`{"id":1}`),
-		kafkaeventtest.Key([]byte("o-1")),
-		kafkaeventtest.Offset(100),
-		kafkaeventtest.AddHeader("content-type", []byte("application/json")),
-		kafkaeventtest.AddHeader("trace", nil), // a null header value
-		kafkaeventtest.KeySchema("AVRO", "1"),
-		kafkaeventtest.ValueSchema("JSON", "6a3f8e2c-9b1d-4c7e-8f5a-2d4b6c8e0a1f"),
+		kafkaeventtest.WithKey([]byte("o-1")),
+		kafkaeventtest.WithOffset(100),
+		kafkaeventtest.WithHeader("content-type", []byte("application/json")),
+		kafkaeventtest.WithHeader("trace", nil), // a null header value
+		kafkaeventtest.WithKeySchema("AVRO", "1"),
+		kafkaeventtest.WithValueSchema("JSON", "6a3f8e2c-9b1d-4c7e-8f5a-2d4b6c8e0a1f"),
 	)
 	b.Add("orders", 0, nil, // a tombstone, at the next offset
-		kafkaeventtest.TimestampType(kafkaevent.LogAppendTime),
-		kafkaeventtest.Timestamp(time.Time{})) // no timestamp
+		kafkaeventtest.WithTimestampType(kafkaevent.LogAppendTime),
+		kafkaeventtest.WithTimestamp(time.Time{})) // no timestamp
 	for r := range b.Event().All() {
 		fmt.Println(r.PartitionID(), r.Offset, r.Timestamp.IsZero(), r.TimestampType, r.IsTombstone(), len(r.Headers), r.KeySchema != nil)
 	}
