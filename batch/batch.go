@@ -262,6 +262,18 @@ func (c *config) attempt(ctx context.Context, deadline time.Time, h func(context
 	}
 }
 
+// process runs a record's handler through handle, with the record hooks around it.
+func (c *config) process(ctx context.Context, stop time.Time, key string, item Item, run func(context.Context) error, l *local) *failure {
+	if len(c.hooks.record) == 0 {
+		return c.handle(ctx, stop, key, run, l)
+	}
+	it := item // only this copy escapes to the hooks, so without hooks nothing is allocated
+	rctx := c.hooks.recordStart(ctx, &it)
+	f := c.handle(rctx, stop, key, run, l)
+	c.hooks.recordEnd(rctx, &it, f.error())
+	return f
+}
+
 // handle runs a record's handler with its retries, all inside one idempotency.Do under key
 // when there is a store; it returns nil when the record is done.
 func (c *config) handle(ctx context.Context, stop time.Time, key string, run func(context.Context) error, l *local) *failure {

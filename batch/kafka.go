@@ -159,15 +159,7 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 		if c.store != nil {
 			key = idempotency.KafkaKey(r)
 		}
-		run := func(ctx context.Context) error { return h(ctx, r) }
-		if len(c.hooks.record) == 0 {
-			f = c.handle(ctx, stop, key, run, l)
-		} else {
-			it := &Item{Kafka: r}
-			rctx := c.hooks.recordStart(ctx, it)
-			f = c.handle(rctx, stop, key, run, l)
-			c.hooks.recordEnd(rctx, it, f.error())
-		}
+		f = c.process(ctx, stop, key, Item{Kafka: r}, func(ctx context.Context) error { return h(ctx, r) }, l)
 		if f == nil {
 			return nil
 		}

@@ -152,15 +152,7 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 		if c.store != nil {
 			key = idempotency.SQSKey(m)
 		}
-		run := func(ctx context.Context) error { return h(ctx, m) }
-		if len(c.hooks.record) == 0 {
-			f = c.handle(ctx, stop, key, run, l)
-		} else {
-			it := &Item{SQS: m}
-			rctx := c.hooks.recordStart(ctx, it)
-			f = c.handle(rctx, stop, key, run, l)
-			c.hooks.recordEnd(rctx, it, f.error())
-		}
+		f = c.process(ctx, stop, key, Item{SQS: m}, func(ctx context.Context) error { return h(ctx, m) }, l)
 		if f == nil {
 			return nil
 		}
