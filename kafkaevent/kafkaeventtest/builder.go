@@ -168,7 +168,8 @@ func WithKeySchema(format, id string) RecordOption {
 	return func(c *recordConfig) { c.keySchema = &kafkaevent.SchemaMetadata{DataFormat: format, SchemaID: id} }
 }
 
-// WithValueSchema sets the record's valueSchemaMetadata; see [WithKeySchema].
+// WithValueSchema sets the record's valueSchemaMetadata; see [WithKeySchema]. By default a record has
+// no schema metadata.
 func WithValueSchema(format, id string) RecordOption {
 	return func(c *recordConfig) { c.valueSchema = &kafkaevent.SchemaMetadata{DataFormat: format, SchemaID: id} }
 }
