@@ -46,6 +46,9 @@ func ParseCriteria(data []byte, opts ...Option) (*Criteria, error) {
 	if err := onlyKey(top, "Filters"); err != nil {
 		return nil, &Error{Filter: -1, Reason: err.Error()}
 	}
+	if err := uniqueKeys(data); err != nil {
+		return nil, &Error{Filter: -1, Reason: err.Error()}
+	}
 	raw, ok := top["Filters"]
 	if !ok {
 		return nil, &Error{Filter: -1, Path: "Filters", Reason: "missing"}
@@ -61,6 +64,9 @@ func ParseCriteria(data []byte, opts ...Option) (*Criteria, error) {
 			return nil, &Error{Filter: i, Reason: "want an object {\"Pattern\": string}, got " + jsonKind(f)}
 		}
 		if err := onlyKey(fo, "Pattern"); err != nil {
+			return nil, &Error{Filter: i, Reason: err.Error()}
+		}
+		if err := uniqueKeys(f); err != nil {
 			return nil, &Error{Filter: i, Reason: err.Error()}
 		}
 		p, ok := fo["Pattern"]
@@ -82,6 +88,33 @@ func decodeOne(data []byte, v any) error {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("data after the top-level value")
+	}
+	return nil
+}
+
+// uniqueKeys reports an error when the JSON object obj, already known to be valid, has a key
+// twice: decoding into a map would keep the last one silently, and which one Lambda keeps is
+// not documented.
+func uniqueKeys(obj []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil { // {
+		return err
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return fmt.Errorf("key %q given twice", k)
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -193,3 +193,18 @@ func TestLegacyDecimalsHugeExponent(t *testing.T) {
 		}
 	}
 }
+
+// A key given twice in FilterCriteria is refused: decoding into a map kept the last copy
+// silently (found by FuzzParseCriteria), and which one Lambda keeps is not documented.
+func TestParseCriteriaDuplicateKeys(t *testing.T) {
+	for _, in := range []string{
+		`{"Filters":[{"Pattern":"{\"a\":[\"1\"]}"}],"Filters":[{"Pattern":"{\"b\":[\"2\"]}"}]}`,
+		`{"Filters":[{"Pattern":"{\"a\":[\"1\"]}","Pattern":"{\"b\":[\"2\"]}"}]}`,
+	} {
+		_, err := filter.ParseCriteria([]byte(in))
+		var fe *filter.Error
+		if !errors.As(err, &fe) || !strings.Contains(fe.Reason, "twice") {
+			t.Errorf("ParseCriteria(%s) = %v, want an *Error saying a key is given twice", in, err)
+		}
+	}
+}
