@@ -43,6 +43,31 @@
 // standard queue), with the record's partition and offset or message ID. Keys and payloads
 // are never recorded.
 //
+// # Producing
+//
+// The hook is also a franz-go producer hook (kgo.HookProduceRecordBuffered and
+// kgo.HookProduceRecordUnbuffered): given to kgo.WithHooks, or to the producer package's
+// WithClientOptions, it makes a span of kind producer named "send TOPIC" for each record
+// produced, the child of the span in the record's Context (kgo sets it to the context given to
+// Produce when the record has none), and writes that span's context into the record's headers
+// through the propagator: traceparent and tracestate for W3C Trace Context, X-Amzn-Trace-Id for
+// an X-Ray propagator. Headers of those names the record already has (compared without regard to
+// case) are replaced, never duplicated, and the record's header slice is copied first, so a
+// slice shared between records is left as it was. The span has messaging.system,
+// messaging.destination.name, messaging.operation.type and messaging.operation.name ("send"),
+// messaging.message.body.size and messaging.kafka.message.tombstone; it ends when kgo
+// acknowledges the record, with messaging.destination.partition.id and messaging.kafka.offset,
+// or fails it, with the error and status Error. The same hook value serves batch.WithHooks
+// and kgo.WithHooks:
+//
+//	hook := oteltrace.New()
+//	cl, err := producer.NewClient(producer.WithClientOptions(kgo.WithHooks(hook)))
+//	...
+//	lambda.Start(batch.KafkaHandler(handle, batch.WithHooks(hook)))
+//
+// Without an SDK the span is the API's no-op one, and the headers still carry the caller's
+// span context, if it has one.
+//
 // # Producer trace context
 //
 // A producer that traces writes its span context into the Kafka record's headers or the SQS
