@@ -4,77 +4,322 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/aws/aws-msk-iam-sasl-signer-go/signer"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
-// ErrNotAcknowledged is the error of a record that [Produce] gave up waiting for at the
-// context's deadline: its outcome is unknown (it may still land).
-var ErrNotAcknowledged = errors.New("producer: not acknowledged before the deadline")
+// Environment variables read by [Opts] when no option sets the same thing.
+const (
+	EnvBootstrapServers = "KAFKA_BOOTSTRAP_SERVERS" // brokers, host:port[,host:port...]
+	EnvAuth             = "KAFKA_AUTH"              // iam | scram | tls | plaintext
+	EnvSCRAMUsername    = "KAFKA_SCRAM_USERNAME"    // user for KAFKA_AUTH=scram
+	EnvSCRAMPassword    = "KAFKA_SCRAM_PASSWORD"    // password for KAFKA_AUTH=scram
+	EnvRegion           = "AWS_REGION"              // region of MSK IAM tokens, after WithRegion and the broker names
+)
 
-type config struct{}
+// ConfigError is the error of [Opts] and [NewClient] when the configuration is incomplete or
+// contradicts itself. Setting names the option or environment variable at fault.
+type ConfigError struct {
+	Setting string // e.g. "KAFKA_AUTH", "WithBrokers"
+	Err     error
+}
+
+func (e *ConfigError) Error() string { return "producer: " + e.Setting + ": " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+type auth int
+
+const (
+	authUnset auth = iota
+	authIAM
+	authSCRAM
+	authTLS
+	authPlaintext
+)
+
+func (a auth) String() string {
+	switch a {
+	case authIAM:
+		return "iam"
+	case authSCRAM:
+		return "scram"
+	case authTLS:
+		return "tls"
+	case authPlaintext:
+		return "plaintext"
+	}
+	return "unset"
+}
+
+type config struct {
+	brokers    []string
+	brokersSet bool
+	brokersErr error
+
+	auth     auth
+	authFrom string // the option that chose auth, for conflict messages
+	creds    aws.CredentialsProvider
+	region   string
+	user     string
+	password string
+
+	tls    *tls.Config
+	tlsSet bool
+
+	client []kgo.Opt
+	errs   []error
+}
+
+func (c *config) choose(a auth, from string) {
+	if c.auth != authUnset && c.auth != a {
+		c.errs = append(c.errs, &ConfigError{Setting: from, Err: fmt.Errorf("conflicts with %s: choose one authentication", c.authFrom)})
+		return
+	}
+	c.auth, c.authFrom = a, from
+}
 
 // Option configures the connection to a cluster.
 type Option func(*config)
 
-// WithBrokers sets the bootstrap servers. Default: $KAFKA_BOOTSTRAP_SERVERS (comma-separated).
-func WithBrokers(addrs ...string) Option { return func(*config) {} }
-
-// WithIAM authenticates with MSK IAM. Default: $KAFKA_AUTH.
-func WithIAM(creds aws.CredentialsProvider) Option { return func(*config) {} }
-
-// WithRegion sets the region of the MSK IAM token. Default: from the broker host names, else $AWS_REGION.
-func WithRegion(region string) Option { return func(*config) {} }
-
-// WithSCRAM authenticates with SASL/SCRAM-SHA-512. Default: $KAFKA_AUTH.
-func WithSCRAM(user, password string) Option { return func(*config) {} }
-
-// WithPlaintext turns off TLS and SASL. Default: TLS on.
-func WithPlaintext() Option { return func(*config) {} }
-
-// WithTLSConfig sets the TLS configuration. Default: TLS with the system roots.
-func WithTLSConfig(c *tls.Config) Option { return func(*config) {} }
-
-// WithClientOptions appends kgo options after the defaults. Default: none.
-func WithClientOptions(opts ...kgo.Opt) Option { return func(*config) {} }
-
-// Opts returns the kgo options for the cluster.
-func Opts(opts ...Option) ([]kgo.Opt, error) { return nil, errors.New("producer: not implemented") }
-
-// NewClient is kgo.NewClient(Opts(opts...)...).
-func NewClient(opts ...Option) (*kgo.Client, error) {
-	return nil, errors.New("producer: not implemented")
-}
-
-// Produce produces records on cl and waits until each is acknowledged or has failed.
-func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Results {
-	rs := make(Results, len(records))
-	for i, r := range records {
-		rs[i] = Result{Record: r, Err: errors.New("producer: not implemented")}
+// WithBrokers sets the bootstrap servers, each host:port. Default: $KAFKA_BOOTSTRAP_SERVERS
+// (comma-separated, as Lambda's event source mapping writes BootstrapServers); with neither,
+// [Opts] fails.
+func WithBrokers(addrs ...string) Option {
+	return func(c *config) {
+		c.brokersSet = true
+		c.brokers, c.brokersErr = checkBrokers(addrs, "WithBrokers")
 	}
-	return rs
 }
 
-// Result is the outcome of one record.
-type Result struct {
-	Record *kgo.Record
-	Err    error
+// WithIAM authenticates with Amazon MSK IAM access control: SASL/OAUTHBEARER over TLS, the
+// token made by aws-msk-iam-sasl-signer-go's GenerateAuthTokenFromCredentialsProvider from
+// creds on every new connection and on every re-authentication the broker asks for, so that
+// rotating credentials (a Lambda role's, aws.Config.Credentials) are always current and a
+// token (valid 15 minutes) never goes stale. Default: the authentication $KAFKA_AUTH names.
+func WithIAM(creds aws.CredentialsProvider) Option {
+	return func(c *config) {
+		if creds == nil {
+			c.errs = append(c.errs, &ConfigError{Setting: "WithIAM", Err: errors.New("no credentials provider")})
+			return
+		}
+		c.choose(authIAM, "WithIAM")
+		c.creds = creds
+	}
 }
 
-// Results are the outcomes of the records of one [Produce] call, in their order.
-type Results []Result
+// WithRegion sets the region MSK IAM tokens are signed for. Default: the region in the broker
+// host names (b-1.name.id.c2.kafka.<region>.amazonaws.com), else $AWS_REGION; with neither,
+// [Opts] fails when IAM is chosen.
+func WithRegion(region string) Option {
+	return func(c *config) {
+		if err := checkRegion(region); err != nil {
+			c.errs = append(c.errs, &ConfigError{Setting: "WithRegion", Err: err})
+			return
+		}
+		c.region = region
+	}
+}
 
-// Err is nil when every record succeeded, else an error naming the failures.
-func (rs Results) Err() error {
-	var errs []error
-	for _, r := range rs {
-		if r.Err != nil {
-			errs = append(errs, r.Err)
+// WithSCRAM authenticates with SASL/SCRAM-SHA-512 over TLS (MSK's SCRAM port, self-managed
+// clusters). Default: the authentication $KAFKA_AUTH names.
+func WithSCRAM(user, password string) Option {
+	return func(c *config) {
+		if user == "" || password == "" {
+			c.errs = append(c.errs, &ConfigError{Setting: "WithSCRAM", Err: errors.New("empty user or password")})
+			return
+		}
+		c.choose(authSCRAM, "WithSCRAM")
+		c.user, c.password = user, password
+	}
+}
+
+// WithPlaintext connects without TLS and without SASL: local clusters and kfake. Default: the
+// authentication $KAFKA_AUTH names.
+func WithPlaintext() Option {
+	return func(c *config) { c.choose(authPlaintext, "WithPlaintext") }
+}
+
+// WithTLSConfig sets the TLS configuration (a private CA, client certificates for mutual TLS).
+// It is cloned; kgo fills ServerName per broker. Without WithIAM or WithSCRAM (and with
+// KAFKA_AUTH unset) it also chooses TLS without SASL (mutual TLS, MSK's TLS port). Default:
+// TLS 1.2 or later with the system roots, unless WithPlaintext or KAFKA_AUTH=plaintext, which
+// conflict with this option.
+func WithTLSConfig(cfg *tls.Config) Option {
+	return func(c *config) {
+		if cfg == nil {
+			c.errs = append(c.errs, &ConfigError{Setting: "WithTLSConfig", Err: errors.New("nil *tls.Config")})
+			return
+		}
+		c.tls, c.tlsSet = cfg.Clone(), true
+	}
+}
+
+// WithClientOptions adds any other kgo options, applied after this package's (later wins), so
+// every kgo setting stays in reach: kgo.WithHooks for tracing, kgo.DefaultProduceTopic,
+// kgo.ProducerLinger, and the consumer options for a client that also consumes. Default: none.
+func WithClientOptions(opts ...kgo.Opt) Option {
+	return func(c *config) { c.client = append(c.client, opts...) }
+}
+
+// Defaults are the producer settings [Opts] puts after the connection ones, before the
+// WithClientOptions ones (see the package documentation for why each).
+func defaults() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		// Idempotence is kgo's default as long as acks are all; stated here through acks.
+		kgo.RecordPartitioner(kgo.UniformBytesPartitioner(64<<10, true, true, nil)),
+		kgo.ProducerBatchCompression(kgo.Lz4Compression(), kgo.NoCompression()),
+		kgo.RecordDeliveryTimeout(2 * time.Minute),
+	}
+}
+
+// Opts returns the kgo options for the cluster (seeds, TLS, SASL) followed by the producer
+// defaults (idempotent, acks from all in-sync replicas, murmur2 key partitioning as the Java
+// client, lz4 compression, a 2-minute delivery timeout), then the WithClientOptions ones: to
+// compose with kgo by hand. It reads the environment ($KAFKA_BOOTSTRAP_SERVERS, $KAFKA_AUTH,
+// $KAFKA_SCRAM_USERNAME, $KAFKA_SCRAM_PASSWORD, $AWS_REGION) for what no option sets, and
+// fails with a [*ConfigError] naming the setting that is missing or wrong.
+func Opts(opts ...Option) ([]kgo.Opt, error) {
+	return buildOpts(os.Getenv, opts)
+}
+
+func buildOpts(getenv func(string) string, opts []Option) ([]kgo.Opt, error) {
+	var c config
+	for _, o := range opts {
+		if o == nil {
+			return nil, &ConfigError{Setting: "Opts", Err: errors.New("nil Option")}
+		}
+		o(&c)
+	}
+	if err := errors.Join(c.errs...); err != nil {
+		return nil, err
+	}
+	if c.brokersErr != nil {
+		return nil, c.brokersErr
+	}
+	if !c.brokersSet {
+		env := getenv(EnvBootstrapServers)
+		if strings.TrimSpace(env) == "" {
+			return nil, &ConfigError{Setting: EnvBootstrapServers, Err: errors.New("no brokers: use WithBrokers or set " + EnvBootstrapServers)}
+		}
+		b, err := ParseBrokers(env)
+		if err != nil {
+			return nil, &ConfigError{Setting: EnvBootstrapServers, Err: err}
+		}
+		c.brokers = b
+	}
+	if c.auth == authUnset {
+		env := getenv(EnvAuth)
+		switch {
+		case env != "":
+			a, err := parseAuth(env)
+			if err != nil {
+				return nil, &ConfigError{Setting: EnvAuth, Err: err}
+			}
+			c.auth, c.authFrom = a, EnvAuth+"="+env
+		case c.tlsSet:
+			c.auth, c.authFrom = authTLS, "WithTLSConfig"
+		default:
+			return nil, &ConfigError{Setting: EnvAuth, Err: errors.New("no authentication chosen: use WithIAM, WithSCRAM, WithPlaintext or WithTLSConfig, or set " + EnvAuth + " to iam, scram, tls or plaintext")}
 		}
 	}
-	return errors.Join(errs...)
+
+	out := []kgo.Opt{kgo.SeedBrokers(c.brokers...)}
+	if c.auth == authPlaintext {
+		if c.tlsSet {
+			return nil, &ConfigError{Setting: "WithTLSConfig", Err: fmt.Errorf("conflicts with %s, which turns TLS off", c.authFrom)}
+		}
+	} else {
+		cfg := c.tls
+		if cfg == nil {
+			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		out = append(out, kgo.DialTLSConfig(cfg))
+	}
+
+	switch c.auth {
+	case authIAM:
+		creds := c.creds
+		if creds == nil { // KAFKA_AUTH=iam: the default credential chain (a Lambda role's)
+			cfg, err := awsconfig.LoadDefaultConfig(context.Background())
+			if err != nil {
+				return nil, &ConfigError{Setting: EnvAuth, Err: fmt.Errorf("iam: load the default AWS credentials: %w", err)}
+			}
+			if cfg.Credentials == nil {
+				return nil, &ConfigError{Setting: EnvAuth, Err: errors.New("iam: no AWS credentials in the default chain")}
+			}
+			creds = cfg.Credentials
+		}
+		region, err := pickRegion(c.region, c.brokers, getenv(EnvRegion))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kgo.SASL(iamMechanism(region, creds)))
+	case authSCRAM:
+		user, pass := c.user, c.password
+		if user == "" {
+			user, pass = getenv(EnvSCRAMUsername), getenv(EnvSCRAMPassword)
+			if user == "" {
+				return nil, &ConfigError{Setting: EnvSCRAMUsername, Err: errors.New("empty, and KAFKA_AUTH=scram needs it")}
+			}
+			if pass == "" {
+				return nil, &ConfigError{Setting: EnvSCRAMPassword, Err: errors.New("empty, and KAFKA_AUTH=scram needs it")}
+			}
+		}
+		out = append(out, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()))
+	}
+	out = append(out, defaults()...)
+	out = append(out, c.client...)
+	return out, nil
 }
 
-var generateToken = signer.GenerateAuthTokenFromCredentialsProvider
+// iamMechanism is OAUTHBEARER with a token signed for region from creds, made anew each time
+// kgo authenticates a connection (new connections and KIP-368 re-authentications).
+func iamMechanism(region string, creds aws.CredentialsProvider) sasl.Mechanism {
+	return oauth.Oauth(func(ctx context.Context) (oauth.Auth, error) {
+		tok, _, err := signer.GenerateAuthTokenFromCredentialsProvider(ctx, region, creds)
+		if err != nil {
+			return oauth.Auth{}, fmt.Errorf("producer: MSK IAM token for %s: %w", region, err)
+		}
+		return oauth.Auth{Token: tok}, nil
+	})
+}
+
+// NewClient is kgo.NewClient(Opts(opts...)...). In Lambda, make it once per execution
+// environment (in main or a package variable, outside the handler) and reuse it across
+// invocations: connections and authentication then cost only on a cold start.
+func NewClient(opts ...Option) (*kgo.Client, error) {
+	o, err := Opts(opts...)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(o...)
+	if err != nil {
+		return nil, fmt.Errorf("producer: %w", err)
+	}
+	return cl, nil
+}
+
+func parseAuth(v string) (auth, error) {
+	switch v {
+	case "iam":
+		return authIAM, nil
+	case "scram":
+		return authSCRAM, nil
+	case "tls":
+		return authTLS, nil
+	case "plaintext":
+		return authPlaintext, nil
+	}
+	return authUnset, fmt.Errorf("%q: want iam, scram, tls or plaintext", v)
+}

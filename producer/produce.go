@@ -1,0 +1,152 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ErrNotAcknowledged is the error (matched with errors.Is) of a record that [Produce] stopped
+// waiting for at the context's deadline, or when the context was cancelled. Its outcome is
+// unknown: it may still land, so report it failed and let the retry (which idempotency keys
+// make harmless) decide.
+var ErrNotAcknowledged = errors.New("producer: not acknowledged before the deadline")
+
+// MaxDeadlineMargin caps the margin [Produce] keeps before the context's deadline. The margin
+// is a tenth of the time left when Produce is called, at most MaxDeadlineMargin, so that a
+// Lambda handler still has time to build and return its response.
+const MaxDeadlineMargin = time.Second
+
+// Result is the outcome of one record of a [Produce] call.
+type Result struct {
+	// Record is the record as given; on success kgo has set its Partition, Offset and
+	// Timestamp.
+	Record *kgo.Record
+	// Err is nil when the broker acknowledged the record (with every in-sync replica under
+	// the default acks). Else it is the produce error, or wraps [ErrNotAcknowledged].
+	Err error
+}
+
+// Results are the outcomes of the records of one [Produce] call, in the order given.
+type Results []Result
+
+// Err is nil when every record succeeded; else it joins (errors.Join) one error per failed
+// record, naming its index and topic and wrapping its Err, so errors.Is(err,
+// ErrNotAcknowledged) tells whether any outcome is unknown.
+func (rs Results) Err() error {
+	var errs []error
+	for i, r := range rs {
+		if r.Err == nil {
+			continue
+		}
+		topic := ""
+		if r.Record != nil {
+			topic = r.Record.Topic
+		}
+		errs = append(errs, fmt.Errorf("record %d (topic %q): %w", i, topic, r.Err))
+	}
+	return errors.Join(errs...)
+}
+
+// Failed returns the results that have an error.
+func (rs Results) Failed() Results {
+	var out Results
+	for _, r := range rs {
+		if r.Err != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Produce produces records on cl and waits until each is acknowledged or has failed,
+// returning at the latest at ctx's deadline less a margin (a tenth of the time left, at most
+// [MaxDeadlineMargin]): records not acknowledged by then are failed with an error wrapping
+// [ErrNotAcknowledged], never left unreported and never waited for past the deadline. Records
+// still buffered in cl when Produce returns that way are cancelled (kgo fails a partition's
+// buffered records when the first one's context ends, so records another goroutine produced
+// into the same batch may fail with them); records already sent cannot be, and may still land.
+//
+// Each record's Context is set to ctx when nil, so kgo hooks (the tracing adapters) see the
+// caller's span. Without a deadline on ctx, Produce waits as long as kgo retries (the
+// package's default delivery timeout is 2 minutes). A nil cl or nil record fails rather than
+// panics.
+func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Results {
+	rs := make(Results, len(records))
+	for i, r := range records {
+		rs[i].Record = r
+	}
+	if len(records) == 0 {
+		return rs
+	}
+	if cl == nil {
+		for i := range rs {
+			rs[i].Err = errors.New("producer: nil *kgo.Client")
+		}
+		return rs
+	}
+
+	wctx, cancel := ctx, context.CancelFunc(func() {})
+	if dl, ok := ctx.Deadline(); ok {
+		margin := min(time.Until(dl)/10, MaxDeadlineMargin)
+		wctx, cancel = context.WithDeadline(ctx, dl.Add(-max(margin, 0)))
+	}
+	defer cancel()
+
+	var (
+		mu       sync.Mutex
+		pending  = len(records)
+		finished bool
+		acked    = make([]bool, len(records))
+		done     = make(chan struct{})
+	)
+	finish := func(i int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if finished || acked[i] {
+			return
+		}
+		if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+			err = fmt.Errorf("%w (%w)", ErrNotAcknowledged, err)
+		}
+		rs[i].Err, acked[i] = err, true
+		if pending--; pending == 0 {
+			close(done)
+		}
+	}
+	if err := wctx.Err(); err == nil {
+		for i, r := range records {
+			if r == nil {
+				finish(i, errors.New("producer: nil *kgo.Record"))
+				continue
+			}
+			if r.Context == nil {
+				r.Context = ctx
+			}
+			cl.Produce(wctx, r, func(_ *kgo.Record, err error) { finish(i, err) })
+		}
+	}
+
+	select {
+	case <-done:
+	case <-wctx.Done():
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	finished = true
+	out := make(Results, len(rs))
+	copy(out, rs)
+	if pending > 0 {
+		cause := wctx.Err()
+		for i := range out {
+			if !acked[i] {
+				out[i].Err = fmt.Errorf("%w (%w)", ErrNotAcknowledged, cause)
+			}
+		}
+	}
+	return out
+}
