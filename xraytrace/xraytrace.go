@@ -113,6 +113,16 @@ func (h *Hook) OnGroupEnd(ctx context.Context, g *batch.GroupInfo, failed int) {
 			_ = seg.AddAnnotation("first_offset", strconv.FormatInt(p.Records[0].Offset, 10))
 			_ = seg.AddAnnotation("last_offset", strconv.FormatInt(p.Records[n-1].Offset, 10))
 		}
+		if traces, distinct, invalid := producerTraces(p.Records); distinct > 0 || invalid > 0 {
+			if distinct > 0 {
+				_ = seg.AddAnnotation("producer_trace_id", traces[0].TraceID)
+				_ = seg.AddAnnotation("producer_traces", distinct)
+				_ = seg.AddMetadata("producer_traces", traces)
+			}
+			if invalid > 0 {
+				_ = seg.AddAnnotation("producer_trace_headers_invalid", invalid)
+			}
+		}
 	} else if len(g.Messages) > 0 {
 		arn := g.Messages[0].EventSourceARN
 		_ = seg.AddAnnotation("queue", arn[strings.LastIndexByte(arn, ':')+1:])

@@ -1,0 +1,282 @@
+package xraytrace_test
+
+// The producer side: the hook as a franz-go hook writes the X-Ray trace header into the
+// records it produces, against kfake in process; batch reads it back from the fetched records
+// onto each partition's subsegment.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-xray-sdk-go/v2/xray"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
+	"github.com/kafkalambda/toolkit/xraytrace"
+)
+
+// consumerTraceID is the consumer function's trace, another than the producer's (traceID).
+const consumerTraceID = "1-5759e988-000000000000000000000002"
+
+func cluster(t *testing.T) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func client(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// fetch reads n records of "orders" from the start, as the event the event source mapping
+// would deliver, headers included.
+func fetch(t *testing.T, c *kfake.Cluster, n int) *kafkaevent.Event {
+	t.Helper()
+	cl := client(t, c, kgo.ConsumeTopics("orders"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b := kafkaeventtest.NewBuilder()
+	for got := 0; got < n; {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("fetching: %v (after %d records of %d)", err, got, n)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			opts := []kafkaeventtest.RecordOption{kafkaeventtest.WithKey(r.Key), kafkaeventtest.WithOffset(r.Offset)}
+			for _, h := range r.Headers {
+				opts = append(opts, kafkaeventtest.WithHeader(h.Key, h.Value))
+			}
+			b.Add(r.Topic, r.Partition, r.Value, opts...)
+			got++
+		})
+	}
+	return b.Event()
+}
+
+// receiveAll reads segment documents until done says so (or 3 s passed), and returns every
+// (sub)segment received, nested ones included, in the order received.
+func receiveAll(t *testing.T, pc net.PacketConn, done func([]map[string]any) bool) []map[string]any {
+	t.Helper()
+	var all []map[string]any
+	var walk func(doc map[string]any, traceID string)
+	walk = func(doc map[string]any, traceID string) {
+		if _, ok := doc["trace_id"]; !ok {
+			doc["trace_id"] = traceID
+		}
+		all = append(all, doc)
+		subs, _ := doc["subsegments"].([]any)
+		for _, s := range subs {
+			if m, ok := s.(map[string]any); ok {
+				m["parent_id"] = doc["id"]
+				walk(m, doc["trace_id"].(string))
+			}
+		}
+	}
+	buf := make([]byte, 64<<10)
+	_ = pc.SetReadDeadline(time.Now().Add(3 * time.Second))
+	for !done(all) {
+		n, _, err := pc.ReadFrom(buf)
+		if err != nil {
+			t.Fatalf("waiting for segments: %v (got %d)", err, len(all))
+		}
+		_, body, ok := strings.Cut(string(buf[:n]), "\n")
+		var doc map[string]any
+		if !ok || json.Unmarshal([]byte(body), &doc) != nil {
+			continue
+		}
+		walk(doc, "")
+	}
+	return all
+}
+
+func named(docs []map[string]any, name string) []map[string]any {
+	var out []map[string]any
+	for _, d := range docs {
+		if d["name"] == name {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func count(name string, n int) func([]map[string]any) bool {
+	return func(docs []map[string]any) bool { return len(named(docs, name)) >= n }
+}
+
+func headerValues(r *kafkaevent.Record, key string) []string {
+	var vs []string
+	for _, h := range r.Headers {
+		if strings.EqualFold(h.Key, key) {
+			vs = append(vs, h.Key+"="+string(h.Value))
+		}
+	}
+	return vs
+}
+
+// Records produced in a traced function carry the X-Ray trace header of a "send orders"
+// subsegment each; a consumer's partition subsegments, in the consumer's own trace, name the
+// producer's trace (annotation producer_trace_id, metadata producer_traces).
+func TestProduceThenProcess(t *testing.T) {
+	ctx, pc := daemon(t)
+	hook := xraytrace.New()
+	c := cluster(t)
+	producer := client(t, c, kgo.WithHooks(hook), kgo.DefaultProduceTopic("orders"))
+	shared := []kgo.RecordHeader{{Key: "content-type", Value: []byte("text/plain")},
+		{Key: "x-amzn-trace-id", Value: []byte("Root=1-00000000-000000000000000000000000;Sampled=1")}}
+	recs := []*kgo.Record{
+		{Key: []byte("a"), Value: []byte("v1"), Headers: shared},
+		{Key: []byte("b"), Value: []byte("v2"), Headers: shared},
+		{Key: []byte("c"), Value: []byte("v3")},
+	}
+	if err := producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if string(shared[1].Value) != "Root=1-00000000-000000000000000000000000;Sampled=1" {
+		t.Errorf("the caller's header slice was changed: %q", shared)
+	}
+	for i, r := range recs {
+		if r.Context != ctx {
+			t.Errorf("record %d: Context is not the one given to Produce after the record was acknowledged", i)
+		}
+	}
+	sends := map[string]map[string]any{} // by partition/offset
+	for _, d := range named(receiveAll(t, pc, count("send orders", 3)), "send orders") {
+		if d["trace_id"] != traceID || d["parent_id"] != "53995c3f42cd8ad8" || d["namespace"] != "remote" {
+			t.Errorf("send subsegment: trace_id %v, parent_id %v, namespace %v; want %s, the function's segment, remote",
+				d["trace_id"], d["parent_id"], d["namespace"], traceID)
+		}
+		a, _ := d["annotations"].(map[string]any)
+		if a["topic"] != "orders" {
+			t.Errorf("send subsegment annotations %v", a)
+		}
+		sends[fmt.Sprintf("%v/%v", a["partition"], a["offset"])] = d
+	}
+	if len(sends) != 3 {
+		t.Fatalf("%d send subsegments with distinct partition/offset, want 3: %v", len(sends), sends)
+	}
+
+	ev := fetch(t, c, 3)
+	firstParent := map[int32]string{}
+	for _, p := range ev.Partitions {
+		for i := range p.Records {
+			r := &p.Records[i]
+			send := sends[fmt.Sprintf("%d/%d", r.Partition, r.Offset)]
+			want := fmt.Sprintf("X-Amzn-Trace-Id=Root=%s;Parent=%s;Sampled=1", traceID, send["id"])
+			if got := headerValues(r, xraytrace.TraceHeader); len(got) != 1 || got[0] != want {
+				t.Errorf("record %d/%d: trace headers %q, want [%s]", r.Partition, r.Offset, got, want)
+			}
+			if _, ok := firstParent[r.Partition]; !ok {
+				firstParent[r.Partition] = send["id"].(string)
+			}
+		}
+	}
+
+	//lint:ignore SA1029 the key is the SDK's own.
+	cctx := context.WithValue(context.Background(), xray.LambdaTraceHeaderKey, "Root="+consumerTraceID+";Parent=1111111111111111;Sampled=1")
+	_, err := batch.ProcessKafka(cctx, ev, func(context.Context, *kafkaevent.Record) error { return nil }, batch.WithHooks(hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := receiveAll(t, pc, func(docs []map[string]any) bool {
+		for _, p := range ev.Partitions {
+			if len(named(docs, "partition "+p.ID())) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, p := range ev.Partitions {
+		d := named(docs, "partition "+p.ID())[0]
+		if d["trace_id"] != consumerTraceID {
+			t.Errorf("%s: trace_id %v, want the consumer's %s", p.ID(), d["trace_id"], consumerTraceID)
+		}
+		a, _ := d["annotations"].(map[string]any)
+		if a["producer_trace_id"] != traceID || a["producer_traces"] != 1.0 {
+			t.Errorf("%s: annotations %v, want producer_trace_id %s, producer_traces 1", p.ID(), a, traceID)
+		}
+		md, _ := d["metadata"].(map[string]any)
+		def, _ := md["default"].(map[string]any)
+		list, _ := def["producer_traces"].([]any)
+		want := map[string]any{"trace_id": traceID, "parent_id": firstParent[p.Number], "records": float64(len(p.Records)),
+			"first_offset": fmt.Sprint(p.Records[0].Offset), "last_offset": fmt.Sprint(p.Records[len(p.Records)-1].Offset)}
+		if len(list) != 1 || fmt.Sprint(list[0]) != fmt.Sprint(want) {
+			t.Errorf("%s: metadata producer_traces %v, want [%v]", p.ID(), list, want)
+		}
+	}
+}
+
+// A partition whose records came from many traces lists the first 20 and counts them all;
+// headers that are not an X-Ray trace header are counted apart.
+func TestManyProducerTraces(t *testing.T) {
+	ctx, pc := daemon(t)
+	b := kafkaeventtest.NewBuilder()
+	for i := range 25 {
+		b.Add("orders", 0, []byte("v"), kafkaeventtest.WithHeader("X-Amzn-Trace-Id",
+			fmt.Appendf(nil, "Root=1-5759e988-%024x;Parent=%016x;Sampled=1", i, i)))
+	}
+	b.Add("orders", 0, []byte("v"), kafkaeventtest.WithHeader("X-Amzn-Trace-Id", fmt.Appendf(nil, "Root=1-5759e988-%024x", 3)))
+	b.Add("orders", 0, []byte("v"), kafkaeventtest.WithHeader("X-Amzn-Trace-Id", []byte("Root=not-a-trace-id")))
+	b.Add("orders", 0, []byte("v"), kafkaeventtest.WithHeader("traceparent", []byte("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")))
+	_, err := batch.ProcessKafka(ctx, b.Event(), func(context.Context, *kafkaevent.Record) error { return nil },
+		batch.WithHooks(xraytrace.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := named(receiveAll(t, pc, count("partition orders-0", 1)), "partition orders-0")[0]
+	a, _ := d["annotations"].(map[string]any)
+	if a["producer_trace_id"] != "1-5759e988-000000000000000000000000" || a["producer_traces"] != 25.0 ||
+		a["producer_trace_headers_invalid"] != 1.0 {
+		t.Errorf("annotations %v, want the first trace, 25 traces, 1 invalid header", a)
+	}
+	list, _ := d["metadata"].(map[string]any)["default"].(map[string]any)["producer_traces"].([]any)
+	if len(list) != 20 {
+		t.Fatalf("metadata lists %d traces, want 20", len(list))
+	}
+	if fourth := list[3].(map[string]any); fourth["records"] != 2.0 || fourth["last_offset"] != "25" {
+		t.Errorf("4th trace %v: want 2 records, the last at offset 25", fourth)
+	}
+}
+
+// Without a trace in the context, producing leaves the records' headers alone; a record kgo
+// fails closes its subsegment with the error.
+func TestProduceUntracedAndFailed(t *testing.T) {
+	ctx, pc := daemon(t)
+	c := cluster(t)
+	producer := client(t, c, kgo.WithHooks(xraytrace.New()), kgo.UnknownTopicRetries(0))
+	r := &kgo.Record{Topic: "orders", Value: []byte("v")}
+	if err := producer.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Headers) != 0 {
+		t.Errorf("untraced record has headers %q", r.Headers)
+	}
+	bad := &kgo.Record{Topic: "no-such-topic", Value: []byte("v")}
+	if err := producer.ProduceSync(ctx, bad).FirstErr(); err == nil {
+		t.Fatal("producing to a topic that does not exist succeeded")
+	}
+	d := named(receiveAll(t, pc, count("send no-such-topic", 1)), "send no-such-topic")[0]
+	if d["fault"] != true || d["cause"] == nil {
+		t.Errorf("failed send subsegment: fault %v, cause %v", d["fault"], d["cause"])
+	}
+	if _, ok := d["annotations"].(map[string]any)["offset"]; ok {
+		t.Errorf("a failed record's subsegment has an offset: %v", d["annotations"])
+	}
+}
