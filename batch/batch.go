@@ -12,6 +12,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
 // Option configures ProcessKafka, ProcessSQS, KafkaHandler and SQSHandler. An option given
@@ -31,6 +32,7 @@ type config struct {
 	criteria       *filter.Criteria
 	store          idempotency.Store
 	idemOpts       []idempotency.Option
+	kafkaKey       func(*kafkaevent.Record) (string, error) // nil: idempotency.KafkaKey
 	sink           Sink
 	sinkPolicy     SinkPolicy
 	st             *stats
@@ -65,6 +67,9 @@ func newConfig(opts []Option) config {
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()
+	}
+	if c.kafkaKey != nil && c.store == nil {
+		c.invalid("WithIdempotencyKey without WithIdempotency: no store to key")
 	}
 	c.st = &stats{start: c.now()}
 	if c.store != nil {
@@ -137,9 +142,9 @@ func WithFilter(c *filter.Criteria) Option {
 // idempotency.Do, so that a record already handled by an earlier delivery is not handled
 // again. By default there is no idempotency.
 //
-// The key is idempotency.KafkaKey(r) ("topic-partition-offset") for a Kafka record and
-// idempotency.SQSKey(m) (the message ID) for an SQS message, under the prefix and expiry that
-// opts give (see idempotency.WithKeyPrefix and idempotency.WithExpiry). For each record, the
+// The key is idempotency.KafkaKey(r) ("topic-partition-offset") for a Kafka record, or what
+// the function of WithIdempotencyKey returns, and idempotency.SQSKey(m) (the message ID) for
+// an SQS message, under the prefix and expiry that opts give (see idempotency.WithKeyPrefix and idempotency.WithExpiry). For each record, the
 // store holds the key's hash, its status (in progress, then completed), when the record
 // expires and, while in progress, when its lease ends (the function's deadline); no result
 // (the handler returns none: idempotency.WithoutResult) and no payload hash, so nothing is
@@ -161,6 +166,30 @@ func WithIdempotency(store idempotency.Store, opts ...idempotency.Option) Option
 			c.invalid("WithIdempotency(nil): want a store")
 		}
 		c.store, c.idemOpts = store, opts
+	}
+}
+
+// WithIdempotencyKey makes WithIdempotency key each Kafka record on what key returns for it,
+// instead of on the record's own position (idempotency.KafkaKey): so that two records that
+// are the same thing count once. The case it is made for is a record produced by a transform
+// that may produce it twice (its response lost after producing, and the batch retried): key
+// on the identity of the input it was produced for, which producer.SetSource writes in a
+// header and producer.SourceKey reads back:
+//
+//	batch.WithIdempotency(store), batch.WithIdempotencyKey(producer.SourceKey)
+//
+// A record for which key returns an error, or an empty key, fails as a permanent failure
+// (not retried; given to the sink under either SinkPolicy), its handler not called: it is
+// never handled without its key. The option needs WithIdempotency, and applies to Kafka
+// records only: given without WithIdempotency, or to ProcessSQS, it makes every batch fail
+// with ErrInvalidOption. key must be safe for concurrent use (partitions run in parallel).
+// By default the key is idempotency.KafkaKey(r).
+func WithIdempotencyKey(key func(r *kafkaevent.Record) (string, error)) Option {
+	return func(c *config) {
+		if key == nil {
+			c.invalid("WithIdempotencyKey(nil): want a function")
+		}
+		c.kafkaKey = key
 	}
 }
 

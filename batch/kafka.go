@@ -151,14 +151,14 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 			err = fmt.Errorf("batch: the filter criteria cannot decide on the record: %w", err)
 		}
 	}
+	key := ""
+	if err == nil && c.store != nil {
+		key, err = c.idempotencyKey(r)
+	}
 	if err != nil {
 		now := c.now()
 		f = &failure{err: err, permanent: true, first: now, last: now}
 	} else {
-		key := ""
-		if c.store != nil {
-			key = idempotency.KafkaKey(r)
-		}
 		f = c.process(ctx, stop, key, Item{Kafka: r}, func(ctx context.Context) error { return h(ctx, r) }, l)
 		if f == nil {
 			return nil
@@ -168,6 +168,22 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 		c.sendFailure(ctx, kafkaEnvelope(r, f), f, l)
 	}
 	return f
+}
+
+// idempotencyKey is the record's key under WithIdempotency: idempotency.KafkaKey, or the
+// WithIdempotencyKey function's, which may not fail or give an empty key.
+func (c *config) idempotencyKey(r *kafkaevent.Record) (string, error) {
+	if c.kafkaKey == nil {
+		return idempotency.KafkaKey(r), nil
+	}
+	key, err := c.kafkaKey(r)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("batch: no idempotency key for the record: %w", err)
+	case key == "":
+		return "", fmt.Errorf("batch: no idempotency key for the record: WithIdempotencyKey's function returned %w", idempotency.ErrEmptyKey)
+	}
+	return key, nil
 }
 
 // KafkaHandler returns the handler for lambda.Start that processes each batch with

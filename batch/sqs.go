@@ -28,6 +28,9 @@ type SQSRecordHandler func(ctx context.Context, m *events.SQSMessage) error
 // ProcessKafka.
 func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, opts ...Option) (events.SQSEventResponse, error) {
 	cfg := newConfig(opts)
+	if cfg.kafkaKey != nil {
+		cfg.invalid("WithIdempotencyKey applies to Kafka records; ProcessSQS keys on the message ID")
+	}
 	if cfg.err != nil {
 		return events.SQSEventResponse{}, cfg.err
 	}
