@@ -97,6 +97,17 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 	}
 	defer cancel()
 
+	// A client made from Opts reports connection failures that retrying cannot cure
+	// (authentication refused): stop waiting at the first one rather than at the deadline.
+	start := time.Now()
+	var failed <-chan error
+	watch := watchOf(cl)
+	if watch != nil {
+		ch, unsubscribe := watch.subscribe()
+		defer unsubscribe()
+		failed = ch
+	}
+
 	var (
 		mu       sync.Mutex
 		pending  = len(records)
@@ -131,9 +142,11 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 		}
 	}
 
+	var connErr error
 	select {
 	case <-done:
 	case <-wctx.Done():
+	case connErr = <-failed:
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -141,10 +154,18 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 	out := make(Results, len(rs))
 	copy(out, rs)
 	if pending > 0 {
-		cause := wctx.Err()
+		var err error
+		switch {
+		case connErr != nil:
+			err = &notAcknowledged{cause: connErr}
+		case watch != nil && watch.lastSince(start) != nil:
+			err = fmt.Errorf("%w (%w; last connection error: %w)", ErrNotAcknowledged, wctx.Err(), watch.lastSince(start))
+		default:
+			err = fmt.Errorf("%w (%w)", ErrNotAcknowledged, wctx.Err())
+		}
 		for i := range out {
 			if !acked[i] {
-				out[i].Err = fmt.Errorf("%w (%w)", ErrNotAcknowledged, cause)
+				out[i].Err = err
 			}
 		}
 	}

@@ -234,7 +234,7 @@ func buildOpts(getenv func(string) string, opts []Option) ([]kgo.Opt, error) {
 		}
 	}
 
-	out := []kgo.Opt{kgo.SeedBrokers(c.brokers...)}
+	out := []kgo.Opt{kgo.SeedBrokers(c.brokers...), kgo.WithHooks(&connWatch{})}
 	if c.auth == authPlaintext {
 		if c.tlsSet {
 			return nil, &ConfigError{Setting: "WithTLSConfig", Err: fmt.Errorf("conflicts with %s, which turns TLS off", c.authFrom)}
@@ -289,7 +289,7 @@ func iamMechanism(region string, creds aws.CredentialsProvider) sasl.Mechanism {
 	return oauth.Oauth(func(ctx context.Context) (oauth.Auth, error) {
 		tok, _, err := signer.GenerateAuthTokenFromCredentialsProvider(ctx, region, creds)
 		if err != nil {
-			return oauth.Auth{}, fmt.Errorf("producer: MSK IAM token for %s: %w", region, err)
+			return oauth.Auth{}, &tokenError{fmt.Errorf("producer: MSK IAM token for %s: %w", region, err)}
 		}
 		return oauth.Auth{Token: tok}, nil
 	})

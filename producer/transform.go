@@ -68,8 +68,9 @@ func (s Source) check() error {
 	}
 	for i := 0; i < len(s.Topic); i++ {
 		if !topicByte(s.Topic[i]) {
+			_, n := utf8.DecodeRuneInString(s.Topic[i:])
 			return fmt.Errorf("the topic %s has %s at byte %d, which Kafka does not allow in a topic name",
-				quote(s.Topic), quote(s.Topic[i:i+1]), i)
+				quote(s.Topic), quote(s.Topic[i:i+n]), i)
 		}
 	}
 	return nil

@@ -29,10 +29,18 @@ package kafkaiam
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/hmac"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/big"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -66,9 +74,10 @@ type Broker struct {
 	// Cluster is the kfake cluster, for its other control hooks and administration.
 	Cluster *kfake.Cluster
 
-	region   string
-	lifetime time.Duration
-	now      func() time.Time
+	clientTLS *tls.Config
+	region    string
+	lifetime  time.Duration
+	now       func() time.Time
 
 	mu      sync.Mutex
 	secrets map[string]string // access key id -> secret access key
@@ -76,11 +85,13 @@ type Broker struct {
 }
 
 type config struct {
-	region   string
-	lifetime time.Duration
-	now      func() time.Time
-	kfake    []kfake.Opt
-	creds    []aws.Credentials
+	clientTLS *tls.Config
+	region    string
+	lifetime  time.Duration
+	now       func() time.Time
+	kfake     []kfake.Opt
+	creds     []aws.Credentials
+	tls       bool
 }
 
 // Option configures [Start].
@@ -102,6 +113,10 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 func WithCredentials(creds ...aws.Credentials) Option {
 	return func(c *config) { c.creds = append(c.creds, creds...) }
 }
+
+// WithTLS makes the brokers speak TLS, as MSK's IAM listeners do, with a certificate made for
+// 127.0.0.1 and localhost by a throwaway CA that [Broker.ClientTLS] trusts. Default: plaintext.
+func WithTLS() Option { return func(c *config) { c.tls = true } }
 
 // WithClusterOptions passes options to kfake.NewCluster. Default: one broker, no topics.
 func WithClusterOptions(opts ...kfake.Opt) Option {
@@ -125,16 +140,26 @@ func New(opts ...Option) (*Broker, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	var clientTLS *tls.Config
+	if cfg.tls {
+		server, client, err := selfSigned()
+		if err != nil {
+			return nil, err
+		}
+		clientTLS = client
+		cfg.kfake = append(cfg.kfake, kfake.TLS(server))
+	}
 	cluster, err := kfake.NewCluster(cfg.kfake...)
 	if err != nil {
 		return nil, fmt.Errorf("start kfake: %w", err)
 	}
 	b := &Broker{
-		Cluster:  cluster,
-		region:   cfg.region,
-		lifetime: cfg.lifetime,
-		now:      cfg.now,
-		secrets:  make(map[string]string),
+		clientTLS: clientTLS,
+		Cluster:   cluster,
+		region:    cfg.region,
+		lifetime:  cfg.lifetime,
+		now:       cfg.now,
+		secrets:   make(map[string]string),
 	}
 	for _, c := range cfg.creds {
 		b.Allow(c)
@@ -146,6 +171,48 @@ func New(opts ...Option) (*Broker, error) {
 
 // Addrs returns the brokers' host:port addresses.
 func (b *Broker) Addrs() []string { return b.Cluster.ListenAddrs() }
+
+// ClientTLS returns a TLS configuration that trusts the brokers' certificate (see [WithTLS]),
+// or nil when they speak plaintext.
+func (b *Broker) ClientTLS() *tls.Config {
+	if b.clientTLS == nil {
+		return nil
+	}
+	return b.clientTLS.Clone()
+}
+
+// selfSigned makes a CA-less self-signed certificate for 127.0.0.1 and localhost.
+func selfSigned() (server, client *tls.Config, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tls key: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "kafkaiam test broker"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		DNSNames:              []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tls certificate: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tls certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	server = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}}, MinVersion: tls.VersionTLS12}
+	client = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return server, client, nil
+}
 
 // Allow accepts tokens signed with creds.SecretAccessKey under creds.AccessKeyID, as IAM
 // would for an identity whose policy allows kafka-cluster:Connect.

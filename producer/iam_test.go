@@ -1,0 +1,234 @@
+package producer_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafkalambda/toolkit/internal/kafkaiam"
+	"github.com/kafkalambda/toolkit/producer"
+)
+
+var (
+	credsA = aws.Credentials{AccessKeyID: "AKIAAAAAAAAAAAAAAAAA", SecretAccessKey: "secret-a", SessionToken: "session-a"}
+	credsB = aws.Credentials{AccessKeyID: "AKIABBBBBBBBBBBBBBBB", SecretAccessKey: "secret-b", SessionToken: "session-b"}
+)
+
+// rotating is a credentials provider whose credentials the test changes, as a Lambda role's
+// change; it counts Retrieve calls (one per token the signer makes).
+type rotating struct {
+	mu        sync.Mutex
+	creds     aws.Credentials
+	retrieved atomic.Int64
+}
+
+func (r *rotating) Retrieve(context.Context) (aws.Credentials, error) {
+	r.retrieved.Add(1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.creds, nil
+}
+
+func (r *rotating) set(c aws.Credentials) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.creds = c
+}
+
+// connCounter counts successful broker connections (each one authenticates once).
+type connCounter struct{ n atomic.Int64 }
+
+func (c *connCounter) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if err == nil {
+		c.n.Add(1)
+	}
+}
+
+// reauthLog counts the re-authentications kgo logs ("sasl expiry limit reached, reauthenticating").
+type reauthLog struct{ n atomic.Int64 }
+
+func (*reauthLog) Level() kgo.LogLevel { return kgo.LogLevelDebug }
+func (l *reauthLog) Log(_ kgo.LogLevel, msg string, _ ...any) {
+	if strings.HasPrefix(msg, "sasl expiry limit reached, reauthenticating") {
+		l.n.Add(1)
+	}
+}
+
+func iamClient(t *testing.T, b *kafkaiam.Broker, creds aws.CredentialsProvider, extra ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := producer.NewClient(
+		producer.WithBrokers(b.Addrs()...),
+		producer.WithIAM(creds),
+		producer.WithRegion("eu-west-1"),
+		producer.WithTLSConfig(b.ClientTLS()),
+		producer.WithClientOptions(extra...),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func startIAM(t *testing.T, opts ...kafkaiam.Option) *kafkaiam.Broker {
+	t.Helper()
+	return kafkaiam.Start(t, append([]kafkaiam.Option{
+		kafkaiam.WithRegion("eu-west-1"),
+		kafkaiam.WithTLS(),
+		kafkaiam.WithClusterOptions(kfake.NumBrokers(2), kfake.SeedTopics(3, "orders")),
+	}, opts...)...)
+}
+
+func records(n int) []*kgo.Record {
+	out := make([]*kgo.Record, n)
+	for i := range out {
+		out[i] = &kgo.Record{Topic: "orders", Key: []byte{byte('a' + i%26)}, Value: []byte("v")}
+	}
+	return out
+}
+
+func TestIAMRightCredentialsProduce(t *testing.T) {
+	b := startIAM(t, kafkaiam.WithCredentials(credsA))
+	creds := &rotating{creds: credsA}
+	conns := &connCounter{}
+	cl := iamClient(t, b, creds, kgo.WithHooks(conns))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rs := producer.Produce(ctx, cl, records(10)...)
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	toks := b.Tokens()
+	if len(toks) == 0 {
+		t.Fatal("no token reached the broker: the client did not authenticate")
+	}
+	for _, tok := range toks {
+		if tok.Err != nil || tok.AccessKeyID != credsA.AccessKeyID {
+			t.Errorf("token on node %d: key %q, err %v", tok.Node, tok.AccessKeyID, tok.Err)
+		}
+	}
+	// One token per connection, each made fresh from the provider.
+	if got, want := int64(len(toks)), conns.n.Load(); got != want {
+		t.Errorf("%d tokens for %d connections", got, want)
+	}
+	if got, want := creds.retrieved.Load(), int64(len(toks)); got != want {
+		t.Errorf("credentials retrieved %d times for %d tokens", got, want)
+	}
+}
+
+func TestIAMWrongSecretFailsFast(t *testing.T) {
+	b := startIAM(t, kafkaiam.WithCredentials(credsA))
+	wrong := credsA
+	wrong.SecretAccessKey = "not-the-secret"
+	cl := iamClient(t, b, &rotating{creds: wrong})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	rs := producer.Produce(ctx, cl, records(3)...)
+	took := time.Since(start)
+	err := rs.Err()
+	if err == nil {
+		t.Fatal("produced with a wrong secret")
+	}
+	for i, r := range rs {
+		if !errors.Is(r.Err, kerr.SaslAuthenticationFailed) {
+			t.Errorf("record %d: %v, want SASL_AUTHENTICATION_FAILED", i, r.Err)
+		}
+	}
+	if !strings.Contains(err.Error(), "signature mismatch") {
+		t.Errorf("error does not say why: %v", err)
+	}
+	if took > 5*time.Second {
+		t.Errorf("took %v to fail: not fast", took)
+	}
+	t.Logf("failed in %v: %v", took, rs[0].Err)
+}
+
+func TestIAMRotatedCredentialsOnReconnection(t *testing.T) {
+	b := startIAM(t, kafkaiam.WithCredentials(credsA))
+	creds := &rotating{creds: credsA}
+	cl := iamClient(t, b, creds)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := producer.Produce(ctx, cl, records(3)...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	before := len(b.Tokens())
+
+	// The role's credentials rotate: the old ones stop working.
+	creds.set(credsB)
+	b.Revoke(credsA.AccessKeyID)
+	b.Allow(credsB)
+	// The broker drops the next produce request's connection, so the client reconnects.
+	var dropped atomic.Bool
+	b.Cluster.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		dropped.Store(true)
+		return nil, errors.New("drop the connection"), true
+	})
+	if err := producer.Produce(ctx, cl, records(3)...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !dropped.Load() {
+		t.Fatal("the connection was never dropped")
+	}
+	after := b.Tokens()[before:]
+	if len(after) == 0 {
+		t.Fatal("no new authentication after the reconnection")
+	}
+	for _, tok := range after {
+		if tok.Err != nil || tok.AccessKeyID != credsB.AccessKeyID {
+			t.Errorf("token after rotation: key %q, err %v; want the rotated key accepted", tok.AccessKeyID, tok.Err)
+		}
+	}
+}
+
+func TestIAMTokenPerReauthentication(t *testing.T) {
+	// A 1.5 s session lifetime: franz-go re-authenticates once less than 1 s of it is left.
+	b := startIAM(t, kafkaiam.WithCredentials(credsA), kafkaiam.WithSessionLifetime(1500*time.Millisecond))
+	creds := &rotating{creds: credsA}
+	conns := &connCounter{}
+	reauths := &reauthLog{}
+	cl := iamClient(t, b, creds, kgo.WithHooks(conns), kgo.WithLogger(reauths))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := producer.Produce(ctx, cl, records(3)...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	first := len(b.Tokens())
+	if int64(first) != conns.n.Load() {
+		t.Fatalf("%d tokens for %d connections", first, conns.n.Load())
+	}
+	time.Sleep(800 * time.Millisecond)
+	if err := producer.Produce(ctx, cl, records(3)...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	toks := b.Tokens()
+	if reauths.n.Load() == 0 {
+		t.Fatal("the client never re-authenticated")
+	}
+	if got, want := int64(len(toks)), conns.n.Load()+reauths.n.Load(); got != want {
+		t.Fatalf("%d tokens for %d connections and %d re-authentications", got, conns.n.Load(), reauths.n.Load())
+	}
+	for _, tok := range toks {
+		if tok.Err != nil {
+			t.Errorf("token rejected: %v", tok.Err)
+		}
+	}
+	if got := creds.retrieved.Load(); got != int64(len(toks)) {
+		t.Errorf("credentials retrieved %d times for %d tokens: a token was reused", got, len(toks))
+	}
+	t.Logf("%d connections, %d re-authentications, %d tokens", conns.n.Load(), reauths.n.Load(), len(toks))
+}
