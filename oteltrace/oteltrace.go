@@ -51,14 +51,15 @@
 // produced, the child of the span in the record's Context (kgo sets it to the context given to
 // Produce when the record has none), and writes that span's context into the record's headers
 // through the propagator: traceparent and tracestate for W3C Trace Context, X-Amzn-Trace-Id for
-// an X-Ray propagator. Headers of those names the record already has (compared without regard to
-// case) are replaced, never duplicated, and the record's header slice is copied first, so a
-// slice shared between records is left as it was. The span has messaging.system,
-// messaging.destination.name, messaging.operation.type and messaging.operation.name ("send"),
-// messaging.message.body.size and messaging.kafka.message.tombstone; it ends when kgo
-// acknowledges the record, with messaging.destination.partition.id and messaging.kafka.offset,
-// or fails it, with the error and status Error. The same hook value serves batch.WithHooks
-// and kgo.WithHooks:
+// an X-Ray propagator. Headers of the names the propagator writes (its Fields) that the record
+// already has, compared without regard to case, are removed first, so that they are replaced,
+// never duplicated, and a stale tracestate does not stay beside a new traceparent; the
+// record's header slice is copied before it is changed, so a slice shared between records is
+// left as it was. The span has messaging.system, messaging.destination.name,
+// messaging.operation.type and messaging.operation.name ("send"), messaging.message.body.size
+// and messaging.kafka.message.tombstone; it ends when kgo acknowledges the record, with
+// messaging.destination.partition.id and messaging.kafka.offset, or fails it, with the error
+// and status Error. The same hook value serves batch.WithHooks and kgo.WithHooks:
 //
 //	hook := oteltrace.New()
 //	cl, err := producer.NewClient(producer.WithClientOptions(kgo.WithHooks(hook)))
@@ -140,7 +141,9 @@ var (
 )
 
 // Hook is the OpenTelemetry tracing hook. It implements batch.BatchHook, batch.GroupHook,
-// batch.RecordHook and batch.FailureHook, and is safe for concurrent use.
+// batch.RecordHook and batch.FailureHook, and kgo.HookProduceRecordBuffered and
+// kgo.HookProduceRecordUnbuffered (to trace produced records; see Producing), and is safe for
+// concurrent use.
 type Hook struct {
 	tracer         trace.Tracer
 	prop           propagation.TextMapPropagator
@@ -173,7 +176,7 @@ func WithProducerParent() Option {
 	return func(h *Hook) { h.producerParent = true }
 }
 
-// New returns the OpenTelemetry tracing hook, to pass to batch.WithHooks.
+// New returns the OpenTelemetry tracing hook, to pass to batch.WithHooks, kgo.WithHooks, or both.
 func New(opts ...Option) *Hook {
 	h := &Hook{}
 	for _, o := range opts {

@@ -3,6 +3,7 @@ package oteltrace
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,7 +52,15 @@ func (h *Hook) OnProduceRecordBuffered(r *kgo.Record) {
 	}
 	attrs = append(attrs, send...)
 	ctx, span := h.tracer.Start(parent, "send "+r.Topic, producerKind, trace.WithAttributes(attrs...))
-	h.prop.Inject(ctx, &recordCarrier{r: r})
+	c := &recordCarrier{r: r}
+	if len(r.Headers) > 0 {
+		// A header the propagator may write but does not this time (tracestate, baggage)
+		// would otherwise pair a stale value with the new traceparent.
+		for _, f := range h.prop.Fields() {
+			c.remove(f)
+		}
+	}
+	h.prop.Inject(ctx, c)
 	r.Context = context.WithValue(ctx, sendKey{h}, &sending{span: span, parent: parent})
 }
 
@@ -81,7 +90,7 @@ func (h *Hook) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
 	span.End()
 }
 
-// recordCarrier writes a propagator's fields into a record's headers. The first write copies
+// recordCarrier writes a propagator's fields into a record's headers. The first change copies
 // the headers, which the caller may share between records; a header of the same name (compared
 // without regard to case) is replaced, and any further ones removed.
 type recordCarrier struct {
@@ -104,12 +113,27 @@ func (c *recordCarrier) Get(key string) string {
 }
 
 func (c *recordCarrier) Set(key, value string) {
+	c.own()
+	c.r.Headers = setHeader(c.r.Headers, key, value)
+}
+
+// own copies the record's headers the first time they are written.
+func (c *recordCarrier) own() {
 	if !c.copied {
 		hs := make([]kgo.RecordHeader, len(c.r.Headers), len(c.r.Headers)+2)
 		copy(hs, c.r.Headers)
 		c.r.Headers, c.copied = hs, true
 	}
-	c.r.Headers = setHeader(c.r.Headers, key, value)
+}
+
+// remove removes the headers named key, compared without regard to case.
+func (c *recordCarrier) remove(key string) {
+	i := slices.IndexFunc(c.r.Headers, func(h kgo.RecordHeader) bool { return strings.EqualFold(h.Key, key) })
+	if i < 0 {
+		return
+	}
+	c.own()
+	c.r.Headers = slices.DeleteFunc(c.r.Headers, func(h kgo.RecordHeader) bool { return strings.EqualFold(h.Key, key) })
 }
 
 func (c *recordCarrier) Keys() []string {

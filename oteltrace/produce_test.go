@@ -226,7 +226,8 @@ func TestProduceFailure(t *testing.T) {
 }
 
 // Without an SDK (the no-op provider), the trace context of the caller still travels: the
-// headers carry the span context found in the record's Context, here one a request brought.
+// headers carry the span context found in the record's Context, here one a request brought,
+// and the stale ones are gone: a tracestate of another trace too, though this context has none.
 func TestProduceWithoutSDK(t *testing.T) {
 	hook := oteltrace.New(oteltrace.WithTracerProvider(noop.NewTracerProvider()), oteltrace.WithPropagator(propagation.TraceContext{}))
 	tid, _ := trace.TraceIDFromHex(producerTrace)
@@ -234,9 +235,10 @@ func TestProduceWithoutSDK(t *testing.T) {
 	ctx := trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, Remote: true}))
 	r := &kgo.Record{Topic: "orders", Context: ctx, Headers: []kgo.RecordHeader{
-		{Key: "TRACEPARENT", Value: []byte("stale")}, {Key: "x", Value: []byte("1")}, {Key: "traceparent", Value: []byte("stale too")}}}
+		{Key: "TRACEPARENT", Value: []byte("stale")}, {Key: "tracestate", Value: []byte("vendor=stale")},
+		{Key: "x", Value: []byte("1")}, {Key: "traceparent", Value: []byte("stale too")}}}
 	hook.OnProduceRecordBuffered(r)
-	want := []kgo.RecordHeader{{Key: "traceparent", Value: []byte(traceparent)}, {Key: "x", Value: []byte("1")}}
+	want := []kgo.RecordHeader{{Key: "x", Value: []byte("1")}, {Key: "traceparent", Value: []byte(traceparent)}}
 	if fmt.Sprint(r.Headers) != fmt.Sprint(want) {
 		t.Errorf("headers %q, want %q", r.Headers, want)
 	}

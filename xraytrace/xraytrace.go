@@ -24,6 +24,46 @@
 // record that failed (its handler's last error, a panic, a decode error...) is added to its
 // group's subsegment, which X-Ray then shows as a fault with the errors as its cause. Keys and payloads are never recorded.
 //
+// # Producing
+//
+// The hook is also a franz-go producer hook (kgo.HookProduceRecordBuffered and
+// kgo.HookProduceRecordUnbuffered): given to kgo.WithHooks, or to the producer package's
+// WithClientOptions, it opens a subsegment "send TOPIC" (namespace remote) for each record
+// produced in a traced context (kgo sets the record's Context to the context given to Produce
+// when it has none), writes the header X-Amzn-Trace-Id, "Root=TRACE_ID;Parent=SUBSEGMENT_ID;
+// Sampled=1" ([TraceHeader]), into the record in place of any it has, and closes the
+// subsegment when kgo acknowledges the record (annotated with topic, partition and offset) or
+// fails it (a fault, with the error). The same hook value serves batch.WithHooks and
+// kgo.WithHooks:
+//
+//	hook := xraytrace.New()
+//	cl, err := producer.NewClient(producer.WithClientOptions(kgo.WithHooks(hook)))
+//	...
+//	lambda.Start(batch.KafkaHandler(handle, batch.WithHooks(hook)))
+//
+// # Producer traces, and what X-Ray shows of them
+//
+// A Lambda function's trace is started by Lambda, before the function runs: its records cannot
+// continue their producers' traces, as a child continues its parent's, and the Go SDK writes no
+// span links (X-Ray links a producer's trace to its consumer's only for SQS messages, through
+// their AWSTraceHeader attribute, not for Kafka records). So each partition's subsegment names
+// the traces that produced its records, read from their X-Amzn-Trace-Id headers:
+//   - annotation producer_trace_id, the trace of the partition's first record that has one
+//     (annotations are indexed: the filter expression
+//     annotation.producer_trace_id = "1-5759e988-bd862e3fe1be46a994272793" finds the consumer's
+//     traces from the producer's trace ID), and producer_traces, how many distinct traces;
+//   - metadata producer_traces, a list of the first 20 distinct traces with trace_id,
+//     parent_id (the producer's "send" subsegment), records, first_offset and last_offset,
+//     shown in the console's subsegment details but not searchable;
+//   - annotation producer_trace_headers_invalid, the number of records whose header is not a
+//     valid X-Ray trace header, when there are.
+//
+// X-Ray therefore shows the consumer's trace with the producer's trace ID on each partition,
+// and finds one from the other by search; it does not draw an edge between the two traces on
+// the trace map, nor show them as one timeline. For that, trace with OpenTelemetry (package
+// oteltrace), whose record spans link to their producers' spans, or with its
+// WithProducerParent continue them.
+//
 // # What importing this package does
 //
 // Package batch links no tracing SDK; importing this package links aws-xray-sdk-go and,
@@ -51,11 +91,12 @@ import (
 )
 
 // Hook is the X-Ray tracing hook. It implements batch.BatchHook, batch.GroupHook and
-// batch.FailureHook (to add failed records' errors to their group), and is safe for
-// concurrent use.
+// batch.FailureHook (to add failed records' errors to their group), and
+// kgo.HookProduceRecordBuffered and kgo.HookProduceRecordUnbuffered (to trace produced
+// records), and is safe for concurrent use.
 type Hook struct{}
 
-// New returns the X-Ray tracing hook, to pass to batch.WithHooks. It has no options: the
+// New returns the X-Ray tracing hook, to pass to batch.WithHooks, kgo.WithHooks, or both. It has no options: the
 // daemon's address, sampling and the rest are the SDK's (xray.Configure and the
 // AWS_XRAY_* environment variables).
 func New() *Hook { return &Hook{} }
