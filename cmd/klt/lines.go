@@ -52,6 +52,9 @@ type lineRecord struct {
 	Record       kafkaevent.Record
 	HasOffset    bool
 	HasTimestamp bool
+	// HasPartition says the line gave a partition: without one, a record is in partition
+	// 0 for build, and goes where the partitioner puts it for "klt produce".
+	HasPartition bool
 	// HasTimestampType says the line gave a timestampType, possibly "" (an event without
 	// one); otherwise the record gets CREATE_TIME.
 	HasTimestampType bool
@@ -84,6 +87,12 @@ var dataFormats = []string{"AVRO", "PROTOBUF", "JSON"}
 // Every bad line is reported, up to maxLineErrors, as a *lineError; the returned error is the
 // errors.Join of them, or the read error if reading failed.
 func readRecords(ctx context.Context, name string, r io.Reader) ([]lineRecord, error) {
+	return readLines(ctx, name, r, true)
+}
+
+// readLines is readRecords, with "topic" optional in a line unless needTopic ("klt produce
+// --topic" sends every record to one topic).
+func readLines(ctx context.Context, name string, r io.Reader, needTopic bool) ([]lineRecord, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var (
 		recs []lineRecord
@@ -102,7 +111,7 @@ func readRecords(ctx context.Context, name string, r io.Reader) ([]lineRecord, e
 			line = bytes.TrimPrefix(line, []byte("\uFEFF"))
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			rec, err := decodeLine(line)
+			rec, err := decodeLineTopic(line, needTopic)
 			if err == nil {
 				var warning string
 				if warning, err = assignOffset(&rec, last); warning != "" {
@@ -166,7 +175,10 @@ func assignOffset(rec *lineRecord, last map[partitionKey]int64) (warning string,
 // decodeLine decodes one line of JSON Lines input. The line must be one JSON object using only
 // the names in lineFields, each at most once; errors say which field is wrong and why.
 // It sets neither Line nor an automatic offset.
-func decodeLine(line []byte) (lineRecord, error) {
+func decodeLine(line []byte) (lineRecord, error) { return decodeLineTopic(line, true) }
+
+// decodeLineTopic is decodeLine, with "topic" optional unless needTopic.
+func decodeLineTopic(line []byte, needTopic bool) (lineRecord, error) {
 	var rec lineRecord
 	if !utf8.Valid(line) {
 		return rec, errors.New("line is not valid UTF-8 (use keyBase64 or valueBase64 for binary data)")
@@ -186,15 +198,18 @@ func decodeLine(line []byte) (lineRecord, error) {
 	}
 	r := &rec.Record
 	topic, ok := fields.get("topic")
-	if !ok {
+	if !ok && needTopic {
 		return rec, errors.New(`missing "topic"`)
 	}
 	var warning string
-	if r.Topic, warning, err = decodeTopic(topic); err != nil {
-		return rec, fieldError("topic", err)
+	if ok {
+		if r.Topic, warning, err = decodeTopic(topic); err != nil {
+			return rec, fieldError("topic", err)
+		}
+		rec.warn("topic", warning)
 	}
-	rec.warn("topic", warning)
 	if raw, ok := fields.given("partition"); ok {
+		rec.HasPartition = true
 		n, err := decodeInt(raw, 0, math.MaxInt32)
 		if err != nil {
 			return rec, fieldError("partition", err)

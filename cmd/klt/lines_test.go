@@ -29,7 +29,7 @@ func TestDecodeLine(t *testing.T) {
 		{"topic only", `{"topic":"orders"}`,
 			lineRecord{Record: kafkaevent.Record{Topic: "orders"}}},
 		{"text key and value", `{"topic":"orders","partition":3,"key":"k","value":"héllo"}`,
-			lineRecord{Record: kafkaevent.Record{Topic: "orders", Partition: 3, Key: []byte("k"), Value: []byte("héllo")}}},
+			lineRecord{Record: kafkaevent.Record{Topic: "orders", Partition: 3, Key: []byte("k"), Value: []byte("héllo")}, HasPartition: true}},
 		{"empty key and value are not nil", `{"topic":"t","key":"","value":""}`,
 			lineRecord{Record: kafkaevent.Record{Topic: "t", Key: []byte{}, Value: []byte{}}}},
 		{"null key and tombstone", `{"topic":"t","key":null,"value":null}`,

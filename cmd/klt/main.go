@@ -5,6 +5,8 @@
 //	klt event decode event.json                     # ESM event -> one JSON line per record
 //	klt filter test --criteria c.json --event e.json # which records FilterCriteria pass
 //	klt filter lint template.yaml                   # check FilterCriteria as Lambda does
+//	klt produce --topic orders < records.jsonl      # JSON Lines records -> Kafka (MSK IAM too)
+//	klt consume --topic orders --event > event.json # Kafka records -> one ESM event
 //
 // Run "klt help" for the commands and "klt help event build" for the record line format.
 package main
@@ -62,6 +64,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runEvent(ctx, args[1:], stdin, stdout, stderr)
 	case "filter":
 		return runFilter(ctx, args[1:], stdin, stdout, stderr)
+	case "produce":
+		return runProduce(ctx, args[1:], stdin, stdout, stderr)
+	case "consume":
+		return runConsume(ctx, args[1:], stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "klt: unknown command %q\n\n%s", args[0], usageKLT)
 	return exitUsage
@@ -94,6 +100,8 @@ var helpTopics = map[string]string{
 	"filter":       usageFilter,
 	"filter test":  usageFilterTest + flagsHelp(newFilterTestFlags(new(filterTestConfig))) + usageFilterTestExamples,
 	"filter lint":  usageFilterLint + flagsHelp(newFilterLintFlags(new(engineFlags))) + usageFilterLintExamples,
+	"produce":      usageProduce + flagsHelp(newProduceFlags(new(produceConfig))) + usageProduceExamples,
+	"consume":      usageConsume + flagsHelp(newConsumeFlags(new(consumeConfig))) + usageConsumeExamples,
 }
 
 // runHelp runs "klt help [COMMAND...]".
@@ -261,6 +269,8 @@ Commands:
   event decode   print the records of an event as JSON Lines
   filter test    show which records of an event pass FilterCriteria, and why the others do not
   filter lint    check FilterCriteria (JSON, or in a SAM template) as Lambda checks them
+  produce        send records written as JSON Lines to a Kafka topic (Amazon MSK IAM too)
+  consume        print records of a Kafka topic as JSON Lines, or as one event (--event)
   help           show help: "klt help event build" shows the record line format
   version        print klt's module version and the commit it was built from (also --version)
 
@@ -276,6 +286,10 @@ through to the function:
 
   klt filter lint template.yaml
   klt filter test --criteria template.yaml#OrdersConsumer.Orders --event event.json
+
+Example: capture records of a real topic as a fixture event:
+
+  klt consume --iam --brokers "$B" --topic orders --from-beginning --max 5 --event > event.json
 `
 
 // usageEvent is the help of "klt event".

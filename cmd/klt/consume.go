@@ -1,0 +1,307 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
+)
+
+// consumeConfig holds the flags of "klt consume".
+type consumeConfig struct {
+	cluster       clusterFlags
+	group         string
+	fromBeginning bool
+	max           int
+	idle          time.Duration
+	event         bool
+	source        string
+	arn           string
+	compact       bool
+}
+
+// defaultIdleTimeout is how long "klt consume" waits for a record before it stops.
+const defaultIdleTimeout = 10 * time.Second
+
+// newConsumeFlags returns the flag set of "klt consume", storing into c.
+func newConsumeFlags(c *consumeConfig) *flag.FlagSet {
+	fs := flag.NewFlagSet("consume", flag.ContinueOnError)
+	c.cluster.register(fs)
+	fs.StringVar(&c.group, "group", "", "consume as a member of consumer `group`, from its committed offsets, and commit\nthe records printed (default: no group, every partition, nothing committed)")
+	fs.BoolVar(&c.fromBeginning, "from-beginning", false, "start at the earliest record of each partition without a committed offset\n(default: only records produced from now on)")
+	fs.IntVar(&c.max, "max", 0, "stop after `N` records (default 0: no limit)")
+	fs.DurationVar(&c.idle, "timeout", defaultIdleTimeout, "stop when no record has arrived for this `duration`, counted from the start (a\ngroup's join counts) and from each record")
+	fs.BoolVar(&c.event, "event", false, "print one event of Lambda's Kafka event source mapping holding the records, instead\nof JSON Lines")
+	fs.StringVar(&c.source, "source", "", "eventSource of --event: msk or self-managed (default: msk when every broker is\nnamed ...kafka.REGION.amazonaws.com, else self-managed)")
+	fs.StringVar(&c.arn, "arn", "", "eventSourceArn of an msk --event (default "+kafkaeventtest.DefaultMSKSourceARN+")")
+	fs.BoolVar(&c.compact, "compact", false, "write the --event on one line instead of indented")
+	return fs
+}
+
+// runConsume runs "klt consume [flags]".
+func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var c consumeConfig
+	fs := newConsumeFlags(&c)
+	args, code, ok := parseFlags(fs, args, helpTopics["consume"], stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(args) > 0 {
+		return usageError(stderr, fs.Name(), fmt.Errorf("unexpected argument %q", args[0]))
+	}
+	switch {
+	case c.max < 0:
+		return usageError(stderr, fs.Name(), fmt.Errorf("--max: want 0 (no limit) or more, got %d", c.max))
+	case c.idle <= 0:
+		return usageError(stderr, fs.Name(), fmt.Errorf("--timeout: want a positive duration, got %v", c.idle))
+	case !c.event && (c.source != "" || c.arn != "" || c.compact):
+		return usageError(stderr, fs.Name(), errors.New("--source, --arn and --compact shape the --event: use them with --event"))
+	}
+	opts, brokers, err := c.cluster.options(ctx)
+	if err != nil {
+		return usageError(stderr, fs.Name(), err)
+	}
+	var evOpts []kafkaeventtest.BuilderOption
+	if c.event {
+		if evOpts, err = c.eventOptions(brokers); err != nil {
+			return usageError(stderr, fs.Name(), err)
+		}
+	}
+
+	diag := new(connWatch)
+	start := kgo.NewOffset().AtEnd()
+	if c.fromBeginning {
+		start = kgo.NewOffset().AtStart()
+	}
+	kopts := []kgo.Opt{kgo.ConsumeTopics(c.cluster.topic), kgo.ConsumeResetOffset(start)}
+	if c.group != "" {
+		kopts = append(kopts, kgo.ConsumerGroup(c.group), kgo.DisableAutoCommit())
+	}
+	cl, err := newClient(opts, diag, kopts...)
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitFail
+	}
+	defer cl.Close()
+	if _, err := checkTopic(ctx, cl, diag, &c.cluster); err != nil {
+		errorf(stderr, "%v", err)
+		return exitFail
+	}
+
+	w := bufio.NewWriter(stdout)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	var got []*kgo.Record
+	code = exitOK
+	for c.max == 0 || len(got) < c.max {
+		pctx, cancel := context.WithTimeout(ctx, c.idle)
+		fetches := cl.PollRecords(pctx, c.max-len(got)) // 0 or less: all that are there
+		cancel()
+		if err := fetchError(fetches); err != nil {
+			errorf(stderr, "%v", err)
+			code = exitFail
+			break
+		}
+		recs := fetches.Records()
+		if len(recs) == 0 && pctx.Err() != nil {
+			if ctx.Err() != nil {
+				errorf(stderr, "interrupted after %d records", len(got))
+				code = exitFail
+			}
+			break
+		}
+		got = append(got, recs...)
+		if c.event {
+			continue
+		}
+		for _, r := range recs {
+			er := eventRecord(r)
+			if err := enc.Encode(decodedRecordOf(&er)); err != nil {
+				errorf(stderr, "%v", err)
+				return exitFail
+			}
+		}
+		if err := w.Flush(); err != nil {
+			errorf(stderr, "%v", err)
+			return exitFail
+		}
+	}
+	if c.group != "" && len(got) > 0 {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cluster.connectTimeout)
+		err := cl.CommitRecords(cctx, got...)
+		cancel()
+		if err != nil {
+			errorf(stderr, "committing the offsets of group %q: %v (the next consume of the group prints these records again)", c.group, err)
+			code = exitFail
+		}
+	}
+	if code != exitOK {
+		return code
+	}
+	if !c.event {
+		if len(got) == 0 {
+			errorf(stderr, "no records within --timeout %v", c.idle)
+		}
+		return exitOK
+	}
+	if len(got) == 0 {
+		errorf(stderr, "no records within --timeout %v; Lambda never sends an event without one", c.idle)
+		return exitFail
+	}
+	return writeEvent(got, evOpts, c.compact, stdout, stderr)
+}
+
+// fetchError returns the first error of fetches that is not the end of a poll's context.
+func fetchError(fetches kgo.Fetches) error {
+	var first error
+	fetches.EachError(func(topic string, partition int32, err error) {
+		if first != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return
+		}
+		if topic == "" {
+			first = err
+		} else {
+			first = fmt.Errorf("%s-%d: %w", topic, partition, err)
+		}
+	})
+	return first
+}
+
+// eventOptions returns the Builder options of the --event: its source, ARN and bootstrap
+// servers, brokers.
+func (c *consumeConfig) eventOptions(brokers []string) ([]kafkaeventtest.BuilderOption, error) {
+	source := c.source
+	if source == "" {
+		source = "self-managed"
+		if allMSK(brokers) {
+			source = "msk"
+		}
+	}
+	opts := []kafkaeventtest.BuilderOption{kafkaeventtest.WithBootstrapServers(brokers...)}
+	switch source {
+	case "msk":
+		opts = append(opts, kafkaeventtest.WithSource(kafkaevent.SourceMSK))
+		if c.arn != "" {
+			if !strings.HasPrefix(c.arn, "arn:") {
+				return nil, fmt.Errorf("--arn: want an ARN such as arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID, got %q", c.arn)
+			}
+			opts = append(opts, kafkaeventtest.WithSourceARN(c.arn))
+		}
+	case "self-managed":
+		opts = append(opts, kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged))
+		if c.arn != "" {
+			return nil, errors.New("--arn: a self-managed Kafka event has no eventSourceArn; use --source msk")
+		}
+	default:
+		return nil, fmt.Errorf("--source: want msk or self-managed, got %q", c.source)
+	}
+	return opts, nil
+}
+
+// allMSK reports whether every broker is named as Amazon MSK names its brokers
+// (b-1.NAME.ID.c2.kafka.REGION.amazonaws.com, or kafka-serverless for MSK Serverless).
+func allMSK(brokers []string) bool {
+	for _, b := range brokers {
+		host, _, err := net.SplitHostPort(b)
+		if err != nil {
+			host = b
+		}
+		host = strings.ToLower(strings.TrimSuffix(host, "."))
+		if !strings.HasSuffix(host, ".amazonaws.com") || !strings.Contains(host, ".kafka") {
+			return false
+		}
+	}
+	return len(brokers) > 0
+}
+
+// eventRecord returns r as the event source mapping delivers it.
+func eventRecord(r *kgo.Record) kafkaevent.Record {
+	er := kafkaevent.Record{
+		Topic:         r.Topic,
+		Partition:     r.Partition,
+		Offset:        r.Offset,
+		TimestampType: kafkaevent.CreateTime,
+		Key:           r.Key,
+		Value:         r.Value,
+		Headers:       make([]kafkaevent.Header, len(r.Headers)),
+	}
+	if ms := r.Timestamp.UnixMilli(); ms != -1 {
+		er.Timestamp = time.UnixMilli(ms).UTC()
+	}
+	switch r.Attrs.TimestampType() {
+	case 1:
+		er.TimestampType = kafkaevent.LogAppendTime
+	case -1:
+		er.TimestampType = "NO_TIMESTAMP_TYPE"
+	}
+	for i, h := range r.Headers {
+		er.Headers[i] = kafkaevent.Header{Key: h.Key, Value: h.Value}
+	}
+	return er
+}
+
+// writeEvent writes the event of recs, made with opts, on stdout.
+func writeEvent(recs []*kgo.Record, opts []kafkaeventtest.BuilderOption, compact bool, stdout, stderr io.Writer) int {
+	lrs := make([]lineRecord, len(recs))
+	for i, r := range recs {
+		lrs[i] = lineRecord{Record: eventRecord(r), HasOffset: true, HasTimestamp: true, HasTimestampType: true}
+	}
+	out, err := buildEvent(lrs, opts).MarshalJSON()
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitFail
+	}
+	if len(out) > maxPayload {
+		errorf(stderr, "warning: the event is %d bytes, more than the %d bytes (6 MB) of a Lambda invocation payload; --max makes it smaller",
+			len(out), maxPayload)
+	}
+	if !compact {
+		out = indentJSON(out)
+	}
+	if _, err := stdout.Write(append(out, '\n')); err != nil {
+		errorf(stderr, "%v", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// usageConsume is the help of "klt consume", before its flags.
+const usageConsume = `Usage: klt consume --topic TOPIC [flags]
+
+Consume reads records from a Kafka topic, Amazon MSK (IAM or SCRAM) or any other cluster, and
+prints them as JSON Lines, one record per line, exactly as "klt event decode" prints the
+records of an event ("klt help event decode" describes the fields). "klt produce" takes the
+lines back, so "klt consume --topic a --from-beginning | klt produce --topic b" copies a topic.
+
+With --event it prints instead one event of Lambda's Kafka event source mapping holding the
+records, as the mapping would deliver them: records under "topic-partition" keys in offset
+order, keys and values in base64, headers as arrays of byte numbers, timestamps in epoch
+milliseconds with their timestampType, eventSource aws:kafka (with an eventSourceArn) or
+SelfManagedKafka, and the brokers as bootstrapServers. That is a fixture captured from a real
+cluster, for "sam local invoke -e", for tests, and for "klt filter test".
+
+Consume stops after --max records, or when no record has arrived for --timeout, and exits 0
+(with a note on standard error when there were none). With --group it commits the offsets of
+the records it printed when it stops, so the next run of the group goes on from there. An
+--event needs at least one record: without one consume exits with status 1.
+` + usageClusterFlags
+
+// usageConsumeExamples ends the help of "klt consume".
+const usageConsumeExamples = `
+Examples:
+
+  klt consume --brokers localhost:9092 --no-tls --topic orders --from-beginning --max 10
+  klt consume --iam --topic orders --from-beginning --max 3 --event > testdata/orders-event.json
+  klt consume --topic orders --group debug --timeout 1m | jq -r .value
+`
