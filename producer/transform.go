@@ -1,7 +1,7 @@
 package producer
 
-// Consume, transform, produce: the source header, ProduceOnce, SourceKey. The package doc's
-// section "Consume, transform, produce" says how the pieces fit and what window remains.
+// Consume, transform, produce: the source header, ProduceOnce, SourceKey. ProduceOnce's doc
+// says how the pieces fit and what window remains.
 
 import (
 	"context"
