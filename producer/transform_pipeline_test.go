@@ -80,7 +80,9 @@ type esm struct {
 	committed []int
 }
 
-func newESM(ev *kafkaevent.Event) *esm { return &esm{ev: ev, committed: make([]int, len(ev.Partitions))} }
+func newESM(ev *kafkaevent.Event) *esm {
+	return &esm{ev: ev, committed: make([]int, len(ev.Partitions))}
+}
 
 // pending is the next batch, or nil when every record is consumed.
 func (m *esm) pending() *kafkaevent.Event {
@@ -151,7 +153,7 @@ var errDied = errors.New("the function died (timeout, out of memory)")
 // between the acknowledgements of its records and the completion write.
 type dyingStore struct {
 	idempotency.Store
-	inv     *atomic.Pointer[invocation]
+	inv  *atomic.Pointer[invocation]
 	kill func() bool
 }
 
