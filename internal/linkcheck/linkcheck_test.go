@@ -175,3 +175,34 @@ func TestStartup(t *testing.T) {
 		t.Errorf("xraytrace: err %v, output:\n%s\nwant /debug/requests registered (golang.org/x/net/trace): update the xraytrace package doc if it is not.", err, out)
 	}
 }
+
+// clientSymbol is a method of franz-go's client: a function that links one links the Kafka
+// client, not just the record types its hooks name.
+const clientSymbol = "github.com/twmb/franz-go/pkg/kgo.(*Client)."
+
+// TestKafkaClientLinked: the tracing hooks are also franz-go producer hooks, so their packages
+// import kgo for its Record type; package batch imports it too (NewKafkaSink). The linker
+// leaves the client out of a consumer that does not make one, with batch alone and with
+// oteltrace. With xraytrace it does not: the X-Ray SDK's dependencies call reflect's
+// Method (text/template, through gRPC's golang.org/x/net/trace), which makes the linker keep
+// every exported method of every type put in an interface, the hook's OnProduceRecordBuffered
+// with it, and from the record type, the client: the xraytrace package doc and the README say
+// so.
+func TestKafkaClientLinked(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	names := []string{"batch", "oteltrace", "xraytrace"}
+	// Symbols are kept (no -s -w) so that go tool nm can list them.
+	goCmd(t, lambdaEnv, append([]string{"build", "-trimpath", "-tags=lambda.norpc", "-buildvcs=false",
+		"-o", dir + string(filepath.Separator)}, pkgs(names...)...)...)
+	for _, n := range names {
+		syms := goCmd(t, nil, "tool", "nm", filepath.Join(dir, n))
+		linked := strings.Count(syms, clientSymbol)
+		switch {
+		case n == "xraytrace" && linked == 0:
+			t.Errorf("the xraytrace function links no kgo.Client method: update the xraytrace package doc and the README, which say it does")
+		case n != "xraytrace" && linked > 0:
+			t.Errorf("a function importing %s links %d methods of kgo.Client", n, linked)
+		}
+	}
+}
