@@ -276,8 +276,14 @@ func TestProduceOnce(t *testing.T) {
 	if n := k.acks.n.Load(); n != 2 {
 		t.Fatalf("%d records produced, want 2", n)
 	}
+	if n := store.calls.Swap(0); n != 2 {
+		t.Errorf("%d store calls for the first call, want 2 (acquire, complete)", n)
+	}
 	if err := producer.ProduceOnce(ctx, k.cl, store, src, recs("a at 12:00", "b at 12:00"), prefix); err != nil {
 		t.Errorf("replay: %v", err)
+	}
+	if n := store.calls.Swap(0); n != 1 {
+		t.Errorf("%d store calls for a replay, want 1 (acquire)", n)
 	}
 	// Other routing: refused, loudly.
 	for what, rs := range map[string][]*kgo.Record{
