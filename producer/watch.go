@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // connWatch is a kgo hook that [Opts] installs: it sees every connection attempt, so that
@@ -23,7 +24,23 @@ type connWatch struct {
 	lastAt  time.Time
 }
 
-var _ kgo.HookBrokerConnect = (*connWatch)(nil)
+var (
+	_ kgo.HookBrokerConnect = (*connWatch)(nil)
+	_ kgo.HookBrokerE2E     = (*connWatch)(nil)
+)
+
+// OnBrokerE2E records a failed request (a connection the broker closed, say) as the last
+// connection error.
+func (w *connWatch) OnBrokerE2E(meta kgo.BrokerMetadata, key int16, e2e kgo.BrokerE2E) {
+	err := e2e.Err()
+	if err == nil {
+		return
+	}
+	err = fmt.Errorf("broker %s: %s request: %w", net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port)), kmsg.NameForKey(key), err)
+	w.mu.Lock()
+	w.last, w.lastAt = err, time.Now()
+	w.mu.Unlock()
+}
 
 func (w *connWatch) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
 	if err == nil {
