@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws/aws-xray-sdk-go/v2/header"
 	"github.com/aws/aws-xray-sdk-go/v2/xray"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -12,75 +13,79 @@ import (
 )
 
 // The hook is also a franz-go producer hook.
-var (
-	_ kgo.HookProduceRecordBuffered   = (*Hook)(nil)
-	_ kgo.HookProduceRecordUnbuffered = (*Hook)(nil)
-)
+var _ kgo.HookProduceRecordBuffered = (*Hook)(nil)
 
 // TraceHeader is the name of the record header that carries the X-Ray trace header,
 // "Root=TRACE_ID;Parent=SEGMENT_ID;Sampled=1", as HTTP requests and SQS messages
 // (AWSTraceHeader) carry it.
 const TraceHeader = "X-Amzn-Trace-Id"
 
-// sendKey is the context key of a produced record's subsegment, in the record's Context while
-// kgo holds the record.
-type sendKey struct{}
-
-// sending is a produced record's subsegment and the Context the record had before.
-type sending struct {
-	seg    *xray.Segment
-	parent context.Context
-}
-
 // OnProduceRecordBuffered implements kgo.HookProduceRecordBuffered: when the record's Context
-// (kgo sets it to the context given to Produce when the record has none) is traced, a
-// subsegment "send TOPIC" in namespace remote is opened for the record, and the header
-// X-Amzn-Trace-Id, "Root=TRACE_ID;Parent=SUBSEGMENT_ID;Sampled=1" (or 0), is written into the
-// record, in place of any header of that name (compared without regard to case) it already
-// has. The record's header slice is copied first, so a slice shared between records is left as
-// it was. Without a trace, the record is left alone.
+// (kgo sets it to the context given to Produce when the record has none) is traced, the header
+// X-Amzn-Trace-Id is written into the record, in place of any header of that name (compared
+// without regard to case) it already has: "Root=TRACE_ID;Parent=ID;Sampled=1" (or 0), where
+// ID is the (sub)segment in the context, or, when there is none, the function's segment that
+// the Lambda trace header names. The record's header slice is copied first, so a slice shared
+// between records is left as it was. Without a trace, the record is left alone.
+//
+// No subsegment is made for the record: one per record, each sent to the daemon, would cost
+// about ten times the producing itself (BenchmarkProduceTracing in package oteltrace). Wrap a
+// Produce call in a subsegment of your own (xray.Capture) to see it on the timeline; the
+// records then name that subsegment as their parent.
 func (h *Hook) OnProduceRecordBuffered(r *kgo.Record) {
-	parent := r.Context
-	if parent == nil || (parent.Value(xray.LambdaTraceHeaderKey) == nil && xray.GetSegment(parent) == nil) {
-		return
-	}
-	ctx, seg := xray.BeginSubsegment(parent, segmentName("send "+r.Topic))
-	if seg == nil {
-		return
-	}
-	if seg.ParentSegment != nil {
-		hdr := seg.DownstreamHeader().String()
-		seg.Lock()
-		seg.Namespace = "remote"
-		seg.Unlock()
-		if hdr != "" {
-			hs := make([]kgo.RecordHeader, len(r.Headers), len(r.Headers)+1)
-			copy(hs, r.Headers)
-			r.Headers = setHeader(hs, TraceHeader, hdr)
-		}
-	}
-	r.Context = context.WithValue(ctx, sendKey{}, &sending{seg: seg, parent: parent})
-}
-
-// OnProduceRecordUnbuffered implements kgo.HookProduceRecordUnbuffered: the record's
-// subsegment is annotated with topic and, once acknowledged, partition and offset (a string),
-// and closed with kgo's error, which X-Ray shows as a fault; the record's Context is given back
-// the value it had before OnProduceRecordBuffered.
-func (h *Hook) OnProduceRecordUnbuffered(r *kgo.Record, err error) {
 	if r.Context == nil {
 		return
 	}
-	s, ok := r.Context.Value(sendKey{}).(*sending)
-	if !ok {
+	v := h.downstreamHeader(r.Context)
+	if v == "" {
 		return
 	}
-	r.Context = s.parent
-	_ = s.seg.AddAnnotation("topic", r.Topic)
-	if err == nil {
-		_ = s.seg.AddAnnotation("partition", int(r.Partition))
-		_ = s.seg.AddAnnotation("offset", strconv.FormatInt(r.Offset, 10))
+	hs := make([]kgo.RecordHeader, len(r.Headers), len(r.Headers)+1)
+	copy(hs, r.Headers)
+	r.Headers = setHeader(hs, TraceHeader, v)
+}
+
+// lambdaHeader is a Lambda trace header and the header written for it.
+type lambdaHeader struct{ in, out string }
+
+// downstreamHeader returns the trace header of ctx's (sub)segment, or of the Lambda
+// invocation's segment, for a downstream call; "" when ctx is not traced. The header of the
+// last Lambda invocation is kept: an invocation produces its records under one.
+func (h *Hook) downstreamHeader(ctx context.Context) string {
+	if xray.SdkDisabled() {
+		return ""
 	}
-	s.seg.Close(err)
+	if seg := xray.GetSegment(ctx); seg != nil {
+		if seg.ParentSegment == nil { // a segment of the disabled SDK
+			return ""
+		}
+		return format(seg.DownstreamHeader())
+	}
+	s, ok := ctx.Value(xray.LambdaTraceHeaderKey).(string)
+	if !ok {
+		return ""
+	}
+	if last := h.lambda.Load(); last != nil && last.in == s {
+		return last.out
+	}
+	out := format(header.FromString(s))
+	h.lambda.Store(&lambdaHeader{in: s, out: out})
+	return out
+}
+
+// format writes Root, Parent and Sampled of a trace header; "" without a trace ID.
+func format(h *header.Header) string {
+	if h.TraceID == "" {
+		return ""
+	}
+	v := "Root=" + h.TraceID
+	if h.ParentID != "" {
+		v += ";Parent=" + h.ParentID
+	}
+	if h.SamplingDecision != header.Unknown {
+		v += ";" + string(h.SamplingDecision)
+	}
+	return v
 }
 
 // setHeader sets header key of hs to value, in place of the first header of that name

@@ -26,15 +26,14 @@
 //
 // # Producing
 //
-// The hook is also a franz-go producer hook (kgo.HookProduceRecordBuffered and
-// kgo.HookProduceRecordUnbuffered): given to kgo.WithHooks, or to the producer package's
-// WithClientOptions, it opens a subsegment "send TOPIC" (namespace remote) for each record
+// The hook is also a franz-go producer hook (kgo.HookProduceRecordBuffered): given to
+// kgo.WithHooks, or to the producer package's WithClientOptions, it writes the header
+// X-Amzn-Trace-Id ([TraceHeader]), "Root=TRACE_ID;Parent=ID;Sampled=1", into each record
 // produced in a traced context (kgo sets the record's Context to the context given to Produce
-// when it has none), writes the header X-Amzn-Trace-Id, "Root=TRACE_ID;Parent=SUBSEGMENT_ID;
-// Sampled=1" ([TraceHeader]), into the record in place of any it has, and closes the
-// subsegment when kgo acknowledges the record (annotated with topic, partition and offset) or
-// fails it (a fault, with the error). The same hook value serves batch.WithHooks and
-// kgo.WithHooks:
+// when it has none), in place of any it has: ID is the (sub)segment in the context (the
+// partition's, when a batch handler produces), else the function's segment that the Lambda
+// trace header names. It makes no subsegment per record (see OnProduceRecordBuffered). The
+// same hook value serves batch.WithHooks and kgo.WithHooks:
 //
 //	hook := xraytrace.New()
 //	cl, err := producer.NewClient(producer.WithClientOptions(kgo.WithHooks(hook)))
@@ -53,7 +52,7 @@
 //     annotation.producer_trace_id = "1-5759e988-bd862e3fe1be46a994272793" finds the consumer's
 //     traces from the producer's trace ID), and producer_traces, how many distinct traces;
 //   - metadata producer_traces, a list of the first 20 distinct traces with trace_id,
-//     parent_id (the producer's "send" subsegment), records, first_offset and last_offset,
+//     parent_id (the producer's segment or subsegment), records, first_offset and last_offset,
 //     shown in the console's subsegment details but not searchable;
 //   - annotation producer_trace_headers_invalid, the number of records whose header is not a
 //     valid X-Ray trace header, when there are.
@@ -88,6 +87,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/aws/aws-xray-sdk-go/v2/xray"
@@ -97,9 +97,11 @@ import (
 
 // Hook is the X-Ray tracing hook. It implements batch.BatchHook, batch.GroupHook and
 // batch.FailureHook (to add failed records' errors to their group), and
-// kgo.HookProduceRecordBuffered and kgo.HookProduceRecordUnbuffered (to trace produced
-// records), and is safe for concurrent use.
-type Hook struct{}
+// kgo.HookProduceRecordBuffered (to write the trace header into produced records), and is
+// safe for concurrent use.
+type Hook struct {
+	lambda atomic.Pointer[lambdaHeader] // the last Lambda trace header produced under
+}
 
 // New returns the X-Ray tracing hook, to pass to batch.WithHooks, kgo.WithHooks, or both. It has no options: the
 // daemon's address, sampling and the rest are the SDK's (xray.Configure and the
