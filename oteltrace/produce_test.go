@@ -24,6 +24,7 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 	"github.com/kafkalambda/toolkit/oteltrace"
+	"github.com/kafkalambda/toolkit/producer"
 )
 
 // cluster starts kfake with topic "orders" (2 partitions).
@@ -85,9 +86,16 @@ func headerValues(r *kafkaevent.Record, key string) []string {
 // Records produced under a span carry its trace context in their headers, each through a
 // "send orders" span of its own; batch's record spans link to (or, with WithProducerParent,
 // continue) the span that sent their record.
+//
+// The records go through a plain kgo client with the hook (kgo.WithHooks), or through package
+// producer's client and Produce (producer.WithClientOptions(kgo.WithHooks(hook))).
 func TestProduceThenProcess(t *testing.T) {
-	for _, producerParent := range []bool{false, true} {
-		t.Run(fmt.Sprintf("producerParent=%v", producerParent), func(t *testing.T) {
+	for _, tc := range []struct {
+		producerParent bool
+		via            string
+	}{{false, "kgo"}, {true, "kgo"}, {false, "producer"}} {
+		producerParent := tc.producerParent
+		t.Run(fmt.Sprintf("producerParent=%v/via=%s", producerParent, tc.via), func(t *testing.T) {
 			tp, exp := recorder(t)
 			prop := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 			opts := []oteltrace.Option{oteltrace.WithTracerProvider(tp), oteltrace.WithPropagator(prop)}
@@ -96,17 +104,30 @@ func TestProduceThenProcess(t *testing.T) {
 			}
 			hook := oteltrace.New(opts...)
 			c := cluster(t)
-			producer := client(t, c, kgo.WithHooks(hook), kgo.DefaultProduceTopic("orders"))
+			produce := func(ctx context.Context, recs ...*kgo.Record) error {
+				return client(t, c, kgo.WithHooks(hook)).ProduceSync(ctx, recs...).FirstErr()
+			}
+			if tc.via == "producer" {
+				cl, err := producer.NewClient(producer.WithBrokers(c.ListenAddrs()...), producer.WithPlaintext(),
+					producer.WithClientOptions(kgo.WithHooks(hook)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(cl.Close)
+				produce = func(ctx context.Context, recs ...*kgo.Record) error {
+					return producer.Produce(ctx, cl, recs...).Err()
+				}
+			}
 
 			ctx, parent := tp.Tracer("test").Start(context.Background(), "handle request")
 			shared := []kgo.RecordHeader{{Key: "content-type", Value: []byte("text/plain")},
 				{Key: "Traceparent", Value: []byte("00-" + producerTrace + "-" + producerSpan + "-01")}}
 			recs := []*kgo.Record{
-				{Key: []byte("a"), Value: []byte("v1"), Headers: shared},
-				{Key: []byte("b"), Value: []byte("v2"), Headers: shared},
-				{Key: []byte("c"), Value: nil},
+				{Topic: "orders", Key: []byte("a"), Value: []byte("v1"), Headers: shared},
+				{Topic: "orders", Key: []byte("b"), Value: []byte("v2"), Headers: shared},
+				{Topic: "orders", Key: []byte("c"), Value: nil},
 			}
-			if err := producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			if err := produce(ctx, recs...); err != nil {
 				t.Fatal(err)
 			}
 			parent.End()

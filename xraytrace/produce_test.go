@@ -20,6 +20,7 @@ import (
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
+	"github.com/kafkalambda/toolkit/producer"
 	"github.com/kafkalambda/toolkit/xraytrace"
 )
 
@@ -134,25 +135,47 @@ func headerValues(r *kafkaevent.Record, key string) []string {
 // Records produced in a traced function carry the X-Ray trace header of the (sub)segment
 // they were produced in; a consumer's partition subsegments, in the consumer's own trace, name
 // the producer's trace (annotation producer_trace_id, metadata producer_traces).
+//
+// The records go through a plain kgo client with the hook (kgo.WithHooks), or through package
+// producer's client and Produce (producer.WithClientOptions(kgo.WithHooks(hook))).
 func TestProduceThenProcess(t *testing.T) {
+	for _, via := range []string{"kgo", "producer"} {
+		t.Run("via="+via, func(t *testing.T) { produceThenProcess(t, via) })
+	}
+}
+
+func produceThenProcess(t *testing.T, via string) {
 	ctx, pc := daemon(t)
 	hook := xraytrace.New()
 	c := cluster(t)
-	producer := client(t, c, kgo.WithHooks(hook), kgo.DefaultProduceTopic("orders"))
+	produce := func(ctx context.Context, recs ...*kgo.Record) error {
+		return client(t, c, kgo.WithHooks(hook)).ProduceSync(ctx, recs...).FirstErr()
+	}
+	if via == "producer" {
+		cl, err := producer.NewClient(producer.WithBrokers(c.ListenAddrs()...), producer.WithPlaintext(),
+			producer.WithClientOptions(kgo.WithHooks(hook)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		produce = func(ctx context.Context, recs ...*kgo.Record) error {
+			return producer.Produce(ctx, cl, recs...).Err()
+		}
+	}
 	shared := []kgo.RecordHeader{{Key: "content-type", Value: []byte("text/plain")},
 		{Key: "x-amzn-trace-id", Value: []byte("Root=1-00000000-000000000000000000000000;Sampled=1")}}
 	recs := []*kgo.Record{
-		{Key: []byte("a"), Value: []byte("v1"), Headers: shared},
-		{Key: []byte("b"), Value: []byte("v2"), Headers: shared},
+		{Topic: "orders", Key: []byte("a"), Value: []byte("v1"), Headers: shared},
+		{Topic: "orders", Key: []byte("b"), Value: []byte("v2"), Headers: shared},
 	}
 	// Two records in the function's segment, the one the Lambda trace header names...
-	if err := producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+	if err := produce(ctx, recs...); err != nil {
 		t.Fatal(err)
 	}
 	// ... and one in a subsegment of the handler's.
 	sctx, seg := xray.BeginSubsegment(ctx, "handler")
-	third := &kgo.Record{Key: []byte("c"), Value: []byte("v3")}
-	if err := producer.ProduceSync(sctx, third).FirstErr(); err != nil {
+	third := &kgo.Record{Topic: "orders", Key: []byte("c"), Value: []byte("v3")}
+	if err := produce(sctx, third); err != nil {
 		t.Fatal(err)
 	}
 	seg.Close(nil)
@@ -250,9 +273,9 @@ func TestManyProducerTraces(t *testing.T) {
 // Without a trace in the context, producing leaves the records' headers alone.
 func TestProduceUntraced(t *testing.T) {
 	c := cluster(t)
-	producer := client(t, c, kgo.WithHooks(xraytrace.New()))
+	cl := client(t, c, kgo.WithHooks(xraytrace.New()))
 	r := &kgo.Record{Topic: "orders", Value: []byte("v"), Headers: []kgo.RecordHeader{{Key: "k", Value: []byte("v")}}}
-	if err := producer.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+	if err := cl.ProduceSync(context.Background(), r).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.Headers) != 1 {
