@@ -266,9 +266,11 @@ func SourceKey(r *kafkaevent.Record) (string, error) {
 // duplicates carry the same header, and a downstream consumer keyed on it with
 // batch.WithIdempotencyKey([SourceKey]) applies each output once.
 //
-// No records is not an error: nothing is produced and the store is not called. A nil cl,
-// store, src or record is an error, as is an input SetSource cannot name; nothing is
-// produced then.
+// ProduceOnce changes records: it sets their header, and Produce their Context when it is
+// nil. No records is not an error: nothing is produced and the store is not called. A nil
+// cl, store, src or record is an error, as is an input SetSource cannot name; nothing is
+// produced then. With idempotency.DisabledEnv set to a true value, idempotency.Do runs its
+// function every time, and ProduceOnce produces on every call.
 func ProduceOnce(ctx context.Context, cl *kgo.Client, store idempotency.Store, src *kafkaevent.Record, records []*kgo.Record, opts ...idempotency.Option) error {
 	switch {
 	case cl == nil:
