@@ -125,3 +125,39 @@ func TestProduceSetsRecordContext(t *testing.T) {
 		t.Errorf("record with its own context: replaced")
 	}
 }
+
+// Produce does not wait out kgo's linger, nor hang on a client that flushes by hand.
+func TestProduceDoesNotLinger(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  kgo.Opt
+	}{
+		{"linger", kgo.ProducerLinger(2 * time.Second)},
+		{"manual flushing", kgo.ManualFlushing()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := kfake.NewCluster(kfake.SeedTopics(3, "orders"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			cl, err := producer.NewClient(producer.WithBrokers(c.ListenAddrs()...), producer.WithPlaintext(),
+				producer.WithClientOptions(tc.opt))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for range 3 {
+				start := time.Now()
+				if err := producer.Produce(ctx, cl, records(5)...).Err(); err != nil {
+					t.Fatal(err)
+				}
+				if took := time.Since(start); took > time.Second {
+					t.Fatalf("Produce took %v", took)
+				}
+			}
+		})
+	}
+}

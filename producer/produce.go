@@ -140,6 +140,14 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 			}
 			cl.Produce(wctx, r, func(_ *kgo.Record, err error) { finish(i, err) })
 		}
+		// Like ProduceSync, do not let the records linger (kgo waits ProducerLinger, 10 ms by
+		// default, for more records): all of them are buffered now. Flush stops lingering
+		// while it runs; it is stopped when Produce returns.
+		if lingers(cl) {
+			fctx, stop := context.WithCancel(wctx)
+			defer stop()
+			go cl.Flush(fctx) //nolint:errcheck // only its side effect on lingering matters
+		}
 	}
 
 	var connErr error
@@ -170,4 +178,12 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 		}
 	}
 	return out
+}
+
+// lingers reports whether cl holds records back (ProducerLinger or ManualFlushing), so that
+// Produce must flush.
+func lingers(cl *kgo.Client) bool {
+	linger, _ := cl.OptValue(kgo.ProducerLinger).(time.Duration)
+	manual, _ := cl.OptValue(kgo.ManualFlushing).(bool)
+	return linger > 0 || manual
 }

@@ -178,14 +178,14 @@ func defaults() []kgo.Opt {
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		// Idempotence is kgo's default as long as acks are all; stated here through acks.
 		kgo.RecordPartitioner(kgo.UniformBytesPartitioner(64<<10, true, true, nil)),
-		kgo.ProducerBatchCompression(kgo.Lz4Compression(), kgo.NoCompression()),
+		kgo.ProducerBatchCompression(kgo.ZstdCompression(), kgo.NoCompression()),
 		kgo.RecordDeliveryTimeout(2 * time.Minute),
 	}
 }
 
 // Opts returns the kgo options for the cluster (seeds, TLS, SASL) followed by the producer
 // defaults (idempotent, acks from all in-sync replicas, murmur2 key partitioning as the Java
-// client, lz4 compression, a 2-minute delivery timeout), then the WithClientOptions ones: to
+// client, zstd compression, a 2-minute delivery timeout), then the WithClientOptions ones: to
 // compose with kgo by hand. It reads the environment ($KAFKA_BOOTSTRAP_SERVERS, $KAFKA_AUTH,
 // $KAFKA_SCRAM_USERNAME, $KAFKA_SCRAM_PASSWORD, $AWS_REGION) for what no option sets, and
 // fails with a [*ConfigError] naming the setting that is missing or wrong.
