@@ -10,12 +10,12 @@ import (
 	"github.com/kafkalambda/toolkit/xraytrace"
 )
 
-// The hook is also a franz-go producer hook: kgo.WithHooks(hook) (or the producer package's
+// The producer hook goes to franz-go: kgo.WithHooks(hook) (or the producer package's
 // WithClientOptions(kgo.WithHooks(hook))) makes kgo call it for each record produced, with the
 // record's Context set to the context given to Produce. Here it is called as kgo would, in a
 // Lambda invocation's context: the header names the function's segment.
-func ExampleHook_OnProduceRecordBuffered() {
-	hook := xraytrace.New()
+func ExampleProducerHook_OnProduceRecordBuffered() {
+	hook := xraytrace.NewProducerHook()
 	_ = kgo.WithHooks(hook) // with kgo.NewClient, or producer.WithClientOptions
 
 	// aws-lambda-go puts the invocation's trace header in the context under this key.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/aws/aws-xray-sdk-go/v2/header"
 	"github.com/aws/aws-xray-sdk-go/v2/xray"
@@ -12,8 +13,20 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// The hook is also a franz-go producer hook.
-var _ kgo.HookProduceRecordBuffered = (*Hook)(nil)
+var _ kgo.HookProduceRecordBuffered = (*ProducerHook)(nil)
+
+// ProducerHook is the X-Ray hook of a franz-go client: it writes the trace header into each
+// record produced. It is a type of its own, apart from [Hook], so that a function that only
+// consumes does not link it: the X-Ray SDK's dependencies make the linker keep every exported
+// method of a hook that is linked, and through this one's kgo.Record, franz-go's whole client
+// (3 MB on linux/arm64). It is safe for concurrent use.
+type ProducerHook struct {
+	lambda atomic.Pointer[lambdaHeader] // the last Lambda trace header produced under
+}
+
+// NewProducerHook returns the X-Ray producer hook, to pass to kgo.WithHooks (directly, or
+// through the producer package's WithClientOptions). Like [New], it has no options.
+func NewProducerHook() *ProducerHook { return &ProducerHook{} }
 
 // TraceHeader is the name of the record header that carries the X-Ray trace header,
 // "Root=TRACE_ID;Parent=SEGMENT_ID;Sampled=1", as HTTP requests and SQS messages
@@ -32,7 +45,7 @@ const TraceHeader = "X-Amzn-Trace-Id"
 // about ten times the producing itself (BenchmarkProduceTracing in package oteltrace). Wrap a
 // Produce call in a subsegment of your own (xray.Capture) to see it on the timeline; the
 // records then name that subsegment as their parent.
-func (h *Hook) OnProduceRecordBuffered(r *kgo.Record) {
+func (h *ProducerHook) OnProduceRecordBuffered(r *kgo.Record) {
 	if r.Context == nil {
 		return
 	}
@@ -51,7 +64,7 @@ type lambdaHeader struct{ in, out string }
 // downstreamHeader returns the trace header of ctx's (sub)segment, or of the Lambda
 // invocation's segment, for a downstream call; "" when ctx is not traced. The header of the
 // last Lambda invocation is kept: an invocation produces its records under one.
-func (h *Hook) downstreamHeader(ctx context.Context) string {
+func (h *ProducerHook) downstreamHeader(ctx context.Context) string {
 	if xray.SdkDisabled() {
 		return ""
 	}

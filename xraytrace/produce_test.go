@@ -146,14 +146,14 @@ func TestProduceThenProcess(t *testing.T) {
 
 func produceThenProcess(t *testing.T, via string) {
 	ctx, pc := daemon(t)
-	hook := xraytrace.New()
+	hook, producerHook := xraytrace.New(), xraytrace.NewProducerHook()
 	c := cluster(t)
 	produce := func(ctx context.Context, recs ...*kgo.Record) error {
-		return client(t, c, kgo.WithHooks(hook)).ProduceSync(ctx, recs...).FirstErr()
+		return client(t, c, kgo.WithHooks(producerHook)).ProduceSync(ctx, recs...).FirstErr()
 	}
 	if via == "producer" {
 		cl, err := producer.NewClient(producer.WithBrokers(c.ListenAddrs()...), producer.WithPlaintext(),
-			producer.WithClientOptions(kgo.WithHooks(hook)))
+			producer.WithClientOptions(kgo.WithHooks(producerHook)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +273,7 @@ func TestManyProducerTraces(t *testing.T) {
 // Without a trace in the context, producing leaves the records' headers alone.
 func TestProduceUntraced(t *testing.T) {
 	c := cluster(t)
-	cl := client(t, c, kgo.WithHooks(xraytrace.New()))
+	cl := client(t, c, kgo.WithHooks(xraytrace.NewProducerHook()))
 	r := &kgo.Record{Topic: "orders", Value: []byte("v"), Headers: []kgo.RecordHeader{{Key: "k", Value: []byte("v")}}}
 	if err := cl.ProduceSync(context.Background(), r).FirstErr(); err != nil {
 		t.Fatal(err)

@@ -26,19 +26,18 @@
 //
 // # Producing
 //
-// The hook is also a franz-go producer hook (kgo.HookProduceRecordBuffered): given to
+// [ProducerHook] is the franz-go producer hook (kgo.HookProduceRecordBuffered): given to
 // kgo.WithHooks, or to the producer package's WithClientOptions, it writes the header
 // X-Amzn-Trace-Id ([TraceHeader]), "Root=TRACE_ID;Parent=ID;Sampled=1", into each record
 // produced in a traced context (kgo sets the record's Context to the context given to Produce
 // when it has none), in place of any it has: ID is the (sub)segment in the context (the
 // partition's, when a batch handler produces), else the function's segment that the Lambda
-// trace header names. It makes no subsegment per record (see OnProduceRecordBuffered). The
-// same hook value serves batch.WithHooks and kgo.WithHooks:
+// trace header names. It makes no subsegment per record (see
+// ProducerHook.OnProduceRecordBuffered). A function that consumes and produces uses both:
 //
-//	hook := xraytrace.New()
-//	cl, err := producer.NewClient(producer.WithClientOptions(kgo.WithHooks(hook)))
+//	cl, err := producer.NewClient(producer.WithClientOptions(kgo.WithHooks(xraytrace.NewProducerHook())))
 //	...
-//	lambda.Start(batch.KafkaHandler(handle, batch.WithHooks(hook)))
+//	lambda.Start(batch.KafkaHandler(handle, batch.WithHooks(xraytrace.New())))
 //
 // # Producer traces, and what X-Ray shows of them
 //
@@ -87,7 +86,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"unicode"
 
 	"github.com/aws/aws-xray-sdk-go/v2/xray"
@@ -96,16 +94,13 @@ import (
 )
 
 // Hook is the X-Ray tracing hook. It implements batch.BatchHook, batch.GroupHook and
-// batch.FailureHook (to add failed records' errors to their group), and
-// kgo.HookProduceRecordBuffered (to write the trace header into produced records), and is
-// safe for concurrent use.
-type Hook struct {
-	lambda atomic.Pointer[lambdaHeader] // the last Lambda trace header produced under
-}
+// batch.FailureHook (to add failed records' errors to their group), and is safe for
+// concurrent use. Producing has its own hook, [ProducerHook].
+type Hook struct{}
 
-// New returns the X-Ray tracing hook, to pass to batch.WithHooks, kgo.WithHooks, or both. It has no options: the
-// daemon's address, sampling and the rest are the SDK's (xray.Configure and the
-// AWS_XRAY_* environment variables).
+// New returns the X-Ray tracing hook, to pass to batch.WithHooks. It has no options: the
+// daemon's address, sampling and the rest are the SDK's (xray.Configure and the AWS_XRAY_*
+// environment variables).
 func New() *Hook { return &Hook{} }
 
 type (
