@@ -99,7 +99,9 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 
 	// A client made from Opts reports connection failures that retrying cannot cure
 	// (authentication refused): stop waiting at the first one rather than at the deadline.
-	start := time.Now()
+	// The last connection error is worth naming if it is recent (kgo may have given up
+	// reconnecting for a while just before this call).
+	recent := time.Now().Add(-time.Minute)
 	var failed <-chan error
 	watch := watchOf(cl)
 	if watch != nil {
@@ -166,8 +168,8 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 		switch {
 		case connErr != nil:
 			err = &notAcknowledged{cause: connErr}
-		case watch != nil && watch.lastSince(start) != nil:
-			err = fmt.Errorf("%w (%w; last connection error: %w)", ErrNotAcknowledged, wctx.Err(), watch.lastSince(start))
+		case watch != nil && watch.lastSince(recent) != nil:
+			err = fmt.Errorf("%w (%w; last connection error: %w)", ErrNotAcknowledged, wctx.Err(), watch.lastSince(recent))
 		default:
 			err = fmt.Errorf("%w (%w)", ErrNotAcknowledged, wctx.Err())
 		}
