@@ -116,7 +116,8 @@ func (m *esm) apply(t *testing.T, resp batch.KafkaResponse) {
 }
 
 // run delivers until every record is consumed; lost says whether a round's response is lost,
-// after fn ran. It fails t after 40 rounds.
+// after fn ran. It fails t after 200 rounds (a record held by a dead invocation waits up to
+// tpTimeout, 100 ms a round).
 func (m *esm) run(t *testing.T, name string, fn batch.KafkaFunc, lost func(round int) bool) (rounds int) {
 	t.Helper()
 	for round := 0; ; round++ {
@@ -124,7 +125,7 @@ func (m *esm) run(t *testing.T, name string, fn batch.KafkaFunc, lost func(round
 		if ev == nil {
 			return round
 		}
-		if round == 40 {
+		if round == 200 {
 			t.Fatalf("%s: records still pending after %d rounds: %v", name, round, m.committed)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), tpTimeout)
