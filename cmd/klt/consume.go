@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -41,7 +42,7 @@ func newConsumeFlags(c *consumeConfig) *flag.FlagSet {
 	fs.StringVar(&c.group, "group", "", "consume as a member of consumer `group`, from its committed offsets, and commit\nthe records printed (default: no group, every partition, nothing committed)")
 	fs.BoolVar(&c.fromBeginning, "from-beginning", false, "start at the earliest record of each partition without a committed offset\n(default: only records produced from now on)")
 	fs.IntVar(&c.max, "max", 0, "stop after `N` records (default 0: no limit)")
-	fs.DurationVar(&c.idle, "timeout", defaultIdleTimeout, "stop when no record has arrived for this `duration`, counted from the start (a\ngroup's join counts) and from each record")
+	fs.DurationVar(&c.idle, "timeout", defaultIdleTimeout, "stop when no record has arrived for this `duration`, counted from the start (with\n--group, from joining it) and from each record")
 	fs.BoolVar(&c.event, "event", false, "print one event of Lambda's Kafka event source mapping holding the records, instead\nof JSON Lines")
 	fs.StringVar(&c.source, "source", "", "eventSource of --event: msk or self-managed (default: msk when every broker is\nnamed ...kafka.REGION.amazonaws.com, else self-managed)")
 	fs.StringVar(&c.arn, "arn", "", "eventSourceArn of an msk --event (default "+kafkaeventtest.DefaultMSKSourceARN+")")
@@ -84,9 +85,14 @@ func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if c.fromBeginning {
 		start = kgo.NewOffset().AtStart()
 	}
-	kopts := []kgo.Opt{kgo.ConsumeTopics(c.cluster.topic), kgo.ConsumeResetOffset(start)}
+	kopts := []kgo.Opt{kgo.ConsumeTopics(c.cluster.topic), kgo.ConsumeResetOffset(start), kgo.FetchMaxWait(fetchMaxWait(c.idle))}
+	assigned := make(chan struct{})
 	if c.group != "" {
-		kopts = append(kopts, kgo.ConsumerGroup(c.group), kgo.DisableAutoCommit())
+		var once sync.Once
+		kopts = append(kopts, kgo.ConsumerGroup(c.group), kgo.DisableAutoCommit(),
+			kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
+				once.Do(func() { close(assigned) })
+			}))
 	}
 	cl, err := newClient(opts, diag, kopts...)
 	if err != nil {
@@ -97,6 +103,22 @@ func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if _, err := checkTopic(ctx, cl, diag, &c.cluster); err != nil {
 		errorf(stderr, "%v", err)
 		return exitFail
+	}
+	if c.group != "" {
+		// The idle --timeout starts once the group has given klt its partitions: joining
+		// takes seconds on a real cluster (group.initial.rebalance.delay.ms is 3s).
+		t := time.NewTimer(c.cluster.connectTimeout)
+		select {
+		case <-assigned:
+			t.Stop()
+		case <-t.C:
+			errorf(stderr, "group %q assigned no partition of %q to klt within --connect-timeout %v (do its other members hold them all?)",
+				c.group, c.cluster.topic, c.cluster.connectTimeout)
+			return exitFail
+		case <-ctx.Done():
+			errorf(stderr, "interrupted while joining group %q", c.group)
+			return exitFail
+		}
 	}
 
 	w := bufio.NewWriter(stdout)
@@ -160,6 +182,15 @@ func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return exitFail
 	}
 	return writeEvent(got, evOpts, c.compact, stdout, stderr)
+}
+
+// fetchMaxWait returns how long a fetch may wait at the broker for records, given the idle
+// --timeout: kgo sends no other fetch to a broker while one waits there (5s by default), so a
+// partition whose start offset was resolved meanwhile, as happens when a group assigns
+// partitions with and without committed offsets, would be fetched only after the wait, past a
+// shorter --timeout.
+func fetchMaxWait(idle time.Duration) time.Duration {
+	return min(max(idle/4, 100*time.Millisecond), time.Second)
 }
 
 // fetchError returns the first error of fetches that is not the end of a poll's context.

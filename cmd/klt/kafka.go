@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -36,6 +37,8 @@ type clusterFlags struct {
 	scramPasswordEnv string
 	noTLS            bool
 	connectTimeout   time.Duration
+
+	creds aws.CredentialsProvider // for --iam, set by options
 }
 
 // defaultConnectTimeout is how long klt waits for the brokers' first answer.
@@ -104,6 +107,7 @@ func (c *clusterFlags) options(ctx context.Context) ([]producer.Option, []string
 		if err != nil {
 			return nil, nil, fmt.Errorf("--iam: loading the AWS credentials: %w", err)
 		}
+		c.creds = cfg.Credentials
 		opts = append(opts, producer.WithIAM(cfg.Credentials))
 		if c.region != "" {
 			opts = append(opts, producer.WithRegion(c.region))
@@ -145,7 +149,8 @@ func newClient(opts []producer.Option, diag *connWatch, extra ...kgo.Opt) (*kgo.
 type connWatch struct {
 	mu         sync.Mutex
 	last       error // the latest connection failure
-	saslClosed int   // connections closed during SASL authentication
+	lastSASL   error // the latest connection closed during authentication
+	saslClosed int   // connections closed during authentication
 	cancel     context.CancelFunc
 }
 
@@ -158,38 +163,41 @@ var (
 	_ kgo.HookBrokerRead    = (*connWatch)(nil)
 )
 
-// OnBrokerConnect records a failed dial.
+// OnBrokerConnect records a connection that could not be made (kgo calls it also for one
+// whose authentication failed).
 func (w *connWatch) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
-	if err != nil {
-		w.set(fmt.Errorf("cannot connect to %s: %w", net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port)), err), false)
+	if err == nil {
+		return
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.last = fmt.Errorf("cannot connect to %s: %w", net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port)), err)
 }
 
 // OnBrokerRead records a connection that failed while authenticating.
 func (w *connWatch) OnBrokerRead(meta kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
-	if err != nil && (key == int16(kmsg.SASLAuthenticate) || key == int16(kmsg.SASLHandshake)) {
-		w.set(fmt.Errorf("%s closed the connection during authentication (%w): the credentials were refused, or the broker does not take this authentication",
-			net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port)), err), true)
+	if err == nil || key != int16(kmsg.SASLAuthenticate) && key != int16(kmsg.SASLHandshake) {
+		return
 	}
-}
-
-func (w *connWatch) set(err error, sasl bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.last = err
-	if sasl {
-		w.saslClosed++
-		if w.saslClosed >= maxSASLClosed && w.cancel != nil {
-			w.cancel()
-		}
+	w.lastSASL = fmt.Errorf("%s closed the connection during authentication (%w): the credentials were refused, or the broker does not take this authentication",
+		net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port)), err)
+	w.saslClosed++
+	if w.saslClosed >= maxSASLClosed && w.cancel != nil {
+		w.cancel()
 	}
 }
 
-// state returns whether authentication was refused, and the latest connection failure.
+// state returns the latest connection failure: the latest one during authentication when
+// authentication was refused (refused is then true).
 func (w *connWatch) state() (refused bool, last error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.saslClosed >= maxSASLClosed, w.last
+	if w.saslClosed >= maxSASLClosed {
+		return true, w.lastSASL
+	}
+	return false, w.last
 }
 
 // clusterError is a failure to reach, authenticate to or find the topic on the cluster.
@@ -204,6 +212,12 @@ func (e *clusterError) Error() string { return e.msg }
 func checkTopic(ctx context.Context, cl *kgo.Client, diag *connWatch, c *clusterFlags) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.connectTimeout)
 	defer cancel()
+	if c.creds != nil {
+		// Without credentials every connection fails the same way; say it once, plainly.
+		if _, err := c.creds.Retrieve(ctx); err != nil {
+			return 0, &clusterError{fmt.Sprintf("--iam: no AWS credentials from the default chain (environment, ~/.aws, SSO, role): %v", err)}
+		}
+	}
 	diag.mu.Lock()
 	diag.cancel = cancel
 	diag.mu.Unlock()
@@ -221,6 +235,8 @@ func checkTopic(ctx context.Context, cl *kgo.Client, diag *connWatch, c *cluster
 			return 0, &clusterError{fmt.Sprintf("authentication (%s) failed: %v", c.authName(), last)}
 		case ctx.Err() != nil && last != nil:
 			return 0, &clusterError{fmt.Sprintf("no answer from the brokers (%s) within %v: %v", c.brokers, c.connectTimeout, last)}
+		case ctx.Err() != nil && c.authName() == "TLS":
+			return 0, &clusterError{fmt.Sprintf("no answer from the brokers (%s) within %v over TLS (--no-tls for a plaintext listener)", c.brokers, c.connectTimeout)}
 		case ctx.Err() != nil:
 			return 0, &clusterError{fmt.Sprintf("no answer from the brokers (%s) within %v (%s)", c.brokers, c.connectTimeout, c.authName())}
 		case isAuthError(err):

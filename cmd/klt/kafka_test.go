@@ -164,8 +164,31 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], addr)
 }
 
+// cmdClock is the script command "clock start", which notes the time, and
+// "clock within DURATION", which fails unless less than DURATION has passed since: a bound on
+// the time the commands between them took.
+func cmdClock(ts *testscript.TestScript, neg bool, args []string) {
+	switch {
+	case !neg && len(args) == 1 && args[0] == "start":
+		ts.Setenv("KLT_TEST_CLOCK", strconv.FormatInt(time.Now().UnixNano(), 10))
+	case !neg && len(args) == 2 && args[0] == "within":
+		limit, err := time.ParseDuration(args[1])
+		ts.Check(err)
+		start, err := strconv.ParseInt(ts.Getenv("KLT_TEST_CLOCK"), 10, 64)
+		if err != nil {
+			ts.Fatalf("clock within: no clock start before")
+		}
+		if took := time.Since(time.Unix(0, start)); took >= limit {
+			ts.Fatalf("took %v, want less than %v", took.Round(time.Millisecond), limit)
+		}
+	default:
+		ts.Fatalf("usage: clock start | clock within DURATION")
+	}
+}
+
 // scriptCmds are the commands scripts have beside testscript's own.
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
 	"kafka":    cmdKafka,
 	"freeport": cmdFreePort,
+	"clock":    cmdClock,
 }
