@@ -59,7 +59,7 @@ func runProduce(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return exitFail
 	}
 	if kind := eventKind(data); kind != "" {
-		printErrors(stderr, fmt.Errorf("%s is %s event, not records one per line; \"klt event decode\" prints the records of an event: klt event decode %s | klt produce ...",
+		printErrors(stderr, fmt.Errorf("%s is %s event, not records one per line; \"klt event decode\" prints the records of an event: klt event decode %s | klt produce --topic TOPIC",
 			name, withArticle(kind), shellQuote(name)))
 		return exitFail
 	}

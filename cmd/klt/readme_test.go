@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // TestMain lets the test binary act as klt: testscript.Main installs it under the name klt on
@@ -38,6 +39,8 @@ var readmeSkips = map[string]string{
 // command runs in sh; what it prints (standard output and error together) must be what the
 // README shows after it, as "# " lines, and nothing when it shows none; "..." in a shown line
 // stands for any text. A command must exit 0. The lines in readmeSkips are reported, not run.
+// $KAFKA_BOOTSTRAP_SERVERS names a kfake broker with a two-partition topic "orders", for the
+// klt produce and consume snippets.
 func TestREADME(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -78,6 +81,13 @@ func TestREADME(t *testing.T) {
 				return err
 			}
 			env.Cd = clone
+			// The klt produce and consume snippets need a broker: kfake, in this process.
+			kafka, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "orders"))
+			if err != nil {
+				return fmt.Errorf("starting kfake for the klt produce and consume snippets: %w", err)
+			}
+			env.Defer(kafka.Close)
+			env.Setenv("KAFKA_BOOTSTRAP_SERVERS", strings.Join(kafka.ListenAddrs(), ","))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"shows": cmdShows},
