@@ -129,7 +129,7 @@ func runProduce(ctx context.Context, args []string, stdin io.Reader, stdout, std
 // describeProduceError says what err, the error of one record, means.
 func describeProduceError(err error, timeout time.Duration) string {
 	if errors.Is(err, producer.ErrNotAcknowledged) {
-		return fmt.Sprintf("%v (--timeout %v); it may still land", err, timeout)
+		return fmt.Sprintf("not acknowledged within --timeout %v; it may still land", timeout)
 	}
 	return err.Error()
 }

@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -207,4 +211,109 @@ func sortedLines(s string) string {
 	l := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	slices.Sort(l)
 	return strings.Join(l, "\n")
+}
+
+func TestProduceNamesEveryFailedRecord(t *testing.T) {
+	// Partition 1 refuses every record (INVALID_RECORD, an error retrying cannot fix): produce
+	// names each of its lines, says how many failed, exits 1, and the other records land.
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.SeedTopics(2, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	// Partition 1 alone on the second broker, so its produce requests hold nothing else.
+	if err := cluster.MoveTopicPartition("orders", 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.MoveTopicPartition("orders", 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	cluster.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		cluster.KeepControl()
+		preq := req.(*kmsg.ProduceRequest)
+		refuse := false
+		for _, tp := range preq.Topics {
+			for _, p := range tp.Partitions {
+				refuse = refuse || p.Partition == 1
+			}
+		}
+		if !refuse {
+			return nil, nil, false
+		}
+		resp := preq.ResponseKind().(*kmsg.ProduceResponse)
+		for _, tp := range preq.Topics {
+			rt := kmsg.NewProduceResponseTopic()
+			rt.Topic, rt.TopicID = tp.Topic, tp.TopicID
+			for _, p := range tp.Partitions {
+				rp := kmsg.NewProduceResponseTopicPartition()
+				rp.Partition = p.Partition
+				rp.ErrorCode = kerr.InvalidRecord.Code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil, true
+	})
+	brokers := strings.Join(cluster.ListenAddrs(), ",")
+	in := `{"partition":0,"value":"a"}
+{"partition":1,"value":"b"}
+
+{"partition":0,"value":"c"}
+{"partition":1,"value":"d"}
+`
+	r := klt(t, in, "produce", "--brokers", brokers, "--no-tls", "--topic", "orders", "--timeout", "10s")
+	if r.code != exitFail || r.stdout != "" {
+		t.Fatalf("exit %d, stdout %q; want 1 and nothing", r.code, r.stdout)
+	}
+	want := []string{
+		"klt: <stdin>:2: not produced to orders: INVALID_RECORD: ",
+		"klt: <stdin>:5: not produced to orders: INVALID_RECORD: ",
+		"klt: 2 of 4 records not produced",
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("stderr:\n%s\nwant %d lines", r.stderr, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("stderr line %d: %q, want it to start %q", i+1, lines[i], w)
+		}
+	}
+	r = klt(t, "", "consume", "--brokers", brokers, "--no-tls", "--topic", "orders", "--from-beginning", "--timeout", "1s")
+	if got := strings.Count(r.stdout, "\n"); got != 2 || !strings.Contains(r.stdout, `"value":"a"`) || !strings.Contains(r.stdout, `"value":"c"`) {
+		t.Errorf("the topic holds\n%s\nwant the records of partition 0, a and c", r.stdout)
+	}
+}
+
+func TestProduceReportsUnacknowledgedAtTimeout(t *testing.T) {
+	// A broker that never answers produce requests: every record is reported, by line, as
+	// not acknowledged within --timeout (it may still land), and produce ends in about that
+	// time instead of hanging.
+	cluster := startKafka(t, 1, "orders")
+	wake := make(chan struct{})
+	t.Cleanup(func() { close(wake) }) // before cluster.Close, which the cleanup order runs after
+	cluster.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		cluster.KeepControl()
+		cluster.SleepControl(func() { <-wake })
+		return nil, nil, false
+	})
+	start := time.Now()
+	r := klt(t, "{\"value\":\"a\"}\n{\"value\":\"b\"}\n", "produce", "--brokers", strings.Join(cluster.ListenAddrs(), ","),
+		"--no-tls", "--topic", "orders", "--timeout", "2s")
+	took := time.Since(start)
+	if r.code != exitFail {
+		t.Fatalf("exit %d, stderr %q; want 1", r.code, r.stderr)
+	}
+	for _, w := range []string{
+		"klt: <stdin>:1: not produced to orders: not acknowledged within --timeout 2s; it may still land\n",
+		"klt: <stdin>:2: not produced to orders: not acknowledged within --timeout 2s; it may still land\n",
+		"klt: 2 of 2 records not produced\n",
+	} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr\n%s\nlacks %q", r.stderr, w)
+		}
+	}
+	if took > 5*time.Second {
+		t.Errorf("produce took %v with --timeout 2s", took)
+	}
 }
