@@ -275,7 +275,8 @@ Commands:
   version        print klt's module version and the commit it was built from (also --version)
 
 Every command also takes -h or --help. The exit status is 0 on success, 1 when the input is
-bad or a file cannot be read or written, and 2 when the command line is wrong.
+bad, a file cannot be read or written, or a Kafka cluster cannot be reached, refuses the
+credentials or a record (produce, consume), and 2 when the command line is wrong.
 
 Example: write records, make a fixture event from them and read it back:
 
