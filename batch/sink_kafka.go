@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kafkalambda/toolkit/producer"
 )
 
 // Headers that KafkaSink adds to each record it produces, after the original record's own.
@@ -33,14 +35,19 @@ type KafkaSink struct {
 	topic  string
 }
 
-// NewKafkaSink returns a sink that produces to topic with client. The client's producer
-// settings (acks, idempotence, retries, timeouts, max record size) apply to every Send.
+// NewKafkaSink returns a sink that produces to topic with client, which [producer.NewClient]
+// makes for Amazon MSK (IAM, SCRAM, TLS) with the producer defaults an operator expects. The
+// client's producer settings (acks, idempotence, retries, timeouts, max record size) apply to
+// every Send.
 func NewKafkaSink(client *kgo.Client, topic string) *KafkaSink {
 	return &KafkaSink{client: client, topic: topic}
 }
 
-// Send produces e and waits until the broker has acknowledged it (kgo's ProduceSync). It
-// returns the produce error, so that the record is reported as failed and comes back.
+// Send produces e with [producer.Produce] and waits until the broker has acknowledged it, at
+// the latest until ctx's deadline less Produce's margin: a record not acknowledged by then
+// fails with an error wrapping producer.ErrNotAcknowledged rather than hold the function
+// past its timeout. It returns the produce error, so that the record is reported as failed
+// and comes back.
 func (s *KafkaSink) Send(ctx context.Context, e *Envelope) error {
 	value, err := json.Marshal(e)
 	if err != nil {
@@ -71,7 +78,7 @@ func (s *KafkaSink) Send(ctx context.Context, e *Envelope) error {
 			kgo.RecordHeader{Key: HeaderSourceOffset, Value: strconv.AppendInt(nil, e.Offset, 10)},
 		)
 	}
-	if err := s.client.ProduceSync(ctx, rec).FirstErr(); err != nil {
+	if err := producer.Produce(ctx, s.client, rec)[0].Err; err != nil {
 		return fmt.Errorf("batch: kafka sink: produce %s to %s: %w", envelopeName(e), s.topic, err)
 	}
 	return nil

@@ -24,11 +24,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/internal/localsqs"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
+	"github.com/kafkalambda/toolkit/producer"
 )
 
 // sinkEvent is two partitions of "orders" with keys, binary values, headers (repeated names,
@@ -528,7 +530,7 @@ func TestSinkPolicies(t *testing.T) {
 }
 
 // sinkKafka starts a kfake cluster with the given topics (3 partitions each) and a producer
-// client for it.
+// client for it, made by package producer as a function would.
 func sinkKafka(t *testing.T, opts []kgo.Opt, topics ...string) (*kfake.Cluster, *kgo.Client) {
 	t.Helper()
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, topics...))
@@ -536,7 +538,8 @@ func sinkKafka(t *testing.T, opts []kgo.Opt, topics ...string) (*kfake.Cluster, 
 		t.Fatal(err)
 	}
 	t.Cleanup(cluster.Close)
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cluster.ListenAddrs()...)}, opts...)...)
+	cl, err := producer.NewClient(producer.WithBrokers(cluster.ListenAddrs()...), producer.WithPlaintext(),
+		producer.WithClientOptions(opts...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -691,4 +694,30 @@ func TestKafkaSinkFailureReportsRecord(t *testing.T) {
 		t.Errorf("Send: %v, want an error naming the topic and the record", err)
 	}
 	t.Log(err)
+}
+
+// A broker that does not answer cannot hold Send past the context's deadline: the record is
+// reported not acknowledged, before the deadline.
+func TestKafkaSinkRespectsDeadline(t *testing.T) {
+	t.Parallel()
+	cluster, cl := sinkKafka(t, nil, "slow.dlq")
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	cluster.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		cluster.KeepControl()
+		cluster.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+	const timeout = 500 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	err := batch.NewKafkaSink(cl, "slow.dlq").Send(ctx, &batch.Envelope{Version: batch.EnvelopeVersion, Source: "kafka", Topic: "orders", Partition: 1, Offset: 7})
+	took := time.Since(start)
+	if !errors.Is(err, producer.ErrNotAcknowledged) || !strings.Contains(err.Error(), "orders-1@7") {
+		t.Fatalf("Send: %v, want ErrNotAcknowledged naming the record", err)
+	}
+	if took >= timeout {
+		t.Fatalf("Send returned after %v, past the %v deadline", took, timeout)
+	}
 }
