@@ -85,13 +85,12 @@ type Broker struct {
 }
 
 type config struct {
-	clientTLS *tls.Config
-	region    string
-	lifetime  time.Duration
-	now       func() time.Time
-	kfake     []kfake.Opt
-	creds     []aws.Credentials
-	tls       bool
+	region   string
+	lifetime time.Duration
+	now      func() time.Time
+	kfake    []kfake.Opt
+	creds    []aws.Credentials
+	tls      bool
 }
 
 // Option configures [Start].
