@@ -232,3 +232,22 @@ func TestIAMTokenPerReauthentication(t *testing.T) {
 	}
 	t.Logf("%d connections, %d re-authentications, %d tokens", conns.n.Load(), reauths.n.Load(), len(toks))
 }
+
+// Credentials the provider cannot give fail Produce at once, naming the cause.
+func TestIAMCredentialsErrorFailsFast(t *testing.T) {
+	b := startIAM(t, kafkaiam.WithCredentials(credsA))
+	cl := iamClient(t, b, aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{}, errors.New("no role session")
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := producer.Produce(ctx, cl, records(1)...).Err()
+	if err == nil || !strings.Contains(err.Error(), "no role session") || !errors.Is(err, producer.ErrNotAcknowledged) {
+		t.Fatalf("%v, want the credentials error", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("took %v", took)
+	}
+	t.Log(err)
+}

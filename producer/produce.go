@@ -71,6 +71,12 @@ func (rs Results) Failed() Results {
 // buffered records when the first one's context ends, so records another goroutine produced
 // into the same batch may fail with them); records already sent cannot be, and may still land.
 //
+// On a client made by [Opts] or [NewClient], Produce also stops waiting when a connection
+// fails in a way that reconnecting will not cure (authentication refused, credentials or a
+// token that cannot be made, an untrusted certificate): the records still waiting fail at
+// once with an error that matches ErrNotAcknowledged and wraps that failure. At the deadline,
+// the error names the last connection error of the last minute, if any.
+//
 // Each record's Context is set to ctx when nil, so kgo hooks (the tracing adapters) see the
 // caller's span. Without a deadline on ctx, Produce waits as long as kgo retries (the
 // package's default delivery timeout is 2 minutes). A nil cl or nil record fails rather than
