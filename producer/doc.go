@@ -74,7 +74,7 @@
 //     kgo.UniformBytesPartitioner with murmur2.
 //   - zstd compression (none if a broker is older than Kafka 2.1). On JSON records a batch
 //     shrinks to about a third of what snappy (kgo's default) or lz4 leave (5% of the raw
-//     size against 15%, BenchmarkCompression), for about 0.4 µs more CPU per record. From
+//     size against 15%, BenchmarkCompression), for about 0.2 µs of CPU per record. From
 //     Lambda, what the bytes cost outweighs that: MSK Serverless bills every GB in and out,
 //     provisioned MSK bills storage and is sized by broker disk and network, and traffic
 //     between availability zones is billed per GB, while the compression time is small
