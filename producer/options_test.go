@@ -72,11 +72,6 @@ func TestOptsErrorsNameWhatIsMissing(t *testing.T) {
 }
 
 func TestEnvironmentChoosesBrokersAndAuth(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.SeedTopics(1, "t"), kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "admin", "pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	for _, tc := range []struct {
 		name string
 		env  map[string]string
@@ -87,6 +82,11 @@ func TestEnvironmentChoosesBrokersAndAuth(t *testing.T) {
 		{"plaintext to a SASL broker", map[string]string{"KAFKA_AUTH": "plaintext"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			c, err := kfake.NewCluster(kfake.SeedTopics(1, "t"), kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "admin", "pw"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
 			clearEnv(t)
 			t.Setenv("KAFKA_BOOTSTRAP_SERVERS", strings.Join(c.ListenAddrs(), " , "))
 			for k, v := range tc.env {
@@ -97,7 +97,7 @@ func TestEnvironmentChoosesBrokersAndAuth(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cl.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
 			err = producer.Produce(ctx, cl, &kgo.Record{Topic: "t", Value: []byte("v")}).Err()
 			if (err == nil) != tc.ok {

@@ -117,11 +117,12 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 	}
 
 	var (
-		mu       sync.Mutex
-		pending  = len(records)
-		finished bool
-		acked    = make([]bool, len(records))
-		done     = make(chan struct{})
+		mu        sync.Mutex
+		pending   = len(records)
+		finished  bool
+		acked     = make([]bool, len(records))
+		ctxFailed = make([]bool, len(records))
+		done      = make(chan struct{})
 	)
 	finish := func(i int, err error) {
 		mu.Lock()
@@ -130,7 +131,9 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 			return
 		}
 		if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
-			err = fmt.Errorf("%w (%w)", ErrNotAcknowledged, err)
+			// kgo gave the record up when wctx ended: reported below, as those not
+			// acknowledged at all are.
+			ctxFailed[i] = true
 		}
 		rs[i].Err, acked[i] = err, true
 		if pending--; pending == 0 {
@@ -169,21 +172,26 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 	finished = true
 	out := make(Results, len(rs))
 	copy(out, rs)
-	if pending > 0 {
-		var err error
-		switch {
-		case connErr != nil:
-			err = &notAcknowledged{cause: connErr}
-		case watch != nil && watch.lastSince(recent) != nil:
-			err = fmt.Errorf("%w (%w; last connection error: %w)", ErrNotAcknowledged, wctx.Err(), watch.lastSince(recent))
-		default:
-			err = fmt.Errorf("%w (%w)", ErrNotAcknowledged, wctx.Err())
+	var notAcked error
+	for i := range out {
+		if acked[i] && !ctxFailed[i] {
+			continue
 		}
-		for i := range out {
-			if !acked[i] {
-				out[i].Err = err
+		if notAcked == nil {
+			cause := wctx.Err()
+			if cause == nil { // kgo failed it on a context error while wctx itself lives on
+				cause = out[i].Err
+			}
+			switch last := watch.lastSince(recent); {
+			case connErr != nil:
+				notAcked = &notAcknowledged{cause: connErr}
+			case last != nil:
+				notAcked = fmt.Errorf("%w (%w; last connection error: %w)", ErrNotAcknowledged, cause, last)
+			default:
+				notAcked = fmt.Errorf("%w (%w)", ErrNotAcknowledged, cause)
 			}
 		}
+		out[i].Err = notAcked
 	}
 	return out
 }

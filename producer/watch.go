@@ -78,6 +78,9 @@ func (w *connWatch) subscribe() (ch chan error, unsubscribe func()) {
 
 // lastSince returns the last connection error seen at or after t.
 func (w *connWatch) lastSince(t time.Time) error {
+	if w == nil {
+		return nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.last == nil || w.lastAt.Before(t) {
