@@ -153,7 +153,7 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 		}
 		// Like ProduceSync, do not let the records linger (kgo waits ProducerLinger, 10 ms by
 		// default, for more records): all of them are buffered now. Flush stops lingering
-		// while it runs; it is stopped when Produce returns.
+		// while it runs (kgo logs "flushing" at info level); it is stopped when Produce returns.
 		if lingers(cl) {
 			fctx, stop := context.WithCancel(wctx)
 			defer stop()
