@@ -80,8 +80,10 @@
 //     between availability zones is billed per GB, while the compression time is small
 //     beside a produce round trip. The encoder kgo keeps is small (a 64 KiB window, one
 //     goroutine), which matters in a 128 MB function.
-//   - A record delivery timeout of 2 minutes (the Java client's delivery.timeout.ms): a
-//     Produce without a deadline still ends.
+//   - No kgo delivery timeout, which kgo counts from each record's Timestamp and which would
+//     fail at once a record that keeps an old one (a copied or replayed record); Produce
+//     bounds its own wait instead: the context's deadline, or NoDeadlineWait (2 minutes, the
+//     Java client's delivery.timeout.ms) without one.
 //
 // Each can be changed with [WithClientOptions] (for example kgo.ProducerBatchCompression).
 //

@@ -21,6 +21,10 @@ var ErrNotAcknowledged = errors.New("producer: not acknowledged before the deadl
 // Lambda handler still has time to build and return its response.
 const MaxDeadlineMargin = time.Second
 
+// NoDeadlineWait is how long [Produce] waits when its context has no deadline (the Java
+// client's delivery.timeout.ms): a Produce without a deadline still ends.
+const NoDeadlineWait = 2 * time.Minute
+
 // Result is the outcome of one record of a [Produce] call.
 type Result struct {
 	// Record is the record as given; on success kgo has set its Partition, Offset and
@@ -78,8 +82,8 @@ func (rs Results) Failed() Results {
 // the error names the last connection error of the last minute, if any.
 //
 // Each record's Context is set to ctx when nil, so kgo hooks (the tracing adapters) see the
-// caller's span. Without a deadline on ctx, Produce waits as long as kgo retries (the
-// package's default delivery timeout is 2 minutes). A nil cl or nil record fails rather than
+// caller's span. Without a deadline on ctx, Produce waits at most [NoDeadlineWait]. A record's
+// Timestamp, old or new, does not shorten the wait. A nil cl or nil record fails rather than
 // panics.
 func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Results {
 	rs := make(Results, len(records))
@@ -96,10 +100,13 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 		return rs
 	}
 
-	wctx, cancel := ctx, context.CancelFunc(func() {})
+	var wctx context.Context
+	var cancel context.CancelFunc
 	if dl, ok := ctx.Deadline(); ok {
 		margin := min(time.Until(dl)/10, MaxDeadlineMargin)
 		wctx, cancel = context.WithDeadline(ctx, dl.Add(-max(margin, 0)))
+	} else {
+		wctx, cancel = context.WithTimeout(ctx, NoDeadlineWait)
 	}
 	defer cancel()
 

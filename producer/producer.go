@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-msk-iam-sasl-signer-go/signer"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -179,13 +178,15 @@ func defaults() []kgo.Opt {
 		// Idempotence is kgo's default as long as acks are all; stated here through acks.
 		kgo.RecordPartitioner(kgo.UniformBytesPartitioner(64<<10, true, true, nil)),
 		kgo.ProducerBatchCompression(kgo.ZstdCompression(), kgo.NoCompression()),
-		kgo.RecordDeliveryTimeout(2 * time.Minute),
+		// No kgo.RecordDeliveryTimeout: kgo counts it from each record's Timestamp, so a
+		// record keeping an old timestamp (a copy, a replay) would fail at once. Produce
+		// bounds its own wait instead (NoDeadlineWait).
 	}
 }
 
 // Opts returns the kgo options for the cluster (seeds, TLS, SASL) followed by the producer
 // defaults (idempotent, acks from all in-sync replicas, murmur2 key partitioning as the Java
-// client, zstd compression, a 2-minute delivery timeout), then the WithClientOptions ones: to
+// client, zstd compression), then the WithClientOptions ones: to
 // compose with kgo by hand. It reads the environment ($KAFKA_BOOTSTRAP_SERVERS, $KAFKA_AUTH,
 // $KAFKA_SCRAM_USERNAME, $KAFKA_SCRAM_PASSWORD, $AWS_REGION) for what no option sets, and
 // fails with a [*ConfigError] naming the setting that is missing or wrong.

@@ -100,3 +100,28 @@ func TestRoundTripHeadersNullKeysTombstones(t *testing.T) {
 
 // sameBytes is bytes.Equal that also tells nil (null) from empty.
 func sameBytes(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
+
+// A record that keeps an old timestamp (a copy of a topic, a replay) is produced like any
+// other, with it. Before, the default kgo.RecordDeliveryTimeout, which kgo counts from each
+// record's Timestamp, failed such a record at once (found by klt consume | klt produce).
+func TestOldTimestampProduces(t *testing.T) {
+	c, cl := plaintextCluster(t, kfake.SeedTopics(1, "old"))
+	old := time.Now().Add(-72 * time.Hour).Truncate(time.Millisecond)
+	for _, withDeadline := range []bool{true, false} {
+		ctx := context.Background()
+		if withDeadline {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+		}
+		r := &kgo.Record{Topic: "old", Value: []byte("v"), Timestamp: old}
+		if err := producer.Produce(ctx, cl, r).Err(); err != nil {
+			t.Fatalf("deadline %v: %v", withDeadline, err)
+		}
+	}
+	for _, got := range fetchAll(t, c.ListenAddrs(), "old", 2) {
+		if !got.Timestamp.Equal(old) {
+			t.Errorf("timestamp %v, want %v", got.Timestamp, old)
+		}
+	}
+}
