@@ -102,6 +102,17 @@
 //
 // The tracing adapters (packages oteltrace and xraytrace) are kgo hooks that write the trace
 // context of each record's Context into its headers: add them with
-// WithClientOptions(kgo.WithHooks(hook)). Produce sets a record's Context to the caller's ctx
-// when it is nil, so the producer's span is the handler's.
+// WithClientOptions(kgo.WithHooks(hook)) (for X-Ray, xraytrace.NewProducerHook()). Produce
+// sets a record's Context to the caller's ctx when it is nil, so the producer's span is the
+// handler's.
+//
+// # Consume, transform, produce
+//
+// A function that produces records while handling Kafka records cannot commit its input
+// offsets with its output in one Kafka transaction: the event source mapping owns the
+// offsets. [ProduceOnce] is the safe path instead: it writes the input's identity into each
+// output's header [SourceHeader] and produces under an idempotency record keyed by that
+// identity, and a downstream batch.WithIdempotencyKey([SourceKey]) applies each output once,
+// even when a retried transform wrote it twice. ProduceOnce's documentation gives the
+// window that remains, and why.
 package producer
