@@ -1,0 +1,538 @@
+package fanout
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// The message attributes a record travels in. See the package documentation for what each
+// holds.
+const (
+	// RecordAttribute (String) holds the record's identity and metadata as compact JSON:
+	// topic, partition, offset, timestamp, timestamp type, key, how the value travels, and
+	// the schema metadata.
+	RecordAttribute = "kafka.record"
+	// HeadersAttribute (Binary) holds the record's headers, in order, repeated names and
+	// null values included. It is absent when the record has no headers.
+	HeadersAttribute = "kafka.headers"
+	// ValueAttribute (Binary) holds the value when it cannot travel in the body as text.
+	ValueAttribute = "kafka.value"
+	// TraceParentAttribute and TraceStateAttribute (String) copy the record's W3C
+	// traceparent and tracestate headers, where OpenTelemetry's SQS propagation looks for
+	// them. The headers themselves travel in HeadersAttribute; Record ignores these copies.
+	TraceParentAttribute = "traceparent"
+	TraceStateAttribute  = "tracestate"
+)
+
+// The ways a value travels, named by the "value" member of RecordAttribute.
+const (
+	valueText   = "text"   // the body is the value
+	valueBinary = "binary" // ValueAttribute is the value; the body is a placeholder
+	valueEmpty  = "empty"  // the value is empty (not null); the body is a placeholder
+	valueNull   = "null"   // the value is null (a tombstone); the body is a placeholder
+)
+
+// Placeholder bodies: SQS refuses an empty body.
+const (
+	bodyBinary = "(kafka record: binary value in message attribute kafka.value)"
+	bodyEmpty  = "(kafka record: empty value)"
+	bodyNull   = "(kafka record: null value)"
+)
+
+// MaxMessageSize is the largest message SQS accepts, 1 MiB, counting the body and every
+// message attribute's name, data type and value.
+const MaxMessageSize = 1 << 20
+
+// recordVersion is the version of the RecordAttribute format.
+const recordVersion = 1
+
+// awsTraceHeader is the Kafka header whose value travels as the AWSTraceHeader system
+// attribute (xraytrace.TraceHeader).
+const awsTraceHeader = "X-Amzn-Trace-Id"
+
+// ErrTooLarge is the error (inside an *EncodeError) of a record whose message would be over
+// MaxMessageSize.
+var ErrTooLarge = errors.New("message over the SQS size limit")
+
+// EncodeError is the error of a record that cannot travel in an SQS message: too large, a
+// record that did not decode (its Err is set), a string SQS cannot carry, or a FIFO message
+// group ID that SQS would refuse. Retrying cannot fix it.
+type EncodeError struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	// Field names what cannot travel: "message" (the size), "record", "topic",
+	// "timestampType", "keySchemaMetadata", "valueSchemaMetadata", "MessageGroupId".
+	Field string
+	Err   error
+}
+
+func (e *EncodeError) Error() string {
+	return fmt.Sprintf("fanout: record %s-%d offset %d: %s: %v", e.Topic, e.Partition, e.Offset, e.Field, e.Err)
+}
+
+func (e *EncodeError) Unwrap() error { return e.Err }
+
+// DecodeError is the error of a message Record cannot rebuild a Kafka record from. Attribute
+// names the message attribute at fault (RecordAttribute, HeadersAttribute, ValueAttribute),
+// or is "body".
+type DecodeError struct {
+	MessageID string
+	Attribute string
+	Err       error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("fanout: message %q: %s: %v", e.MessageID, e.Attribute, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// entry builds the SendMessageBatch entry for r (Id left for the caller to set), with
+// MessageGroupId/MessageDeduplicationId when fifo; size is what SQS counts toward its
+// 1 MiB limit (body + attribute names, types and values). group chooses the FIFO message
+// group; nil means the default, groupByKey. An error is an *EncodeError.
+func entry(r *kafkaevent.Record, fifo bool, group func(*kafkaevent.Record) string) (e types.SendMessageBatchRequestEntry, size int, err error) {
+	fail := func(field string, err error) (types.SendMessageBatchRequestEntry, int, error) {
+		return types.SendMessageBatchRequestEntry{}, 0, &EncodeError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Field: field, Err: err}
+	}
+	if r.Err != nil {
+		return fail("record", fmt.Errorf("the record did not decode: %w", r.Err))
+	}
+	meta, field, err := appendRecordJSON(make([]byte, 0, 160+len(r.Key)*4/3), r)
+	if err != nil {
+		return fail(field, err)
+	}
+	attrs := make(map[string]types.MessageAttributeValue, 3)
+	var body string
+	how := valueText
+	switch {
+	case r.Value == nil:
+		how, body = valueNull, bodyNull
+	case len(r.Value) == 0:
+		how, body = valueEmpty, bodyEmpty
+	case textOK(r.Value):
+		body = string(r.Value)
+	default:
+		how, body = valueBinary, bodyBinary
+		attrs[ValueAttribute] = types.MessageAttributeValue{DataType: aws.String("Binary"), BinaryValue: r.Value}
+	}
+	meta = append(meta, `,"value":"`...)
+	meta = append(meta, how...)
+	meta = append(meta, `"}`...)
+	attrs[RecordAttribute] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(meta))}
+	if len(r.Headers) > 0 {
+		attrs[HeadersAttribute] = types.MessageAttributeValue{DataType: aws.String("Binary"), BinaryValue: appendHeaders(nil, r.Headers)}
+	}
+	for _, name := range [...]string{TraceParentAttribute, TraceStateAttribute} {
+		if v, ok := r.Header(name); ok && len(v) > 0 && textOK(v) {
+			attrs[name] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(v))}
+		}
+	}
+	e = types.SendMessageBatchRequestEntry{MessageBody: aws.String(body), MessageAttributes: attrs}
+	size = len(body)
+	for name, a := range attrs {
+		size += len(name) + len(*a.DataType) + len(a.BinaryValue)
+		if a.StringValue != nil {
+			size += len(*a.StringValue)
+		}
+	}
+	if v, ok := r.Header(awsTraceHeader); ok && len(v) > 0 && textOK(v) {
+		// Counted, though SQS may not count system attributes: the estimate errs on the
+		// side of a message SQS accepts.
+		e.MessageSystemAttributes = map[string]types.MessageSystemAttributeValue{
+			"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String(string(v))},
+		}
+		size += len("AWSTraceHeader") + len("String") + len(v)
+	}
+	if size > MaxMessageSize {
+		return fail("message", fmt.Errorf("%w: %d bytes with its attributes, the limit is %d", ErrTooLarge, size, MaxMessageSize))
+	}
+	if fifo {
+		g := groupByKey(r)
+		if group != nil {
+			g = group(r)
+		}
+		if err := checkGroupID(g); err != nil {
+			return fail("MessageGroupId", err)
+		}
+		e.MessageGroupId = aws.String(g)
+		e.MessageDeduplicationId = aws.String(deduplicationID(r))
+	}
+	return e, size, nil
+}
+
+// textOK reports whether b can be an SQS body or string attribute as it is: valid UTF-8 made
+// only of the characters SQS allows (#x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD
+// #x10000-#x10FFFF).
+func textOK(b []byte) bool {
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return false
+		}
+		if r == 0xFFFE || r == 0xFFFF {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// appendRecordJSON appends the RecordAttribute JSON up to, not including, the "value" member
+// and the closing brace. On error it names the record field at fault.
+func appendRecordJSON(b []byte, r *kafkaevent.Record) ([]byte, string, error) {
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, recordVersion, 10)
+	var err error
+	if b, err = appendStringMember(b, "topic", r.Topic); err != nil {
+		return nil, "topic", err
+	}
+	b = append(b, `,"partition":`...)
+	b = strconv.AppendInt(b, int64(r.Partition), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, r.Offset, 10)
+	b = append(b, `,"timestamp":`...)
+	if r.Timestamp.IsZero() {
+		b = append(b, "-1"...)
+	} else {
+		b = strconv.AppendInt(b, r.Timestamp.UnixMilli(), 10)
+	}
+	if r.TimestampType != "" {
+		if b, err = appendStringMember(b, "timestampType", r.TimestampType); err != nil {
+			return nil, "timestampType", err
+		}
+	}
+	if r.Key != nil {
+		b = append(b, `,"key":"`...)
+		b = base64.StdEncoding.AppendEncode(b, r.Key)
+		b = append(b, '"')
+	}
+	for _, s := range [...]struct {
+		name string
+		m    *kafkaevent.SchemaMetadata
+	}{{"keySchema", r.KeySchema}, {"valueSchema", r.ValueSchema}} {
+		if s.m == nil {
+			continue
+		}
+		b = append(b, `,"`...)
+		b = append(b, s.name...)
+		b = append(b, `":{`...)
+		if b, err = appendStringMember(b, "dataFormat", s.m.DataFormat); err != nil {
+			return nil, s.name + "Metadata", err
+		}
+		if b, err = appendStringMember(b, "schemaId", s.m.SchemaID); err != nil {
+			return nil, s.name + "Metadata", err
+		}
+		b = append(b, '}')
+	}
+	return b, "", nil
+}
+
+// appendStringMember appends `,"name":"s"` (no comma right after '{'), s escaped so that the
+// JSON is plain ASCII: every string SQS can carry and JSON can hold goes through. A string
+// that is not valid UTF-8 cannot be a JSON string and fails.
+func appendStringMember(b []byte, name, s string) ([]byte, error) {
+	if !utf8.ValidString(s) {
+		return nil, errors.New("not valid UTF-8")
+	}
+	if b[len(b)-1] != '{' {
+		b = append(b, ',')
+	}
+	b = append(b, '"')
+	b = append(b, name...)
+	b = append(b, `":"`...)
+	const hexDigits = "0123456789abcdef"
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r >= 0x20 && r < 0x7f:
+			b = append(b, byte(r))
+		case r < 0x10000:
+			b = append(b, '\\', 'u', hexDigits[r>>12], hexDigits[r>>8&0xF], hexDigits[r>>4&0xF], hexDigits[r&0xF])
+		default:
+			r1, r2 := utf16Pair(r)
+			b = append(b, '\\', 'u', hexDigits[r1>>12], hexDigits[r1>>8&0xF], hexDigits[r1>>4&0xF], hexDigits[r1&0xF])
+			b = append(b, '\\', 'u', hexDigits[r2>>12], hexDigits[r2>>8&0xF], hexDigits[r2>>4&0xF], hexDigits[r2&0xF])
+		}
+	}
+	return append(b, '"'), nil
+}
+
+func utf16Pair(r rune) (rune, rune) {
+	r -= 0x10000
+	return 0xD800 + (r>>10)&0x3FF, 0xDC00 + r&0x3FF
+}
+
+// appendHeaders appends the HeadersAttribute encoding of hs: for each header, in order, the
+// name's length (uvarint) and bytes, then 0 for a null value or the value's length plus one
+// (uvarint) and its bytes.
+func appendHeaders(b []byte, hs []kafkaevent.Header) []byte {
+	n := 0
+	for _, h := range hs {
+		n += 2*binary.MaxVarintLen64 + len(h.Key) + len(h.Value)
+	}
+	if b == nil {
+		b = make([]byte, 0, n)
+	}
+	for _, h := range hs {
+		b = binary.AppendUvarint(b, uint64(len(h.Key)))
+		b = append(b, h.Key...)
+		if h.Value == nil {
+			b = append(b, 0)
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(len(h.Value))+1)
+		b = append(b, h.Value...)
+	}
+	return b
+}
+
+// readHeaders decodes the HeadersAttribute encoding.
+func readHeaders(b []byte) ([]kafkaevent.Header, error) {
+	if len(b) == 0 {
+		return nil, errors.New("empty (a record without headers has no headers attribute)")
+	}
+	var hs []kafkaevent.Header
+	for i := 0; i < len(b); {
+		at := i
+		n, w := binary.Uvarint(b[i:])
+		if w <= 0 {
+			return nil, fmt.Errorf("header %d at byte %d: bad name length", len(hs), at)
+		}
+		i += w
+		if n > uint64(len(b)-i) {
+			return nil, fmt.Errorf("header %d at byte %d: name of %d bytes, %d left", len(hs), at, n, len(b)-i)
+		}
+		key := string(b[i : i+int(n)])
+		i += int(n)
+		n, w = binary.Uvarint(b[i:])
+		if w <= 0 {
+			return nil, fmt.Errorf("header %d (%q) at byte %d: bad value length", len(hs), key, i)
+		}
+		i += w
+		if n == 0 {
+			hs = append(hs, kafkaevent.Header{Key: key})
+			continue
+		}
+		n--
+		if n > uint64(len(b)-i) {
+			return nil, fmt.Errorf("header %d (%q) at byte %d: value of %d bytes, %d left", len(hs), key, i, n, len(b)-i)
+		}
+		hs = append(hs, kafkaevent.Header{Key: key, Value: append(make([]byte, 0, n), b[i:i+int(n)]...)})
+		i += int(n)
+	}
+	return hs, nil
+}
+
+// groupByKey is the default FIFO message group: the record's key, as it is when SQS allows
+// it as a group ID (1 to 128 characters among letters, digits and punctuation), otherwise
+// the hex SHA-256 of the key; for a record with a null key, its partition ("topic-N", or its
+// hash when that is not a valid group ID). Records with the same key keep their order;
+// records with a null key keep the order of their partition.
+func groupByKey(r *kafkaevent.Record) string {
+	if r.Key == nil {
+		id := r.PartitionID()
+		if checkGroupID(id) == nil {
+			return id
+		}
+		sum := sha256.Sum256([]byte(id))
+		return hex.EncodeToString(sum[:])
+	}
+	if len(r.Key) > 0 && len(r.Key) <= 128 && groupChars(r.Key) {
+		return string(r.Key)
+	}
+	sum := sha256.Sum256(r.Key)
+	return hex.EncodeToString(sum[:])
+}
+
+// groupByPartition is the FIFO message group of a record's partition, "topic-N", or its
+// hash when that is not a valid group ID.
+func groupByPartition(r *kafkaevent.Record) string {
+	id := r.PartitionID()
+	if checkGroupID(id) == nil {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])
+}
+
+// groupChars reports whether b is made of the characters SQS allows in a message group or
+// deduplication ID: ASCII letters, digits and punctuation.
+func groupChars[T string | []byte](b T) bool {
+	for i := 0; i < len(b); i++ {
+		if c := b[i]; c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// checkGroupID returns why SQS would refuse id as a MessageGroupId, or nil.
+func checkGroupID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("empty")
+	case len(id) > 128:
+		return fmt.Errorf("%d characters, SQS allows 128", len(id))
+	case !groupChars(id):
+		return fmt.Errorf("%q: SQS allows only ASCII letters, digits and punctuation", id)
+	}
+	return nil
+}
+
+// deduplicationID is the FIFO MessageDeduplicationId of a record: the hex SHA-256 (64
+// characters) of its topic, partition and offset, so that the same record sent twice within
+// SQS's five-minute window is enqueued once, whatever the topic name's length.
+func deduplicationID(r *kafkaevent.Record) string {
+	h := sha256.New()
+	var b [8 + 4 + 8]byte
+	binary.BigEndian.PutUint64(b[0:], uint64(len(r.Topic)))
+	binary.BigEndian.PutUint32(b[8:], uint32(r.Partition))
+	binary.BigEndian.PutUint64(b[12:], uint64(r.Offset))
+	h.Write(b[:8])
+	h.Write([]byte(r.Topic))
+	h.Write(b[8:])
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// recordJSON is RecordAttribute as read.
+type recordJSON struct {
+	V             *int        `json:"v"`
+	Topic         *string     `json:"topic"`
+	Partition     *int64      `json:"partition"`
+	Offset        *int64      `json:"offset"`
+	Timestamp     *int64      `json:"timestamp"`
+	TimestampType string      `json:"timestampType"`
+	Key           *string     `json:"key"`
+	Value         *string     `json:"value"`
+	KeySchema     *schemaJSON `json:"keySchema"`
+	ValueSchema   *schemaJSON `json:"valueSchema"`
+}
+
+type schemaJSON struct {
+	DataFormat string `json:"dataFormat"`
+	SchemaID   string `json:"schemaId"`
+}
+
+// Record rebuilds the Kafka record that message m carries, byte for byte: value, key and
+// headers (order, repeated names, null values, bytes that are not UTF-8), topic, partition,
+// offset, timestamp and its type, and schema metadata. m is a message of an SQS event as the
+// event source mapping delivers it (events.SQSEvent's Records), sent by a Dispatcher.
+//
+// A message that does not carry a record in this package's format fails with a
+// *DecodeError naming the attribute at fault; Record never panics on any input. The record
+// returned shares no memory with m.
+func Record(m events.SQSMessage) (*kafkaevent.Record, error) {
+	fail := func(attr string, format string, args ...any) (*kafkaevent.Record, error) {
+		return nil, &DecodeError{MessageID: m.MessageId, Attribute: attr, Err: fmt.Errorf(format, args...)}
+	}
+	a, ok := m.MessageAttributes[RecordAttribute]
+	if !ok {
+		return fail(RecordAttribute, "missing: the message was not sent by a fanout Dispatcher")
+	}
+	if a.DataType != "String" || a.StringValue == nil {
+		return fail(RecordAttribute, "want a String attribute, got data type %q", a.DataType)
+	}
+	var j recordJSON
+	if err := json.Unmarshal([]byte(*a.StringValue), &j); err != nil {
+		return fail(RecordAttribute, "not the JSON of a record: %w", err)
+	}
+	switch {
+	case j.V == nil:
+		return fail(RecordAttribute, `no "v" (format version)`)
+	case *j.V != recordVersion:
+		return fail(RecordAttribute, "format version %d, this package reads version %d", *j.V, recordVersion)
+	case j.Topic == nil:
+		return fail(RecordAttribute, `no "topic"`)
+	case j.Partition == nil:
+		return fail(RecordAttribute, `no "partition"`)
+	case *j.Partition < math.MinInt32 || *j.Partition > math.MaxInt32:
+		return fail(RecordAttribute, `"partition" %d out of range`, *j.Partition)
+	case j.Offset == nil:
+		return fail(RecordAttribute, `no "offset"`)
+	case j.Timestamp == nil:
+		return fail(RecordAttribute, `no "timestamp"`)
+	case j.Value == nil:
+		return fail(RecordAttribute, `no "value"`)
+	}
+	r := &kafkaevent.Record{Topic: *j.Topic, Partition: int32(*j.Partition), Offset: *j.Offset, TimestampType: j.TimestampType}
+	if *j.Timestamp != -1 {
+		r.Timestamp = time.UnixMilli(*j.Timestamp).UTC()
+	}
+	if j.Key != nil {
+		k, err := base64.StdEncoding.DecodeString(*j.Key)
+		if err != nil {
+			return fail(RecordAttribute, `"key": %w`, err)
+		}
+		if k == nil {
+			k = []byte{}
+		}
+		r.Key = k
+	}
+	if j.KeySchema != nil {
+		r.KeySchema = &kafkaevent.SchemaMetadata{DataFormat: j.KeySchema.DataFormat, SchemaID: j.KeySchema.SchemaID}
+	}
+	if j.ValueSchema != nil {
+		r.ValueSchema = &kafkaevent.SchemaMetadata{DataFormat: j.ValueSchema.DataFormat, SchemaID: j.ValueSchema.SchemaID}
+	}
+	v, hasValue := m.MessageAttributes[ValueAttribute]
+	if hasValue && *j.Value != valueBinary {
+		return fail(ValueAttribute, "present, but %s says the value is %q", RecordAttribute, *j.Value)
+	}
+	switch *j.Value {
+	case valueText:
+		if m.Body == "" {
+			return fail("body", "empty, but %s says it is the value", RecordAttribute)
+		}
+		r.Value = []byte(m.Body)
+	case valueBinary:
+		if !hasValue {
+			return fail(ValueAttribute, "missing, and %s says the value is in it", RecordAttribute)
+		}
+		if v.DataType != "Binary" || len(v.BinaryValue) == 0 {
+			return fail(ValueAttribute, "want a non-empty Binary attribute, got data type %q", v.DataType)
+		}
+		r.Value = append(make([]byte, 0, len(v.BinaryValue)), v.BinaryValue...)
+	case valueEmpty:
+		r.Value = []byte{}
+	case valueNull:
+	default:
+		return fail(RecordAttribute, `"value" is %q: want "text", "binary", "empty" or "null"`, *j.Value)
+	}
+	if h, ok := m.MessageAttributes[HeadersAttribute]; ok {
+		if h.DataType != "Binary" {
+			return fail(HeadersAttribute, "want a Binary attribute, got data type %q", h.DataType)
+		}
+		hs, err := readHeaders(h.BinaryValue)
+		if err != nil {
+			return fail(HeadersAttribute, "%w", err)
+		}
+		r.Headers = hs
+	}
+	return r, nil
+}

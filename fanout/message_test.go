@@ -1,0 +1,523 @@
+package fanout
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// shapes returns records of every shape a Kafka record can take.
+func shapes() map[string]*kafkaevent.Record {
+	ts := time.UnixMilli(1700000000123).UTC()
+	base := func() *kafkaevent.Record {
+		return &kafkaevent.Record{Topic: "orders", Partition: 3, Offset: 42, Timestamp: ts, TimestampType: kafkaevent.CreateTime}
+	}
+	with := func(f func(r *kafkaevent.Record)) *kafkaevent.Record {
+		r := base()
+		f(r)
+		return r
+	}
+	allBytes := make([]byte, 256)
+	for i := range allBytes {
+		allBytes[i] = byte(i)
+	}
+	return map[string]*kafkaevent.Record{
+		"json value":        with(func(r *kafkaevent.Record) { r.Key, r.Value = []byte("k1"), []byte(`{"id":1,"name":"Zoë 🚀"}`) }),
+		"text with newline": with(func(r *kafkaevent.Record) { r.Value = []byte("line 1\r\nline\t2\n") }),
+		"binary value":      with(func(r *kafkaevent.Record) { r.Key, r.Value = []byte{0xff, 0}, allBytes }),
+		"invalid utf8":      with(func(r *kafkaevent.Record) { r.Value = []byte("abc\xffdef") }),
+		"nul in text":       with(func(r *kafkaevent.Record) { r.Value = []byte("a\x00b") }),
+		"U+FFFE":            with(func(r *kafkaevent.Record) { r.Value = []byte("a\uFFFEb") }),
+		"U+FFFD is text":    with(func(r *kafkaevent.Record) { r.Value = []byte("a\uFFFDb") }),
+		"surrogate bytes":   with(func(r *kafkaevent.Record) { r.Value = []byte("a\xed\xa0\x80b") }),
+		"empty value":       with(func(r *kafkaevent.Record) { r.Key, r.Value = []byte("k"), []byte{} }),
+		"null value":        with(func(r *kafkaevent.Record) { r.Key, r.Value = []byte("k"), nil }),
+		"empty key":         with(func(r *kafkaevent.Record) { r.Key, r.Value = []byte{}, []byte("v") }),
+		"null key and value": with(func(r *kafkaevent.Record) {
+			r.Key, r.Value = nil, nil
+		}),
+		"headers": with(func(r *kafkaevent.Record) {
+			r.Value = []byte("v")
+			r.Headers = []kafkaevent.Header{
+				{Key: "b", Value: []byte("2")},
+				{Key: "a", Value: []byte("1")},
+				{Key: "a", Value: []byte("1")}, // repeated, same value
+				{Key: "a", Value: []byte{0xc3, 0x28}},
+				{Key: "null", Value: nil},
+				{Key: "empty", Value: []byte{}},
+				{Key: "", Value: []byte("no name")},
+				{Key: "bin\xffname", Value: allBytes},
+				{Key: "traceparent", Value: []byte("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")},
+				{Key: "tracestate", Value: []byte("congo=t61rcWkgMzE")},
+				{Key: "X-Amzn-Trace-Id", Value: []byte("Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1")},
+			}
+		}),
+		"schema metadata": with(func(r *kafkaevent.Record) {
+			r.Key, r.Value = []byte{0, 0, 0, 0, 7}, []byte{0, 0, 0, 0, 9, 2, 4}
+			r.KeySchema = &kafkaevent.SchemaMetadata{DataFormat: "AVRO", SchemaID: "7"}
+			r.ValueSchema = &kafkaevent.SchemaMetadata{DataFormat: "PROTOBUF", SchemaID: "1b7f1b3e-4f3e-4c4a-9f2a-1c2d3e4f5a6b"}
+		}),
+		"empty schema metadata": with(func(r *kafkaevent.Record) {
+			r.Value = []byte("v")
+			r.ValueSchema = &kafkaevent.SchemaMetadata{}
+		}),
+		"no timestamp": with(func(r *kafkaevent.Record) {
+			r.Value, r.Timestamp, r.TimestampType = []byte("v"), time.Time{}, ""
+		}),
+		"log append time": with(func(r *kafkaevent.Record) {
+			r.Value, r.TimestampType = []byte("v"), kafkaevent.LogAppendTime
+		}),
+		"odd topic and extremes": with(func(r *kafkaevent.Record) {
+			r.Topic = "t\"\\/\u00e9\U0001F600\x01\u2028"
+			r.Partition, r.Offset = -2147483648, 9223372036854775807
+			r.Value = []byte("v")
+			r.Timestamp = time.UnixMilli(-5).UTC()
+			r.TimestampType = "Other \"type\""
+		}),
+		"long topic": with(func(r *kafkaevent.Record) {
+			r.Topic = strings.Repeat("t", 249)
+			r.Value = []byte("v")
+		}),
+	}
+}
+
+// sameRecord reports how got differs from want, byte for byte, or "".
+func sameRecord(want, got *kafkaevent.Record) string {
+	var d []string
+	if want.Topic != got.Topic || want.Partition != got.Partition || want.Offset != got.Offset {
+		d = append(d, fmt.Sprintf("position %q-%d@%d, want %q-%d@%d", got.Topic, got.Partition, got.Offset, want.Topic, want.Partition, want.Offset))
+	}
+	if !want.Timestamp.Equal(got.Timestamp) || want.Timestamp.IsZero() != got.Timestamp.IsZero() || got.Timestamp.Location() != time.UTC {
+		d = append(d, fmt.Sprintf("timestamp %v, want %v", got.Timestamp, want.Timestamp))
+	}
+	if want.TimestampType != got.TimestampType {
+		d = append(d, fmt.Sprintf("timestampType %q, want %q", got.TimestampType, want.TimestampType))
+	}
+	if s := sameBytes(want.Key, got.Key); s != "" {
+		d = append(d, "key "+s)
+	}
+	if s := sameBytes(want.Value, got.Value); s != "" {
+		d = append(d, "value "+s)
+	}
+	if len(want.Headers) != len(got.Headers) {
+		d = append(d, fmt.Sprintf("%d headers, want %d", len(got.Headers), len(want.Headers)))
+	} else {
+		for i := range want.Headers {
+			if want.Headers[i].Key != got.Headers[i].Key {
+				d = append(d, fmt.Sprintf("header %d name %q, want %q", i, got.Headers[i].Key, want.Headers[i].Key))
+			}
+			if s := sameBytes(want.Headers[i].Value, got.Headers[i].Value); s != "" {
+				d = append(d, fmt.Sprintf("header %d value %s", i, s))
+			}
+		}
+	}
+	for _, s := range []struct {
+		name      string
+		want, got *kafkaevent.SchemaMetadata
+	}{{"keySchema", want.KeySchema, got.KeySchema}, {"valueSchema", want.ValueSchema, got.ValueSchema}} {
+		if (s.want == nil) != (s.got == nil) || s.want != nil && *s.want != *s.got {
+			d = append(d, fmt.Sprintf("%s %+v, want %+v", s.name, s.got, s.want))
+		}
+	}
+	if got.Err != nil {
+		d = append(d, fmt.Sprintf("Err %v", got.Err))
+	}
+	return strings.Join(d, "; ")
+}
+
+func sameBytes(want, got []byte) string {
+	switch {
+	case (want == nil) != (got == nil):
+		return fmt.Sprintf("nil=%v, want nil=%v", got == nil, want == nil)
+	case !bytes.Equal(want, got):
+		g, w := got, want
+		if len(g) > 40 {
+			g = g[:40]
+		}
+		if len(w) > 40 {
+			w = w[:40]
+		}
+		return fmt.Sprintf("%q (%d bytes), want %q (%d bytes)", g, len(got), w, len(want))
+	}
+	return ""
+}
+
+// lambdaAttributes writes message attributes the way the SQS event source mapping puts them
+// in the event: stringValue or binaryValue (base64), empty list values, dataType.
+func lambdaAttributes(attrs map[string]types.MessageAttributeValue) map[string]any {
+	out := map[string]any{}
+	for name, a := range attrs {
+		v := map[string]any{"stringListValues": []string{}, "binaryListValues": []string{}, "dataType": aws.ToString(a.DataType)}
+		if a.StringValue != nil {
+			v["stringValue"] = *a.StringValue
+		}
+		if a.BinaryValue != nil {
+			v["binaryValue"] = a.BinaryValue // encoding/json writes base64, as Lambda does
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// lambdaEvent makes the JSON of the SQS event Lambda would deliver for msgs, and decodes it
+// as a function would, into events.SQSEvent.
+func lambdaEvent(t testing.TB, arn string, msgs []types.Message) *events.SQSEvent {
+	t.Helper()
+	var recs []map[string]any
+	for _, m := range msgs {
+		recs = append(recs, map[string]any{
+			"messageId":              aws.ToString(m.MessageId),
+			"receiptHandle":          aws.ToString(m.ReceiptHandle),
+			"body":                   aws.ToString(m.Body),
+			"attributes":             m.Attributes,
+			"messageAttributes":      lambdaAttributes(m.MessageAttributes),
+			"md5OfBody":              aws.ToString(m.MD5OfBody),
+			"md5OfMessageAttributes": aws.ToString(m.MD5OfMessageAttributes),
+			"eventSource":            "aws:sqs",
+			"eventSourceARN":         arn,
+			"awsRegion":              "us-east-1",
+		})
+	}
+	data, err := json.Marshal(map[string]any{"Records": recs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.SQSEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		t.Fatal(err)
+	}
+	return &ev
+}
+
+// entryMessage is the message SQS would deliver for e, without SQS in between.
+func entryMessage(t testing.TB, id string, e types.SendMessageBatchRequestEntry) events.SQSMessage {
+	t.Helper()
+	m := types.Message{MessageId: aws.String(id), Body: e.MessageBody, MessageAttributes: e.MessageAttributes,
+		Attributes: map[string]string{"SentTimestamp": "1700000000999", "ApproximateReceiveCount": "1"}}
+	if a, ok := e.MessageSystemAttributes["AWSTraceHeader"]; ok {
+		m.Attributes["AWSTraceHeader"] = aws.ToString(a.StringValue)
+	}
+	return lambdaEvent(t, "arn:aws:sqs:us-east-1:123456789012:q", []types.Message{m}).Records[0]
+}
+
+func TestRecordRebuildsEveryShape(t *testing.T) {
+	for name, r := range shapes() {
+		t.Run(name, func(t *testing.T) {
+			e, size, err := entry(r, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if size <= 0 || size > MaxMessageSize {
+				t.Errorf("size %d", size)
+			}
+			if e.MessageGroupId != nil || e.MessageDeduplicationId != nil {
+				t.Errorf("standard queue entry with FIFO fields: %+v", e)
+			}
+			got, err := Record(entryMessage(t, "m1", e))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := sameRecord(r, got); d != "" {
+				t.Error(d)
+			}
+		})
+	}
+}
+
+func TestEntryBody(t *testing.T) {
+	s := shapes()
+	for _, c := range []struct {
+		shape, body string
+		binary      bool
+	}{
+		{"json value", `{"id":1,"name":"Zoë 🚀"}`, false},
+		{"text with newline", "line 1\r\nline\t2\n", false},
+		{"U+FFFD is text", "a\uFFFDb", false},
+		{"binary value", bodyBinary, true},
+		{"invalid utf8", bodyBinary, true},
+		{"nul in text", bodyBinary, true},
+		{"U+FFFE", bodyBinary, true},
+		{"surrogate bytes", bodyBinary, true},
+		{"empty value", bodyEmpty, false},
+		{"null value", bodyNull, false},
+	} {
+		e, _, err := entry(s[c.shape], false, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.shape, err)
+		}
+		if got := aws.ToString(e.MessageBody); got != c.body {
+			t.Errorf("%s: body %q, want %q", c.shape, got, c.body)
+		}
+		if _, ok := e.MessageAttributes[ValueAttribute]; ok != c.binary {
+			t.Errorf("%s: %s present %v, want %v", c.shape, ValueAttribute, ok, c.binary)
+		}
+	}
+	// The trace context is copied where OpenTelemetry and X-Ray look for it.
+	e, _, err := entry(s["headers"], false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := aws.ToString(e.MessageAttributes[TraceParentAttribute].StringValue); got != "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" {
+		t.Errorf("traceparent attribute %q", got)
+	}
+	if got := aws.ToString(e.MessageAttributes[TraceStateAttribute].StringValue); got != "congo=t61rcWkgMzE" {
+		t.Errorf("tracestate attribute %q", got)
+	}
+	if got := aws.ToString(e.MessageSystemAttributes["AWSTraceHeader"].StringValue); !strings.HasPrefix(got, "Root=1-5759e988") {
+		t.Errorf("AWSTraceHeader %q", got)
+	}
+	if n := len(e.MessageAttributes); n > 5 {
+		t.Errorf("%d attributes: leave users room under SQS's 10", n)
+	}
+}
+
+func TestEntrySize(t *testing.T) {
+	for name, r := range shapes() {
+		e, size, err := entry(r, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := len(aws.ToString(e.MessageBody))
+		for n, a := range e.MessageAttributes {
+			want += len(n) + len(aws.ToString(a.DataType)) + len(aws.ToString(a.StringValue)) + len(a.BinaryValue)
+		}
+		for n, a := range e.MessageSystemAttributes {
+			want += len(n) + len(aws.ToString(a.DataType)) + len(aws.ToString(a.StringValue))
+		}
+		if size != want {
+			t.Errorf("%s: size %d, want %d", name, size, want)
+		}
+	}
+}
+
+// largest returns a record whose message is exactly MaxMessageSize+over bytes.
+func largest(t testing.TB, binary bool, over int) *kafkaevent.Record {
+	t.Helper()
+	fill := byte('x')
+	if binary {
+		fill = 0xff
+	}
+	r := &kafkaevent.Record{Topic: "big", Partition: 1, Offset: 7, Key: []byte("k"), Value: []byte{fill}}
+	_, size, err := entry(r, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Value = bytes.Repeat([]byte{fill}, MaxMessageSize-size+1+over)
+	_, size, err = entry(r, false, nil)
+	if over <= 0 && (err != nil || size != MaxMessageSize+over) {
+		t.Fatalf("size %d, %v; want %d", size, err, MaxMessageSize+over)
+	}
+	return r
+}
+
+func TestEntryRefusesTooLarge(t *testing.T) {
+	for _, binary := range []bool{false, true} {
+		r := largest(t, binary, 0)
+		if _, size, err := entry(r, false, nil); err != nil || size != MaxMessageSize {
+			t.Fatalf("binary=%v: the largest record: size %d, %v", binary, size, err)
+		}
+		r.Value = append(r.Value, r.Value[0])
+		_, _, err := entry(r, false, nil)
+		var ee *EncodeError
+		if !errors.As(err, &ee) || !errors.Is(err, ErrTooLarge) || ee.Field != "message" || ee.Offset != 7 {
+			t.Fatalf("binary=%v: one byte over: %v, want an *EncodeError wrapping ErrTooLarge", binary, err)
+		}
+		if !strings.Contains(err.Error(), fmt.Sprint(MaxMessageSize+1)) {
+			t.Errorf("error %q does not give the size", err)
+		}
+	}
+}
+
+func TestEntryRefuses(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		r     *kafkaevent.Record
+		group func(*kafkaevent.Record) string
+		field string
+	}{
+		{"record error", &kafkaevent.Record{Topic: "t", Err: errors.New("bad base64")}, nil, "record"},
+		{"topic not UTF-8", &kafkaevent.Record{Topic: "t\xff"}, nil, "topic"},
+		{"timestamp type not UTF-8", &kafkaevent.Record{Topic: "t", TimestampType: "\xff"}, nil, "timestampType"},
+		{"schema not UTF-8", &kafkaevent.Record{Topic: "t", KeySchema: &kafkaevent.SchemaMetadata{SchemaID: "\xff"}}, nil, "keySchemaMetadata"},
+		{"empty group", &kafkaevent.Record{Topic: "t"}, func(*kafkaevent.Record) string { return "" }, "MessageGroupId"},
+		{"long group", &kafkaevent.Record{Topic: "t"}, func(*kafkaevent.Record) string { return strings.Repeat("g", 129) }, "MessageGroupId"},
+		{"group with space", &kafkaevent.Record{Topic: "t"}, func(*kafkaevent.Record) string { return "a b" }, "MessageGroupId"},
+	} {
+		_, _, err := entry(c.r, true, c.group)
+		var ee *EncodeError
+		if !errors.As(err, &ee) || ee.Field != c.field {
+			t.Errorf("%s: %v, want an *EncodeError on %s", c.name, err, c.field)
+		}
+	}
+}
+
+func TestEntryFIFO(t *testing.T) {
+	rec := func(topic string, p int32, o int64, key []byte) *kafkaevent.Record {
+		return &kafkaevent.Record{Topic: topic, Partition: p, Offset: o, Key: key, Value: []byte("v")}
+	}
+	group := func(r *kafkaevent.Record, f func(*kafkaevent.Record) string) (string, string) {
+		t.Helper()
+		e, _, err := entry(r, true, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aws.ToString(e.MessageGroupId), aws.ToString(e.MessageDeduplicationId)
+	}
+	hexLen := func(s string) bool { return len(s) == 64 && strings.Trim(s, "0123456789abcdef") == "" }
+	g, d := group(rec("orders", 1, 5, []byte("customer-17")), nil)
+	if g != "customer-17" || !hexLen(d) {
+		t.Errorf("readable key: group %q dedup %q", g, d)
+	}
+	if g2, _ := group(rec("orders", 2, 9, []byte("customer-17")), nil); g2 != g {
+		t.Errorf("the same key in another partition: group %q, want %q", g2, g)
+	}
+	for _, key := range [][]byte{{0xff, 0}, []byte("has space"), []byte{}, bytes.Repeat([]byte("k"), 129)} {
+		if g, _ := group(rec("orders", 1, 5, key), nil); !hexLen(g) {
+			t.Errorf("key %q: group %q, want a SHA-256", key, g)
+		}
+	}
+	if g, _ := group(rec("orders", 1, 5, nil), nil); g != "orders-1" {
+		t.Errorf("null key: group %q, want the partition", g)
+	}
+	if g, _ := group(rec(strings.Repeat("t", 200), 1, 5, nil), nil); !hexLen(g) {
+		t.Errorf("null key, long topic: group %q", g)
+	}
+	if g, _ := group(rec("orders", 1, 5, []byte("k")), groupByPartition); g != "orders-1" {
+		t.Errorf("by partition: group %q", g)
+	}
+	if g, _ := group(rec(strings.Repeat("t", 200), 1, 5, []byte("k")), groupByPartition); !hexLen(g) {
+		t.Errorf("by partition, long topic: group %q", g)
+	}
+	// Deduplication IDs: the same position gives the same ID; any other position another.
+	_, d1 := group(rec("orders", 1, 5, []byte("a")), nil)
+	_, d2 := group(rec("orders", 1, 5, []byte("b")), nil)
+	if d1 != d2 {
+		t.Errorf("the same record with another key: dedup %q and %q", d1, d2)
+	}
+	seen := map[string]string{}
+	for _, r := range []*kafkaevent.Record{rec("orders", 1, 5, nil), rec("orders", 1, 6, nil), rec("orders", 2, 5, nil),
+		rec("orders-1", 1, 5, nil), rec("order", 1, 5, nil), rec(strings.Repeat("t", 249), 0, 0, nil)} {
+		_, d := group(r, nil)
+		if !hexLen(d) {
+			t.Errorf("dedup %q", d)
+		}
+		pos := fmt.Sprintf("%s-%d@%d", r.Topic, r.Partition, r.Offset)
+		if other, ok := seen[d]; ok {
+			t.Errorf("%s and %s share dedup ID %s", pos, other, d)
+		}
+		seen[d] = pos
+	}
+}
+
+func TestRecordErrors(t *testing.T) {
+	good, _, err := entry(shapes()["headers"], false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := func(s string) events.SQSMessageAttribute {
+		return events.SQSMessageAttribute{DataType: "String", StringValue: aws.String(s)}
+	}
+	bin := func(b []byte) events.SQSMessageAttribute {
+		return events.SQSMessageAttribute{DataType: "Binary", BinaryValue: b}
+	}
+	for _, c := range []struct {
+		name string
+		edit func(m *events.SQSMessage)
+		attr string
+	}{
+		{"no record attribute", func(m *events.SQSMessage) { delete(m.MessageAttributes, RecordAttribute) }, RecordAttribute},
+		{"record attribute binary", func(m *events.SQSMessage) { m.MessageAttributes[RecordAttribute] = bin([]byte("{}")) }, RecordAttribute},
+		{"record attribute not JSON", func(m *events.SQSMessage) { m.MessageAttributes[RecordAttribute] = str("{") }, RecordAttribute},
+		{"no version", func(m *events.SQSMessage) {
+			m.MessageAttributes[RecordAttribute] = str(`{"topic":"t","partition":0,"offset":0,"timestamp":-1,"value":"text"}`)
+		}, RecordAttribute},
+		{"version 2", func(m *events.SQSMessage) {
+			m.MessageAttributes[RecordAttribute] = str(`{"v":2,"topic":"t","partition":0,"offset":0,"timestamp":-1,"value":"text"}`)
+		}, RecordAttribute},
+		{"no topic", func(m *events.SQSMessage) {
+			m.MessageAttributes[RecordAttribute] = str(`{"v":1,"partition":0,"offset":0,"timestamp":-1,"value":"text"}`)
+		}, RecordAttribute},
+		{"partition out of range", func(m *events.SQSMessage) {
+			m.MessageAttributes[RecordAttribute] = str(`{"v":1,"topic":"t","partition":2147483648,"offset":0,"timestamp":-1,"value":"text"}`)
+		}, RecordAttribute},
+		{"no offset", func(m *events.SQSMessage) {
+			m.MessageAttributes[RecordAttribute] = str(`{"v":1,"topic":"t","partition":0,"timestamp":-1,"value":"text"}`)
+		}, RecordAttribute},
+		{"offset not integer", func(m *events.SQSMessage) {
+			m.MessageAttributes[RecordAttribute] = str(`{"v":1,"topic":"t","partition":0,"offset":1.5,"timestamp":-1,"value":"text"}`)
+		}, RecordAttribute},
+		{"no timestamp", func(m *events.SQSMessage) {
+			m.MessageAttributes[RecordAttribute] = str(`{"v":1,"topic":"t","partition":0,"offset":0,"value":"text"}`)
+		}, RecordAttribute},
+		{"no value", func(m *events.SQSMessage) {
+			m.MessageAttributes[RecordAttribute] = str(`{"v":1,"topic":"t","partition":0,"offset":0,"timestamp":-1}`)
+		}, RecordAttribute},
+		{"unknown value kind", func(m *events.SQSMessage) {
+			m.MessageAttributes[RecordAttribute] = str(`{"v":1,"topic":"t","partition":0,"offset":0,"timestamp":-1,"value":"gzip"}`)
+		}, RecordAttribute},
+		{"bad key base64", func(m *events.SQSMessage) {
+			m.MessageAttributes[RecordAttribute] = str(`{"v":1,"topic":"t","partition":0,"offset":0,"timestamp":-1,"key":"!!","value":"text"}`)
+		}, RecordAttribute},
+		{"text value, empty body", func(m *events.SQSMessage) { m.Body = "" }, "body"},
+		{"binary value missing", func(m *events.SQSMessage) {
+			m.MessageAttributes[RecordAttribute] = str(`{"v":1,"topic":"t","partition":0,"offset":0,"timestamp":-1,"value":"binary"}`)
+		}, ValueAttribute},
+		{"value attribute beside a text value", func(m *events.SQSMessage) { m.MessageAttributes[ValueAttribute] = bin([]byte{1}) }, ValueAttribute},
+		{"value attribute a string", func(m *events.SQSMessage) {
+			m.MessageAttributes[RecordAttribute] = str(`{"v":1,"topic":"t","partition":0,"offset":0,"timestamp":-1,"value":"binary"}`)
+			m.MessageAttributes[ValueAttribute] = str("x")
+		}, ValueAttribute},
+		{"headers a string", func(m *events.SQSMessage) { m.MessageAttributes[HeadersAttribute] = str("x") }, HeadersAttribute},
+		{"headers empty", func(m *events.SQSMessage) { m.MessageAttributes[HeadersAttribute] = bin(nil) }, HeadersAttribute},
+		{"headers truncated name", func(m *events.SQSMessage) { m.MessageAttributes[HeadersAttribute] = bin([]byte{5, 'a'}) }, HeadersAttribute},
+		{"headers no value length", func(m *events.SQSMessage) { m.MessageAttributes[HeadersAttribute] = bin([]byte{1, 'a'}) }, HeadersAttribute},
+		{"headers truncated value", func(m *events.SQSMessage) { m.MessageAttributes[HeadersAttribute] = bin([]byte{1, 'a', 9, 'x'}) }, HeadersAttribute},
+		{"headers bad varint", func(m *events.SQSMessage) {
+			m.MessageAttributes[HeadersAttribute] = bin(bytes.Repeat([]byte{0xff}, 11))
+		}, HeadersAttribute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := entryMessage(t, "msg-1", good)
+			c.edit(&m)
+			r, err := Record(m)
+			var de *DecodeError
+			if !errors.As(err, &de) || de.Attribute != c.attr || de.MessageID != "msg-1" || r != nil {
+				t.Fatalf("got %v, %v; want a *DecodeError on %s", r, err, c.attr)
+			}
+			if !strings.Contains(err.Error(), c.attr) || !strings.Contains(err.Error(), "msg-1") {
+				t.Errorf("error %q does not name the attribute and the message", err)
+			}
+		})
+	}
+}
+
+// TestRecordSharesNoMemory: the record does not alias the message, whose event the caller
+// may reuse.
+func TestRecordSharesNoMemory(t *testing.T) {
+	e, _, err := entry(shapes()["headers"], false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := entryMessage(t, "m", e)
+	r, err := Record(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := m.MessageAttributes[HeadersAttribute].BinaryValue
+	for i := range h {
+		h[i] = 0
+	}
+	if d := sameRecord(shapes()["headers"], r); d != "" {
+		t.Error(d)
+	}
+}
