@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -32,7 +34,8 @@ type config struct {
 	criteria       *filter.Criteria
 	store          idempotency.Store
 	idemOpts       []idempotency.Option
-	kafkaKey       func(*kafkaevent.Record) (string, error) // nil: idempotency.KafkaKey
+	kafkaKey       func(*kafkaevent.Record) (string, error)             // nil: idempotency.KafkaKey
+	sqsRecord      func(*events.SQSMessage) (*kafkaevent.Record, error) // nil: key SQS messages on their ID
 	sink           Sink
 	sinkPolicy     SinkPolicy
 	st             *stats
@@ -182,8 +185,9 @@ func WithIdempotency(store idempotency.Store, opts ...idempotency.Option) Option
 // A record for which key returns an error, or an empty key, fails as a permanent failure
 // (not retried; given to the sink under either SinkPolicy), its handler not called: it is
 // never handled without its key. The option needs WithIdempotency, and applies to Kafka
-// records only: given without WithIdempotency, or to ProcessSQS, it makes every batch fail
-// with ErrInvalidOption. key must be safe for concurrent use (partitions run in parallel).
+// records only (and to the records SQS messages carry, with WithSQSKafkaRecord): given
+// without WithIdempotency, or to ProcessSQS without WithSQSKafkaRecord, it makes every batch
+// fail with ErrInvalidOption. key must be safe for concurrent use (partitions run in parallel).
 // By default the key is idempotency.KafkaKey(r).
 func WithIdempotencyKey(key func(r *kafkaevent.Record) (string, error)) Option {
 	return func(c *config) {
@@ -191,6 +195,28 @@ func WithIdempotencyKey(key func(r *kafkaevent.Record) (string, error)) Option {
 			c.invalid("WithIdempotencyKey(nil): want a function")
 		}
 		c.kafkaKey = key
+	}
+}
+
+// WithSQSKafkaRecord tells ProcessSQS that each message carries a Kafka record, which decode
+// rebuilds (fanout.Record is such a function), so that under WithIdempotency a message is
+// keyed as its record would be on Kafka: on idempotency.KafkaKey(r), the record's topic,
+// partition and offset, or on the function of WithIdempotencyKey; never on the message ID.
+// A record sent to the queue twice arrives as two messages with two IDs; keyed on the record,
+// it is handled once.
+//
+// A message decode fails on fails under WithIdempotency as a permanent failure (not retried;
+// given to the sink under either SinkPolicy), its handler not called, as a Kafka record
+// without a key does. Without WithIdempotency the option changes nothing. It applies to
+// ProcessSQS only: given to ProcessKafka, it makes every batch fail with ErrInvalidOption.
+// decode must be safe for concurrent use. By default an SQS message is keyed on
+// idempotency.SQSKey(m), its message ID.
+func WithSQSKafkaRecord(decode func(m *events.SQSMessage) (*kafkaevent.Record, error)) Option {
+	return func(c *config) {
+		if decode == nil {
+			c.invalid("WithSQSKafkaRecord(nil): want a function")
+		}
+		c.sqsRecord = decode
 	}
 }
 

@@ -63,6 +63,9 @@ func (r KafkaResponse) MarshalJSON() ([]byte, error) {
 // is handled), or WithErrorWhenAllFail is set and every record failed (ErrAllFailed).
 func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandler, opts ...Option) (KafkaResponse, error) {
 	cfg := newConfig(opts)
+	if cfg.sqsRecord != nil {
+		cfg.invalid("WithSQSKafkaRecord applies to SQS messages; ProcessKafka has the records themselves")
+	}
 	if cfg.err != nil {
 		return KafkaResponse{}, cfg.err
 	}

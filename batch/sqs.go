@@ -28,8 +28,8 @@ type SQSRecordHandler func(ctx context.Context, m *events.SQSMessage) error
 // ProcessKafka.
 func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, opts ...Option) (events.SQSEventResponse, error) {
 	cfg := newConfig(opts)
-	if cfg.kafkaKey != nil {
-		cfg.invalid("WithIdempotencyKey applies to Kafka records; ProcessSQS keys on the message ID")
+	if cfg.kafkaKey != nil && cfg.sqsRecord == nil {
+		cfg.invalid("WithIdempotencyKey applies to Kafka records; ProcessSQS keys on the message ID unless WithSQSKafkaRecord says how to read the record a message carries")
 	}
 	if cfg.err != nil {
 		return events.SQSEventResponse{}, cfg.err
@@ -151,12 +151,14 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 		}
 	}
 	if f == nil {
-		key := ""
+		key, err := "", error(nil)
 		if c.store != nil {
-			key = idempotency.SQSKey(m)
+			key, err = c.sqsKey(m)
 		}
-		f = c.process(ctx, stop, key, Item{SQS: m}, func(ctx context.Context) error { return h(ctx, m) }, l)
-		if f == nil {
+		if err != nil {
+			now := c.now()
+			f = &failure{err: err, permanent: true, first: now, last: now}
+		} else if f = c.process(ctx, stop, key, Item{SQS: m}, func(ctx context.Context) error { return h(ctx, m) }, l); f == nil {
 			return nil
 		}
 	}
@@ -164,6 +166,19 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 		c.sendFailure(ctx, sqsEnvelope(m, f), f, l)
 	}
 	return f
+}
+
+// sqsKey is the message's key under WithIdempotency: its ID, or with WithSQSKafkaRecord the
+// key of the Kafka record it carries.
+func (c *config) sqsKey(m *events.SQSMessage) (string, error) {
+	if c.sqsRecord == nil {
+		return idempotency.SQSKey(m), nil
+	}
+	r, err := c.sqsRecord(m)
+	if err != nil {
+		return "", fmt.Errorf("batch: no idempotency key for the message: the Kafka record it carries: %w", err)
+	}
+	return c.idempotencyKey(r)
 }
 
 // SQSHandler returns the handler for lambda.Start that processes each batch with ProcessSQS,
