@@ -1,0 +1,189 @@
+package fanout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/kafkalambda/toolkit/batch"
+)
+
+// finish builds the response, logs each record not accepted and the summary line, and
+// writes the metrics.
+func (r *run) finish(ctx context.Context) batch.KafkaResponse {
+	resp := batch.KafkaResponse{BatchItemFailures: []batch.KafkaItemFailure{}}
+	for p := range r.ev.Partitions {
+		part := &r.ev.Partitions[p]
+		items := r.items[p]
+		first := -1
+		for i := range items {
+			it := &items[i]
+			switch it.state {
+			case stateAccepted:
+				continue
+			case stateSunk:
+				r.logFailure(ctx, part.ID(), it, 0)
+				continue
+			case statePending, stateInFlight, stateSinking: // not sent, or a retry not made
+				it.err = r.notSent(it)
+			}
+			if first < 0 {
+				first = i
+				r.logFailure(ctx, part.ID(), it, len(items)-i)
+			} else if it.state == stateFailed {
+				r.logFailure(ctx, part.ID(), it, 0)
+			}
+		}
+		if first < 0 {
+			continue
+		}
+		for i := first; i < len(items); i++ {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, batch.KafkaItemFailure{
+				ItemIdentifier: batch.KafkaItemIdentifier{Partition: part.ID(), Offset: items[i].rec.Offset}})
+		}
+	}
+	r.st.failed = len(resp.BatchItemFailures)
+	r.observe(ctx)
+	return resp
+}
+
+// notSent is the error of an item that was not sent, or not sent again.
+func (r *run) notSent(it *item) error {
+	why := ErrDeadline
+	if r.d.fifo && r.lanes[it.lane].blocked {
+		why = ErrGroupBlocked
+	}
+	if why == ErrDeadline && (r.stop.IsZero() || r.d.cfg.now().Before(r.stop)) && r.ctx.Err() != nil {
+		// The caller's context ended before the stop time.
+		return fmt.Errorf("fanout: not sent: %w", context.Cause(r.ctx))
+	}
+	if it.err != nil {
+		return fmt.Errorf("%w (no retry: %w)", it.err, why)
+	}
+	return why
+}
+
+// logFailure writes the line of a record not accepted (or given to the sink): where it is,
+// what happened; never its key, value or headers. reported is the number of records the
+// response reports because of it: the record and the rest of its partition, or 0.
+func (r *run) logFailure(ctx context.Context, partition string, it *item, reported int) {
+	l := r.d.cfg.logger
+	if !l.Enabled(ctx, slog.LevelError) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 10)
+	attrs = append(attrs,
+		slog.String("queue", r.d.queue),
+		slog.String("partition", partition),
+		slog.Int64("offset", it.rec.Offset),
+		slog.Int("attempts", it.attempts),
+		slog.Bool("permanent", it.permanent),
+		slog.Bool("sentToSink", it.state == stateSunk),
+		slog.Int("reported", reported),
+		slog.String("error", errorText(it.err)),
+	)
+	if it.sinkErr != nil {
+		attrs = append(attrs, slog.String("sinkError", it.sinkErr.Error()))
+	}
+	l.LogAttrs(ctx, slog.LevelError, "record not dispatched", attrs...)
+}
+
+func errorText(err error) string {
+	if err == nil {
+		return "unknown"
+	}
+	return err.Error()
+}
+
+var stdoutMu sync.Mutex // one EMF line at a time on standard output
+
+// observe writes the summary line and, when asked for, the EMF line.
+func (r *run) observe(ctx context.Context) {
+	c := &r.d.cfg
+	st := &r.st
+	now := c.now()
+	dur := now.Sub(r.start)
+	if out := c.metrics; out != nil {
+		line, err := r.emf(now, dur)
+		if err == nil {
+			if out == os.Stdout {
+				stdoutMu.Lock()
+			}
+			_, err = out.Write(line)
+			if out == os.Stdout {
+				stdoutMu.Unlock()
+			}
+		}
+		if err != nil {
+			c.logger.LogAttrs(ctx, slog.LevelError, "dispatch metrics not written", slog.String("queue", r.d.queue), slog.String("error", err.Error()))
+		}
+	}
+	attrs := []slog.Attr{
+		slog.String("queue", r.d.queue),
+		slog.Int("records", st.records),
+		slog.Int("dispatched", st.dispatched),
+		slog.Int("failed", st.failed),
+		slog.Int("sentToSink", st.sunk),
+		slog.Int("batchCalls", st.calls),
+		slog.Int("failedCalls", st.failedCalls),
+		slog.Int("entriesRetried", st.retried),
+		slog.Int64("bytes", st.bytes),
+		slog.Duration("duration", dur),
+	}
+	if !st.oldest.IsZero() {
+		attrs = append(attrs, slog.Duration("oldestRecordAge", now.Sub(st.oldest)), slog.Duration("newestRecordAge", now.Sub(st.newest)))
+	}
+	level := slog.LevelInfo
+	if st.failed > 0 {
+		level = slog.LevelWarn
+	}
+	c.logger.LogAttrs(ctx, level, "records dispatched", attrs...)
+}
+
+// emf builds the Embedded Metric Format line of a Dispatch.
+func (r *run) emf(now time.Time, dur time.Duration) ([]byte, error) {
+	st := &r.st
+	type metric struct {
+		Name string `json:"Name"`
+		Unit string `json:"Unit"`
+	}
+	metrics := []metric{
+		{"Records", "Count"}, {"Dispatched", "Count"}, {"Failed", "Count"}, {"SentToSink", "Count"},
+		{"BatchCalls", "Count"}, {"FailedCalls", "Count"}, {"EntriesRetried", "Count"}, {"BytesDispatched", "Bytes"},
+		{"DispatchDuration", "Milliseconds"},
+	}
+	doc := map[string]any{
+		"Queue":            r.d.queue,
+		"Records":          st.records,
+		"Dispatched":       st.dispatched,
+		"Failed":           st.failed,
+		"SentToSink":       st.sunk,
+		"BatchCalls":       st.calls,
+		"FailedCalls":      st.failedCalls,
+		"EntriesRetried":   st.retried,
+		"BytesDispatched":  st.bytes,
+		"DispatchDuration": float64(dur.Microseconds()) / 1000,
+	}
+	if !st.oldest.IsZero() {
+		doc["OldestRecordAge"] = float64(now.Sub(st.oldest).Milliseconds())
+		doc["NewestRecordAge"] = float64(now.Sub(st.newest).Milliseconds())
+		metrics = append(metrics, metric{"OldestRecordAge", "Milliseconds"}, metric{"NewestRecordAge", "Milliseconds"})
+	}
+	doc["_aws"] = map[string]any{
+		"Timestamp": now.UnixMilli(),
+		"CloudWatchMetrics": []any{map[string]any{
+			"Namespace":  r.d.cfg.namespace,
+			"Dimensions": [][]string{{"Queue"}},
+			"Metrics":    metrics,
+		}},
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("fanout: metrics: %w", err)
+	}
+	return append(b, '\n'), nil
+}
