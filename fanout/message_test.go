@@ -2,17 +2,22 @@ package fanout
 
 import (
 	"bytes"
+	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/kafkalambda/toolkit/internal/localsqs"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -289,7 +294,7 @@ func TestEntrySize(t *testing.T) {
 		}
 		want := len(aws.ToString(e.MessageBody))
 		for n, a := range e.MessageAttributes {
-			want += len(n) + len(aws.ToString(a.DataType)) + len(aws.ToString(a.StringValue)) + len(a.BinaryValue)
+			want += len(n) + len(aws.ToString(a.DataType)) + len(aws.ToString(a.StringValue)) + base64.StdEncoding.EncodedLen(len(a.BinaryValue))
 		}
 		for n, a := range e.MessageSystemAttributes {
 			want += len(n) + len(aws.ToString(a.DataType)) + len(aws.ToString(a.StringValue))
@@ -300,40 +305,48 @@ func TestEntrySize(t *testing.T) {
 	}
 }
 
-// largest returns a record whose message is exactly MaxMessageSize+over bytes.
-func largest(t testing.TB, binary bool, over int) *kafkaevent.Record {
+// largest returns a record at offset with the largest value (text, or binary) whose
+// message entry accepts; its size is MaxMessageSize for text, and within 2 bytes of it for
+// binary, whose base64 grows 4 characters at a time.
+func largest(t testing.TB, binary bool, offset int64) (*kafkaevent.Record, int) {
 	t.Helper()
 	fill := byte('x')
 	if binary {
 		fill = 0xff
 	}
-	r := &kafkaevent.Record{Topic: "big", Partition: 1, Offset: 7, Key: []byte("k"), Value: []byte{fill}}
-	_, size, err := entry(r, false, nil)
-	if err != nil {
-		t.Fatal(err)
+	r := &kafkaevent.Record{Topic: "big", Partition: 1, Offset: offset, Key: []byte("k")}
+	fits := func(n int) (int, bool) {
+		r.Value = bytes.Repeat([]byte{fill}, n)
+		_, size, err := entry(r, false, nil)
+		return size, err == nil
 	}
-	r.Value = bytes.Repeat([]byte{fill}, MaxMessageSize-size+1+over)
-	_, size, err = entry(r, false, nil)
-	if over <= 0 && (err != nil || size != MaxMessageSize+over) {
-		t.Fatalf("size %d, %v; want %d", size, err, MaxMessageSize+over)
+	lo, hi := 1, MaxMessageSize // fits(lo), !fits(hi)
+	for hi-lo > 1 {
+		if mid := (lo + hi) / 2; func() bool { _, ok := fits(mid); return ok }() {
+			lo = mid
+		} else {
+			hi = mid
+		}
 	}
-	return r
+	size, _ := fits(lo)
+	if !binary && size != MaxMessageSize || size < MaxMessageSize-2 {
+		t.Fatalf("binary=%v: the largest message is %d bytes", binary, size)
+	}
+	return r, size
 }
 
 func TestEntryRefusesTooLarge(t *testing.T) {
 	for _, binary := range []bool{false, true} {
-		r := largest(t, binary, 0)
-		if _, size, err := entry(r, false, nil); err != nil || size != MaxMessageSize {
-			t.Fatalf("binary=%v: the largest record: size %d, %v", binary, size, err)
-		}
+		r, size := largest(t, binary, 7)
+		t.Logf("binary=%v: the largest value is %d bytes (%d with its attributes)", binary, len(r.Value), size)
 		r.Value = append(r.Value, r.Value[0])
 		_, _, err := entry(r, false, nil)
 		var ee *EncodeError
 		if !errors.As(err, &ee) || !errors.Is(err, ErrTooLarge) || ee.Field != "message" || ee.Offset != 7 {
 			t.Fatalf("binary=%v: one byte over: %v, want an *EncodeError wrapping ErrTooLarge", binary, err)
 		}
-		if !strings.Contains(err.Error(), fmt.Sprint(MaxMessageSize+1)) {
-			t.Errorf("error %q does not give the size", err)
+		if !strings.Contains(err.Error(), "1048576") {
+			t.Errorf("error %q does not give the limit", err)
 		}
 	}
 }
@@ -518,6 +531,236 @@ func TestRecordSharesNoMemory(t *testing.T) {
 		h[i] = 0
 	}
 	if d := sameRecord(shapes()["headers"], r); d != "" {
+		t.Error(d)
+	}
+}
+
+// queue is a queue on a local-aws-sqs server.
+type queue struct {
+	c        *sqs.Client
+	url, arn string
+	fifo     bool
+}
+
+// newQueue creates queue name on srv (a FIFO queue when it ends in ".fifo").
+func newQueue(t testing.TB, srv *localsqs.Server, name string) *queue {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := srv.Client()
+	url, err := localsqs.CreateQueue(ctx, c, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &queue{c: c, url: url, arn: "arn:aws:sqs:" + localsqs.Region + ":" + localsqs.AccountID + ":" + name, fifo: strings.HasSuffix(name, ".fifo")}
+}
+
+// sendBatch sends records with entry() in SendMessageBatch calls of at most 10 entries and
+// 1 MiB, in order, and fails t on any failed entry.
+func (q *queue) sendBatch(t testing.TB, recs []*kafkaevent.Record) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var batch []types.SendMessageBatchRequestEntry
+	total := 0
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		out, err := q.c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q.url), Entries: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Failed) > 0 || len(out.Successful) != len(batch) {
+			t.Fatalf("SendMessageBatch: %d sent, failed %+v", len(out.Successful), out.Failed)
+		}
+		batch, total = batch[:0], 0
+	}
+	for i, r := range recs {
+		e, size, err := entry(r, q.fifo, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(batch) == 10 || total+size > MaxMessageSize {
+			flush()
+		}
+		e.Id = aws.String(fmt.Sprint(i))
+		batch, total = append(batch, e), total+size
+	}
+	flush()
+}
+
+// send sends one entry with SendMessage.
+func (q *queue) send(t testing.TB, e types.SendMessageBatchRequestEntry) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := q.c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.url), MessageBody: e.MessageBody,
+		MessageAttributes: e.MessageAttributes, MessageSystemAttributes: e.MessageSystemAttributes,
+		MessageGroupId: e.MessageGroupId, MessageDeduplicationId: e.MessageDeduplicationId})
+	return err
+}
+
+// receive receives n messages and returns them as the event source mapping would deliver
+// them, in events of at most 10 messages (a FIFO mapping's largest batch), in order.
+func (q *queue) receive(t testing.TB, n int) []*events.SQSEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	msgs, err := localsqs.Receive(ctx, q.c, q.url, n, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != n {
+		t.Fatalf("received %d messages, want %d", len(msgs), n)
+	}
+	var evs []*events.SQSEvent
+	for len(msgs) > 0 {
+		k := min(10, len(msgs))
+		evs = append(evs, lambdaEvent(t, q.arn, msgs[:k]))
+		msgs = msgs[k:]
+	}
+	return evs
+}
+
+// TestShapesThroughSQS sends records of every shape through local-aws-sqs, standard and FIFO,
+// with SendMessageBatch and, for the largest, SendMessage, and rebuilds each from the message
+// as Lambda delivers it.
+func TestShapesThroughSQS(t *testing.T) {
+	t.Parallel()
+	srv := localsqs.Start(t)
+	all := shapes()
+	names := make([]string, 0, len(all))
+	for name := range all {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var recs []*kafkaevent.Record
+	for i, name := range names {
+		all[name].Offset = int64(1000 + i) // one position each, to match them up
+		recs = append(recs, all[name])
+	}
+	for _, qname := range []string{"shapes", "shapes.fifo"} {
+		t.Run(qname, func(t *testing.T) {
+			q := newQueue(t, srv, qname)
+			want := map[int64]*kafkaevent.Record{}
+			for i, r := range recs {
+				want[int64(1000+i)] = r
+			}
+			q.sendBatch(t, recs)
+			// The largest messages SQS takes, text and binary, alone in their calls.
+			for i, binary := range []bool{false, true} {
+				r, size := largest(t, binary, int64(2000+i))
+				want[r.Offset] = r
+				e, _, err := entry(r, q.fifo, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := q.send(t, e); err != nil {
+					t.Fatalf("binary=%v: SQS refused the largest message entry allows (%d bytes): %v", binary, size, err)
+				}
+				// At one byte more than 1 MiB SQS refuses it: entry counts as SQS does.
+				over := e
+				over.MessageBody = aws.String(aws.ToString(e.MessageBody) + strings.Repeat("x", MaxMessageSize-size+1))
+				over.MessageDeduplicationId = aws.String("over")
+				if err := q.send(t, over); err == nil {
+					t.Fatalf("binary=%v: SQS took a message of %d bytes: entry does not count as SQS does", binary, MaxMessageSize+1)
+				}
+				// A value one byte longer, entry refuses with a typed error.
+				r2 := *r
+				r2.Value = append(r.Value[:len(r.Value):len(r.Value)], r.Value[0])
+				var ee *EncodeError
+				if _, _, err := entry(&r2, q.fifo, nil); !errors.As(err, &ee) || !errors.Is(err, ErrTooLarge) {
+					t.Fatalf("binary=%v: entry of a record one byte over: %v", binary, err)
+				}
+			}
+			got := 0
+			for _, ev := range q.receive(t, len(want)) {
+				for _, m := range ev.Records {
+					r, err := Record(m)
+					if err != nil {
+						t.Fatal(err)
+					}
+					w, ok := want[r.Offset]
+					if !ok {
+						t.Fatalf("message %s: offset %d not sent, or received twice", m.MessageId, r.Offset)
+					}
+					delete(want, r.Offset)
+					if d := sameRecord(w, r); d != "" {
+						t.Errorf("offset %d: %s", r.Offset, d)
+					}
+					if q.fifo && m.Attributes["MessageGroupId"] != groupByKey(w) {
+						t.Errorf("offset %d: group %q", r.Offset, m.Attributes["MessageGroupId"])
+					}
+					got++
+				}
+			}
+			if len(want) != 0 {
+				t.Errorf("%d records not received", len(want))
+			}
+		})
+	}
+}
+
+// TestLambdaAttributeShapes checks the JSON this package's messages take in the event Lambda
+// delivers: String attributes as stringValue, Binary ones as binaryValue in base64, with
+// their dataType, and the AWSTraceHeader system attribute among attributes.
+func TestLambdaAttributeShapes(t *testing.T) {
+	t.Parallel()
+	srv := localsqs.Start(t)
+	q := newQueue(t, srv, "attrs")
+	r := shapes()["headers"]
+	r.Value = []byte{0xff, 0xfe}
+	q.sendBatch(t, []*kafkaevent.Record{r})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	msgs, err := localsqs.Receive(ctx, q.c, q.url, 1, 10*time.Second)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("%d messages, %v", len(msgs), err)
+	}
+	ev := lambdaEvent(t, q.arn, msgs)
+	data, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Records []struct {
+			Attributes        map[string]string                     `json:"attributes"`
+			MessageAttributes map[string]map[string]json.RawMessage `json:"messageAttributes"`
+		}
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	ma := raw.Records[0].MessageAttributes
+	for name, want := range map[string]string{RecordAttribute: "String", HeadersAttribute: "Binary", ValueAttribute: "Binary", TraceParentAttribute: "String", TraceStateAttribute: "String"} {
+		a, ok := ma[name]
+		if !ok {
+			t.Errorf("no attribute %s", name)
+			continue
+		}
+		if string(a["dataType"]) != `"`+want+`"` {
+			t.Errorf("%s: dataType %s, want %s", name, a["dataType"], want)
+		}
+		field := map[string]string{"String": "stringValue", "Binary": "binaryValue"}[want]
+		var s string
+		if err := json.Unmarshal(a[field], &s); err != nil || s == "" {
+			t.Errorf("%s: %s = %s, want a string", name, field, a[field])
+		}
+	}
+	var b64 string
+	_ = json.Unmarshal(ma[ValueAttribute]["binaryValue"], &b64)
+	if b64 != base64.StdEncoding.EncodeToString([]byte{0xff, 0xfe}) {
+		t.Errorf("binaryValue %q, want the value in base64", b64)
+	}
+	if got := raw.Records[0].Attributes["AWSTraceHeader"]; !strings.HasPrefix(got, "Root=1-5759e988") {
+		t.Errorf("AWSTraceHeader %q", got)
+	}
+	got, err := Record(ev.Records[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := sameRecord(r, got); d != "" {
 		t.Error(d)
 	}
 }
