@@ -151,11 +151,20 @@ func dispQueue(t *testing.T, srv *localsqs.Server, name string) string {
 	return u
 }
 
-// drain receives and deletes every message of the queue, in the order SQS delivers them.
+// drain receives and deletes every message of the queue, in the order SQS delivers them,
+// and returns the records they carry.
 func drain(t *testing.T, c *sqs.Client, queueURL string) []*kafkaevent.Record {
+	t.Helper()
+	recs, _ := drainAll(t, c, queueURL)
+	return recs
+}
+
+// drainAll is drain, with the messages.
+func drainAll(t *testing.T, c *sqs.Client, queueURL string) ([]*kafkaevent.Record, []types.Message) {
 	t.Helper()
 	ctx := context.Background()
 	var out []*kafkaevent.Record
+	var msgs []types.Message
 	empty := 0
 	for empty < 2 {
 		in := &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 10, MessageAttributeNames: []string{"All"}}
@@ -177,13 +186,14 @@ func drain(t *testing.T, c *sqs.Client, queueURL string) []*kafkaevent.Record {
 				t.Fatalf("message %s: %v", aws.ToString(m.MessageId), err)
 			}
 			out = append(out, r)
+			msgs = append(msgs, m)
 			del.Entries = append(del.Entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle})
 		}
 		if dres, err := c.DeleteMessageBatch(ctx, del); err != nil || len(dres.Failed) > 0 {
 			t.Fatalf("delete: %v %+v", err, dres)
 		}
 	}
-	return out
+	return out, msgs
 }
 
 // logBuffer collects JSON log lines.

@@ -383,7 +383,7 @@ func (r *run) callFailed(res callResult) {
 		// Cut short by the stop time (or the caller): what SQS did with it is unknown, and
 		// it is reported, so that Kafka delivers it again.
 		if r.stop.IsZero() || r.d.cfg.now().Before(r.stop) {
-			err = fmt.Errorf("fanout: send: %w", err)
+			err = fmt.Errorf("fanout: not sent: %w (the call: %w)", context.Cause(r.ctx), err)
 		} else {
 			err = fmt.Errorf("%w (the call in flight was cancelled: %w)", ErrDeadline, err)
 		}

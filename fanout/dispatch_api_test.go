@@ -1,0 +1,138 @@
+package fanout
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
+)
+
+func TestDispatchMetrics(t *testing.T) {
+	t.Parallel()
+	srv, client := dispServer(t, nil)
+	q := dispQueue(t, srv, "work")
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	ev := event(rec(0, 0, "k", "hello"), rec(0, 1, "k", "world"), rec(1, 0, "k", strings.Repeat("x", MaxMessageSize)))
+	ev.Partitions[0].Records[0].Timestamp = now.Add(-3 * time.Second)
+	ev.Partitions[0].Records[1].Timestamp = now.Add(-1 * time.Second)
+	ev.Partitions[1].Records[0].Timestamp = now.Add(-2 * time.Second)
+	var out bytes.Buffer
+	logs := &logBuffer{}
+	d := NewDispatcher(client, q, WithMetrics(&out), WithMetricsNamespace("Test"), WithLogger(logs.logger()), withClock(func() time.Time { return now }))
+	if _, err := d.Dispatch(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil || strings.Count(out.String(), "\n") != 1 {
+		t.Fatalf("EMF output %q: %v", out.String(), err)
+	}
+	msgBytes := 0.0
+	for _, r := range ev.Partitions[0].Records {
+		_, n, _ := entry(&r, false, nil)
+		msgBytes += float64(n)
+	}
+	want := map[string]any{"Queue": "work", "Records": 3.0, "Dispatched": 2.0, "Failed": 1.0, "SentToSink": 0.0, "BatchCalls": 1.0,
+		"FailedCalls": 0.0, "EntriesRetried": 0.0, "BytesDispatched": msgBytes, "OldestRecordAge": 3000.0, "NewestRecordAge": 1000.0}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("%s = %v, want %v", k, m[k], v)
+		}
+	}
+	aws := m["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
+	if aws["Namespace"] != "Test" || len(aws["Metrics"].([]any)) != 11 {
+		t.Errorf("_aws %v", aws)
+	}
+	s := logs.lines(t, "records dispatched")
+	if len(s) != 1 || s[0]["level"] != "WARN" || s[0]["failed"] != 1.0 || s[0]["oldestRecordAge"] != float64(3*time.Second) {
+		t.Errorf("summary %v", s)
+	}
+}
+
+func TestDispatchInvalidOptions(t *testing.T) {
+	t.Parallel()
+	client := &sqs.Client{}
+	for name, d := range map[string]*Dispatcher{
+		"nil client":                  NewDispatcher(nil, "https://sqs/q"),
+		"empty URL":                   NewDispatcher(client, ""),
+		"WithConcurrency(0)":          NewDispatcher(client, "q", WithConcurrency(0)),
+		"WithRetry(0":                 NewDispatcher(client, "q", WithRetry(0, time.Second)),
+		"WithRetry(1, -1ns)":          NewDispatcher(client, "q", WithRetry(1, -1)),
+		"WithDeadlineMargin":          NewDispatcher(client, "q", WithDeadlineMargin(-time.Second)),
+		"WithMaxMessageSize(0)":       NewDispatcher(client, "q", WithMaxMessageSize(0)),
+		"WithMaxMessageSize(1048577)": NewDispatcher(client, "q", WithMaxMessageSize(MaxMessageSize+1)),
+		"WithSink(nil":                NewDispatcher(client, "q", WithSink(nil, batch.SinkPermanent)),
+		"unknown policy":              NewDispatcher(client, "q", WithSink(&memSink{}, 7)),
+		"WithLogger(nil)":             NewDispatcher(client, "q", WithLogger(nil)),
+		"WithMetrics(nil)":            NewDispatcher(client, "q", WithMetrics(nil)),
+		"WithMetricsNamespace":        NewDispatcher(client, "q", WithMetricsNamespace("")),
+		"WithMessageGroup(nil)":       NewDispatcher(client, "q", WithMessageGroup(nil)),
+	} {
+		resp, err := d.Dispatch(context.Background(), simple(1, 1, 1))
+		if !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), strings.Fields(name)[0]) || len(resp.BatchItemFailures) != 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestDispatchHandler: the handler reads the payload with kafkaevent.Parse and answers the
+// partial-batch response's JSON.
+func TestDispatchHandler(t *testing.T) {
+	t.Parallel()
+	srv, client := dispServer(t, nil)
+	q := dispQueue(t, srv, "work")
+	payload, err := json.Marshal(kafkaeventtest.NewBuilder().
+		Add("orders", 0, []byte("a")).
+		Add("orders", 0, []byte(strings.Repeat("x", MaxMessageSize))).
+		Add("orders", 1, []byte("b")).Event())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewDispatcher(client, q, quiet()).Handler()
+	out, err := h.Invoke(context.Background(), payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"batchItemFailures":[{"itemIdentifier":{"partition":"orders-0","offset":1}}]}`; string(out) != want {
+		t.Errorf("response %s, want %s", out, want)
+	}
+	if _, err := h.Invoke(context.Background(), []byte(`{"eventSource":"aws:kafka","records":{`)); err == nil {
+		t.Errorf("a truncated payload was accepted")
+	}
+	if got := len(drain(t, srv.Client(), q)); got != 2 {
+		t.Errorf("%d messages, want 2", got)
+	}
+}
+
+// TestLocalSQSDeduplicates checks what the FIFO test relies on: local-aws-sqs drops a message
+// whose MessageDeduplicationId it holds. Real SQS drops it for five minutes after the first
+// send, whether or not the first was deleted; local-aws-sqs only while the first is in the
+// queue, which is the case in TestDispatchReplayedFailures (nothing is received until every
+// record is dispatched).
+func TestLocalSQSDeduplicates(t *testing.T) {
+	t.Parallel()
+	srv, client := dispServer(t, nil)
+	q := dispQueue(t, srv, "dedup.fifo")
+	d := NewDispatcher(client, q, quiet())
+	ev := event(rec(0, 0, "k", "a"), rec(0, 1, "k", "b"))
+	for range 3 {
+		if resp, err := d.Dispatch(context.Background(), ev); err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatal(resp, err)
+		}
+	}
+	if got := drain(t, client, q); len(got) != 2 {
+		t.Fatalf("%d messages after three dispatches of two records, want 2", len(got))
+	}
+	if resp, err := d.Dispatch(context.Background(), ev); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatal(resp, err)
+	}
+	n := len(drain(t, client, q))
+	t.Logf("after the first copies were deleted, a new send gives %d messages (real SQS: 0 within five minutes)", n)
+}
