@@ -138,7 +138,7 @@ func TestWorkerAppliesARecordDispatchedTwiceOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := a.count()["orders-0@5:"+`{"id":"A"}`]; n != 2 {
-		t.Errorf("keyed on message IDs, the record dispatched twice was wApplied %d times; the test expects 2", n)
+		t.Errorf("keyed on message IDs, the record dispatched twice was applied %d times; the test expects 2", n)
 	}
 }
 
@@ -207,7 +207,7 @@ func TestWorkerFIFOKeepsKeyOrder(t *testing.T) {
 	next := map[int32]int64{}
 	for i := range 120 {
 		key := fmt.Sprintf("key-%d", (i*7)%12)
-		p := int32(len(key) + int((i*7)%12)) % 4 // a key always lands in one partition
+		p := int32(len(key)+int((i*7)%12)) % 4 // a key always lands in one partition
 		recs = append(recs, wRec("orders", p, next[p], key, fmt.Sprint(i)))
 		next[p]++
 	}
