@@ -407,7 +407,8 @@ func TestDispatchSplitsACallRefusedWhole(t *testing.T) {
 	srv, client := dispServer(t, f)
 	q := dispQueue(t, srv, "work")
 	sink := &memSink{}
-	d := NewDispatcher(client, q, WithSink(sink, batch.SinkPermanent), quiet())
+	// One attempt: the split costs none.
+	d := NewDispatcher(client, q, WithSink(sink, batch.SinkPermanent), WithRetry(1, 0), quiet())
 	resp, err := d.Dispatch(context.Background(), simple(2, 20, 3))
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("Dispatch = %v, %v", reported(resp), err)

@@ -404,10 +404,18 @@ func (r *run) callFailed(res callResult) {
 		}
 	case len(res.items) > 1:
 		// Something in the call made SQS refuse it all (BatchRequestTooLong, say): each of
-		// its entries is sent alone, so that only the entry at fault fails.
+		// its entries is sent again alone, at once and without counting an attempt, so that
+		// only the entry at fault fails.
 		for _, it := range res.items {
+			r.failNow(it, err, false)
 			it.solo = true
-			r.retry(it, err, true)
+			it.attempts--
+			it.state = statePending
+			if r.d.fifo {
+				r.kick(it.lane)
+			} else {
+				r.retries = append(r.retries, it)
+			}
 		}
 	default: // one entry, refused as the caller's fault
 		r.fail(res.items[0], err, true)
