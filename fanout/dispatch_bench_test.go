@@ -1,0 +1,102 @@
+package fanout
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// BenchmarkDispatch sends 1,000 records of about 200 bytes (8 partitions, 100 keys) to
+// local-aws-sqs: impl=toolkit with Dispatch, impl=naive with the loop one writes first, one
+// SendMessage per record, the same message each (entry's body and attributes). Each
+// iteration sends to a new queue. It reports records per second; the server runs on the same
+// machine, so trust the ratio, not the figure.
+func BenchmarkDispatch(b *testing.B) {
+	srv := localsqs.Start(b)
+	client := srv.Client()
+	ev := benchEvent(8, 125, 100)
+	n := ev.Len()
+	queues := 0
+	newQueue := func(b *testing.B, fifo bool) string {
+		b.Helper()
+		queues++
+		name := fmt.Sprintf("bench-%d", queues)
+		if fifo {
+			name += ".fifo"
+		}
+		u, err := localsqs.CreateQueue(context.Background(), client, name, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return u
+	}
+	for _, fifo := range []bool{false, true} {
+		queue := "standard"
+		if fifo {
+			queue = "fifo"
+		}
+		b.Run("queue="+queue+"/impl=naive", func(b *testing.B) {
+			var took time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				q := newQueue(b, fifo)
+				b.StartTimer()
+				start := time.Now()
+				for i := range ev.Partitions {
+					for j := range ev.Partitions[i].Records {
+						e, _, err := entry(&ev.Partitions[i].Records[j], fifo, nil)
+						if err != nil {
+							b.Fatal(err)
+						}
+						_, err = client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(q), MessageBody: e.MessageBody,
+							MessageAttributes: e.MessageAttributes, MessageGroupId: e.MessageGroupId, MessageDeduplicationId: e.MessageDeduplicationId})
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				took += time.Since(start)
+			}
+			b.ReportMetric(float64(n*b.N)/took.Seconds(), "records/s")
+		})
+		b.Run("queue="+queue+"/impl=toolkit", func(b *testing.B) {
+			var took time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				d := NewDispatcher(client, newQueue(b, fifo), quiet())
+				b.StartTimer()
+				start := time.Now()
+				resp, err := d.Dispatch(context.Background(), ev)
+				if err != nil || len(resp.BatchItemFailures) != 0 {
+					b.Fatal(len(resp.BatchItemFailures), err)
+				}
+				took += time.Since(start)
+			}
+			b.ReportMetric(float64(n*b.N)/took.Seconds(), "records/s")
+		})
+	}
+}
+
+func benchEvent(parts, perPart, keys int) *kafkaevent.Event {
+	ev := &kafkaevent.Event{Source: kafkaevent.SourceMSK}
+	ts := time.Now().Truncate(time.Millisecond).UTC()
+	for p := range parts {
+		part := kafkaevent.Partition{Topic: "orders", Number: int32(p)}
+		for o := range perPart {
+			key := fmt.Sprintf("customer-%d", (p*perPart+o)%keys)
+			v := fmt.Sprintf(`{"order":%d,"customer":%q,"note":%q}`, p*perPart+o, key, strings.Repeat("x", 150))
+			part.Records = append(part.Records, kafkaevent.Record{Topic: "orders", Partition: int32(p), Offset: int64(o), Timestamp: ts,
+				TimestampType: kafkaevent.CreateTime, Key: []byte(key), Value: []byte(v)})
+		}
+		ev.Partitions = append(ev.Partitions, part)
+	}
+	return ev
+}
