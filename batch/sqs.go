@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/internal/sqsparse"
 )
 
 // SQSRecordHandler handles one SQS message. Returning an error fails the message; wrap it
@@ -196,13 +197,17 @@ func SQSHandler(h SQSRecordHandler, opts ...Option) SQSFunc {
 // partial-batch response.
 type SQSFunc func(ctx context.Context, ev *events.SQSEvent) (events.SQSEventResponse, error)
 
-// Invoke implements lambda.Handler.
+// Invoke implements lambda.Handler. It decodes the payload in one pass over its bytes, several
+// times faster than encoding/json and into the same events.SQSEvent, value for value (see the
+// README's "SQS decoding"). A payload that is not an SQS event fails the invocation with an
+// error that names the JSON path of the bad value and quotes it, such as
+// `batch: SQS event: Records[3].body: want a string, got 42`; no message is processed then.
 func (f SQSFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	var ev events.SQSEvent
-	if err := json.Unmarshal(payload, &ev); err != nil {
-		return nil, fmt.Errorf("batch: SQS event: %w", err)
+	ev, err := sqsparse.Parse(payload)
+	if err != nil {
+		return nil, fmt.Errorf("batch: %w", err)
 	}
-	resp, err := f(ctx, &ev)
+	resp, err := f(ctx, ev)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,163 @@
+package sqsparse
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Error reports a payload that is not an SQS event, and where.
+type Error struct {
+	// Path locates the bad value: Records[3].messageAttributes.trace.binaryValue, say; "$" is
+	// the whole payload. Member names are those of the payload; one that is not a plain
+	// identifier is quoted: Records[0].attributes["a b"].
+	Path string
+	// Offset is the byte offset of the bad text in the payload.
+	Offset int
+	// Msg says what is wrong, quoting the offending text on one line, escaped when it is not
+	// printable: `want string, got 42`, `invalid character '}' looking for beginning of value`.
+	Msg string
+	// Err is the underlying error, if any (a base64.CorruptInputError, say).
+	Err error
+}
+
+func (e *Error) Error() string { return "SQS event: " + e.Path + ": " + e.Msg }
+
+// Unwrap returns the underlying error, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+// where is the parser's position in the event's tree, kept for error paths only. Each level is
+// set on the way in and cleared on the way out.
+type where struct {
+	top   string // the top-level member being read ("Records", or an unknown one)
+	rec   int    // index in Records, or -1
+	field string // member of the message
+	key   name   // member of attributes or messageAttributes
+	inKey bool   // whether key is set
+	sub   string // member of a message attribute
+	idx   int    // index in a list or byte array, or -1
+	idx2  int    // index in a byte array inside a list, or -1
+}
+
+// path returns the JSON path of where the parser is.
+func (p *parser) path() string {
+	w := &p.w
+	if w.top == "" {
+		return "$"
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimPrefix(member(w.top), "."))
+	if w.rec >= 0 {
+		fmt.Fprintf(&b, "[%d]", w.rec)
+		if w.field != "" {
+			b.WriteString(member(w.field))
+			if w.inKey {
+				b.WriteString(member(string(p.nameBytes(w.key))))
+				if w.sub != "" {
+					b.WriteString(member(w.sub))
+				}
+			}
+		}
+	}
+	if w.idx >= 0 {
+		fmt.Fprintf(&b, "[%d]", w.idx)
+	}
+	if w.idx2 >= 0 {
+		fmt.Fprintf(&b, "[%d]", w.idx2)
+	}
+	return b.String()
+}
+
+// member returns the path step for an object member: .name for a name made of ASCII letters,
+// digits, '_' and '-', and ["name"], quoted and escaped, for any other.
+func member(name string) string {
+	if name == "" {
+		return `[""]`
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return "[" + strconv.Quote(name) + "]"
+		}
+	}
+	return "." + name
+}
+
+func (p *parser) errAt(off int, format string, args ...any) *Error {
+	return &Error{Path: p.path(), Offset: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// syntaxErr reports invalid JSON at p.i, in encoding/json's words.
+func (p *parser) syntaxErr(what string) *Error {
+	if p.i >= len(p.data) {
+		return p.errAt(p.i, "unexpected end of JSON input %s", what)
+	}
+	return p.errAt(p.i, "invalid character %s %s", quoteChar(p.data[p.i]), what)
+}
+
+// typeErr reports a valid JSON value at p.i of the wrong type for where it is, or the syntax
+// error when the text there is not valid JSON.
+func (p *parser) typeErr(depth int, want string) error {
+	if err := p.checkValue(depth); err != nil {
+		return err
+	}
+	return p.errAt(p.i, "want %s, got %s", want, p.got(p.i))
+}
+
+func quoteChar(c byte) string {
+	switch {
+	case c == '\'':
+		return `'\''`
+	case c == '"':
+		return `'"'`
+	case c >= utf8.RuneSelf:
+		return fmt.Sprintf("byte 0x%02x", c)
+	}
+	return strconv.QuoteRune(rune(c))
+}
+
+// got describes the JSON text at off for an error message: the value there, or up to 40 bytes
+// of it, on one line, quoted and escaped when it holds anything but printable text.
+func (p *parser) got(off int) string {
+	end := off
+	q := parser{data: p.data, i: off}
+	if q.skipValue(0) == nil {
+		end = q.i // a valid value: all of it
+	} else {
+		for end < len(p.data) && end-off < 40 {
+			if c := p.data[end]; (c == ',' || c == '}' || c == ']') && end > off {
+				break
+			}
+			end++
+		}
+	}
+	cut := false
+	if end-off > 40 {
+		end, cut = off+40, true
+		for end > off && !utf8.RuneStart(p.data[end]) {
+			end-- // do not split a character
+		}
+	}
+	s := strings.TrimSpace(string(p.data[off:end]))
+	if s == "" {
+		return "nothing"
+	}
+	s = quoteText(s)
+	if cut {
+		s += "..."
+	}
+	return s
+}
+
+// quoteText returns s as it is when it is printable text on one line, and otherwise quoted with
+// Go escapes (\n, \x00, \ufeff ...), so that an error message never carries raw binary or line
+// breaks from the payload.
+func quoteText(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || r == '\ufeff' || !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}

@@ -1,0 +1,754 @@
+// Package sqsparse decodes the payload Lambda sends to a function behind an Amazon SQS event
+// source mapping into aws-lambda-go's events.SQSEvent, in one pass over the bytes and several
+// times faster than encoding/json.
+//
+// The result is the one encoding/json gives for the same payload, value for value: member names
+// match case-insensitively, null leaves a string as it is and empties a map, slice or pointer,
+// an empty list is an empty (not nil) slice, binary values are standard base64 (or arrays of
+// byte numbers), invalid UTF-8 becomes U+FFFD, unknown members are skipped, a member given twice
+// is decoded twice into the same place, and the top-level null is an empty event. Where
+// encoding/json fails, Parse fails too; its error names the JSON path and quotes the offending
+// text (see [Error]). The differential tests and the fuzz target hold Parse to that.
+//
+//	ev, err := sqsparse.Parse(payload)
+//
+// batch.SQSFunc.Invoke decodes with it, and so do fanout's workers.
+package sqsparse
+
+import (
+	"bytes"
+	"encoding/base64"
+	"slices"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// Parse decodes an SQS event payload, as encoding/json.Unmarshal into an events.SQSEvent would.
+//
+// The event holds no reference to data. The strings of a message (but those of its message
+// attributes) share one allocation, so that any one of them keeps the others alive.
+func Parse(data []byte) (*events.SQSEvent, error) {
+	ev := &events.SQSEvent{}
+	p := parser{data: data}
+	p.w = where{rec: -1, idx: -1, idx2: -1}
+	if err := p.event(ev); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+type parser struct {
+	data    []byte
+	i       int
+	scratch []byte // decoded strings, reused
+	fold    []byte // folded member names, reused
+	w       where
+
+	// The text of the message being read, and where it goes once the message is read: all of
+	// a message's strings are made by one conversion of text (see flush).
+	text  []byte
+	fixes []fix
+	ins   []insert
+}
+
+// fix says that a string field gets text[off:end].
+type fix struct {
+	dst      *string
+	off, end int32
+}
+
+// insert says that a map gets the key text[koff:kend] set to text[voff:vend].
+type insert struct {
+	m                      map[string]string
+	koff, kend, voff, vend int32
+}
+
+// flush makes the strings of the message just read, in the order they came.
+func (p *parser) flush() {
+	if len(p.fixes) == 0 && len(p.ins) == 0 {
+		return
+	}
+	s := string(p.text)
+	for _, f := range p.fixes {
+		*f.dst = s[f.off:f.end]
+	}
+	for _, in := range p.ins {
+		in.m[s[in.koff:in.kend]] = s[in.voff:in.vend]
+	}
+	clear(p.fixes) // no pointers kept into the event
+	clear(p.ins)
+	p.text, p.fixes, p.ins = p.text[:0], p.fixes[:0], p.ins[:0]
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+func (p *parser) event(ev *events.SQSEvent) error {
+	if bytes.HasPrefix(p.data, utf8BOM) {
+		return p.errAt(0, "the payload starts with a UTF-8 byte order mark (EF BB BF), which JSON does not allow; remove it")
+	}
+	p.skipWS()
+	if p.i >= len(p.data) {
+		return p.errAt(p.i, "want a JSON object, got nothing")
+	}
+	switch p.data[p.i] {
+	case 'n': // encoding/json leaves the event as it is
+		if err := p.nullLit(); err != nil {
+			return err
+		}
+	case '{':
+		err := p.object(1, func(n name) error {
+			if p.isRecords(p.nameBytes(n)) {
+				p.w.top = "Records"
+				if n.end-n.start != len("Records") || string(p.data[n.start:n.end]) != "Records" {
+					p.w.top = string(p.nameBytes(n))
+				}
+				if err := p.records(ev); err != nil {
+					return err
+				}
+			} else {
+				p.w.top = string(p.nameBytes(n))
+				if err := p.skipValue(1); err != nil {
+					return err
+				}
+			}
+			p.w.top = ""
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	default:
+		return p.typeErr(0, "a JSON object")
+	}
+	p.skipWS()
+	if p.i != len(p.data) {
+		return p.errAt(p.i, "unexpected data after the event: %s", p.got(p.i))
+	}
+	return nil
+}
+
+// records reads the Records member into ev.Records. Like encoding/json, it decodes into the
+// messages already there (when Records is given twice), and leaves an empty non-nil slice for [].
+func (p *parser) records(ev *events.SQSEvent) error {
+	switch p.data[p.i] {
+	case 'n':
+		if err := p.nullLit(); err != nil {
+			return err
+		}
+		ev.Records = nil
+		return nil
+	case '[':
+	default:
+		return p.typeErr(1, "an array of messages")
+	}
+	recs := ev.Records
+	start := p.i
+	sized := false
+	n := 0
+	err := p.array(2, func(idx int) error {
+		if idx >= len(recs) {
+			if idx < cap(recs) {
+				recs = recs[:idx+1]
+			} else {
+				if !sized && idx > 0 {
+					// Make room for the whole batch at once, from the size of the messages
+					// read so far.
+					sized = true
+					avg := max((p.i-start)/idx, 1)
+					recs = slices.Grow(recs, (len(p.data)-p.i)/avg+1)
+				}
+				recs = append(recs, events.SQSMessage{})
+			}
+		}
+		p.w.rec = idx
+		if err := p.message(&recs[idx]); err != nil {
+			return err
+		}
+		p.w.rec = -1
+		n = idx + 1
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		recs = []events.SQSMessage{}
+	}
+	ev.Records = recs[:n]
+	return nil
+}
+
+// The members of a message.
+const (
+	fUnknown = iota
+	fMessageID
+	fReceiptHandle
+	fBody
+	fMd5OfBody
+	fMd5OfMessageAttributes
+	fAttributes
+	fMessageAttributes
+	fEventSourceARN
+	fEventSource
+	fAWSRegion
+)
+
+// messageFields are the names of a message's members, as aws-lambda-go tags them.
+var messageFields = [...]string{
+	fMessageID:              "messageId",
+	fReceiptHandle:          "receiptHandle",
+	fBody:                   "body",
+	fMd5OfBody:              "md5OfBody",
+	fMd5OfMessageAttributes: "md5OfMessageAttributes",
+	fAttributes:             "attributes",
+	fMessageAttributes:      "messageAttributes",
+	fEventSourceARN:         "eventSourceARN",
+	fEventSource:            "eventSource",
+	fAWSRegion:              "awsRegion",
+}
+
+// messageField returns the member that name stands for, matched as encoding/json matches: the
+// exact name, else the name folded (see fold).
+func (p *parser) messageField(name []byte) int {
+	switch string(name) {
+	case "messageId":
+		return fMessageID
+	case "receiptHandle":
+		return fReceiptHandle
+	case "body":
+		return fBody
+	case "md5OfBody":
+		return fMd5OfBody
+	case "md5OfMessageAttributes":
+		return fMd5OfMessageAttributes
+	case "attributes":
+		return fAttributes
+	case "messageAttributes":
+		return fMessageAttributes
+	case "eventSourceARN":
+		return fEventSourceARN
+	case "eventSource":
+		return fEventSource
+	case "awsRegion":
+		return fAWSRegion
+	}
+	return p.foldedField(name, messageFolded[:])
+}
+
+var messageFolded = foldAll(messageFields[:])
+
+// message reads one element of Records into m, which holds what an earlier Records member put
+// there, or nothing.
+func (p *parser) message(m *events.SQSMessage) error {
+	switch p.data[p.i] {
+	case 'n': // encoding/json leaves the message as it is
+		return p.nullLit()
+	case '{':
+	default:
+		return p.typeErr(2, "a message object")
+	}
+	err := p.object(3, func(n name) error {
+		name := p.nameBytes(n)
+		f := p.messageField(name)
+		if f == fUnknown || n.flags.NeedsDecoding() || string(p.data[n.start:n.end]) != messageFields[f] {
+			p.w.field = string(name)
+		} else {
+			p.w.field = messageFields[f]
+		}
+		var err error
+		switch f {
+		case fMessageID:
+			err = p.textField(&m.MessageId)
+		case fReceiptHandle:
+			err = p.textField(&m.ReceiptHandle)
+		case fBody:
+			err = p.textField(&m.Body)
+		case fMd5OfBody:
+			err = p.textField(&m.Md5OfBody)
+		case fMd5OfMessageAttributes:
+			err = p.textField(&m.Md5OfMessageAttributes)
+		case fAttributes:
+			err = p.attributes(&m.Attributes)
+		case fMessageAttributes:
+			err = p.messageAttributes(&m.MessageAttributes)
+		case fEventSourceARN:
+			err = p.textField(&m.EventSourceARN)
+		case fEventSource:
+			err = p.textField(&m.EventSource)
+		case fAWSRegion:
+			err = p.textField(&m.AWSRegion)
+		default:
+			err = p.skipValue(3)
+		}
+		if err != nil {
+			return err
+		}
+		p.w.field = ""
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	p.flush()
+	return nil
+}
+
+// textField reads a string member of a message into dst when the message is flushed; null
+// leaves dst as it is.
+func (p *parser) textField(dst *string) error {
+	switch p.data[p.i] {
+	case '"':
+		off, end, err := p.appendString()
+		if err != nil {
+			return err
+		}
+		p.fixes = append(p.fixes, fix{dst, int32(off), int32(end)})
+		return nil
+	case 'n':
+		return p.nullLit()
+	}
+	return p.typeErr(3, "a string")
+}
+
+// strField reads a string member at nesting depth into dst; null leaves dst as it is.
+func (p *parser) strField(depth int, dst *string) error {
+	switch p.data[p.i] {
+	case '"':
+		s, err := p.str()
+		if err != nil {
+			return err
+		}
+		*dst = s
+		return nil
+	case 'n':
+		return p.nullLit()
+	}
+	return p.typeErr(depth, "a string")
+}
+
+// attributes reads a message's system attributes, an object of strings, into *dst, adding to
+// the map already there; null makes it nil.
+func (p *parser) attributes(dst *map[string]string) error {
+	switch p.data[p.i] {
+	case 'n':
+		if err := p.nullLit(); err != nil {
+			return err
+		}
+		*dst = nil
+		return nil
+	case '{':
+	default:
+		return p.typeErr(3, "an object of strings")
+	}
+	if *dst == nil {
+		*dst = make(map[string]string, 4) // SQS sends four, at least
+	}
+	m := *dst
+	return p.object(4, func(n name) error {
+		// The key and value are set when the message is flushed, in this order with the
+		// others, so that the last of a key given twice wins.
+		p.w.key, p.w.inKey = n, true
+		koff := len(p.text)
+		p.text = append(p.text, p.nameBytes(n)...)
+		kend := len(p.text)
+		in := insert{m: m, koff: int32(koff), kend: int32(kend)}
+		switch p.data[p.i] {
+		case '"':
+			voff, vend, err := p.appendString()
+			if err != nil {
+				return err
+			}
+			in.voff, in.vend = int32(voff), int32(vend)
+		case 'n': // null stores ""
+			if err := p.nullLit(); err != nil {
+				return err
+			}
+		default:
+			return p.typeErr(4, "a string")
+		}
+		p.ins = append(p.ins, in)
+		p.w.inKey = false
+		return nil
+	})
+}
+
+// messageAttributes reads a message's attributes into *dst, adding to the map already there;
+// null makes it nil.
+func (p *parser) messageAttributes(dst *map[string]events.SQSMessageAttribute) error {
+	switch p.data[p.i] {
+	case 'n':
+		if err := p.nullLit(); err != nil {
+			return err
+		}
+		*dst = nil
+		return nil
+	case '{':
+	default:
+		return p.typeErr(3, "an object of message attributes")
+	}
+	if *dst == nil {
+		*dst = make(map[string]events.SQSMessageAttribute)
+	}
+	m := *dst
+	return p.object(4, func(n name) error {
+		key := string(p.nameBytes(n))
+		p.w.key, p.w.inKey = n, true
+		var a events.SQSMessageAttribute // null stores the zero attribute
+		if err := p.attribute(&a); err != nil {
+			return err
+		}
+		m[key] = a
+		p.w.inKey = false
+		return nil
+	})
+}
+
+// The members of a message attribute.
+const (
+	aUnknown = iota
+	aStringValue
+	aBinaryValue
+	aStringListValues
+	aBinaryListValues
+	aDataType
+)
+
+var attributeFields = [...]string{
+	aStringValue:      "stringValue",
+	aBinaryValue:      "binaryValue",
+	aStringListValues: "stringListValues",
+	aBinaryListValues: "binaryListValues",
+	aDataType:         "dataType",
+}
+
+var attributeFolded = foldAll(attributeFields[:])
+
+func (p *parser) attributeField(name []byte) int {
+	switch string(name) {
+	case "stringValue":
+		return aStringValue
+	case "binaryValue":
+		return aBinaryValue
+	case "stringListValues":
+		return aStringListValues
+	case "binaryListValues":
+		return aBinaryListValues
+	case "dataType":
+		return aDataType
+	}
+	return p.foldedField(name, attributeFolded[:])
+}
+
+// attribute reads one message attribute into a (null leaves it as it is).
+func (p *parser) attribute(a *events.SQSMessageAttribute) error {
+	switch p.data[p.i] {
+	case 'n':
+		return p.nullLit()
+	case '{':
+	default:
+		return p.typeErr(4, "a message attribute object")
+	}
+	return p.object(5, func(n name) error {
+		name := p.nameBytes(n)
+		f := p.attributeField(name)
+		p.w.sub = string(name)
+		if f != aUnknown && !n.flags.NeedsDecoding() && string(p.data[n.start:n.end]) == attributeFields[f] {
+			p.w.sub = attributeFields[f]
+		}
+		var err error
+		switch f {
+		case aStringValue:
+			switch p.data[p.i] {
+			case '"':
+				var s string
+				if s, err = p.str(); err == nil {
+					a.StringValue = &s
+				}
+			case 'n':
+				if err = p.nullLit(); err == nil {
+					a.StringValue = nil
+				}
+			default:
+				err = p.typeErr(5, "a string")
+			}
+		case aBinaryValue:
+			err = p.binary(5, &a.BinaryValue)
+		case aStringListValues:
+			err = p.stringList(&a.StringListValues)
+		case aBinaryListValues:
+			err = p.binaryList(&a.BinaryListValues)
+		case aDataType:
+			err = p.strField(5, &a.DataType)
+		default:
+			err = p.skipValue(5)
+		}
+		if err != nil {
+			return err
+		}
+		p.w.sub = ""
+		return nil
+	})
+}
+
+// binary reads a []byte at nesting depth into *dst as encoding/json does: a standard base64
+// string into a new slice, an array of byte numbers into the slice already there, null as nil.
+func (p *parser) binary(depth int, dst *[]byte) error {
+	switch p.data[p.i] {
+	case '"':
+		off := p.i
+		end, flags, err := p.scanString()
+		if err != nil {
+			return err
+		}
+		p.i = end
+		text := p.nameBytes(name{off + 1, end - 1, flags})
+		b := make([]byte, base64.StdEncoding.DecodedLen(len(text)))
+		k, err := base64.StdEncoding.Decode(b, text)
+		if err != nil {
+			e := p.errAt(off, "want standard base64, got %s: %v", p.got(off), err)
+			e.Err = err
+			return e
+		}
+		*dst = b[:k]
+		return nil
+	case 'n':
+		if err := p.nullLit(); err != nil {
+			return err
+		}
+		*dst = nil
+		return nil
+	case '[':
+		return p.byteArray(depth+1, dst)
+	}
+	return p.typeErr(depth, "a base64 string")
+}
+
+// byteArray reads an array of byte numbers (0..255) at nesting depth depth into the slice
+// already in *dst, as encoding/json does; null leaves an element as it is.
+func (p *parser) byteArray(depth int, dst *[]byte) error {
+	b := *dst
+	n := 0
+	err := p.array(depth, func(idx int) error {
+		p.setIdx(idx)
+		if idx >= len(b) {
+			if idx < cap(b) {
+				b = b[:idx+1]
+			} else {
+				b = append(b, 0)
+			}
+		}
+		switch c := p.data[p.i]; {
+		case c == 'n':
+			if err := p.nullLit(); err != nil {
+				return err
+			}
+		case c == '-' || '0' <= c && c <= '9':
+			off := p.i
+			if err := p.number(); err != nil {
+				return err
+			}
+			v, ok := byteValue(p.data[off:p.i])
+			if !ok {
+				return p.errAt(off, "want a byte number 0..255, got %s", p.got(off))
+			}
+			b[idx] = v
+		default:
+			return p.typeErr(depth, "a byte number 0..255")
+		}
+		p.clearIdx()
+		n = idx + 1
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		b = []byte{}
+	}
+	*dst = b[:n]
+	return nil
+}
+
+// byteValue reads a JSON number that encoding/json stores in a byte: digits only, at most 255.
+func byteValue(num []byte) (byte, bool) {
+	if len(num) > 3 {
+		return 0, false
+	}
+	v := 0
+	for _, c := range num {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+	}
+	return byte(v), v <= 255
+}
+
+// stringList reads stringListValues into the slice already in *dst, as encoding/json does:
+// null makes it nil, [] empty, and a null element leaves that element as it is.
+func (p *parser) stringList(dst *[]string) error {
+	switch p.data[p.i] {
+	case 'n':
+		if err := p.nullLit(); err != nil {
+			return err
+		}
+		*dst = nil
+		return nil
+	case '[':
+	default:
+		return p.typeErr(5, "an array of strings")
+	}
+	l := *dst
+	n := 0
+	err := p.array(6, func(idx int) error {
+		p.setIdx(idx)
+		if idx >= len(l) {
+			if idx < cap(l) {
+				l = l[:idx+1]
+			} else {
+				l = append(l, "")
+			}
+		}
+		if err := p.strField(6, &l[idx]); err != nil {
+			return err
+		}
+		p.clearIdx()
+		n = idx + 1
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		l = []string{}
+	}
+	*dst = l[:n]
+	return nil
+}
+
+// binaryList reads binaryListValues into the slice already in *dst, as encoding/json does:
+// null makes it nil, [] empty, and each element is read by binary (a null element is nil).
+func (p *parser) binaryList(dst *[][]byte) error {
+	switch p.data[p.i] {
+	case 'n':
+		if err := p.nullLit(); err != nil {
+			return err
+		}
+		*dst = nil
+		return nil
+	case '[':
+	default:
+		return p.typeErr(5, "an array of base64 strings")
+	}
+	l := *dst
+	n := 0
+	err := p.array(6, func(idx int) error {
+		p.setIdx(idx)
+		if idx >= len(l) {
+			if idx < cap(l) {
+				l = l[:idx+1]
+			} else {
+				l = append(l, nil)
+			}
+		}
+		if err := p.binary(6, &l[idx]); err != nil {
+			return err
+		}
+		p.clearIdx()
+		n = idx + 1
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		l = [][]byte{}
+	}
+	*dst = l[:n]
+	return nil
+}
+
+// setIdx enters an array element: the list's, or the byte array's inside a list element.
+func (p *parser) setIdx(idx int) {
+	if p.w.idx < 0 {
+		p.w.idx = idx
+	} else {
+		p.w.idx2 = idx
+	}
+}
+
+// clearIdx leaves the array element entered last.
+func (p *parser) clearIdx() {
+	if p.w.idx2 >= 0 {
+		p.w.idx2 = -1
+	} else {
+		p.w.idx = -1
+	}
+}
+
+// isRecords reports whether name is the event's Records member, matched as encoding/json does.
+func (p *parser) isRecords(name []byte) bool {
+	if string(name) == "Records" {
+		return true
+	}
+	return string(p.foldName(name)) == "RECORDS"
+}
+
+// foldedField returns the index in folded of name folded, or 0.
+func (p *parser) foldedField(name []byte, folded []string) int {
+	f := p.foldName(name)
+	for i, s := range folded {
+		if i > 0 && string(f) == s {
+			return i
+		}
+	}
+	return 0
+}
+
+// foldName folds name as encoding/json does to match member names case-insensitively: ASCII
+// letters upper-cased, every other character replaced by the smallest of its simple case
+// folding orbit (so "ſ", U+017F, matches "s", and "K", U+212A, matches "k").
+func (p *parser) foldName(name []byte) []byte {
+	p.fold = appendFolded(p.fold[:0], name)
+	return p.fold
+}
+
+func appendFolded(out, in []byte) []byte {
+	for i := 0; i < len(in); {
+		if c := in[i]; c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(in[i:])
+		out = utf8.AppendRune(out, foldRune(r))
+		i += n
+	}
+	return out
+}
+
+func foldAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, s := range names {
+		if s != "" {
+			out[i] = string(appendFolded(nil, []byte(s)))
+		}
+	}
+	return out
+}
+
+// foldRune returns the smallest rune of r's simple case folding orbit.
+func foldRune(r rune) rune {
+	for {
+		r2 := unicode.SimpleFold(r)
+		if r2 <= r {
+			return r2
+		}
+		r = r2
+	}
+}
