@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -33,6 +34,15 @@ func FuzzRecord(f *testing.F) {
 		}
 		if flags&4 == 0 && value != nil {
 			m.MessageAttributes[ValueAttribute] = events.SQSMessageAttribute{DataType: "Binary", BinaryValue: value}
+		}
+		if fast, ok := readRecordFast(record); ok {
+			slow, err := readRecordJSON(record)
+			if err != nil {
+				t.Fatalf("the fast path read %+v, encoding/json refuses it: %v", fast, err)
+			}
+			if fmt.Sprint(fast) != fmt.Sprint(slow) {
+				t.Fatalf("the fast path read %+v, encoding/json %+v", fast, slow)
+			}
 		}
 		r, err := Record(m)
 		if err != nil {

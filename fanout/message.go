@@ -445,6 +445,154 @@ type schemaJSON struct {
 	SchemaID   string `json:"schemaId"`
 }
 
+// recordFields is RecordAttribute, read and checked.
+type recordFields struct {
+	topic                        string
+	partition, offset, timestamp int64
+	timestampType                string
+	key                          string // base64
+	hasKey                       bool
+	value                        string // how the value travels
+	keySchema, valueSchema       *schemaJSON
+}
+
+// readRecordAttribute reads RecordAttribute: on the fast path when it is in the form entry
+// writes (no escapes, no schema metadata), otherwise with encoding/json. The two agree on
+// every input the fast path takes (FuzzRecord checks).
+func readRecordAttribute(s string) (recordFields, error) {
+	if f, ok := readRecordFast(s); ok {
+		return f, nil
+	}
+	return readRecordJSON(s)
+}
+
+// readRecordJSON reads RecordAttribute with encoding/json.
+func readRecordJSON(s string) (recordFields, error) {
+	var j recordJSON
+	if err := json.Unmarshal([]byte(s), &j); err != nil {
+		return recordFields{}, fmt.Errorf("not the JSON of a record: %w", err)
+	}
+	switch {
+	case j.V == nil:
+		return recordFields{}, errors.New(`no "v" (format version)`)
+	case *j.V != recordVersion:
+		return recordFields{}, fmt.Errorf("format version %d, this package reads version %d", *j.V, recordVersion)
+	case j.Topic == nil:
+		return recordFields{}, errors.New(`no "topic"`)
+	case j.Partition == nil:
+		return recordFields{}, errors.New(`no "partition"`)
+	case *j.Partition < math.MinInt32 || *j.Partition > math.MaxInt32:
+		return recordFields{}, fmt.Errorf(`"partition" %d out of range`, *j.Partition)
+	case j.Offset == nil:
+		return recordFields{}, errors.New(`no "offset"`)
+	case j.Timestamp == nil:
+		return recordFields{}, errors.New(`no "timestamp"`)
+	case j.Value == nil:
+		return recordFields{}, errors.New(`no "value"`)
+	}
+	f := recordFields{topic: *j.Topic, partition: *j.Partition, offset: *j.Offset, timestamp: *j.Timestamp,
+		timestampType: j.TimestampType, value: *j.Value, keySchema: j.KeySchema, valueSchema: j.ValueSchema}
+	if j.Key != nil {
+		f.key, f.hasKey = *j.Key, true
+	}
+	return f, nil
+}
+
+// readRecordFast reads RecordAttribute in exactly the form entry writes for a record without
+// schema metadata whose strings need no escapes; ok is false for anything else, which
+// readRecordJSON then reads (or refuses).
+func readRecordFast(s string) (f recordFields, ok bool) {
+	const start = `{"v":1,"topic":"`
+	if len(s) < len(start) || s[:len(start)] != start {
+		return f, false
+	}
+	i := len(start)
+	if f.topic, i, ok = plainString(s, i); !ok {
+		return f, false
+	}
+	if f.partition, i, ok = intMember(s, i, `,"partition":`); !ok || f.partition < math.MinInt32 || f.partition > math.MaxInt32 {
+		return f, false
+	}
+	if f.offset, i, ok = intMember(s, i, `,"offset":`); !ok {
+		return f, false
+	}
+	if f.timestamp, i, ok = intMember(s, i, `,"timestamp":`); !ok {
+		return f, false
+	}
+	if j, found := prefixAt(s, i, `,"timestampType":"`); found {
+		if f.timestampType, i, ok = plainString(s, j); !ok {
+			return f, false
+		}
+	}
+	if j, found := prefixAt(s, i, `,"key":"`); found {
+		k := j
+		for k < len(s) && s[k] != '"' {
+			if c := s[k]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
+				return f, false
+			}
+			k++
+		}
+		if k == len(s) {
+			return f, false
+		}
+		f.key, f.hasKey, i = s[j:k], true, k+1
+	}
+	j, found := prefixAt(s, i, `,"value":"`)
+	if !found {
+		return f, false
+	}
+	if f.value, i, ok = plainString(s, j); !ok || i != len(s)-1 || s[i] != '}' {
+		return f, false
+	}
+	return f, true
+}
+
+// prefixAt reports whether s has p at i, and the index after it.
+func prefixAt(s string, i int, p string) (int, bool) {
+	if len(s)-i < len(p) || s[i:i+len(p)] != p {
+		return i, false
+	}
+	return i + len(p), true
+}
+
+// plainString reads a JSON string's contents from i (past the opening quote) to the closing
+// quote, when they are printable ASCII without escapes.
+func plainString(s string, i int) (string, int, bool) {
+	for j := i; j < len(s); j++ {
+		switch c := s[j]; {
+		case c == '"':
+			return s[i:j], j + 1, true
+		case c == '\\' || c < 0x20 || c >= 0x7f:
+			return "", i, false
+		}
+	}
+	return "", i, false
+}
+
+// intMember reads `name` then a JSON integer that fits an int64, from i.
+func intMember(s string, i int, name string) (int64, int, bool) {
+	i, ok := prefixAt(s, i, name)
+	if !ok {
+		return 0, i, false
+	}
+	j := i
+	if j < len(s) && s[j] == '-' {
+		j++
+	}
+	d := j
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	if j == d || s[d] == '0' && j-d > 1 { // no digits, or a leading zero: not JSON
+		return 0, i, false
+	}
+	n, err := strconv.ParseInt(s[i:j], 10, 64)
+	if err != nil {
+		return 0, i, false
+	}
+	return n, j, true
+}
+
 // Record rebuilds the Kafka record that message m carries, byte for byte: value, key and
 // headers (order, repeated names, null values, bytes that are not UTF-8), topic, partition,
 // offset, timestamp and its type, and schema metadata. m is a message of an SQS event as the
@@ -464,34 +612,16 @@ func Record(m events.SQSMessage) (*kafkaevent.Record, error) {
 	if a.DataType != "String" || a.StringValue == nil {
 		return fail(RecordAttribute, "want a String attribute, got data type %q", a.DataType)
 	}
-	var j recordJSON
-	if err := json.Unmarshal([]byte(*a.StringValue), &j); err != nil {
-		return fail(RecordAttribute, "not the JSON of a record: %w", err)
+	j, err := readRecordAttribute(*a.StringValue)
+	if err != nil {
+		return nil, &DecodeError{MessageID: m.MessageId, Attribute: RecordAttribute, Err: err}
 	}
-	switch {
-	case j.V == nil:
-		return fail(RecordAttribute, `no "v" (format version)`)
-	case *j.V != recordVersion:
-		return fail(RecordAttribute, "format version %d, this package reads version %d", *j.V, recordVersion)
-	case j.Topic == nil:
-		return fail(RecordAttribute, `no "topic"`)
-	case j.Partition == nil:
-		return fail(RecordAttribute, `no "partition"`)
-	case *j.Partition < math.MinInt32 || *j.Partition > math.MaxInt32:
-		return fail(RecordAttribute, `"partition" %d out of range`, *j.Partition)
-	case j.Offset == nil:
-		return fail(RecordAttribute, `no "offset"`)
-	case j.Timestamp == nil:
-		return fail(RecordAttribute, `no "timestamp"`)
-	case j.Value == nil:
-		return fail(RecordAttribute, `no "value"`)
+	r := &kafkaevent.Record{Topic: j.topic, Partition: int32(j.partition), Offset: j.offset, TimestampType: j.timestampType}
+	if j.timestamp != -1 {
+		r.Timestamp = time.UnixMilli(j.timestamp).UTC()
 	}
-	r := &kafkaevent.Record{Topic: *j.Topic, Partition: int32(*j.Partition), Offset: *j.Offset, TimestampType: j.TimestampType}
-	if *j.Timestamp != -1 {
-		r.Timestamp = time.UnixMilli(*j.Timestamp).UTC()
-	}
-	if j.Key != nil {
-		k, err := base64.StdEncoding.DecodeString(*j.Key)
+	if j.hasKey {
+		k, err := base64.StdEncoding.DecodeString(j.key)
 		if err != nil {
 			return fail(RecordAttribute, `"key": %w`, err)
 		}
@@ -500,17 +630,17 @@ func Record(m events.SQSMessage) (*kafkaevent.Record, error) {
 		}
 		r.Key = k
 	}
-	if j.KeySchema != nil {
-		r.KeySchema = &kafkaevent.SchemaMetadata{DataFormat: j.KeySchema.DataFormat, SchemaID: j.KeySchema.SchemaID}
+	if j.keySchema != nil {
+		r.KeySchema = &kafkaevent.SchemaMetadata{DataFormat: j.keySchema.DataFormat, SchemaID: j.keySchema.SchemaID}
 	}
-	if j.ValueSchema != nil {
-		r.ValueSchema = &kafkaevent.SchemaMetadata{DataFormat: j.ValueSchema.DataFormat, SchemaID: j.ValueSchema.SchemaID}
+	if j.valueSchema != nil {
+		r.ValueSchema = &kafkaevent.SchemaMetadata{DataFormat: j.valueSchema.DataFormat, SchemaID: j.valueSchema.SchemaID}
 	}
 	v, hasValue := m.MessageAttributes[ValueAttribute]
-	if hasValue && *j.Value != valueBinary {
-		return fail(ValueAttribute, "present, but %s says the value is %q", RecordAttribute, *j.Value)
+	if hasValue && j.value != valueBinary {
+		return fail(ValueAttribute, "present, but %s says the value is %q", RecordAttribute, j.value)
 	}
-	switch *j.Value {
+	switch j.value {
 	case valueText:
 		if m.Body == "" {
 			return fail("body", "empty, but %s says it is the value", RecordAttribute)
@@ -528,7 +658,7 @@ func Record(m events.SQSMessage) (*kafkaevent.Record, error) {
 		r.Value = []byte{}
 	case valueNull:
 	default:
-		return fail(RecordAttribute, `"value" is %q: want "text", "binary", "empty" or "null"`, *j.Value)
+		return fail(RecordAttribute, `"value" is %q: want "text", "binary", "empty" or "null"`, j.value)
 	}
 	if h, ok := m.MessageAttributes[HeadersAttribute]; ok {
 		if h.DataType != "Binary" {

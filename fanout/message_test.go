@@ -764,3 +764,116 @@ func TestLambdaAttributeShapes(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+// naiveRecord is the obvious alternative format: the whole record as JSON in the body, bytes
+// in base64 (encoding/json's []byte).
+type naiveRecord struct {
+	Topic         string `json:"topic"`
+	Partition     int32  `json:"partition"`
+	Offset        int64  `json:"offset"`
+	Timestamp     int64  `json:"timestamp"`
+	TimestampType string `json:"timestampType"`
+	Key           []byte `json:"key"`
+	Value         []byte `json:"value"`
+	Headers       []struct {
+		Key   string `json:"key"`
+		Value []byte `json:"value"`
+	} `json:"headers"`
+}
+
+// BenchmarkRecord rebuilds a record with a 200-byte JSON value, a key and two headers from
+// its message, beside the obvious alternative: the record as JSON in the body, decoded with
+// encoding/json.
+//
+//	go test -run '^$' -bench BenchmarkRecord -count 8 ./fanout/ | tee /tmp/rec.txt
+//	go tool -modfile=tools/go.mod benchstat -col /format /tmp/rec.txt
+func BenchmarkRecord(b *testing.B) {
+	value := []byte(`{"order":7,"customer":"c-1042","items":[{"sku":"A-1","qty":2,"price":12.5},{"sku":"B-7","qty":1,"price":3.25}],"total":28.25,"currency":"EUR","note":"leave at the door, ring twice"}`)
+	value = append(value, bytes.Repeat([]byte(" "), 200-len(value))...)
+	r := &kafkaevent.Record{Topic: "orders", Partition: 3, Offset: 123456, Timestamp: time.UnixMilli(1700000000123).UTC(),
+		TimestampType: kafkaevent.CreateTime, Key: []byte("customer-1042"), Value: value,
+		Headers: []kafkaevent.Header{{Key: "source", Value: []byte("web")}, {Key: "traceparent", Value: []byte("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")}}}
+	b.Run("format=toolkit", func(b *testing.B) {
+		e, _, err := entry(r, false, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := entryMessage(b, "m", e)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Record(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("format=json-body", func(b *testing.B) {
+		n := naiveRecord{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp.UnixMilli(),
+			TimestampType: r.TimestampType, Key: r.Key, Value: r.Value}
+		for _, h := range r.Headers {
+			n.Headers = append(n.Headers, struct {
+				Key   string `json:"key"`
+				Value []byte `json:"value"`
+			}{h.Key, h.Value})
+		}
+		body, err := json.Marshal(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := events.SQSMessage{MessageId: "m", Body: string(body)}
+		b.ReportAllocs()
+		for b.Loop() {
+			var n naiveRecord
+			if err := json.Unmarshal([]byte(m.Body), &n); err != nil {
+				b.Fatal(err)
+			}
+			got := &kafkaevent.Record{Topic: n.Topic, Partition: n.Partition, Offset: n.Offset, Timestamp: time.UnixMilli(n.Timestamp).UTC(),
+				TimestampType: n.TimestampType, Key: n.Key, Value: n.Value}
+			for _, h := range n.Headers {
+				got.Headers = append(got.Headers, kafkaevent.Header{Key: h.Key, Value: h.Value})
+			}
+		}
+	})
+}
+
+// TestRecordFastPath: what entry writes for a record without schema metadata or escapes is
+// read on the fast path, with the result encoding/json gives; anything else falls back.
+func TestRecordFastPath(t *testing.T) {
+	fast := 0
+	for name, r := range shapes() {
+		e, _, err := entry(r, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := aws.ToString(e.MessageAttributes[RecordAttribute].StringValue)
+		f, ok := readRecordFast(s)
+		plain := r.KeySchema == nil && r.ValueSchema == nil && !strings.ContainsAny(s, `\`)
+		if ok != plain {
+			t.Errorf("%s: fast path %v for %s", name, ok, s)
+		}
+		if !ok {
+			continue
+		}
+		fast++
+		slow, err := readRecordJSON(s)
+		if err != nil || fmt.Sprint(f) != fmt.Sprint(slow) {
+			t.Errorf("%s: fast %+v, encoding/json %+v, %v", name, f, slow, err)
+		}
+	}
+	if fast < 10 {
+		t.Errorf("only %d shapes on the fast path", fast)
+	}
+	for _, s := range []string{
+		`{"v":1,"topic":"t","partition":01,"offset":0,"timestamp":-1,"value":"text"}`,
+		`{"v":1,"topic":"t","partition":1,"offset":0,"timestamp":-1,"value":"text"} `,
+		`{"v":1,"topic":"t","partition":1,"offset":0,"timestamp":-1,"value":"text","x":1}`,
+		`{"v":1,"topic":"t","partition":1,"offset":1e3,"timestamp":-1,"value":"text"}`,
+		`{"v":1,"topic":"t","partition":2147483648,"offset":0,"timestamp":-1,"value":"text"}`,
+		`{"v":1,"topic":"t","partition":1,"offset":9223372036854775808,"timestamp":-1,"value":"text"}`,
+		`{"v":1,"topic":"t","partition":1,"offset":0,"timestamp":-1,"key":"a\/","value":"text"}`,
+		`{"v":1,"topic":"t","partition":-,"offset":0,"timestamp":-1,"value":"text"}`,
+	} {
+		if f, ok := readRecordFast(s); ok {
+			t.Errorf("fast path took %s: %+v", s, f)
+		}
+	}
+}
