@@ -69,8 +69,9 @@
 //     instrumentation (and package oteltrace on the workers) looks for them.
 //
 // An X-Ray trace header on the record (X-Amzn-Trace-Id) travels as the message's
-// AWSTraceHeader system attribute, where X-Ray and Lambda look for it. So a message takes 5
-// attributes at most, 2 for most records, and leaves users at least 5.
+// AWSTraceHeader system attribute, where X-Ray and Lambda look for it. So a message takes one
+// attribute for a text value without headers, two with headers, five at most, and leaves
+// users at least five.
 //
 // On a FIFO queue the message group ID (MessageGroupId) is the record's key when it is a
 // valid group ID as it is (1 to 128 ASCII letters, digits and punctuation), otherwise the hex
