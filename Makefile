@@ -12,7 +12,7 @@ FUZZTIME  ?= 15s
 # "0/sec" and eats a short run whole; new inputs are kept unminimized past this.
 FUZZMINTIME ?= 2s
 
-.PHONY: all test unit lint fmt bench fuzz tools clean node_modules
+.PHONY: all test unit lint fmt bench bench-peer fuzz tools clean node_modules
 
 all: test
 
@@ -40,6 +40,12 @@ fmt:
 ## bench: every benchmark beside its alternative, summarised by benchstat.
 bench: node_modules
 	scripts/bench -count $(COUNT) -benchtime $(BENCHTIME) $(PKGS)
+
+## bench-peer: the SQS peer benchmark (bench/peer): the same 10,000-message event decoded and
+## processed by @aws-lambda-powertools/batch on Node.js and by batch.SQSHandler's Invoke, in
+## interleaved rounds; prints both medians and their ratio.
+bench-peer: node_modules
+	$(GO) run ./bench/peer
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each).
 fuzz:
