@@ -182,12 +182,22 @@ func TestRandomEventsAgree(t *testing.T) {
 	}
 }
 
+// Large random events, whose strings Parse makes in several chunks, with Records given twice
+// now and then, agree too.
+func TestLargeRandomEventsAgree(t *testing.T) {
+	for seed := range 40 {
+		g := &gen{r: rand.New(rand.NewPCG(uint64(seed), 11)), many: 400}
+		agree(t, fmt.Sprintf("large event, seed %d", seed), g.event())
+	}
+}
+
 // gen writes random SQS event payloads, mostly valid; with bad set, now and then a value of
 // the wrong type or invalid base64.
 type gen struct {
-	r   *rand.Rand
-	bad bool
-	b   bytes.Buffer
+	r    *rand.Rand
+	bad  bool
+	many int // messages per Records array, when not 0
+	b    bytes.Buffer
 }
 
 func (g *gen) event() []byte {
@@ -226,7 +236,11 @@ func (g *gen) records() {
 			return
 		}
 	}
-	g.array(g.r.IntN(4), func(int) {
+	n := g.r.IntN(4)
+	if g.many > 0 {
+		n = g.many/2 + g.r.IntN(g.many)
+	}
+	g.array(n, func(int) {
 		if g.r.IntN(25) == 0 {
 			g.b.WriteString("null")
 			return
@@ -398,6 +412,9 @@ func (g *gen) stringOrNull() {
 // text returns a random string: plain, or with JSON-worthy characters, non-ASCII, invalid
 // UTF-8 and surrogates (written as escapes or raw by str).
 func (g *gen) text() string {
+	if g.r.IntN(20) == 0 {
+		return strings.Repeat("long body ", 50+g.r.IntN(200))
+	}
 	pieces := []string{"", "a", "orders", "1768471200000", `{"orderId":1}`, "é", "日本", "😀", "\x00", "\n", "\t",
 		"\"", "\\", "/", "\x7f", "\u2028", "\ufeff", "\xff", "\xc3", "<&>", "ſ", "K", " ", "AQEB+/="}
 	var b strings.Builder

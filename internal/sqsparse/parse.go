@@ -27,8 +27,9 @@ import (
 
 // Parse decodes an SQS event payload, as encoding/json.Unmarshal into an events.SQSEvent would.
 //
-// The event holds no reference to data. The strings of a message (but those of its message
-// attributes) share one allocation, so that any one of them keeps the others alive.
+// The event holds no reference to data. The strings of neighbouring messages (but those of
+// their message attributes) share allocations of about 16 KiB, so that any one of them keeps
+// the others alive.
 func Parse(data []byte) (*events.SQSEvent, error) {
 	ev := &events.SQSEvent{}
 	p := parser{data: data}
@@ -46,8 +47,9 @@ type parser struct {
 	fold    []byte // folded member names, reused
 	w       where
 
-	// The text of the message being read, and where it goes once the message is read: all of
-	// a message's strings are made by one conversion of text (see flush).
+	// The text of the messages read since the last flush, and where it goes: their strings
+	// are made by one conversion of text (see flush). Pending fixes point into the Records
+	// slice being filled, so records flushes before it grows it and when it is done.
 	text  []byte
 	fixes []fix
 	ins   []insert
@@ -65,7 +67,7 @@ type insert struct {
 	koff, kend, voff, vend int32
 }
 
-// flush makes the strings of the message just read, in the order they came.
+// flush makes the strings of the messages read since the last flush, in the order they came.
 func (p *parser) flush() {
 	if len(p.fixes) == 0 && len(p.ins) == 0 {
 		return
@@ -152,6 +154,7 @@ func (p *parser) records(ev *events.SQSEvent) error {
 			if idx < cap(recs) {
 				recs = recs[:idx+1]
 			} else {
+				p.flush() // the pending strings point into recs
 				if !sized && idx > 0 {
 					// Make room for the whole batch at once, from the size of the messages
 					// read so far.
@@ -173,6 +176,7 @@ func (p *parser) records(ev *events.SQSEvent) error {
 	if err != nil {
 		return err
 	}
+	p.flush()
 	if n == 0 {
 		recs = []events.SQSMessage{}
 	}
@@ -291,9 +295,15 @@ func (p *parser) message(m *events.SQSMessage) error {
 	if err != nil {
 		return err
 	}
-	p.flush()
+	if len(p.text) >= flushText {
+		p.flush()
+	}
 	return nil
 }
+
+// flushText is how much text the parser gathers, over several messages, before it makes their
+// strings: one allocation for a few dozen messages rather than one each.
+const flushText = 16 << 10
 
 // textField reads a string member of a message into dst when the message is flushed; null
 // leaves dst as it is.
