@@ -160,6 +160,16 @@ func TestDispatchFIFOFailedEntryKeepsGroupOrder(t *testing.T) {
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("Dispatch = %v, %v", reported(resp), err)
 	}
+	got := drain(t, srv.Client(), q)
+	var a []int64
+	for _, r := range got {
+		if string(r.Key) == "a" {
+			a = append(a, r.Offset)
+		}
+	}
+	if !slices.IsSorted(a) || len(a) != 30 {
+		t.Errorf("group a in the queue: %v, want 30 offsets in Kafka order", a)
+	}
 	calls, _ := f.recorded()
 	for i, c := range calls {
 		seen := map[string]bool{}
@@ -169,16 +179,6 @@ func TestDispatchFIFOFailedEntryKeepsGroupOrder(t *testing.T) {
 			}
 			seen[string(r.Key)] = true
 		}
-	}
-	got := drain(t, srv.Client(), q)
-	var a []int64
-	for _, r := range got {
-		if string(r.Key) == "a" {
-			a = append(a, r.Offset)
-		}
-	}
-	if !slices.IsSorted(a) || len(a) != 30 {
-		t.Fatalf("group a in the queue: %v, want 30 offsets in Kafka order", a)
 	}
 }
 
