@@ -68,8 +68,8 @@
 //     the record has these W3C Trace Context headers: copies where OpenTelemetry's SQS
 //     instrumentation (and package oteltrace on the workers) looks for them.
 //
-// An X-Ray trace header on the record (X-Amzn-Trace-Id) travels as the message's
-// AWSTraceHeader system attribute, where X-Ray and Lambda look for it. So a message takes one
+// An X-Ray trace header on the record (X-Amzn-Trace-Id) travels, when it is well formed, as
+// the message's AWSTraceHeader system attribute, where X-Ray and Lambda look for it. So a message takes one
 // attribute for a text value without headers, two with headers, five at most, and leaves
 // users at least five.
 //

@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -158,7 +159,7 @@ func entry(r *kafkaevent.Record, fifo bool, group func(*kafkaevent.Record) strin
 			size += len(*a.StringValue)
 		}
 	}
-	if v, ok := r.Header(awsTraceHeader); ok && len(v) > 0 && textOK(v) {
+	if v, ok := r.Header(awsTraceHeader); ok && xrayHeaderOK(v) {
 		// Counted, though SQS may not count system attributes: the estimate errs on the
 		// side of a message SQS accepts.
 		e.MessageSystemAttributes = map[string]types.MessageSystemAttributeValue{
@@ -181,6 +182,38 @@ func entry(r *kafkaevent.Record, fifo bool, group func(*kafkaevent.Record) strin
 		e.MessageDeduplicationId = aws.String(deduplicationID(r))
 	}
 	return e, size, nil
+}
+
+// xrayHeaderOK reports whether v looks like an X-Ray trace header, "Root=1-xxxxxxxx-
+// xxxxxxxxxxxxxxxxxxxxxxxx;Parent=...;Sampled=1", which SQS may check in AWSTraceHeader: a
+// malformed one would make SQS refuse the record, so it travels in the headers only.
+func xrayHeaderOK(v []byte) bool {
+	if len(v) > 256 {
+		return false
+	}
+	root := false
+	for _, field := range bytes.Split(v, []byte{';'}) {
+		name, val, ok := bytes.Cut(field, []byte{'='})
+		if !ok || len(name) == 0 || !groupChars(field) {
+			return false
+		}
+		if string(name) == "Root" {
+			root = len(val) == 35 && val[0] == '1' && val[1] == '-' && val[10] == '-' && isHex(val[2:10]) && isHex(val[11:])
+			if !root {
+				return false
+			}
+		}
+	}
+	return root
+}
+
+func isHex(b []byte) bool {
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // textOK reports whether b can be an SQS body or string attribute as it is: valid UTF-8 made

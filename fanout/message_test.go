@@ -281,6 +281,17 @@ func TestEntryBody(t *testing.T) {
 	if got := aws.ToString(e.MessageSystemAttributes["AWSTraceHeader"].StringValue); !strings.HasPrefix(got, "Root=1-5759e988") {
 		t.Errorf("AWSTraceHeader %q", got)
 	}
+	// A malformed X-Ray header stays in the headers: SQS may refuse it in AWSTraceHeader.
+	for _, bad := range []string{"", "Root=1-5759e988-bd862e3fe1be46a99427279", "Root=2-5759e988-bd862e3fe1be46a994272793", "Parent=53995c3f42cd8ad8", "Root=1-5759e988-bd862e3fe1be46a994272793;x y=1", "garbage"} {
+		r := &kafkaevent.Record{Topic: "t", Value: []byte("v"), Headers: []kafkaevent.Header{{Key: "X-Amzn-Trace-Id", Value: []byte(bad)}}}
+		e, _, err := entry(r, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := e.MessageSystemAttributes["AWSTraceHeader"]; ok {
+			t.Errorf("AWSTraceHeader from %q", bad)
+		}
+	}
 	if n := len(e.MessageAttributes); n > 5 {
 		t.Errorf("%d attributes: leave users room under SQS's 10", n)
 	}
