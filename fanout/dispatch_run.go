@@ -164,8 +164,9 @@ func (d *Dispatcher) newRun(ctx context.Context, ev *kafkaevent.Event) *run {
 				}
 				continue
 			}
-			// A record that cannot travel has no group ID of its own: it blocks its
-			// partition's group, the group it would most likely have had.
+			// A record that cannot travel has no group ID: it gets a lane of its own, one
+			// per partition. Reported, it stops its partition, and with it the later
+			// records of its key; taken by the sink, it lets them go.
 			g := "p:" + strconv.Itoa(p)
 			if it.err == nil {
 				g = "g:" + aws.ToString(it.entry.MessageGroupId)
@@ -253,7 +254,7 @@ func (r *run) promote(now time.Time) {
 	}
 }
 
-// stopped reports whether it's partition is reported from it on, so it is not to be sent.
+// stopped reports whether the partition of it is reported from it on: it is not to be sent.
 func (r *run) stopped(it *item) bool { return r.partStop[it.part] <= it.idx }
 
 // nextCall takes the items of the next call: at most MaxBatchEntries, at most MaxBatchSize
