@@ -12,7 +12,8 @@
 //
 //	ev, err := sqsparse.Parse(payload)
 //
-// batch.SQSFunc.Invoke decodes with it, and so do fanout's workers.
+// batch.SQSFunc.Invoke decodes with it; fanout's workers can too, as anything that has the
+// payload bytes of an SQS event and needs the event.
 package sqsparse
 
 import (
