@@ -2,8 +2,6 @@ package fanout
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -48,20 +46,13 @@ func WorkerHandler(h batch.KafkaRecordHandler, opts ...batch.Option) WorkerFunc 
 
 // WorkerFunc is the Lambda handler of a worker, made by [WorkerHandler]. It can be called on
 // an events.SQSEvent, and implements lambda.Handler, which lambda.Start prefers: Invoke
-// decodes the payload into an events.SQSEvent and writes the partial-batch response.
+// decodes the payload's bytes straight into an events.SQSEvent, as batch.SQSFunc does,
+// without encoding/json's pass over the whole batch, and writes the partial-batch response.
 type WorkerFunc func(ctx context.Context, ev *events.SQSEvent) (events.SQSEventResponse, error)
 
 // Invoke implements lambda.Handler.
 func (f WorkerFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	var ev events.SQSEvent
-	if err := json.Unmarshal(payload, &ev); err != nil {
-		return nil, fmt.Errorf("fanout: SQS event: %w", err)
-	}
-	resp, err := f(ctx, &ev)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(resp)
+	return batch.SQSFunc(f).Invoke(ctx, payload)
 }
 
 // decoded is a message's record, or why it has none.

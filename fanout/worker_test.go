@@ -349,3 +349,96 @@ func TestWorkerInvoke(t *testing.T) {
 		t.Errorf("WithConcurrency(0): %v", err)
 	}
 }
+
+// BenchmarkWorkerInvoke is a worker's whole invocation on an event of 1,000 messages, each a
+// record with a 200-byte JSON value, a key and a header, per message: WorkerHandler's
+// Invoke, beside the obvious alternative, the record as JSON in the body and the event
+// decoded by encoding/json (what lambda.Start does for a typed handler), with the same
+// handler behind batch.ProcessSQS.
+//
+//	go test -run '^$' -bench BenchmarkWorkerInvoke -count 8 ./fanout/ | tee /tmp/worker.txt
+//	go tool -modfile=tools/go.mod benchstat -col /path /tmp/worker.txt
+func BenchmarkWorkerInvoke(b *testing.B) {
+	const n = 1000
+	value := bytes.Repeat([]byte("x"), 180)
+	value = append(append([]byte(`{"v":"`), value...), `","n":1}`...)
+	var msgs, naive []events.SQSMessage
+	for i := range n {
+		r := wRec("orders", int32(i%8), int64(i), fmt.Sprint("key-", i%50), string(value))
+		r.Headers = []kafkaevent.Header{{Key: "source", Value: []byte("web")}}
+		e, _, err := entry(r, false, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs = append(msgs, entryMessage(b, fmt.Sprint("m-", i), e))
+		nr := naiveRecord{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp.UnixMilli(),
+			TimestampType: r.TimestampType, Key: r.Key, Value: r.Value}
+		nr.Headers = append(nr.Headers, struct {
+			Key   string `json:"key"`
+			Value []byte `json:"value"`
+		}{"source", []byte("web")})
+		body, err := json.Marshal(nr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := msgs[i]
+		m.Body, m.MessageAttributes = string(body), nil
+		naive = append(naive, m)
+	}
+	payload, err := json.Marshal(events.SQSEvent{Records: msgs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	naivePayload, err := json.Marshal(events.SQSEvent{Records: naive})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := func(_ context.Context, r *kafkaevent.Record) error {
+		if len(r.Value) != len(value) {
+			return errors.New("wrong value")
+		}
+		return nil
+	}
+	opts := wQuiet(batch.WithConcurrency(1))
+	want := `{"batchItemFailures":[]}`
+	b.Run("path=toolkit", func(b *testing.B) {
+		w := WorkerHandler(h, opts...)
+		b.ReportAllocs()
+		for b.Loop() {
+			out, err := w.Invoke(context.Background(), payload)
+			if err != nil || string(out) != want {
+				b.Fatalf("%s, %v", out, err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")
+	})
+	b.Run("path=json-body", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var ev events.SQSEvent
+			if err := json.Unmarshal(naivePayload, &ev); err != nil {
+				b.Fatal(err)
+			}
+			resp, err := batch.ProcessSQS(context.Background(), &ev, func(ctx context.Context, m *events.SQSMessage) error {
+				var nr naiveRecord
+				if err := json.Unmarshal([]byte(m.Body), &nr); err != nil {
+					return batch.Permanent(err)
+				}
+				r := &kafkaevent.Record{Topic: nr.Topic, Partition: nr.Partition, Offset: nr.Offset, Timestamp: time.UnixMilli(nr.Timestamp).UTC(),
+					TimestampType: nr.TimestampType, Key: nr.Key, Value: nr.Value}
+				for _, h := range nr.Headers {
+					r.Headers = append(r.Headers, kafkaevent.Header{Key: h.Key, Value: h.Value})
+				}
+				return h(ctx, r)
+			}, opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, err := json.Marshal(resp)
+			if err != nil || string(out) != want {
+				b.Fatalf("%s, %v", out, err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")
+	})
+}
