@@ -473,7 +473,11 @@ func TestDispatchThrottling(t *testing.T) {
 		t.Fatalf("Dispatch = %v, %v", reported(resp), err)
 	}
 	s := logs.lines(t, "records dispatched")[0]
-	if s["failedCalls"] != 3.0 || s["batchCalls"] != 6.0 || s["entriesRetried"] != 30.0 || s["dispatched"] != 30.0 {
+	// Three calls refused, then the 30 entries again: at least 3 more calls. How the retried
+	// entries are packed depends on when each one's backoff ends, so a retry may go out in
+	// more than 3 calls.
+	calls, _ := s["batchCalls"].(float64)
+	if s["failedCalls"] != 3.0 || calls < 6 || calls > 3+30 || s["entriesRetried"] != 30.0 || s["dispatched"] != 30.0 {
 		t.Errorf("summary %v", s)
 	}
 	if got := len(drain(t, srv.Client(), q)); got != 30 {
