@@ -1,14 +1,20 @@
 package fanout
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/internal/localddb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -66,9 +72,10 @@ func TestDispatchReplayedFailures(t *testing.T) {
 			}
 			t.Logf("%d invocations, %d records reported at least once", rounds, len(failed))
 
-			got := drain(t, srv.Client(), q)
+			got, msgs := drainAll(t, srv.Client(), q)
 			dups := log.sameRecords(t, got, fifo)
 			t.Logf("%d messages, %d duplicates", len(got), dups)
+			workAll(t, log, msgs, fifo)
 			if len(failed) == 0 {
 				t.Fatalf("no record failed for good: the replay path was not exercised")
 			}
@@ -83,4 +90,61 @@ func TestDispatchReplayedFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// workAll hands the messages to workers, ten at a time in queue order as the SQS event source
+// mapping delivers them, with idempotency on dynalite keyed on each message's Kafka record:
+// every record of the log is applied exactly once, however many copies the queue held, and on
+// a FIFO queue each key's records are applied in Kafka order.
+func workAll(t *testing.T, log *topicLog, msgs []types.Message, fifo bool) {
+	t.Helper()
+	store := wStore(t, localddb.Start(t), "applied")
+	arn := "arn:aws:sqs:us-east-1:000000000000:work"
+	if fifo {
+		arn += ".fifo"
+	}
+	var mu sync.Mutex
+	applied := map[string]int{}
+	order := map[string][]int64{}
+	w := WorkerHandler(func(ctx context.Context, r *kafkaevent.Record) error {
+		mu.Lock()
+		defer mu.Unlock()
+		applied[idempotency.KafkaKey(r)]++
+		order[string(r.Key)] = append(order[string(r.Key)], r.Offset)
+		return nil
+	}, wQuiet(batch.WithIdempotency(store))...)
+	for start := 0; start < len(msgs); start += 10 {
+		ev := &events.SQSEvent{}
+		for _, m := range msgs[start:min(start+10, len(msgs))] {
+			sm := dispMessage(m)
+			sm.EventSourceARN, sm.EventSource = arn, "aws:sqs"
+			ev.Records = append(ev.Records, sm)
+		}
+		resp, err := w(context.Background(), ev)
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("worker batch at message %d: %v, %d failures", start, err, len(resp.BatchItemFailures))
+		}
+	}
+	n := 0
+	for p := range log.parts {
+		for i := range log.parts[p] {
+			r := &log.parts[p][i]
+			if c := applied[idempotency.KafkaKey(r)]; c != 1 {
+				t.Fatalf("record %s applied %d times, want once", idempotency.KafkaKey(r), c)
+			}
+			n++
+		}
+	}
+	if len(applied) != n {
+		t.Fatalf("%d records applied, the log has %d", len(applied), n)
+	}
+	if fifo {
+		want := log.keyOrder()
+		for _, k := range sortedKeys(want) {
+			if !slices.Equal(want[k], order[k]) {
+				t.Fatalf("key %s: applied in order %v, Kafka order %v", k, order[k], want[k])
+			}
+		}
+	}
+	t.Logf("%d messages applied as %d records, once each", len(msgs), n)
 }
