@@ -211,6 +211,10 @@ func WithIdempotencyKey(key func(r *kafkaevent.Record) (string, error)) Option {
 // ProcessSQS only: given to ProcessKafka, it makes every batch fail with ErrInvalidOption.
 // decode must be safe for concurrent use. By default an SQS message is keyed on
 // idempotency.SQSKey(m), its message ID.
+//
+// With the option, the record-age metrics (WithMetrics: OldestRecordAge, NewestRecordAge) count
+// from the Kafka records' timestamps rather than from when SQS received the messages: the age
+// since the record was produced, across the hop.
 func WithSQSKafkaRecord(decode func(m *events.SQSMessage) (*kafkaevent.Record, error)) Option {
 	return func(c *config) {
 		if decode == nil {

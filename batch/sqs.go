@@ -134,9 +134,7 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 	if !stop.IsZero() && !c.now().Before(stop) {
 		return c.late()
 	}
-	if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil {
-		l.seen(time.UnixMilli(ms))
-	}
+	l.seen(c.messageTime(m))
 	var f *failure
 	if c.criteria != nil {
 		// A message the filter cannot decide on is a failed message, never a filtered one.
@@ -212,4 +210,21 @@ func (f SQSFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(resp)
+}
+
+// messageTime is the time a message's age is counted from, for the metrics: with
+// WithSQSKafkaRecord, the timestamp of the Kafka record it carries (so a fan-out worker's
+// metrics give the age since the record was produced, across the hop); otherwise, or when the
+// record has none, when SQS received the message (SentTimestamp). The zero time when neither
+// is known.
+func (c *config) messageTime(m *events.SQSMessage) time.Time {
+	if c.sqsRecord != nil {
+		if r, err := c.sqsRecord(m); err == nil && !r.Timestamp.IsZero() {
+			return r.Timestamp
+		}
+	}
+	if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil {
+		return time.UnixMilli(ms)
+	}
+	return time.Time{}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -441,4 +442,30 @@ func BenchmarkWorkerInvoke(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")
 	})
+}
+
+// A worker's record-age metrics count from the Kafka record's timestamp, across the hop, not
+// from when SQS received the message: the latency the fan-out adds shows. Before, they counted
+// from SentTimestamp.
+func TestWorkerRecordAge(t *testing.T) {
+	r := wRec("orders", 0, 7, "k", `{"id":7}`)
+	r.Timestamp = time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	e, _, err := entry(r, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := entryMessage(t, "m-1", e)
+	m.Attributes = map[string]string{"SentTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10)}
+	var emf bytes.Buffer
+	w := WorkerHandler(func(context.Context, *kafkaevent.Record) error { return nil }, wQuiet(batch.WithMetrics(&emf))...)
+	if _, err := w(context.Background(), &events.SQSEvent{Records: []events.SQSMessage{m}}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ OldestRecordAge, NewestRecordAge float64 }
+	if err := json.Unmarshal(emf.Bytes(), &doc); err != nil {
+		t.Fatalf("%v: %s", err, emf.Bytes())
+	}
+	if doc.OldestRecordAge < 3_600_000 || doc.OldestRecordAge > 3_660_000 {
+		t.Errorf("OldestRecordAge = %v ms, want about an hour", doc.OldestRecordAge)
+	}
 }
