@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
 
 // FromAWS converts an aws-lambda-go Kafka event into an Event, as [Parse] would have decoded
@@ -55,7 +56,7 @@ func FromAWS(ke *events.KafkaEvent) (*Event, error) {
 		src = SourceSelfManaged
 	}
 	if src != SourceMSK && src != SourceSelfManaged {
-		return nil, &Error{Path: "eventSource", Offset: -1, Msg: fmt.Sprintf("unknown event source %s", quoteText(ke.EventSource))}
+		return nil, &Error{Path: "eventSource", Offset: -1, Msg: fmt.Sprintf("unknown event source %s", jsonscan.QuoteText(ke.EventSource))}
 	}
 	e := &Event{Source: src, SourceARN: ke.EventSourceARN}
 	e.BootstrapServers = splitServers(ke.BootstrapServers)

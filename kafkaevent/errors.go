@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
 
 // Error reports malformed input and where it is.
@@ -59,7 +61,7 @@ func (p *parser) path() string {
 				b.WriteString(p.sub)
 			}
 		case p.unknown != nil:
-			b.WriteString(member(string(p.unknown)))
+			b.WriteString(jsonscan.Member(string(p.unknown)))
 		}
 	}
 	return b.String()
@@ -110,43 +112,16 @@ func (p *parser) got(off int) string {
 	if s == "" {
 		return "nothing"
 	}
-	s = quoteText(s)
+	s = jsonscan.QuoteText(s)
 	if cut {
 		s += "..."
 	}
 	return s
 }
 
-// quoteText returns s as it is when it is printable text on one line, and otherwise quoted
-// with Go escapes (\n, \x00, \ufeff ...), so that an error message never carries raw binary
-// or line breaks from the payload.
-func quoteText(s string) string {
-	for _, r := range s {
-		if r == utf8.RuneError || r == '\ufeff' || !strconv.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
-}
-
-// member returns the path step for an object member: .name for a name made of letters,
-// digits, '_' and '-', and ["name"], quoted and escaped, for any other.
-func member(name string) string {
-	if name == "" {
-		return `[""]`
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return "[" + strconv.Quote(name) + "]"
-		}
-	}
-	return "." + name
-}
-
 // topMember is member for a top-level name: "name" or ["name"].
 func topMember(name string) string {
-	return strings.TrimPrefix(member(name), ".")
+	return strings.TrimPrefix(jsonscan.Member(name), ".")
 }
 
 // fieldErr records a malformed record field: the record keeps its place in the batch and

@@ -53,7 +53,7 @@ func (p *parser) headerList(off int) ([]Header, error) {
 					if !p.null() {
 						v, ok := p.byteList()
 						if !ok {
-							p.field = nameHeaders + "[" + strconv.Itoa(idx) + "]" + member(h.Key)
+							p.field = nameHeaders + "[" + strconv.Itoa(idx) + "]" + jsonscan.Member(h.Key)
 							if err := p.checkValue(voff); err != nil {
 								return err
 							}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
 
 // Error reports a payload that is not an SQS event, and where.
@@ -47,15 +49,15 @@ func (p *parser) path() string {
 		return "$"
 	}
 	var b strings.Builder
-	b.WriteString(strings.TrimPrefix(member(w.top), "."))
+	b.WriteString(strings.TrimPrefix(jsonscan.Member(w.top), "."))
 	if w.rec >= 0 {
 		fmt.Fprintf(&b, "[%d]", w.rec)
 		if w.field != "" {
-			b.WriteString(member(w.field))
+			b.WriteString(jsonscan.Member(w.field))
 			if w.inKey {
-				b.WriteString(member(string(p.nameBytes(w.key))))
+				b.WriteString(jsonscan.Member(string(p.nameBytes(w.key))))
 				if w.sub != "" {
-					b.WriteString(member(w.sub))
+					b.WriteString(jsonscan.Member(w.sub))
 				}
 			}
 		}
@@ -67,21 +69,6 @@ func (p *parser) path() string {
 		fmt.Fprintf(&b, "[%d]", w.idx2)
 	}
 	return b.String()
-}
-
-// member returns the path step for an object member: .name for a name made of ASCII letters,
-// digits, '_' and '-', and ["name"], quoted and escaped, for any other.
-func member(name string) string {
-	if name == "" {
-		return `[""]`
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return "[" + strconv.Quote(name) + "]"
-		}
-	}
-	return "." + name
 }
 
 func (p *parser) errAt(off int, format string, args ...any) *Error {
@@ -143,21 +130,9 @@ func (p *parser) got(off int) string {
 	if s == "" {
 		return "nothing"
 	}
-	s = quoteText(s)
+	s = jsonscan.QuoteText(s)
 	if cut {
 		s += "..."
-	}
-	return s
-}
-
-// quoteText returns s as it is when it is printable text on one line, and otherwise quoted with
-// Go escapes (\n, \x00, \ufeff ...), so that an error message never carries raw binary or line
-// breaks from the payload.
-func quoteText(s string) string {
-	for _, r := range s {
-		if r == utf8.RuneError || r == '\ufeff' || !strconv.IsPrint(r) {
-			return strconv.Quote(s)
-		}
 	}
 	return s
 }
