@@ -1,0 +1,101 @@
+// Command consumer is ConsumerFunction in template.yaml: MSK -> Lambda directly. Each order
+// record is handled once (idempotency on DynamoDB), records the event's FilterCriteria drop are
+// skipped (a guard), a record that can never succeed goes to an SQS failure queue so its
+// partition moves on, and logs (JSON) and EMF metrics go to stdout.
+//
+// Environment: IDEMPOTENCY_TABLE, FAILURE_QUEUE_URL, FILTER_CRITERIA (optional: the JSON of
+// the event source mapping's FilterCriteria).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/filter"
+	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+func main() {
+	h, err := newHandler(context.Background(), os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "consumer:", err)
+		os.Exit(1)
+	}
+	lambda.Start(h)
+}
+
+// newHandler makes the clients once, outside the handler, and returns the handler; logs and
+// metrics go to out.
+func newHandler(ctx context.Context, out io.Writer) (batch.KafkaFunc, error) {
+	table, err := required("IDEMPOTENCY_TABLE")
+	if err != nil {
+		return nil, err
+	}
+	failureQueue, err := required("FAILURE_QUEUE_URL")
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewJSONHandler(out, nil))
+	opts := []batch.Option{
+		batch.WithIdempotency(idempotency.NewDynamoDBStore(dynamodb.NewFromConfig(cfg), table)),
+		batch.WithSink(batch.NewSQSSink(sqs.NewFromConfig(cfg), failureQueue), batch.SinkPermanent),
+		batch.WithLogger(log),
+		batch.WithMetrics(out),
+	}
+	if criteria, ok := os.LookupEnv("FILTER_CRITERIA"); ok {
+		c, err := filter.ParseCriteria([]byte(criteria))
+		if err != nil {
+			return nil, fmt.Errorf("FILTER_CRITERIA (unset it for no guard): %w", err)
+		}
+		opts = append(opts, batch.WithFilter(c))
+	}
+	return batch.KafkaHandler(func(ctx context.Context, r *kafkaevent.Record) error {
+		return handle(ctx, log, r)
+	}, opts...), nil
+}
+
+// Order is what the orders topic carries.
+type Order struct {
+	OrderID  int64   `json:"orderId"`
+	Customer string  `json:"customer"`
+	Total    float64 `json:"total"`
+	Currency string  `json:"currency"`
+}
+
+// handle applies one order. An order that cannot be read or is invalid will never succeed:
+// it is Permanent, so it goes to the failure queue at once.
+func handle(ctx context.Context, log *slog.Logger, r *kafkaevent.Record) error {
+	var o Order
+	if err := json.Unmarshal(r.Value, &o); err != nil {
+		return batch.Permanent(fmt.Errorf("order: %w", err))
+	}
+	if o.OrderID <= 0 || o.Total < 0 || o.Currency == "" {
+		return batch.Permanent(fmt.Errorf("invalid order %d: total %v %q", o.OrderID, o.Total, o.Currency))
+	}
+	log.InfoContext(ctx, "order accepted", "orderId", o.OrderID, "total", o.Total, "currency", o.Currency,
+		"partition", r.PartitionID(), "offset", r.Offset)
+	return nil
+}
+
+// required returns the variable's value, or an error naming it when it is unset or empty.
+func required(name string) (string, error) {
+	if v := os.Getenv(name); v != "" {
+		return v, nil
+	}
+	return "", fmt.Errorf("environment variable %s is required (template.yaml sets it)", name)
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/samples/internal/sampletest"
+)
+
+// criteria is the FilterCriteria of ConsumerFunction's MSK event in template.yaml, which the
+// template also gives the function as FILTER_CRITERIA.
+const criteria = `{"Filters":[{"Pattern":"{\"value\":{\"currency\":[\"EUR\",\"USD\"]}}"}]}`
+
+const table = "IdempotencyTable"
+
+// start runs the local servers, sets the environment as the template does, and returns the
+// handler, its output and what it needs to look at the side effects.
+type env struct {
+	h       batch.KafkaFunc
+	out     *bytes.Buffer
+	items   func() []map[string]string
+	failed  func(want int) []*batch.Envelope
+	handler func() batch.KafkaFunc
+}
+
+func start(t *testing.T) *env {
+	ddbEndpoint, ddb := sampletest.DynamoDB(t, table)
+	sqsEndpoint, sqsClient, urls := sampletest.SQS(t, "ConsumerFailureQueue")
+	sampletest.Env(t, "ConsumerFunction", map[string]string{
+		"IDEMPOTENCY_TABLE":         table,
+		"FAILURE_QUEUE_URL":         urls["ConsumerFailureQueue"],
+		"FILTER_CRITERIA":           criteria,
+		"KAFKA_BOOTSTRAP_SERVERS":   "127.0.0.1:1", // the template sets it; the consumer does not connect
+		"KAFKA_AUTH":                "iam",
+		"AWS_ENDPOINT_URL_DYNAMODB": ddbEndpoint,
+		"AWS_ENDPOINT_URL_SQS":      sqsEndpoint,
+	})
+	e := &env{out: new(bytes.Buffer)}
+	e.handler = func() batch.KafkaFunc {
+		h, err := newHandler(t.Context(), e.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	e.h = e.handler()
+	e.items = func() []map[string]string { return sampletest.Items(t, ddb, table) }
+	e.failed = func(want int) []*batch.Envelope {
+		var out []*batch.Envelope
+		for _, m := range sampletest.Drain(t, sqsClient, urls["ConsumerFailureQueue"], want, 2*time.Second) {
+			env, err := batch.ReadEnvelope([]byte(*m.Body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, env)
+		}
+		return out
+	}
+	return e
+}
+
+func TestOrders(t *testing.T) {
+	e := start(t)
+	resp, err := e.h.Invoke(sampletest.Context(t), sampletest.Fixture(t, "consumer", "orders.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampletest.SameJSON(t, resp, "consumer", "orders.response.json")
+
+	lines := sampletest.Lines(t, e.out.Bytes())
+	var accepted []float64
+	for _, l := range sampletest.WithMsg(lines, "order accepted") {
+		accepted = append(accepted, l["orderId"].(float64))
+	}
+	// Partitions run in parallel: compare as a set; 2002 is in GBP, which the filter drops.
+	if got := setOf(accepted); got != "2001 2003 2004 2005" {
+		t.Errorf("orders accepted: %s, want 2001 2003 2004 2005", got)
+	}
+	sum := sampletest.WithMsg(lines, "batch processed")
+	if len(sum) != 1 || sum[0]["processed"] != 4.0 || sum[0]["filtered"] != 1.0 || sum[0]["failed"] != 0.0 {
+		t.Errorf("summary line: %v", sum)
+	}
+	if !emf(lines) {
+		t.Errorf("no EMF metrics line in the output:\n%s", e.out)
+	}
+
+	items := e.items()
+	if len(items) != 4 {
+		t.Fatalf("%d idempotency records, want 4 (one per handled record, none for the filtered one): %v", len(items), items)
+	}
+	for _, it := range items {
+		if it["status"] != "COMPLETED" || !strings.HasPrefix(it["id"], "ConsumerFunction#") || it["expiration"] == "" {
+			t.Errorf("idempotency record %v", it)
+		}
+	}
+	if f := e.failed(0); len(f) != 0 {
+		t.Errorf("%d records in the failure queue, want none", len(f))
+	}
+
+	// The batch delivered again (its response lost): nothing runs twice, even in a new
+	// execution environment.
+	e.out.Reset()
+	resp, err = e.handler().Invoke(sampletest.Context(t), sampletest.Fixture(t, "consumer", "orders.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampletest.SameJSON(t, resp, "consumer", "orders.response.json")
+	lines = sampletest.Lines(t, e.out.Bytes())
+	if n := len(sampletest.WithMsg(lines, "order accepted")); n != 0 {
+		t.Errorf("redelivery accepted %d orders again", n)
+	}
+	if sum := sampletest.WithMsg(lines, "batch processed"); len(sum) != 1 || sum[0]["replayed"] != 4.0 {
+		t.Errorf("redelivery summary: %v", sum)
+	}
+	if n := len(e.items()); n != 4 {
+		t.Errorf("%d idempotency records after the redelivery, want 4", n)
+	}
+}
+
+func TestPoison(t *testing.T) {
+	e := start(t)
+	resp, err := e.h.Invoke(sampletest.Context(t), sampletest.Fixture(t, "consumer", "poison.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both poison records went to the failure queue, so their partitions moved on and the
+	// response reports nothing.
+	sampletest.SameJSON(t, resp, "consumer", "poison.response.json")
+
+	lines := sampletest.Lines(t, e.out.Bytes())
+	var accepted []float64
+	for _, l := range sampletest.WithMsg(lines, "order accepted") {
+		accepted = append(accepted, l["orderId"].(float64))
+	}
+	if got := setOf(accepted); got != "2101 2103" {
+		t.Errorf("orders accepted: %s, want 2101 2103 (2103 after the poison record of its partition)", got)
+	}
+	if n := len(sampletest.WithMsg(lines, "record failed")); n != 2 {
+		t.Errorf("%d 'record failed' lines, want 2", n)
+	}
+
+	f := e.failed(2)
+	if len(f) != 2 {
+		t.Fatalf("%d records in the failure queue, want 2", len(f))
+	}
+	got := map[string]string{}
+	for _, env := range f {
+		if !env.Permanent || env.Attempts != 1 || env.Topic != "orders" {
+			t.Errorf("envelope %+v", env)
+		}
+		got[env.Record().PartitionID()+"@"+itoa(env.Offset)+" "+string(env.Key)] = env.Error
+	}
+	if e := got["orders-2@8 order-2102"]; !strings.Contains(e, "invalid order 2102") {
+		t.Errorf("orders-2@8 in the failure queue with %q; all: %v", e, got)
+	}
+	if e := got["orders-3@3 order-2104"]; !strings.Contains(e, "cannot unmarshal") {
+		t.Errorf("orders-3@3 in the failure queue with %q; all: %v", e, got)
+	}
+	// Records sent to the sink are not completed: a redelivery sends them again rather than
+	// dropping them.
+	n := 0
+	for _, it := range e.items() {
+		if it["status"] == "COMPLETED" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d completed idempotency records, want 2", n)
+	}
+}
+
+func TestStartUpFailsWithoutItsVariables(t *testing.T) {
+	for _, name := range []string{"IDEMPOTENCY_TABLE", "FAILURE_QUEUE_URL"} {
+		t.Run(name, func(t *testing.T) {
+			sampletest.Env(t, "ConsumerFunction", map[string]string{
+				"IDEMPOTENCY_TABLE": table, "FAILURE_QUEUE_URL": "http://127.0.0.1:1/q"})
+			sampletest.Unset(t, name)
+			if _, err := newHandler(t.Context(), new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("newHandler without %s: %v", name, err)
+			}
+		})
+	}
+	t.Run("bad FILTER_CRITERIA", func(t *testing.T) {
+		sampletest.Env(t, "ConsumerFunction", map[string]string{
+			"IDEMPOTENCY_TABLE": table, "FAILURE_QUEUE_URL": "http://127.0.0.1:1/q", "FILTER_CRITERIA": ""})
+		if _, err := newHandler(t.Context(), new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), "FILTER_CRITERIA") {
+			t.Errorf("newHandler with an empty FILTER_CRITERIA: %v", err)
+		}
+	})
+}

@@ -1,0 +1,232 @@
+// Package sampletest runs the sample functions' handlers on their fixtures against the real
+// local servers (dynalite, local-aws-sqs; Kafka is kfake, started by each test), with the
+// environment the template gives each function.
+package sampletest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/internal/localddb"
+	"github.com/kafkalambda/toolkit/internal/localsqs"
+)
+
+// Events is the fixture directory, from a sample's directory (samples/<function>).
+const Events = "../../testdata/events"
+
+// Env sets what Lambda (and sam local invoke) set for the function with the logical ID fn,
+// then vars, for the rest of t. The AWS shared config and credentials files are pointed at
+// nothing, so that LoadDefaultConfig reads the environment alone, as in Lambda.
+func Env(t *testing.T, fn string, vars map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	base := map[string]string{
+		"AWS_REGION":                  "us-east-1",
+		"AWS_DEFAULT_REGION":          "us-east-1",
+		"AWS_ACCESS_KEY_ID":           "test",
+		"AWS_SECRET_ACCESS_KEY":       "test",
+		"AWS_SESSION_TOKEN":           "",
+		"AWS_PROFILE":                 "",
+		"AWS_CONFIG_FILE":             filepath.Join(dir, "config"),
+		"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
+		"AWS_EC2_METADATA_DISABLED":   "true",
+		"AWS_LAMBDA_FUNCTION_NAME":    fn,
+	}
+	for k, v := range base {
+		t.Setenv(k, v)
+	}
+	for k, v := range vars {
+		t.Setenv(k, v)
+	}
+}
+
+// Unset removes name from the environment for the rest of t.
+func Unset(t *testing.T, name string) {
+	t.Helper()
+	t.Setenv(name, "") // registers the restore
+	os.Unsetenv(name)
+}
+
+// Context is an invocation's context: a deadline as Lambda gives one.
+func Context(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Fixture reads testdata/events/<fn>/<name>.
+func Fixture(t *testing.T, fn, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(Events, fn, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// SameJSON fails t unless got is the JSON of testdata/events/<fn>/<name> (compared as values).
+func SameJSON(t *testing.T, got []byte, fn, name string) {
+	t.Helper()
+	want := Fixture(t, fn, name)
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("response %s is not JSON: %v", got, err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatalf("%s/%s: %v", fn, name, err)
+	}
+	gb, _ := json.Marshal(g)
+	wb, _ := json.Marshal(w)
+	if !bytes.Equal(gb, wb) {
+		t.Errorf("response\n got %s\nwant %s (%s/%s)", gb, wb, fn, name)
+	}
+}
+
+// DynamoDB starts dynalite with the idempotency table called table (idempotency.TableInput),
+// and returns its endpoint and a client.
+func DynamoDB(t *testing.T, table string) (string, *dynamodb.Client) {
+	t.Helper()
+	srv := localddb.Start(t)
+	client := srv.Client()
+	if err := localddb.CreateTable(context.Background(), client, idempotency.TableInput(table)); err != nil {
+		t.Fatal(err)
+	}
+	return srv.Endpoint(), client
+}
+
+// Items returns every item of table, string, number and boolean attributes as their text
+// (any other type as its Go type's name).
+func Items(t *testing.T, client *dynamodb.Client, table string) []map[string]string {
+	t.Helper()
+	out, err := client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []map[string]string
+	for _, it := range out.Items {
+		m := map[string]string{}
+		for k, v := range it {
+			switch v := v.(type) {
+			case *ddbtypes.AttributeValueMemberS:
+				m[k] = v.Value
+			case *ddbtypes.AttributeValueMemberN:
+				m[k] = v.Value
+			case *ddbtypes.AttributeValueMemberBOOL:
+				m[k] = fmt.Sprint(v.Value)
+			default:
+				m[k] = fmt.Sprintf("%T", v)
+			}
+		}
+		items = append(items, m)
+	}
+	return items
+}
+
+// SQS starts local-aws-sqs with a queue for each name (FIFO when it ends in .fifo), and
+// returns its endpoint, a client and the queues' URLs by name.
+func SQS(t *testing.T, names ...string) (string, *sqs.Client, map[string]string) {
+	t.Helper()
+	srv := localsqs.Start(t)
+	client := srv.Client()
+	urls := map[string]string{}
+	for _, n := range names {
+		u, err := localsqs.CreateQueue(context.Background(), client, n, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls[n] = u
+	}
+	return srv.Endpoint(), client, urls
+}
+
+// Drain receives every message of the queue (waiting up to wait for want of them), in the
+// order the queue gives them.
+func Drain(t *testing.T, client *sqs.Client, url string, want int, wait time.Duration) []types.Message {
+	t.Helper()
+	msgs, err := localsqs.Receive(context.Background(), client, url, want+1, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msgs
+}
+
+// LambdaSQSEvent is the JSON of the SQS event the SQS event source mapping would deliver for
+// msgs received from the queue with the ARN arn: system attributes as strings, message
+// attributes with stringValue or binaryValue (base64) and empty list values, and dataType.
+func LambdaSQSEvent(arn string, msgs []types.Message) ([]byte, error) {
+	type attr struct {
+		StringValue      *string  `json:"stringValue,omitempty"`
+		BinaryValue      []byte   `json:"binaryValue,omitempty"`
+		StringListValues []string `json:"stringListValues"`
+		BinaryListValues []string `json:"binaryListValues"`
+		DataType         string   `json:"dataType"`
+	}
+	type record struct {
+		MessageID              string            `json:"messageId"`
+		ReceiptHandle          string            `json:"receiptHandle"`
+		Body                   string            `json:"body"`
+		Attributes             map[string]string `json:"attributes"`
+		MessageAttributes      map[string]attr   `json:"messageAttributes"`
+		MD5OfBody              string            `json:"md5OfBody"`
+		MD5OfMessageAttributes string            `json:"md5OfMessageAttributes,omitempty"`
+		EventSource            string            `json:"eventSource"`
+		EventSourceARN         string            `json:"eventSourceARN"`
+		AWSRegion              string            `json:"awsRegion"`
+	}
+	recs := []record{}
+	for _, m := range msgs {
+		attrs := map[string]attr{}
+		for name, a := range m.MessageAttributes {
+			attrs[name] = attr{StringValue: a.StringValue, BinaryValue: a.BinaryValue,
+				StringListValues: []string{}, BinaryListValues: []string{}, DataType: aws.ToString(a.DataType)}
+		}
+		recs = append(recs, record{
+			MessageID: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle),
+			Body: aws.ToString(m.Body), Attributes: m.Attributes, MessageAttributes: attrs,
+			MD5OfBody: aws.ToString(m.MD5OfBody), MD5OfMessageAttributes: aws.ToString(m.MD5OfMessageAttributes),
+			EventSource: "aws:sqs", EventSourceARN: arn, AWSRegion: "us-east-1",
+		})
+	}
+	return json.MarshalIndent(map[string]any{"Records": recs}, "", "  ")
+}
+
+// Lines splits JSON log output into objects, failing t on a line that is not one.
+func Lines(t *testing.T, out []byte) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	for _, l := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		if len(l) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(l, &m); err != nil {
+			t.Fatalf("output line is not JSON: %s", l)
+		}
+		lines = append(lines, m)
+	}
+	return lines
+}
+
+// WithMsg returns the lines whose "msg" is msg.
+func WithMsg(lines []map[string]any, msg string) []map[string]any {
+	var out []map[string]any
+	for _, l := range lines {
+		if l["msg"] == msg {
+			out = append(out, l)
+		}
+	}
+	return out
+}
