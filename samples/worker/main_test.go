@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/kafkalambda/toolkit/samples/internal/sampletest"
+)
+
+const table = "IdempotencyTable"
+
+func TestOrders(t *testing.T) {
+	endpoint, ddb := sampletest.DynamoDB(t, table)
+	sampletest.Env(t, "WorkerFunction", map[string]string{
+		"IDEMPOTENCY_TABLE":         table,
+		"AWS_ENDPOINT_URL_DYNAMODB": endpoint,
+	})
+	out := new(bytes.Buffer)
+	h, err := newHandler(t.Context(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := sampletest.Fixture(t, "worker", "orders.json")
+	resp, err := h.Invoke(sampletest.Context(t), payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The invalid order-3004 and the correction behind it in its group are reported; the other
+	// groups went on.
+	sampletest.SameJSON(t, resp, "worker", "orders.response.json")
+
+	lines := sampletest.Lines(t, out.Bytes())
+	perKey := map[string][]string{}
+	for _, l := range sampletest.WithMsg(lines, "order applied") {
+		k := jsonText(l["orderId"])
+		perKey[k] = append(perKey[k], l["status"].(string))
+	}
+	want := map[string][]string{"3001": {"placed", "paid"}, "3002": {"placed"}, "3003": {"placed"}, "3005": {"placed"}}
+	if jsonText(perKey) != jsonText(want) {
+		t.Errorf("orders applied, per order in order: %s, want %s", jsonText(perKey), jsonText(want))
+	}
+	if f := sampletest.WithMsg(lines, "record failed"); len(f) != 1 || f[0]["reported"] != 2.0 {
+		t.Errorf("'record failed' lines: %v", f)
+	}
+	items := sampletest.Items(t, ddb, table)
+	if len(items) != 5 {
+		t.Errorf("%d idempotency records, want 5", len(items))
+	}
+	for _, it := range items {
+		if it["status"] != "COMPLETED" || !strings.HasPrefix(it["id"], "WorkerFunction#") {
+			t.Errorf("idempotency record %v", it)
+		}
+	}
+
+	// The Kafka mapping retried the dispatcher's batch: the same records come again in
+	// messages with other IDs. Nothing is applied twice; the invalid order still fails.
+	var ev events.SQSEvent
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		t.Fatal(err)
+	}
+	renamed := map[string]string{}
+	for i := range ev.Records {
+		renamed[ev.Records[i].MessageId] = "copy-" + ev.Records[i].MessageId
+		ev.Records[i].MessageId = renamed[ev.Records[i].MessageId]
+	}
+	again, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	resp2, err := h.Invoke(sampletest.Context(t), again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for old, n := range renamed {
+		resp = bytes.ReplaceAll(resp, []byte(`"`+old+`"`), []byte(`"`+n+`"`))
+	}
+	if !bytes.Equal(resp2, resp) {
+		t.Errorf("response to the copies: %s, want %s", resp2, resp)
+	}
+	if n := len(sampletest.WithMsg(sampletest.Lines(t, out.Bytes()), "order applied")); n != 0 {
+		t.Errorf("the copies applied %d orders again", n)
+	}
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestStartUpFailsWithoutTheTable(t *testing.T) {
+	sampletest.Env(t, "WorkerFunction", nil)
+	sampletest.Unset(t, "IDEMPOTENCY_TABLE")
+	if _, err := newHandler(t.Context(), new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), "IDEMPOTENCY_TABLE") {
+		t.Errorf("newHandler without IDEMPOTENCY_TABLE: %v", err)
+	}
+}
