@@ -68,6 +68,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runProduce(ctx, args[1:], stdin, stdout, stderr)
 	case "consume":
 		return runConsume(ctx, args[1:], stdin, stdout, stderr)
+	case "lint":
+		return runLint(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "klt: unknown command %q\n\n%s", args[0], usageKLT)
 	return exitUsage
@@ -102,6 +104,7 @@ var helpTopics = map[string]string{
 	"filter lint":  usageFilterLint + flagsHelp(newFilterLintFlags(new(engineFlags))) + usageFilterLintExamples,
 	"produce":      usageProduce + flagsHelp(newProduceFlags(new(produceConfig))) + usageProduceExamples,
 	"consume":      usageConsume + flagsHelp(newConsumeFlags(new(consumeConfig))) + usageConsumeExamples,
+	"lint":         usageLint,
 }
 
 // runHelp runs "klt help [COMMAND...]".
@@ -271,6 +274,7 @@ Commands:
   filter lint    check FilterCriteria (JSON, or in a SAM template) as Lambda checks them
   produce        send records written as JSON Lines to a Kafka topic (Amazon MSK IAM too)
   consume        print records of a Kafka topic as JSON Lines, or as one event (--event)
+  lint           check a SAM template: the SAM schema, and the mistakes that lose records
   help           show help: "klt help event build" shows the record line format
   version        print klt's module version and the commit it was built from (also --version)
 

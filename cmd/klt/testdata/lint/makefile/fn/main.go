@@ -1,0 +1,15 @@
+// Command consumer is a fixture of klt lint's tests: it is read, never built.
+package main
+
+import (
+	"os"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/idempotency"
+)
+
+func main() {
+	sink := batch.NewSQSSink(nil, os.Getenv("FAILURE_QUEUE_URL"))
+	store := idempotency.NewDynamoDBStore(nil, os.Getenv("IDEMPOTENCY_TABLE"))
+	_, _ = sink, store
+}
