@@ -175,7 +175,7 @@ func TestPoison(t *testing.T) {
 func TestStartUpFailsWithoutItsVariables(t *testing.T) {
 	for _, name := range []string{"IDEMPOTENCY_TABLE", "FAILURE_QUEUE_URL"} {
 		t.Run(name, func(t *testing.T) {
-			sampletest.Env(t, "ConsumerFunction", map[string]string{
+			sampletest.EnvUnchecked(t, "ConsumerFunction", map[string]string{
 				"IDEMPOTENCY_TABLE": table, "FAILURE_QUEUE_URL": "http://127.0.0.1:1/q"})
 			sampletest.Unset(t, name)
 			if _, err := newHandler(t.Context(), new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), name) {
@@ -184,7 +184,7 @@ func TestStartUpFailsWithoutItsVariables(t *testing.T) {
 		})
 	}
 	t.Run("bad FILTER_CRITERIA", func(t *testing.T) {
-		sampletest.Env(t, "ConsumerFunction", map[string]string{
+		sampletest.EnvUnchecked(t, "ConsumerFunction", map[string]string{
 			"IDEMPOTENCY_TABLE": table, "FAILURE_QUEUE_URL": "http://127.0.0.1:1/q", "FILTER_CRITERIA": ""})
 		if _, err := newHandler(t.Context(), new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), "FILTER_CRITERIA") {
 			t.Errorf("newHandler with an empty FILTER_CRITERIA: %v", err)

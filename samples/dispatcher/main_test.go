@@ -132,7 +132,7 @@ func sameAttributes(a, b map[string]events.SQSMessageAttribute) bool {
 }
 
 func TestStartUpFailsWithoutTheQueue(t *testing.T) {
-	sampletest.Env(t, "DispatcherFunction", nil)
+	sampletest.EnvUnchecked(t, "DispatcherFunction", nil)
 	sampletest.Unset(t, "WORK_QUEUE_URL")
 	if _, err := newHandler(t.Context(), new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), "WORK_QUEUE_URL") {
 		t.Errorf("newHandler without WORK_QUEUE_URL: %v", err)

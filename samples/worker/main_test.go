@@ -93,7 +93,7 @@ func jsonText(v any) string {
 }
 
 func TestStartUpFailsWithoutTheTable(t *testing.T) {
-	sampletest.Env(t, "WorkerFunction", nil)
+	sampletest.EnvUnchecked(t, "WorkerFunction", nil)
 	sampletest.Unset(t, "IDEMPOTENCY_TABLE")
 	if _, err := newHandler(t.Context(), new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), "IDEMPOTENCY_TABLE") {
 		t.Errorf("newHandler without IDEMPOTENCY_TABLE: %v", err)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/internal/localddb"
@@ -30,7 +32,20 @@ const Events = "../../testdata/events"
 // Env sets what Lambda (and sam local invoke) set for the function with the logical ID fn,
 // then vars, for the rest of t. The AWS shared config and credentials files are pointed at
 // nothing, so that LoadDefaultConfig reads the environment alone, as in Lambda.
+//
+// vars must be what template.yaml gives the function, with its references resolved to local
+// resources: Env fails t when vars has a variable the template does not declare (Lambda would
+// not set it; AWS_ENDPOINT_URL_* excepted, which point the SDK at the local servers), lacks one
+// the template sets unconditionally (a literal or a !Ref), or gives a literal another value.
 func Env(t *testing.T, fn string, vars map[string]string) {
+	t.Helper()
+	checkTemplate(t, fn, vars)
+	EnvUnchecked(t, fn, vars)
+}
+
+// EnvUnchecked is Env without the comparison with template.yaml: for tests of a function
+// started with a variable missing or wrong.
+func EnvUnchecked(t *testing.T, fn string, vars map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
 	base := map[string]string{
@@ -229,4 +244,60 @@ func WithMsg(lines []map[string]any, msg string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// Template is template.yaml, from a sample's directory.
+const Template = "../../template.yaml"
+
+// checkTemplate compares vars with the Environment.Variables of the function fn in Template.
+func checkTemplate(t *testing.T, fn string, vars map[string]string) {
+	t.Helper()
+	data, err := os.ReadFile(Template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: %v", Template, err)
+	}
+	env := lookup(doc.Content[0], "Resources", fn, "Properties", "Environment", "Variables")
+	if env == nil {
+		t.Fatalf("%s: no Resources.%s.Properties.Environment.Variables", Template, fn)
+	}
+	declared := map[string]bool{}
+	for i := 0; i+1 < len(env.Content); i += 2 {
+		name, v := env.Content[i].Value, env.Content[i+1]
+		declared[name] = true
+		got, ok := vars[name]
+		switch {
+		case v.Kind == yaml.ScalarNode && (v.Tag == "!!str" || v.Tag == "!!int" || v.Tag == "!!bool"):
+			if !ok || got != v.Value {
+				t.Errorf("%s sets %s=%s for %s; the test sets %q", Template, name, v.Value, fn, got)
+			}
+		case v.Tag == "!Ref" && !ok:
+			t.Errorf("%s sets %s (!Ref %s) for %s; the test does not", Template, name, v.Value, fn)
+		}
+	}
+	for name := range vars {
+		if !declared[name] && !strings.HasPrefix(name, "AWS_ENDPOINT_URL_") {
+			t.Errorf("the test sets %s for %s, which %s does not declare (Lambda would not set it)", name, fn, Template)
+		}
+	}
+}
+
+// lookup follows the keys down mapping nodes.
+func lookup(n *yaml.Node, keys ...string) *yaml.Node {
+	for _, k := range keys {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				next = n.Content[i+1]
+			}
+		}
+		n = next
+	}
+	return n
 }
