@@ -191,3 +191,10 @@ func TestStartUpFailsWithoutItsVariables(t *testing.T) {
 		}
 	})
 }
+
+func TestMain(m *testing.M) { sampletest.Main(m, main) }
+
+// The function's process exits at start-up, before taking an invocation, saying what is missing.
+func TestMainExitsWithoutItsConfiguration(t *testing.T) {
+	sampletest.MainFails(t, "ConsumerFunction", map[string]string{"FAILURE_QUEUE_URL": "http://127.0.0.1:1/q"}, "consumer: environment variable IDEMPOTENCY_TABLE is required")
+}

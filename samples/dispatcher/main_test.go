@@ -138,3 +138,10 @@ func TestStartUpFailsWithoutTheQueue(t *testing.T) {
 		t.Errorf("newHandler without WORK_QUEUE_URL: %v", err)
 	}
 }
+
+func TestMain(m *testing.M) { sampletest.Main(m, main) }
+
+// The function's process exits at start-up, before taking an invocation, saying what is missing.
+func TestMainExitsWithoutItsConfiguration(t *testing.T) {
+	sampletest.MainFails(t, "DispatcherFunction", nil, "dispatcher: environment variable WORK_QUEUE_URL is required")
+}

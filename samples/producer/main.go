@@ -28,7 +28,7 @@ import (
 func main() {
 	rl, err := newRelay(os.Stdout)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "producer:", err)
+		fmt.Fprintln(os.Stderr, "outbox relay:", err)
 		os.Exit(1)
 	}
 	lambda.Start(rl.handle)

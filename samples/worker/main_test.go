@@ -99,3 +99,10 @@ func TestStartUpFailsWithoutTheTable(t *testing.T) {
 		t.Errorf("newHandler without IDEMPOTENCY_TABLE: %v", err)
 	}
 }
+
+func TestMain(m *testing.M) { sampletest.Main(m, main) }
+
+// The function's process exits at start-up, before taking an invocation, saying what is missing.
+func TestMainExitsWithoutItsConfiguration(t *testing.T) {
+	sampletest.MainFails(t, "WorkerFunction", nil, "worker: environment variable IDEMPOTENCY_TABLE is required")
+}

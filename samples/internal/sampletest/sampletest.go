@@ -7,8 +7,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -300,4 +302,39 @@ func lookup(n *yaml.Node, keys ...string) *yaml.Node {
 		n = next
 	}
 	return n
+}
+
+// runMainEnv, set in a test binary's environment, makes Main run the sample's main instead of
+// the tests.
+const runMainEnv = "SAMPLETEST_RUN_MAIN"
+
+// Main is a sample's TestMain: it runs the tests, or, in the process MainFails starts, the
+// sample's main itself.
+func Main(m *testing.M, main func()) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0) // main returned: lambda.Start does not, outside Lambda it exits
+	}
+	os.Exit(m.Run())
+}
+
+// MainFails runs the sample's main (through Main, in a new test process) with the environment
+// Lambda would give fn plus vars, and fails t unless it exits with status 1 and says want on
+// stderr.
+func MainFails(t *testing.T, fn string, vars map[string]string, want string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = []string{runMainEnv + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(),
+		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
+		"AWS_LAMBDA_FUNCTION_NAME=" + fn}
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("main with %v: %v, stderr %q; want exit status 1 and %q", vars, err, stderr.String(), want)
+	}
 }
