@@ -16,8 +16,7 @@ const criteria = `{"Filters":[{"Pattern":"{\"value\":{\"currency\":[\"EUR\",\"US
 
 const table = "IdempotencyTable"
 
-// start runs the local servers, sets the environment as the template does, and returns the
-// handler, its output and what it needs to look at the side effects.
+// env is a consumer under test: its handler and output, and its side effects.
 type env struct {
 	h       batch.KafkaFunc
 	out     *bytes.Buffer
@@ -26,6 +25,8 @@ type env struct {
 	handler func() batch.KafkaFunc
 }
 
+// start runs the local servers, sets the environment as the template does, and makes the
+// handler.
 func start(t *testing.T) *env {
 	ddbEndpoint, ddb := sampletest.DynamoDB(t, table)
 	sqsEndpoint, sqsClient, urls := sampletest.SQS(t, "ConsumerFailureQueue")
