@@ -33,6 +33,7 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(TOOL) staticcheck $(PKGS)
+	$(GO) run ./cmd/klt lint template.yaml
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
