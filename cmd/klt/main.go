@@ -68,6 +68,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runProduce(ctx, args[1:], stdin, stdout, stderr)
 	case "consume":
 		return runConsume(ctx, args[1:], stdin, stdout, stderr)
+	case "invoke":
+		return runInvoke(ctx, args[1:], stdin, stdout, stderr)
+	case "env-vars":
+		return runEnvVars(ctx, args[1:], stdin, stdout, stderr)
 	case "lint":
 		return runLint(ctx, args[1:], stdout, stderr)
 	}
@@ -274,6 +278,8 @@ Commands:
   filter lint    check FilterCriteria (JSON, or in a SAM template) as Lambda checks them
   produce        send records written as JSON Lines to a Kafka topic (Amazon MSK IAM too)
   consume        print records of a Kafka topic as JSON Lines, or as one event (--event)
+  invoke         run a function of a SAM template with an event, as sam local invoke, without Docker
+  env-vars       start local servers and write a sam local invoke --env-vars file pointing at them
   lint           check a SAM template: the SAM schema, and the mistakes that lose records
   help           show help: "klt help event build" shows the record line format
   version        print klt's module version and the commit it was built from (also --version)
