@@ -202,7 +202,7 @@ func buildBootstrap(ctx context.Context, f *functionSpec, dir string, logs io.Wr
 		}
 		target := "build-" + f.logicalID
 		cmd = exec.CommandContext(ctx, "make", "--no-print-directory", "--makefile", mk, target,
-			"ARTIFACTS_DIR="+dir, "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
+			"ARTIFACTS_DIR="+dir, "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH, "LAMBDA_ARCH="+runtime.GOARCH)
 		cmd.Dir = f.codeURI
 		what = "make " + target
 	default:
@@ -324,6 +324,7 @@ func functionNeeds(t *invokeTemplate, f *functionSpec) needs {
 type localStack struct {
 	r         *resolver
 	endpoints map[string]string // AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, KAFKA_*
+	kafka     bool              // a Kafka is needed: startKafka starts it
 	stops     []func()
 }
 
@@ -335,9 +336,10 @@ func (ls *localStack) stop() {
 	ls.stops = nil
 }
 
-// startLocal starts the servers need names and creates every table and queue of the template on
-// them. The caller must call stop, also after an error.
-func startLocal(ctx context.Context, t *invokeTemplate, need needs, topics []string) (*localStack, error) {
+// startLocal starts the DynamoDB and SQS servers need names and creates every table and queue of
+// the template on them; Kafka waits for startKafka, once the topics are known. The caller must
+// call stop, also after an error.
+func startLocal(ctx context.Context, t *invokeTemplate, need needs) (*localStack, error) {
 	ls := &localStack{endpoints: map[string]string{}}
 	tables, err := t.tables()
 	if err != nil {
@@ -373,20 +375,27 @@ func startLocal(ctx context.Context, t *invokeTemplate, need needs, topics []str
 			return ls, err
 		}
 	}
-	if need.kafka {
-		opts := []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation()}
-		if len(topics) > 0 {
-			opts = append(opts, kfake.SeedTopics(1, topics...))
-		}
-		kc, err := kfake.NewCluster(opts...)
-		if err != nil {
-			return ls, fmt.Errorf("starting kfake for KAFKA_BOOTSTRAP_SERVERS: %w", err)
-		}
-		ls.stops = append(ls.stops, kc.Close)
-		ls.endpoints["KAFKA_BOOTSTRAP_SERVERS"] = strings.Join(kc.ListenAddrs(), ",")
-		ls.endpoints["KAFKA_AUTH"] = "plaintext"
-	}
+	ls.kafka = need.kafka
 	return ls, nil
+}
+
+// startKafka starts an in-process Kafka (kfake) when the stack needs one, with topics created.
+func (ls *localStack) startKafka(topics []string) error {
+	if !ls.kafka {
+		return nil
+	}
+	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation()}
+	if len(topics) > 0 {
+		opts = append(opts, kfake.SeedTopics(1, topics...))
+	}
+	kc, err := kfake.NewCluster(opts...)
+	if err != nil {
+		return fmt.Errorf("starting kfake for KAFKA_BOOTSTRAP_SERVERS: %w", err)
+	}
+	ls.stops = append(ls.stops, kc.Close)
+	ls.endpoints["KAFKA_BOOTSTRAP_SERVERS"] = strings.Join(kc.ListenAddrs(), ",")
+	ls.endpoints["KAFKA_AUTH"] = "plaintext"
+	return nil
 }
 
 // vars returns the function's Environment.Variables, evaluated against the local resources.
@@ -396,26 +405,33 @@ func (ls *localStack) vars(f *functionSpec, skip map[string]string) (map[string]
 	vars := map[string]string{}
 	for _, k := range f.envOrder {
 		_, local := ls.endpoints[k]
+		local = local || ls.kafka && (k == "KAFKA_BOOTSTRAP_SERVERS" || k == "KAFKA_AUTH")
 		if _, over := skip[k]; over || local {
 			vars[k] = ""
 			continue
 		}
-		v, err := ls.r.str(f.env[k], f.logicalID+".Environment.Variables."+k)
+		where := f.logicalID + ".Environment.Variables." + k
+		v, err := ls.r.eval(f.env[k], where)
 		if err != nil {
 			return nil, err
 		}
-		vars[k] = v
+		switch v := v.(type) {
+		case noValue: // !Ref AWS::NoValue: no such variable
+		case string:
+			vars[k] = v
+		default:
+			return nil, fmt.Errorf("%s:%d: %s: want a string, got %s", ls.r.t.file, f.env[k].Line, where, describeValue(v))
+		}
 	}
 	return vars, nil
 }
 
-// topicsOf returns the topics a function's environment names in variables whose name has
-// TOPIC in it, without evaluating intrinsics (those stay for auto-creation).
-func topicsOf(f *functionSpec) []string {
+// topicsOf returns the topics named by the evaluated variables whose name has TOPIC in it.
+func topicsOf(vars map[string]string) []string {
 	var topics []string
-	for k, n := range f.env {
-		if _, isFn := intrinsic(n); !isFn && strings.Contains(k, "TOPIC") && n.Kind == yaml.ScalarNode && n.Value != "" {
-			topics = append(topics, strings.Split(n.Value, ",")...)
+	for k, v := range vars {
+		if strings.Contains(k, "TOPIC") && v != "" {
+			topics = append(topics, strings.Split(v, ",")...)
 		}
 	}
 	sort.Strings(topics)
@@ -425,12 +441,15 @@ func topicsOf(f *functionSpec) []string {
 // localEnvironment starts the servers f needs, creates the template's tables and queues on
 // them, and returns the function's environment. stop stops the servers; it is never nil.
 func localEnvironment(ctx context.Context, t *invokeTemplate, f *functionSpec, overrides map[string]string) (env []string, stop func(), err error) {
-	ls, err := startLocal(ctx, t, functionNeeds(t, f), topicsOf(f))
+	ls, err := startLocal(ctx, t, functionNeeds(t, f))
 	if err != nil {
 		return nil, ls.stop, err
 	}
 	vars, err := ls.vars(f, overrides)
 	if err != nil {
+		return nil, ls.stop, err
+	}
+	if err := ls.startKafka(topicsOf(vars)); err != nil {
 		return nil, ls.stop, err
 	}
 	return functionEnv(f, vars, ls.endpoints, overrides), ls.stop, nil

@@ -42,7 +42,6 @@ func runEnvVars(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return exitFail
 	}
 	var need needs
-	var topics []string
 	var fns []*functionSpec
 	for _, name := range t.functionNames() {
 		f, err := t.function(name)
@@ -52,34 +51,46 @@ func runEnvVars(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		n := functionNeeds(t, f)
 		need.ddb, need.sqs, need.kafka = need.ddb || n.ddb, need.sqs || n.sqs, need.kafka || n.kafka
-		topics = append(topics, topicsOf(f)...)
 		fns = append(fns, f)
 	}
 	if len(fns) == 0 {
 		errorf(stderr, "env-vars: %s has no AWS::Serverless::Function", c.template)
 		return exitFail
 	}
-	ls, err := startLocal(ctx, t, need, topics)
+	ls, err := startLocal(ctx, t, need)
 	defer ls.stop()
 	if err != nil {
 		errorf(stderr, "env-vars: %v", err)
 		return exitFail
 	}
 	file := map[string]map[string]string{}
+	var topics []string
 	for _, f := range fns {
 		vars, err := ls.vars(f, nil)
 		if err != nil {
 			errorf(stderr, "env-vars: %v", err)
 			return exitFail
 		}
+		topics = append(topics, topicsOf(vars)...)
+		file[f.logicalID] = vars
+	}
+	if err := ls.startKafka(topics); err != nil {
+		errorf(stderr, "env-vars: %v", err)
+		return exitFail
+	}
+	for _, f := range fns {
+		vars := file[f.logicalID]
+		uses := functionNeeds(t, f)
 		for k, v := range ls.endpoints {
 			if _, declared := f.env[k]; declared {
 				vars[k] = v
-			} else if functionNeeds(t, f) != (needs{}) || k == "KAFKA_AUTH" && f.env["KAFKA_BOOTSTRAP_SERVERS"] != nil {
-				fmt.Fprintf(stderr, "klt env-vars: warning: %s does not declare %s in Environment.Variables, and sam local invoke sets only declared names: declare it (\"\" leaves it unset in AWS)\n", f.logicalID, k)
+				continue
 			}
+			if strings.HasPrefix(k, "KAFKA_") && !uses.kafka || k == "AWS_ENDPOINT_URL_DYNAMODB" && !uses.ddb || k == "AWS_ENDPOINT_URL_SQS" && !uses.sqs {
+				continue
+			}
+			fmt.Fprintf(stderr, "klt env-vars: warning: %s does not declare %s in Environment.Variables, and sam local invoke sets only declared names: declare it (\"\" leaves it unset in AWS)\n", f.logicalID, k)
 		}
-		file[f.logicalID] = vars
 	}
 	data, _ := json.MarshalIndent(file, "", "  ")
 	if err := os.WriteFile(c.output, append(data, '\n'), 0o644); err != nil {

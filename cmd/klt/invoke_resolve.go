@@ -122,6 +122,18 @@ func (r *resolver) eval(n *yaml.Node, where string) (any, error) {
 				out = append(out, p)
 			}
 			return out, nil
+		case "Fn::If":
+			if arg.Kind != yaml.SequenceNode || len(arg.Content) != 3 {
+				return fail("If takes [condition, value if true, value if false]")
+			}
+			ok, err := r.condition(resolve(arg.Content[0]).Value, n, where, 0)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return r.eval(arg.Content[1], where)
+			}
+			return r.eval(arg.Content[2], where)
 		}
 		return fail("%s is an intrinsic function klt invoke cannot evaluate locally; write the value out, or set it with --env-vars", name)
 	}
@@ -190,7 +202,7 @@ func (r *resolver) ref(name string, n *yaml.Node, where string) (any, error) {
 	case "AWS::Partition":
 		return "aws", nil
 	case "AWS::NoValue":
-		return "", nil
+		return noValue{}, nil
 	}
 	if tb, ok := r.tables[name]; ok {
 		return tb.name, nil
@@ -216,6 +228,83 @@ func (r *resolver) ref(name string, n *yaml.Node, where string) (any, error) {
 		return name, nil // as sam local invoke: the logical ID
 	}
 	return nil, fmt.Errorf("%s:%d: %s: Ref %s: no such parameter or resource", r.t.file, n.Line, where, name)
+}
+
+// noValue is the value of Ref AWS::NoValue: the property (here, the variable) is left out.
+type noValue struct{}
+
+// condition evaluates the template's condition name (Conditions), depth deep in other
+// conditions.
+func (r *resolver) condition(name string, n *yaml.Node, where string, depth int) (bool, error) {
+	_, conds := mapGet(r.t.root, "Conditions")
+	_, c := mapGet(conds, name)
+	if c == nil {
+		return false, fmt.Errorf("%s:%d: %s: no condition %q in Conditions", r.t.file, n.Line, where, name)
+	}
+	if depth > 20 {
+		return false, fmt.Errorf("%s:%d: %s: conditions nested more than 20 deep (a cycle?)", r.t.file, n.Line, where)
+	}
+	return r.boolean(c, where, depth+1)
+}
+
+// boolean evaluates a condition function: Equals, Not, And, Or, Condition.
+func (r *resolver) boolean(n *yaml.Node, where string, depth int) (bool, error) {
+	n = resolve(n)
+	name, arg, ok := r.fn(n)
+	if !ok {
+		if _, c := mapGet(n, "Condition"); c != nil {
+			return r.condition(c.Value, n, where, depth)
+		}
+		return false, fmt.Errorf("%s:%d: %s: want a condition function", r.t.file, n.Line, where)
+	}
+	switch name {
+	case "Fn::Equals":
+		if arg.Kind != yaml.SequenceNode || len(arg.Content) != 2 {
+			return false, fmt.Errorf("%s:%d: %s: Equals takes two values", r.t.file, n.Line, where)
+		}
+		a, err := r.eval(arg.Content[0], where)
+		if err != nil {
+			return false, err
+		}
+		b, err := r.eval(arg.Content[1], where)
+		if err != nil {
+			return false, err
+		}
+		return fmt.Sprint(a) == fmt.Sprint(b), nil
+	case "Fn::Not", "Fn::And", "Fn::Or":
+		if arg.Kind != yaml.SequenceNode || len(arg.Content) == 0 {
+			return false, fmt.Errorf("%s:%d: %s: %s takes a list of conditions", r.t.file, n.Line, where, name)
+		}
+		var vals []bool
+		for _, c := range arg.Content {
+			v, err := r.boolean(c, where, depth+1)
+			if err != nil {
+				return false, err
+			}
+			vals = append(vals, v)
+		}
+		switch name {
+		case "Fn::Not":
+			return !vals[0], nil
+		case "Fn::And":
+			for _, v := range vals {
+				if !v {
+					return false, nil
+				}
+			}
+			return true, nil
+		default:
+			for _, v := range vals {
+				if v {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
+	case "Fn::Condition":
+		return r.condition(arg.Value, n, where, depth)
+	}
+	return false, fmt.Errorf("%s:%d: %s: %s is not a condition function", r.t.file, n.Line, where, name)
 }
 
 // queueURL returns the local URL of q; it is an error to ask before the queues exist.

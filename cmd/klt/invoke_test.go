@@ -262,3 +262,43 @@ func runtimeGOARCH() string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+func TestInvokeSamples(t *testing.T) {
+	// Must show of issue 11: every sample, invoked with each fixture of
+	// testdata/events/<sample>/ through klt invoke (what make invoke runs) under the real
+	// emulator, with the repository's template.yaml and make build-<LogicalId> targets, returns
+	// the .response.json beside the fixture.
+	fixtures, err := filepath.Glob("../../testdata/events/*/*.response.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fixtures) == 0 {
+		t.Fatal("no testdata/events/<sample>/*.response.json fixtures")
+	}
+	emulator := emulatorT(t)
+	for _, resp := range fixtures {
+		dir := filepath.Base(filepath.Dir(resp))
+		fn := strings.ToUpper(dir[:1]) + dir[1:] + "Function" // samples/consumer -> ConsumerFunction
+		event := strings.TrimSuffix(resp, ".response.json") + ".json"
+		t.Run(dir+"/"+filepath.Base(event), func(t *testing.T) {
+			want, err := os.ReadFile(resp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := runKLT(t, "invoke", "--emulator", emulator, "--template", "../../template.yaml", fn, event)
+			if code != exitOK {
+				t.Fatalf("klt invoke %s %s: exit %d\nstdout: %s\nstderr: %s", fn, event, code, out, errOut)
+			}
+			var got, wantV any
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("response is not JSON: %v\n%s", err, out)
+			}
+			if err := json.Unmarshal(want, &wantV); err != nil {
+				t.Fatalf("%s: %v", resp, err)
+			}
+			if !reflect.DeepEqual(got, wantV) {
+				t.Errorf("response\n%s\nwant (%s)\n%s\nlogs:\n%s", out, resp, want, errOut)
+			}
+		})
+	}
+}
