@@ -93,3 +93,14 @@ $(addprefix build-,$(LAMBDA_FUNCTIONS)): LAMBDA_ARCH = arm64
 $(addprefix build-,$(LAMBDA_FUNCTIONS)):
 	@test -n "$(ARTIFACTS_DIR)" || { echo "$@: ARTIFACTS_DIR is not set: sam build sets it; by hand, make $@ ARTIFACTS_DIR=<dir>" >&2; exit 1; }
 	GOOS=linux GOARCH=$(LAMBDA_ARCH) CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w' -o "$(ARTIFACTS_DIR)/bootstrap" $(LAMBDA_PKG)
+
+## invoke: run one function of template.yaml with an event, as `sam local invoke -e` does,
+## without Docker: `make invoke FN=ConsumerFunction EVENT=testdata/events/consumer/orders.json`.
+## klt invoke builds the function for this machine, runs it under the Runtime Interface
+## Emulator (tools/go.mod) with the local servers it needs, prints the response on stdout and
+## the logs on stderr, and fails on a function error. TEMPLATE picks another template.
+TEMPLATE ?= template.yaml
+.PHONY: invoke
+invoke: node_modules
+	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=<file>" >&2; exit 2; }
+	@$(GO) run ./cmd/klt invoke --template "$(TEMPLATE)" "$(FN)" "$(EVENT)"
