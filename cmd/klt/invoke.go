@@ -275,11 +275,13 @@ func moduleRoot() (string, error) {
 	}
 }
 
-// needs says which local servers a function uses: those its environment or policies name.
+// needs says which local servers a function uses: those its environment names.
 type needs struct{ ddb, sqs, kafka bool }
 
-// functionNeeds returns the servers function f uses: DynamoDB when its Environment or Policies
-// refer to a table, SQS when they refer to a queue, Kafka when it has KAFKA_BOOTSTRAP_SERVERS.
+// functionNeeds returns the servers function f uses: DynamoDB when its Environment refers to a
+// table, SQS when it refers to a queue, Kafka when it has KAFKA_BOOTSTRAP_SERVERS. (Policies
+// are not looked at: a stream or queue the function only reads through an event source mapping
+// is in its policies too, and a function finds its resources through its environment.)
 func functionNeeds(t *invokeTemplate, f *functionSpec) needs {
 	var n needs
 	_, res := mapGet(t.resources, f.logicalID)
@@ -313,8 +315,6 @@ func functionNeeds(t *invokeTemplate, f *functionSpec) needs {
 		_, env := mapGet(src, "Environment")
 		walk(env)
 	}
-	_, pol := mapGet(props, "Policies")
-	walk(pol)
 	_, n.kafka = f.env["KAFKA_BOOTSTRAP_SERVERS"]
 	return n
 }
