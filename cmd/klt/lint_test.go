@@ -146,6 +146,10 @@ func TestLintReadErrors(t *testing.T) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 1 and %q", tt.name, code, out, errOut, tt.want)
 		}
 	}
+	var out, usage bytes.Buffer
+	if code := run(context.Background(), []string{"lint", "a.yaml", "b.yaml"}, strings.NewReader(""), &out, &usage); code != exitUsage || !strings.Contains(usage.String(), "want one template") {
+		t.Errorf("two templates: exit %d, stderr %q; want 2", code, usage.String())
+	}
 	code, _, errOut := runLintCmd(t, filepath.Join(dir, "missing.yaml"))
 	if code != exitFail || !strings.Contains(errOut, "missing.yaml") {
 		t.Errorf("missing file: exit %d, stderr %q", code, errOut)
