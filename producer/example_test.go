@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -132,20 +132,20 @@ func ExampleConfigError() {
 	// Output: KAFKA_AUTH
 }
 
-// MSK IAM from a Lambda function: the role's credentials through the default chain, the
-// region from the broker names. (Not run: it needs an MSK cluster.)
+// MSK IAM from a Lambda function: the role's credentials (in a function,
+// config.LoadDefaultConfig's cfg.Credentials), the region from the broker names. NewClient
+// does not connect: the first Produce does, with a token signed for that region.
 func ExampleWithIAM() {
-	cfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		log.Fatal(err)
-	}
-	client, err := producer.NewClient(
-		producer.WithBrokers("b-1.demo.abc123.c2.kafka.eu-west-1.amazonaws.com:9098",
-			"b-2.demo.abc123.c2.kafka.eu-west-1.amazonaws.com:9098"),
-		producer.WithIAM(cfg.Credentials),
-	)
+	brokers := []string{"b-1.demo.abc123.c2.kafka.eu-west-1.amazonaws.com:9098",
+		"b-2.demo.abc123.c2.kafka.eu-west-1.amazonaws.com:9098"}
+	creds := credentials.NewStaticCredentialsProvider("AKIAIOSFODNN7EXAMPLE", "secret", "")
+	client, err := producer.NewClient(producer.WithBrokers(brokers...), producer.WithIAM(creds))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer client.Close()
+	region, _ := producer.RegionFromBroker(brokers[0])
+	fmt.Println("signed for", region)
+	// Output:
+	// signed for eu-west-1
 }
