@@ -42,6 +42,20 @@ const (
 	NumberNoExponent             // no digit in the exponent
 )
 
+// Context is where encoding/json says a syntax error of this kind is ("in numeric literal",
+// "after decimal point in numeric literal", "in exponent of numeric literal"); "" for NumberOK.
+func (e NumberError) Context() string {
+	switch e {
+	case NumberNoDigits:
+		return "in numeric literal"
+	case NumberNoFraction:
+		return "after decimal point in numeric literal"
+	case NumberNoExponent:
+		return "in exponent of numeric literal"
+	}
+	return ""
+}
+
 // Number scans the JSON number at d[i] (a '-' or a digit) per RFC 8259. It returns the position
 // after it; on a malformed number it returns the position of the offending byte and the reason.
 // A leading zero ends the integer part, so "01" scans as "0" followed by "1", which the caller

@@ -487,9 +487,9 @@ func (p *parser) attribute(a *events.SQSMessageAttribute) error {
 		case aBinaryValue:
 			err = p.binary(5, &a.BinaryValue)
 		case aStringListValues:
-			err = p.stringList(&a.StringListValues)
+			err = readList(p, &a.StringListValues, "an array of strings", func(v *string) error { return p.strField(6, v) })
 		case aBinaryListValues:
-			err = p.binaryList(&a.BinaryListValues)
+			err = readList(p, &a.BinaryListValues, "an array of base64 strings", func(v *[]byte) error { return p.binary(6, v) })
 		case aDataType:
 			err = p.strField(5, &a.DataType)
 		default:
@@ -597,9 +597,10 @@ func byteValue(num []byte) (byte, bool) {
 	return byte(v), v <= 255
 }
 
-// stringList reads stringListValues into the slice already in *dst, as encoding/json does:
-// null makes it nil, [] empty, and a null element leaves that element as it is.
-func (p *parser) stringList(dst *[]string) error {
+// readList reads a list attribute (stringListValues, binaryListValues) into the slice
+// already in *dst, as encoding/json does: null makes it nil, [] empty, elements reuse the
+// slice's room, and each element is read by elem (which leaves it as it is on a null).
+func readList[T any](p *parser, dst *[]T, want string, elem func(*T) error) error {
 	switch p.data[p.i] {
 	case 'n':
 		if err := p.nullLit(); err != nil {
@@ -609,7 +610,7 @@ func (p *parser) stringList(dst *[]string) error {
 		return nil
 	case '[':
 	default:
-		return p.typeErr(5, "an array of strings")
+		return p.typeErr(5, want)
 	}
 	l := *dst
 	n := 0
@@ -619,10 +620,11 @@ func (p *parser) stringList(dst *[]string) error {
 			if idx < cap(l) {
 				l = l[:idx+1]
 			} else {
-				l = append(l, "")
+				var zero T
+				l = append(l, zero)
 			}
 		}
-		if err := p.strField(6, &l[idx]); err != nil {
+		if err := elem(&l[idx]); err != nil {
 			return err
 		}
 		p.clearIdx()
@@ -633,49 +635,7 @@ func (p *parser) stringList(dst *[]string) error {
 		return err
 	}
 	if n == 0 {
-		l = []string{}
-	}
-	*dst = l[:n]
-	return nil
-}
-
-// binaryList reads binaryListValues into the slice already in *dst, as encoding/json does:
-// null makes it nil, [] empty, and each element is read by binary (a null element is nil).
-func (p *parser) binaryList(dst *[][]byte) error {
-	switch p.data[p.i] {
-	case 'n':
-		if err := p.nullLit(); err != nil {
-			return err
-		}
-		*dst = nil
-		return nil
-	case '[':
-	default:
-		return p.typeErr(5, "an array of base64 strings")
-	}
-	l := *dst
-	n := 0
-	err := p.array(6, func(idx int) error {
-		p.setIdx(idx)
-		if idx >= len(l) {
-			if idx < cap(l) {
-				l = l[:idx+1]
-			} else {
-				l = append(l, nil)
-			}
-		}
-		if err := p.binary(6, &l[idx]); err != nil {
-			return err
-		}
-		p.clearIdx()
-		n = idx + 1
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		l = [][]byte{}
+		l = []T{}
 	}
 	*dst = l[:n]
 	return nil

@@ -412,13 +412,8 @@ func (p *parser) literal(lit string) error {
 func (p *parser) number() error {
 	i, err := jsonscan.Number(p.data, p.i)
 	p.i = i
-	switch err {
-	case jsonscan.NumberNoDigits:
-		return p.syntaxErr("in numeric literal")
-	case jsonscan.NumberNoFraction:
-		return p.syntaxErr("after decimal point in numeric literal")
-	case jsonscan.NumberNoExponent:
-		return p.syntaxErr("in exponent of numeric literal")
+	if err != jsonscan.NumberOK {
+		return p.syntaxErr(err.Context())
 	}
 	return nil
 }
