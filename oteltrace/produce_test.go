@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -21,56 +20,20 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/internal/kfaketest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
-	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 	"github.com/kafkalambda/toolkit/oteltrace"
 	"github.com/kafkalambda/toolkit/producer"
 )
 
-// cluster starts kfake with topic "orders" (2 partitions).
-func cluster(t *testing.T) *kfake.Cluster {
-	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
+func cluster(t *testing.T) *kfake.Cluster { return kfaketest.Cluster(t, "orders", 2) }
 
 func client(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return kfaketest.Client(t, c, opts...)
 }
 
-// fetch reads n records of "orders" from the start, and returns them as the event the event
-// source mapping would deliver, headers included.
 func fetch(t *testing.T, c *kfake.Cluster, n int) *kafkaevent.Event {
-	t.Helper()
-	cl := client(t, c, kgo.ConsumeTopics("orders"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	b := kafkaeventtest.NewBuilder()
-	for got := 0; got < n; {
-		fs := cl.PollFetches(ctx)
-		if err := fs.Err0(); err != nil {
-			t.Fatalf("fetching: %v (after %d records of %d)", err, got, n)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			opts := []kafkaeventtest.RecordOption{kafkaeventtest.WithKey(r.Key), kafkaeventtest.WithOffset(r.Offset)}
-			for _, h := range r.Headers {
-				opts = append(opts, kafkaeventtest.WithHeader(h.Key, h.Value))
-			}
-			b.Add(r.Topic, r.Partition, r.Value, opts...)
-			got++
-		})
-	}
-	return b.Event()
+	return kfaketest.Event(t, c, "orders", n)
 }
 
 func headerValues(r *kafkaevent.Record, key string) []string {

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/internal/kfaketest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 	"github.com/kafkalambda/toolkit/producer"
@@ -27,49 +28,14 @@ import (
 // consumerTraceID is the consumer function's trace, another than the producer's (traceID).
 const consumerTraceID = "1-5759e988-000000000000000000000002"
 
-func cluster(t *testing.T) *kfake.Cluster {
-	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
+func cluster(t *testing.T) *kfake.Cluster { return kfaketest.Cluster(t, "orders", 2) }
 
 func client(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return kfaketest.Client(t, c, opts...)
 }
 
-// fetch reads n records of "orders" from the start, as the event the event source mapping
-// would deliver, headers included.
 func fetch(t *testing.T, c *kfake.Cluster, n int) *kafkaevent.Event {
-	t.Helper()
-	cl := client(t, c, kgo.ConsumeTopics("orders"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	b := kafkaeventtest.NewBuilder()
-	for got := 0; got < n; {
-		fs := cl.PollFetches(ctx)
-		if err := fs.Err0(); err != nil {
-			t.Fatalf("fetching: %v (after %d records of %d)", err, got, n)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			opts := []kafkaeventtest.RecordOption{kafkaeventtest.WithKey(r.Key), kafkaeventtest.WithOffset(r.Offset)}
-			for _, h := range r.Headers {
-				opts = append(opts, kafkaeventtest.WithHeader(h.Key, h.Value))
-			}
-			b.Add(r.Topic, r.Partition, r.Value, opts...)
-			got++
-		})
-	}
-	return b.Event()
+	return kfaketest.Event(t, c, "orders", n)
 }
 
 // receiveAll reads segment documents until done says so (or 3 s passed), and returns every
