@@ -69,15 +69,9 @@ func runBuild(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return usageError(stderr, fs.Name(), err)
 	}
 
-	name := inputName(args)
-	data, err := readInput(args, stdin)
+	name, data, err := readLinesInput(args, stdin, ", which build takes back", "klt event build")
 	if err != nil {
 		printErrors(stderr, err)
-		return exitFail
-	}
-	if kind := eventKind(data); kind != "" {
-		printErrors(stderr, fmt.Errorf("%s is %s event, not records one per line; \"klt event decode\" prints the records of an event, which build takes back: klt event decode %s | klt event build",
-			name, withArticle(kind), shellQuote(name)))
 		return exitFail
 	}
 	recs, err := readRecords(ctx, name, bytes.NewReader(data))
@@ -145,25 +139,46 @@ func printWarnings(stderr io.Writer, name string, recs []lineRecord) {
 	}
 }
 
-// builderOptions checks the flags and turns them into Builder options.
-func (c *buildConfig) builderOptions() ([]kafkaeventtest.BuilderOption, error) {
-	var opts []kafkaeventtest.BuilderOption
-	switch c.source {
+// readLinesInput reads the input of a command that takes records one per line (the file in
+// args, or stdin), and refuses a whole event, saying how to turn it into lines for next.
+func readLinesInput(args []string, stdin io.Reader, takesBack, next string) (name string, data []byte, err error) {
+	name = inputName(args)
+	if data, err = readInput(args, stdin); err != nil {
+		return name, nil, err
+	}
+	if kind := eventKind(data); kind != "" {
+		return name, nil, fmt.Errorf("%s is %s event, not records one per line; \"klt event decode\" prints the records of an event%s: klt event decode %s | %s",
+			name, withArticle(kind), takesBack, shellQuote(name), next)
+	}
+	return name, data, nil
+}
+
+// sourceOptions checks --source and --arn and turns them into Builder options.
+func sourceOptions(source, arn string) ([]kafkaeventtest.BuilderOption, error) {
+	switch source {
 	case "msk":
-		opts = append(opts, kafkaeventtest.WithSource(kafkaevent.SourceMSK))
-		if c.arn != "" {
-			if !strings.HasPrefix(c.arn, "arn:") {
-				return nil, fmt.Errorf("--arn: want an ARN such as arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID, got %q", c.arn)
+		opts := []kafkaeventtest.BuilderOption{kafkaeventtest.WithSource(kafkaevent.SourceMSK)}
+		if arn != "" {
+			if !strings.HasPrefix(arn, "arn:") {
+				return nil, fmt.Errorf("--arn: want an ARN such as arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID, got %q", arn)
 			}
-			opts = append(opts, kafkaeventtest.WithSourceARN(c.arn))
+			opts = append(opts, kafkaeventtest.WithSourceARN(arn))
 		}
+		return opts, nil
 	case "self-managed":
-		opts = append(opts, kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged))
-		if c.arn != "" {
+		if arn != "" {
 			return nil, errors.New("--arn: a self-managed Kafka event has no eventSourceArn; use --source msk")
 		}
-	default:
-		return nil, fmt.Errorf("--source: want msk or self-managed, got %q", c.source)
+		return []kafkaeventtest.BuilderOption{kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged)}, nil
+	}
+	return nil, fmt.Errorf("--source: want msk or self-managed, got %q", source)
+}
+
+// builderOptions checks the flags and turns them into Builder options.
+func (c *buildConfig) builderOptions() ([]kafkaeventtest.BuilderOption, error) {
+	opts, err := sourceOptions(c.source, c.arn)
+	if err != nil {
+		return nil, err
 	}
 	if c.serversOn {
 		servers, err := splitServers(c.servers)

@@ -219,25 +219,11 @@ func (c *consumeConfig) eventOptions(brokers []string) ([]kafkaeventtest.Builder
 			source = "msk"
 		}
 	}
-	opts := []kafkaeventtest.BuilderOption{kafkaeventtest.WithBootstrapServers(brokers...)}
-	switch source {
-	case "msk":
-		opts = append(opts, kafkaeventtest.WithSource(kafkaevent.SourceMSK))
-		if c.arn != "" {
-			if !strings.HasPrefix(c.arn, "arn:") {
-				return nil, fmt.Errorf("--arn: want an ARN such as arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID, got %q", c.arn)
-			}
-			opts = append(opts, kafkaeventtest.WithSourceARN(c.arn))
-		}
-	case "self-managed":
-		opts = append(opts, kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged))
-		if c.arn != "" {
-			return nil, errors.New("--arn: a self-managed Kafka event has no eventSourceArn; use --source msk")
-		}
-	default:
-		return nil, fmt.Errorf("--source: want msk or self-managed, got %q", c.source)
+	opts, err := sourceOptions(source, c.arn)
+	if err != nil {
+		return nil, err
 	}
-	return opts, nil
+	return append(opts, kafkaeventtest.WithBootstrapServers(brokers...)), nil
 }
 
 // allMSK reports whether every broker is named as Amazon MSK names its brokers

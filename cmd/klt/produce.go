@@ -52,15 +52,9 @@ func runProduce(ctx context.Context, args []string, stdin io.Reader, stdout, std
 
 	// Every line is read and checked before anything is sent: a bad line at the end of the
 	// input must not leave the records before it produced.
-	name := inputName(args)
-	data, err := readInput(args, stdin)
+	name, data, err := readLinesInput(args, stdin, "", "klt produce --topic TOPIC")
 	if err != nil {
 		printErrors(stderr, err)
-		return exitFail
-	}
-	if kind := eventKind(data); kind != "" {
-		printErrors(stderr, fmt.Errorf("%s is %s event, not records one per line; \"klt event decode\" prints the records of an event: klt event decode %s | klt produce --topic TOPIC",
-			name, withArticle(kind), shellQuote(name)))
 		return exitFail
 	}
 	recs, err := readLines(ctx, name, bytes.NewReader(data), false)
