@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kafkalambda/toolkit/internal/recheader"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -114,7 +115,7 @@ func (c *recordCarrier) Get(key string) string {
 
 func (c *recordCarrier) Set(key, value string) {
 	c.own()
-	c.r.Headers = setHeader(c.r.Headers, key, value)
+	c.r.Headers = recheader.Set(c.r.Headers, key, value)
 }
 
 // own copies the record's headers the first time they are written.
@@ -142,25 +143,4 @@ func (c *recordCarrier) Keys() []string {
 		keys[i] = h.Key
 	}
 	return keys
-}
-
-// setHeader sets header key of hs to value, in place of the first header of that name
-// (compared without regard to case), and removes the others of that name; without one, it
-// appends it.
-func setHeader(hs []kgo.RecordHeader, key, value string) []kgo.RecordHeader {
-	out, found := hs[:0], false
-	for _, h := range hs {
-		if strings.EqualFold(h.Key, key) {
-			if found {
-				continue
-			}
-			h, found = kgo.RecordHeader{Key: key, Value: []byte(value)}, true
-		}
-		out = append(out, h)
-	}
-	if !found {
-		return append(out, kgo.RecordHeader{Key: key, Value: []byte(value)})
-	}
-	clear(hs[len(out):]) // the removed duplicates' places
-	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-xray-sdk-go/v2/xray"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kafkalambda/toolkit/internal/recheader"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -55,7 +56,7 @@ func (h *ProducerHook) OnProduceRecordBuffered(r *kgo.Record) {
 	}
 	hs := make([]kgo.RecordHeader, len(r.Headers), len(r.Headers)+1)
 	copy(hs, r.Headers)
-	r.Headers = setHeader(hs, TraceHeader, v)
+	r.Headers = recheader.Set(hs, TraceHeader, v)
 }
 
 // lambdaHeader is a Lambda trace header and the header written for it.
@@ -99,27 +100,6 @@ func format(h *header.Header) string {
 		v += ";" + string(h.SamplingDecision)
 	}
 	return v
-}
-
-// setHeader sets header key of hs to value, in place of the first header of that name
-// (compared without regard to case), and removes the others of that name; without one, it
-// appends it.
-func setHeader(hs []kgo.RecordHeader, key, value string) []kgo.RecordHeader {
-	out, found := hs[:0], false
-	for _, h := range hs {
-		if strings.EqualFold(h.Key, key) {
-			if found {
-				continue
-			}
-			h, found = kgo.RecordHeader{Key: key, Value: []byte(value)}, true
-		}
-		out = append(out, h)
-	}
-	if !found {
-		return append(out, kgo.RecordHeader{Key: key, Value: []byte(value)})
-	}
-	clear(hs[len(out):]) // the removed duplicates' places
-	return out
 }
 
 // maxProducerTraces is how many producer traces a partition's subsegment lists: X-Ray itself
