@@ -7,11 +7,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kafkalambda/toolkit/internal/recheader"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kafkalambda/toolkit/internal/recheader"
 )
 
 // The hook is also a franz-go producer hook.
