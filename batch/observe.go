@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"sync"
 	"time"
+
+	"github.com/kafkalambda/toolkit/internal/emfout"
 )
 
 // Observability, off the hot path: once per batch, one log/slog summary line and, when asked
@@ -57,8 +57,6 @@ func WithLogger(l *slog.Logger) Option {
 // DefaultNamespace is the CloudWatch namespace of the metrics.
 const DefaultNamespace = "KafkaLambdaToolkit"
 
-var stdoutMu sync.Mutex // one EMF line at a time on standard output
-
 func (c *config) observe(ctx context.Context, source string, records int) {
 	st := c.st
 	now := c.now()
@@ -66,13 +64,7 @@ func (c *config) observe(ctx context.Context, source string, records int) {
 	if out := c.metricsOut; out != nil {
 		line, err := emf(now, c.namespace, source, records, st, dur)
 		if err == nil {
-			if out == os.Stdout {
-				stdoutMu.Lock()
-			}
-			_, err = out.Write(line)
-			if out == os.Stdout {
-				stdoutMu.Unlock()
-			}
+			err = emfout.WriteLine(out, line)
 		}
 		if err != nil {
 			c.logger.LogAttrs(ctx, slog.LevelError, "batch metrics not written", slog.String("source", source), slog.String("error", err.Error()))

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
-	"sync"
 	"time"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/internal/emfout"
 )
 
 // finish builds the response, logs each record not accepted and the summary line, and
@@ -99,8 +98,6 @@ func errorText(err error) string {
 	return err.Error()
 }
 
-var stdoutMu sync.Mutex // one EMF line at a time on standard output
-
 // observe writes the summary line and, when asked for, the EMF line.
 func (r *run) observe(ctx context.Context) {
 	c := &r.d.cfg
@@ -110,13 +107,7 @@ func (r *run) observe(ctx context.Context) {
 	if out := c.metrics; out != nil {
 		line, err := r.emf(now, dur)
 		if err == nil {
-			if out == os.Stdout {
-				stdoutMu.Lock()
-			}
-			_, err = out.Write(line)
-			if out == os.Stdout {
-				stdoutMu.Unlock()
-			}
+			err = emfout.WriteLine(out, line)
 		}
 		if err != nil {
 			c.logger.LogAttrs(ctx, slog.LevelError, "dispatch metrics not written", slog.String("queue", r.d.queue), slog.String("error", err.Error()))
