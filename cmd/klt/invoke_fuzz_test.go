@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzInvokeTemplate: whatever the template says, reading its functions and resolving their
+// environment (the intrinsics klt invoke evaluates: Ref, GetAtt, Sub, Join, Select, Split,
+// If and conditions) ends with a value or an error, never a panic or a hang.
+func FuzzInvokeTemplate(f *testing.F) {
+	for _, name := range []string{"testdata/invoke/template.yaml", "testdata/invoke/envvars-template.yaml", "../../template.yaml"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("Resources:\n  F:\n    Type: AWS::Serverless::Function\n    Properties:\n      Environment:\n        Variables:\n          A: !Sub '${AWS::Region}-${B}-${!C}'\n          B: !Select [5, !Split [',', 'a,b']]\n          C: !If [X, !Ref P, !Join ['', [a, !GetAtt Q.Arn]]]\nConditions:\n  X: !Not [!Condition X]\nParameters:\n  P: {Type: String}\n"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "template.yaml")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		tpl, err := readInvokeTemplate(path)
+		if err != nil {
+			return
+		}
+		tables, err := tpl.tables()
+		if err != nil {
+			return
+		}
+		r := &resolver{t: tpl, tables: map[string]localTable{}, queues: map[string]localQueue{}, queueURLs: map[string]string{}}
+		for _, tb := range tables {
+			r.tables[tb.logicalID] = tb
+		}
+		for _, q := range tpl.queues() {
+			r.queues[q.logicalID] = q
+		}
+		for _, name := range tpl.functionNames() {
+			fn, err := tpl.function(name)
+			if err != nil {
+				continue
+			}
+			for _, k := range fn.envOrder {
+				_, _ = r.str(fn.env[k], k) // a value or an error: both fine
+			}
+		}
+	})
+}
