@@ -1,0 +1,76 @@
+// Package esm emulates AWS Lambda event source mappings on local servers: a Kafka mapping
+// (kfake or any Kafka) and an SQS mapping (local-aws-sqs or any SQS endpoint). Each polls its
+// source, builds the event Lambda would send, invokes the function through an [Invoker], and
+// applies the rules AWS documents to the outcome: batching, filtering, partial-batch
+// responses, retries, on-failure destinations, visibility timeouts, FIFO group order and
+// concurrency. klt local runs one per mapping of a SAM template.
+//
+// Each rule has a conformance test that quotes the sentence of the AWS documentation it
+// follows. Where the documentation is silent, the package says what it does and why.
+package esm
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+)
+
+// Response is the outcome of one synchronous invocation.
+type Response struct {
+	// Payload is the function's response (on success; empty when Err is set).
+	Payload []byte
+	// Err is set when the invocation failed: the function returned an error or panicked,
+	// timed out, or its process crashed. A mapping treats each as a failed batch.
+	Err *InvokeError
+}
+
+// InvokeError is a failed invocation, as Lambda reports it to an event source mapping.
+type InvokeError struct {
+	Type    string // errorType, e.g. "errorString", "Sandbox.Timedout", "Runtime.ExitError"
+	Message string // errorMessage
+}
+
+func (e *InvokeError) Error() string { return fmt.Sprintf("%s: %s", e.Type, e.Message) }
+
+// Invoker invokes a function synchronously with payload, the JSON event. An error (rather
+// than a Response.Err) means no invocation could be made, say because the emulator is
+// shutting down; a mapping stops on it.
+type Invoker interface {
+	Invoke(ctx context.Context, payload []byte) (Response, error)
+}
+
+// InvokerFunc adapts a function to an Invoker.
+type InvokerFunc func(ctx context.Context, payload []byte) (Response, error)
+
+// Invoke calls f.
+func (f InvokerFunc) Invoke(ctx context.Context, payload []byte) (Response, error) {
+	return f(ctx, payload)
+}
+
+// Counters are a mapping's running totals, read at any time (progress lines, the report's
+// time series). All counts are of records (Kafka) or messages (SQS), not of batches.
+type Counters struct {
+	In           atomic.Int64 // taken from the source
+	Filtered     atomic.Int64 // dropped by FilterCriteria: committed or deleted, never delivered
+	InFlight     atomic.Int64 // in an invocation right now
+	Done         atomic.Int64 // delivered in an invocation that succeeded for them: committed or deleted
+	Failed       atomic.Int64 // failure occurrences: in a failed invocation, or reported in batchItemFailures
+	DeadLettered atomic.Int64 // given up on and sent to the on-failure destination (Kafka)
+	Invocations  atomic.Int64 // invocations made
+	Errors       atomic.Int64 // invocations that failed (function error, timeout, crash)
+	Lag          atomic.Int64 // Kafka: records in the topic not yet committed by the group; SQS: messages in the queue
+}
+
+// Snapshot is a copy of Counters at one moment.
+type Snapshot struct {
+	In, Filtered, InFlight, Done, Failed, DeadLettered, Invocations, Errors, Lag int64
+}
+
+// Snapshot returns the counters' current values.
+func (c *Counters) Snapshot() Snapshot {
+	return Snapshot{
+		In: c.In.Load(), Filtered: c.Filtered.Load(), InFlight: c.InFlight.Load(), Done: c.Done.Load(),
+		Failed: c.Failed.Load(), DeadLettered: c.DeadLettered.Load(), Invocations: c.Invocations.Load(),
+		Errors: c.Errors.Load(), Lag: c.Lag.Load(),
+	}
+}
