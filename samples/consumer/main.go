@@ -3,13 +3,15 @@
 // skipped (a guard), a record that can never succeed goes to an SQS failure queue so its
 // partition moves on, and logs (JSON) and EMF metrics go to stdout.
 //
-// Environment: IDEMPOTENCY_TABLE, FAILURE_QUEUE_URL, FILTER_CRITERIA (optional: the JSON of
-// the event source mapping's FilterCriteria).
+// Applying an order means sending it to the orders API (ORDERS_API_URL; package
+// samples/internal/orders); without one it is only logged.
+//
+// Environment: IDEMPOTENCY_TABLE, FAILURE_QUEUE_URL, ORDERS_API_URL (optional),
+// FILTER_CRITERIA (optional: the JSON of the event source mapping's FilterCriteria).
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,6 +26,7 @@ import (
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/samples/internal/orders"
 )
 
 func main() {
@@ -64,28 +67,21 @@ func newHandler(ctx context.Context, out io.Writer) (batch.KafkaFunc, error) {
 		}
 		opts = append(opts, batch.WithFilter(c))
 	}
+	api := orders.NewAPI(os.Getenv("ORDERS_API_URL"))
 	return batch.KafkaHandler(func(ctx context.Context, r *kafkaevent.Record) error {
-		return handle(ctx, log, r)
+		return handle(ctx, log, api, r)
 	}, opts...), nil
 }
 
-// Order is what the orders topic carries.
-type Order struct {
-	OrderID  int64   `json:"orderId"`
-	Customer string  `json:"customer"`
-	Total    float64 `json:"total"`
-	Currency string  `json:"currency"`
-}
-
 // handle applies one order. An order that cannot be read or is invalid will never succeed:
-// it is Permanent, so it goes to the failure queue at once.
-func handle(ctx context.Context, log *slog.Logger, r *kafkaevent.Record) error {
-	var o Order
-	if err := json.Unmarshal(r.Value, &o); err != nil {
-		return batch.Permanent(fmt.Errorf("order: %w", err))
+// orders.Decode makes it Permanent, so it goes to the failure queue at once.
+func handle(ctx context.Context, log *slog.Logger, api *orders.API, r *kafkaevent.Record) error {
+	o, err := orders.Decode(r)
+	if err != nil {
+		return err
 	}
-	if o.OrderID <= 0 || o.Total < 0 || o.Currency == "" {
-		return batch.Permanent(fmt.Errorf("invalid order %d: total %v %q", o.OrderID, o.Total, o.Currency))
+	if err := api.Apply(ctx, r, o); err != nil {
+		return err
 	}
 	log.InfoContext(ctx, "order accepted", "orderId", o.OrderID, "total", o.Total, "currency", o.Currency,
 		"partition", r.PartitionID(), "offset", r.Offset)

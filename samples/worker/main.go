@@ -2,14 +2,16 @@
 // samples/dispatcher. It runs the handler that would run on the Kafka event source mapping,
 // unchanged, on the Kafka record each message carries: each message group (a Kafka key) in
 // order, each record applied once however often it was dispatched (idempotency on DynamoDB,
-// keyed on the record's topic, partition and offset, not the message ID).
+// keyed on the record's topic, partition and offset, not the message ID). An order that can
+// never succeed goes to an SQS failure queue, so that its key moves on at once rather than
+// after the work queue's maxReceiveCount receives. Applying an order means sending it to the
+// orders API (ORDERS_API_URL; package samples/internal/orders); without one it is only logged.
 //
-// Environment: IDEMPOTENCY_TABLE.
+// Environment: IDEMPOTENCY_TABLE, FAILURE_QUEUE_URL, ORDERS_API_URL (optional).
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,11 +20,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/fanout"
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/samples/internal/orders"
 )
 
 func main() {
@@ -34,46 +38,50 @@ func main() {
 	lambda.Start(h)
 }
 
-// newHandler makes the DynamoDB client once, outside the handler, and returns the handler;
-// logs go to out.
+// newHandler makes the clients once, outside the handler, and returns the handler; logs go to
+// out.
 func newHandler(ctx context.Context, out io.Writer) (fanout.WorkerFunc, error) {
-	table := os.Getenv("IDEMPOTENCY_TABLE")
-	if table == "" {
-		return nil, fmt.Errorf("environment variable IDEMPOTENCY_TABLE is required (template.yaml sets it)")
+	table, err := required("IDEMPOTENCY_TABLE")
+	if err != nil {
+		return nil, err
+	}
+	failureQueue, err := required("FAILURE_QUEUE_URL")
+	if err != nil {
+		return nil, err
 	}
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(out, nil))
+	api := orders.NewAPI(os.Getenv("ORDERS_API_URL"))
 	return fanout.WorkerHandler(func(ctx context.Context, r *kafkaevent.Record) error {
-		return handle(ctx, log, r)
+		return handle(ctx, log, api, r)
 	},
 		batch.WithIdempotency(idempotency.NewDynamoDBStore(dynamodb.NewFromConfig(cfg), table)),
+		batch.WithSink(batch.NewSQSSink(sqs.NewFromConfig(cfg), failureQueue), batch.SinkPermanent),
 		batch.WithLogger(log)), nil
 }
 
-// Order is what the orders topic carries.
-type Order struct {
-	OrderID  int64   `json:"orderId"`
-	Customer string  `json:"customer"`
-	Total    float64 `json:"total"`
-	Currency string  `json:"currency"`
-	Status   string  `json:"status"`
-}
-
-// handle applies one order, as it would on Kafka. An invalid order is Permanent: it is
-// reported at once with the later messages of its group, which wait behind it (the queue's
-// redrive policy moves it to the dead-letter queue after its receives).
-func handle(ctx context.Context, log *slog.Logger, r *kafkaevent.Record) error {
-	var o Order
-	if err := json.Unmarshal(r.Value, &o); err != nil {
-		return batch.Permanent(fmt.Errorf("order: %w", err))
+// handle applies one order, as it would on Kafka. An invalid order is Permanent
+// (orders.Decode): it goes to the failure queue and the rest of its group goes on.
+func handle(ctx context.Context, log *slog.Logger, api *orders.API, r *kafkaevent.Record) error {
+	o, err := orders.Decode(r)
+	if err != nil {
+		return err
 	}
-	if o.OrderID <= 0 || o.Total < 0 || o.Currency == "" {
-		return batch.Permanent(fmt.Errorf("invalid order %d: total %v %q", o.OrderID, o.Total, o.Currency))
+	if err := api.Apply(ctx, r, o); err != nil {
+		return err
 	}
 	log.InfoContext(ctx, "order applied", "orderId", o.OrderID, "status", o.Status, "total", o.Total,
 		"partition", r.PartitionID(), "offset", r.Offset)
 	return nil
+}
+
+// required returns the variable's value, or an error naming it when it is unset or empty.
+func required(name string) (string, error) {
+	if v := os.Getenv(name); v != "" {
+		return v, nil
+	}
+	return "", fmt.Errorf("environment variable %s is required (template.yaml sets it)", name)
 }

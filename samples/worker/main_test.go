@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/samples/internal/sampletest"
 )
 
@@ -15,9 +17,13 @@ const table = "IdempotencyTable"
 
 func TestOrders(t *testing.T) {
 	endpoint, ddb := sampletest.DynamoDB(t, table)
+	sqsEndpoint, sqsClient, urls := sampletest.SQS(t, "WorkerFailureQueue")
 	sampletest.Env(t, "WorkerFunction", map[string]string{
 		"IDEMPOTENCY_TABLE":         table,
+		"FAILURE_QUEUE_URL":         urls["WorkerFailureQueue"],
 		"AWS_ENDPOINT_URL_DYNAMODB": endpoint,
+		"AWS_ENDPOINT_URL_SQS":      sqsEndpoint,
+		"ORDERS_API_URL":            "", // only logged; samples/internal/orders tests the API
 	})
 	out := new(bytes.Buffer)
 	h, err := newHandler(t.Context(), out)
@@ -29,8 +35,8 @@ func TestOrders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The invalid order-3004 and the correction behind it in its group are reported; the other
-	// groups went on.
+	// The invalid order-3004 went to the failure queue, and the correction behind it in its
+	// group went on: nothing is reported.
 	sampletest.SameJSON(t, resp, "worker", "orders.response.json")
 
 	lines := sampletest.Lines(t, out.Bytes())
@@ -39,16 +45,20 @@ func TestOrders(t *testing.T) {
 		k := jsonText(l["orderId"])
 		perKey[k] = append(perKey[k], l["status"].(string))
 	}
-	want := map[string][]string{"3001": {"placed", "paid"}, "3002": {"placed"}, "3003": {"placed"}, "3005": {"placed"}}
+	want := map[string][]string{"3001": {"placed", "paid"}, "3002": {"placed"}, "3003": {"placed"}, "3004": {"corrected"}, "3005": {"placed"}}
 	if jsonText(perKey) != jsonText(want) {
 		t.Errorf("orders applied, per order in order: %s, want %s", jsonText(perKey), jsonText(want))
 	}
-	if f := sampletest.WithMsg(lines, "record failed"); len(f) != 1 || f[0]["reported"] != 2.0 {
+	if f := sampletest.WithMsg(lines, "record failed"); len(f) != 1 || f[0]["sentToSink"] != true || f[0]["reported"] != 0.0 {
 		t.Errorf("'record failed' lines: %v", f)
 	}
+	failed := sampletest.Drain(t, sqsClient, urls["WorkerFailureQueue"], 1, 2*time.Second)
+	if env, err := batch.ReadEnvelope([]byte(*failed[0].Body)); err != nil || !env.Permanent || env.Source != "sqs" || env.Message == nil {
+		t.Errorf("failure queue message: %+v, %v", env, err)
+	}
 	items := sampletest.Items(t, ddb, table)
-	if len(items) != 5 {
-		t.Errorf("%d idempotency records, want 5", len(items))
+	if len(items) != 6 {
+		t.Errorf("%d idempotency records, want 6", len(items))
 	}
 	for _, it := range items {
 		if it["status"] != "COMPLETED" || !strings.HasPrefix(it["id"], "WorkerFunction#") {
@@ -104,5 +114,5 @@ func TestMain(m *testing.M) { sampletest.Main(m, main) }
 
 // The function's process exits at start-up, before taking an invocation, saying what is missing.
 func TestMainExitsWithoutItsConfiguration(t *testing.T) {
-	sampletest.MainFails(t, "WorkerFunction", nil, "worker: environment variable IDEMPOTENCY_TABLE is required")
+	sampletest.MainFails(t, "WorkerFunction", map[string]string{"FAILURE_QUEUE_URL": "http://127.0.0.1:1/q"}, "worker: environment variable IDEMPOTENCY_TABLE is required")
 }
