@@ -1,0 +1,602 @@
+package esm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafkalambda/toolkit/filter"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// Starting positions of a Kafka mapping, for [WithStartingPosition].
+const (
+	TrimHorizon = "TRIM_HORIZON" // the oldest record of each partition
+	Latest      = "LATEST"       // records produced after the group first joins
+)
+
+// Kafka is an emulated Kafka event source mapping: a consumer group on one topic that invokes
+// a function with batches of records, as AWS Lambda's MSK and self-managed Kafka mappings do.
+// Make one with [NewKafka] and call [Kafka.Run].
+//
+// # What it does
+//
+// Each partition has its own worker, so partitions are processed in parallel and each has at
+// most one invocation in flight, in offset order. AWS allows one invocation to hold records of
+// several partitions; here an invocation holds one partition's records (the "records" object
+// has one key), which the documentation allows and which keeps each partition's retries
+// independent.
+//
+// A batch holds up to the batch size (default 100) records, and its event is at most
+// [MaxPayloadBytes]. When fewer records are waiting, the worker waits for more for up to the
+// batching window (default 500 ms, Kafka's default), counted from the arrival of the batch's
+// first record; a full batch is sent at once.
+//
+// Records that FilterCriteria rejects are never delivered; their offsets are committed with
+// the next batch, or at once when no record is waiting. A record the criteria cannot decide on
+// ([filter.Criteria.MatchKafka] returns an error) is delivered: the mapping fails closed and
+// never drops a record it is not sure about.
+//
+// After each batch the worker commits the offset after its last record, so a restarted
+// mapping (same group ID) goes on where it stopped.
+//
+// # Errors
+//
+// When the function fails (Response.Err: an error, a timeout, a crash) the whole batch is
+// retried. With ReportBatchItemFailures, a partial batch response makes the partition resume
+// from the lowest offset it names; the records before it are done. A response that names a
+// partition or offset not in the event, or that is not valid, fails the whole batch.
+//
+// A batch is retried up to MaximumRetryAttempts times (infinite by default; 10 when infinite
+// and an on-failure destination is set, as AWS does), with a short exponential backoff between
+// attempts (100 ms doubling to at most 1 s; AWS does not document one). With bisect on, a batch
+// the function failed is split in two and each half retried in turn; splitting does not use up
+// a retry (AWS does not say whether it does; this way a single bad record is isolated in
+// log2(batch size) invocations). Records older than MaximumRecordAge are given up before they
+// are (re)sent. Records given up on go to the on-failure destination, if any, and are then
+// committed: the partition moves on. Without a destination and with infinite retries a failing
+// batch is retried forever and the partition never moves past it, as on AWS.
+type Kafka struct {
+	cfg      kafkaConfig
+	topic    string
+	fn       Invoker
+	counters Counters
+
+	mu      sync.Mutex
+	started bool
+	client  *kgo.Client
+	runCtx  context.Context
+	workers map[int32]*kafkaPartition
+	fail    func(error) // stops Run with an error
+	failErr error
+	lag     map[int32]*partLag
+}
+
+type partLag struct {
+	hwm       int64 // high watermark: offset after the last record
+	committed int64 // offset the group resumes from; -1 when unknown
+}
+
+// KafkaOption configures a Kafka mapping; pass it to [NewKafka].
+type KafkaOption func(*kafkaConfig)
+
+type kafkaConfig struct {
+	name          string
+	groupID       string
+	start         string
+	batchSize     int
+	window        time.Duration
+	filter        *filter.Criteria
+	reportFailure bool
+	retries       int
+	retriesSet    bool
+	maxAge        time.Duration
+	bisect        bool
+	onFailure     Destination
+	source        kafkaevent.Source
+	sourceARN     string
+	bootstrap     []string
+	bootstrapSet  bool
+	functionARN   string
+	clientOpts    []kgo.Opt
+	errs          []error
+}
+
+// WithName names the mapping (its logical ID in the template) in errors and in the default
+// group ID. The default is the topic.
+func WithName(name string) KafkaOption { return func(c *kafkaConfig) { c.name = name } }
+
+// WithGroupID sets the consumer group ID (the mapping's ConsumerGroupId). The default is
+// "klt-esm-" followed by the mapping's name. A group's committed offsets override the
+// starting position, as on AWS.
+func WithGroupID(id string) KafkaOption { return func(c *kafkaConfig) { c.groupID = id } }
+
+// WithStartingPosition sets where a group without committed offsets starts: [TrimHorizon]
+// (the default) or [Latest]. AWS requires the property; TRIM_HORIZON is the default here so
+// that records produced before the mapping starts are not missed.
+func WithStartingPosition(p string) KafkaOption { return func(c *kafkaConfig) { c.start = p } }
+
+// WithBatchSize sets the most records in one invocation, 1 to 10,000; the default is 100.
+func WithBatchSize(n int) KafkaOption { return func(c *kafkaConfig) { c.batchSize = n } }
+
+// WithBatchingWindow sets how long a batch that is not full waits for more records
+// (MaximumBatchingWindowInSeconds), 0 to 300 s; the default is 500 ms, Kafka's default.
+func WithBatchingWindow(d time.Duration) KafkaOption { return func(c *kafkaConfig) { c.window = d } }
+
+// WithFilter sets the mapping's FilterCriteria (see [filter.ParseCriteria]); by default every
+// record is delivered.
+func WithFilter(f *filter.Criteria) KafkaOption {
+	return func(c *kafkaConfig) {
+		if f == nil {
+			c.errs = append(c.errs, errors.New("WithFilter: nil criteria"))
+		}
+		c.filter = f
+	}
+}
+
+// WithReportBatchItemFailures makes the mapping read the function's response as a partial
+// batch response (FunctionResponseTypes: [ReportBatchItemFailures]). By default the response
+// is ignored and a batch fails only when the invocation does.
+func WithReportBatchItemFailures() KafkaOption {
+	return func(c *kafkaConfig) { c.reportFailure = true }
+}
+
+// WithMaximumRetryAttempts sets how many times a failed batch is retried, not counting the
+// first attempt: 0 to 10,000, or -1 for infinite, the default. With an on-failure destination,
+// -1 means 10, as AWS documents.
+func WithMaximumRetryAttempts(n int) KafkaOption {
+	return func(c *kafkaConfig) { c.retries, c.retriesSet = n, true }
+}
+
+// WithMaximumRecordAge sets the age (from the record's timestamp) past which a record is given
+// up on instead of being sent; by default records never expire. d must be positive. AWS takes
+// 60 s to 7 days; shorter ages are accepted here, for tests.
+func WithMaximumRecordAge(d time.Duration) KafkaOption {
+	return func(c *kafkaConfig) {
+		if d <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithMaximumRecordAge: %v is not positive (leave the option out for no limit)", d))
+		}
+		c.maxAge = d
+	}
+}
+
+// WithBisectBatchOnFunctionError makes the mapping split a batch the function failed in two
+// and retry each half (BisectBatchOnFunctionError); off by default.
+func WithBisectBatchOnFunctionError() KafkaOption {
+	return func(c *kafkaConfig) { c.bisect = true }
+}
+
+// WithOnFailure sets the on-failure destination, [OnFailureSQS] or [OnFailureKafkaTopic]; by
+// default records given up on are dropped (and committed).
+func WithOnFailure(d Destination) KafkaOption {
+	return func(c *kafkaConfig) {
+		if d == nil {
+			c.errs = append(c.errs, errors.New("WithOnFailure: nil destination"))
+		}
+		c.onFailure = d
+	}
+}
+
+// WithEventSource sets the event's eventSource and eventSourceArn: [kafkaevent.SourceMSK]
+// with the cluster ARN, or [kafkaevent.SourceSelfManaged] with arn "" (the default).
+func WithEventSource(source kafkaevent.Source, arn string) KafkaOption {
+	return func(c *kafkaConfig) { c.source, c.sourceARN = source, arn }
+}
+
+// WithBootstrapServers sets the event's bootstrapServers, host:port each; the default is the
+// brokers given to NewKafka.
+func WithBootstrapServers(servers ...string) KafkaOption {
+	return func(c *kafkaConfig) { c.bootstrap, c.bootstrapSet = servers, true }
+}
+
+// WithFunctionARN sets the functionArn of on-failure records; the default is
+// "arn:aws:lambda:us-east-1:123456789012:function:" followed by the mapping's name.
+func WithFunctionARN(arn string) KafkaOption { return func(c *kafkaConfig) { c.functionARN = arn } }
+
+// WithClientOptions adds franz-go client options (TLS, SASL, logging), applied after the
+// mapping's own; none by default.
+func WithClientOptions(opts ...kgo.Opt) KafkaOption {
+	return func(c *kafkaConfig) { c.clientOpts = append(c.clientOpts, opts...) }
+}
+
+// NewKafka returns a mapping that reads topic from the Kafka cluster at brokers (host:port) and
+// invokes fn. It checks the options but does not connect: [Kafka.Run] does.
+func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (*Kafka, error) {
+	c := kafkaConfig{start: TrimHorizon, batchSize: 100, window: 500 * time.Millisecond, retries: -1, source: kafkaevent.SourceSelfManaged}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.name == "" {
+		c.name = topic
+	}
+	errs := c.errs
+	if len(brokers) == 0 {
+		errs = append(errs, errors.New("no brokers"))
+	}
+	if topic == "" {
+		errs = append(errs, errors.New("no topic"))
+	}
+	if fn == nil {
+		errs = append(errs, errors.New("nil Invoker"))
+	}
+	if c.start != TrimHorizon && c.start != Latest {
+		errs = append(errs, fmt.Errorf("starting position %q: want TRIM_HORIZON or LATEST", c.start))
+	}
+	if c.batchSize < 1 || c.batchSize > 10000 {
+		errs = append(errs, fmt.Errorf("batch size %d: want 1 to 10000", c.batchSize))
+	}
+	if c.window < 0 || c.window > 300*time.Second {
+		errs = append(errs, fmt.Errorf("batching window %v: want 0 to 300s", c.window))
+	}
+	if c.retries < -1 || c.retries > 10000 {
+		errs = append(errs, fmt.Errorf("maximum retry attempts %d: want -1 to 10000", c.retries))
+	}
+	switch c.source {
+	case kafkaevent.SourceMSK:
+		if c.sourceARN == "" {
+			errs = append(errs, errors.New("event source aws:kafka needs the cluster ARN"))
+		}
+	case kafkaevent.SourceSelfManaged:
+		if c.sourceARN != "" {
+			errs = append(errs, errors.New("event source SelfManagedKafka has no eventSourceArn"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("event source %q: want aws:kafka or SelfManagedKafka", c.source))
+	}
+	if d, ok := c.onFailure.(kafkaTopicDestination); ok && (d.topic == "" || d.topic == topic) {
+		errs = append(errs, fmt.Errorf("on-failure topic %q: want a topic other than the source topic", d.topic))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("esm: kafka mapping %q: %w", c.name, errors.Join(errs...))
+	}
+	if c.groupID == "" {
+		c.groupID = "klt-esm-" + c.name
+	}
+	if !c.bootstrapSet {
+		c.bootstrap = slices.Clone(brokers)
+	}
+	if c.functionARN == "" {
+		c.functionARN = "arn:aws:lambda:us-east-1:123456789012:function:" + c.name
+	}
+	if c.onFailure != nil && c.retries == -1 {
+		c.retries = 10 // "Lambda automatically applies a maximum of 10 retry attempts"
+	}
+	c.clientOpts = append([]kgo.Opt{
+		kgo.SeedBrokers(brokers...),
+		kgo.ConsumerGroup(c.groupID),
+		kgo.ConsumeTopics(topic),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		// A resumed partition joins the next fetch only when the one in flight ends.
+		kgo.FetchMaxWait(250 * time.Millisecond),
+	}, c.clientOpts...)
+	if c.start == Latest {
+		c.clientOpts = append(c.clientOpts, kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))
+	} else {
+		c.clientOpts = append(c.clientOpts, kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	}
+	return &Kafka{cfg: c, topic: topic, fn: fn, workers: map[int32]*kafkaPartition{}, lag: map[int32]*partLag{}}, nil
+}
+
+// Counters returns the mapping's running totals; they are updated while Run runs.
+func (m *Kafka) Counters() *Counters { return &m.counters }
+
+// PartitionLag returns, per partition of the topic, the records not yet committed by the
+// group: the high watermark minus the committed offset (the offset the group would resume
+// from). It is refreshed every 500 ms and after each commit; empty before Run has read the
+// topic's partitions.
+func (m *Kafka) PartitionLag() map[int32]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[int32]int64, len(m.lag))
+	for p, l := range m.lag {
+		out[p] = l.value()
+	}
+	return out
+}
+
+func (l *partLag) value() int64 {
+	if l.committed < 0 || l.hwm < l.committed {
+		return 0
+	}
+	return l.hwm - l.committed
+}
+
+// Run joins the group and processes records until ctx is done, then returns nil; records in
+// an unfinished invocation are not committed and are delivered again by the next Run. It
+// returns an error when it cannot go on: the topic does not exist, the cluster is unreachable,
+// the Invoker returned an error, a commit or the on-failure destination failed. Run may be
+// called once.
+func (m *Kafka) Run(ctx context.Context) error {
+	m.mu.Lock()
+	if m.started {
+		m.mu.Unlock()
+		return fmt.Errorf("esm: kafka mapping %q: Run called twice", m.cfg.name)
+	}
+	m.started = true
+	m.mu.Unlock()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m.mu.Lock()
+	m.runCtx = ctx
+	m.fail = func(err error) {
+		m.mu.Lock()
+		if m.failErr == nil {
+			m.failErr = err
+		}
+		m.mu.Unlock()
+		cancel()
+	}
+	m.mu.Unlock()
+	result := func() error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.failErr != nil {
+			return fmt.Errorf("esm: kafka mapping %q: %w", m.cfg.name, m.failErr)
+		}
+		return nil
+	}
+
+	opts := append(slices.Clone(m.cfg.clientOpts),
+		kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
+			m.startWorkers(cl, assigned[m.topic])
+		}),
+		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
+			m.stopWorkers(revoked[m.topic])
+		}),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+			m.stopWorkers(lost[m.topic])
+		}),
+	)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("esm: kafka mapping %q: %w", m.cfg.name, err)
+	}
+	m.mu.Lock()
+	m.client = cl
+	m.mu.Unlock()
+	defer func() {
+		m.stopWorkers(nil)
+		cl.Close()
+	}()
+
+	partitions, err := m.partitions(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return result()
+		}
+		return fmt.Errorf("esm: kafka mapping %q: %w", m.cfg.name, err)
+	}
+	m.mu.Lock()
+	for _, p := range partitions {
+		m.lag[p] = &partLag{committed: -1}
+	}
+	m.mu.Unlock()
+
+	lagDone := make(chan struct{})
+	go func() { defer close(lagDone); m.refreshLag(ctx, partitions) }()
+	defer func() { cancel(); <-lagDone }()
+
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			cl.AllowRebalance()
+			return result()
+		}
+		for _, fe := range fs.Errors() {
+			var dl *kgo.ErrDataLoss
+			if errors.As(fe.Err, &dl) {
+				continue // kgo resets to the new start of the partition; AWS would too
+			}
+			if errors.Is(fe.Err, context.Canceled) || errors.Is(fe.Err, kgo.ErrClientClosed) {
+				continue
+			}
+			m.failRun(fmt.Errorf("fetching %s[%d]: %w", fe.Topic, fe.Partition, fe.Err))
+		}
+		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			if p.Topic != m.topic {
+				return
+			}
+			m.mu.Lock()
+			w := m.workers[p.Partition]
+			if l := m.lag[p.Partition]; l != nil && p.HighWatermark > l.hwm {
+				l.hwm = p.HighWatermark
+			}
+			m.mu.Unlock()
+			if w != nil && len(p.Records) > 0 {
+				w.push(p.Records)
+			}
+		})
+		cl.AllowRebalance()
+	}
+}
+
+// partitions reads the topic's partitions from the cluster's metadata.
+func (m *Kafka) partitions(ctx context.Context) ([]int32, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	t := kmsg.NewMetadataRequestTopic()
+	t.Topic = kmsg.StringPtr(m.topic)
+	req.Topics = append(req.Topics, t)
+	resp, err := req.RequestWith(ctx, m.client)
+	if err != nil {
+		return nil, fmt.Errorf("reading metadata of topic %q: %w", m.topic, err)
+	}
+	for _, rt := range resp.Topics {
+		if rt.Topic == nil || *rt.Topic != m.topic {
+			continue
+		}
+		if err := kerr.ErrorForCode(rt.ErrorCode); err != nil {
+			return nil, fmt.Errorf("topic %q: %w", m.topic, err)
+		}
+		var ps []int32
+		for _, p := range rt.Partitions {
+			ps = append(ps, p.Partition)
+		}
+		slices.Sort(ps)
+		return ps, nil
+	}
+	return nil, fmt.Errorf("topic %q: not in the metadata", m.topic)
+}
+
+// refreshLag reads the partitions' high watermarks (and, for partitions the group has not
+// committed, where it would start) every 500 ms until ctx is done.
+func (m *Kafka) refreshLag(ctx context.Context, partitions []int32) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		latest, err := m.listOffsets(ctx, partitions, -1)
+		if err == nil {
+			var earliest map[int32]int64
+			if m.cfg.start == TrimHorizon {
+				earliest, _ = m.listOffsets(ctx, partitions, -2)
+			}
+			committed := m.client.CommittedOffsets()[m.topic]
+			m.mu.Lock()
+			for p, l := range m.lag {
+				if h, ok := latest[p]; ok && h > l.hwm {
+					l.hwm = h
+				}
+				if l.committed >= 0 {
+					continue
+				}
+				if eo, ok := committed[p]; ok && eo.Offset >= 0 {
+					l.committed = eo.Offset
+				} else if e, ok := earliest[p]; ok {
+					l.committed = e
+				} else if m.cfg.start == Latest {
+					l.committed = l.hwm
+				}
+			}
+			m.mu.Unlock()
+			m.sumLag()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (m *Kafka) listOffsets(ctx context.Context, partitions []int32, ts int64) (map[int32]int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	t := kmsg.NewListOffsetsRequestTopic()
+	t.Topic = m.topic
+	for _, p := range partitions {
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = p, ts, -1
+		t.Partitions = append(t.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, t)
+	resp, err := req.RequestWith(ctx, m.client)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int32]int64{}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if kerr.ErrorForCode(rp.ErrorCode) == nil {
+				out[rp.Partition] = rp.Offset
+			}
+		}
+	}
+	return out, nil
+}
+
+func (m *Kafka) sumLag() {
+	m.mu.Lock()
+	var sum int64
+	for _, l := range m.lag {
+		sum += l.value()
+	}
+	m.mu.Unlock()
+	m.counters.Lag.Store(sum)
+}
+
+func (m *Kafka) partitionID(p int32) string { return m.topic + "-" + strconv.FormatInt(int64(p), 10) }
+
+func (m *Kafka) envelope(p int32) kafkaEnvelope {
+	return newKafkaEnvelope(m.cfg.source, m.cfg.sourceARN, m.cfg.bootstrap, m.topic, p)
+}
+
+// failRun stops Run, which returns err.
+func (m *Kafka) failRun(err error) {
+	m.mu.Lock()
+	fail := m.fail
+	m.mu.Unlock()
+	fail(err)
+}
+
+func (m *Kafka) startWorkers(cl *kgo.Client, ps []int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.client = cl
+	for _, p := range ps {
+		if m.workers[p] != nil {
+			continue
+		}
+		w := newKafkaPartition(m, p)
+		m.workers[p] = w
+		go w.run(m.runCtx)
+	}
+}
+
+// stopWorkers stops the workers of ps (all of them when ps is nil) and waits for them.
+func (m *Kafka) stopWorkers(ps []int32) {
+	m.mu.Lock()
+	var ws []*kafkaPartition
+	for p, w := range m.workers {
+		if ps == nil || slices.Contains(ps, p) {
+			ws = append(ws, w)
+			delete(m.workers, p)
+		}
+	}
+	m.mu.Unlock()
+	for _, w := range ws {
+		close(w.stop)
+	}
+	for _, w := range ws {
+		<-w.done
+	}
+}
+
+// commit commits next as the partition's offset; the commit is not canceled with Run's
+// context, so that a batch the function finished is not delivered again.
+func (m *Kafka) commit(ctx context.Context, p int32, next int64, epoch int32) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	var cerr error
+	offsets := map[string]map[int32]kgo.EpochOffset{m.topic: {p: {Epoch: epoch, Offset: next}}}
+	m.client.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			cerr = err
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, rp := range t.Partitions {
+				if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+					cerr = err
+				}
+			}
+		}
+	})
+	if cerr != nil {
+		return fmt.Errorf("committing offset %d of %s: %w", next, m.partitionID(p), cerr)
+	}
+	m.mu.Lock()
+	if l := m.lag[p]; l != nil {
+		l.committed = next
+	}
+	m.mu.Unlock()
+	m.sumLag()
+	return nil
+}
