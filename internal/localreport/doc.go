@@ -20,7 +20,7 @@
 //
 // A typical run:
 //
-//	p := localreport.NewProgress(os.Stdout, statuses)
+//	p, err := localreport.NewProgress(os.Stdout, statuses)
 //	rec, err := localreport.NewRecorder(statuses, localreport.WithPartitionLag(lags))
 //	...
 //	p.Start()

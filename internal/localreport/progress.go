@@ -1,6 +1,7 @@
 package localreport
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -71,8 +72,15 @@ func Terminal(on bool) ProgressOption { return func(p *Progress) { p.terminal = 
 func PlainEvery(d time.Duration) ProgressOption { return func(p *Progress) { p.plainEvery = d } }
 
 // NewProgress returns a Progress that writes to w the statuses sample returns. sample is
-// called from the Progress's own goroutine and must be safe for that.
-func NewProgress(w io.Writer, sample func() []MappingStatus, opts ...ProgressOption) *Progress {
+// called from the Progress's own goroutine and must be safe for that. It fails when w or
+// sample is nil.
+func NewProgress(w io.Writer, sample func() []MappingStatus, opts ...ProgressOption) (*Progress, error) {
+	if w == nil {
+		return nil, errors.New("localreport: NewProgress: nil writer")
+	}
+	if sample == nil {
+		return nil, errors.New("localreport: NewProgress: nil sample function")
+	}
 	p := &Progress{
 		w: w, sample: sample, terminal: isTerminal(w), plainEvery: 2 * time.Second,
 		history: map[string][]doneAt{}, stop: make(chan struct{}), done: make(chan struct{}),
@@ -84,7 +92,7 @@ func NewProgress(w io.Writer, sample func() []MappingStatus, opts ...ProgressOpt
 	if p.plainEvery < sampleEvery {
 		p.plainEvery = sampleEvery
 	}
-	return p
+	return p, nil
 }
 
 func isTerminal(w io.Writer) bool {
@@ -169,12 +177,17 @@ func (p *Progress) tick(force bool) {
 // then one line per mapping.
 func (p *Progress) render(now time.Time, st []MappingStatus) []string {
 	var b strings.Builder
+	// Names left-aligned (padded here), counts right-aligned (by the tabwriter).
+	head := "mappings at " + fmtElapsed(now.Sub(p.started))
+	nw := len(head)
+	for _, m := range st {
+		nw = max(nw, len(m.Name))
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tin\tin flight\tdone\tfailed\tfiltered\tlag\trecords/s\t\n",
-		"mappings at "+fmtElapsed(now.Sub(p.started)))
+	fmt.Fprintf(tw, "%-*s\tin\tin flight\tdone\tfailed\tfiltered\tlag\trecords/s\t\n", nw, head)
 	for _, m := range st {
 		s := m.Snapshot
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", m.Name, s.In, s.InFlight, s.Done, s.Failed,
+		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", nw, m.Name, s.In, s.InFlight, s.Done, s.Failed,
 			s.Filtered, s.Lag, fmtNum(p.rate(now, m.Name, s.Done)))
 	}
 	tw.Flush()

@@ -70,17 +70,27 @@ func (r *Report) Text(w io.Writer) error {
 	}
 	if len(r.Mappings) > 0 {
 		b.WriteString("\nmappings:\n")
-		tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  mapping\tfunction\tsource\tin\tdone\tfailed\tfiltered\tdead-lettered\tinvocations\terrors\t")
+		// Text columns left-aligned (padded here), counts right-aligned (by the tabwriter).
+		nw, fw, sw := len("mapping"), len("function"), len("source")
 		for _, m := range r.Mappings {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", m.Name, m.Function, m.Source,
+			nw, fw, sw = max(nw, len(m.Name)), max(fw, len(m.Function)), max(sw, len(m.Source))
+		}
+		tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "%-*s\t%-*s\t%-*s\tin\tdone\tfailed\tfiltered\tdead-lettered\tinvocations\terrors\t\n",
+			nw, "mapping", fw, "function", sw, "source")
+		for _, m := range r.Mappings {
+			fmt.Fprintf(tw, "%-*s\t%-*s\t%-*s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", nw, m.Name, fw, m.Function, sw, m.Source,
 				m.In, m.Done, m.Failed, m.Filtered, m.DeadLettered, m.Invocations, m.Errors)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	_, err := io.WriteString(w, strings.Join(lines, "\n"))
 	return err
 }
 
