@@ -73,6 +73,9 @@ func (r *Report) SVG(w io.Writer) error {
 	place(barChart(r.Pipelines, r.Speedup, chartWidth))
 	place(throughputChart(r))
 	place(lagChart(r))
+	if len(r.Faults) > 0 {
+		place(faultsChart(r.Faults, chartWidth))
+	}
 	_, err := fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" font-family="%s"><rect width="100%%" height="100%%" fill="#ffffff"/>%s</svg>
 `, num(chartWidth), num(y), num(chartWidth), num(y), esc(fontStack), b.String())

@@ -327,6 +327,11 @@ func TestSVGWellFormed(t *testing.T) {
 	if n := strings.Count(b.String(), "<polyline"); n != 9 {
 		t.Errorf("report.svg has %d polylines, want 9 (3 functions, 6 lag series)", n)
 	}
+	for _, want := range []string{"fan-out over direct", "31.1", "orders-2@17", "sent to ConsumerFailureQueue"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report.svg lacks %q", want)
+		}
+	}
 }
 
 // Text from the report (names, outcomes) is escaped wherever it lands.

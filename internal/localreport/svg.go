@@ -221,3 +221,24 @@ func figures(ps []Pipeline, w float64) chart {
 	}
 	return chart{w, h, b.String()}
 }
+
+// faultsChart lists the injected faults and where each went, for report.svg (report.html has
+// them as a table).
+func faultsChart(fs []Fault, w float64) chart {
+	const top, row = 44.0, 22.0
+	h := top + float64(len(fs))*row + 12
+	var b strings.Builder
+	fmt.Fprintf(&b, `<rect width="%s" height="%s" fill="#ffffff"/>`, num(w), num(h))
+	fmt.Fprintf(&b, `<text x="24" y="24" font-size="16" font-weight="600" fill="%s">Injected faults</text>`, inkColor)
+	cols := []float64{24, 130, 230, 360, 440}
+	for i, hd := range []string{"pipeline", "fault", "record", "attempts", "outcome"} {
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" font-weight="600" fill="%s">%s</text>`, num(cols[i]), num(top), mutedInk, hd)
+	}
+	for i, f := range fs {
+		y := top + float64(i+1)*row
+		for j, v := range []string{ellipsis(f.Pipeline, 14), ellipsis(f.Fault, 12), ellipsis(f.Record, 18), strconv.Itoa(f.Attempts), ellipsis(f.Outcome, 80)} {
+			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" fill="%s">%s</text>`, num(cols[j]), num(y), inkColor, esc(v))
+		}
+	}
+	return chart{w, h, b.String()}
+}
