@@ -32,6 +32,7 @@ type instance struct {
 	owned        bool // an Invoke holds it
 	waiting      bool // the process is blocked in /next
 	ready        bool // the process has called /next at least once (Init is over)
+	finishing    bool // see Pool.finishing
 	dead         bool // killed or exited: never handed out again
 	reaped       bool // the process has been waited for: its pid may be reused
 	cur          *invocation
@@ -152,6 +153,7 @@ func (in *instance) reap() {
 	in.reaped = true
 	in.waiting = false
 	p.removeIdleLocked(in)
+	p.setFinishingLocked(in, false)
 	delete(p.all, in)
 	p.total--
 	p.notifyLocked()
@@ -171,6 +173,8 @@ func (p *Pool) kill(in *instance) {
 	defer p.mu.Unlock()
 	in.dead = true
 	p.removeIdleLocked(in)
+	p.setFinishingLocked(in, false)
+	p.notifyLocked()
 	in.closeGone()
 	if !in.reaped {
 		signalGroup(in.cmd, sigKill)
@@ -199,10 +203,6 @@ func (in *instance) next(w http.ResponseWriter, r *http.Request) {
 	p := in.p
 	p.mu.Lock()
 	switch {
-	case in.dead:
-		p.mu.Unlock()
-		writeError(w, http.StatusInternalServerError, "InternalServerError", "the execution environment is shutting down")
-		return
 	case in.waiting:
 		p.mu.Unlock()
 		writeError(w, http.StatusForbidden, "InvalidStateTransition", "a call to /next is already pending")
@@ -213,9 +213,12 @@ func (in *instance) next(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in.cur = nil
+	p.setFinishingLocked(in, false)
 	in.waiting = true
 	in.ready = true
-	if !in.owned && !p.closed {
+	// A dead instance (being shut down or killed) is never idle: the call just waits for the
+	// end, as Lambda's shutdown tells the runtime nothing but signals.
+	if !in.owned && !in.dead && !p.closed {
 		p.idle = append(p.idle, in)
 		p.notifyLocked()
 	}

@@ -87,6 +87,10 @@ var ErrClosed = errors.New("lambdaemu: pool closed")
 // call of /next. [lambda-local.md §1, "Lifecycle, timeout and reset"]
 const initTimeout = 10 * time.Second
 
+// finishGrace is how long Invoke waits for a finishing instance (one whose invocation just
+// ended) to call /next before it starts a new one.
+const finishGrace = 200 * time.Millisecond
+
 // shutdownGrace is Lambda's Shutdown phase: SIGTERM, then SIGKILL after 2 s.
 const shutdownGrace = 2 * time.Second
 
@@ -140,6 +144,9 @@ type Pool struct {
 	all     map[*instance]struct{}
 	total   int // processes started and not yet reaped, plus those being started
 	busy    int // instances owned by an Invoke
+	// finishing counts instances whose invocation is over but whose process has not called
+	// /next again yet.
+	finishing int
 	nextN   int
 	changed chan struct{} // closed and replaced when an instance becomes idle or a slot frees
 }
@@ -270,6 +277,8 @@ func (p *Pool) Invoke(ctx context.Context, payload []byte) (esm.Response, error)
 // acquire returns an instance owned by the caller: an idle one, or a new one (cold) when none
 // is idle and the cap allows, else it waits.
 func (p *Pool) acquire(ctx context.Context) (in *instance, cold bool, err error) {
+	graceEnd := time.Now().Add(finishGrace)
+	var timer *time.Timer
 	p.mu.Lock()
 	for {
 		if p.closed {
@@ -283,6 +292,24 @@ func (p *Pool) acquire(ctx context.Context) (in *instance, cold bool, err error)
 			p.busy++
 			p.mu.Unlock()
 			return in, false, nil
+		}
+		// An instance whose invocation just ended is about to call /next (aws-lambda-go does
+		// so at once): wait for it a little rather than start a process.
+		if p.finishing > 0 && time.Now().Before(graceEnd) {
+			ch := p.changed
+			p.mu.Unlock()
+			if timer == nil {
+				timer = time.NewTimer(time.Until(graceEnd))
+				defer timer.Stop()
+			}
+			select {
+			case <-ch:
+			case <-timer.C:
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			}
+			p.mu.Lock()
+			continue
 		}
 		if p.cfg.MaxInstances == 0 || p.total < p.cfg.MaxInstances {
 			p.total++
@@ -317,11 +344,28 @@ func (p *Pool) release(in *instance) {
 	p.mu.Lock()
 	in.owned = false
 	p.busy--
-	if in.waiting && !in.dead && !p.closed {
+	switch {
+	case in.dead || p.closed:
+	case in.waiting:
 		p.idle = append(p.idle, in)
+	default:
+		p.setFinishingLocked(in, true)
 	}
 	p.notifyLocked()
 	p.mu.Unlock()
+}
+
+// setFinishingLocked records whether in is finishing: its invocation is over, and its process
+// has not called /next again yet. p.mu must be held.
+func (p *Pool) setFinishingLocked(in *instance, f bool) {
+	if in.finishing != f {
+		in.finishing = f
+		if f {
+			p.finishing++
+		} else {
+			p.finishing--
+		}
+	}
 }
 
 // notifyLocked wakes every acquire waiting for a change. p.mu must be held.
@@ -470,8 +514,10 @@ func (p *Pool) Close() error {
 	insts := make([]*instance, 0, len(p.all))
 	for in := range p.all {
 		insts = append(insts, in)
+		// The processes are not told anything through the Runtime API (their /next calls
+		// stay pending): Lambda's shutdown is signals only.
 		in.dead = true
-		in.closeGone()
+		p.setFinishingLocked(in, false)
 		if !in.reaped {
 			signalGroup(in.cmd, sigTerm)
 		}
