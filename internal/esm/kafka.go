@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -72,7 +73,7 @@ type Kafka struct {
 
 	mu      sync.Mutex
 	started bool
-	client  *kgo.Client
+	client  atomic.Pointer[kgo.Client]
 	runCtx  context.Context
 	workers map[int32]*kafkaPartition
 	fail    func(error) // stops Run with an error
@@ -108,6 +109,7 @@ type kafkaConfig struct {
 	functionARN   string
 	clientOpts    []kgo.Opt
 	errs          []error
+	backoff       func(retry int) time.Duration // backoff, or shorter in tests
 }
 
 // WithName names the mapping (its logical ID in the template) in errors and in the default
@@ -210,7 +212,7 @@ func WithClientOptions(opts ...kgo.Opt) KafkaOption {
 // NewKafka returns a mapping that reads topic from the Kafka cluster at brokers (host:port) and
 // invokes fn. It checks the options but does not connect: [Kafka.Run] does.
 func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (*Kafka, error) {
-	c := kafkaConfig{start: TrimHorizon, batchSize: 100, window: 500 * time.Millisecond, retries: -1, source: kafkaevent.SourceSelfManaged}
+	c := kafkaConfig{start: TrimHorizon, batchSize: 100, window: 500 * time.Millisecond, retries: -1, source: kafkaevent.SourceSelfManaged, backoff: backoff}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -224,7 +226,7 @@ func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (
 	if topic == "" {
 		errs = append(errs, errors.New("no topic"))
 	}
-	if fn == nil {
+	if f, ok := fn.(InvokerFunc); fn == nil || ok && f == nil {
 		errs = append(errs, errors.New("nil Invoker"))
 	}
 	if c.start != TrimHorizon && c.start != Latest {
@@ -361,9 +363,7 @@ func (m *Kafka) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("esm: kafka mapping %q: %w", m.cfg.name, err)
 	}
-	m.mu.Lock()
-	m.client = cl
-	m.mu.Unlock()
+	m.client.CompareAndSwap(nil, cl)
 	defer func() {
 		m.stopWorkers(nil)
 		cl.Close()
@@ -426,7 +426,7 @@ func (m *Kafka) partitions(ctx context.Context) ([]int32, error) {
 	t := kmsg.NewMetadataRequestTopic()
 	t.Topic = kmsg.StringPtr(m.topic)
 	req.Topics = append(req.Topics, t)
-	resp, err := req.RequestWith(ctx, m.client)
+	resp, err := req.RequestWith(ctx, m.client.Load())
 	if err != nil {
 		return nil, fmt.Errorf("reading metadata of topic %q: %w", m.topic, err)
 	}
@@ -459,7 +459,7 @@ func (m *Kafka) refreshLag(ctx context.Context, partitions []int32) {
 			if m.cfg.start == TrimHorizon {
 				earliest, _ = m.listOffsets(ctx, partitions, -2)
 			}
-			committed := m.client.CommittedOffsets()[m.topic]
+			committed := m.client.Load().CommittedOffsets()[m.topic]
 			m.mu.Lock()
 			for p, l := range m.lag {
 				if h, ok := latest[p]; ok && h > l.hwm {
@@ -497,7 +497,7 @@ func (m *Kafka) listOffsets(ctx context.Context, partitions []int32, ts int64) (
 		t.Partitions = append(t.Partitions, rp)
 	}
 	req.Topics = append(req.Topics, t)
-	resp, err := req.RequestWith(ctx, m.client)
+	resp, err := req.RequestWith(ctx, m.client.Load())
 	if err != nil {
 		return nil, err
 	}
@@ -539,7 +539,7 @@ func (m *Kafka) failRun(err error) {
 func (m *Kafka) startWorkers(cl *kgo.Client, ps []int32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.client = cl
+	m.client.CompareAndSwap(nil, cl)
 	for _, p := range ps {
 		if m.workers[p] != nil {
 			continue
@@ -576,7 +576,7 @@ func (m *Kafka) commit(ctx context.Context, p int32, next int64, epoch int32) er
 	defer cancel()
 	var cerr error
 	offsets := map[string]map[int32]kgo.EpochOffset{m.topic: {p: {Epoch: epoch, Offset: next}}}
-	m.client.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+	m.client.Load().CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
 			cerr = err
 			return

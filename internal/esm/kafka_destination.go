@@ -126,7 +126,7 @@ func (d kafkaTopicDestination) send(ctx context.Context, m *Kafka, f *failure) e
 		}
 		recs = append(recs, &kgo.Record{Topic: d.topic, Key: r.Key, Value: value})
 	}
-	if err := m.client.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+	if err := m.client.Load().ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		return fmt.Errorf("esm: producing on-failure records to %s: %w", d, err)
 	}
 	return nil

@@ -58,7 +58,7 @@ func (w *kafkaPartition) push(recs []*kgo.Record) {
 	w.buffered += len(recs)
 	if !w.paused && w.buffered >= w.highWater() {
 		w.paused = true
-		w.m.client.PauseFetchPartitions(map[string][]int32{w.m.topic: {w.num}})
+		w.m.client.Load().PauseFetchPartitions(map[string][]int32{w.m.topic: {w.num}})
 	}
 	w.mu.Unlock()
 	select {
@@ -74,7 +74,7 @@ func (w *kafkaPartition) release(n int) {
 	w.buffered -= n
 	if w.paused && w.buffered < w.highWater()/2 {
 		w.paused = false
-		w.m.client.ResumeFetchPartitions(map[string][]int32{w.m.topic: {w.num}})
+		w.m.client.Load().ResumeFetchPartitions(map[string][]int32{w.m.topic: {w.num}})
 	}
 }
 
@@ -143,7 +143,7 @@ func (w *kafkaPartition) scan() (n, end int, full bool) {
 		n++
 		bytes += len(e.json)
 	}
-	return n, len(w.queue), false
+	return n, len(w.queue), n == w.m.cfg.batchSize
 }
 
 // next waits for the next batch and takes it from the queue. It returns false when the worker
@@ -319,7 +319,7 @@ func (w *kafkaPartition) process(ctx context.Context, recs []*kafkaEntry) error 
 			queue = queue[1:]
 			continue
 		}
-		if !w.sleep(ctx, backoff(a.retries)) {
+		if !w.sleep(ctx, w.m.cfg.backoff(a.retries)) {
 			return errStopped
 		}
 	}
@@ -356,7 +356,7 @@ func (w *kafkaPartition) giveUp(ctx context.Context, recs []*kafkaEntry, conditi
 			w.m.counters.DeadLettered.Add(int64(len(recs)))
 			return nil
 		}
-		if !w.sleep(ctx, backoff(try)) {
+		if !w.sleep(ctx, w.m.cfg.backoff(try)) {
 			return errStopped
 		}
 	}
