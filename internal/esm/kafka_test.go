@@ -50,7 +50,7 @@ func TestKafkaEventShape(t *testing.T) {
 			produced := []*kgo.Record{
 				{Partition: 1, Key: []byte("k1"), Value: []byte(`{"id":1}`), Timestamp: ts,
 					Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("ë\x00\xff")}, {Key: "h", Value: []byte("2")}, {Key: "empty", Value: []byte{}}}},
-				{Partition: 1, Value: nil, Timestamp: ts},                   // tombstone, no key
+				{Partition: 1, Value: nil, Timestamp: ts},                     // tombstone, no key
 				{Partition: 1, Key: []byte{}, Value: []byte{}, Timestamp: ts}, // empty key and value
 			}
 			f.produce(produced...)
