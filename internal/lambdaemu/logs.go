@@ -76,23 +76,40 @@ func (s *logSink) add(n int, stdout, stderr *os.File) {
 
 // read passes f's lines to the queue until EOF, dropping (and counting) those that find it full.
 func (s *logSink) read(n int, f io.Reader, dropped *atomic.Int64) error {
-	r := bufio.NewReaderSize(f, 64*1024)
+	return splitLines(f, 64*1024, maxLine, func(line []byte) {
+		select {
+		case s.q <- logLine{n, line}:
+		default:
+			dropped.Add(1)
+		}
+	})
+}
+
+// splitLines reads r through a buffer of bufSize bytes and calls emit with each line, without
+// its newline, in a slice emit may keep; a last line without a newline is emitted too. A line
+// longer than limit is emitted cut to limit bytes, followed by a note of how many were cut.
+// It returns nil at EOF, or the read error.
+func splitLines(r io.Reader, bufSize, limit int, emit func([]byte)) error {
+	br := bufio.NewReaderSize(r, bufSize)
 	for {
-		line, err := r.ReadSlice('\n')
-		var out []byte
+		line, err := br.ReadSlice('\n')
 		switch {
 		case err == nil:
-			out = append([]byte(nil), line[:len(line)-1]...)
+			line = line[:len(line)-1]
+			if len(line) > limit {
+				emit(cutLine(line[:limit:limit], len(line)-limit))
+			} else {
+				emit(append([]byte(nil), line...))
+			}
 		case errors.Is(err, bufio.ErrBufferFull):
-			out, err = longLine(r, line)
+			var out []byte
+			out, err = longLine(br, line, limit)
+			emit(out)
 		case len(line) > 0: // the last line has no newline
-			out = append([]byte(nil), line...)
-		}
-		if out != nil {
-			select {
-			case s.q <- logLine{n, out}:
-			default:
-				dropped.Add(1)
+			if len(line) > limit {
+				emit(cutLine(line[:limit:limit], len(line)-limit))
+			} else {
+				emit(append([]byte(nil), line...))
 			}
 		}
 		if err != nil {
@@ -104,21 +121,26 @@ func (s *logSink) read(n int, f io.Reader, dropped *atomic.Int64) error {
 	}
 }
 
-// longLine reads the rest of a line that did not fit r's buffer; first is its start. It keeps
-// maxLine bytes and notes how many it cut.
-func longLine(r *bufio.Reader, first []byte) ([]byte, error) {
-	out := append(make([]byte, 0, 2*len(first)), first...)
-	cut := 0
+// cutLine returns a copy of kept followed by the note that cut bytes were cut.
+func cutLine(kept []byte, cut int) []byte {
+	return fmt.Appendf(append([]byte(nil), kept...), "... [lambdaemu: %d bytes of this line cut]", cut)
+}
+
+// longLine reads the rest of a line that did not fit br's buffer; first is its start. It keeps
+// limit bytes and notes how many it cut.
+func longLine(br *bufio.Reader, first []byte, limit int) ([]byte, error) {
+	out := append(make([]byte, 0, min(2*len(first), limit)), first[:min(len(first), limit)]...)
+	cut := len(first) - min(len(first), limit)
 	for {
-		chunk, err := r.ReadSlice('\n')
+		chunk, err := br.ReadSlice('\n')
 		end := len(chunk)
 		if err == nil {
 			end--
 		}
 		part := chunk[:end]
-		if room := maxLine - len(out); room < len(part) {
-			cut += len(part) - max(room, 0)
-			part = part[:max(room, 0)]
+		if room := limit - len(out); room < len(part) {
+			cut += len(part) - room
+			part = part[:room]
 		}
 		out = append(out, part...)
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -126,9 +148,6 @@ func longLine(r *bufio.Reader, first []byte) ([]byte, error) {
 		}
 		if cut > 0 {
 			out = fmt.Appendf(out, "... [lambdaemu: %d bytes of this line cut]", cut)
-		}
-		if errors.Is(err, io.EOF) {
-			return out, io.EOF
 		}
 		return out, err
 	}
