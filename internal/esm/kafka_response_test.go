@@ -1,0 +1,83 @@
+package esm
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestParseKafkaResponse checks the partial batch response rules, including the older
+// "topic-partition" key.
+//
+// AWS (https://docs.aws.amazon.com/lambda/latest/dg/kafka-retry-configurations.html#kafka-partial-batch-response):
+// "If you return an empty valid JSON or null, the event source mapping will consider a batch as
+// successfully processed. Any invalid topic-partition_number or offset returned that was not
+// present in the invoked event will be treated as failure and entire batch will be retried."
+func TestParseKafkaResponse(t *testing.T) {
+	offsets := []int64{3, 4, 7, 9}
+	for _, tc := range []struct {
+		in     string
+		from   int64
+		failed bool
+		bad    bool
+	}{
+		{in: ``},
+		{in: ` null `},
+		{in: `{}`},
+		{in: `{"batchItemFailures":null}`},
+		{in: `{"batchItemFailures":[]}`},
+		{in: `{"other":1}`},
+		{in: `{"batchItemFailures":[{"itemIdentifier":{"partition":"t-1","offset":7}}]}`, from: 7, failed: true},
+		{in: `{"batchItemFailures":[{"itemIdentifier":{"partition":"t-1","offset":9}},{"itemIdentifier":{"topic-partition":"t-1","offset":4}}]}`, from: 4, failed: true},
+		{in: `{"batchItemFailures":[{"itemIdentifier":{"partition":"t-1","topic-partition":"t-1","offset":3}}]}`, from: 3, failed: true},
+		{in: `{"batchItemFailures":[{"itemIdentifier":{"partition":"t-1","topic-partition":"t-2","offset":3}}]}`, bad: true},
+		{in: `{"batchItemFailures":[{"itemIdentifier":{"partition":"t-1","offset":5}}]}`, bad: true},
+		{in: `{"batchItemFailures":[{"itemIdentifier":{"partition":"t-2","offset":3}}]}`, bad: true},
+		{in: `{"batchItemFailures":[{"itemIdentifier":{"partition":"t-1","offset":"3"}}]}`, bad: true},
+		{in: `{"batchItemFailures":[{"itemIdentifier":{"partition":"t-1","offset":3.0}}]}`, bad: true},
+		{in: `{"batchItemFailures":[{"itemIdentifier":{"partition":"t-1"}}]}`, bad: true},
+		{in: `{"batchItemFailures":[{"itemIdentifier":{"offset":3}}]}`, bad: true},
+		{in: `{"batchItemFailures":[{"itemIdentifier":null}]}`, bad: true},
+		{in: `{"batchItemFailures":[{"itemIdentifier":"t-1-3"}]}`, bad: true},
+		{in: `{"batchItemFailures":[{}]}`, bad: true},
+		{in: `{"batchItemFailures":[null]}`, bad: true},
+		{in: `{"batchItemFailures":{}}`, bad: true},
+		{in: `{"batchItemFailures":[`, bad: true},
+		{in: `"ok"`, bad: true},
+		{in: `[]`, bad: true},
+	} {
+		from, failed, err := parseKafkaResponse([]byte(tc.in), "t-1", offsets)
+		var re *ResponseError
+		if tc.bad {
+			if !errors.As(err, &re) {
+				t.Errorf("%s: err = %v, want a *ResponseError", tc.in, err)
+			}
+			continue
+		}
+		if err != nil || failed != tc.failed || from != tc.from {
+			t.Errorf("%s: = %d %v %v, want %d %v", tc.in, from, failed, err, tc.from, tc.failed)
+		}
+	}
+}
+
+// FuzzKafkaResponse checks that the partial batch response parser never panics, and that what
+// it accepts as a failure names an offset of the batch.
+func FuzzKafkaResponse(f *testing.F) {
+	f.Add([]byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"t-1","offset":7}}]}`))
+	f.Add([]byte(`{"batchItemFailures":[{"itemIdentifier":{"topic-partition":"t-1","offset":4}}]}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"t-1","offset":9223372036854775807}}]}`))
+	offsets := []int64{3, 4, 7, 9}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		from, failed, err := parseKafkaResponse(data, "t-1", offsets)
+		if err != nil {
+			var re *ResponseError
+			if !errors.As(err, &re) || re.Error() == "" {
+				t.Fatalf("error %v is not a *ResponseError", err)
+			}
+			return
+		}
+		if failed && !containsOffset(offsets, from) {
+			t.Fatalf("from %d is not an offset of the batch", from)
+		}
+	})
+}
