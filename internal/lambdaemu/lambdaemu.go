@@ -138,17 +138,17 @@ type Pool struct {
 	initTimeout time.Duration
 	logs        *logSink // nil when cfg.Logs is nil
 
-	mu      sync.Mutex
-	closed  bool
-	idle    []*instance // waiting in /next and owned by no Invoke; most recently used last
-	all     map[*instance]struct{}
-	total   int // processes started and not yet reaped, plus those being started
-	busy    int // instances owned by an Invoke
+	mu     sync.Mutex
+	closed bool
+	idle   []*instance // waiting in /next and owned by no Invoke; most recently used last
+	all    map[*instance]struct{}
+	total  int // processes started and not yet reaped, plus those being started
+	busy   int // instances owned by an Invoke
 	// finishing counts instances whose invocation is over but whose process has not called
 	// /next again yet.
 	finishing int
-	nextN   int
-	changed chan struct{} // closed and replaced when an instance becomes idle or a slot frees
+	nextN     int
+	changed   chan struct{} // closed and replaced when an instance becomes idle or a slot frees
 }
 
 var _ esm.Invoker = (*Pool)(nil)
@@ -213,14 +213,14 @@ func runtimeEnv(cfg Config) ([]string, error) {
 	for i, kv := range cfg.Env {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("Env[%d] %q is not KEY=VALUE", i, kv)
+			return nil, fmt.Errorf("environment entry %d, %q, is not KEY=VALUE", i, kv)
 		}
 		switch k {
 		case "AWS_LAMBDA_RUNTIME_API":
 			continue
 		case "AWS_LAMBDA_MAX_CONCURRENCY":
 			if v != "" && v != "1" {
-				return nil, fmt.Errorf("Env sets AWS_LAMBDA_MAX_CONCURRENCY=%s: an instance runs one invocation at a time", v)
+				return nil, fmt.Errorf("environment sets AWS_LAMBDA_MAX_CONCURRENCY=%s: an instance runs one invocation at a time", v)
 			}
 		}
 		has[k] = true

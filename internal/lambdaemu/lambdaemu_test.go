@@ -740,7 +740,7 @@ func TestStartValidates(t *testing.T) {
 		"not executable": {func(c *Config) { c.Bootstrap = "lambdaemu.go" }, "not an executable"},
 		"no timeout":     {func(c *Config) { c.Timeout = 0 }, "Timeout is 0s"},
 		"negative max":   {func(c *Config) { c.MaxInstances = -1 }, "MaxInstances is -1"},
-		"bad env":        {func(c *Config) { c.Env = []string{"NOEQUALS"} }, `Env[0] "NOEQUALS" is not KEY=VALUE`},
+		"bad env":        {func(c *Config) { c.Env = []string{"NOEQUALS"} }, `environment entry 0, "NOEQUALS", is not KEY=VALUE`},
 		"concurrency":    {func(c *Config) { c.Env = []string{"AWS_LAMBDA_MAX_CONCURRENCY=4"} }, "AWS_LAMBDA_MAX_CONCURRENCY=4"},
 		"bad dir":        {func(c *Config) { c.Dir = "lambdaemu.go" }, "not a directory"},
 	} {
