@@ -566,6 +566,13 @@ func (m *Kafka) stopWorkers(ps []int32) {
 	}
 	for _, w := range ws {
 		<-w.done
+		w.mu.Lock()
+		if w.paused {
+			// A partition assigned again gets a new worker, which must get records.
+			w.paused = false
+			m.client.Load().ResumeFetchPartitions(map[string][]int32{m.topic: {w.num}})
+		}
+		w.mu.Unlock()
 	}
 }
 
