@@ -35,6 +35,7 @@ type instance struct {
 	finishing    bool // see Pool.finishing
 	dead         bool // killed or exited: never handed out again
 	reaped       bool // the process has been waited for: its pid may be reused
+	registered   bool // in p.all, counted in p.total until reaped
 	cur          *invocation
 	initErr      *esm.InvokeError
 	initTimedOut bool
@@ -110,6 +111,7 @@ func (p *Pool) startInstance(n int) (*instance, error) {
 	p.mu.Lock()
 	closed := p.closed
 	if !closed {
+		in.registered = true
 		p.all[in] = struct{}{}
 		in.owned = true
 		if p.logs != nil {
@@ -154,9 +156,11 @@ func (in *instance) reap() {
 	in.waiting = false
 	p.removeIdleLocked(in)
 	p.setFinishingLocked(in, false)
-	delete(p.all, in)
-	p.total--
-	p.notifyLocked()
+	if in.registered { // else startInstance's caller gives the slot back
+		delete(p.all, in)
+		p.total--
+		p.notifyLocked()
+	}
 	p.mu.Unlock()
 	// What the process started (its group) dies with it, as a reset ends the whole execution
 	// environment. The group id stays in use while any member lives; with none left, the

@@ -251,6 +251,10 @@ func (p *Pool) Instances() (total, busy int) {
 
 // Invoke runs the function once with payload as its event and waits for the outcome. See the
 // package documentation for what the Response holds and when an error is returned instead.
+//
+// When ctx ends, Invoke returns ctx.Err(). If the event was already running, its instance is
+// reset (killed), since the function may still be acting on it; if it was still waiting for
+// an instance, or for a new one to start, nothing is lost and the instance is kept.
 func (p *Pool) Invoke(ctx context.Context, payload []byte) (esm.Response, error) {
 	if len(payload) > MaxRequestSize {
 		return esm.Response{Err: &esm.InvokeError{

@@ -772,3 +772,34 @@ func TestParseErrorBody(t *testing.T) {
 		}
 	}
 }
+
+func TestCloseDuringColdStarts(t *testing.T) {
+	p, _ := newPool(t, nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for range 20 {
+		wg.Go(func() {
+			for {
+				_, err := p.Invoke(context.Background(), []byte(`{"op":"sleep","ms":20}`))
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(30 * time.Millisecond) // some instances are starting, some running
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("Invoke during Close = %v, want ErrClosed", err)
+		}
+	}
+	if total, busy := p.Instances(); total != 0 || busy != 0 {
+		t.Errorf("after Close, Instances() = %d, %d, want 0, 0", total, busy)
+	}
+}
