@@ -22,6 +22,7 @@ import (
 const (
 	TrimHorizon = "TRIM_HORIZON" // the oldest record of each partition
 	Latest      = "LATEST"       // records produced after the group first joins
+	AtTimestamp = "AT_TIMESTAMP" // records from a time on (WithStartingTimestamp)
 )
 
 // Kafka is an emulated Kafka event source mapping: a consumer group on one topic that invokes
@@ -92,6 +93,7 @@ type KafkaOption func(*kafkaConfig)
 type kafkaConfig struct {
 	name          string
 	groupID       string
+	startAt       time.Time // AT_TIMESTAMP
 	start         string
 	batchSize     int
 	window        time.Duration
@@ -125,6 +127,13 @@ func WithGroupID(id string) KafkaOption { return func(c *kafkaConfig) { c.groupI
 // (the default) or [Latest]. AWS requires the property; TRIM_HORIZON is the default here so
 // that records produced before the mapping starts are not missed.
 func WithStartingPosition(p string) KafkaOption { return func(c *kafkaConfig) { c.start = p } }
+
+// WithStartingTimestamp makes a group without committed offsets start at the first record of
+// each partition whose timestamp is t or later: the AT_TIMESTAMP starting position with
+// StartingPositionTimestamp t.
+func WithStartingTimestamp(t time.Time) KafkaOption {
+	return func(c *kafkaConfig) { c.start, c.startAt = AtTimestamp, t }
+}
 
 // WithBatchSize sets the most records in one invocation, 1 to 10,000; the default is 100.
 func WithBatchSize(n int) KafkaOption { return func(c *kafkaConfig) { c.batchSize = n } }
@@ -229,8 +238,8 @@ func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (
 	if f, ok := fn.(InvokerFunc); fn == nil || ok && f == nil {
 		errs = append(errs, errors.New("nil Invoker"))
 	}
-	if c.start != TrimHorizon && c.start != Latest {
-		errs = append(errs, fmt.Errorf("starting position %q: want TRIM_HORIZON or LATEST", c.start))
+	if c.start != TrimHorizon && c.start != Latest && (c.start != AtTimestamp || c.startAt.IsZero()) {
+		errs = append(errs, fmt.Errorf("starting position %q: want TRIM_HORIZON, LATEST, or AT_TIMESTAMP through WithStartingTimestamp", c.start))
 	}
 	if c.batchSize < 1 || c.batchSize > 10000 {
 		errs = append(errs, fmt.Errorf("batch size %d: want 1 to 10000", c.batchSize))
@@ -280,9 +289,12 @@ func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (
 		// A resumed partition joins the next fetch only when the one in flight ends.
 		kgo.FetchMaxWait(250 * time.Millisecond),
 	}, c.clientOpts...)
-	if c.start == Latest {
+	switch c.start {
+	case Latest:
 		c.clientOpts = append(c.clientOpts, kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))
-	} else {
+	case AtTimestamp:
+		c.clientOpts = append(c.clientOpts, kgo.ConsumeResetOffset(kgo.NewOffset().AfterMilli(c.startAt.UnixMilli())))
+	default:
 		c.clientOpts = append(c.clientOpts, kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	}
 	return &Kafka{cfg: c, topic: topic, fn: fn, workers: map[int32]*kafkaPartition{}, lag: map[int32]*partLag{}}, nil
@@ -456,8 +468,11 @@ func (m *Kafka) refreshLag(ctx context.Context, partitions []int32) {
 		latest, err := m.listOffsets(ctx, partitions, -1)
 		if err == nil {
 			var earliest map[int32]int64
-			if m.cfg.start == TrimHorizon {
+			switch m.cfg.start {
+			case TrimHorizon:
 				earliest, _ = m.listOffsets(ctx, partitions, -2)
+			case AtTimestamp:
+				earliest, _ = m.listOffsets(ctx, partitions, m.cfg.startAt.UnixMilli())
 			}
 			committed := m.client.Load().CommittedOffsets()[m.topic]
 			m.mu.Lock()
@@ -470,10 +485,10 @@ func (m *Kafka) refreshLag(ctx context.Context, partitions []int32) {
 				}
 				if eo, ok := committed[p]; ok && eo.Offset >= 0 {
 					l.committed = eo.Offset
-				} else if e, ok := earliest[p]; ok {
+				} else if e, ok := earliest[p]; ok && e >= 0 {
 					l.committed = e
-				} else if m.cfg.start == Latest {
-					l.committed = l.hwm
+				} else if m.cfg.start != TrimHorizon {
+					l.committed = l.hwm // LATEST, or no record since the timestamp yet
 				}
 			}
 			m.mu.Unlock()

@@ -529,3 +529,34 @@ func TestKafkaThroughput(t *testing.T) {
 		t.Errorf("5000 records took %v", d)
 	}
 }
+
+// TestKafkaStartingTimestamp checks AT_TIMESTAMP: a new group starts at the first record of
+// each partition stamped at or after the timestamp, and its lag counts only those records.
+//
+// AWS (https://docs.aws.amazon.com/lambda/latest/api/API_CreateEventSourceMapping.html):
+// "StartingPositionTimestamp: With StartingPosition set to AT_TIMESTAMP, the time from which to
+// start reading, in Unix time seconds."
+func TestKafkaStartingTimestamp(t *testing.T) {
+	f := newKafkaFixture(t, "orders", 2)
+	f.produceN(0, 5)
+	f.produceN(1, 5)
+	time.Sleep(20 * time.Millisecond)
+	since := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	f.produce(&kgo.Record{Value: []byte("new-0"), Partition: 0}, &kgo.Record{Value: []byte("new-1"), Partition: 1})
+	fn := newKafkaFunction(t, nil)
+	m := newKafkaMapping(t, f, fn, WithStartingTimestamp(since))
+	runKafka(t, m)
+	kafkaWaitFor(t, 10*time.Second, "the two new records, and no lag", func() bool {
+		return len(fn.delivered()) == 2 && m.Counters().Lag.Load() == 0
+	})
+	time.Sleep(200 * time.Millisecond)
+	got := fn.delivered()
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"new-0", "new-1"}) {
+		t.Errorf("delivered %q, want only the records since the timestamp", got)
+	}
+	if _, err := NewKafka(f.brokers(), "orders", fn, WithStartingPosition(AtTimestamp)); err == nil {
+		t.Error("AT_TIMESTAMP without a timestamp: no error")
+	}
+}
