@@ -38,11 +38,12 @@
 // # Outcomes
 //
 // [Pool.Invoke] returns the function's answer as an [esm.Response]: Payload on success, or Err
-// with Lambda's error type: the errorType the runtime reported (e.g. "errorString",
-// "runtime.Error" for a Go panic), "Sandbox.Timedout" on timeout, "Runtime.ExitError" when the
-// process died, "Function.ResponseSizeTooLarge" for a response over [MaxResponseSize], and
-// "RequestEntityTooLarge" for an event over [MaxRequestSize]. It returns an error only when no
-// invocation could be made: its context ended, the pool is closed ([ErrClosed]), or the
+// with Lambda's error type: the errorType the runtime reported (aws-lambda-go sends the Go
+// type of the error, e.g. "errorString", or of a panic's value, e.g. "string"),
+// "Sandbox.Timedout" on timeout, "Runtime.ExitError" when the process died,
+// "Function.ResponseSizeTooLarge" for a response over [MaxResponseSize], and
+// "RequestEntityTooLarge" for an event over [MaxRequestSize]. It returns an error only when
+// no invocation could be made: its context ended, the pool is closed ([ErrClosed]), or the
 // bootstrap could not be started.
 //
 // # Logs
