@@ -128,6 +128,12 @@ type Config struct {
 	// Lines longer than 1 MiB are cut to 1 MiB and end with a note of the bytes cut. A nil
 	// Logs discards the output.
 	Logs func(instance int, line []byte)
+	// OnEvent, when set, is called as each event is handed to a process (its response to
+	// /next), with the instance's number, the process ID and the payload, which it must not
+	// modify. It must return quickly. Fault injection uses it: klt local stops (SIGSTOP) the
+	// process that receives a chosen record, so that its invocation times out as a hung
+	// runtime's would.
+	OnEvent func(instance, pid int, payload []byte)
 }
 
 // Pool runs instances of one function and invokes them. It is safe for concurrent use and

@@ -804,3 +804,36 @@ func TestCloseDuringColdStarts(t *testing.T) {
 		t.Errorf("after Close, Instances() = %d, %d, want 0, 0", total, busy)
 	}
 }
+
+// TestOnEventFreezeTimesOut checks the fault-injection hook: OnEvent sees each event with the
+// pid of the process that gets it, and a process stopped there (SIGSTOP, as klt local's timeout
+// fault does) times out like a hung runtime, and is replaced.
+func TestOnEventFreezeTimesOut(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	p, _ := newPool(t, func(c *Config) {
+		c.Timeout = 500 * time.Millisecond
+		c.OnEvent = func(instance, pid int, payload []byte) {
+			mu.Lock()
+			seen = append(seen, fmt.Sprintf("%d %d %s", instance, pid, payload))
+			mu.Unlock()
+			if strings.Contains(string(payload), "freeze") {
+				syscall.Kill(pid, syscall.SIGSTOP)
+			}
+		}
+	})
+	first := invokeOK(t, p, map[string]any{"op": "echo"}).Pid
+	e := invokeErr(t, p, map[string]any{"op": "echo", "data": "freeze"})
+	if e.Type != "Sandbox.Timedout" {
+		t.Errorf("frozen process: error %+v, want Sandbox.Timedout", e)
+	}
+	waitDead(t, first)
+	if pid := invokeOK(t, p, map[string]any{"op": "echo"}).Pid; pid == first {
+		t.Error("after the timeout the event went to the frozen process")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 3 || !strings.HasPrefix(seen[0], fmt.Sprintf("1 %d {", first)) || !strings.Contains(seen[1], "freeze") {
+		t.Errorf("OnEvent saw %q", seen)
+	}
+}
