@@ -12,7 +12,7 @@ FUZZTIME  ?= 15s
 # "0/sec" and eats a short run whole; new inputs are kept unminimized past this.
 FUZZMINTIME ?= 2s
 
-.PHONY: all test unit lint fmt bench bench-peer fuzz tools clean node_modules
+.PHONY: all test unit lint fmt bench bench-peer fuzz tools clean node_modules demo
 
 all: test
 
@@ -37,6 +37,17 @@ lint:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+## demo: the sample stack of template.yaml on this machine (klt local): 500 orders straight from
+## Kafka (5 partitions, the orders API taking 300 ms per order), 5,000 through the SQS FIFO
+## fan-out, then both at once on 60 orders with a poison record, a transient API error and a
+## timed-out invocation. Progress on stdout; the report in $(DEMO_DIR)/report.html and .json.
+DEMO_DIR ?= demo
+# klt is built as the functions are (CGO_ENABLED=0, -trimpath), so that the packages they share
+# are compiled once.
+demo: node_modules
+	CGO_ENABLED=0 $(GO) run -trimpath ./cmd/klt local --template template.yaml --partitions 5 --keys 100 --work 300ms \
+	  --load ConsumerFunction=500 --load 5000 --faults 60 --report $(DEMO_DIR)
 
 ## bench: every benchmark beside its alternative, summarised by benchstat.
 bench: node_modules

@@ -325,6 +325,7 @@ type localStack struct {
 	r         *resolver
 	endpoints map[string]string // AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, KAFKA_*
 	kafka     bool              // a Kafka is needed: startKafka starts it
+	sqs       *localsqs.Server  // nil when no queue is needed
 	stops     []func()
 }
 
@@ -370,6 +371,7 @@ func startLocal(ctx context.Context, t *invokeTemplate, need needs) (*localStack
 			return ls, fmt.Errorf("starting local-aws-sqs for the function's queues: %w", err)
 		}
 		ls.stops = append(ls.stops, s.Stop)
+		ls.sqs = s
 		ls.endpoints["AWS_ENDPOINT_URL_SQS"] = s.Endpoint()
 		if err := createQueues(ctx, s, r); err != nil {
 			return ls, err

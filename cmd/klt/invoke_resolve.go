@@ -18,6 +18,7 @@ type resolver struct {
 	tables    map[string]localTable // by logical ID
 	queueURLs map[string]string     // logical ID -> URL (only once the queues exist)
 	queues    map[string]localQueue // by logical ID
+	params    map[string]string     // parameter values that replace the Defaults (klt local's)
 }
 
 // str evaluates n to a string, at where (for messages).
@@ -209,6 +210,9 @@ func (r *resolver) ref(name string, n *yaml.Node, where string) (any, error) {
 	}
 	if q, ok := r.queues[name]; ok {
 		return r.queueURL(q, n, where)
+	}
+	if v, ok := r.params[name]; ok {
+		return v, nil
 	}
 	if _, p := mapGet(r.t.params, name); p != nil {
 		_, def := mapGet(p, "Default")

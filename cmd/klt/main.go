@@ -72,6 +72,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runInvoke(ctx, args[1:], stdin, stdout, stderr)
 	case "env-vars":
 		return runEnvVars(ctx, args[1:], stdin, stdout, stderr)
+	case "local":
+		return runLocal(ctx, args[1:], stdin, stdout, stderr)
 	case "lint":
 		return runLint(ctx, args[1:], stdout, stderr)
 	}
@@ -280,6 +282,7 @@ Commands:
   consume        print records of a Kafka topic as JSON Lines, or as one event (--event)
   invoke         run a function of a SAM template with an event, as sam local invoke, without Docker
   env-vars       start local servers and write a sam local invoke --env-vars file pointing at them
+  local          run a SAM stack locally, event source mappings included; --load measures it
   lint           check a SAM template: the SAM schema, and the mistakes that lose records
   help           show help: "klt help event build" shows the record line format
   version        print klt's module version and the commit it was built from (also --version)

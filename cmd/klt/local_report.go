@@ -1,0 +1,335 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kafkalambda/toolkit/internal/esm"
+	"github.com/kafkalambda/toolkit/internal/localreport"
+)
+
+// live is the set of mappings running now, for the progress lines and the recorder, and
+// the totals of those that ran before.
+type live struct {
+	mu     sync.Mutex
+	runs   []*running
+	totals map[string]*localreport.Mapping // by mapping id
+	order  []string
+}
+
+func (l *live) set(runs []*running) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if runs == nil { // the phase ended: add its mappings' counts to the totals
+		for _, r := range l.runs {
+			s := r.counters.Snapshot()
+			t := l.totals[r.spec.id]
+			if t == nil {
+				m := localreport.MappingFromSnapshot(r.spec.id, r.spec.function, r.source(), esm.Snapshot{})
+				t = &m
+				l.totals[r.spec.id] = t
+				l.order = append(l.order, r.spec.id)
+			}
+			t.In += s.In
+			t.Done += s.Done
+			t.Failed += s.Failed
+			t.Filtered += s.Filtered
+			t.DeadLettered += s.DeadLettered
+			t.Invocations += s.Invocations
+			t.Errors += s.Errors
+		}
+	}
+	l.runs = runs
+}
+
+func (l *live) statuses() []localreport.MappingStatus {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]localreport.MappingStatus, len(l.runs))
+	for i, r := range l.runs {
+		out[i] = localreport.MappingStatus{Name: r.spec.id, Function: r.spec.function, Snapshot: r.counters.Snapshot()}
+	}
+	return out
+}
+
+func (l *live) partitionLag() map[string]int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]int64{}
+	for _, r := range l.runs {
+		if r.kafka == nil {
+			continue
+		}
+		for p, lag := range r.kafka.PartitionLag() {
+			out[fmt.Sprintf("%s-%d", r.spec.topics[0], p)] += lag
+		}
+	}
+	return out
+}
+
+// source names what the mapping reads: its topic or queue.
+func (r *running) source() string {
+	if r.spec.kind == kafkaMapping {
+		return r.spec.topics[0]
+	}
+	return r.spec.queue
+}
+
+// pipelineName is the report's name of p: "direct" for one function, "fan-out" for more.
+func pipelineName(p *pipeline) string {
+	if len(p.functions) == 1 {
+		return "direct"
+	}
+	return "fan-out"
+}
+
+// loadAndReport runs a phase per pipeline with its load, then the fault phase, and reports.
+func (s *stack) loadAndReport(ctx context.Context) error {
+	for name := range s.c.loads {
+		if name == "" {
+			continue
+		}
+		found := false
+		for _, p := range s.pipelines {
+			found = found || p.functions[0] == name
+		}
+		if !found {
+			var firsts []string
+			for _, p := range s.pipelines {
+				firsts = append(firsts, p.functions[0])
+			}
+			return fmt.Errorf("--load %s=N: no pipeline starts at %s; pipelines start at %s", name, name, strings.Join(firsts, ", "))
+		}
+	}
+	if s.api == nil {
+		return fmt.Errorf("--load needs the template parameter %s: klt local counts what each record applied at the local orders API it serves there", ordersAPIParam)
+	}
+	started := time.Now()
+	lv := &live{totals: map[string]*localreport.Mapping{}}
+	prog, err := localreport.NewProgress(s.out, lv.statuses)
+	if err != nil {
+		return err
+	}
+	rec, err := localreport.NewRecorder(lv.statuses, localreport.WithPartitionLag(lv.partitionLag))
+	if err != nil {
+		return err
+	}
+	prog.Start()
+	rec.Start()
+	stopped := false
+	stopDisplay := func() {
+		if !stopped {
+			stopped = true
+			prog.Stop()
+			rec.Stop()
+		}
+	}
+	defer stopDisplay()
+
+	var results, faultResults []pipelineResult
+	firstID := int64(1)
+	for i, p := range s.pipelines {
+		n := s.c.loads.get(p.functions[0], 0)
+		if n == 0 {
+			continue
+		}
+		fmt.Fprintf(s.out, "klt local: %s (%s): %d records\n", pipelineName(p), p.name, n)
+		res, err := s.phase(ctx, fmt.Sprintf("p%d", i+1), []*pipeline{p}, n, firstID, false, lv.set)
+		if err != nil {
+			return err
+		}
+		results = append(results, res...)
+		firstID += int64(n)
+	}
+	if s.c.faults > 0 {
+		fmt.Fprintf(s.out, "klt local: every pipeline at once, %d records with faults: a poison record, a transient orders API error, a timed-out invocation\n", s.c.faults)
+		res, err := s.phase(ctx, "faults", s.pipelines, s.c.faults, firstID, true, lv.set)
+		if err != nil {
+			return err
+		}
+		faultResults = res
+	}
+	stopDisplay()
+
+	rep := s.report(started, results, faultResults, lv, rec)
+	if err := rep.Validate(); err != nil {
+		return err
+	}
+	if err := rep.Text(s.out); err != nil {
+		return err
+	}
+	if s.c.report != "" {
+		if err := rep.Write(s.c.report); err != nil {
+			return err
+		}
+		fmt.Fprintf(s.out, "klt local: wrote %s/report.json and %s/report.html; function logs in %s\n", s.c.report, s.c.report, s.logDir)
+	} else {
+		fmt.Fprintf(s.out, "klt local: function logs in %s\n", s.logDir)
+	}
+	var bad []string
+	for _, r := range append(append([]pipelineResult(nil), results...), faultResults...) {
+		if r.lost > 0 || r.appliedTwice > 0 || r.orderViolations > 0 {
+			bad = append(bad, fmt.Sprintf("%s (%s): lost %d %v, applied twice %d, order violations %d",
+				pipelineName(r.pipe), r.phase, r.lost, r.lostKeys, r.appliedTwice, r.orderViolations))
+		}
+	}
+	_, _, unreadable := s.drains.snapshot()
+	for _, u := range unreadable {
+		bad = append(bad, "unreadable dead letter: "+u)
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("the stack lost, duplicated or reordered records:\n  %s", strings.Join(bad, "\n  "))
+	}
+	return nil
+}
+
+// report assembles the report of a run.
+func (s *stack) report(started time.Time, results, faultResults []pipelineResult, lv *live, rec *localreport.Recorder) *localreport.Report {
+	rep := &localreport.Report{
+		Tool: "klt local", Version: strings.TrimPrefix(versionLine(), "klt "), Started: started, Template: s.c.template,
+		Machine: localreport.ThisMachine(),
+		Scenario: localreport.Scenario{
+			Records: s.c.loads.get("", 0), Keys: s.c.keys, WorkMS: int(s.c.work.Milliseconds()),
+			Rate: s.c.rate,
+		},
+		Series: rec.Series(),
+	}
+	if len(s.pipelines) > 0 {
+		rep.Scenario.Partitions = s.c.partitions.get(s.pipelines[0].topic, 1)
+	}
+	add := func(r pipelineResult, suffix string) {
+		p := localreport.Pipeline{
+			Name: pipelineName(r.pipe) + suffix, Functions: r.pipe.functions,
+			Records: int64(r.records), Seconds: r.seconds,
+			Lost: int64(r.lost), AppliedTwice: int64(r.appliedTwice), OrderViolations: int64(r.orderViolations),
+			DeadLettered: int64(r.deadLettered), Filtered: int64(r.filtered), Retried: int64(r.retried),
+			FailedInvocations: r.failedInvocations,
+		}
+		if r.seconds > 0 {
+			p.RecordsPerSecond = float64(r.records-r.filtered) / r.seconds
+		}
+		if len(r.latencies) > 0 {
+			p.SetLatencies(r.latencies)
+		}
+		rep.Pipelines = append(rep.Pipelines, p)
+	}
+	for _, r := range results {
+		add(r, "")
+	}
+	for _, r := range faultResults {
+		add(r, ", with faults")
+		for _, f := range r.faults {
+			rep.Faults = append(rep.Faults, localreport.Fault{
+				Pipeline: pipelineName(r.pipe) + ", with faults", Fault: f.fault, Record: reportRecord(f.record),
+				Outcome: f.outcome, Attempts: f.attempts, Applied: f.applied,
+			})
+		}
+	}
+	var direct, fan string
+	for _, r := range results {
+		if len(r.pipe.functions) == 1 && direct == "" {
+			direct = pipelineName(r.pipe)
+		}
+		if len(r.pipe.functions) > 1 && fan == "" {
+			fan = pipelineName(r.pipe)
+		}
+	}
+	if direct != "" && fan != "" {
+		if sp, err := localreport.NewSpeedup(rep.Pipelines, fan, direct); err == nil {
+			rep.Speedup = sp
+		}
+	}
+	for _, id := range lv.order {
+		rep.Mappings = append(rep.Mappings, *lv.totals[id])
+	}
+	return rep
+}
+
+// reportRecord writes a recordKey (topic-partition-offset) as the report does,
+// topic-partition@offset.
+func reportRecord(key string) string {
+	tp, off, ok := splitKey(key)
+	if !ok {
+		return key
+	}
+	return fmt.Sprintf("%s@%d", tp, off)
+}
+
+// serve runs every mapping with the template's consumer groups until ctx is done: the stack
+// is up for klt produce, klt consume, the AWS CLI.
+func (s *stack) serve(ctx context.Context) error {
+	lv := &live{totals: map[string]*localreport.Mapping{}}
+	fmt.Fprintf(s.out, "klt local: Kafka at %s (plaintext)", strings.Join(s.brokers, ","))
+	for _, k := range []string{"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_DYNAMODB"} {
+		if v := s.ls.endpoints[k]; v != "" {
+			fmt.Fprintf(s.out, ", %s=%s", k, v)
+		}
+	}
+	fmt.Fprintf(s.out, "\nklt local: produce with: klt produce --brokers %s --topic %s < records.jsonl; Ctrl-C stops\n",
+		strings.Join(s.brokers, ","), s.pipelines[0].topic)
+	runs, err := s.startMappings(ctx, s.specs, "", time.Time{})
+	lv.set(runs)
+	if err != nil {
+		return err
+	}
+	prog, err := localreport.NewProgress(s.out, lv.statuses)
+	if err != nil {
+		return err
+	}
+	prog.Start()
+	var runErr error
+	for _, r := range runs {
+		if err := <-r.done; err != nil && ctx.Err() == nil {
+			runErr = fmt.Errorf("mapping %s: %w", r.spec.id, err)
+		}
+	}
+	prog.Stop()
+	return runErr
+}
+
+// usageLocal is the help of "klt local".
+const usageLocal = `Usage: klt local [flags]
+
+Run a SAM stack on this machine, without Docker or an AWS account: Kafka (kfake, in process),
+DynamoDB (dynalite) and SQS (local-aws-sqs) with the template's tables and queues (redrive
+policies included) and topics; each function that an event source mapping invokes, built as
+sam build builds it (its make build-<LogicalId> target, or go build) and run as real processes
+speaking the Lambda Runtime API, one invocation at a time each, as many as the mappings ask for,
+every invocation bounded by the function's Timeout (a timed-out instance is replaced); and the
+Kafka and SQS event source mappings, emulated by the rules AWS documents: batch size and window,
+the 6 MB payload, one invocation per partition at a time, FilterCriteria, partial-batch
+responses, retries, record age, bisection, on-failure destinations; for SQS, visibility timeout,
+redrive, FIFO group order and scaling. DynamoDB stream and other event sources are listed and
+not run.
+
+Without --load, the stack runs until Ctrl-C with the template's consumer groups: produce to it
+with klt produce. With --load, klt produces records of orders (a key per customer, --keys),
+runs each pipeline in turn on its own records (a pipeline starts at a Kafka mapping and goes on
+through the queues its function sends to: ConsumerFunction; DispatcherFunction -> WorkQueue ->
+WorkerFunction), each as a fresh mapping (a consumer group of its own), and counts every record's
+fate at the local orders API it serves to the template parameter OrdersApiUrl (each order the
+API accepts is applied; --work is how long it takes), in the failure and dead-letter queues,
+and in the FilterCriteria: lost, applied twice, applied out of key order. --faults runs every
+pipeline once more on records with a poison order, an orders API error on the first attempt,
+and an invocation that times out (klt freezes the function's process). Progress goes to stdout,
+one line per mapping; then the report, written as report.json and report.html with --report.
+
+The exit status is 1 when a record was lost, applied twice or out of order, and when the
+template, a build or a server fails.
+`
+
+// usageLocalExamples ends the help of "klt local".
+const usageLocalExamples = `
+Examples:
+
+  klt local --partitions 5
+  klt local --partitions 5 --keys 100 --work 300ms --load ConsumerFunction=500 --load 5000 --faults 60 --report demo
+  make demo
+`
+
+func init() {
+	helpTopics["local"] = usageLocal + flagsHelp(newLocalFlags(new(localConfig))) + usageLocalExamples
+}
