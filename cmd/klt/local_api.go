@@ -25,8 +25,8 @@ type ordersAPI struct {
 	srv  *http.Server
 
 	mu       sync.Mutex
-	faults   map[int64]string  // order ID -> "transient" (the first attempt fails)
-	attempts map[string]int    // function + " " + key -> requests
+	faults   map[int64]string // order ID -> "transient" (the first attempt fails)
+	attempts map[string]int   // function + " " + key -> requests
 	applied  []application
 }
 

@@ -32,12 +32,12 @@ type produced struct {
 
 // loadSpec is the load of one phase.
 type loadSpec struct {
-	topic     string
-	records   int
-	keys      int
-	rate      float64 // records per second; 0 = as fast as the producer goes
-	firstID   int64   // order IDs are firstID, firstID+1...
-	faults    map[int64]string // order ID -> fault
+	topic   string
+	records int
+	keys    int
+	rate    float64          // records per second; 0 = as fast as the producer goes
+	firstID int64            // order IDs are firstID, firstID+1...
+	faults  map[int64]string // order ID -> fault
 }
 
 // orderValue is the JSON of order id for customer; poison makes it invalid (a negative total).

@@ -101,7 +101,7 @@ type pipelineResult struct {
 // faultOutcome is where one injected fault went in one pipeline.
 type faultOutcome struct {
 	pipeline, fault, record, outcome string
-	attempts, applied               int
+	attempts, applied                int
 }
 
 // phase runs pipes on n new records: it starts their mappings with consumer groups of the

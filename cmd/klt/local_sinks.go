@@ -48,8 +48,8 @@ type drains struct {
 // ofdRange is the range of offsets of one partition an on-failure destination record names.
 type ofdRange struct {
 	queue, function, topicPartition, condition string
-	first, last                      int64
-	at                               time.Time
+	first, last                                int64
+	at                                         time.Time
 }
 
 // run drains queue (logical ID) at url until ctx is done.
