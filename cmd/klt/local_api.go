@@ -19,6 +19,12 @@ import (
 // happen, so it is where klt counts them: every order answered 2xx is an application,
 // recorded with the record it came from (the Idempotency-Key header, topic-partition-offset),
 // the customer (the record's key) and the order ID.
+//
+// Like the payment and order APIs it stands for, it deduplicates on Idempotency-Key: a
+// request whose key it has applied already is answered 200 and applied no second time, and
+// counted as a duplicate. Duplicates come from the one window idempotency in the function
+// cannot close: a function that dies (a timeout, a crash) after the API applied a record but
+// before it recorded the record as done gets the record again.
 type ordersAPI struct {
 	work time.Duration
 	ln   net.Listener
@@ -27,7 +33,9 @@ type ordersAPI struct {
 	mu       sync.Mutex
 	faults   map[int64]string // order ID -> "transient" (the first attempt fails)
 	attempts map[string]int   // function + " " + key -> requests
+	done     map[string]bool  // function + " " + key -> applied
 	applied  []application
+	dups     []application // requests for a key already applied
 }
 
 // application is one order the API applied (answered 2xx).
@@ -43,7 +51,7 @@ func startOrdersAPI(work time.Duration) (*ordersAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &ordersAPI{work: work, ln: ln, faults: map[int64]string{}, attempts: map[string]int{}}
+	a := &ordersAPI{work: work, ln: ln, faults: map[int64]string{}, attempts: map[string]int{}, done: map[string]bool{}}
 	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
 	go a.srv.Serve(ln)
 	return a, nil
@@ -102,9 +110,20 @@ func (a *ordersAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done(): // the caller gave up: nothing applied
 		return
 	}
+	app := application{function: fn, key: key, customer: o.Customer, orderID: o.OrderID, at: time.Now()}
 	a.mu.Lock()
-	a.applied = append(a.applied, application{function: fn, key: key, customer: o.Customer, orderID: o.OrderID, at: time.Now()})
+	dup := a.done[fn+" "+key]
+	if dup {
+		a.dups = append(a.dups, app)
+	} else {
+		a.done[fn+" "+key] = true
+		a.applied = append(a.applied, app)
+	}
 	a.mu.Unlock()
+	if dup {
+		w.WriteHeader(http.StatusOK) // as the first time; nothing applied again
+		return
+	}
 	w.WriteHeader(http.StatusCreated)
 }
 
@@ -113,6 +132,13 @@ func (a *ordersAPI) applications() []application {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]application(nil), a.applied...)
+}
+
+// duplicates returns a copy of the requests the API recognised as already applied.
+func (a *ordersAPI) duplicates() []application {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]application(nil), a.dups...)
 }
 
 // attemptsOf returns how many requests function fn made for the record key.

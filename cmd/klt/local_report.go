@@ -181,7 +181,10 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 		bad = append(bad, "unreadable dead letter: "+u)
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("the stack lost, duplicated or reordered records:\n  %s", strings.Join(bad, "\n  "))
+		for _, b := range bad {
+			fmt.Fprintf(s.out, "klt local: %s\n", b)
+		}
+		return fmt.Errorf("the stack lost, duplicated or reordered records (%d problems above)", len(bad))
 	}
 	return nil
 }
@@ -206,7 +209,7 @@ func (s *stack) report(started time.Time, results, faultResults []pipelineResult
 			Records: int64(r.records), Seconds: r.seconds,
 			Lost: int64(r.lost), AppliedTwice: int64(r.appliedTwice), OrderViolations: int64(r.orderViolations),
 			DeadLettered: int64(r.deadLettered), Filtered: int64(r.filtered), Retried: int64(r.retried),
-			FailedInvocations: r.failedInvocations,
+			DuplicateRequests: int64(r.duplicates), FailedInvocations: r.failedInvocations,
 		}
 		if r.seconds > 0 {
 			p.RecordsPerSecond = float64(r.records-r.filtered) / r.seconds

@@ -94,6 +94,7 @@ type pipelineResult struct {
 	deadLettered      int
 	filtered          int
 	retried           int
+	duplicates        int // requests the orders API absorbed by Idempotency-Key
 	failedInvocations int64
 	faults            []faultOutcome
 }
@@ -235,9 +236,12 @@ func (s *stack) results(pipes []*pipeline, phase string, recs []produced, since 
 						frozen = append(frozen, fn)
 					}
 				}
-				if len(frozen) == 0 {
+				switch {
+				case len(frozen) == 0:
 					out.outcome = "applied once; no invocation carrying it timed out"
-				} else {
+				case out.attempts > 1:
+					out.outcome = fmt.Sprintf("the invocation of %s timed out and its instance was replaced; the batch was delivered again; the orders API got %d requests and applied it once (Idempotency-Key)", strings.Join(frozen, " and "), out.attempts)
+				default:
 					out.outcome = fmt.Sprintf("the invocation of %s timed out and its instance was replaced; the batch was delivered again; applied once", strings.Join(frozen, " and "))
 				}
 			case apps == 1:
@@ -364,6 +368,15 @@ func (s *stack) account(p *pipeline, phase string, recs []produced, since time.T
 		res.lost++
 		if len(res.lostKeys) < 5 {
 			res.lostKeys = append(res.lostKeys, r.key)
+		}
+	}
+	inPhase := map[string]bool{}
+	for _, r := range recs {
+		inPhase[r.key] = true
+	}
+	for _, d := range s.api.duplicates() {
+		if d.function == p.applier() && inPhase[d.key] {
+			res.duplicates++
 		}
 	}
 	sort.Float64s(res.latencies)

@@ -55,6 +55,7 @@ func ExampleReport_Text() {
 	// dead-lettered        0                  1
 	// filtered             0                  0
 	// retried              0                  0
+	// duplicate requests   0                  0
 	// failed invocations   0                  0
 	//
 	// fan-out is 29.9x direct: 500 records/s against 16.7

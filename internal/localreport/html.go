@@ -151,9 +151,9 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 <section id="pipelines">
 <h2>Pipelines</h2>
 <div class="scroll"><table>
-<thead><tr><th>pipeline</th><th>records</th><th>seconds</th><th>records/s</th><th>p50 ms</th><th>p99 ms</th><th>lost</th><th>applied twice</th><th>order violations</th><th>dead-lettered</th><th>filtered</th><th>retried</th><th>failed invocations</th></tr></thead>
+<thead><tr><th>pipeline</th><th>records</th><th>seconds</th><th>records/s</th><th>p50 ms</th><th>p99 ms</th><th>lost</th><th>applied twice</th><th>order violations</th><th>dead-lettered</th><th>filtered</th><th>retried</th><th>duplicate requests</th><th>failed invocations</th></tr></thead>
 <tbody>
-{{range .Pipelines}}<tr><td title="{{join .Functions " → "}}"><strong>{{.Name}}</strong></td><td>{{.Records}}</td><td>{{num .Seconds}}</td><td><strong>{{num .RecordsPerSecond}}</strong></td><td>{{num .LatencyMsP50}}</td><td>{{num .LatencyMsP99}}</td><td class="{{status .Lost}}">{{.Lost}}</td><td class="{{status .AppliedTwice}}">{{.AppliedTwice}}</td><td class="{{status .OrderViolations}}">{{.OrderViolations}}</td><td>{{.DeadLettered}}</td><td>{{.Filtered}}</td><td>{{.Retried}}</td><td>{{.FailedInvocations}}</td></tr>
+{{range .Pipelines}}<tr><td title="{{join .Functions " → "}}"><strong>{{.Name}}</strong></td><td>{{.Records}}</td><td>{{num .Seconds}}</td><td><strong>{{num .RecordsPerSecond}}</strong></td><td>{{num .LatencyMsP50}}</td><td>{{num .LatencyMsP99}}</td><td class="{{status .Lost}}">{{.Lost}}</td><td class="{{status .AppliedTwice}}">{{.AppliedTwice}}</td><td class="{{status .OrderViolations}}">{{.OrderViolations}}</td><td>{{.DeadLettered}}</td><td>{{.Filtered}}</td><td>{{.Retried}}</td><td>{{.DuplicateRequests}}</td><td>{{.FailedInvocations}}</td></tr>
 {{end}}</tbody>
 </table></div>
 </section>

@@ -91,8 +91,12 @@ type Pipeline struct {
 	DeadLettered int64 `json:"dead_lettered"`
 	// Filtered counts records dropped by FilterCriteria.
 	Filtered int64 `json:"filtered"`
-	// Retried counts record deliveries after the first.
+	// Retried counts records that took more than one attempt at their side effect.
 	Retried int64 `json:"retried"`
+	// DuplicateRequests counts requests for a side effect already applied, which the
+	// downstream absorbed by its idempotency key (a function died between the side effect and
+	// recording it as done, and its record was delivered again).
+	DuplicateRequests int64 `json:"duplicate_requests"`
 	// FailedInvocations counts invocations that failed (function error, timeout, crash).
 	FailedInvocations int64 `json:"failed_invocations"`
 }
@@ -255,7 +259,7 @@ func (r *Report) Validate() error {
 			v    int64
 		}{{"records", p.Records}, {"lost", p.Lost}, {"applied_twice", p.AppliedTwice},
 			{"order_violations", p.OrderViolations}, {"dead_lettered", p.DeadLettered},
-			{"filtered", p.Filtered}, {"retried", p.Retried}, {"failed_invocations", p.FailedInvocations}} {
+			{"filtered", p.Filtered}, {"retried", p.Retried}, {"duplicate_requests", p.DuplicateRequests}, {"failed_invocations", p.FailedInvocations}} {
 			if c.v < 0 {
 				return fmt.Errorf("localreport: pipeline %q: %s is %d, want >= 0", p.Name, c.name, c.v)
 			}

@@ -58,7 +58,7 @@ func TestJSONFieldNames(t *testing.T) {
 	}
 	wantKeys(t, p[0], "pipelines[0]", "name", "functions", "records", "seconds", "records_per_second",
 		"latency_ms_p50", "latency_ms_p99", "lost", "applied_twice", "order_violations", "dead_lettered",
-		"filtered", "retried", "failed_invocations")
+		"filtered", "retried", "duplicate_requests", "failed_invocations")
 	wantKeys(t, doc["speedup"], "speedup", "of", "over", "ratio")
 	wantKeys(t, doc["faults"].([]any)[0], "faults[0]", "pipeline", "fault", "record", "outcome", "attempts", "applied")
 	wantKeys(t, doc["mappings"].([]any)[0], "mappings[0]", "name", "function", "source", "in", "done", "failed",

@@ -49,6 +49,7 @@ func (r *Report) Text(w io.Writer) error {
 		row("dead-lettered", func(p Pipeline) string { return strconv.FormatInt(p.DeadLettered, 10) })
 		row("filtered", func(p Pipeline) string { return strconv.FormatInt(p.Filtered, 10) })
 		row("retried", func(p Pipeline) string { return strconv.FormatInt(p.Retried, 10) })
+		row("duplicate requests", func(p Pipeline) string { return strconv.FormatInt(p.DuplicateRequests, 10) })
 		row("failed invocations", func(p Pipeline) string { return strconv.FormatInt(p.FailedInvocations, 10) })
 		if err := tw.Flush(); err != nil {
 			return err
