@@ -201,6 +201,9 @@ func (p *Progress) render(now time.Time, st []MappingStatus) []string {
 // rate adds a sample for mapping name and returns the records done per second over the last
 // second (over the time since the first sample, while there is less than a second).
 func (p *Progress) rate(now time.Time, name string, done int64) float64 {
+	if h := p.history[name]; len(h) > 0 && done < h[len(h)-1].done {
+		p.history[name] = nil // the counter started again: a new mapping of the same name
+	}
 	h := append(p.history[name], doneAt{now, done})
 	// Keep the newest sample at least a second old, as the base, and everything after it.
 	cut := 0

@@ -169,6 +169,37 @@ func TestProgressRateOverLastSecond(t *testing.T) {
 	}
 }
 
+// A mapping that starts again under the same name (klt local's next phase) starts its counts
+// at zero: its rate is never negative.
+func TestProgressRateAfterCounterRestart(t *testing.T) {
+	clk := newClock()
+	var done atomic.Int64
+	var out bytes.Buffer
+	p, err := NewProgress(&out, func() []MappingStatus {
+		return []MappingStatus{{Name: "M", Snapshot: esm.Snapshot{Done: done.Load()}}}
+	}, Terminal(false), PlainEvery(250*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.now = clk.now
+	p.started = clk.t
+	for range 8 {
+		p.tick(false)
+		clk.add(250 * time.Millisecond)
+		done.Add(10)
+	}
+	done.Store(0)
+	for range 2 {
+		p.tick(false)
+		clk.add(250 * time.Millisecond)
+	}
+	out.Reset()
+	p.tick(false)
+	if strings.Contains(out.String(), "-") {
+		t.Errorf("negative rate after the counter restarted:\n%s", out.String())
+	}
+}
+
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }

@@ -161,6 +161,9 @@ func (r *Recorder) record(now time.Time) {
 // rate adds a sample for mapping name and returns the records done per second since the
 // newest sample at least a second old (or since the first sample, within the first second).
 func (r *Recorder) rate(now time.Time, name string, done int64) float64 {
+	if h := r.history[name]; len(h) > 0 && done < h[len(h)-1].done {
+		r.history[name] = nil // the counter started again: a new mapping of the same name
+	}
 	h := append(r.history[name], doneAt{now, done})
 	cut := 0
 	for i := range h {
