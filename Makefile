@@ -46,7 +46,7 @@ DEMO_DIR ?= demo
 # klt is built as the functions are (CGO_ENABLED=0, -trimpath), so that the packages they share
 # are compiled once.
 demo: node_modules
-	CGO_ENABLED=0 $(GO) run -trimpath ./cmd/klt local --template template.yaml --partitions 5 --keys 100 --work 300ms \
+	CGO_ENABLED=0 $(GO) run -trimpath ./cmd/klt local --template template.yaml --partitions 5 --keys 1000 --work 300ms \
 	  --load ConsumerFunction=500 --load 5000 --faults 60 --report $(DEMO_DIR)
 
 ## bench: every benchmark beside its alternative, summarised by benchstat.
