@@ -124,7 +124,7 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 		if !stopped {
 			stopped = true
 			prog.Stop()
-			rec.Stop()
+			rec.Stop() // a second Stop is a no-op
 		}
 	}
 	defer stopDisplay()
@@ -144,6 +144,8 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 		results = append(results, res...)
 		firstID += int64(n)
 	}
+	// The charts show the load phases: the fault phase mostly waits out a timeout.
+	rec.Stop()
 	if s.c.faults > 0 {
 		fmt.Fprintf(s.out, "klt local: every pipeline at once, %d records with faults: a poison record, a transient orders API error, a timed-out invocation\n", s.c.faults)
 		res, err := s.phase(ctx, "faults", s.pipelines, s.c.faults, firstID, true, lv.set)
@@ -203,9 +205,9 @@ func (s *stack) report(started time.Time, results, faultResults []pipelineResult
 	if len(s.pipelines) > 0 {
 		rep.Scenario.Partitions = s.c.partitions.get(s.pipelines[0].topic, 1)
 	}
-	add := func(r pipelineResult, suffix string) {
+	add := func(r pipelineResult, suffix, phase string) {
 		p := localreport.Pipeline{
-			Name: pipelineName(r.pipe) + suffix, Functions: r.pipe.functions,
+			Name: pipelineName(r.pipe) + suffix, Functions: r.pipe.functions, Phase: phase,
 			Records: int64(r.records), Seconds: r.seconds,
 			Lost: int64(r.lost), AppliedTwice: int64(r.appliedTwice), OrderViolations: int64(r.orderViolations),
 			DeadLettered: int64(r.deadLettered), Filtered: int64(r.filtered), Retried: int64(r.retried),
@@ -220,10 +222,10 @@ func (s *stack) report(started time.Time, results, faultResults []pipelineResult
 		rep.Pipelines = append(rep.Pipelines, p)
 	}
 	for _, r := range results {
-		add(r, "")
+		add(r, "", localreport.PhaseLoad)
 	}
 	for _, r := range faultResults {
-		add(r, ", with faults")
+		add(r, ", with faults", localreport.PhaseFaults)
 		for _, f := range r.faults {
 			rep.Faults = append(rep.Faults, localreport.Fault{
 				Pipeline: pipelineName(r.pipe) + ", with faults", Fault: f.fault, Record: reportRecord(f.record),
@@ -329,7 +331,7 @@ const usageLocalExamples = `
 Examples:
 
   klt local --partitions 5
-  klt local --partitions 5 --keys 100 --work 300ms --load ConsumerFunction=500 --load 5000 --faults 60 --report demo
+  klt local --partitions 5 --keys 1000 --work 300ms --load ConsumerFunction=500 --load 5000 --faults 60 --report demo
   make demo
 `
 

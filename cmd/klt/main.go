@@ -7,6 +7,7 @@
 //	klt filter lint template.yaml                   # check FilterCriteria as Lambda does
 //	klt produce --topic orders < records.jsonl      # JSON Lines records -> Kafka (MSK IAM too)
 //	klt consume --topic orders --event > event.json # Kafka records -> one ESM event
+//	klt local --partitions 5 --load 500             # the template's stack, mappings emulated
 //
 // Run "klt help" for the commands and "klt help event build" for the record line format.
 package main

@@ -32,6 +32,7 @@ var readmeSkips = map[string]string{
 	"make test    # gofmt, go vet, staticcheck, and every test (fuzz seed corpora included)": "runs this test among all the others",
 	"make fuzz    # a short run of every fuzz target (FUZZTIME=15s each by default)":         "minutes of fuzzing; CI runs the seed corpora through make test",
 	"make bench   # every benchmark beside its alternative, summarised by benchstat":         "minutes of benchmarks, and needs npm for the servers",
+	"make demo": "minutes of load; TestLocalStack runs klt local on the same stack with a smaller load, faults included",
 }
 
 // TestREADME runs every shell snippet of README.md, in order, as a new user would: from the

@@ -24,8 +24,8 @@ func (r *Report) HTML(w io.Writer) error {
 	}{
 		Report:       r,
 		ScenarioText: scenarioText(r.Scenario),
-		Figures:      template.HTML(figures(r.Pipelines, chartWidth).element(`class="chart" id="figures"`)),
-		Bars:         template.HTML(barChart(r.Pipelines, r.Speedup, chartWidth).element(`class="chart" id="bars"`)),
+		Figures:      template.HTML(figures(loadPipelines(r.Pipelines), chartWidth).element(`class="chart" id="figures"`)),
+		Bars:         template.HTML(barChart(loadPipelines(r.Pipelines), r.Speedup, chartWidth).element(`class="chart" id="bars"`)),
 		Throughput:   template.HTML(throughputChart(r).element(`class="chart" id="throughput"`)),
 		Lag:          template.HTML(lagChart(r).element(`class="chart" id="lag"`)),
 	}
@@ -69,8 +69,8 @@ func (r *Report) SVG(w io.Writer) error {
 	fmt.Fprintf(&head, `<text x="%s" y="58" font-size="13" fill="%s">%s</text>`, num(pad), mutedInk, esc(subtitle(r)))
 	fmt.Fprintf(&head, `<text x="%s" y="78" font-size="13" fill="%s">%s</text>`, num(pad), mutedInk, esc(scenarioText(r.Scenario)))
 	place(chart{chartWidth, 88, head.String()})
-	place(figures(r.Pipelines, chartWidth))
-	place(barChart(r.Pipelines, r.Speedup, chartWidth))
+	place(figures(loadPipelines(r.Pipelines), chartWidth))
+	place(barChart(loadPipelines(r.Pipelines), r.Speedup, chartWidth))
 	place(throughputChart(r))
 	place(lagChart(r))
 	if len(r.Faults) > 0 {
@@ -122,9 +122,9 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
   section.charts { padding: 8px 4px; }
   svg.chart { display: block; width: 100%; height: auto; }
   .speedup { font-size: 15px; margin: 4px 20px 12px; }
-  table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+  table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; font-size: 13px; }
   .scroll { overflow-x: auto; }
-  th, td { padding: 6px 7px; border-bottom: 1px solid #e5e7eb; text-align: right; white-space: nowrap; }
+  th, td { padding: 5px 5px; border-bottom: 1px solid #e5e7eb; text-align: right; white-space: nowrap; }
   th { font-weight: 600; color: #6b7280; font-size: 12px; white-space: normal; vertical-align: bottom; }
   th:first-child, td:first-child, td.text, th.text { text-align: left; }
   td.text { white-space: normal; }

@@ -71,6 +71,10 @@ type Pipeline struct {
 	Name string `json:"name"`
 	// Functions are the functions a record goes through, in order.
 	Functions []string `json:"functions"`
+	// Phase is "load" for a run measured for throughput, "faults" for one with injected
+	// faults, whose throughput says little (it waits out a timeout): the report's figures and
+	// bars show the "load" pipelines only.
+	Phase string `json:"phase"`
 	// Records is how many records went in.
 	Records int64 `json:"records"`
 	// Seconds is the time from the first record produced to the last one applied.
@@ -100,6 +104,23 @@ type Pipeline struct {
 	// FailedInvocations counts invocations that failed (function error, timeout, crash).
 	FailedInvocations int64 `json:"failed_invocations"`
 }
+
+// loadPipelines returns the pipelines whose Phase is not "faults".
+func loadPipelines(ps []Pipeline) []Pipeline {
+	var out []Pipeline
+	for _, p := range ps {
+		if p.Phase != PhaseFaults {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Phases of a pipeline's run (Pipeline.Phase).
+const (
+	PhaseLoad   = "load"
+	PhaseFaults = "faults"
+)
 
 // SetLatencies sets LatencyMsP50 and LatencyMsP99 from per-record latencies in milliseconds,
 // in any order (ms is not modified). It fails on an empty slice or a value that is negative or

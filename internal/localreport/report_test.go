@@ -56,7 +56,7 @@ func TestJSONFieldNames(t *testing.T) {
 	if len(p) != 2 {
 		t.Fatalf("pipelines: %d, want 2", len(p))
 	}
-	wantKeys(t, p[0], "pipelines[0]", "name", "functions", "records", "seconds", "records_per_second",
+	wantKeys(t, p[0], "pipelines[0]", "name", "functions", "phase", "records", "seconds", "records_per_second",
 		"latency_ms_p50", "latency_ms_p99", "lost", "applied_twice", "order_violations", "dead_lettered",
 		"filtered", "retried", "duplicate_requests", "failed_invocations")
 	wantKeys(t, doc["speedup"], "speedup", "of", "over", "ratio")
@@ -511,5 +511,31 @@ func TestText(t *testing.T) {
 	}
 	if strings.Contains(out, "\x1b") {
 		t.Error("Text has escape codes")
+	}
+}
+
+// A pipeline run with faults is in the table, but not among the headline figures and bars: its
+// throughput waits out a timeout and says nothing about the pipeline.
+func TestFaultPhaseNotInFigures(t *testing.T) {
+	r := sampleReport()
+	f := r.Pipelines[1]
+	f.Name, f.Phase, f.RecordsPerSecond = "fan-out, with faults", PhaseFaults, 0.5
+	r.Pipelines = append(r.Pipelines, f)
+	var b strings.Builder
+	if err := r.HTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	start := strings.Index(page, `id="figures"`)
+	end := strings.Index(page, `<table`)
+	if start < 0 || end < start {
+		t.Fatal("no figures before the pipelines table")
+	}
+	head := page[start:end]
+	if strings.Contains(head, "with faults") || !strings.Contains(head, "fan-out") {
+		t.Errorf("figures and bars: the faults pipeline is there, or the load one is not")
+	}
+	if !strings.Contains(page[end:], "fan-out, with faults") {
+		t.Error("the faults pipeline is not in the table")
 	}
 }
