@@ -8,7 +8,8 @@ import (
 
 // FuzzInvokeTemplate: whatever the template says, reading its functions and resolving their
 // environment (the intrinsics klt invoke evaluates: Ref, GetAtt, Sub, Join, Select, Split,
-// If and conditions) ends with a value or an error, never a panic or a hang.
+// If and conditions), and reading its event source mappings as klt local does, ends with a
+// value or an error, never a panic or a hang.
 func FuzzInvokeTemplate(f *testing.F) {
 	for _, name := range []string{"testdata/invoke/template.yaml", "testdata/invoke/envvars-template.yaml", "../../template.yaml"} {
 		data, err := os.ReadFile(name)
@@ -17,6 +18,7 @@ func FuzzInvokeTemplate(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	f.Add([]byte("Resources:\n  M:\n    Type: AWS::Lambda::EventSourceMapping\n    Condition: X\n    Properties:\n      FunctionName: !Ref F\n      EventSourceArn: !GetAtt Q.Arn\n      BatchSize: 10\n      ScalingConfig: {MaximumConcurrency: 1}\n      FilterCriteria: {Filters: [{Pattern: '{\"body\":[1]}'}]}\n  Q:\n    Type: AWS::SQS::Queue\n  F:\n    Type: AWS::Serverless::Function\n    Properties:\n      Events:\n        K: {Type: SelfManagedKafka, Properties: {Topics: [t], MaximumRetryAttempts: -1}}\nConditions:\n  X: !Equals [a, a]\n"))
 	f.Add([]byte("Resources:\n  F:\n    Type: AWS::Serverless::Function\n    Properties:\n      Environment:\n        Variables:\n          A: !Sub '${AWS::Region}-${B}-${!C}'\n          B: !Select [5, !Split [',', 'a,b']]\n          C: !If [X, !Ref P, !Join ['', [a, !GetAtt Q.Arn]]]\nConditions:\n  X: !Not [!Condition X]\nParameters:\n  P: {Type: String}\n"))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -39,6 +41,7 @@ func FuzzInvokeTemplate(f *testing.F) {
 		for _, q := range tpl.queues() {
 			r.queues[q.logicalID] = q
 		}
+		_, _, _ = localMappings(tpl, r) // mappings or an error: both fine
 		for _, name := range tpl.functionNames() {
 			fn, err := tpl.function(name)
 			if err != nil {

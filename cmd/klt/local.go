@@ -112,6 +112,12 @@ func runLocal(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if c.keys < 1 || c.rate < 0 || c.work < 0 || c.faults < 0 || c.phaseTimeout <= 0 {
 		return usageError(stderr, "local", errors.New("--keys must be at least 1; --rate, --work and --faults at least 0; --phase-timeout positive"))
 	}
+	if c.faults > 0 && c.faults < 10 {
+		return usageError(stderr, "local", fmt.Errorf("--faults %d: want at least 10 records, so that the three faults fall on different records with others between them", c.faults))
+	}
+	if c.faults > 0 && len(c.loads) == 0 {
+		return usageError(stderr, "local", errors.New("--faults needs --load: the faults run after the load"))
+	}
 	if err := localMain(ctx, c, stdout, stderr); err != nil {
 		errorf(stderr, "local: %v", err)
 		return exitFail
@@ -504,13 +510,15 @@ func (s *stack) startMappings(ctx context.Context, specs []*mappingSpec, phase s
 				group += "-" + phase
 			}
 			opts := []esm.KafkaOption{
-				esm.WithName(m.id), esm.WithGroupID(group), esm.WithStartingTimestamp(since),
+				esm.WithName(m.id), esm.WithGroupID(group),
 				esm.WithMaximumRetryAttempts(m.maxRetry),
 				esm.WithBootstrapServers(s.brokers...),
 				esm.WithFunctionARN("arn:aws:lambda:" + localRegion + ":" + localAccount + ":function:" + m.function),
 			}
 			if phase == "" {
-				opts[2] = esm.WithStartingPosition(orDefault(m.startingPosition, "TRIM_HORIZON"))
+				opts = append(opts, esm.WithStartingPosition(orDefault(m.startingPosition, esm.TrimHorizon)))
+			} else {
+				opts = append(opts, esm.WithStartingTimestamp(since))
 			}
 			if m.msk {
 				opts = append(opts, esm.WithEventSource(kafkaevent.SourceMSK, m.sourceARN))
