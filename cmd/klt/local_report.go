@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -119,6 +120,7 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 	}
 	prog.Start()
 	rec.Start()
+	recStart := time.Now()
 	stopped := false
 	stopDisplay := func() {
 		if !stopped {
@@ -146,6 +148,7 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 	}
 	// The charts show the load phases: the fault phase mostly waits out a timeout.
 	rec.Stop()
+	recEnd := time.Now()
 	if s.c.faults > 0 {
 		fmt.Fprintf(s.out, "klt local: every pipeline at once, %d records with faults: a poison record, a transient orders API error, a timed-out invocation\n", s.c.faults)
 		res, err := s.phase(ctx, "faults", s.pipelines, s.c.faults, firstID, true, lv.set)
@@ -157,6 +160,12 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 	stopDisplay()
 
 	rep := s.report(started, results, faultResults, lv, rec)
+	// A function that applies orders is charted by the orders it applied each second, which
+	// the API saw one by one; its mapping counts records only as each batch ends (a batch of
+	// the direct pipeline takes 30 s).
+	for _, p := range s.pipelines {
+		rep.Series.Throughput[p.applier()] = appliedSeries(s.api.applications(), p.applier(), recStart, recEnd)
+	}
 	if err := rep.Validate(); err != nil {
 		return err
 	}
@@ -251,6 +260,30 @@ func (s *stack) report(started time.Time, results, faultResults []pipelineResult
 		rep.Mappings = append(rep.Mappings, *lv.totals[id])
 	}
 	return rep
+}
+
+// appliedSeries returns the orders function fn applied per second over the trailing second,
+// every half second from start to end, as seconds since start.
+func appliedSeries(apps []application, fn string, start, end time.Time) []localreport.Point {
+	var at []time.Time
+	for _, a := range apps {
+		if a.function == fn {
+			at = append(at, a.at)
+		}
+	}
+	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
+	out := []localreport.Point{}
+	lo, hi := 0, 0
+	for t := start.Add(500 * time.Millisecond); !t.After(end.Add(500 * time.Millisecond)); t = t.Add(500 * time.Millisecond) {
+		for hi < len(at) && !at[hi].After(t) {
+			hi++
+		}
+		for lo < hi && !at[lo].After(t.Add(-time.Second)) {
+			lo++
+		}
+		out = append(out, localreport.Point{t.Sub(start).Seconds(), float64(hi - lo)})
+	}
+	return out
 }
 
 // reportRecord writes a recordKey (topic-partition-offset) as the report does,

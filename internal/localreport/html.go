@@ -44,7 +44,7 @@ func (r *Report) HTML(w io.Writer) error {
 }
 
 func throughputChart(r *Report) chart {
-	return lineChart("Throughput per function", "seconds since start", "records done per second", r.Series.Throughput, chartWidth, 340)
+	return lineChart("Throughput per function", "seconds since start", "records per second", r.Series.Throughput, chartWidth, 340)
 }
 
 func lagChart(r *Report) chart {
@@ -114,7 +114,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
   * { box-sizing: border-box; }
   body { margin: 0; background: #f3f4f6; color: #1f2937;
          font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Helvetica, Arial, sans-serif; }
-  main { max-width: 1048px; margin: 0 auto; padding: 28px 24px 40px; }
+  main { max-width: 1120px; margin: 0 auto; padding: 28px 24px 40px; }
   h1 { font-size: 24px; margin: 0 0 4px; }
   h2 { font-size: 16px; margin: 0 0 12px; }
   .meta { color: #6b7280; margin: 0; }
