@@ -100,15 +100,6 @@ func produceLoad(ctx context.Context, cl *kgo.Client, spec loadSpec) ([]produced
 	return out, nil
 }
 
-// percentile returns the p-th percentile (0..100) of sorted values, nearest rank.
-func percentile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
-}
-
 // orderViolations counts, per customer, the records applied (first time) before an order of
 // that customer produced earlier: apps are the first applications, in the order they happened.
 func orderViolations(first []application, orderOf map[string]int64) int {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/kafkalambda/toolkit/internal/esm"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -425,13 +424,4 @@ func (s *stack) filtered(p *pipeline, r produced) bool {
 		}
 	}
 	return false
-}
-
-// statusOf names the running mappings for progress lines.
-func statusOf(runs []*running) []esm.Snapshot {
-	out := make([]esm.Snapshot, len(runs))
-	for i, r := range runs {
-		out[i] = r.counters.Snapshot()
-	}
-	return out
 }
