@@ -86,14 +86,14 @@ func newLocalFlags(c *localConfig) *flag.FlagSet {
 	c.loads, c.partitions = countFlag{}, countFlag{}
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	fs.StringVar(&c.template, "template", "template.yaml", "the SAM `FILE` of the stack")
-	fs.Var(c.loads, "load", "produce `N` records for each pipeline, or PIPELINE=N for the one that starts at function PIPELINE, and report (repeatable)")
+	fs.Var(c.loads, "load", "produce `N` records for each pipeline (PIPELINE=N: the one starting at that function), report")
 	fs.Var(c.partitions, "partitions", "the partitions of every topic (`N`), or TOPIC=N (repeatable; default 1)")
 	fs.Float64Var(&c.rate, "rate", 0, "produce the load at `R` records per second (0: as fast as Kafka takes them)")
 	fs.IntVar(&c.keys, "keys", 100, "spread the load over `K` record keys (customers)")
 	fs.DurationVar(&c.work, "work", 0, "how long the local orders API takes per order (`D`, e.g. 300ms)")
-	fs.IntVar(&c.faults, "faults", 0, "after the load, run every pipeline at once on `N` more records with a poison record, a transient orders API error and a timed-out invocation (0: no fault phase)")
-	fs.StringVar(&c.report, "report", "", "write report.json and report.html to `DIR`")
-	fs.StringVar(&c.logs, "logs", "", "write each function's logs to DIR/<Function>.log (default: the report DIR, else a temporary directory)")
+	fs.IntVar(&c.faults, "faults", 0, "then run every pipeline at once on `N` records with three faults (0: none)")
+	fs.StringVar(&c.report, "report", "", "write report.json, report.html and report.svg to `DIR`")
+	fs.StringVar(&c.logs, "logs", "", "write the functions' logs to `DIR`/<Function>.log (default: DIR/logs of --report, or a temp dir)")
 	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 5*time.Minute, "give up on a phase's records after `D`: those not accounted for are lost")
 	return fs
 }

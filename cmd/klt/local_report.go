@@ -364,7 +364,8 @@ const usageLocalExamples = `
 Examples:
 
   klt local --partitions 5
-  klt local --partitions 5 --keys 1000 --work 300ms --load ConsumerFunction=500 --load 5000 --faults 60 --report demo
+  klt local --partitions 5 --keys 1000 --work 300ms \
+    --load ConsumerFunction=500 --load 5000 --faults 60 --report demo
   make demo
 `
 
