@@ -805,6 +805,31 @@ func TestCloseDuringColdStarts(t *testing.T) {
 	}
 }
 
+// stopProcess stops pid (SIGSTOP) and waits until every thread of it has stopped: the signal
+// is delivered to each thread as it next enters the kernel, and a busy Go process can answer
+// an event before the last one has.
+func stopProcess(t *testing.T, pid int) {
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Errorf("SIGSTOP %d: %v", pid, err)
+		return
+	}
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		stopped := len(tasks) > 0
+		for _, task := range tasks {
+			st, err := os.ReadFile(task)
+			// The state is the field after the parenthesised command name.
+			if i := strings.LastIndexByte(string(st), ')'); err != nil || i < 0 || !strings.HasPrefix(string(st[i:]), ") T") {
+				stopped = false
+			}
+		}
+		if stopped {
+			return
+		}
+	}
+	t.Errorf("process %d did not stop within 2 s", pid)
+}
+
 // TestOnEventFreezeTimesOut checks the fault-injection hook: OnEvent sees each event with the
 // pid of the process that gets it, and a process stopped there (SIGSTOP, as klt local's timeout
 // fault does) times out like a hung runtime, and is replaced.
@@ -818,14 +843,16 @@ func TestOnEventFreezeTimesOut(t *testing.T) {
 			seen = append(seen, fmt.Sprintf("%d %d %s", instance, pid, payload))
 			mu.Unlock()
 			if strings.Contains(string(payload), "freeze") {
-				syscall.Kill(pid, syscall.SIGSTOP)
+				stopProcess(t, pid)
 			}
 		}
 	})
 	first := invokeOK(t, p, map[string]any{"op": "echo"}).Pid
-	e := invokeErr(t, p, map[string]any{"op": "echo", "data": "freeze"})
-	if e.Type != "Sandbox.Timedout" {
-		t.Errorf("frozen process: error %+v, want Sandbox.Timedout", e)
+	start := time.Now()
+	resp := invoke(t, p, map[string]any{"op": "echo", "data": "freeze"})
+	if resp.Err == nil || resp.Err.Type != "Sandbox.Timedout" {
+		mu.Lock()
+		t.Fatalf("frozen process: after %v, %s %+v, want Sandbox.Timedout; OnEvent saw %q", time.Since(start), resp.Payload, resp.Err, seen)
 	}
 	waitDead(t, first)
 	if pid := invokeOK(t, p, map[string]any{"op": "echo"}).Pid; pid == first {
