@@ -201,10 +201,18 @@ func (p *Progress) render(now time.Time, st []MappingStatus) []string {
 // rate adds a sample for mapping name and returns the records done per second over the last
 // second (over the time since the first sample, while there is less than a second).
 func (p *Progress) rate(now time.Time, name string, done int64) float64 {
-	if h := p.history[name]; len(h) > 0 && done < h[len(h)-1].done {
-		p.history[name] = nil // the counter started again: a new mapping of the same name
+	return rateOverLastSecond(p.history, now, name, done)
+}
+
+// rateOverLastSecond adds a sample of name's done counter to history and returns the
+// records done per second since the newest sample at least a second old (or since the first
+// sample, within the first second). A counter lower than its last sample started again (a new
+// mapping of the same name): its history starts again with it.
+func rateOverLastSecond(history map[string][]doneAt, now time.Time, name string, done int64) float64 {
+	if h := history[name]; len(h) > 0 && done < h[len(h)-1].done {
+		history[name] = nil
 	}
-	h := append(p.history[name], doneAt{now, done})
+	h := append(history[name], doneAt{now, done})
 	// Keep the newest sample at least a second old, as the base, and everything after it.
 	cut := 0
 	for i := range h {
@@ -213,13 +221,12 @@ func (p *Progress) rate(now time.Time, name string, done int64) float64 {
 		}
 	}
 	h = h[cut:]
-	p.history[name] = h
-	base := h[0]
-	dt := now.Sub(base.t).Seconds()
+	history[name] = h
+	dt := now.Sub(h[0].t).Seconds()
 	if dt <= 0 {
 		return 0
 	}
-	return float64(done-base.done) / dt
+	return float64(done-h[0].done) / dt
 }
 
 // redraw returns the escape sequences that replace the block on screen with lines.

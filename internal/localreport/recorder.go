@@ -161,23 +161,7 @@ func (r *Recorder) record(now time.Time) {
 // rate adds a sample for mapping name and returns the records done per second since the
 // newest sample at least a second old (or since the first sample, within the first second).
 func (r *Recorder) rate(now time.Time, name string, done int64) float64 {
-	if h := r.history[name]; len(h) > 0 && done < h[len(h)-1].done {
-		r.history[name] = nil // the counter started again: a new mapping of the same name
-	}
-	h := append(r.history[name], doneAt{now, done})
-	cut := 0
-	for i := range h {
-		if now.Sub(h[i].t) >= time.Second {
-			cut = i
-		}
-	}
-	h = h[cut:]
-	r.history[name] = h
-	dt := now.Sub(h[0].t).Seconds()
-	if dt <= 0 {
-		return 0
-	}
-	return float64(done-h[0].done) / dt
+	return rateOverLastSecond(r.history, now, name, done)
 }
 
 // Series returns a copy of the series recorded so far, as the report holds them.
