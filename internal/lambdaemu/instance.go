@@ -60,8 +60,12 @@ func (p *Pool) startInstance(n int) (*instance, error) {
 		return nil, fmt.Errorf("lambdaemu: function %s: runtime API listener: %w", p.cfg.Name, err)
 	}
 	in := &instance{
-		p:      p,
-		n:      n,
+		p: p,
+		n: n,
+		// Owned by the Invoke that starts it from the first: the process can call /next
+		// before cmd.Start returns here, and an instance not owned would then be listed idle
+		// and handed to another Invoke before its process is known.
+		owned:  true,
 		events: make(chan *invocation),
 		signal: make(chan struct{}, 1),
 		exited: make(chan struct{}),

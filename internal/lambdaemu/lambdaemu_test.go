@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -862,5 +863,32 @@ func TestOnEventFreezeTimesOut(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) != 3 || !strings.HasPrefix(seen[0], fmt.Sprintf("1 %d {", first)) || !strings.Contains(seen[1], "freeze") {
 		t.Errorf("OnEvent saw %q", seen)
+	}
+}
+
+// TestManyColdStartsWithOnEvent starts many instances at once, each invocation seen by
+// OnEvent. A process can call /next before exec.Cmd.Start has returned in the pool; such an
+// instance once went to the idle list, was handed to a second Invoke before its process was
+// known, and OnEvent dereferenced a nil Process (the runtime saw EOF and exited).
+func TestManyColdStartsWithOnEvent(t *testing.T) {
+	var seen atomic.Int64
+	p, _ := newPool(t, func(c *Config) {
+		c.OnEvent = func(_, pid int, _ []byte) {
+			if pid <= 0 {
+				t.Errorf("OnEvent: pid %d", pid)
+			}
+			seen.Add(1)
+		}
+	})
+	for round := range 3 {
+		resps, _ := concurrently(t, p, 48, map[string]any{"op": "sleep", "ms": 50})
+		for _, r := range resps {
+			if r.Pid <= 0 {
+				t.Fatalf("round %d: an invocation failed: %+v", round, r)
+			}
+		}
+	}
+	if seen.Load() != 3*48 {
+		t.Errorf("OnEvent saw %d events, want %d", seen.Load(), 3*48)
 	}
 }
