@@ -78,7 +78,8 @@ func (p *Pool) startInstance(n int) (*instance, error) {
 	mux.HandleFunc("POST /2018-06-01/runtime/init/error", in.initError)
 	mux.HandleFunc("POST /2020-01-01/extension/register", in.extensionRegister)
 	mux.HandleFunc("GET /2020-01-01/extension/event/next", in.extensionNext)
-	in.srv = &http.Server{Handler: mux, ErrorLog: log.New(io.Discard, "", 0)}
+	// The server's own errors (a handler's panic above all) go to stderr: never silently.
+	in.srv = &http.Server{Handler: mux, ErrorLog: log.New(os.Stderr, "lambdaemu: function "+p.cfg.Name+": runtime API: ", 0)}
 	go func() { _ = in.srv.Serve(ln) }()
 
 	cmd := exec.Command(p.cfg.Bootstrap)
