@@ -44,11 +44,11 @@ func (r *Report) HTML(w io.Writer) error {
 }
 
 func throughputChart(r *Report) chart {
-	return lineChart("Throughput per function", "seconds since start", "records per second", r.Series.Throughput, chartWidth, 340)
+	return lineChart("Throughput per function", "seconds since start", "records per second (log scale)", r.Series.Throughput, chartWidth, 340, true)
 }
 
 func lagChart(r *Report) chart {
-	return lineChart("Lag per partition", "seconds since start", "records not yet committed", r.Series.Lag, chartWidth, 340)
+	return lineChart("Lag per partition", "seconds since start", "records not yet committed", r.Series.Lag, chartWidth, 340, false)
 }
 
 // SVG writes the report's key figures and charts as one standalone SVG picture, the content

@@ -81,8 +81,10 @@ func tickLabel(v, step float64) string {
 }
 
 // lineChart draws one polyline per series over time, with axes, grid, labels and a legend on
-// the right. Series are drawn in name order, each with the next palette colour.
-func lineChart(title, xLabel, yLabel string, series map[string][]Point, w, h float64) chart {
+// the right. Series are drawn in name order, each with the next palette colour. With logY the
+// y axis is logarithmic, with a tick at each power of ten from 1 (values below 1 sit on the
+// axis), so that series a hundred times apart are both readable.
+func lineChart(title, xLabel, yLabel string, series map[string][]Point, w, h float64, logY bool) chart {
 	const left, top, right, bottom = 64.0, 44.0, 200.0, 50.0
 	pw, ph := w-left-right, h-top-bottom
 	var b strings.Builder
@@ -101,11 +103,27 @@ func lineChart(title, xLabel, yLabel string, series map[string][]Point, w, h flo
 	yStep, yTop := niceScale(maxV, 5)
 	x := func(t float64) float64 { return left + t/xTop*pw }
 	y := func(v float64) float64 { return top + ph - v/yTop*ph }
+	yTicks := []float64{}
+	for v := 0.0; v <= yTop+yStep/2; v += yStep {
+		yTicks = append(yTicks, v)
+	}
+	if logY {
+		yTop = math.Max(10, math.Pow(10, math.Ceil(math.Log10(math.Max(maxV, 1)))))
+		y = func(v float64) float64 { return top + ph - math.Log10(math.Max(v, 1))/math.Log10(yTop)*ph }
+		yTicks = yTicks[:0]
+		for v := 1.0; v <= yTop*1.01; v *= 10 {
+			yTicks = append(yTicks, v)
+		}
+	}
 
 	// Grid and tick labels.
-	for v := 0.0; v <= yTop+yStep/2; v += yStep {
+	for _, v := range yTicks {
+		step := yStep
+		if logY {
+			step = v
+		}
 		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`, num(left), num(y(v)), num(left+pw), num(y(v)), gridColor)
-		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="%s" text-anchor="end">%s</text>`, num(left-8), num(y(v)+4), mutedInk, tickLabel(v, yStep))
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="%s" text-anchor="end">%s</text>`, num(left-8), num(y(v)+4), mutedInk, tickLabel(v, step))
 	}
 	for t := 0.0; t <= xTop+xStep/2; t += xStep {
 		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`, num(x(t)), num(top), num(x(t)), num(top+ph), gridColor)
