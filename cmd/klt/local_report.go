@@ -306,8 +306,13 @@ func (s *stack) serve(ctx context.Context) error {
 			fmt.Fprintf(s.out, ", %s=%s", k, v)
 		}
 	}
-	fmt.Fprintf(s.out, "\nklt local: produce with: klt produce --brokers %s --topic %s < records.jsonl; Ctrl-C stops\n",
-		strings.Join(s.brokers, ","), s.pipelines[0].topic)
+	topic := "TOPIC"
+	if len(s.pipelines) > 0 {
+		topic = s.pipelines[0].topic
+	}
+	fmt.Fprintf(s.out, "\nklt local: function logs in %s\n", s.logDir)
+	fmt.Fprintf(s.out, "klt local: produce with: klt produce --brokers %s --no-tls --topic %s < records.jsonl; Ctrl-C stops\n",
+		strings.Join(s.brokers, ","), topic)
 	runs, err := s.startMappings(ctx, s.specs, "", time.Time{})
 	lv.set(runs)
 	if err != nil {
