@@ -105,6 +105,9 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 			return fmt.Errorf("--load %s=N: no pipeline starts at %s; pipelines start at %s", name, name, strings.Join(firsts, ", "))
 		}
 	}
+	if len(s.pipelines) == 0 {
+		return fmt.Errorf("--load: %s has no Kafka event source mapping, so no pipeline to load", s.c.template)
+	}
 	if s.api == nil {
 		return fmt.Errorf("--load needs the template parameter %s: klt local counts what each record applied at the local orders API it serves there", ordersAPIParam)
 	}

@@ -6,9 +6,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafkalambda/toolkit/internal/localreport"
 )
@@ -72,5 +76,94 @@ func TestLocalStack(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader at a time.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestLocalServe runs klt local without --load, as a user does to try a stack by hand: it
+// prints the broker, a record produced there goes through the consumer (filtered or applied as
+// the template says), and cancelling (Ctrl-C) stops everything with exit status 0.
+func TestLocalServe(t *testing.T) {
+	t.Parallel()
+	logs := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &syncBuffer{}
+	var stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"local", "--template", "../../template.yaml", "--partitions", "2", "--logs", logs}, nil, out, &stderr)
+	}()
+	brokerRE := regexp.MustCompile(`--brokers (\S+) --no-tls --topic orders`)
+	var broker string
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(3 * time.Minute); !cond(); time.Sleep(100 * time.Millisecond) {
+			select {
+			case c := <-code:
+				t.Fatalf("klt local exited with %d before %s\nstdout:\n%s\nstderr:\n%s", c, what, out.String(), stderr.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s\nstdout:\n%s", what, out.String())
+			}
+		}
+	}
+	waitFor("broker line", func() bool {
+		m := brokerRE.FindStringSubmatch(out.String())
+		if m != nil {
+			broker = m[1]
+		}
+		return m != nil
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	recs := []*kgo.Record{
+		{Topic: "orders", Key: []byte("c-1"), Value: []byte(`{"orderId":41,"customer":"c-1","total":5,"currency":"EUR"}`)},
+		{Topic: "orders", Key: []byte("c-2"), Value: []byte(`{"orderId":42,"customer":"c-2","total":5,"currency":"GBP"}`)},
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	read := func(fn string) string {
+		b, _ := os.ReadFile(filepath.Join(logs, fn+".log"))
+		return string(b)
+	}
+	// The consumer applies the EUR order and never sees the GBP one (its mapping's filter);
+	// the worker, behind the dispatcher and with no filter, applies both.
+	waitFor("orders applied", func() bool {
+		return strings.Contains(read("ConsumerFunction"), `"orderId":41`) && strings.Count(read("WorkerFunction"), `"order applied"`) == 2
+	})
+	if strings.Contains(read("ConsumerFunction"), `"orderId":42`) {
+		t.Error("the consumer saw the order its mapping's FilterCriteria filter out")
+	}
+	cancel()
+	select {
+	case c := <-code:
+		if c != exitOK {
+			t.Errorf("klt local after Ctrl-C: exit %d\nstderr:\n%s", c, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("klt local did not stop within 30 s of Ctrl-C")
 	}
 }
