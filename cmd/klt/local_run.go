@@ -221,13 +221,23 @@ func (s *stack) results(pipes []*pipeline, phase string, recs []produced, since 
 			}
 			out := faultOutcome{pipeline: p.name, fault: f, record: r.key}
 			out.attempts = s.api.attemptsOf(p.applier(), r.key)
+			dups := 0
+			for _, d := range s.api.duplicates() {
+				if d.function == p.applier() && d.key == r.key {
+					dups++
+				}
+			}
 			apps, dl := s.fate(p, r)
 			out.applied = apps
+			again := ""
+			if dups > 0 {
+				again = fmt.Sprintf("; delivered again %d time(s) after, and the orders API's Idempotency-Key made it a no-op", dups)
+			}
 			switch {
 			case dl != nil:
 				out.outcome = fmt.Sprintf("sent to %s (%s)", dl.queue, oneLine(dl.why))
 			case apps == 1 && f == faultTransient:
-				out.outcome = fmt.Sprintf("applied once, after %d attempts: the orders API's 503 was retried in the invocation", out.attempts)
+				out.outcome = fmt.Sprintf("applied once, after %d attempts: the orders API's 503 was retried in the invocation%s", out.attempts-dups, again)
 			case apps == 1 && f == faultTimeout:
 				var frozen []string
 				for _, fn := range p.functions {
@@ -238,13 +248,13 @@ func (s *stack) results(pipes []*pipeline, phase string, recs []produced, since 
 				switch {
 				case len(frozen) == 0:
 					out.outcome = "applied once; no invocation carrying it timed out"
-				case out.attempts > 1:
+				case dups > 0:
 					out.outcome = fmt.Sprintf("the invocation of %s timed out and its instance was replaced; the batch was delivered again; the orders API got %d requests and applied it once (Idempotency-Key)", strings.Join(frozen, " and "), out.attempts)
 				default:
 					out.outcome = fmt.Sprintf("the invocation of %s timed out and its instance was replaced; the batch was delivered again; applied once", strings.Join(frozen, " and "))
 				}
 			case apps == 1:
-				out.outcome = "applied once"
+				out.outcome = "applied once" + again
 			case apps > 1:
 				out.outcome = fmt.Sprintf("applied %d times", apps)
 			default:
