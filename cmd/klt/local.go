@@ -40,6 +40,28 @@ type localConfig struct {
 	report       string
 	logs         string
 	phaseTimeout time.Duration
+	params       paramsFlag
+}
+
+// paramsFlag is a repeatable flag of NAME=VALUE template parameter values.
+type paramsFlag map[string]string
+
+func (f paramsFlag) String() string {
+	var parts []string
+	for k, v := range f {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+func (f paramsFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", s)
+	}
+	f[name] = value
+	return nil
 }
 
 // countFlag is a repeatable flag of N or NAME=N values.
@@ -83,7 +105,7 @@ func (f countFlag) get(name string, def int) int {
 }
 
 func newLocalFlags(c *localConfig) *flag.FlagSet {
-	c.loads, c.partitions = countFlag{}, countFlag{}
+	c.loads, c.partitions, c.params = countFlag{}, countFlag{}, paramsFlag{}
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	fs.StringVar(&c.template, "template", "template.yaml", "the SAM `FILE` of the stack")
 	fs.Var(c.loads, "load", "produce `N` records for each pipeline (PIPELINE=N: the one starting at that function), report")
@@ -94,6 +116,7 @@ func newLocalFlags(c *localConfig) *flag.FlagSet {
 	fs.IntVar(&c.faults, "faults", 0, "then run every pipeline at once on `N` records with three faults (0: none)")
 	fs.StringVar(&c.report, "report", "", "write report.json, report.html and report.svg to `DIR`")
 	fs.StringVar(&c.logs, "logs", "", "write the functions' logs to `DIR`/<Function>.log (default: DIR/logs of --report, or a temp dir)")
+	fs.Var(c.params, "parameter-overrides", "give the template parameter NAME the value VALUE (`NAME=VALUE`, repeatable)")
 	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 5*time.Minute, "give up on a phase's records after `D`: those not accounted for are lost")
 	return fs
 }
@@ -181,8 +204,16 @@ func (s *stack) start(ctx context.Context, stderr io.Writer) error {
 		return err
 	}
 	s.t = t
+	// The sample template's cluster parameters, for a self-managed cluster (the local one):
+	// its self-managed mappings run. --parameter-overrides sets these and any others.
 	params := map[string]string{"KafkaClusterArn": "", "KafkaAuth": "plaintext", "KafkaBootstrapServers": "127.0.0.1:9092"}
-	r := newLocalResolver(t, params)
+	for k, v := range s.c.params {
+		params[k] = v
+	}
+	r, err := newLocalResolver(t, params)
+	if err != nil {
+		return err
+	}
 	specs, skipped, err := localMappings(t, r)
 	if err != nil {
 		return err

@@ -337,15 +337,17 @@ func queueByARN(r *resolver, arn string) (string, bool) {
 
 // newLocalResolver returns a resolver of t's intrinsics for klt local, with params replacing
 // the parameters' Defaults. Queue URLs are known once the queues exist (createQueues).
-func newLocalResolver(t *invokeTemplate, params map[string]string) *resolver {
+func newLocalResolver(t *invokeTemplate, params map[string]string) (*resolver, error) {
 	r := &resolver{t: t, tables: map[string]localTable{}, queues: map[string]localQueue{}, queueURLs: map[string]string{}, params: params}
-	if tables, err := t.tables(); err == nil {
-		for _, tb := range tables {
-			r.tables[tb.logicalID] = tb
-		}
+	tables, err := t.tables()
+	if err != nil {
+		return nil, err
+	}
+	for _, tb := range tables {
+		r.tables[tb.logicalID] = tb
 	}
 	for _, q := range t.queues() {
 		r.queues[q.logicalID] = q
 	}
-	return r
+	return r, nil
 }

@@ -10,7 +10,10 @@ func TestLocalMappingsOfTheTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newLocalResolver(tpl, map[string]string{"KafkaBootstrapServers": "127.0.0.1:9092"})
+	r, err := newLocalResolver(tpl, map[string]string{"KafkaBootstrapServers": "127.0.0.1:9092"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ms, skipped, err := localMappings(tpl, r)
 	if err != nil {
 		t.Fatal(err)
