@@ -5,24 +5,33 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
+	"github.com/kafkalambda/toolkit/codec"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
 // runDecode runs "klt event decode [FILE]".
 func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("event decode", flag.ContinueOnError)
-	args, code, ok := parseFlags(fs, args, usageDecode, stdout, stderr)
+	var sf schemaFlags
+	fs := newDecodeFlags(&sf)
+	args, code, ok := parseFlags(fs, args, helpTopics["event decode"], stdout, stderr)
 	if !ok {
 		return code
 	}
 	if len(args) > 1 {
 		return usageError(stderr, fs.Name(), fmt.Errorf("want at most one input file, got %d", len(args)))
 	}
+	keyCodec, valueCodec, opts, err := sf.codecs()
+	if err != nil {
+		return usageError(stderr, fs.Name(), err)
+	}
+	des := codec.NewDeserializer(orRaw(keyCodec), orRaw(valueCodec), opts...)
 	name := inputName(args)
 	data, err := readInput(args, stdin)
 	if err != nil {
@@ -38,7 +47,7 @@ func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	w := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	bad := 0
+	bad, undecoded := 0, 0
 	for r := range ev.All() {
 		if err := ctx.Err(); err != nil {
 			errorf(stderr, "%v", err)
@@ -47,7 +56,13 @@ func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if r.Err != nil {
 			bad++
 		}
-		if err := enc.Encode(decodedRecordOf(r)); err != nil {
+		line := decodedRecordOf(r)
+		if r.Err == nil && (keyCodec != nil || valueCodec != nil) {
+			if !decodeWithSchemas(ctx, des.Record(r), &line, keyCodec != nil, valueCodec != nil) {
+				undecoded++
+			}
+		}
+		if err := enc.Encode(line); err != nil {
 			errorf(stderr, "%v", err)
 			return exitFail
 		}
@@ -61,9 +76,54 @@ func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	if bad > 0 {
 		errorf(stderr, "%s: %d of %d records are malformed; see their \"error\"", name, bad, ev.Len())
+	}
+	if undecoded > 0 {
+		errorf(stderr, "%s: %d of %d records could not be decoded with the schemas given; see their \"error\"", name, undecoded, ev.Len())
+	}
+	if bad > 0 || undecoded > 0 {
 		return exitFail
 	}
 	return exitOK
+}
+
+// newDecodeFlags returns the flag set of "klt event decode", storing into sf.
+func newDecodeFlags(sf *schemaFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("event decode", flag.ContinueOnError)
+	sf.register(fs)
+	return fs
+}
+
+// decodeWithSchemas decodes the key (when key) and the value (when value) of r into line, as
+// JSON in place of their bytes. A key or value that cannot be decoded keeps its bytes in line
+// and is described in line.Error; decodeWithSchemas then returns false. A null key or value
+// (no key, a tombstone) stays null.
+func decodeWithSchemas(ctx context.Context, r *codec.Record[json.RawMessage, json.RawMessage], line *decodedRecord, key, value bool) bool {
+	var errs []string
+	if key {
+		k, err := r.Key(ctx)
+		switch {
+		case errors.Is(err, codec.ErrNull):
+		case err != nil:
+			errs = append(errs, err.Error())
+		default:
+			line.Key, line.KeyBase64 = k, ""
+		}
+	}
+	if value {
+		v, err := r.Value(ctx)
+		switch {
+		case errors.Is(err, codec.ErrNull):
+		case err != nil:
+			errs = append(errs, err.Error())
+		default:
+			line.Value, line.ValueBase64 = v, ""
+		}
+	}
+	if len(errs) == 0 {
+		return true
+	}
+	line.Error = strings.Join(errs, "; ")
+	return false
 }
 
 // decodedRecord is one output line of "klt event decode". It is a line of "klt event build"'s
