@@ -1,0 +1,143 @@
+package codec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hamba/avro/v2"
+)
+
+// An AvroOption configures an [Avro] codec.
+type AvroOption func(*avroConfig)
+
+type avroConfig struct {
+	text   string
+	schema avro.Schema
+	err    error
+}
+
+// AvroSchema gives the Avro codec the writer's schema (Avro JSON), for records whose schema a
+// registry does not give ([WithRegistry] takes precedence when the record carries a schema ID).
+// The schema is parsed when the codec is made; a schema that does not parse makes every
+// Decode and Encode fail with an error wrapping [ErrNoSchema] and the parser's error. By
+// default the codec has no schema of its own and needs a registry.
+func AvroSchema(text string) AvroOption {
+	return func(c *avroConfig) {
+		s, err := parseAvro(text)
+		if err != nil {
+			c.err = fmt.Errorf("%w: AvroSchema: %w", ErrNoSchema, err)
+			return
+		}
+		c.text, c.schema, c.err = text, s, nil
+	}
+}
+
+// Avro returns the codec of Avro binary values ([FormatAvro]) of type T, through
+// github.com/hamba/avro/v2: T is filled from the writer's schema by its `avro:"name"` struct
+// tags (or is a map[string]any, or a type the schema maps to directly); fields of the writer's
+// schema that T lacks are skipped, fields of T the schema lacks are left as they are.
+//
+// The writer's schema is the registry's for the record's schema ID ([WithRegistry]), else the
+// one given with [AvroSchema]; without either, Decode fails with [ErrNoSchema]. Schemas from a
+// registry are parsed once per ID. Decoding must use every byte of the payload: a payload that
+// ends early (which hamba/avro's Unmarshal would take as a success, zeroing the rest) or has
+// bytes left over is an error. Encode writes v with the same schema.
+func Avro[T any](opts ...AvroOption) Codec[T] {
+	c := &avroCodec[T]{}
+	for _, o := range opts {
+		o(&c.cfg)
+	}
+	return c
+}
+
+type avroCodec[T any] struct {
+	cfg    avroConfig
+	parsed sync.Map // schema ID -> *avroParsed
+}
+
+type avroParsed struct {
+	text   string
+	schema avro.Schema
+	err    error
+}
+
+func (*avroCodec[T]) Format() string { return FormatAvro }
+
+// parseAvro parses text with a cache of its own: hamba/avro's default cache is global, and
+// would mix up two versions of a named type.
+func parseAvro(text string) (avro.Schema, error) {
+	return avro.ParseWithCache(text, "", &avro.SchemaCache{})
+}
+
+// schema returns the writer's schema for s.
+func (c *avroCodec[T]) schema(s *Schema) (avro.Schema, error) {
+	if s == nil || s.Text == "" {
+		if c.cfg.schema == nil && c.cfg.err == nil {
+			id := ""
+			if s != nil && s.ID != "" {
+				id = " for schema " + s.ID
+			}
+			return nil, fmt.Errorf("%w%s: give the codec AvroSchema, or the Deserializer a registry", ErrNoSchema, id)
+		}
+		return c.cfg.schema, c.cfg.err
+	}
+	if v, ok := c.parsed.Load(s.ID); ok {
+		if p := v.(*avroParsed); p.text == s.Text {
+			return p.schema, p.err
+		}
+	}
+	sch, err := parseAvro(s.Text)
+	if err != nil {
+		err = fmt.Errorf("codec: Avro schema %s does not parse: %w", s.ID, err)
+	}
+	c.parsed.Store(s.ID, &avroParsed{text: s.Text, schema: sch, err: err})
+	return sch, err
+}
+
+var avroReaders = sync.Pool{New: func() any { return avro.NewReader(nil, 0) }}
+
+// errAvroTruncated is the cause of a payload that ends before the schema says it does.
+var errAvroTruncated = errors.New("avro: payload ends early")
+
+func (c *avroCodec[T]) Decode(_ context.Context, payload []byte, s *Schema) (T, error) {
+	var v T
+	sch, err := c.schema(s)
+	if err != nil {
+		return v, err
+	}
+	r := avroReaders.Get().(*avro.Reader)
+	defer func() {
+		r.Reset(nil)
+		avroReaders.Put(r)
+	}()
+	r.Error = nil
+	r.Reset(payload)
+	r.ReadVal(sch, &v)
+	if r.Error != nil {
+		var zero T
+		if errors.Is(r.Error, io.EOF) {
+			return zero, fmt.Errorf("%w (%d bytes)", errAvroTruncated, len(payload))
+		}
+		return zero, r.Error
+	}
+	if r.Peek(); r.Error == nil {
+		var zero T
+		return zero, fmt.Errorf("avro: bytes left over after the value (%d-byte payload)", len(payload))
+	}
+	return v, nil
+}
+
+func (c *avroCodec[T]) Encode(_ context.Context, v T, s *Schema) ([]byte, error) {
+	sch, err := c.schema(s)
+	if err != nil {
+		return nil, err
+	}
+	b, err := avro.Marshal(sch, v)
+	if err != nil {
+		return nil, fmt.Errorf("avro: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,252 @@
+package codec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// DefaultMaxInflated is the default cap on the inflated size of a Glue zlib payload
+// ([WithMaxInflated]): 8 MiB, above the largest record a Kafka event can carry (6 MB).
+const DefaultMaxInflated = 8 << 20
+
+// ErrInvalidOption is wrapped by the error of every Key and Value of a [Deserializer], and of
+// every [Serializer.Record], that was given an invalid option; the error says which.
+var ErrInvalidOption = errors.New("codec: invalid option")
+
+// ErrNoSchema is wrapped by the error of an Avro key or value whose writer schema is unknown:
+// the codec was given no [AvroSchema], and no [Registry] could be asked ([WithRegistry]) or the
+// record names no schema ID. It is a configuration error: it is not marked permanent.
+var ErrNoSchema = errors.New("codec: no writer schema")
+
+// An Option configures a [Deserializer].
+type Option func(*config)
+
+type config struct {
+	keyWire, valueWire Wire
+	registry           Registry
+	maxInflated        int
+	err                error
+}
+
+func (c *config) invalid(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+	}
+}
+
+func validWire(w Wire) bool { return w == WireNone || w == WireConfluent || w == WireGlue }
+
+// WithWire sets the wire format of keys and values alike, for records that carry no schema
+// metadata (when the event source mapping has a schema registry, the metadata decides and the
+// wire format is not used). The default is [WireNone]: the bytes are the payload.
+func WithWire(w Wire) Option {
+	return func(c *config) {
+		if !validWire(w) {
+			c.invalid("WithWire(%d): unknown wire format", int(w))
+		}
+		c.keyWire, c.valueWire = w, w
+	}
+}
+
+// WithKeyWire sets the wire format of keys only (see [WithWire]); the default is [WireNone].
+func WithKeyWire(w Wire) Option {
+	return func(c *config) {
+		if !validWire(w) {
+			c.invalid("WithKeyWire(%d): unknown wire format", int(w))
+		}
+		c.keyWire = w
+	}
+}
+
+// WithValueWire sets the wire format of values only (see [WithWire]); the default is
+// [WireNone].
+func WithValueWire(w Wire) Option {
+	return func(c *config) {
+		if !validWire(w) {
+			c.invalid("WithValueWire(%d): unknown wire format", int(w))
+		}
+		c.valueWire = w
+	}
+}
+
+// WithRegistry makes Avro codecs ask r for the writer's schema by the ID the record carries
+// (in its schema metadata or in its framing), wrapped in [Cached] so that each ID is fetched
+// once for the life of the execution environment. The schema the registry returns takes
+// precedence over the codec's [AvroSchema], which then serves records that carry no ID. By
+// default there is no registry. Codecs other than Avro never ask it.
+func WithRegistry(r Registry) Option {
+	return func(c *config) {
+		if r == nil {
+			c.invalid("WithRegistry(nil): want a registry")
+			return
+		}
+		c.registry = Cached(r)
+	}
+}
+
+// WithMaxInflated caps the size a zlib-compressed Glue payload may inflate to; a payload that
+// inflates to more is a *[WireError] wrapping [ErrInflatedTooLarge], found without inflating
+// past the cap. n must be positive; the default is [DefaultMaxInflated] (8 MiB).
+func WithMaxInflated(n int) Option {
+	return func(c *config) {
+		if n <= 0 {
+			c.invalid("WithMaxInflated(%d): want a positive size", n)
+		}
+		c.maxInflated = n
+	}
+}
+
+// A Deserializer decodes the keys and values of Kafka records with a key codec and a value
+// codec. It is safe for concurrent use; make one per function (at init) and wrap each record
+// with [Deserializer.Record], or use [Handler].
+type Deserializer[K, V any] struct {
+	key   Codec[K]
+	value Codec[V]
+	cfg   config
+}
+
+// NewDeserializer returns a Deserializer decoding keys with key and values with value. An
+// invalid option does not panic: it makes every Key and Value fail with an error wrapping
+// [ErrInvalidOption]. NewDeserializer panics if a codec is nil.
+func NewDeserializer[K, V any](key Codec[K], value Codec[V], opts ...Option) *Deserializer[K, V] {
+	if key == nil || value == nil {
+		panic("codec: NewDeserializer with a nil codec")
+	}
+	d := &Deserializer[K, V]{key: key, value: value, cfg: config{maxInflated: DefaultMaxInflated}}
+	for _, o := range opts {
+		o(&d.cfg)
+	}
+	return d
+}
+
+// Record wraps r: its Key and Value are decoded on first use, at most once each. Record does
+// no work of its own and never fails; r must not be modified while the Record is in use.
+func (d *Deserializer[K, V]) Record(r *kafkaevent.Record) *Record[K, V] {
+	return &Record[K, V]{Record: r, keyDec: d.key, valueDec: d.value, cfg: &d.cfg}
+}
+
+// field names in DecodeError.Field.
+const (
+	fieldKey   = "key"
+	fieldValue = "value"
+)
+
+// decode decodes one field of r (data, with its schema metadata meta) with c under cfg.
+// The error is a *DecodeError, marked permanent unless retrying may help.
+func decode[T any](ctx context.Context, cfg *config, c Codec[T], r *kafkaevent.Record, field string, data []byte, meta *kafkaevent.SchemaMetadata, wire Wire) (T, error) {
+	var zero T
+	de := &DecodeError{Field: field, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.Format(), Wire: wire}
+	if meta != nil {
+		de.Wire = WireNone
+		de.SchemaID = meta.SchemaID
+		if meta.DataFormat != "" {
+			de.Format = meta.DataFormat
+		}
+	}
+	fail := func(err error) (T, error) {
+		de.Err = err
+		return zero, de.mark()
+	}
+	if cfg.err != nil {
+		return fail(cfg.err)
+	}
+	if data == nil {
+		return fail(ErrNull)
+	}
+	payload, s, err := unframe(cfg, c.Format(), data, meta, wire, de)
+	if err != nil {
+		return fail(err)
+	}
+	if c.Format() == FormatAvro && cfg.registry != nil && s != nil && s.ID != "" {
+		rs, err := cfg.registry.Schema(ctx, s.ID)
+		if err != nil {
+			return fail(err)
+		}
+		if rs.Format != "" && rs.Format != FormatAvro {
+			return fail(fmt.Errorf("codec: the registry's schema %s is %s, the codec decodes %s", s.ID, rs.Format, FormatAvro))
+		}
+		s = rs
+	}
+	v, err := c.Decode(ctx, payload, s)
+	if err != nil {
+		return fail(err)
+	}
+	return v, nil
+}
+
+// unframe finds the payload and what is known of its schema: from the schema metadata when the
+// record has some, from the wire format otherwise. It sets de.SchemaID.
+func unframe(cfg *config, format string, data []byte, meta *kafkaevent.SchemaMetadata, wire Wire, de *DecodeError) ([]byte, *Schema, error) {
+	if meta != nil {
+		s := &Schema{ID: meta.SchemaID, Format: meta.DataFormat}
+		switch {
+		case format == FormatJSON || format == FormatRaw:
+			// JSON mode (the mapping converted the value to JSON whatever its dataFormat),
+			// a JSON Schema value in SOURCE mode, or bytes the caller wants as they are.
+			return data, s, nil
+		case format != meta.DataFormat:
+			return nil, nil, fmt.Errorf("codec: the record's schema metadata says dataFormat %q, the codec decodes %s (a mapping in JSON mode needs the JSON codec)", meta.DataFormat, format)
+		case format == FormatProtobuf:
+			// SOURCE mode: the registry's header is gone, its Protobuf message index is not.
+			if isUUID(meta.SchemaID) {
+				i, payload, err := SplitGlueMessageIndex(data)
+				if err != nil {
+					return nil, nil, err
+				}
+				s.MessageIndexes = []int{i}
+				return payload, s, nil
+			}
+			if !isDecimal(meta.SchemaID) {
+				return nil, nil, fmt.Errorf("codec: the record's schema ID %q is neither a Confluent ID nor a Glue schema version UUID", meta.SchemaID)
+			}
+			idx, payload, err := SplitMessageIndexes(data)
+			if err != nil {
+				return nil, nil, err
+			}
+			s.MessageIndexes = idx
+			return payload, s, nil
+		}
+		return data, s, nil // SOURCE mode Avro: plain Avro binary
+	}
+	switch wire {
+	case WireConfluent:
+		id, idx, payload, err := SplitConfluent(data, format == FormatProtobuf)
+		if err != nil {
+			return nil, nil, err
+		}
+		de.SchemaID = strconv.FormatUint(uint64(id), 10)
+		return payload, &Schema{ID: de.SchemaID, MessageIndexes: idx}, nil
+	case WireGlue:
+		id, payload, err := SplitGlue(data, cfg.maxInflated)
+		if err != nil {
+			return nil, nil, err
+		}
+		de.SchemaID = id
+		s := &Schema{ID: id}
+		if format == FormatProtobuf {
+			i, p, err := SplitGlueMessageIndex(payload)
+			if err != nil {
+				return nil, nil, err
+			}
+			s.MessageIndexes, payload = []int{i}, p
+		}
+		return payload, s, nil
+	}
+	return data, nil, nil
+}
+
+// isDecimal reports whether s is a Confluent schema ID: decimal digits that fit 32 bits.
+func isDecimal(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 32)
+	return err == nil
+}
+
+// isUUID reports whether s is a Glue schema version ID: a UUID in canonical form.
+func isUUID(s string) bool {
+	_, err := parseUUID(s)
+	return err == nil
+}

@@ -1,0 +1,97 @@
+package codec
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+)
+
+// Protobuf returns the codec of Protobuf messages of the generated type M (a pointer such as
+// *orderpb.Order), through google.golang.org/protobuf: Decode unmarshals the payload into a new
+// M, Encode marshals v ([FormatProtobuf]).
+//
+// The message indexes a Confluent or Glue producer writes before the message (which message
+// of its .proto file the value is) are taken off by the Deserializer and left in
+// [Schema.MessageIndexes]; the value is decoded as an M whatever they say, since the writer's
+// file may be laid out differently from the one M was generated from. On the producer side,
+// [Serializer] writes the indexes of M in its own file.
+func Protobuf[M proto.Message]() Codec[M] {
+	var zero M
+	return &protoCodec[M]{mt: zero.ProtoReflect().Type()}
+}
+
+// ProtobufDynamic returns the codec of Protobuf messages described by md, decoded into
+// dynamic messages: for a schema known only at run time (a .proto compiled by the program, a
+// descriptor set), as `klt event decode` does.
+func ProtobufDynamic(md protoreflect.MessageDescriptor) Codec[*dynamicpb.Message] {
+	return &protoCodec[*dynamicpb.Message]{mt: dynamicpb.NewMessageType(md)}
+}
+
+type protoCodec[M proto.Message] struct {
+	mt protoreflect.MessageType
+}
+
+func (*protoCodec[M]) Format() string { return FormatProtobuf }
+
+func (c *protoCodec[M]) Decode(_ context.Context, payload []byte, _ *Schema) (M, error) {
+	m := c.mt.New().Interface().(M)
+	if err := proto.Unmarshal(payload, m); err != nil {
+		var zero M
+		return zero, fmt.Errorf("protobuf: %s: %w", c.mt.Descriptor().FullName(), err)
+	}
+	return m, nil
+}
+
+func (c *protoCodec[M]) Encode(_ context.Context, v M, _ *Schema) ([]byte, error) {
+	b, err := proto.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("protobuf: %s: %w", c.mt.Descriptor().FullName(), err)
+	}
+	return b, nil
+}
+
+// descriptor gives the Serializer the message type, to write its indexes.
+func (c *protoCodec[M]) descriptor() protoreflect.MessageDescriptor { return c.mt.Descriptor() }
+
+// protoDescribed is implemented by the Protobuf codecs.
+type protoDescribed interface {
+	descriptor() protoreflect.MessageDescriptor
+}
+
+// confluentIndexes returns the Confluent message indexes of md: the path from its file's
+// top-level messages down to it.
+func confluentIndexes(md protoreflect.MessageDescriptor) []int {
+	var path []int
+	for d := protoreflect.Descriptor(md); ; {
+		m, ok := d.(protoreflect.MessageDescriptor)
+		if !ok {
+			break
+		}
+		path = append(path, m.Index())
+		d = m.Parent()
+	}
+	slices.Reverse(path)
+	return path
+}
+
+// glueIndex returns the Glue serializer's message index of md: its position among all the
+// messages of its file (top-level and nested), sorted by full name.
+func glueIndex(md protoreflect.MessageDescriptor) int {
+	var names []string
+	var walk func(ms protoreflect.MessageDescriptors)
+	walk = func(ms protoreflect.MessageDescriptors) {
+		for i := 0; i < ms.Len(); i++ {
+			names = append(names, string(ms.Get(i).FullName()))
+			walk(ms.Get(i).Messages())
+		}
+	}
+	walk(md.ParentFile().Messages())
+	sort.Strings(names)
+	i, _ := slices.BinarySearch(names, string(md.FullName()))
+	return i
+}

@@ -1,0 +1,113 @@
+package codec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// ErrNull is wrapped by the error of Key or Value when the field is absent or null: a record
+// without a key, or a tombstone's value. A null is never decoded to a zero value. Test for it
+// with errors.Is(err, codec.ErrNull), before handing the error to package batch (which would
+// take it, like every *DecodeError, as a permanent failure of the record).
+var ErrNull = errors.New("codec: null")
+
+// Record is a Kafka record whose key and value decode, on first use, to a K and a V. The raw
+// record stays at hand: its fields (Topic, Offset, Headers, the raw Key and Value bytes...) are
+// promoted from the embedded *kafkaevent.Record. Key and Value are safe to call from many
+// goroutines: each field is decoded at most once and the result, or the error, is kept.
+type Record[K, V any] struct {
+	*kafkaevent.Record
+
+	keyDec   Codec[K]
+	valueDec Codec[V]
+	cfg      *config
+
+	keyOnce  sync.Once
+	key      K
+	keyErr   error
+	valueOne sync.Once
+	value    V
+	valueErr error
+}
+
+// Key returns the record's key decoded by the key codec. It decodes on the first call (ctx is
+// the first caller's, for a registry lookup) and returns the same result afterwards. The error
+// is a *DecodeError naming the record, wrapping [ErrNull] when the record has no key; see
+// [DecodeError] for which errors are marked batch.Permanent.
+func (r *Record[K, V]) Key(ctx context.Context) (K, error) {
+	r.keyOnce.Do(func() {
+		r.key, r.keyErr = decode(ctx, r.cfg, r.keyDec, r.Record, fieldKey, r.Record.Key, r.KeySchema, r.cfg.keyWire)
+	})
+	return r.key, r.keyErr
+}
+
+// Value returns the record's value decoded by the value codec, as [Record.Key] does the key.
+// A tombstone's value is an error wrapping [ErrNull].
+func (r *Record[K, V]) Value(ctx context.Context) (V, error) {
+	r.valueOne.Do(func() {
+		r.value, r.valueErr = decode(ctx, r.cfg, r.valueDec, r.Record, fieldValue, r.Record.Value, r.ValueSchema, r.cfg.valueWire)
+	})
+	return r.value, r.valueErr
+}
+
+// DecodeError is a key or value that could not be decoded: which field of which record, in
+// what format, schema and wire format, and why (Err: a *WireError, ErrNull, ErrInvalidUTF8, the
+// codec's error, a registry's error...).
+//
+// Key and Value return it marked batch.Permanent, so that package batch reports the record, or
+// sends it to its failure sink, and goes on with the rest of the batch, except when retrying
+// may help: a registry that could not be reached (any registry error that does not wrap
+// ErrSchemaNotFound), a cancelled context, [ErrNoSchema] and [ErrInvalidOption] (the function
+// is misconfigured: its records are reported, not sunk, until it is fixed).
+type DecodeError struct {
+	Field     string // "key" or "value"
+	Topic     string
+	Partition int32
+	Offset    int64
+	// Format is the record's dataFormat when it has schema metadata, the codec's format
+	// otherwise.
+	Format string
+	// SchemaID is the schema ID from the record's metadata or framing; "" when none.
+	SchemaID string
+	// Wire is the wire format the bytes were read in: WireNone when the record has schema
+	// metadata (the event source mapping removed the framing).
+	Wire Wire
+	Err  error
+}
+
+// Error returns "codec: value of orders-3@42 (AVRO, schema 17, Confluent framing): ...".
+func (e *DecodeError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "codec: %s of %s-%d@%d (%s", e.Field, e.Topic, e.Partition, e.Offset, e.Format)
+	if e.SchemaID != "" {
+		fmt.Fprintf(&b, ", schema %s", e.SchemaID)
+	}
+	fmt.Fprintf(&b, ", %s framing): %v", wireName(e.Wire), e.Err)
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// mark returns e, marked batch.Permanent unless retrying may help.
+func (e *DecodeError) mark() error {
+	if retriable(e.Err) {
+		return e
+	}
+	return batch.Permanent(e)
+}
+
+func retriable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, ErrNoSchema) || errors.Is(err, ErrInvalidOption) {
+		return true
+	}
+	var re *RegistryError
+	return errors.As(err, &re) && !errors.Is(err, ErrSchemaNotFound)
+}
