@@ -24,7 +24,7 @@ require (
 )
 
 require (
-	github.com/aws/aws-sdk-go-v2/service/glue v1.175.1 // indirect
+	github.com/aws/aws-sdk-go-v2/service/glue v1.175.1
 	github.com/bufbuild/protocompile v0.14.1 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/goccy/go-json v0.12.0 // indirect
@@ -32,8 +32,8 @@ require (
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.2 // indirect
-	github.com/twmb/franz-go/pkg/sr v1.8.0 // indirect
-	golang.org/x/sync v0.23.0 // indirect
+	github.com/twmb/franz-go/pkg/sr v1.8.0
+	golang.org/x/sync v0.23.0
 )
 
 require (
