@@ -8,20 +8,26 @@ package codec_test
 // error.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/kafkalambda/toolkit/codec"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 // registryFixtures is testdata/events/schema-registry.
@@ -479,4 +485,228 @@ func TestFixturesPython(t *testing.T) {
 func itoa(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// TestGenerateFixtures makes the toolkit's own schema-registry fixtures,
+// testdata/events/schema-registry/toolkit/*.json, with the codec Serializer and kafkaeventtest,
+// and checks that the files decode back to the values it started from. Protobuf's encoding of a
+// dynamic message may order its fields differently from run to run (both orders are valid), so
+// the files are compared by what they decode to, not byte for byte. Regenerate them with:
+//
+//	go test ./codec -run TestGenerateFixtures -update-fixtures
+
+var updateFixtures = flag.Bool("update-fixtures", false, "rewrite testdata/events/schema-registry/toolkit/*.json")
+
+// order is the record of toolkit/order.avsc and of toolkit.fixtures.Order in order.proto
+// (without its lines).
+type order struct {
+	ID       int64   `avro:"id" json:"id"`
+	Customer string  `avro:"customer" json:"customer"`
+	Amount   float64 `avro:"amount" json:"amount"`
+	Paid     bool    `avro:"paid" json:"paid"`
+}
+
+// The Glue schema version IDs and Confluent IDs of the toolkit fixtures.
+const (
+	glueOrderAvro  = "6a3f8e2c-9b1d-4c7e-8f5a-2d4b6c8e0a1f"
+	glueOrderProto = "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
+)
+
+var fixtureOrders = []order{
+	{ID: 1001, Customer: "c-42", Amount: 19.99, Paid: true},
+	{ID: -3, Customer: "Zoë", Amount: 0.5, Paid: false},
+}
+
+// toolkitFixture is one generated file: its event, and for each record the JSON of the value
+// it must decode to, with the deserializer that decodes it.
+type toolkitFixture struct {
+	name  string
+	event *kafkaevent.Event
+	// check decodes record i of the parsed file and returns its value as JSON.
+	check func(t *testing.T, r *kafkaevent.Record) string
+	want  []string
+}
+
+func TestGenerateFixtures(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(registryFixtures, "toolkit")
+	avsc := readSchema(t, "toolkit/order.avsc")
+	orderMD := message(t, "toolkit/order.proto", "Order")
+	lineMD := orderMD.Messages().ByName("Line")
+	start := time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)
+	newBuilder := func() *kafkaeventtest.Builder {
+		return kafkaeventtest.NewBuilder(kafkaeventtest.WithStartTime(start))
+	}
+	must := func(b []byte, err error) []byte {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	ser := func(s *codec.Serializer[string, order], key string, o order) []byte {
+		t.Helper()
+		r, err := s.Record(ctx, "orders", key, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Value
+	}
+	protoOrder := func(o order) *dynamicpb.Message {
+		m := dynamicpb.NewMessage(orderMD)
+		b, _ := json.Marshal(o)
+		if err := protojson.Unmarshal(b, m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	protoLine := func(sku string, q int32) *dynamicpb.Message {
+		m := dynamicpb.NewMessage(lineMD)
+		m.Set(lineMD.Fields().ByName("sku"), protoreflect.ValueOfString(sku))
+		m.Set(lineMD.Fields().ByName("quantity"), protoreflect.ValueOfInt32(q))
+		return m
+	}
+	serProto := func(md protoreflect.MessageDescriptor, m *dynamicpb.Message, opts ...codec.SerializerOption) []byte {
+		t.Helper()
+		s := codec.NewSerializer(codec.String(), codec.ProtobufDynamic(md), opts...)
+		r, err := s.Record(ctx, "orders", "k", m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Value
+	}
+	orderJSON := func(o order) string { b, _ := json.Marshal(o); return string(b) }
+	avroValue := func(opts ...codec.Option) func(t *testing.T, r *kafkaevent.Record) string {
+		return func(t *testing.T, r *kafkaevent.Record) string {
+			d := codec.NewDeserializer(codec.String(), codec.Avro[order](codec.AvroSchema(avsc)), opts...)
+			v, err := d.Record(r).Value(ctx)
+			if err != nil {
+				t.Fatalf("offset %d: %v", r.Offset, err)
+			}
+			return orderJSON(v)
+		}
+	}
+	protoValueOf := func(md protoreflect.MessageDescriptor, opts ...codec.Option) func(t *testing.T, r *kafkaevent.Record) string {
+		return func(t *testing.T, r *kafkaevent.Record) string {
+			v := mustProto(t, md, r, opts...)
+			b, _ := json.Marshal(v)
+			return string(b)
+		}
+	}
+	protoJSONOf := func(m *dynamicpb.Message) string {
+		var v map[string]any
+		if err := json.Unmarshal(must(protojson.Marshal(m)), &v); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	jsonValue := func(t *testing.T, r *kafkaevent.Record) string {
+		d := codec.NewDeserializer(codec.String(), codec.JSON[order]())
+		v, err := d.Record(r).Value(ctx)
+		if err != nil {
+			t.Fatalf("offset %d: %v", r.Offset, err)
+		}
+		return orderJSON(v)
+	}
+
+	var fixtures []toolkitFixture
+
+	// Avro, Confluent framing, no schema metadata (a mapping without a registry).
+	{
+		s := codec.NewSerializer(codec.String(), codec.Avro[order](codec.AvroSchema(avsc)), codec.WithValueSchema(codec.WireConfluent, "1"))
+		b := newBuilder()
+		for i, o := range fixtureOrders {
+			b.Add("orders-avro", 0, ser(s, "", o), kafkaeventtest.WithKey([]byte("order-"+itoa(int64(i)))))
+		}
+		fixtures = append(fixtures, toolkitFixture{name: "avro-confluent.json", event: b.Event(),
+			check: avroValue(codec.WithValueWire(codec.WireConfluent)), want: []string{orderJSON(fixtureOrders[0]), orderJSON(fixtureOrders[1])}})
+	}
+	// Avro, Glue framing, uncompressed then zlib.
+	{
+		plain := codec.NewSerializer(codec.String(), codec.Avro[order](codec.AvroSchema(avsc)), codec.WithValueSchema(codec.WireGlue, glueOrderAvro))
+		zlib := codec.NewSerializer(codec.String(), codec.Avro[order](codec.AvroSchema(avsc)), codec.WithValueSchema(codec.WireGlue, glueOrderAvro), codec.WithCompression())
+		b := newBuilder().
+			Add("orders-avro", 0, ser(plain, "", fixtureOrders[0]), kafkaeventtest.WithKey([]byte("order-0"))).
+			Add("orders-avro", 0, ser(zlib, "", fixtureOrders[1]), kafkaeventtest.WithKey([]byte("order-1")))
+		fixtures = append(fixtures, toolkitFixture{name: "avro-glue.json", event: b.Event(),
+			check: avroValue(codec.WithValueWire(codec.WireGlue)), want: []string{orderJSON(fixtureOrders[0]), orderJSON(fixtureOrders[1])}})
+	}
+	// Protobuf, Confluent framing: an Order ([1]) and an Order.Line ([1, 0]), on two topics.
+	line := protoLine("sku-7", 3)
+	{
+		b := newBuilder().
+			Add("orders-proto", 0, serProto(orderMD, protoOrder(fixtureOrders[0]), codec.WithValueSchema(codec.WireConfluent, "7", 1)), kafkaeventtest.WithKey([]byte("order-0"))).
+			Add("order-lines-proto", 0, serProto(lineMD, line, codec.WithValueSchema(codec.WireConfluent, "7", 1, 0)), kafkaeventtest.WithKey([]byte("order-0")))
+		ev := b.Event()
+		fixtures = append(fixtures, toolkitFixture{name: "protobuf-confluent.json", event: ev,
+			check: func(t *testing.T, r *kafkaevent.Record) string {
+				md := orderMD
+				if r.Topic == "order-lines-proto" {
+					md = lineMD
+				}
+				return protoValueOf(md, codec.WithValueWire(codec.WireConfluent))(t, r)
+			},
+			// records come sorted by topic: order-lines-proto first
+			want: []string{protoJSONOf(line), protoJSONOf(protoOrder(fixtureOrders[0]))}})
+	}
+	// Protobuf, Glue framing (message index 1 after the header), uncompressed then zlib.
+	{
+		b := newBuilder().
+			Add("orders-proto", 0, serProto(orderMD, protoOrder(fixtureOrders[0]), codec.WithValueSchema(codec.WireGlue, glueOrderProto, 1)), kafkaeventtest.WithKey([]byte("order-0"))).
+			Add("orders-proto", 0, serProto(orderMD, protoOrder(fixtureOrders[1]), codec.WithValueSchema(codec.WireGlue, glueOrderProto, 1), codec.WithCompression()), kafkaeventtest.WithKey([]byte("order-1")))
+		fixtures = append(fixtures, toolkitFixture{name: "protobuf-glue.json", event: b.Event(),
+			check: protoValueOf(orderMD, codec.WithValueWire(codec.WireGlue)),
+			want:  []string{protoJSONOf(protoOrder(fixtureOrders[0])), protoJSONOf(protoOrder(fixtureOrders[1]))}})
+	}
+	// Protobuf in the mapping's SOURCE mode: the registry header is gone, the message indexes
+	// stay (Confluent's list; Glue's one varint), and the schema metadata names the schema.
+	{
+		conf := must(codec.AppendMessageIndexes(nil, []int{1}))
+		glue := must(codec.AppendGlueMessageIndex(nil, 1))
+		det := proto.MarshalOptions{Deterministic: true}
+		p0 := must(det.Marshal(protoOrder(fixtureOrders[0])))
+		p1 := must(det.Marshal(protoOrder(fixtureOrders[1])))
+		b := newBuilder().
+			Add("orders-proto", 0, append(conf, p0...), kafkaeventtest.WithKey([]byte("order-0")), kafkaeventtest.WithValueSchema(codec.FormatProtobuf, "7")).
+			Add("orders-proto", 0, append(glue, p1...), kafkaeventtest.WithKey([]byte("order-1")), kafkaeventtest.WithValueSchema(codec.FormatProtobuf, glueOrderProto))
+		fixtures = append(fixtures, toolkitFixture{name: "protobuf-source.json", event: b.Event(),
+			check: protoValueOf(orderMD),
+			want:  []string{protoJSONOf(protoOrder(fixtureOrders[0])), protoJSONOf(protoOrder(fixtureOrders[1]))}})
+	}
+	// The mapping's JSON mode: AVRO and PROTOBUF values delivered as JSON text, key schema too.
+	{
+		b := newBuilder().
+			Add("orders-avro", 0, []byte(orderJSON(fixtureOrders[0])), kafkaeventtest.WithKey([]byte(`"order-0"`)),
+				kafkaeventtest.WithValueSchema(codec.FormatAvro, "1"), kafkaeventtest.WithKeySchema(codec.FormatJSON, "2")).
+			Add("orders-avro", 0, []byte(orderJSON(fixtureOrders[1])), kafkaeventtest.WithKey([]byte(`"order-1"`)),
+				kafkaeventtest.WithValueSchema(codec.FormatProtobuf, glueOrderProto))
+		fixtures = append(fixtures, toolkitFixture{name: "json-mode.json", event: b.Event(),
+			check: jsonValue, want: []string{orderJSON(fixtureOrders[0]), orderJSON(fixtureOrders[1])}})
+	}
+
+	for _, f := range fixtures {
+		t.Run(f.name, func(t *testing.T) {
+			data := must(f.event.MarshalJSON())
+			var out bytes.Buffer
+			if err := json.Indent(&out, data, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			out.WriteByte('\n')
+			path := filepath.Join(dir, f.name)
+			if *updateFixtures {
+				if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			recs := loadEvent(t, filepath.Join("toolkit", f.name))
+			var values []string
+			for _, r := range recs {
+				values = append(values, f.check(t, r))
+			}
+			if !reflect.DeepEqual(values, f.want) {
+				t.Errorf("decoded values:\n%v\nwant:\n%v", values, f.want)
+			}
+		})
+	}
 }
