@@ -12,7 +12,7 @@ FUZZTIME  ?= 15s
 # "0/sec" and eats a short run whole; new inputs are kept unminimized past this.
 FUZZMINTIME ?= 2s
 
-.PHONY: all test unit lint fmt bench bench-peer fuzz tools clean node_modules demo
+.PHONY: all test unit lint fmt bench bench-peer bench-peer-kafka fuzz tools clean node_modules demo
 
 all: test
 
@@ -58,6 +58,13 @@ bench: node_modules
 ## interleaved rounds; prints both medians and their ratio.
 bench-peer: node_modules
 	$(GO) run ./bench/peer
+
+## bench-peer-kafka: the Kafka peer benchmark (bench/kafkapeer): three 6 MB events of orders,
+## JSON, Avro and Protobuf values as the event source mapping delivers them in SOURCE mode,
+## decoded by @aws-lambda-powertools/kafka's kafkaConsumer on Node.js and by codec's
+## Deserializer, beside Go baselines, in interleaved rounds; prints the medians and their ratios.
+bench-peer-kafka: node_modules
+	$(GO) run ./bench/kafkapeer
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each).
 fuzz:
