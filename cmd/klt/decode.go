@@ -16,7 +16,7 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// runDecode runs "klt event decode [FILE]".
+// runDecode runs "klt event decode [flags] [FILE]".
 func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var sf schemaFlags
 	fs := newDecodeFlags(&sf)
@@ -227,7 +227,7 @@ func decodedSchemaOf(m *kafkaevent.SchemaMetadata) *decodedSchema {
 }
 
 // usageDecode is the help of "klt event decode".
-const usageDecode = `Usage: klt event decode [FILE]
+const usageDecode = `Usage: klt event decode [flags] [FILE]
 
 Decode reads an event of Lambda's Kafka event source mapping from FILE, or from standard input
 when FILE is absent or "-", and prints its records as JSON Lines, one record per line, in the
@@ -254,16 +254,31 @@ envelope comes from build's flags: --source, --arn, --bootstrap-servers). The fi
                  wrong and where. The fields that could be decoded are still printed; build
                  rejects the line until the error is fixed or the line is dropped.
 
+With a schema, keys or values are decoded and printed as JSON documents in place of their
+bytes: --value-schema and --key-schema take an Avro schema (.avsc) or a Protobuf file (.proto,
+compiled as klt runs; --message names the message), and --registry a Confluent Schema Registry
+whose schemas decode Avro values by the schema ID each carries. Protobuf prints in the proto3
+JSON mapping. The framing comes from the record's schema metadata when it has some (the
+mapping took the registry's header off; Protobuf message indexes are read), else from --wire:
+confluent, glue (zlib too) or none (the default). Such a line builds an event of JSON values,
+as the mapping sends in JSON mode. A key or value that does not decode keeps its bytes and
+gets an "error"; the other records are still printed, and decode exits with status 1.
+
 A malformed event prints nothing and exits with status 1, with the parser's message, which
 names the JSON path: "klt: FILE: kafkaevent: records[\"orders-0\"][3].offset: ...".
 Malformed records are all printed, then decode exits with status 1.
+`
 
+// usageDecodeExamples ends the help of "klt event decode".
+const usageDecodeExamples = `
 Examples:
 
   klt event build < records.jsonl > event.json && klt event decode event.json
+  klt event decode --value-schema order.avsc --wire confluent event.json
+  klt event decode --value-schema order.proto --message shop.Order event.json
   klt event decode event.json | jq -r 'select(has("value") and .value == null) | .key'
   klt event decode event.json | jq -c 'select(.topic == "orders")' | klt event build > o.json
 
-The first prints the keys of tombstones ("value" is absent, not null, when "valueBase64"
+The first jq line prints the keys of tombstones ("value" is absent, not null, when "valueBase64"
 holds the value). The second makes a smaller event; jq -c keeps one record per line.
 `

@@ -105,7 +105,7 @@ var helpTopics = map[string]string{
 	"":             usageKLT,
 	"event":        usageEvent,
 	"event build":  usageBuild + buildFlagsHelp(),
-	"event decode": usageDecode,
+	"event decode": usageDecode + flagsHelp(newDecodeFlags(new(schemaFlags))) + usageDecodeExamples,
 	"filter":       usageFilter,
 	"filter test":  usageFilterTest + flagsHelp(newFilterTestFlags(new(filterTestConfig))) + usageFilterTestExamples,
 	"filter lint":  usageFilterLint + flagsHelp(newFilterLintFlags(new(engineFlags))) + usageFilterLintExamples,
@@ -314,7 +314,7 @@ Commands for events of Lambda's Kafka event source mapping, the JSON payload a f
 receives:
 
   build [flags] [FILE]   make an event from JSON Lines records, one per line
-  decode [FILE]          print the records of an event as JSON Lines
+  decode [flags] [FILE]  print the records of an event as JSON Lines
 
 Run "klt help event build" or "klt help event decode" for details.
 

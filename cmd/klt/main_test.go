@@ -60,9 +60,9 @@ func TestHelp(t *testing.T) {
 		}},
 		{[]string{"event", "build", "-h"}, []string{"klt event build [flags] [FILE]"}},
 		{[]string{"event", "build", "-o", "x.json", "--help"}, []string{"klt event build [flags] [FILE]"}},
-		{[]string{"event", "decode", "--help"}, []string{"klt event decode [FILE]", "keyBase64", "valueBase64", "error ",
+		{[]string{"event", "decode", "--help"}, []string{"klt event decode [flags] [FILE]", "--value-schema", "keyBase64", "valueBase64", "error ",
 			"klt event decode event.json | klt event build"}},
-		{[]string{"help", "event", "decode"}, []string{"klt event decode [FILE]"}},
+		{[]string{"help", "event", "decode"}, []string{"klt event decode [flags] [FILE]"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
