@@ -102,11 +102,19 @@ var avroReaders = sync.Pool{New: func() any { return avro.NewReader(nil, 0) }}
 // errAvroTruncated is the cause of a payload that ends before the schema says it does.
 var errAvroTruncated = errors.New("avro: payload ends early")
 
-func (c *avroCodec[T]) Decode(_ context.Context, payload []byte, s *Schema) (T, error) {
+func (c *avroCodec[T]) Decode(ctx context.Context, payload []byte, s *Schema) (T, error) {
 	var v T
+	if err := c.decodeInto(ctx, payload, s, &v); err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
+}
+
+func (c *avroCodec[T]) decodeInto(_ context.Context, payload []byte, s *Schema, v *T) error {
 	sch, err := c.schema(s)
 	if err != nil {
-		return v, err
+		return err
 	}
 	r := avroReaders.Get().(*avro.Reader)
 	defer func() {
@@ -115,19 +123,17 @@ func (c *avroCodec[T]) Decode(_ context.Context, payload []byte, s *Schema) (T, 
 	}()
 	r.Error = nil
 	r.Reset(payload)
-	r.ReadVal(sch, &v)
+	r.ReadVal(sch, v)
 	if r.Error != nil {
-		var zero T
 		if errors.Is(r.Error, io.EOF) {
-			return zero, fmt.Errorf("%w (%d bytes)", errAvroTruncated, len(payload))
+			return fmt.Errorf("%w (%d bytes)", errAvroTruncated, len(payload))
 		}
-		return zero, r.Error
+		return r.Error
 	}
 	if r.Peek(); r.Error == nil {
-		var zero T
-		return zero, fmt.Errorf("avro: bytes left over after the value (%d-byte payload)", len(payload))
+		return fmt.Errorf("avro: bytes left over after the value (%d-byte payload)", len(payload))
 	}
-	return v, nil
+	return nil
 }
 
 func (c *avroCodec[T]) Encode(_ context.Context, v T, s *Schema) ([]byte, error) {

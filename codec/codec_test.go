@@ -577,3 +577,49 @@ func mustGlue(t *testing.T, p []byte) []byte {
 	}
 	return b
 }
+
+// spy is a codec that keeps the schema IDs it is given.
+type spy struct {
+	mu  sync.Mutex
+	ids []string
+	idx [][]int
+}
+
+func (c *spy) Format() string { return codec.FormatProtobuf }
+func (c *spy) Decode(_ context.Context, p []byte, s *codec.Schema) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ids = append(c.ids, s.ID)
+	c.idx = append(c.idx, s.MessageIndexes)
+	return string(p), nil
+}
+func (c *spy) Encode(_ context.Context, v string, _ *codec.Schema) ([]byte, error) {
+	return []byte(v), nil
+}
+
+// TestSchemaPerRecord: each record's codec sees its own schema ID and indexes, however the
+// Deserializer shares Schema values between records.
+func TestSchemaPerRecord(t *testing.T) {
+	c := &spy{}
+	d := codec.NewDeserializer(codec.String(), codec.Codec[string](c), codec.WithValueWire(codec.WireConfluent))
+	var want []string
+	var wantIdx [][]int
+	for i, id := range []uint32{1, 1, 200, 1, 200, 200, 7} {
+		idx := []int{0}
+		if i%3 == 2 {
+			idx = []int{2, 1}
+		}
+		b, err := codec.AppendConfluent(nil, id, idx, []byte("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Record(record(nil, b)).Value(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, fmt.Sprint(id))
+		wantIdx = append(wantIdx, idx)
+	}
+	if !reflect.DeepEqual(c.ids, want) || !reflect.DeepEqual(c.idx, wantIdx) {
+		t.Fatalf("codec saw %v %v, want %v %v", c.ids, c.idx, want, wantIdx)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -30,6 +31,15 @@ type config struct {
 	registry           Registry
 	maxInflated        int
 	err                error
+
+	// last is the Schema of the last Confluent-framed record without message indexes, or
+	// with [0], shared by the next ones alike: most batches carry one schema.
+	last atomic.Pointer[confluentSchema]
+}
+
+type confluentSchema struct {
+	id uint32
+	s  *Schema
 }
 
 func (c *config) invalid(format string, args ...any) {
@@ -135,52 +145,73 @@ const (
 	fieldValue = "value"
 )
 
-// decode decodes one field of r (data, with its schema metadata meta) with c under cfg.
-// The error is a *DecodeError, marked permanent unless retrying may help.
-func decode[T any](ctx context.Context, cfg *config, c Codec[T], r *kafkaevent.Record, field string, data []byte, meta *kafkaevent.SchemaMetadata, wire Wire) (T, error) {
-	var zero T
-	de := &DecodeError{Field: field, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: c.Format(), Wire: wire}
+// decode decodes one field of r (data, with its schema metadata meta) with c under cfg into
+// dst, left zero on an error. The error is a *DecodeError, marked permanent unless retrying
+// may help.
+func decode[T any](ctx context.Context, cfg *config, c Codec[T], r *kafkaevent.Record, field string, data []byte, meta *kafkaevent.SchemaMetadata, wire Wire, dst *T) error {
+	if cfg.err != nil {
+		return decodeError(cfg.err, c.Format(), r, field, meta, wire, "")
+	}
+	if data == nil {
+		return decodeError(ErrNull, c.Format(), r, field, meta, wire, "")
+	}
+	payload, s, err := unframe(cfg, c.Format(), data, meta, wire)
+	if err != nil {
+		return decodeError(err, c.Format(), r, field, meta, wire, s.id())
+	}
+	if c.Format() == FormatAvro && cfg.registry != nil && s != nil && s.ID != "" {
+		rs, err := cfg.registry.Schema(ctx, s.ID)
+		if err == nil && rs.Format != "" && rs.Format != FormatAvro {
+			err = fmt.Errorf("codec: the registry's schema %s is %s, the codec decodes %s", s.ID, rs.Format, FormatAvro)
+		}
+		if err != nil {
+			return decodeError(err, c.Format(), r, field, meta, wire, s.ID)
+		}
+		s = rs
+	}
+	if into, ok := c.(decoderInto[T]); ok {
+		err = into.decodeInto(ctx, payload, s, dst)
+	} else {
+		*dst, err = c.Decode(ctx, payload, s)
+	}
+	if err != nil {
+		var zero T
+		*dst = zero
+		return decodeError(err, c.Format(), r, field, meta, wire, s.id())
+	}
+	return nil
+}
+
+// decoderInto is implemented by the codecs that can decode into a value in place, which
+// saves a Record a copy and an allocation.
+type decoderInto[T any] interface {
+	decodeInto(ctx context.Context, payload []byte, s *Schema, v *T) error
+}
+
+// id is s.ID, or "" when s is nil.
+func (s *Schema) id() string {
+	if s == nil {
+		return ""
+	}
+	return s.ID
+}
+
+// decodeError returns the *DecodeError of field of r, marked as it should be.
+func decodeError(err error, format string, r *kafkaevent.Record, field string, meta *kafkaevent.SchemaMetadata, wire Wire, id string) error {
+	de := &DecodeError{Field: field, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: format, SchemaID: id, Wire: wire, Err: err}
 	if meta != nil {
-		de.Wire = WireNone
-		de.SchemaID = meta.SchemaID
+		de.Wire, de.SchemaID = WireNone, meta.SchemaID
 		if meta.DataFormat != "" {
 			de.Format = meta.DataFormat
 		}
 	}
-	fail := func(err error) (T, error) {
-		de.Err = err
-		return zero, de.mark()
-	}
-	if cfg.err != nil {
-		return fail(cfg.err)
-	}
-	if data == nil {
-		return fail(ErrNull)
-	}
-	payload, s, err := unframe(cfg, c.Format(), data, meta, wire, de)
-	if err != nil {
-		return fail(err)
-	}
-	if c.Format() == FormatAvro && cfg.registry != nil && s != nil && s.ID != "" {
-		rs, err := cfg.registry.Schema(ctx, s.ID)
-		if err != nil {
-			return fail(err)
-		}
-		if rs.Format != "" && rs.Format != FormatAvro {
-			return fail(fmt.Errorf("codec: the registry's schema %s is %s, the codec decodes %s", s.ID, rs.Format, FormatAvro))
-		}
-		s = rs
-	}
-	v, err := c.Decode(ctx, payload, s)
-	if err != nil {
-		return fail(err)
-	}
-	return v, nil
+	return de.mark()
 }
 
 // unframe finds the payload and what is known of its schema: from the schema metadata when the
-// record has some, from the wire format otherwise. It sets de.SchemaID.
-func unframe(cfg *config, format string, data []byte, meta *kafkaevent.SchemaMetadata, wire Wire, de *DecodeError) ([]byte, *Schema, error) {
+// record has some, from the wire format otherwise. On an error, the schema is what was known
+// (its ID), or nil.
+func unframe(cfg *config, format string, data []byte, meta *kafkaevent.SchemaMetadata, wire Wire) ([]byte, *Schema, error) {
 	if meta != nil {
 		s := &Schema{ID: meta.SchemaID, Format: meta.DataFormat}
 		switch {
@@ -218,19 +249,26 @@ func unframe(cfg *config, format string, data []byte, meta *kafkaevent.SchemaMet
 		if err != nil {
 			return nil, nil, err
 		}
-		de.SchemaID = strconv.FormatUint(uint64(id), 10)
-		return payload, &Schema{ID: de.SchemaID, MessageIndexes: idx}, nil
+		first := len(idx) == 1 && idx[0] == 0
+		if idx != nil && !first {
+			return payload, &Schema{ID: strconv.FormatUint(uint64(id), 10), MessageIndexes: idx}, nil
+		}
+		if last := cfg.last.Load(); last != nil && last.id == id && (last.s.MessageIndexes != nil) == first {
+			return payload, last.s, nil
+		}
+		s := &Schema{ID: strconv.FormatUint(uint64(id), 10), MessageIndexes: idx}
+		cfg.last.Store(&confluentSchema{id, s})
+		return payload, s, nil
 	case WireGlue:
 		id, payload, err := SplitGlue(data, cfg.maxInflated)
 		if err != nil {
 			return nil, nil, err
 		}
-		de.SchemaID = id
 		s := &Schema{ID: id}
 		if format == FormatProtobuf {
 			i, p, err := SplitGlueMessageIndex(payload)
 			if err != nil {
-				return nil, nil, err
+				return nil, s, err
 			}
 			s.MessageIndexes, payload = []int{i}, p
 		}

@@ -27,13 +27,20 @@ type jsonCodec[T any] struct{}
 
 func (jsonCodec[T]) Format() string { return FormatJSON }
 
-func (jsonCodec[T]) Decode(_ context.Context, payload []byte, _ *Schema) (T, error) {
+func (c jsonCodec[T]) Decode(ctx context.Context, payload []byte, s *Schema) (T, error) {
 	var v T
-	if err := jsonUnmarshal(payload, &v); err != nil {
+	if err := c.decodeInto(ctx, payload, s, &v); err != nil {
 		var zero T
-		return zero, fmt.Errorf("json: %w", err)
+		return zero, err
 	}
 	return v, nil
+}
+
+func (jsonCodec[T]) decodeInto(_ context.Context, payload []byte, _ *Schema, v *T) error {
+	if err := jsonUnmarshal(payload, v); err != nil {
+		return fmt.Errorf("json: %w", err)
+	}
+	return nil
 }
 
 func (jsonCodec[T]) Encode(_ context.Context, v T, _ *Schema) ([]byte, error) {

@@ -42,7 +42,7 @@ type Record[K, V any] struct {
 // [DecodeError] for which errors are marked batch.Permanent.
 func (r *Record[K, V]) Key(ctx context.Context) (K, error) {
 	r.keyOnce.Do(func() {
-		r.key, r.keyErr = decode(ctx, r.cfg, r.keyDec, r.Record, fieldKey, r.Record.Key, r.KeySchema, r.cfg.keyWire)
+		r.keyErr = decode(ctx, r.cfg, r.keyDec, r.Record, fieldKey, r.Record.Key, r.KeySchema, r.cfg.keyWire, &r.key)
 	})
 	return r.key, r.keyErr
 }
@@ -51,7 +51,7 @@ func (r *Record[K, V]) Key(ctx context.Context) (K, error) {
 // A tombstone's value is an error wrapping [ErrNull].
 func (r *Record[K, V]) Value(ctx context.Context) (V, error) {
 	r.valueOne.Do(func() {
-		r.value, r.valueErr = decode(ctx, r.cfg, r.valueDec, r.Record, fieldValue, r.Record.Value, r.ValueSchema, r.cfg.valueWire)
+		r.valueErr = decode(ctx, r.cfg, r.valueDec, r.Record, fieldValue, r.Record.Value, r.ValueSchema, r.cfg.valueWire, &r.value)
 	})
 	return r.value, r.valueErr
 }
