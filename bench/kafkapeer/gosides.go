@@ -16,7 +16,7 @@ import (
 func goSides(b *bench) []*side {
 	sides := []*side{toolkitSide(b)}
 	add := func(name, about string, raw bool, decode func(r *kafkaevent.Record) (int64, error)) {
-		sides = append(sides, &side{name: name, about: about, raw: raw, round: func(n int) (float64, int64, error) {
+		sides = append(sides, &side{name: name, about: about, raw: raw, round: func(n int) (result, error) {
 			return timed(n, func() (int64, error) {
 				ev, err := kafkaevent.Parse(b.payload)
 				if err != nil {

@@ -48,6 +48,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"time"
 )
@@ -60,21 +61,55 @@ func main() {
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "kafkalambda-peer-kafka"), "where to write the events and schemas")
 	script := flag.String("script", filepath.Join("bench", "kafkapeer", "powertools.mjs"), "the Node side")
 	node := flag.String("node", "node", "the Node.js executable")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the Go sides to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		stop, err := startProfile(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kafkapeer:", err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	if err := run(*size, *rounds, *iterations, *warmup, *dir, *script, *node); err != nil {
 		fmt.Fprintln(os.Stderr, "kafkapeer:", err)
 		os.Exit(1)
 	}
 }
 
-// A side is one way of handling an event: round times n invocations and returns the
-// nanoseconds per invocation and the checksum of the last.
+// startProfile starts a CPU profile into file; the Node side, another process, is not in it.
+func startProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "kafkapeer:", err)
+		}
+	}, nil
+}
+
+// A side is one way of handling an event: round times n invocations.
 type side struct {
-	name  string
-	about string
-	round func(n int) (ns float64, checksum int64, err error)
-	raw   bool // does not decode: no checksum
-	times []float64
+	name   string
+	about  string
+	round  func(n int) (result, error)
+	raw    bool // does not decode: no checksum
+	times  []float64
+	allocs []float64
+}
+
+// result is what a round of one side measured.
+type result struct {
+	ns       float64 // wall time per invocation
+	allocs   float64 // heap allocations per invocation; -1 when not known (Node.js)
+	checksum int64   // of the last invocation
 }
 
 // A bench is one format's event and the sides that handle it.
@@ -129,7 +164,7 @@ func run(size, rounds, iterations, warmup int, dir, script, node string) error {
 		b.sides = append([]*side{{
 			name:  "powertools",
 			about: "Node.js: JSON.parse, kafkaConsumer, every value read",
-			round: func(n int) (float64, int64, error) { return js.round(b.f.name, n) },
+			round: func(n int) (result, error) { return js.round(b.f.name, n) },
 		}}, goSides(b)...)
 	}
 
@@ -142,20 +177,20 @@ func run(size, rounds, iterations, warmup int, dir, script, node string) error {
 		fmt.Printf("  %-9s %6d records, %.2f MB\n", b.f.name+":", b.records, float64(len(b.payload))/1e6)
 	}
 
-	check := func(b *bench, s *side, sum int64) error {
-		if !s.raw && sum != b.checksum {
-			return fmt.Errorf("%s %s: checksum %d, want %d (the sum of every item's quantity)", b.f.name, s.name, sum, b.checksum)
+	check := func(b *bench, s *side, res result) error {
+		if !s.raw && res.checksum != b.checksum {
+			return fmt.Errorf("%s %s: checksum %d, want %d (the sum of every item's quantity)", b.f.name, s.name, res.checksum, b.checksum)
 		}
 		return nil
 	}
 	if warmup > 0 {
 		for _, b := range benches {
 			for _, s := range b.sides {
-				_, sum, err := s.round(warmup)
+				res, err := s.round(warmup)
 				if err != nil {
 					return err
 				}
-				if err := check(b, s, sum); err != nil {
+				if err := check(b, s, res); err != nil {
 					return err
 				}
 			}
@@ -166,34 +201,37 @@ func run(size, rounds, iterations, warmup int, dir, script, node string) error {
 		for _, b := range benches {
 			for i := range b.sides {
 				s := b.sides[(i+r)%len(b.sides)]
-				ns, sum, err := s.round(iterations)
+				res, err := s.round(iterations)
 				if err != nil {
 					return err
 				}
-				if err := check(b, s, sum); err != nil {
+				if err := check(b, s, res); err != nil {
 					return err
 				}
-				s.times = append(s.times, ns)
+				s.times, s.allocs = append(s.times, res.ns), append(s.allocs, res.allocs)
 			}
 		}
 	}
 	fmt.Fprintln(os.Stderr)
 
-	fmt.Printf("\n%-9s %-11s %12s %11s %12s %15s  %s\n", "format", "side", "ms/batch", "µs/record", "powertools/", "(rounds)", "what")
+	fmt.Printf("\n%-9s %-11s %10s %10s %13s %12s %15s  %s\n", "format", "side", "ms/batch", "µs/record", "allocs/record", "powertools/", "(rounds)", "what")
 	for _, b := range benches {
 		pt := b.sides[0]
 		mp := median(pt.times)
 		for _, s := range b.sides {
 			m := median(s.times)
 			lo, hi := ratioRange(pt.times, s.times)
-			rng := ""
+			rng, allocs := "", "-"
 			if s != pt {
 				rng = fmt.Sprintf("(%.1f-%.1fx)", lo, hi)
 			}
-			fmt.Printf("%-9s %-11s %12.2f %11.2f %11.2fx %15s  %s\n", b.f.name, s.name, m/1e6, m/1e3/float64(b.records), mp/m, rng, s.about)
+			if a := median(s.allocs); a >= 0 {
+				allocs = fmt.Sprintf("%.2f", a/float64(b.records))
+			}
+			fmt.Printf("%-9s %-11s %10.2f %10.2f %13s %11.2fx %15s  %s\n", b.f.name, s.name, m/1e6, m/1e3/float64(b.records), allocs, mp/m, rng, s.about)
 		}
 	}
-	fmt.Println("\nms/batch: median wall time of one invocation; powertools/: the ratio of the medians (how many times faster than Powertools); (rounds): the lowest and highest ratio of one round's pair.")
+	fmt.Println("\nms/batch: median wall time of one invocation; allocs/record: Go heap allocations per record (median); powertools/: the ratio of the medians (how many times faster than Powertools); (rounds): the lowest and highest ratio of one round's pair.")
 	return nil
 }
 
@@ -220,19 +258,27 @@ func ratioRange(a, b []float64) (lo, hi float64) {
 	return lo, hi
 }
 
-// timed runs one invocation n times and returns the nanoseconds per invocation and the
+// timed runs one invocation n times: the time and allocations per invocation, and the
 // checksum of the last.
-func timed(n int, invoke func() (int64, error)) (float64, int64, error) {
+func timed(n int, invoke func() (int64, error)) (result, error) {
 	var sum int64
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	start := time.Now()
 	for range n {
 		s, err := invoke()
 		if err != nil {
-			return 0, 0, err
+			return result{}, err
 		}
 		sum = s
 	}
-	return float64(time.Since(start).Nanoseconds()) / float64(n), sum, nil
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	return result{
+		ns:       float64(elapsed.Nanoseconds()) / float64(n),
+		allocs:   float64(after.Mallocs-before.Mallocs) / float64(n),
+		checksum: sum,
+	}, nil
 }
 
 // nodeSide is powertools.mjs, answering "round FORMAT N" lines.
@@ -284,11 +330,10 @@ func (js *nodeSide) read(v any) error {
 	return json.Unmarshal(js.out.Bytes(), v)
 }
 
-// round times n invocations of the format's function and returns nanoseconds per invocation
-// and the checksum of the last.
-func (js *nodeSide) round(format string, n int) (float64, int64, error) {
+// round times n invocations of the format's function.
+func (js *nodeSide) round(format string, n int) (result, error) {
 	if _, err := fmt.Fprintf(js.in, "round %s %d\n", format, n); err != nil {
-		return 0, 0, fmt.Errorf("powertools: %w", err)
+		return result{}, fmt.Errorf("powertools: %w", err)
 	}
 	var r struct {
 		Format     string  `json:"format"`
@@ -297,12 +342,12 @@ func (js *nodeSide) round(format string, n int) (float64, int64, error) {
 		Checksum   int64   `json:"checksum"`
 	}
 	if err := js.read(&r); err != nil {
-		return 0, 0, fmt.Errorf("powertools: %w", err)
+		return result{}, fmt.Errorf("powertools: %w", err)
 	}
 	if r.Format != format || r.Iterations != n {
-		return 0, 0, fmt.Errorf("powertools: round of %d %s invocations answered %+v", n, format, r)
+		return result{}, fmt.Errorf("powertools: round of %d %s invocations answered %+v", n, format, r)
 	}
-	return r.NS / float64(n), r.Checksum, nil
+	return result{ns: r.NS / float64(n), allocs: -1, checksum: r.Checksum}, nil
 }
 
 func (js *nodeSide) close() {

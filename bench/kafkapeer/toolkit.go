@@ -31,7 +31,7 @@ func deserializerSide[V any](b *bench, codecName string, d *codec.Deserializer[s
 	return &side{
 		name:  "toolkit",
 		about: "kafkaevent.Parse, codec.Deserializer (" + codecName + "), Record.Value of every record",
-		round: func(n int) (float64, int64, error) {
+		round: func(n int) (result, error) {
 			// The Lambda runtime gives each invocation a context with the function's deadline.
 			ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
 			defer cancel()
