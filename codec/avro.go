@@ -44,7 +44,9 @@ func AvroSchema(text string) AvroOption {
 // one given with [AvroSchema]; without either, Decode fails with [ErrNoSchema]. Schemas from a
 // registry are parsed once per ID. Decoding must use every byte of the payload: a payload that
 // ends early (which hamba/avro's Unmarshal would take as a success, zeroing the rest) or has
-// bytes left over is an error. Encode writes v with the same schema.
+// bytes left over is an error, and so is a string or bytes field over 8 MiB or an array of
+// more than 1,048,576 items (limits that a payload cannot make the decoder allocate past).
+// Encode writes v with the same schema.
 func Avro[T any](opts ...AvroOption) Codec[T] {
 	c := &avroCodec[T]{}
 	for _, o := range opts {
@@ -97,7 +99,18 @@ func (c *avroCodec[T]) schema(s *Schema) (avro.Schema, error) {
 	return sch, err
 }
 
-var avroReaders = sync.Pool{New: func() any { return avro.NewReader(nil, 0) }}
+// Limits on what one Avro value may make the decoder allocate, whatever its bytes claim.
+const (
+	avroMaxBytes = 8 << 20 // a string or bytes field: 8 MiB (hamba/avro's default is 1 MiB)
+	avroMaxItems = 1 << 20 // the items of one array field
+)
+
+// avroAPI is hamba/avro's configuration with those limits: without avroMaxItems, a 9-byte
+// payload whose array block claims 10^12 items makes the decoder allocate them (found by
+// FuzzDeserialize).
+var avroAPI = avro.Config{MaxByteSliceSize: avroMaxBytes, MaxSliceAllocSize: avroMaxItems}.Freeze()
+
+var avroReaders = sync.Pool{New: func() any { return avro.NewReader(nil, 0, avro.WithReaderConfig(avroAPI)) }}
 
 // errAvroTruncated is the cause of a payload that ends before the schema says it does.
 var errAvroTruncated = errors.New("avro: payload ends early")
@@ -141,7 +154,7 @@ func (c *avroCodec[T]) Encode(_ context.Context, v T, s *Schema) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	b, err := avro.Marshal(sch, v)
+	b, err := avroAPI.Marshal(sch, v)
 	if err != nil {
 		return nil, fmt.Errorf("avro: %w", err)
 	}

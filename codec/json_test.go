@@ -155,3 +155,15 @@ func TestJSONRoundTrip(t *testing.T) {
 	var se *json.SyntaxError
 	_ = errors.As(err, &se)
 }
+
+// FuzzJSONDifferential: JSON's decoder agrees with encoding/json on any input.
+func FuzzJSONDifferential(f *testing.F) {
+	for _, d := range jsonDocs {
+		f.Add([]byte(d))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		jsonSame[jsonOrder](t, 0, doc)
+		jsonSame[map[string]any](t, 0, doc)
+		jsonSame[any](t, 0, doc)
+	})
+}

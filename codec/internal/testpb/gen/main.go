@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ func main() {
 
 func run(files []string) error {
 	if len(files) == 0 {
-		return fmt.Errorf("usage: gen FILE.proto...")
+		return errors.New("usage: gen FILE.proto [FILE.proto]")
 	}
 	c := protocompile.Compiler{
 		Resolver:       protocompile.WithStandardImports(&protocompile.SourceResolver{}),

@@ -1,0 +1,94 @@
+package codec_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/codec"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// A handler of typed records: JSON values behind Confluent framing (a JSON Schema producer),
+// string keys; a tombstone is told apart, a value that does not decode fails alone.
+func ExampleHandler() {
+	type Order struct {
+		ID     string `json:"id"`
+		Amount int64  `json:"amount_cents"`
+	}
+	orders := codec.NewDeserializer(codec.String(), codec.JSON[Order](), codec.WithValueWire(codec.WireConfluent))
+	h := codec.Handler(orders, func(ctx context.Context, r *codec.Record[string, Order]) error {
+		o, err := r.Value(ctx)
+		if errors.Is(err, codec.ErrNull) {
+			fmt.Printf("offset %d: tombstone\n", r.Offset)
+			return nil
+		}
+		if err != nil {
+			return err // a *codec.DecodeError, permanent for package batch
+		}
+		key, _ := r.Key(ctx)
+		fmt.Printf("offset %d: %s -> %s %d\n", r.Offset, key, o.ID, o.Amount)
+		return nil
+	})
+
+	ctx := context.Background()
+	ser := codec.NewSerializer(codec.String(), codec.JSON[Order](), codec.WithValueSchema(codec.WireConfluent, "7"))
+	kr, _ := ser.Record(ctx, "orders", "cust-1", Order{ID: "ord-1", Amount: 1299})
+	ev := &kafkaevent.Event{Partitions: []kafkaevent.Partition{{Topic: "orders", Records: []kafkaevent.Record{
+		{Topic: "orders", Offset: 0, Key: kr.Key, Value: kr.Value},
+		{Topic: "orders", Offset: 1, Key: []byte("cust-1")},
+	}}}}
+	resp, _ := batch.ProcessKafka(ctx, ev, h)
+	fmt.Println("failures:", len(resp.BatchItemFailures))
+	// Output:
+	// offset 0: cust-1 -> ord-1 1299
+	// offset 1: tombstone
+	// failures: 0
+}
+
+// Avro values with the writer's schema given, framed by the Glue serializer with zlib, and
+// the error of a record that does not decode.
+func ExampleAvro() {
+	const schema = `{"type":"record","name":"Reading","fields":[{"name":"sensor","type":"string"},{"name":"celsius","type":"double"}]}`
+	type Reading struct {
+		Sensor  string  `avro:"sensor"`
+		Celsius float64 `avro:"celsius"`
+	}
+	readings := codec.Avro[Reading](codec.AvroSchema(schema))
+	ctx := context.Background()
+
+	ser := codec.NewSerializer(codec.Bytes(), readings,
+		codec.WithValueSchema(codec.WireGlue, "b7b4a7f0-9c1e-4a59-a9a5-0123456789ab"), codec.WithCompression())
+	kr, _ := ser.Record(ctx, "readings", nil, Reading{"t-1", 21.5})
+
+	d := codec.NewDeserializer(codec.Bytes(), readings, codec.WithValueWire(codec.WireGlue))
+	v, err := d.Record(&kafkaevent.Record{Topic: "readings", Value: kr.Value}).Value(ctx)
+	fmt.Println(v, err)
+
+	_, err = d.Record(&kafkaevent.Record{Topic: "readings", Offset: 9, Value: []byte{0, 0, 0, 0, 1}}).Value(ctx)
+	fmt.Println(err)
+	fmt.Println("permanent:", batch.IsPermanent(err))
+	// Output:
+	// {t-1 21.5} <nil>
+	// codec: value of readings-0@9 (AVRO, Glue framing): codec: Glue framing: offset 0: unknown header version byte 0x00 (Glue framing starts with 0x03)
+	// permanent: true
+}
+
+// A record the event source mapping delivered in JSON mode: the schema metadata says the
+// producer wrote Avro, the value is JSON text, and the JSON codec reads it.
+func ExampleJSON() {
+	type Reading struct {
+		Sensor  string  `json:"sensor"`
+		Celsius float64 `json:"celsius"`
+	}
+	d := codec.NewDeserializer(codec.String(), codec.JSON[Reading]())
+	r := d.Record(&kafkaevent.Record{
+		Topic:       "readings",
+		Value:       []byte(`{"sensor":"t-2","celsius":19.25}`),
+		ValueSchema: &kafkaevent.SchemaMetadata{DataFormat: "AVRO", SchemaID: "17"},
+	})
+	v, err := r.Value(context.Background())
+	fmt.Printf("%+v %v\n", v, err)
+	// Output: {Sensor:t-2 Celsius:19.25} <nil>
+}
