@@ -11,12 +11,16 @@
 //
 //	orders := codec.NewDeserializer(codec.String(), codec.JSON[Order]())
 //	lambda.Start(batch.KafkaHandler(codec.Handler(orders, func(ctx context.Context, r *codec.Record[string, Order]) error {
-//		o, err := r.Value()
+//		o, err := r.Value(ctx)
 //		if err != nil {
-//			return err // a *DecodeError: permanent
+//			return err // a *DecodeError (permanent), or ErrNull for a tombstone
 //		}
 //		return apply(ctx, o)
 //	})))
+//
+// A null key or value (a tombstone's value) gives ErrNull, never a zero value that could pass
+// for a real one. A decode error is permanent, except when the registry could not be reached
+// (the record is retried, not sent to the sink).
 //
 // # Wire formats, decided, never guessed
 //
