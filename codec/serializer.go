@@ -151,15 +151,19 @@ func encode[T any](ctx context.Context, c Codec[T], v T, f *fieldSchema, compres
 		schema = &Schema{ID: f.id, Format: c.Format()}
 	}
 	var indexes []int
-	pd, isProto := c.(protoDescribed)
+	// A Protobuf payload is framed with its message indexes, which the deserializers of
+	// every language read: they come from the options, or from the codec's message type. A
+	// Protobuf codec of another package that names no type cannot be framed without them.
+	isProto := c.Format() == FormatProtobuf
 	if isProto && f.wire != WireNone {
+		pd, described := c.(protoDescribed)
 		switch {
 		case f.hasIndexes:
 			indexes = f.indexes
-		case f.wire == WireConfluent:
-			indexes = confluentIndexes(pd.descriptor())
+		case described:
+			indexes = MessageIndexes(f.wire, pd.descriptor())
 		default:
-			indexes = []int{glueIndex(pd.descriptor())}
+			return nil, fmt.Errorf("codec: a Protobuf codec that does not name its message type needs the message indexes in WithKeySchema or WithValueSchema (see MessageIndexes): %w", ErrInvalidOption)
 		}
 		schema.MessageIndexes = indexes
 	}

@@ -5,6 +5,7 @@ package main
 // keys and values (package codec does the decoding and the framing).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,10 +73,11 @@ func loadCodec(flagName, path, message string) (sideCodec, error) {
 			return nil, fmt.Errorf("%s %s: --message is for .proto schemas, and this one is Avro", flagName, path)
 		}
 		// A schema that does not parse is reported now, not once per record.
-		if _, err := avro.Parse(string(text)); err != nil {
+		sch, err := avro.Parse(string(text))
+		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", flagName, path, err)
 		}
-		return avroJSON{codec.Avro[any](codec.AvroSchema(string(text)))}, nil
+		return avroJSON{codec.Avro[any](codec.AvroSchema(string(text))), sch}, nil
 	case ".proto":
 		md, err := compileProto(path, message)
 		if err != nil {
@@ -146,7 +148,10 @@ func messageNames(ms []protoreflect.MessageDescriptor) string {
 }
 
 // avroJSON decodes Avro into JSON text, and encodes JSON text as Avro.
-type avroJSON struct{ c codec.Codec[any] }
+type avroJSON struct {
+	c      codec.Codec[any]
+	schema avro.Schema // to give JSON numbers the Avro types they are written as
+}
 
 func (a avroJSON) Format() string { return a.c.Format() }
 
@@ -163,11 +168,177 @@ func (a avroJSON) Decode(ctx context.Context, payload []byte, s *codec.Schema) (
 }
 
 func (a avroJSON) Encode(ctx context.Context, v json.RawMessage, s *codec.Schema) ([]byte, error) {
+	if a.schema == nil {
+		return nil, errors.New("klt: no Avro schema to encode with")
+	}
+	d := json.NewDecoder(bytes.NewReader(v))
+	d.UseNumber()
 	var x any
-	if err := json.Unmarshal(v, &x); err != nil {
+	if err := d.Decode(&x); err != nil {
+		return nil, err
+	}
+	x, err := avroFromJSON(a.schema, x, "")
+	if err != nil {
 		return nil, err
 	}
 	return a.c.Encode(ctx, x, s)
+}
+
+// avroFromJSON gives the JSON value v (numbers as json.Number) the Go types the Avro schema s
+// is written from: int32 and int64 for int and long, float32 and float64 for float and double,
+// []byte for bytes and fixed (from a string of code points 0 to 255, Avro's JSON encoding).
+// path names the place for errors.
+func avroFromJSON(s avro.Schema, v any, path string) (any, error) {
+	fail := func() (any, error) {
+		return nil, fmt.Errorf("%s: %s is not an Avro %s", orDefault(path, "value"), describeJSON(v), s.Type())
+	}
+	switch s := s.(type) {
+	case *avro.RecordSchema:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fail()
+		}
+		out := make(map[string]any, len(s.Fields()))
+		for _, f := range s.Fields() {
+			fv, present := m[f.Name()]
+			if !present {
+				if f.HasDefault() {
+					continue
+				}
+				fv = nil
+			}
+			x, err := avroFromJSON(f.Type(), fv, path+"."+f.Name())
+			if err != nil {
+				return nil, err
+			}
+			out[f.Name()] = x
+		}
+		return out, nil
+	case *avro.ArraySchema:
+		l, ok := v.([]any)
+		if !ok {
+			return fail()
+		}
+		out := make([]any, len(l))
+		for i, e := range l {
+			x, err := avroFromJSON(s.Items(), e, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = x
+		}
+		return out, nil
+	case *avro.MapSchema:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fail()
+		}
+		out := make(map[string]any, len(m))
+		for k, e := range m {
+			x, err := avroFromJSON(s.Values(), e, path+"."+k)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = x
+		}
+		return out, nil
+	case *avro.UnionSchema:
+		if v == nil && s.Nullable() {
+			return nil, nil
+		}
+		for _, t := range s.Types() {
+			if t.Type() == avro.Null {
+				continue
+			}
+			if x, err := avroFromJSON(t, v, path); err == nil {
+				return x, nil
+			}
+		}
+		return fail()
+	case *avro.FixedSchema:
+		return avroBytes(v, fail)
+	}
+	switch s.Type() {
+	case avro.Null:
+		if v != nil {
+			return fail()
+		}
+		return nil, nil
+	case avro.Boolean:
+		if _, ok := v.(bool); !ok {
+			return fail()
+		}
+		return v, nil
+	case avro.String, avro.Enum:
+		if _, ok := v.(string); !ok {
+			return fail()
+		}
+		return v, nil
+	case avro.Bytes:
+		return avroBytes(v, fail)
+	case avro.Int, avro.Long:
+		n, ok := v.(json.Number)
+		if !ok {
+			return fail()
+		}
+		i, err := n.Int64()
+		if err != nil || s.Type() == avro.Int && int64(int32(i)) != i {
+			return fail()
+		}
+		if s.Type() == avro.Int {
+			return int32(i), nil
+		}
+		return i, nil
+	case avro.Float, avro.Double:
+		n, ok := v.(json.Number)
+		if !ok {
+			return fail()
+		}
+		f, err := n.Float64()
+		if err != nil {
+			return fail()
+		}
+		if s.Type() == avro.Float {
+			return float32(f), nil
+		}
+		return f, nil
+	}
+	return v, nil
+}
+
+// avroBytes reads Avro's JSON encoding of bytes: a string whose code points are the bytes.
+func avroBytes(v any, fail func() (any, error)) (any, error) {
+	str, ok := v.(string)
+	if !ok {
+		return fail()
+	}
+	b := make([]byte, 0, len(str))
+	for _, r := range str {
+		if r > 255 {
+			return fail()
+		}
+		b = append(b, byte(r))
+	}
+	return b, nil
+}
+
+// describeJSON names a JSON value for errors.
+func describeJSON(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case json.Number:
+		return "the number " + v.String()
+	case string:
+		return fmt.Sprintf("the string %q", v)
+	case bool:
+		return fmt.Sprint(v)
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 // protoJSON decodes Protobuf into JSON text (the proto3 JSON mapping, protojson), and encodes
@@ -226,7 +397,7 @@ func (f *schemaFlags) codecs() (key, value sideCodec, opts []codec.Option, err e
 		opts = append(opts, codec.WithRegistry(reg))
 		if value == nil {
 			// The registry has the writer's schema of every value: Avro.
-			value = avroJSON{codec.Avro[any]()}
+			value = avroJSON{c: codec.Avro[any]()} // decode only: no schema to encode with
 		}
 	}
 	if f.wire != "" {
@@ -244,7 +415,8 @@ func (f *schemaFlags) codecs() (key, value sideCodec, opts []codec.Option, err e
 	return key, value, opts, nil
 }
 
-// rawSide is the codec of a side that has no schema; decode never asks it for a value.
+// rawSide is the codec of a side that has no schema: decode never asks it for a value, and
+// produce sends the line's bytes as they are.
 type rawSide struct{}
 
 func (rawSide) Format() string { return codec.FormatRaw }
@@ -254,7 +426,7 @@ func (rawSide) Decode(_ context.Context, payload []byte, _ *codec.Schema) (json.
 }
 
 func (rawSide) Encode(_ context.Context, v json.RawMessage, _ *codec.Schema) ([]byte, error) {
-	return nil, errors.New("klt: no schema for this side")
+	return v, nil
 }
 
 // orRaw returns c, or rawSide when c is nil.

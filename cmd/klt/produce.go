@@ -18,6 +18,7 @@ import (
 type produceConfig struct {
 	cluster clusterFlags
 	timeout time.Duration
+	schemas produceSchemaFlags
 }
 
 // defaultProduceTimeout is how long "klt produce" waits for every record to be acknowledged.
@@ -27,6 +28,7 @@ const defaultProduceTimeout = 30 * time.Second
 func newProduceFlags(c *produceConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("produce", flag.ContinueOnError)
 	c.cluster.register(fs)
+	c.schemas.register(fs)
 	fs.DurationVar(&c.timeout, "timeout", defaultProduceTimeout, "give up on records not acknowledged within this `duration` (they are reported\nfailed; they may still land)")
 	return fs
 }
@@ -46,6 +48,10 @@ func runProduce(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return usageError(stderr, fs.Name(), fmt.Errorf("--timeout: want a positive duration, got %v", c.timeout))
 	}
 	opts, _, err := c.cluster.options(ctx)
+	if err != nil {
+		return usageError(stderr, fs.Name(), err)
+	}
+	ser, err := c.schemas.serializer()
 	if err != nil {
 		return usageError(stderr, fs.Name(), err)
 	}
@@ -91,11 +97,21 @@ func runProduce(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 
 	krecs := make([]*kgo.Record, len(recs))
+	var encErrs []error
 	for i := range recs {
 		krecs[i] = kgoRecord(&recs[i], c.cluster.topic)
 		if recs[i].HasPartition {
 			part.manual[krecs[i]] = true
 		}
+		if ser != nil {
+			if err := serialize(ctx, ser, &recs[i], krecs[i]); err != nil {
+				encErrs = append(encErrs, fmt.Errorf("%s:%d: %w", name, recs[i].Line, err))
+			}
+		}
+	}
+	if len(encErrs) > 0 { // nothing is sent when a line cannot be encoded
+		printErrors(stderr, joinLineErrors(name, encErrs))
+		return exitFail
 	}
 	pctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
