@@ -48,7 +48,9 @@ func (c *protoCodec[M]) Decode(_ context.Context, payload []byte, _ *Schema) (M,
 }
 
 func (c *protoCodec[M]) Encode(_ context.Context, v M, _ *Schema) ([]byte, error) {
-	b, err := proto.Marshal(v)
+	// Deterministic: the same message gives the same bytes every time (map entries and the
+	// fields of dynamic messages in a fixed order), so fixtures and tests can compare bytes.
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("protobuf: %s: %w", c.mt.Descriptor().FullName(), err)
 	}
