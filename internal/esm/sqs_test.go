@@ -191,7 +191,7 @@ func memberOrder(t *testing.T, raw []byte) []string {
 func TestSQSSuccessDeletes(t *testing.T) {
 	t.Parallel()
 	env := newSQSEnv(t)
-	url, arn := env.queue("ok", 1, nil)
+	url, arn := env.queue("ok", 30, nil) // long: under load a success must not be redelivered
 	var bodies []string
 	for i := range 25 {
 		bodies = append(bodies, fmt.Sprint("m", i))
@@ -270,7 +270,8 @@ func TestSQSPartialBatchResponse(t *testing.T) {
 	env := newSQSEnv(t)
 	for _, report := range []bool{true, false} {
 		name := fmt.Sprint("pbr-", report)
-		url, arn := env.queue(name, 1, nil)
+		// 3 s: long enough that only the reported message comes back, even on a busy machine
+		url, arn := env.queue(name, 3, nil)
 		env.send(url, []string{"ok1", "bad", "ok2"}, nil)
 		var seen sync.Map
 		rec := &sqsRecorder{t: t, answer: func(ev *events.SQSEvent) Response {
@@ -283,7 +284,7 @@ func TestSQSPartialBatchResponse(t *testing.T) {
 			return pbr(ids...)
 		}}
 		m, stop := env.run(SQSConfig{Name: name, QueueURL: url, QueueARN: arn, BatchSize: 3, BatchingWindow: time.Second, ReportBatchItemFailures: report}, rec)
-		waitFor(t, 10*time.Second, "all done", func() bool { return m.Counters().Done.Load() == 3 })
+		waitFor(t, 20*time.Second, "all done", func() bool { return m.Counters().Done.Load() == 3 })
 		time.Sleep(1500 * time.Millisecond)
 		if err := stop(); err != nil {
 			t.Fatal(err)
@@ -350,7 +351,7 @@ func TestSQSPartialBatchResponseInvalid(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			url, arn := env.queue(fmt.Sprint("inv", i), 1, nil)
+			url, arn := env.queue(fmt.Sprint("inv", i), 3, nil) // see TestSQSPartialBatchResponse
 			env.send(url, []string{"x", "y"}, nil)
 			var calls atomic.Int32
 			rec := &sqsRecorder{t: t, answer: func(ev *events.SQSEvent) Response {
@@ -364,7 +365,7 @@ func TestSQSPartialBatchResponseInvalid(t *testing.T) {
 				return Response{Payload: []byte(tc.resp(ids))}
 			}}
 			m, stop := env.run(SQSConfig{Name: tc.name, QueueURL: url, QueueARN: arn, BatchSize: 2, BatchingWindow: time.Second, ReportBatchItemFailures: true}, rec)
-			waitFor(t, 10*time.Second, "both done", func() bool { return m.Counters().Done.Load() == 2 })
+			waitFor(t, 20*time.Second, "both done", func() bool { return m.Counters().Done.Load() == 2 })
 			time.Sleep(1200 * time.Millisecond)
 			if err := stop(); err != nil {
 				t.Fatal(err)
@@ -392,7 +393,7 @@ func TestSQSRedriveToDeadLetterQueue(t *testing.T) {
 	for _, name := range []string{"rd", "rd.fifo"} {
 		dlqName := strings.Replace(name, "rd", "rd-dlq", 1)
 		dlq, dlqARN := env.queue(dlqName, 30, nil)
-		url, arn := env.queue(name, 1, map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + dlqARN + `","maxReceiveCount":3}`})
+		url, arn := env.queue(name, 2, map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + dlqARN + `","maxReceiveCount":3}`})
 		var group func(int) string
 		if strings.HasSuffix(name, ".fifo") {
 			group = func(int) string { return "g" }
@@ -409,7 +410,7 @@ func TestSQSRedriveToDeadLetterQueue(t *testing.T) {
 		}}
 		_, stop := env.run(SQSConfig{Name: name, QueueURL: url, QueueARN: arn, BatchSize: 1, ReportBatchItemFailures: true}, rec)
 		var moved []types.Message
-		waitFor(t, 15*time.Second, name+": the poison message in the dead-letter queue", func() bool {
+		waitFor(t, 30*time.Second, name+": the poison message in the dead-letter queue", func() bool {
 			got, err := localsqs.Receive(context.Background(), env.c, dlq, 1, 100*time.Millisecond)
 			if err != nil {
 				t.Fatal(err)
@@ -456,7 +457,7 @@ func contains(s []string, v string) bool {
 func TestSQSFilterDeletes(t *testing.T) {
 	t.Parallel()
 	env := newSQSEnv(t)
-	url, arn := env.queue("filter", 1, nil)
+	url, arn := env.queue("filter", 30, nil)
 	crit, err := filter.ParseCriteria([]byte(`{"Filters":[{"Pattern":"{\"body\":{\"RequestCode\":[\"BBBB\"]}}"}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -679,7 +680,7 @@ func TestSQSFIFOOrderAfterFailure(t *testing.T) {
 	env := newSQSEnv(t)
 	for _, size := range []int{1, 10} {
 		name := fmt.Sprint("order", size, ".fifo")
-		url, arn := env.queue(name, 1, nil)
+		url, arn := env.queue(name, 3, nil) // see TestSQSPartialBatchResponse
 		var bodies []string
 		for i := 1; i <= 5; i++ {
 			bodies = append(bodies, fmt.Sprint("A", i), fmt.Sprint("B", i))
@@ -750,7 +751,7 @@ func TestSQSFIFOOrderAfterFailure(t *testing.T) {
 func TestSQSLocalDedupQuirk(t *testing.T) {
 	t.Parallel()
 	env := newSQSEnv(t)
-	url, arn := env.queue("dedup.fifo", 1, nil)
+	url, arn := env.queue("dedup.fifo", 30, nil)
 	send := func() {
 		if _, err := env.c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x"),
 			MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("same")}); err != nil {
