@@ -37,20 +37,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
 	"time"
+
+	"github.com/kafkalambda/toolkit/bench/internal/nodepeer"
 )
 
 func main() {
@@ -156,7 +154,7 @@ func run(size, rounds, iterations, warmup int, dir, script, node string) error {
 	if err != nil {
 		return err
 	}
-	defer js.close()
+	defer js.Close()
 	for _, b := range benches {
 		if got := js.ready.Records[b.f.name]; got != b.records {
 			return fmt.Errorf("powertools: the %s event has %d records, not %d", b.f.name, got, b.records)
@@ -283,9 +281,7 @@ func timed(n int, invoke func() (int64, error)) (result, error) {
 
 // nodeSide is powertools.mjs, answering "round FORMAT N" lines.
 type nodeSide struct {
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	out   *bufio.Scanner
+	*nodepeer.Peer
 	ready struct {
 		Node       string         `json:"node"`
 		Powertools string         `json:"powertools"`
@@ -296,63 +292,25 @@ type nodeSide struct {
 }
 
 func startNode(node, script, dir string) (*nodeSide, error) {
-	if _, err := os.Stat(script); err != nil {
-		return nil, fmt.Errorf("%w (run from the repository root)", err)
-	}
-	cmd := exec.Command(node, script, dir)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting Node.js: %w", err)
-	}
-	js := &nodeSide{cmd: cmd, in: in, out: bufio.NewScanner(out)}
-	if err := js.read(&js.ready); err != nil {
-		js.close()
-		return nil, fmt.Errorf("the Node.js side did not start (make node_modules installs @aws-lambda-powertools/kafka, avro-js and protobufjs): %w", err)
-	}
-	return js, nil
-}
-
-func (js *nodeSide) read(v any) error {
-	if !js.out.Scan() {
-		if err := js.out.Err(); err != nil {
-			return err
-		}
-		return io.ErrUnexpectedEOF
-	}
-	return json.Unmarshal(js.out.Bytes(), v)
+	js := &nodeSide{}
+	p, err := nodepeer.Start(node, script, &js.ready, "make node_modules installs @aws-lambda-powertools/kafka, avro-js and protobufjs", dir)
+	js.Peer = p
+	return js, err
 }
 
 // round times n invocations of the format's function.
 func (js *nodeSide) round(format string, n int) (result, error) {
-	if _, err := fmt.Fprintf(js.in, "round %s %d\n", format, n); err != nil {
-		return result{}, fmt.Errorf("powertools: %w", err)
-	}
 	var r struct {
 		Format     string  `json:"format"`
 		Iterations int     `json:"iterations"`
 		NS         float64 `json:"ns"`
 		Checksum   int64   `json:"checksum"`
 	}
-	if err := js.read(&r); err != nil {
+	if err := js.Ask(&r, "round %s %d", format, n); err != nil {
 		return result{}, fmt.Errorf("powertools: %w", err)
 	}
 	if r.Format != format || r.Iterations != n {
 		return result{}, fmt.Errorf("powertools: round of %d %s invocations answered %+v", n, format, r)
 	}
 	return result{ns: r.NS / float64(n), allocs: -1, checksum: r.Checksum}, nil
-}
-
-func (js *nodeSide) close() {
-	js.in.Close()
-	if err := js.cmd.Wait(); err != nil {
-		fmt.Fprintln(os.Stderr, "kafkapeer: Node.js:", err)
-	}
 }

@@ -22,16 +22,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -40,6 +37,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/bench/internal/nodepeer"
 	"github.com/kafkalambda/toolkit/internal/sqsparse/sqsgen"
 )
 
@@ -71,7 +69,7 @@ func run(messages, body, rounds, iterations, warmup int, eventFile, script, node
 	if err != nil {
 		return err
 	}
-	defer js.close()
+	defer js.Close()
 	goSide := newGoSide(payload, messages)
 
 	fmt.Printf("SQS peer benchmark: %d messages with %d-byte bodies (%.1f MB, %s), %d rounds of %d invocations per side, interleaved, after %d of warm-up\n",
@@ -162,9 +160,7 @@ func (g *goSide) round(n int) (float64, error) {
 
 // nodeSide is powertools.mjs, answering "round N" lines.
 type nodeSide struct {
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	out   *bufio.Scanner
+	*nodepeer.Peer
 	ready struct {
 		Node       string `json:"node"`
 		Powertools string `json:"powertools"`
@@ -173,63 +169,25 @@ type nodeSide struct {
 }
 
 func startNode(node, script, eventFile string) (*nodeSide, error) {
-	if _, err := os.Stat(script); err != nil {
-		return nil, fmt.Errorf("%w (run from the repository root)", err)
-	}
-	cmd := exec.Command(node, script, eventFile)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting Node.js: %w", err)
-	}
-	js := &nodeSide{cmd: cmd, in: in, out: bufio.NewScanner(out)}
-	if err := js.read(&js.ready); err != nil {
-		js.close()
-		return nil, fmt.Errorf("the Node.js side did not start (make node_modules installs @aws-lambda-powertools/batch): %w", err)
-	}
-	return js, nil
-}
-
-func (js *nodeSide) read(v any) error {
-	if !js.out.Scan() {
-		if err := js.out.Err(); err != nil {
-			return err
-		}
-		return io.ErrUnexpectedEOF
-	}
-	return json.Unmarshal(js.out.Bytes(), v)
+	js := &nodeSide{}
+	p, err := nodepeer.Start(node, script, &js.ready, "make node_modules installs @aws-lambda-powertools/batch", eventFile)
+	js.Peer = p
+	return js, err
 }
 
 // round times n invocations and returns nanoseconds per message.
 func (js *nodeSide) round(n int) (float64, error) {
-	if _, err := fmt.Fprintf(js.in, "round %d\n", n); err != nil {
-		return 0, fmt.Errorf("powertools: %w", err)
-	}
 	var r struct {
 		Iterations int     `json:"iterations"`
 		Messages   int     `json:"messages"`
 		NS         float64 `json:"ns"`
 		Failures   int     `json:"failures"`
 	}
-	if err := js.read(&r); err != nil {
+	if err := js.Ask(&r, "round %d", n); err != nil {
 		return 0, fmt.Errorf("powertools: %w", err)
 	}
 	if r.Iterations != n || r.Messages != js.ready.Messages || r.Failures != 0 {
 		return 0, fmt.Errorf("powertools: round of %d invocations answered %+v", n, r)
 	}
 	return r.NS / float64(n) / float64(r.Messages), nil
-}
-
-func (js *nodeSide) close() {
-	js.in.Close()
-	if err := js.cmd.Wait(); err != nil {
-		fmt.Fprintln(os.Stderr, "peer: Node.js:", err)
-	}
 }
