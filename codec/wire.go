@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/google/uuid"
 )
 
 // ErrInflatedTooLarge is wrapped by the [*WireError] of a Glue-framed payload whose zlib stream
@@ -246,7 +247,7 @@ func SplitGlue(data []byte, maxInflated int) (id string, payload []byte, err err
 		return "", nil, &WireError{Wire: WireGlue, Offset: len(data),
 			Reason: fmt.Sprintf("truncated header: the schema version UUID needs 16 bytes, %d left", len(data)-2)}
 	}
-	id = formatUUID(data[2:glueHeaderLen])
+	id = uuid.UUID(data[2:glueHeaderLen]).String()
 	if data[1] == glueCompressionNone {
 		return id, data[glueHeaderLen:], nil
 	}
@@ -302,12 +303,12 @@ func inflate(src []byte, base, limit int) ([]byte, error) {
 // schema version UUID id (canonical 36-character form, either case). It returns an error, and
 // dst unchanged, when id is not a UUID.
 func AppendGlue(dst []byte, id string, compress bool, payload []byte) ([]byte, error) {
-	uuid, err := parseUUID(id)
+	u, err := parseUUID(id)
 	if err != nil {
 		return dst, err
 	}
 	out := append(dst, glueHeaderVersion, glueCompressionNone)
-	out = append(out, uuid[:]...)
+	out = append(out, u[:]...)
 	if !compress {
 		return append(out, payload...), nil
 	}
@@ -355,53 +356,12 @@ func AppendGlueMessageIndex(dst []byte, index int) ([]byte, error) {
 	return binary.AppendUvarint(dst, uint64(index)), nil
 }
 
-// formatUUID formats 16 bytes as a canonical lower-case UUID.
-func formatUUID(b []byte) string {
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:36], b[10:16])
-	return string(s[:])
-}
-
-// parseUUID parses a UUID in its canonical 8-4-4-4-12 hex form, either case.
-func parseUUID(s string) ([16]byte, error) {
-	var u [16]byte
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+// parseUUID parses a UUID in its canonical 8-4-4-4-12 hex form, either case; uuid.Parse alone
+// would also take the braced, URN and 32-digit forms, which no registry writes.
+func parseUUID(s string) (uuid.UUID, error) {
+	u, err := uuid.Parse(s)
+	if err != nil || len(s) != 36 {
 		return u, fmt.Errorf("codec: %q is not a UUID (8-4-4-4-12 hex digits)", s)
 	}
-	j := 0
-	for i := 0; i < 36; {
-		if s[i] == '-' {
-			i++
-			continue
-		}
-		hi, ok1 := unhex(s[i])
-		lo, ok2 := unhex(s[i+1])
-		if !ok1 || !ok2 {
-			return u, fmt.Errorf("codec: %q is not a UUID (8-4-4-4-12 hex digits)", s)
-		}
-		u[j] = hi<<4 | lo
-		j++
-		i += 2
-	}
 	return u, nil
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
