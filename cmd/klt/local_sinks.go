@@ -9,13 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/fanout"
+	"github.com/kafkalambda/toolkit/internal/esm"
 )
 
 // recordKey names a Kafka record as the orders API's Idempotency-Key does:
@@ -131,7 +131,7 @@ func (d *drains) read(queue string, m types.Message) {
 		}
 		return
 	}
-	if r, err := fanout.Record(lambdaMessage(m)); err == nil {
+	if r, err := fanout.Record(esm.SQSMessage(m, "", localRegion)); err == nil {
 		d.add(deadLetter{queue, recordKey(r.Topic, r.Partition, r.Offset), now, "receive count reached maxReceiveCount"})
 		return
 	} else {
@@ -150,18 +150,6 @@ func (d *drains) snapshot() ([]deadLetter, []ofdRange, []string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]deadLetter(nil), d.found...), append([]ofdRange(nil), d.ranges...), append([]string(nil), d.unreadable...)
-}
-
-// lambdaMessage is m as an SQS event source mapping delivers it.
-func lambdaMessage(m types.Message) events.SQSMessage {
-	attrs := map[string]events.SQSMessageAttribute{}
-	for name, a := range m.MessageAttributes {
-		attrs[name] = events.SQSMessageAttribute{StringValue: a.StringValue, BinaryValue: a.BinaryValue, DataType: aws.ToString(a.DataType)}
-	}
-	return events.SQSMessage{
-		MessageId: aws.ToString(m.MessageId), Body: aws.ToString(m.Body), Attributes: m.Attributes,
-		MessageAttributes: attrs, EventSource: "aws:sqs",
-	}
 }
 
 // splitTopicPartition splits "topic-N" at its last dash.

@@ -510,7 +510,7 @@ func (m *SQS) add(ctx context.Context, wg *sync.WaitGroup, msgs []types.Message,
 		}
 		m.counters.In.Add(1)
 		if m.cfg.Filter != nil {
-			ev := sqsEventMessage(msg, m.cfg.QueueARN, m.region)
+			ev := SQSMessage(msg, m.cfg.QueueARN, m.region)
 			ok, err := m.cfg.Filter.MatchSQS(&ev)
 			if err != nil {
 				return fmt.Errorf("esm: SQS mapping %q: filtering message %s: %w", m.cfg.Name, id, err)

@@ -96,8 +96,10 @@ func sqsNonNil[T any](s []T) []T {
 	return s
 }
 
-// sqsEventMessage is msg as the function sees it in events.SQSMessage, for the filter.
-func sqsEventMessage(msg types.Message, arn, region string) events.SQSMessage {
+// SQSMessage returns msg, received from the queue with the ARN arn in region, as a function
+// behind an SQS event source mapping sees it (one of events.SQSEvent's Records): the system
+// attributes Lambda passes on, message attributes with empty list values.
+func SQSMessage(msg types.Message, arn, region string) events.SQSMessage {
 	ev := events.SQSMessage{
 		MessageId: aws.ToString(msg.MessageId), ReceiptHandle: aws.ToString(msg.ReceiptHandle),
 		Body: aws.ToString(msg.Body), Md5OfBody: aws.ToString(msg.MD5OfBody),

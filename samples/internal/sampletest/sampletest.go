@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -24,6 +25,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/internal/esm"
 	"github.com/kafkalambda/toolkit/internal/localddb"
 	"github.com/kafkalambda/toolkit/internal/localsqs"
 )
@@ -181,43 +183,15 @@ func Drain(t *testing.T, client *sqs.Client, url string, want int, wait time.Dur
 }
 
 // LambdaSQSEvent is the JSON of the SQS event the SQS event source mapping would deliver for
-// msgs received from the queue with the ARN arn: system attributes as strings, message
-// attributes with stringValue or binaryValue (base64) and empty list values, and dataType.
+// msgs received from the queue with the ARN arn, as klt local's mapping builds it
+// (esm.SQSMessage): system attributes as strings, message attributes with stringValue or
+// binaryValue (base64), empty list values, and dataType.
 func LambdaSQSEvent(arn string, msgs []types.Message) ([]byte, error) {
-	type attr struct {
-		StringValue      *string  `json:"stringValue,omitempty"`
-		BinaryValue      []byte   `json:"binaryValue,omitempty"`
-		StringListValues []string `json:"stringListValues"`
-		BinaryListValues []string `json:"binaryListValues"`
-		DataType         string   `json:"dataType"`
-	}
-	type record struct {
-		MessageID              string            `json:"messageId"`
-		ReceiptHandle          string            `json:"receiptHandle"`
-		Body                   string            `json:"body"`
-		Attributes             map[string]string `json:"attributes"`
-		MessageAttributes      map[string]attr   `json:"messageAttributes"`
-		MD5OfBody              string            `json:"md5OfBody"`
-		MD5OfMessageAttributes string            `json:"md5OfMessageAttributes,omitempty"`
-		EventSource            string            `json:"eventSource"`
-		EventSourceARN         string            `json:"eventSourceARN"`
-		AWSRegion              string            `json:"awsRegion"`
-	}
-	recs := []record{}
+	ev := events.SQSEvent{Records: []events.SQSMessage{}}
 	for _, m := range msgs {
-		attrs := map[string]attr{}
-		for name, a := range m.MessageAttributes {
-			attrs[name] = attr{StringValue: a.StringValue, BinaryValue: a.BinaryValue,
-				StringListValues: []string{}, BinaryListValues: []string{}, DataType: aws.ToString(a.DataType)}
-		}
-		recs = append(recs, record{
-			MessageID: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle),
-			Body: aws.ToString(m.Body), Attributes: m.Attributes, MessageAttributes: attrs,
-			MD5OfBody: aws.ToString(m.MD5OfBody), MD5OfMessageAttributes: aws.ToString(m.MD5OfMessageAttributes),
-			EventSource: "aws:sqs", EventSourceARN: arn, AWSRegion: "us-east-1",
-		})
+		ev.Records = append(ev.Records, esm.SQSMessage(m, arn, "us-east-1"))
 	}
-	return json.MarshalIndent(map[string]any{"Records": recs}, "", "  ")
+	return json.MarshalIndent(ev, "", "  ")
 }
 
 // Lines splits JSON log output into objects, failing t on a line that is not one.
