@@ -177,6 +177,8 @@ type pipeline struct {
 	specs     []*mappingSpec
 	topic     string
 	queues    map[string]bool // logical IDs of the queues its records can be dead-lettered to
+
+	filteredKeys map[string]bool // record key -> filtered out (stack.filtered's answers)
 }
 
 // applier returns the function that applies the records (the last one).

@@ -345,7 +345,7 @@ func (s *stack) account(p *pipeline, phase string, recs []produced, since time.T
 			continue
 		}
 		res.records++
-		if s.filtered(p, r) {
+		if p.filtered(r) {
 			res.filtered++
 			continue
 		}
@@ -416,8 +416,21 @@ func (s *stack) inRange(p *pipeline, r produced, ranges []ofdRange, at *time.Tim
 
 // filtered reports whether a mapping of p filters r out: the Kafka mapping on the value, an
 // SQS mapping on the body the dispatcher gives it (the value, when it is text). A record a
-// filter cannot decide on is not filtered out: the mappings deliver it.
-func (s *stack) filtered(p *pipeline, r produced) bool {
+// filter cannot decide on is not filtered out: the mappings deliver it. The answer is kept:
+// a phase asks for every record four times a second.
+func (p *pipeline) filtered(r produced) bool {
+	if v, ok := p.filteredKeys[r.key]; ok {
+		return v
+	}
+	if p.filteredKeys == nil {
+		p.filteredKeys = map[string]bool{}
+	}
+	v := filteredOut(p, r)
+	p.filteredKeys[r.key] = v
+	return v
+}
+
+func filteredOut(p *pipeline, r produced) bool {
 	for _, m := range p.specs {
 		if m.filter == nil {
 			continue
