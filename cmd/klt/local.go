@@ -165,6 +165,7 @@ type stack struct {
 	pipelines []*pipeline
 	logDir    string
 	logFiles  []*os.File
+	logs      map[string]*lockedWriter // by function: its processes' lines and klt's about it
 	timeouts  *timeoutFaults
 	out       io.Writer
 }
@@ -501,7 +502,40 @@ func (s *stack) logFile(fn string) (io.Writer, error) {
 		return nil, err
 	}
 	s.logFiles = append(s.logFiles, f)
-	return f, nil
+	w := &lockedWriter{w: f}
+	if s.logs == nil {
+		s.logs = map[string]*lockedWriter{}
+	}
+	s.logs[fn] = w
+	return w, nil
+}
+
+// lockedWriter serialises the writes of the function's processes and of klt to one log.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// loggedInvoker writes one line to the function's log for each invocation that fails as a
+// whole (a function error, a timeout, a crash), which the function itself may never log.
+type loggedInvoker struct {
+	esm.Invoker
+	mapping string
+	log     io.Writer
+}
+
+func (l loggedInvoker) Invoke(ctx context.Context, payload []byte) (esm.Response, error) {
+	resp, err := l.Invoker.Invoke(ctx, payload)
+	if resp.Err != nil {
+		fmt.Fprintf(l.log, "[klt] %s: invocation failed: %s\n", l.mapping, oneLine(resp.Err.Error()))
+	}
+	return resp, err
 }
 
 // stop stops everything, the functions first.
@@ -533,7 +567,7 @@ type running struct {
 func (s *stack) startMappings(ctx context.Context, specs []*mappingSpec, phase string, since time.Time) ([]*running, error) {
 	var out []*running
 	for _, m := range specs {
-		inv := esm.Invoker(s.pools[m.function])
+		inv := loggedInvoker{s.pools[m.function], m.id, s.logs[m.function]}
 		r := &running{spec: m, done: make(chan error, 1)}
 		var run func(context.Context) error
 		switch m.kind {

@@ -61,7 +61,13 @@ func (t *timeoutFaults) onEvent(fn string) func(instance, pid int, payload []byt
 					t.fired[k] = time.Now()
 					go func() {
 						time.Sleep(100 * time.Millisecond) // mid-batch
-						syscall.Kill(pid, syscall.SIGSTOP)
+						if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+							// The process is gone already: no timeout was injected, and the
+							// report must not say there was.
+							t.mu.Lock()
+							delete(t.fired, k)
+							t.mu.Unlock()
+						}
 					}()
 					return
 				}

@@ -72,6 +72,12 @@ func TestLocalStack(t *testing.T) {
 			t.Errorf("fault %s applied %d times, want %d", k, f.Applied, wantApplied)
 		}
 	}
+	for _, fn := range []string{"ConsumerFunction", "WorkerFunction"} {
+		b, _ := os.ReadFile(filepath.Join(dir, "logs", fn+".log"))
+		if !strings.Contains(string(b), "invocation failed: Sandbox.Timedout") {
+			t.Errorf("%s's log does not say its invocation timed out", fn)
+		}
+	}
 	for _, name := range []string{"report.html", "report.svg", "logs/ConsumerFunction.log", "logs/WorkerFunction.log"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Error(err)
