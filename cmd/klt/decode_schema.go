@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/bufbuild/protocompile"
@@ -256,7 +258,20 @@ func avroFromJSON(s avro.Schema, v any, path string) (any, error) {
 		}
 		return fail()
 	case *avro.FixedSchema:
-		return avroBytes(v, fail)
+		b, err := avroBytes(v, fail)
+		if err != nil || len(b.([]byte)) != s.Size() {
+			return fail()
+		}
+		// hamba/avro takes a fixed as a byte array of exactly its size.
+		arr := reflect.New(reflect.ArrayOf(s.Size(), reflect.TypeFor[byte]())).Elem()
+		reflect.Copy(arr, reflect.ValueOf(b))
+		return arr.Interface(), nil
+	case *avro.EnumSchema:
+		sym, ok := v.(string)
+		if !ok || !slices.Contains(s.Symbols(), sym) {
+			return fail()
+		}
+		return sym, nil
 	}
 	switch s.Type() {
 	case avro.Null:
@@ -269,7 +284,7 @@ func avroFromJSON(s avro.Schema, v any, path string) (any, error) {
 			return fail()
 		}
 		return v, nil
-	case avro.String, avro.Enum:
+	case avro.String:
 		if _, ok := v.(string); !ok {
 			return fail()
 		}
