@@ -84,6 +84,12 @@ var (
 	// Every such call would share one record, and all but the first would be skipped as
 	// replays, so Do refuses it: nothing was stored and fn did not run.
 	ErrEmptyKey = errors.New("idempotency: empty key")
+	// ErrNotRecorded: fn ran and succeeded, so its side effect has happened, but its
+	// completion could not be stored, even after retries within the deadline. Do returns it
+	// (wrapped in a *PersistenceError, Op "complete") together with fn's result. The record
+	// stays in progress, so no other caller runs fn until its lease ends. Do not report the
+	// input for redelivery: that would apply the effect a second time once the lease ends.
+	ErrNotRecorded = errors.New("idempotency: fn succeeded but its completion was not stored")
 )
 
 // PersistenceError reports a failure of the store. Op is "acquire", "complete" or
