@@ -16,11 +16,15 @@ FUZZMINTIME ?= 2s
 
 all: test
 
-## test: everything CI checks: formatting, vet, staticcheck, and every test (fuzz seeds included).
+## test: everything CI checks: formatting, vet, staticcheck, and every test (fuzz seeds included),
+## under the race detector.
 test: node_modules lint unit
 
+# The tests run once, under -race: a data race is a failure on every change, and one build
+# (not a plain one and a race one) keeps the whole run within CI's budget. -race needs cgo (gcc).
+RACE ?= -race
 unit: node_modules
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test $(RACE) -count=1 $(PKGS)
 
 # The tools (staticcheck, benchstat) are pinned in their own module, tools/go.mod, so that they
 # never become requirements of the library's go.mod (and so minimum versions in every user's
