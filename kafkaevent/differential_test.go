@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -222,5 +227,137 @@ func TestDifferentialFixtures(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) { compareWithAWS(t, data) })
+	}
+}
+
+// docRecord is a record of a payload in document order: its records key, its index under the
+// key, and where its object starts.
+type docRecord struct {
+	key string
+	idx int
+	pos int
+}
+
+// docRecords lists the records of a payload written by randomEvent, in document order.
+func docRecords(data []byte) []docRecord {
+	var out []docRecord
+	s := string(data)
+	for i := 0; ; {
+		k := strings.Index(s[i:], `{"topic":`)
+		if k < 0 {
+			return out
+		}
+		pos := i + k
+		if s[pos-1] == '[' { // the first record of a key: "key":[{"topic":
+			end := pos - 2
+			start := strings.LastIndexByte(s[:end-1], '"')
+			key, err := strconv.Unquote(s[start:end])
+			if err != nil {
+				panic(err)
+			}
+			out = append(out, docRecord{key: key, pos: pos})
+		} else {
+			prev := out[len(out)-1]
+			out = append(out, docRecord{key: prev.key, idx: prev.idx + 1, pos: pos})
+		}
+		i = pos + 1
+	}
+}
+
+// recordAt returns the record of ev under records key key at index idx.
+func recordAt(t *testing.T, ev *kafkaevent.Event, key string, idx int) *kafkaevent.Record {
+	t.Helper()
+	for i := range ev.Partitions {
+		if p := &ev.Partitions[i]; p.ID() == key {
+			return &p.Records[idx]
+		}
+	}
+	t.Fatalf("no partition %q", key)
+	return nil
+}
+
+// encoding/json, and so aws-lambda-go, reads a member given twice as the last one; Parse never
+// does. On random events with one member of one record given twice (first in the record, so
+// that both the fast and the general path meet it), aws-lambda-go decodes the event; Parse fails
+// it when the member is the record's topic, partition or offset, and otherwise marks that one
+// record, naming the member, and reads every other record exactly as without the duplicate.
+// Envelope members given twice fail Parse too.
+func TestDifferentialDuplicates(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 17))
+	members := []struct {
+		name     string
+		twice    string // the member twice, as inserted at the start of a record
+		identity bool
+	}{
+		{"topic", `"topic":"x","topic":"y",`, true},
+		{"partition", `"partition":5,"partition":6,`, true},
+		{"offset", `"offset":1,"offset":2,`, true},
+		{"timestamp", `"timestamp":1,"timestamp":2,`, false},
+		{"timestampType", `"timestampType":"CREATE_TIME","timestampType":"LOG_APPEND_TIME",`, false},
+		{"key", `"key":"` + b64("k1") + `","key":"` + b64("k2") + `",`, false},
+		{"value", `"value":"` + b64("v1") + `","value":"` + b64("v2") + `",`, false},
+		{"headers", `"headers":[{"h":[1]}],"headers":[{"h":[2]}],`, false},
+	}
+	for i := 0; i < 200; i++ {
+		orig := randomEvent(r)
+		recs := docRecords(orig)
+		m := members[i%len(members)]
+		target := recs[r.IntN(len(recs))]
+		data := slices.Concat(orig[:target.pos+1], []byte(m.twice), orig[target.pos+1:])
+		path := "records[" + strconv.Quote(target.key) + "][" + strconv.Itoa(target.idx) + "]." + m.name
+
+		var aws events.KafkaEvent
+		if err := json.Unmarshal(data, &aws); err != nil {
+			t.Fatalf("encoding/json: %v", err)
+		}
+		if v := aws.Records[target.key][target.idx].Value; m.name == "value" && v == b64("v1") {
+			t.Fatalf("aws-lambda-go kept the first of several values") // it keeps the last
+		}
+		ev, err := kafkaevent.Parse(data)
+		agree(t, data)
+		if m.identity {
+			var e *kafkaevent.Error
+			if !errors.As(err, &e) || e.Path != path || !strings.Contains(e.Msg, "member appears twice") {
+				t.Fatalf("Parse = %v; want an *Error at %s\n%s", err, path, data)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("Parse: %v\n%s", err, data)
+		}
+		got := recordAt(t, ev, target.key, target.idx)
+		var e *kafkaevent.Error
+		if !errors.As(got.Err, &e) || e.Path != path || !strings.Contains(e.Msg, "member appears twice") {
+			t.Fatalf("record Err = %v; want an *Error at %s\n%s", got.Err, path, data)
+		}
+		// Every other record is what Parse gives without the duplicate, which
+		// TestDifferentialRandom holds to aws-lambda-go's view.
+		want := mustParse(t, string(orig))
+		w := recordAt(t, want, target.key, target.idx)
+		if got.Topic != w.Topic || got.Partition != w.Partition || got.Offset != w.Offset {
+			t.Errorf("record %s/%d@%d, want %s/%d@%d", got.Topic, got.Partition, got.Offset, w.Topic, w.Partition, w.Offset)
+		}
+		*got = kafkaevent.Record{}
+		*w = kafkaevent.Record{}
+		if !reflect.DeepEqual(ev, want) {
+			t.Fatalf("the other records differ from those of the event without the duplicate\n%s", data)
+		}
+	}
+	env := `{"eventSource":"aws:kafka","records":{"t-0":[{"topic":"t","partition":0,"offset":1}]}}`
+	for _, c := range []struct{ name, in string }{
+		{"records", strings.Replace(env, `}}`, `},"records":{}}`, 1)},
+		{"eventSource", strings.Replace(env, `{"eventSource"`, `{"eventSource":"SelfManagedKafka","eventSource"`, 1)},
+		{"eventSourceArn", strings.Replace(env, `"records"`, `"eventSourceArn":"a","eventSourceArn":"b","records"`, 1)},
+		{"bootstrapServers", strings.Replace(env, `"records"`, `"bootstrapServers":"a:1","bootstrapServers":"b:1","records"`, 1)},
+	} {
+		var aws events.KafkaEvent
+		if err := json.Unmarshal([]byte(c.in), &aws); err != nil {
+			t.Fatalf("%s: encoding/json: %v", c.name, err)
+		}
+		_, err := kafkaevent.Parse([]byte(c.in))
+		var e *kafkaevent.Error
+		if !errors.As(err, &e) || e.Path != c.name || !strings.Contains(e.Msg, "member appears twice") {
+			t.Errorf("%s: Parse = %v; want an *Error at %s", c.name, err, c.name)
+		}
 	}
 }

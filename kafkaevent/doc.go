@@ -72,6 +72,23 @@
 // fail the batch: Parse sets that record's Err, an *Error too, and the record keeps its topic,
 // partition and offset so that it can be reported as a batch item failure.
 //
+// A member given twice is never read as the last one, as encoding/json reads it, nor as the
+// first. Given twice in the envelope (eventSource, eventSourceArn, bootstrapServers, records),
+// or as a record's topic, partition or offset, it fails Parse: a second records object would
+// drop the first one's records, and a record whose identity is in doubt cannot be named in a
+// batch item failure. Any other member of a record given twice (timestamp, timestampType, key,
+// value, headers, keySchemaMetadata, valueSchemaMetadata, or dataFormat or schemaId in either
+// metadata object) sets that record's Err and leaves the field zero:
+//
+//	kafkaevent: records["orders-0"][3].value: member appears twice in the record
+//
+// A records key given twice fails Parse too. Repeats that are not duplicates are read: a
+// header name that repeats (Kafka allows it; each member of a header object is a header of its
+// own, in order), and an unknown member given twice. Parse skips unknown members, so there is
+// no value to choose between, and Lambda may add members that a release of this package does
+// not know yet; remembering every name of every record would cost the hot path a set per
+// object for members whose values are never read.
+//
 // # Writing events
 //
 // [Event.MarshalJSON] writes the wire format back, so Parse(MarshalJSON(e)) equals e. Package

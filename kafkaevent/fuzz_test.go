@@ -13,8 +13,10 @@ import (
 )
 
 // FuzzParse checks, on any input: Parse never panics; its fast path agrees with its general
-// path; every error is an *Error that names a path; every event it returns writes back (MarshalJSON) to a payload that parses to an equal
-// event. The seed corpus is testdata/fuzz/FuzzParse plus the fixture events.
+// path; every error is an *Error that names a path; no known member given twice is accepted
+// (checkDuplicates); every event it returns writes back (MarshalJSON) to a payload that parses
+// to an equal event. The seed corpus is testdata/fuzz/FuzzParse, the fixture events and
+// duplicateSeeds.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("../testdata/events/*.json")
 	more, _ := filepath.Glob("testdata/fixtures/*/*.json")
@@ -25,9 +27,14 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	for _, data := range duplicateSeeds() {
+		f.Add(data)
+	}
+	f.Add([]byte(msk(rec(`,"headers":[{"h":[1]},{"h":[2],"h":[3]}],"x":1,"x":2`)))) // repeats that are no duplicates
 	f.Fuzz(func(t *testing.T, data []byte) {
 		agree(t, data)
 		ev, err := kafkaevent.Parse(data)
+		checkDuplicates(t, data, ev, err)
 		if err != nil {
 			var e *kafkaevent.Error
 			if !errors.As(err, &e) || e.Path == "" {

@@ -18,11 +18,13 @@ const maxDepth = 1000
 // the cost is a small number of allocations per event rather than several per record.
 // Partitions come out sorted by topic, then number; records keep their delivered order.
 //
-// A malformed envelope (invalid JSON, an unknown eventSource, a record whose offset is missing,
-// or whose topic or partition is missing where its records key does not name them) makes Parse
-// fail with an *Error that names the JSON path. A record whose own fields are malformed (bad
-// base64, a header byte out of range) does not: Parse returns the event and sets that record's
-// Err, so one bad record can be reported as a batch item failure without losing the rest.
+// A malformed envelope (invalid JSON, an unknown eventSource, a member of the envelope given
+// twice, a record whose offset is missing or given twice, or whose topic or partition is
+// missing where its records key does not name them, or given twice) makes Parse fail with an
+// *Error that names the JSON path. A record whose own fields are malformed (bad base64, a
+// header byte out of range, a value given twice) does not: Parse returns the event and sets
+// that record's Err, so one bad record can be reported as a batch item failure without losing
+// the rest. The package doc lists which members may not repeat.
 //
 // Each key of the records object gives one [Partition], whose ID is that key; each record keeps
 // its own topic and partition, and takes the key's only where it names none (see [Partition]).
@@ -66,14 +68,13 @@ type parser struct {
 	sub      string // a member of field: "dataFormat" in keySchemaMetadata.dataFormat
 	unknown  []byte // the name of an unknown member being skipped, when field is ""
 
-	noFast     bool  // tests only: read every record on the general path
-	recErr     error // first error of the current record
-	offsetSeen bool  // whether the current record has an offset
-	keyOK      bool  // whether the current records key is "topic-N"
-	topicSeen  bool  // whether the current record names its topic
-	partSeen   bool  // whether the current record names its partition
-	topicPlain bool  // whether the current key's topic needs no escapes in JSON
-	firstRec   int   // where the first record starts
+	noFast     bool   // tests only: read every record on the general path
+	recErr     error  // first error of the current record
+	seen       uint16 // the members of the current record read so far: bit 1<<fieldKind
+	keyOK      bool   // whether the current records key is "topic-N"
+	topicSeen  bool   // whether the current record names its topic (not "")
+	topicPlain bool   // whether the current key's topic needs no escapes in JSON
+	firstRec   int    // where the first record starts
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -97,9 +98,28 @@ func (p *parser) event() (*Event, error) {
 		sourceOff  int
 		recordsOK  bool
 		parts      []Partition
+		seen       uint8 // the envelope members read so far, one bit each
 	)
 	err := p.object(func(name []byte) error {
 		off := p.i
+		var bit uint8
+		switch string(name) {
+		case "eventSource":
+			bit = 1 << 0
+		case "eventSourceArn":
+			bit = 1 << 1
+		case "bootstrapServers":
+			bit = 1 << 2
+		case "records":
+			bit = 1 << 3
+		}
+		if seen&bit != 0 {
+			// encoding/json would keep the last one; a second records object would drop
+			// the first one's records. Neither is a choice Parse can make for the caller.
+			p.field = string(name)
+			return p.errAt(off, "member appears twice in the event")
+		}
+		seen |= bit
 		switch string(name) {
 		case "eventSource":
 			p.field = "eventSource"

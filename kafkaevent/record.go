@@ -44,7 +44,7 @@ func (p *parser) record(part *Partition) error {
 	if !p.noFast && p.keyOK && p.recordFast(r, part) {
 		return nil
 	}
-	p.offsetSeen, p.topicSeen, p.partSeen = false, false, false
+	p.seen, p.topicSeen = 0, false
 	p.i++
 	p.skipWS()
 	if p.i < len(p.data) && p.data[p.i] == '}' {
@@ -78,7 +78,7 @@ func (p *parser) record(part *Partition) error {
 			return p.syntaxErr("after object key:value pair")
 		}
 	}
-	if !p.offsetSeen {
+	if p.seen&(1<<fOffset) == 0 {
 		p.field = nameOffset
 		return p.errAt(recStart, "missing")
 	}
@@ -88,7 +88,7 @@ func (p *parser) record(part *Partition) error {
 			p.field = nameTopic
 			return p.errAt(recStart, `missing, and the records key is not "topic-N"`)
 		}
-		if !p.partSeen {
+		if p.seen&(1<<fPartition) == 0 {
 			p.field = namePartition
 			return p.errAt(recStart, `missing, and the records key is not "topic-N"`)
 		}
@@ -111,7 +111,7 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 	start := p.i
 	i := start + 1 // past '{'
 	headers := len(p.headers)
-	offsetSeen := false
+	var seen uint16 // the members read, one bit per fieldKind, as on the general path
 	fail := func() bool {
 		*r = Record{Topic: part.Topic, Partition: part.Number}
 		p.i, p.headers, p.recErr, p.field = start, p.headers[:headers], nil, ""
@@ -122,14 +122,17 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 			return fail()
 		}
 		w := binary.LittleEndian.Uint64(d[i:])
+		var bit uint16
 		switch {
 		case w == wTopic:
+			bit = 1 << fTopic
 			next, ok := quotedAt(d, i+8, part.Topic)
 			if !ok || !p.topicPlain {
 				return fail()
 			}
 			i = next
 		case w == wPartiti && binary.LittleEndian.Uint32(d[i+8:]) == wOnColon:
+			bit = 1 << fPartition
 			n, next, ok := uintAt(d, i+12)
 			if !ok || n != uint64(part.Number) {
 				return fail()
@@ -140,14 +143,15 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 			if !ok || n > math.MaxInt64 {
 				return fail()
 			}
-			r.Offset, offsetSeen, i = int64(n), true, next
+			r.Offset, i, bit = int64(n), next, 1<<fOffset
 		case w == wTimesta && binary.LittleEndian.Uint32(d[i+8:]) == wMpColon:
 			n, next, ok := uintAt(d, i+12) // -1 and other negatives take the general path
 			if !ok || n > math.MaxInt64 {
 				return fail()
 			}
-			r.Timestamp, i = time.UnixMilli(int64(n)).UTC(), next
+			r.Timestamp, i, bit = time.UnixMilli(int64(n)).UTC(), next, 1<<fTimestamp
 		case w == wTimesta && binary.LittleEndian.Uint64(d[i+8:]) == wMpType:
+			bit = 1 << fTimestampType
 			if next, ok := quotedAt(d, i+16, CreateTime); ok {
 				r.TimestampType, i = CreateTime, next
 			} else if next, ok := quotedAt(d, i+16, LogAppendTime); ok {
@@ -160,13 +164,13 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 			if !ok {
 				return fail()
 			}
-			r.Key, i = v, next
+			r.Key, i, bit = v, next, 1<<fKey
 		case w == wValue:
 			v, next, ok := p.base64At(i + 8)
 			if !ok {
 				return fail()
 			}
-			r.Value, i = v, next
+			r.Value, i, bit = v, next, 1<<fValue
 		case w == wHeaders && binary.LittleEndian.Uint16(d[i+8:]) == wQuoteColon && d[i+10] == '[':
 			p.i, p.field = i+10, nameHeaders
 			hs, err := p.headerList(i + 10)
@@ -174,10 +178,14 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 			if err != nil || p.recErr != nil {
 				return fail()
 			}
-			r.Headers, i = hs, p.i
+			r.Headers, i, bit = hs, p.i, 1<<fHeaders
 		default:
 			return fail()
 		}
+		if seen&bit != 0 {
+			return fail() // a member given twice: the general path reports it
+		}
+		seen |= bit
 		if i+1 < len(d) && d[i] == ',' && d[i+1] == '"' {
 			i++
 			continue
@@ -188,7 +196,7 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 		}
 		return fail()
 	}
-	if !offsetSeen {
+	if seen&(1<<fOffset) == 0 {
 		return fail()
 	}
 	p.i = i
@@ -233,6 +241,13 @@ func (p *parser) presize(recStart int) {
 // recordField reads the value of one member of a record.
 func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []byte) error {
 	off := p.i
+	if kind != fUnknown {
+		bit := uint16(1) << kind
+		if p.seen&bit != 0 {
+			return p.duplicate(r, kind, off)
+		}
+		p.seen |= bit
+	}
 	switch kind {
 	case fTopic:
 		p.field = nameTopic
@@ -262,7 +277,7 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 		if err != nil {
 			return err
 		}
-		r.Partition, p.partSeen = n, true
+		r.Partition = n
 	case fOffset:
 		p.field = nameOffset
 		n, ok := p.integer()
@@ -275,7 +290,7 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 		if n < 0 {
 			return p.errAt(off, "want non-negative integer, got %d", n)
 		}
-		r.Offset, p.offsetSeen = n, true
+		r.Offset = n
 	case fTimestamp:
 		p.field = nameTimestamp
 		if p.null() {
@@ -361,7 +376,38 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 	return nil
 }
 
-// fieldKind names the members of a record that Parse reads.
+// duplicate handles a member of a record given a second time, whose value is at off. Where
+// encoding/json would keep the last value, Parse keeps neither. A second topic, partition or
+// offset leaves no record that a batch item failure could name, so it fails the event, as a
+// missing offset does; any other member makes it a record error, and the field is left zero.
+func (p *parser) duplicate(r *Record, kind fieldKind, off int) error {
+	p.field = fieldNames[kind]
+	const msg = "member appears twice in the record"
+	switch kind {
+	case fTopic, fPartition, fOffset:
+		return p.errAt(off, msg)
+	case fTimestamp:
+		r.Timestamp = time.Time{}
+	case fTimestampType:
+		r.TimestampType = ""
+	case fKey:
+		r.Key = nil
+	case fValue:
+		r.Value = nil
+	case fHeaders:
+		r.Headers = nil
+	case fKeySchema:
+		r.KeySchema = nil
+	case fValueSchema:
+		r.ValueSchema = nil
+	}
+	err := p.fieldErr(off, nil, msg)
+	p.field = ""
+	return err
+}
+
+// fieldKind names the members of a record that Parse reads. Each has a bit in parser.seen, so
+// it must stay below 16.
 type fieldKind uint8
 
 const (
@@ -377,6 +423,20 @@ const (
 	fKeySchema
 	fValueSchema
 )
+
+// fieldNames are the member names of the fieldKinds, for error paths.
+var fieldNames = [...]string{
+	fTopic:         nameTopic,
+	fPartition:     namePartition,
+	fOffset:        nameOffset,
+	fTimestamp:     nameTimestamp,
+	fTimestampType: nameTimestampType,
+	fKey:           nameKey,
+	fValue:         nameValue,
+	fHeaders:       nameHeaders,
+	fKeySchema:     nameKeySchema,
+	fValueSchema:   nameValueSchema,
+}
 
 // recordMember reads a member name of a record and the colon after it, and says which field it
 // is. It is the general path: recordFast reads the names Lambda writes without it.
@@ -565,17 +625,26 @@ func (p *parser) schema(off int) (*SchemaMetadata, error) {
 		return nil, p.fieldErr(off, nil, "want schema metadata object, got %s", p.got(off))
 	}
 	var s SchemaMetadata
+	var seen uint8 // dataFormat and schemaId, as read
 	err := p.object(func(name []byte) error {
 		foff := p.i
 		var dst *string
+		var bit uint8
 		switch string(name) {
 		case "dataFormat":
-			dst, p.sub = &s.DataFormat, "dataFormat"
+			dst, p.sub, bit = &s.DataFormat, "dataFormat", 1
 		case "schemaId":
-			dst, p.sub = &s.SchemaID, "schemaId"
+			dst, p.sub, bit = &s.SchemaID, "schemaId", 2
 		default:
 			return p.skipValue(1)
 		}
+		if seen&bit != 0 {
+			*dst = "" // neither value is kept: the record carries the error
+			err := p.fieldErr(foff, nil, "member appears twice in the schema metadata")
+			p.sub = ""
+			return err
+		}
+		seen |= bit
 		if p.null() {
 			p.sub = ""
 			return nil
