@@ -15,11 +15,12 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
-// DynamoDBAPI is the part of the aws-sdk-go-v2 DynamoDB client the store uses.
+// DynamoDBAPI is the part of the aws-sdk-go-v2 DynamoDB client the store uses: the
+// function's role needs dynamodb:GetItem, dynamodb:PutItem and dynamodb:DeleteItem on the
+// table, and nothing else.
 type DynamoDBAPI interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 }
 
@@ -31,6 +32,9 @@ type Attributes struct {
 	Status           string // "status"
 	Data             string // "data", the result: a JSON string (FormatPython) or a DynamoDB value (FormatTypeScript)
 	Validation       string // "validation", the payload hash
+	// Owner is "owner": the Do call that holds the record (Record.Owner). Powertools neither
+	// writes nor reads it; its completion (an UpdateItem) leaves it in place.
+	Owner string
 	// SortKey, when set, makes the record key the sort key, under a partition key whose value
 	// is StaticPartitionKey, as in Powertools' sort_key_attr and static_pk_value.
 	SortKey            string
@@ -46,6 +50,7 @@ var DefaultAttributes = Attributes{
 	Status:           "status",
 	Data:             "data",
 	Validation:       "validation",
+	Owner:            "owner",
 }
 
 // DynamoDBStore keeps idempotency records in a DynamoDB table, in the layout of Powertools
@@ -85,6 +90,7 @@ func WithAttributes(a Attributes) StoreOption {
 		set(&s.attr.Status, a.Status)
 		set(&s.attr.Data, a.Data)
 		set(&s.attr.Validation, a.Validation)
+		set(&s.attr.Owner, a.Owner)
 		s.attr.SortKey, s.attr.StaticPartitionKey = a.SortKey, a.StaticPartitionKey
 	}
 }
@@ -208,6 +214,9 @@ func (s *DynamoDBStore) item(r *Record) (map[string]types.AttributeValue, error)
 	if r.Validation != "" {
 		it[s.attr.Validation] = &types.AttributeValueMemberS{Value: r.Validation}
 	}
+	if r.Owner != "" {
+		it[s.attr.Owner] = &types.AttributeValueMemberS{Value: r.Owner}
+	}
 	return it, nil
 }
 
@@ -264,6 +273,9 @@ func (s *DynamoDBStore) record(id string, it map[string]types.AttributeValue) (*
 	if r.Validation, err = str(s.attr.Validation, false); err != nil {
 		return nil, err
 	}
+	if r.Owner, err = str(s.attr.Owner, false); err != nil {
+		return nil, err
+	}
 	if e, ok, err := n(s.attr.Expiry); err != nil {
 		return nil, err
 	} else if ok {
@@ -293,10 +305,13 @@ func (s *DynamoDBStore) record(id string, it map[string]types.AttributeValue) (*
 	return r, nil
 }
 
-// Acquire writes the in-progress record with Powertools' condition: no record, or an
-// expired one, or an in-progress one whose lease has ended. When the condition fails it reads
-// the existing record from the failure (ReturnValuesOnConditionCheckFailure=ALL_OLD) or, when
-// the response carries none, with a consistent GetItem.
+// Acquire writes the in-progress record on condition that there is no live record of
+// another owner: no record, or the caller's own (an earlier attempt of this write), or a
+// completed one that has expired, or an in-progress one whose lease has ended (or, without a
+// lease, that has expired). Unlike Powertools' condition, an in-progress record's
+// expiration never ends its lease. When the condition fails it reads the existing record
+// from the failure (ReturnValuesOnConditionCheckFailure=ALL_OLD) or, when the response
+// carries none, with a consistent GetItem.
 func (s *DynamoDBStore) Acquire(ctx context.Context, r *Record, now time.Time) (*Record, error) {
 	if s.err != nil {
 		return nil, s.err
@@ -310,22 +325,32 @@ func (s *DynamoDBStore) Acquire(ctx context.Context, r *Record, now time.Time) (
 			return &c, ErrExists
 		}
 	}
+	cond := "attribute_not_exists(#id) OR (#status = :completed AND #expiry < :now) OR " +
+		"(#status = :inprogress AND (#in_progress_expiry < :now_in_millis OR " +
+		"(attribute_not_exists(#in_progress_expiry) AND #expiry < :now)))"
+	names := map[string]string{
+		"#id":                 s.keyAttr(),
+		"#expiry":             s.attr.Expiry,
+		"#status":             s.attr.Status,
+		"#in_progress_expiry": s.attr.InProgressExpiry,
+	}
+	values := map[string]types.AttributeValue{
+		":now":           num(now.Unix()),
+		":now_in_millis": num(now.UnixMilli()),
+		":inprogress":    &types.AttributeValueMemberS{Value: string(StatusInProgress)},
+		":completed":     &types.AttributeValueMemberS{Value: string(StatusCompleted)},
+	}
+	if r.Owner != "" {
+		cond = "#owner = :owner OR " + cond
+		names["#owner"] = s.attr.Owner
+		values[":owner"] = &types.AttributeValueMemberS{Value: r.Owner}
+	}
 	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.table),
-		Item:      item,
-		ConditionExpression: aws.String("attribute_not_exists(#id) OR #expiry < :now OR " +
-			"(#status = :inprogress AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_in_millis)"),
-		ExpressionAttributeNames: map[string]string{
-			"#id":                 s.keyAttr(),
-			"#expiry":             s.attr.Expiry,
-			"#status":             s.attr.Status,
-			"#in_progress_expiry": s.attr.InProgressExpiry,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":now":           num(now.Unix()),
-			":now_in_millis": num(now.UnixMilli()),
-			":inprogress":    &types.AttributeValueMemberS{Value: string(StatusInProgress)},
-		},
+		TableName:                           aws.String(s.table),
+		Item:                                item,
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err == nil {
@@ -361,7 +386,9 @@ func (s *DynamoDBStore) Acquire(ctx context.Context, r *Record, now time.Time) (
 	return existing, ErrExists
 }
 
-// Complete stores the completed record.
+// Complete stores the completed record with a PutItem on condition that the stored record
+// is still the caller's (see [DynamoDBStore.Release]); when it is not, it stores nothing and
+// returns an error wrapping the ConditionalCheckFailedException.
 func (s *DynamoDBStore) Complete(ctx context.Context, r *Record) error {
 	if s.err != nil {
 		return s.err
@@ -370,36 +397,74 @@ func (s *DynamoDBStore) Complete(ctx context.Context, r *Record) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item})
+	cond, names, values := s.owned(r, false)
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(s.table),
+		Item:                      item,
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return fmt.Errorf("the record is no longer this call's (its lease ended, and another caller took it over or it was deleted): %w", err)
+	}
 	if err == nil && s.cache != nil {
 		s.cache.Add(r.ID, *r)
 	}
 	return err
 }
 
-// Release deletes the in-progress record, on condition that it is still the caller's: in
-// progress, with the lease the caller wrote. A record another caller has taken over since is
-// left alone.
+// Release deletes the in-progress record on condition that it is still the caller's: in
+// progress, with the caller's owner; for a record without an owner, with none and the lease
+// the caller wrote. A record another caller has taken over since, or no record, is left
+// alone.
 func (s *DynamoDBStore) Release(ctx context.Context, r *Record) error {
 	if s.err != nil {
 		return s.err
 	}
+	cond, names, values := s.owned(r, true)
 	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:           aws.String(s.table),
-		Key:                 s.key(r.ID),
-		ConditionExpression: aws.String("#status = :inprogress AND #in_progress_expiry = :lease"),
-		ExpressionAttributeNames: map[string]string{
-			"#status":             s.attr.Status,
-			"#in_progress_expiry": s.attr.InProgressExpiry,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":inprogress": &types.AttributeValueMemberS{Value: string(StatusInProgress)},
-			":lease":      num(r.InProgressExpiration.UnixMilli()),
-		},
+		TableName:                 aws.String(s.table),
+		Key:                       s.key(r.ID),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		return nil // no longer ours: nothing to release
 	}
 	return err
+}
+
+// owned is the condition that the stored record is r's: it has r's owner, or, when r has
+// none, it has none either and (for a release) r's lease. A release also wants it in
+// progress.
+func (s *DynamoDBStore) owned(r *Record, release bool) (string, map[string]string, map[string]types.AttributeValue) {
+	names := map[string]string{"#owner": s.attr.Owner}
+	values := map[string]types.AttributeValue{}
+	var cond string
+	if r.Owner != "" {
+		cond = "#owner = :owner"
+		values[":owner"] = &types.AttributeValueMemberS{Value: r.Owner}
+	} else {
+		// attribute_not_exists holds for a missing item too: require the item.
+		cond = "attribute_exists(#id) AND attribute_not_exists(#owner)"
+		names["#id"] = s.keyAttr()
+		if release {
+			cond += " AND #in_progress_expiry = :lease"
+			names["#in_progress_expiry"] = s.attr.InProgressExpiry
+			values[":lease"] = num(r.InProgressExpiration.UnixMilli())
+		}
+	}
+	if release {
+		cond += " AND #status = :inprogress"
+		names["#status"] = s.attr.Status
+		values[":inprogress"] = &types.AttributeValueMemberS{Value: string(StatusInProgress)}
+	}
+	if len(values) == 0 {
+		values = nil // DynamoDB refuses an empty map
+	}
+	return cond, names, values
 }

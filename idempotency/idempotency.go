@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/google/uuid"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -41,22 +45,40 @@ type Record struct {
 	Data string
 	// Validation is the hash of the payload that must not change for this key, if any.
 	Validation string
+	// Owner identifies the Do call that wrote the record: a random UUID, new for each call.
+	// It lets a call recognise its own in-progress record when the store retries a write
+	// whose answer was lost, and it makes Complete and Release act only on the caller's own
+	// record. Records written by Powertools, or before owners were recorded, have none.
+	Owner string
 }
 
 // Store keeps idempotency records. NewDynamoDBStore returns the one for DynamoDB, and
 // idempotencytest.NewStore one in memory for tests; idempotencytest.TestStore is the suite
 // every Store must pass. A Store must be safe for concurrent use.
+//
+// Do bounds the context of every call by the invocation's deadline (see [Do]); a store
+// returns when its context ends. Do retries a failed Complete or Release while the error is
+// transient by the AWS SDK's rules (throttling, a 5xx answer, a connection error, or an error
+// with a RetryableError() bool method that says true), so a store need not retry itself;
+// every retry must then be safe, which the owner conditions below make it.
 type Store interface {
-	// Acquire writes r, an in-progress record, unless a live record with the same ID exists:
-	// a completed record not yet expired, or an in-progress one whose lease has not ended, at
-	// now. Then it returns that record and ErrExists. A nil existing record with ErrExists
-	// means the record vanished before it could be read; Do tries again. A stored record
-	// that cannot be read is a *RecordError.
+	// Acquire writes r, an in-progress record, unless a live record with the same ID and
+	// another owner exists: a completed record not yet expired (to the second), or an
+	// in-progress one whose lease (InProgressExpiration, to the millisecond) has not ended at
+	// now, whatever its Expiration; an in-progress record without a lease lives until it
+	// expires. Then it returns that record and ErrExists. A stored record with r's Owner is
+	// r itself, written by an earlier attempt whose answer was lost: Acquire writes over it.
+	// A nil existing record with ErrExists means the record vanished before it could be
+	// read; Do tries again. A stored record that cannot be read is a *RecordError.
 	Acquire(ctx context.Context, r *Record, now time.Time) (existing *Record, err error)
-	// Complete stores the completed record r.
+	// Complete stores the completed record r in place of the stored one, if that is still
+	// r's: it has r's Owner (or, for an r without an owner, none). Otherwise (the lease ended
+	// and another caller took the key over, or the record is gone) it stores nothing and
+	// returns an error. Completing a record that is already r's completion succeeds.
 	Complete(ctx context.Context, r *Record) error
-	// Release deletes the in-progress record r, and only if it is still r's: the same ID,
-	// in progress, with the same lease.
+	// Release deletes the in-progress record r, and only if it is still r's: in progress,
+	// with r's Owner (or, for an r without an owner, none and r's lease). A record that is
+	// not r's, or no record, is left alone and is not an error.
 	Release(ctx context.Context, r *Record) error
 	// Format is the layout of the store's records, which decides how Do hashes keys and
 	// payloads.
@@ -195,17 +217,33 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 		return fn(ctx)
 	}
 
+	// Every store call ends by the invocation's deadline, less the margin the caller needs
+	// to report; a context without a deadline stands for an invocation that ends when the
+	// default lease does.
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(cfg.defaultLease)
+	}
+	stop := deadline.Add(-cfg.margin)
+	owner := uuid.NewString()
+
 	var rec *Record
+	var expires time.Time // when the completed record expires
 	for attempt := 1; ; attempt++ {
 		now := cfg.now()
+		lease := cfg.leaseEnd(ctx, now)
+		expires = now.Add(cfg.expiry).Truncate(time.Second)
 		rec = &Record{
-			ID:                   id,
-			Status:               StatusInProgress,
-			Expiration:           now.Add(cfg.expiry).Truncate(time.Second),
-			InProgressExpiration: cfg.leaseEnd(ctx, now),
+			ID:     id,
+			Status: StatusInProgress,
+			// Never before the lease ends: Powertools takes over an in-progress record
+			// once it expires, whatever its lease, and DynamoDB's TTL deletes it.
+			Expiration:           latest(expires, lease.Truncate(time.Second)),
+			InProgressExpiration: lease,
 			Validation:           validation,
+			Owner:                owner,
 		}
-		existing, err := store.Acquire(ctx, rec, now)
+		existing, err := acquire(ctx, stop, store, rec, now)
 		if err == nil {
 			break
 		}
@@ -248,28 +286,94 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 	}
 
 	held := context.WithValue(ctx, heldKey{}, &heldRecord{store: store, id: id, validation: validation, outer: heldBy(ctx)})
-	result, err := run(held, store, rec, fn)
+	result, err := run(held, stop, store, rec, fn)
 	if err != nil {
 		return zero, err
 	}
+	// fn has run and its effect has happened: from here on a failure is ErrNotRecorded, and
+	// the record stays in progress so that nothing runs fn again before the lease ends.
 	done := *rec
 	done.Status = StatusCompleted
+	done.Expiration = expires
 	if cfg.storeResult {
 		data, err := json.Marshal(result)
 		if err != nil {
-			return result, &PersistenceError{Op: "complete", Key: id, Err: fmt.Errorf("result does not encode as JSON: %w", err)}
+			return result, &PersistenceError{Op: "complete", Key: id, Err: fmt.Errorf("%w: result does not encode as JSON: %w", ErrNotRecorded, err)}
 		}
 		if len(data) > maxData {
 			return result, &PersistenceError{Op: "complete", Key: id,
-				Err: fmt.Errorf("%w: %d bytes of JSON, the limit is %d (WithoutResult stores none)", ErrResultTooLarge, len(data), maxData)}
+				Err: fmt.Errorf("%w: %w: %d bytes of JSON, the limit is %d (WithoutResult stores none)", ErrNotRecorded, ErrResultTooLarge, len(data), maxData)}
 		}
 		done.Data = string(data)
 	}
-	// fn has run: save its result even if the caller's context ends now.
-	if err := store.Complete(context.WithoutCancel(ctx), &done); err != nil {
-		return result, asPersistence("complete", id, err)
+	// Save the result even if the caller's context has been cancelled, until the deadline.
+	if err := persist(ctx, stop, func(ctx context.Context) error { return store.Complete(ctx, &done) }); err != nil {
+		return result, &PersistenceError{Op: "complete", Key: id, Err: fmt.Errorf("%w: %w", ErrNotRecorded, err)}
 	}
 	return result, nil
+}
+
+// acquire calls store.Acquire under ctx, ended at stop.
+func acquire(ctx context.Context, stop time.Time, store Store, r *Record, now time.Time) (*Record, error) {
+	if time.Until(stop) <= 0 {
+		return nil, errNoTime
+	}
+	ctx, cancel := context.WithDeadline(ctx, stop)
+	defer cancel()
+	return store.Acquire(ctx, r, now)
+}
+
+// errNoTime is the error of a store call that was not made because the deadline, less the
+// margin, had passed.
+var errNoTime = fmt.Errorf("no time left before the deadline, less the margin (WithDeadlineMargin): %w", context.DeadlineExceeded)
+
+// persist calls a store write that must happen although the caller's context may have been
+// cancelled (fn has run): under a context that keeps ctx's values, is not cancelled with it
+// and ends at stop. It retries while the error is transient, with a jittered exponential
+// backoff, as long as the wait fits before stop; it returns the last error.
+func persist(ctx context.Context, stop time.Time, call func(context.Context) error) error {
+	if time.Until(stop) <= 0 {
+		return errNoTime
+	}
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), stop)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		err := call(ctx)
+		if err == nil || ctx.Err() != nil || !transient(err) {
+			return err
+		}
+		wait := backoff(attempt)
+		if time.Until(stop) <= wait {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// transient reports whether a store error may go away on its own, by the AWS SDK's rules:
+// throttling, a 5xx answer, a connection error, or an error that says it is retryable.
+func transient(err error) bool {
+	return retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
+}
+
+// backoff is the wait before retry attempt+1 of a store write: up to 25 ms doubled per
+// attempt, at most 1 s, drawn at random so that callers throttled together spread out.
+func backoff(attempt int) time.Duration {
+	ceiling := min(25*time.Millisecond<<min(attempt, 6), time.Second)
+	return ceiling/2 + rand.N(ceiling/2)
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // heldKey is the context key of the records held by the Do calls a context runs under.
@@ -302,37 +406,39 @@ func holding(ctx context.Context, store Store, id string) *heldRecord {
 	return nil
 }
 
-// live reports whether the record still holds its key at now, by the store's own condition
-// (and Powertools' checks): a record expires after its expiration second, and an in-progress
-// lease after its last millisecond. An in-progress record without a lease (written by an old
-// Powertools version) holds until the record expires.
+// live reports whether the record still holds its key at now, by the store's own condition:
+// an in-progress record with a lease until the lease's last millisecond, whatever its
+// expiration (so that a short WithExpiry never frees a key that a running call holds);
+// any other record until its expiration second has passed (an in-progress record without a
+// lease, written by an old Powertools version, included). A record without expiration never
+// expires, by the condition as in Python.
 func (r *Record) live(now time.Time) bool {
-	if !r.Expiration.IsZero() && now.Unix() > r.Expiration.Unix() {
-		return false // a record without expiration never expires, by the condition as in Python
-	}
 	if r.Status == StatusInProgress && !r.InProgressExpiration.IsZero() {
 		return now.UnixMilli() <= r.InProgressExpiration.UnixMilli()
 	}
-	return true
+	return r.Expiration.IsZero() || now.Unix() <= r.Expiration.Unix()
 }
 
 // maxData keeps an item under DynamoDB's 400 KB limit, leaving room for the other attributes.
 const maxData = 400*1024 - 4096
 
-// run calls fn, and releases the record if fn fails or panics.
-func run[T any](ctx context.Context, store Store, rec *Record, fn func(context.Context) (T, error)) (result T, err error) {
+// run calls fn, and releases the record if fn fails or panics; the release ends at stop.
+func run[T any](ctx context.Context, stop time.Time, store Store, rec *Record, fn func(context.Context) (T, error)) (result T, err error) {
+	release := func() error {
+		return persist(ctx, stop, func(ctx context.Context) error { return store.Release(ctx, rec) })
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			// Free the key for a retry, then let the panic go on. A failed release cannot be
 			// returned past a panic; the record then holds the key only until its lease ends
 			// (the function's deadline), after which a redelivery takes it over.
-			_ = store.Release(context.WithoutCancel(ctx), rec)
+			_ = release()
 			panic(p)
 		}
 	}()
 	result, err = fn(ctx)
 	if err != nil {
-		if rerr := store.Release(context.WithoutCancel(ctx), rec); rerr != nil {
+		if rerr := release(); rerr != nil {
 			err = errors.Join(err, asPersistence("release", rec.ID, rerr))
 		}
 		var zero T

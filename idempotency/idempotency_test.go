@@ -69,7 +69,7 @@ func TestFirstCallStoresThenReplays(t *testing.T) {
 	if it == nil {
 		t.Fatalf("no item %q after the first Do", id)
 	}
-	if got, want := attrNames(it), []string{"data", "expiration", "id", "status", "validation"}; !slices.Equal(got, want) {
+	if got, want := attrNames(it), []string{"data", "expiration", "id", "owner", "status", "validation"}; !slices.Equal(got, want) {
 		t.Errorf("completed item attributes = %v, want %v (no in_progress_expiration)", got, want)
 	}
 	if got := str(t, it, "id"); got != id || !strings.HasPrefix(got, "idempotency#") {
@@ -117,7 +117,7 @@ func TestNoPayloadNoValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	it := e.item(t, table, keyID(t, "k"))
-	if got, want := attrNames(it), []string{"data", "expiration", "id", "status"}; !slices.Equal(got, want) {
+	if got, want := attrNames(it), []string{"data", "expiration", "id", "owner", "status"}; !slices.Equal(got, want) {
 		t.Errorf("attributes = %v, want %v", got, want)
 	}
 	if got := str(t, it, "data"); got != "1" {
@@ -812,7 +812,7 @@ func TestResultTooLarge(t *testing.T) {
 			t.Fatalf("Do WithoutResult = len %d, %v", len(got), err)
 		}
 		it := e.item(t, table, keyID(t, "k"))
-		if got, want := attrNames(it), []string{"expiration", "id", "status"}; !slices.Equal(got, want) {
+		if got, want := attrNames(it), []string{"expiration", "id", "owner", "status"}; !slices.Equal(got, want) {
 			t.Errorf("attributes = %v, want %v (no data)", got, want)
 		}
 		if str(t, it, "status") != "COMPLETED" {
@@ -975,10 +975,10 @@ func TestSortKeyLayout(t *testing.T) {
 		names    []string // the completed item's attributes
 	}{
 		{"default names", idempotency.Attributes{SortKey: "sk", StaticPartitionKey: "idempotency#orders"},
-			"id", "sk", "idempotency#orders", []string{"data", "expiration", "id", "sk", "status", "validation"}},
+			"id", "sk", "idempotency#orders", []string{"data", "expiration", "id", "owner", "sk", "status", "validation"}},
 		{"custom names", idempotency.Attributes{Key: "pk", SortKey: "rk", StaticPartitionKey: "shared", Expiry: "ttl",
-			InProgressExpiry: "lease", Status: "st", Data: "result", Validation: "hash"},
-			"pk", "rk", "shared", []string{"hash", "pk", "result", "rk", "st", "ttl"}},
+			InProgressExpiry: "lease", Status: "st", Data: "result", Validation: "hash", Owner: "holder"},
+			"pk", "rk", "shared", []string{"hash", "holder", "pk", "result", "rk", "st", "ttl"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			table := newTable(t, tc.pk, tc.sk)

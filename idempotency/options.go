@@ -19,6 +19,7 @@ type config struct {
 	expiry       time.Duration
 	maxLease     time.Duration // 0: no cap beyond the context's deadline
 	defaultLease time.Duration
+	margin       time.Duration
 	newHash      func() hash.Hash
 	onReplay     func(ctx context.Context, r *Record)
 	storeResult  bool
@@ -71,13 +72,28 @@ func WithMaxLease(d time.Duration) Option {
 }
 
 // WithDefaultLease sets the lease when the context has no deadline; d must be positive. The
-// default is 5 minutes.
+// default is 5 minutes. Do then treats the lease's end as the invocation's deadline: its store
+// calls end by then (less WithDeadlineMargin), however long fn takes.
 func WithDefaultLease(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
 			c.invalid("WithDefaultLease(%v): want a positive duration", d)
 		}
 		c.defaultLease = d
+	}
+}
+
+// WithDeadlineMargin sets how long before the context's deadline Do's store calls end, so
+// that its caller has time to report what happened before the function times out; d must
+// not be negative. The default is 100 ms. A store call still running then is abandoned: an
+// acquire fails (fn does not run), a completion is ErrNotRecorded. Without a deadline the
+// calls end the margin before the default lease does (WithDefaultLease).
+func WithDeadlineMargin(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.invalid("WithDeadlineMargin(%v): want 0 or more", d)
+		}
+		c.margin = d
 	}
 }
 
@@ -124,6 +140,7 @@ func newConfig(opts []Option) config {
 		prefix:       defaultPrefix(),
 		expiry:       time.Hour,
 		defaultLease: 5 * time.Minute,
+		margin:       100 * time.Millisecond,
 		newHash:      md5.New,
 		storeResult:  true,
 		now:          time.Now,

@@ -16,6 +16,7 @@ package idempotencytest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -26,9 +27,10 @@ import (
 )
 
 // Store is an idempotency.Store in memory, with the semantics of the DynamoDB store: Acquire
-// writes unless a live record exists (a completed one until its expiration second has
-// passed, an in-progress one until its lease's last millisecond has passed), Release deletes
-// only the caller's own in-progress record. It is safe for concurrent use. Records live as
+// writes unless a live record of another owner exists (a completed one until its expiration
+// second has passed, an in-progress one until its lease's last millisecond has passed,
+// whatever its expiration), Complete and Release act only on the caller's own record (the
+// same Owner), and a call under a context that has ended fails with the context's error. It is safe for concurrent use. Records live as
 // long as the Store: each execution environment of a Lambda function would have its own, so
 // functions use idempotency.NewDynamoDBStore.
 type Store struct {
@@ -72,25 +74,27 @@ func NewStore(opts ...Option) *Store {
 	return s
 }
 
-// live reports whether r holds its ID at now, by the DynamoDB store's condition.
+// live reports whether r holds its ID at now, by the DynamoDB store's condition: an
+// in-progress record with a lease until the lease's last millisecond, whatever its
+// expiration; any other until its expiration second has passed.
 func live(r *idempotency.Record, now time.Time) bool {
-	if !r.Expiration.IsZero() && now.Unix() > r.Expiration.Unix() {
-		return false
-	}
 	if r.Status == idempotency.StatusInProgress && !r.InProgressExpiration.IsZero() {
 		return now.UnixMilli() <= r.InProgressExpiration.UnixMilli()
 	}
-	return true
+	return r.Expiration.IsZero() || now.Unix() <= r.Expiration.Unix()
 }
 
+// errNotOwner is Complete's error for a record that is no longer the caller's.
+var errNotOwner = errors.New("idempotencytest: the record is no longer this call's (its lease ended, and another caller took it over or it was released)")
+
 // Acquire implements idempotency.Store.
-func (s *Store) Acquire(_ context.Context, r *idempotency.Record, now time.Time) (*idempotency.Record, error) {
-	if s.err != nil {
-		return nil, s.err
+func (s *Store) Acquire(ctx context.Context, r *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.records[r.ID]; ok && live(&old, now) {
+	if old, ok := s.records[r.ID]; ok && live(&old, now) && (r.Owner == "" || old.Owner != r.Owner) {
 		return &old, idempotency.ErrExists
 	}
 	s.records[r.ID] = stored(r)
@@ -98,28 +102,41 @@ func (s *Store) Acquire(_ context.Context, r *idempotency.Record, now time.Time)
 }
 
 // Complete implements idempotency.Store.
-func (s *Store) Complete(_ context.Context, r *idempotency.Record) error {
-	if s.err != nil {
-		return s.err
+func (s *Store) Complete(ctx context.Context, r *idempotency.Record) error {
+	if err := s.check(ctx); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if old, ok := s.records[r.ID]; !ok || old.Owner != r.Owner {
+		return errNotOwner
+	}
 	s.records[r.ID] = stored(r)
 	return nil
 }
 
 // Release implements idempotency.Store.
-func (s *Store) Release(_ context.Context, r *idempotency.Record) error {
-	if s.err != nil {
-		return s.err
+func (s *Store) Release(ctx context.Context, r *idempotency.Record) error {
+	if err := s.check(ctx); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.records[r.ID]; ok && old.Status == idempotency.StatusInProgress &&
-		old.InProgressExpiration.UnixMilli() == r.InProgressExpiration.UnixMilli() {
+	old, ok := s.records[r.ID]
+	if ok && old.Status == idempotency.StatusInProgress && old.Owner == r.Owner &&
+		(r.Owner != "" || old.InProgressExpiration.UnixMilli() == r.InProgressExpiration.UnixMilli()) {
 		delete(s.records, r.ID)
 	}
 	return nil
+}
+
+// check returns the error of a call that cannot be made: an invalid option, or a context
+// that has ended, as a network call would fail.
+func (s *Store) check(ctx context.Context) error {
+	if s.err != nil {
+		return s.err
+	}
+	return ctx.Err()
 }
 
 // Format implements idempotency.Store.
