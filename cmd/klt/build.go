@@ -143,7 +143,7 @@ func printWarnings(stderr io.Writer, name string, recs []lineRecord) {
 // args, or stdin), and refuses a whole event, saying how to turn it into lines for next.
 func readLinesInput(args []string, stdin io.Reader, takesBack, next string) (name string, data []byte, err error) {
 	name = inputName(args)
-	if data, err = readInput(args, stdin); err != nil {
+	if data, err = readInput(args, stdin, linesLimit); err != nil {
 		return name, nil, err
 	}
 	if kind := eventKind(data); kind != "" {
@@ -377,7 +377,8 @@ Fields ("topic" is required; null is the same as leaving a field out):
 Input is checked strictly: a line with an unknown or repeated field, bad JSON, bad base64, an
 out-of-range number, or both "key" and "keyBase64" is an error. Build reports each bad line
 as "klt: FILE:LINE: what is wrong", writes no event and exits with status 1. Given a whole
-event instead of records, it says to use "klt event decode".
+event instead of records, it says to use "klt event decode". Input is at most 64 MB, and a line
+at most 12 MB; past either, build stops reading and says so.
 
 What events in the wild have but Kafka would not write (offsets that do not increase, a
 topic name Kafka rejects, a timestampType or dataFormat it does not have, a time before 1970)

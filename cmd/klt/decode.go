@@ -33,7 +33,7 @@ func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	des := codec.NewDeserializer(orRaw(keyCodec), orRaw(valueCodec), opts...)
 	name := inputName(args)
-	data, err := readInput(args, stdin)
+	data, err := readInput(args, stdin, eventLimit)
 	if err != nil {
 		printErrors(stderr, err)
 		return exitFail

@@ -11,7 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -65,7 +65,7 @@ func loadCodec(flagName, path, message string) (sideCodec, error) {
 	if path == "" {
 		return nil, nil
 	}
-	text, err := os.ReadFile(path)
+	text, err := readFileCapped(path, schemaLimit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
@@ -91,6 +91,16 @@ func loadCodec(flagName, path, message string) (sideCodec, error) {
 	}
 }
 
+// openSchema opens a .proto file for protocompile, the one --value-schema names or one it
+// imports, with what it reads capped at schemaLimit.
+func openSchema(path string) (io.ReadCloser, error) {
+	data, err := readFileCapped(path, schemaLimit)
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
+}
+
 // compileProto compiles the .proto file path and returns its message name (the full name, or
 // the short name when that is unique in the file).
 func compileProto(path, name string) (protoreflect.MessageDescriptor, error) {
@@ -99,7 +109,7 @@ func compileProto(path, name string) (protoreflect.MessageDescriptor, error) {
 		dir = "."
 	}
 	comp := protocompile.Compiler{
-		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: []string{dir}}),
+		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: []string{dir}, Accessor: openSchema}),
 	}
 	files, err := comp.Compile(context.Background(), file)
 	if err != nil {

@@ -190,7 +190,7 @@ func runFilterTest(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	}
 
 	name := inputName([]string{c.event})
-	data, err := readInputFile(c.event, stdin)
+	data, err := readInputFile(c.event, stdin, eventLimit)
 	if err != nil {
 		errorf(stderr, "%v", err)
 		return exitFail
@@ -498,6 +498,9 @@ func withArticle(kind string) string {
 // sees them. It tells the two apart by their members: a Kafka event has "eventSource" and
 // "records", an SQS event "Records".
 func readTestEvent(name string, data []byte) (kind string, recs []testRecord, err error) {
+	if err := checkDuplicateMembers(name, data); err != nil {
+		return "", nil, err
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		if jerr := jsonSyntaxError(name, data, err); jerr != nil {
@@ -737,7 +740,7 @@ func loadCriteria(src string, stdin io.Reader, all bool) ([]*criteriaSpec, error
 		}
 	}
 	name := inputName([]string{file})
-	data, err := readInputFile(file, stdin)
+	data, err := readInputFile(file, stdin, templateLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -755,6 +758,9 @@ func loadCriteria(src string, stdin io.Reader, all bool) ([]*criteriaSpec, error
 
 	var t *samTemplate
 	if text := bytes.TrimSpace(data); len(text) > 0 && text[0] == '{' {
+		if err := checkDuplicateMembers(name, data); err != nil {
+			return nil, err
+		}
 		var top map[string]json.RawMessage
 		if err := json.Unmarshal(data, &top); err != nil {
 			if jerr := jsonSyntaxError(name, data, err); jerr != nil {

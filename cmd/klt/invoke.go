@@ -68,7 +68,7 @@ func runInvoke(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return usageError(stderr, "invoke", fmt.Errorf("want FUNCTION and EVENT, got %d arguments", len(args)))
 	}
 	fn, eventFile := args[0], args[1]
-	event, err := readInputFile(eventFile, stdin)
+	event, err := readInputFile(eventFile, stdin, eventLimit)
 	if err != nil {
 		errorf(stderr, "invoke: %v", err)
 		return exitFail
@@ -77,6 +77,10 @@ func runInvoke(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		var v any
 		err := json.Unmarshal(event, &v)
 		errorf(stderr, "invoke: %s is not JSON (%v); an event is one JSON document, as sam local invoke -e takes", inputName(args[1:]), err)
+		return exitFail
+	}
+	if err := checkDuplicateMembers(inputName(args[1:]), event); err != nil {
+		errorf(stderr, "invoke: %v", err)
 		return exitFail
 	}
 	resp, err := invoke(ctx, c, fn, event, stderr)
@@ -230,7 +234,7 @@ func invokeMainDir(dir string) bool {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
 		}
-		data, err := os.ReadFile(f)
+		data, err := readFileCapped(f, sourceLimit)
 		if err == nil && bytes.Contains(data, []byte("\npackage main\n")) || bytes.HasPrefix(data, []byte("package main\n")) {
 			return true
 		}
@@ -606,8 +610,11 @@ func readEnvVarsFile(path, fn string) (map[string]string, error) {
 	if path == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readInputFile(path, nil, envVarsLimit)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkDuplicateMembers(path, data); err != nil {
 		return nil, err
 	}
 	var top map[string]map[string]any
@@ -709,9 +716,9 @@ func runEmulator(ctx context.Context, rie, bootstrap string, f *functionSpec, en
 		return nil, fmt.Errorf("invoking through the emulator: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	body, err := readCapped("the response", resp.Body, responseLimit)
 	if err != nil {
-		return nil, fmt.Errorf("reading the response: %w", err)
+		return nil, fmt.Errorf("reading the function's response: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return body, fmt.Errorf("the emulator answered %s", resp.Status)

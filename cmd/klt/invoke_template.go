@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -67,18 +66,14 @@ type functionSpec struct {
 
 // readInvokeTemplate reads the template at path.
 func readInvokeTemplate(path string) (*invokeTemplate, error) {
-	data, err := os.ReadFile(path)
+	top, _, err := readYAMLFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: invalid YAML: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+	if top == nil {
 		return nil, fmt.Errorf("%s: empty file; want a SAM template", path)
 	}
-	root := resolve(doc.Content[0])
+	root := resolve(top)
 	_, res := mapGet(root, "Resources")
 	if res == nil || res.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s: no Resources mapping: not a SAM template", path)

@@ -103,7 +103,10 @@ func readLines(ctx context.Context, name string, r io.Reader, needTopic bool) ([
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		line, readErr := br.ReadBytes('\n')
+		line, readErr := readLine(br)
+		if errors.Is(readErr, errTooLarge) {
+			return nil, errors.Join(append(errs, &lineError{File: name, Line: n, Err: readErr})...)
+		}
 		if readErr != nil && readErr != io.EOF {
 			return nil, fmt.Errorf("%s: %w", name, readErr)
 		}
@@ -137,6 +140,36 @@ func readLines(ctx context.Context, name string, r io.Reader, needTopic bool) ([
 		return nil, errors.Join(errs...)
 	}
 	return recs, nil
+}
+
+// errLineTooLong is the error of a line longer than maxLineBytes; errors.Is finds errTooLarge
+// in it.
+var errLineTooLong error = lineTooLongError{}
+
+type lineTooLongError struct{}
+
+func (lineTooLongError) Error() string {
+	return fmt.Sprintf("longer than %d bytes (%s, klt's limit for one line of JSON Lines); klt read no further",
+		maxLineBytes, sizeText(maxLineBytes))
+}
+
+func (lineTooLongError) Is(target error) bool { return target == errTooLarge }
+
+// readLine returns the next line of br with its '\n', or what is left at the end of the input
+// with io.EOF. A line longer than maxLineBytes is errLineTooLong, found before more than that
+// is held in memory.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(bytes.TrimSuffix(frag, []byte("\n"))) > maxLineBytes {
+			return nil, errLineTooLong
+		}
+		line = append(line, frag...)
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
 }
 
 // partitionKey identifies a topic partition.

@@ -7,14 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/kafkalambda/toolkit/filter"
 )
@@ -81,24 +78,24 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // lintFile lints the template file. The error is for a template that cannot be read at all.
 func lintFile(ctx context.Context, file string) ([]lintProblem, error) {
-	data, err := os.ReadFile(file)
+	data, err := readInputFile(file, nil, templateLimit)
 	if err != nil {
 		return nil, err
 	}
-	return lintData(ctx, file, filepath.Dir(file), trimBOM(data))
+	return lintData(ctx, file, filepath.Dir(file), data)
 }
 
 // lintData lints the template text data, named file in messages, whose relative paths
 // (CodeUri) start at dir.
 func lintData(ctx context.Context, file, dir string, data []byte) ([]lintProblem, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%s: invalid YAML: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	root, err := loadYAML(file, data)
+	if err != nil {
+		return nil, err
 	}
-	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+	if root == nil {
 		return nil, fmt.Errorf("%s: empty file; want a SAM template", file)
 	}
-	v, err := templateValue(root.Content[0], 0)
+	v, err := templateValue(root, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}

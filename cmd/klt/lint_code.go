@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/build"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,7 +147,10 @@ func makeTargetPackage(ctx context.Context, bctx *build.Context, dir, target str
 // readCode reads the main package in dir and the packages of its own module it imports.
 func readCode(bctx *build.Context, dir string) (*codeInfo, error) {
 	c := &codeInfo{dir: dir, literals: map[string]bool{}}
-	modRoot, modPath := findModule(dir)
+	modRoot, modPath, err := findModule(dir)
+	if err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	var visit func(dir string) error
 	visit = func(dir string) error {
@@ -180,14 +185,18 @@ func readCode(bctx *build.Context, dir string) (*codeInfo, error) {
 	return c, nil
 }
 
-// findModule returns the root directory and module path of the module holding dir, or "".
-func findModule(dir string) (root, path string) {
+// findModule returns the root directory and module path of the module holding dir, or "" when
+// there is none. A go.mod that cannot be read is an error.
+func findModule(dir string) (root, path string, err error) {
 	d, err := filepath.Abs(dir)
 	if err != nil {
-		return "", ""
+		return "", "", err
 	}
 	for {
-		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		data, err := readFileCapped(filepath.Join(d, "go.mod"), sourceLimit)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", "", err
+		}
 		if err == nil {
 			for _, line := range strings.Split(string(data), "\n") {
 				if f := strings.Fields(line); len(f) >= 2 && f[0] == "module" {
@@ -195,14 +204,14 @@ func findModule(dir string) (root, path string) {
 					if err != nil {
 						p = f[1]
 					}
-					return d, p
+					return d, p, nil
 				}
 			}
-			return "", ""
+			return "", "", nil
 		}
 		up := filepath.Dir(d)
 		if up == d {
-			return "", ""
+			return "", "", nil
 		}
 		d = up
 	}
@@ -210,8 +219,12 @@ func findModule(dir string) (root, path string) {
 
 // readFile reads one Go file into c.
 func (c *codeInfo) readFile(path string) error {
+	src, err := readFileCapped(path, sourceLimit)
+	if err != nil {
+		return fmt.Errorf("reading the Go code: %w", err)
+	}
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
 	if err != nil {
 		return fmt.Errorf("reading the Go code: %w", err)
 	}

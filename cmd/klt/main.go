@@ -13,7 +13,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -171,30 +170,6 @@ func inputName(args []string) string {
 	return args[0]
 }
 
-// readInput reads the input that args name: the file args[0], or stdin when args is empty or
-// args[0] is "-". A UTF-8 byte order mark at its start, which some editors write, is dropped.
-func readInput(args []string, stdin io.Reader) ([]byte, error) {
-	name := "-"
-	if len(args) > 0 {
-		name = args[0]
-	}
-	return readInputFile(name, stdin)
-}
-
-// readInputFile reads the file name, or standard input when name is "-", without the UTF-8
-// byte order mark some editors write at the start of a file.
-func readInputFile(name string, stdin io.Reader) ([]byte, error) {
-	if name != "-" {
-		data, err := os.ReadFile(name)
-		return trimBOM(data), err
-	}
-	data, err := io.ReadAll(stdin)
-	if err != nil {
-		return nil, fmt.Errorf("<stdin>: %w", err)
-	}
-	return trimBOM(data), nil
-}
-
 // eventKind returns kindKafka or kindSQS when data is a whole Kafka or SQS event rather than
 // JSON Lines, and "" otherwise: a single JSON object with the members of an event.
 func eventKind(data []byte) string {
@@ -323,6 +298,3 @@ Examples:
   klt event build < records.jsonl > event.json && klt event decode event.json
   klt event decode event.json | klt event build    # the same records again
 `
-
-// trimBOM returns data without the UTF-8 byte order mark some editors write at its start.
-func trimBOM(data []byte) []byte { return bytes.TrimPrefix(data, []byte("\uFEFF")) }

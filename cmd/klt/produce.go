@@ -256,7 +256,9 @@ the schema fields, which "klt consume" prints, are not: Kafka assigns offsets.
 The whole input is checked first: a bad line, or a partition the topic does not have, is
 reported as "klt: FILE:LINE: ..." and nothing is sent. A record that fails is reported as
 "klt: FILE:LINE: not produced to TOPIC: why", and produce exits with status 1 after every
-record has been acknowledged or has failed, within --timeout.
+record has been acknowledged or has failed, within --timeout. Input is at most 64 MB, and a line
+at most 12 MB (an 8 MB value, the most Amazon MSK takes, as valueBase64); past either, produce
+stops reading, says so and sends nothing.
 ` + usageClusterFlags
 
 // usageProduceExamples ends the help of "klt produce".

@@ -30,16 +30,14 @@ type samTemplate struct {
 
 // parseTemplate reads a template.
 func parseTemplate(file string, data []byte) (*samTemplate, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		// The line in yaml.v3's message is not always the line of the mistake (for a flow
-		// sequence left open it is the line before), so it stays the library's, not FILE:LINE.
-		return nil, fmt.Errorf("%s: invalid YAML: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	top, err := loadYAML(file, data)
+	if err != nil {
+		return nil, err
 	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+	if top == nil {
 		return nil, fmt.Errorf("%s: empty file; want a SAM or CloudFormation template", file)
 	}
-	root := resolve(doc.Content[0])
+	root := resolve(top)
 	if root.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:%d: want a SAM or CloudFormation template, a mapping with Resources", file, root.Line)
 	}

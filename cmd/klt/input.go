@@ -1,0 +1,134 @@
+package main
+
+// This file is the one way klt reads a file or standard input: every input has a cap, stated
+// here with the reason for its number, and reading stops one byte past it with an error that
+// names the input and the cap. An endless stream (/dev/zero, a pipe that never closes) costs at
+// most the cap in memory, never the machine.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+)
+
+// inputLimit is the most bytes klt reads of one kind of input, and why that many.
+type inputLimit struct {
+	max int64
+	why string // ends the error: "the largest payload of a Lambda invocation"
+}
+
+// The caps of klt's inputs.
+var (
+	// eventLimit caps an event (klt event decode, filter test --event, invoke): 6 MB, the
+	// largest payload of a synchronous Lambda invocation, so nothing Lambda sends is refused.
+	eventLimit = inputLimit{maxPayload, "the largest payload of a Lambda invocation"}
+	// responseLimit caps a function's response that klt invoke reads from the emulator: Lambda
+	// refuses a response payload over 6 MB too.
+	responseLimit = inputLimit{maxPayload, "the largest response payload of a Lambda invocation"}
+	// templateLimit caps a SAM or CloudFormation template, and a FilterCriteria or pattern
+	// file: 1 MB, the largest template body CloudFormation takes (from S3).
+	templateLimit = inputLimit{1 << 20, "the largest template CloudFormation takes"}
+	// linesLimit caps the JSON Lines records of klt event build and klt produce in total;
+	// lineLimit caps one line of them (see readLines).
+	linesLimit = inputLimit{maxLinesBytes, "klt's limit for JSON Lines input; split it"}
+	// envVarsLimit caps a sam local invoke --env-vars file: Lambda gives a function 4 KB of
+	// environment variables, so 1 MB holds those of any stack.
+	envVarsLimit = inputLimit{1 << 20, "klt's limit for an --env-vars file"}
+	// schemaLimit caps an Avro or Protobuf schema file (and each file a .proto imports): the
+	// AWS Glue Schema Registry takes schemas of up to 170 KB, Confluent's of up to 1 MB.
+	schemaLimit = inputLimit{1 << 20, "klt's limit for a schema file"}
+	// sourceLimit caps a Go source file or go.mod that klt lint and klt invoke read from a
+	// function's code: no file written by hand comes near it.
+	sourceLimit = inputLimit{16 << 20, "klt's limit for a Go source file"}
+)
+
+// The caps of JSON Lines input, stated in the help of klt event build and klt produce.
+const (
+	// maxLinesBytes is the most JSON Lines klt reads in one run: a 6 MB event, or records
+	// for a topic, many times over.
+	maxLinesBytes = 64 << 20
+	// maxLineBytes is the longest line: an 8 MB record value (the largest message.max.bytes
+	// Amazon MSK allows) written as valueBase64.
+	maxLineBytes = 12 << 20
+)
+
+// errTooLarge is the error of an input longer than its cap: errors.Is finds it in every
+// *tooLargeError.
+var errTooLarge = errors.New("input too large")
+
+// tooLargeError reports an input longer than its cap. Its message is
+// "NAME: more than N bytes (M MB, WHY)".
+type tooLargeError struct {
+	Name  string
+	Limit inputLimit
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("%s: more than %d bytes (%s, %s); klt read no further", e.Name, e.Limit.max, sizeText(e.Limit.max), e.Limit.why)
+}
+
+func (e *tooLargeError) Is(target error) bool { return target == errTooLarge }
+
+// sizeText writes n bytes as binary megabytes or kilobytes ("6 MB", "512 KB"), or bytes.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// readCapped reads r to its end, or fails with a *tooLargeError as soon as it has given more
+// than lim.max bytes. name names r in errors.
+func readCapped(name string, r io.Reader, lim inputLimit) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, lim.max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(data)) > lim.max {
+		return nil, &tooLargeError{name, lim}
+	}
+	return data, nil
+}
+
+// readFileCapped reads the file name, at most lim.max bytes of it (see readCapped).
+func readFileCapped(name string, lim inputLimit) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readCapped(name, f, lim)
+}
+
+// readInput reads the input that args name: the file args[0], or stdin when args is empty or
+// args[0] is "-", at most lim.max bytes. A UTF-8 byte order mark at its start, which some
+// editors write, is dropped.
+func readInput(args []string, stdin io.Reader, lim inputLimit) ([]byte, error) {
+	name := "-"
+	if len(args) > 0 {
+		name = args[0]
+	}
+	return readInputFile(name, stdin, lim)
+}
+
+// readInputFile reads the file name, or standard input when name is "-", at most lim.max
+// bytes, without the UTF-8 byte order mark some editors write at the start of a file.
+func readInputFile(name string, stdin io.Reader, lim inputLimit) ([]byte, error) {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = readCapped("<stdin>", stdin, lim)
+	} else {
+		data, err = readFileCapped(name, lim)
+	}
+	return trimBOM(data), err
+}
+
+// trimBOM returns data without the UTF-8 byte order mark some editors write at its start.
+func trimBOM(data []byte) []byte { return bytes.TrimPrefix(data, []byte("\uFEFF")) }
