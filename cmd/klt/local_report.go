@@ -121,6 +121,10 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// While the display runs, klt's own lines go through it, which writes them between two of
+	// its blocks: its goroutine and this one share the writer.
+	out := s.out
+	s.out = prog
 	prog.Start()
 	rec.Start()
 	recStart := time.Now()
@@ -130,6 +134,7 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 			stopped = true
 			prog.Stop()
 			rec.Stop() // a second Stop is a no-op
+			s.out = out
 		}
 	}
 	defer stopDisplay()
@@ -325,6 +330,9 @@ func (s *stack) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	out := s.out
+	s.out = prog // klt's own lines go between the display's blocks (see loadAndReport)
+	defer func() { s.out = out }()
 	prog.Start()
 	var runErr error
 	for _, r := range runs {

@@ -1,6 +1,7 @@
 package localreport
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -34,7 +35,10 @@ const sampleEvery = 250 * time.Millisecond
 // Anywhere else it prints the block as plain lines every 2 s (see [PlainEvery]), with no
 // escape codes, so that logs and CI output stay readable.
 //
-// A Progress is started once and stopped once; its methods are safe for concurrent use.
+// A Progress is started once and stopped once; its methods are safe for concurrent use. While
+// it runs, write the run's other messages to the same writer through the Progress itself (it
+// is an [io.Writer]): each then lands between two blocks, never inside one, whatever goroutine
+// writes it.
 type Progress struct {
 	w          io.Writer
 	sample     func() []MappingStatus
@@ -45,6 +49,7 @@ type Progress struct {
 	started time.Time
 	history map[string][]doneAt // per mapping, samples of the last second or so
 	drawn   int                 // lines of the block on screen (terminal mode)
+	block   []string            // the lines of the block on screen (terminal mode)
 	lastOut time.Time           // when the last plain block was printed
 	err     error               // first write error
 
@@ -168,7 +173,44 @@ func (p *Progress) tick(force bool) {
 	default:
 		return
 	}
-	if _, err := io.WriteString(p.w, out); err != nil {
+	_, err := io.WriteString(p.w, out)
+	p.noteErr(err)
+}
+
+// Write writes b to the Progress's writer between two blocks: it waits for a block being
+// drawn, and no block is drawn while it writes. It returns what the writer returns. A write
+// error is also the one Stop returns, if it is the first.
+//
+// In terminal mode the block on screen moves down under b: it is cleared, b is written where it
+// was, and the block is drawn again below (when b ends a line; otherwise at the next tick). Not
+// in terminal mode, b is written as it is.
+func (p *Progress) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.terminal || p.drawn == 0 {
+		n, err := p.w.Write(b)
+		p.noteErr(err)
+		return n, err
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "\x1b[%dA\r\x1b[J", p.drawn) // up to the block's first line; clear to the end
+	p.drawn = 0
+	out.Write(b)
+	redraw := bytes.HasSuffix(b, []byte("\n"))
+	if redraw {
+		out.WriteString(p.redraw(p.block))
+	}
+	_, err := io.WriteString(p.w, out.String())
+	p.noteErr(err)
+	if err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// noteErr keeps err as the first write error, if it is one and the first. p.mu is held.
+func (p *Progress) noteErr(err error) {
+	if err != nil && p.err == nil {
 		p.err = fmt.Errorf("localreport: progress: %w", err)
 	}
 }
@@ -248,6 +290,7 @@ func (p *Progress) redraw(lines []string) string {
 		fmt.Fprintf(&b, "\x1b[%dA", extra)
 	}
 	p.drawn = len(lines)
+	p.block = lines
 	return b.String()
 }
 
