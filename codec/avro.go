@@ -16,6 +16,7 @@ type AvroOption func(*avroConfig)
 type avroConfig struct {
 	text   string
 	schema avro.Schema
+	guard  *avroGuard
 	err    error
 }
 
@@ -31,7 +32,7 @@ func AvroSchema(text string) AvroOption {
 			c.err = fmt.Errorf("%w: AvroSchema: %w", ErrNoSchema, err)
 			return
 		}
-		c.text, c.schema, c.err = text, s, nil
+		c.text, c.schema, c.guard, c.err = text, s, newAvroGuard(s), nil
 	}
 }
 
@@ -46,6 +47,14 @@ func AvroSchema(text string) AvroOption {
 // ends early (which hamba/avro's Unmarshal would take as a success, zeroing the rest) or has
 // bytes left over is an error, and so is a string or bytes field over 8 MiB or an array of
 // more than 1,048,576 items (limits that a payload cannot make the decoder allocate past).
+// A value of a recursive schema (a record that holds itself, through a union, an array or
+// a map) nested more than 10,000 levels deep (records, arrays and maps), and a value with
+// more than 65,536 array items that take no bytes (null, a fixed of size 0, a record of
+// those), are errors found before any of it is decoded: without these limits a 6 MB value
+// of a linked-list schema overflows the stack, a fatal error that no recover sees, and 42
+// bytes of nested arrays of nulls are 8 million values. Within them, what a value makes the
+// decoder allocate is proportional to its size. A schema that needs neither check (most
+// do not) is decoded by hamba/avro directly, at no cost.
 // Encode writes v with the same schema.
 func Avro[T any](opts ...AvroOption) Codec[T] {
 	c := &avroCodec[T]{}
@@ -63,6 +72,7 @@ type avroCodec[T any] struct {
 type avroParsed struct {
 	text   string
 	schema avro.Schema
+	guard  *avroGuard
 	err    error
 }
 
@@ -74,29 +84,32 @@ func parseAvro(text string) (avro.Schema, error) {
 	return avro.ParseWithCache(text, "", &avro.SchemaCache{})
 }
 
-// schema returns the writer's schema for s.
-func (c *avroCodec[T]) schema(s *Schema) (avro.Schema, error) {
+// schema returns the writer's schema for s, and its guard (nil for most schemas).
+func (c *avroCodec[T]) schema(s *Schema) (avro.Schema, *avroGuard, error) {
 	if s == nil || s.Text == "" {
 		if c.cfg.schema == nil && c.cfg.err == nil {
 			id := ""
 			if s != nil && s.ID != "" {
 				id = " for schema " + s.ID
 			}
-			return nil, fmt.Errorf("%w%s: give the codec AvroSchema, or the Deserializer a registry", ErrNoSchema, id)
+			return nil, nil, fmt.Errorf("%w%s: give the codec AvroSchema, or the Deserializer a registry", ErrNoSchema, id)
 		}
-		return c.cfg.schema, c.cfg.err
+		return c.cfg.schema, c.cfg.guard, c.cfg.err
 	}
 	if v, ok := c.parsed.Load(s.ID); ok {
 		if p := v.(*avroParsed); p.text == s.Text {
-			return p.schema, p.err
+			return p.schema, p.guard, p.err
 		}
 	}
-	sch, err := parseAvro(s.Text)
-	if err != nil {
-		err = fmt.Errorf("codec: Avro schema %s does not parse: %w", s.ID, err)
+	p := &avroParsed{text: s.Text}
+	p.schema, p.err = parseAvro(s.Text)
+	if p.err != nil {
+		p.err = fmt.Errorf("codec: Avro schema %s does not parse: %w", s.ID, p.err)
+	} else {
+		p.guard = newAvroGuard(p.schema)
 	}
-	c.parsed.Store(s.ID, &avroParsed{text: s.Text, schema: sch, err: err})
-	return sch, err
+	c.parsed.Store(s.ID, p)
+	return p.schema, p.guard, p.err
 }
 
 // Limits on what one Avro value may make the decoder allocate, whatever its bytes claim.
@@ -125,9 +138,14 @@ func (c *avroCodec[T]) Decode(ctx context.Context, payload []byte, s *Schema) (T
 }
 
 func (c *avroCodec[T]) decodeInto(_ context.Context, payload []byte, s *Schema, v *T) error {
-	sch, err := c.schema(s)
+	sch, guard, err := c.schema(s)
 	if err != nil {
 		return err
+	}
+	if guard != nil {
+		if err := guard.check(payload, sch); err != nil {
+			return err
+		}
 	}
 	r := avroReaders.Get().(*avro.Reader)
 	defer func() {
@@ -150,7 +168,7 @@ func (c *avroCodec[T]) decodeInto(_ context.Context, payload []byte, s *Schema, 
 }
 
 func (c *avroCodec[T]) Encode(_ context.Context, v T, s *Schema) ([]byte, error) {
-	sch, err := c.schema(s)
+	sch, _, err := c.schema(s)
 	if err != nil {
 		return nil, err
 	}

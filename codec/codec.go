@@ -34,6 +34,16 @@
 // zlib-deflated when the compression byte says so, inflated up to [WithMaxInflated]) or
 // [WireNone] (the default: the bytes are the payload). No length is ever taken as a hint.
 //
+// # Bounds
+//
+// No record can crash the function or exhaust its memory: every hostile value is a
+// *DecodeError on that record alone. JSON nests at most 10,000 levels deep (as encoding/json
+// does), Protobuf at most 10,000 (protobuf's default RecursionLimit), and Avro values of a
+// recursive schema at most 10,000; an Avro value holds at most 65,536 array items that take
+// no bytes, and an array at most 1,048,576 items; Avro strings and bytes are at most 8 MiB;
+// a Glue zlib payload inflates to at most [WithMaxInflated]; a schema registry's answer is
+// read up to 4 MiB. The limits are named in the errors that report them.
+//
 // # Schemas
 //
 // Avro needs the writer's schema: give it ([AvroSchema]) or let a [Registry] find it by the ID

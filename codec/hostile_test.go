@@ -1,0 +1,140 @@
+package codec_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/codec"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// Hostile records: each must be a *DecodeError on that record alone, found in bounded time
+// and memory, never a crash of the function (a stack overflow is a fatal error no recover
+// sees: the batch is redelivered and crashes again, and the partition is stuck).
+
+// nodeSchema is a linked list: each level of nesting costs a payload 2 bytes.
+const nodeSchema = `{"type":"record","name":"Node","fields":[{"name":"v","type":"int"},{"name":"next","type":["null","Node"]}]}`
+
+type avroNode struct {
+	V    int32     `avro:"v"`
+	Next *avroNode `avro:"next"`
+}
+
+// nodes is the payload of a list of n nodes (v = 0): "00 02" n-1 times, then "00 00".
+func nodes(n int) []byte {
+	return append(bytes.Repeat([]byte{0, 2}, n-1), 0, 0)
+}
+
+// allocated returns the bytes the heap allocated while f ran.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// hostileValue decodes value as the value of a record with d, and checks that it is a
+// permanent *DecodeError whose text has want, decoded allocating at most the payload's size
+// and 4 KiB (the error): the stated bound, hostile values are refused before they are
+// decoded.
+func hostileValue[K, V any](t *testing.T, d *codec.Deserializer[K, V], value []byte, meta *kafkaevent.SchemaMetadata, want string) {
+	t.Helper()
+	r := record(nil, value)
+	r.ValueSchema = meta
+	var err error
+	n := allocated(func() { _, err = d.Record(r).Value(ctx) })
+	var de *codec.DecodeError
+	if !errors.As(err, &de) || !batch.IsPermanent(err) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("%d-byte value: error %v, want a permanent *DecodeError saying %q", len(value), err, want)
+	}
+	if n > uint64(len(value))+4<<10 {
+		t.Errorf("%d-byte value: decoding allocated %d bytes, over the payload's size and 4 KiB", len(value), n)
+	}
+}
+
+// TestAvroRecursionBound: a value of a recursive schema nested past 10,000 levels is a
+// *DecodeError naming the limit, whether the schema is the codec's own or a registry's, and
+// whatever the Go type; up to the limit it decodes.
+func TestAvroRecursionBound(t *testing.T) {
+	const want = "nested more than 10000 levels"
+	typed := codec.NewDeserializer(codec.Bytes(), codec.Avro[avroNode](codec.AvroSchema(nodeSchema)))
+	generic := codec.NewDeserializer(codec.Bytes(), codec.Avro[map[string]any](codec.AvroSchema(nodeSchema)))
+	reg := &memRegistry{schemas: map[string]*codec.Schema{"7": {ID: "7", Format: codec.FormatAvro, Text: nodeSchema}}}
+	registry := codec.NewDeserializer(codec.Bytes(), codec.Avro[map[string]any](), codec.WithRegistry(reg))
+	meta := &kafkaevent.SchemaMetadata{DataFormat: codec.FormatAvro, SchemaID: "7"}
+
+	// 1 MB: 861 MB and 5 s in hamba/avro; 6 MB: "fatal error: stack overflow".
+	for _, size := range []int{1 << 20, 6 << 20} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			p := nodes(size / 2)
+			hostileValue(t, generic, p, nil, want)
+			hostileValue(t, typed, p, nil, want)
+			hostileValue(t, registry, p, meta, want)
+		})
+	}
+
+	t.Run("limit", func(t *testing.T) {
+		v, err := typed.Record(record(nil, nodes(10_000))).Value(ctx)
+		if err != nil {
+			t.Fatalf("10,000 levels: %v", err)
+		}
+		n := 0
+		for p := &v; p != nil; p = p.Next {
+			n++
+		}
+		if n != 10_000 {
+			t.Fatalf("10,000 levels decoded as %d", n)
+		}
+		hostileValue(t, typed, nodes(10_001), nil, want)
+	})
+
+	// A record that holds itself with no way out has no finite value: every payload is
+	// refused, none recurses without end.
+	t.Run("endless", func(t *testing.T) {
+		endless := codec.NewDeserializer(codec.Bytes(), codec.Avro[map[string]any](codec.AvroSchema(
+			`{"type":"record","name":"Loop","fields":[{"name":"self","type":"Loop"}]}`)))
+		hostileValue(t, endless, []byte{}, nil, want)
+		hostileValue(t, endless, []byte{0}, nil, want)
+	})
+
+	// A tree through an array: each level is a block count.
+	t.Run("tree", func(t *testing.T) {
+		tree := codec.NewDeserializer(codec.Bytes(), codec.Avro[map[string]any](codec.AvroSchema(
+			`{"type":"record","name":"Tree","fields":[{"name":"kids","type":{"type":"array","items":"Tree"}}]}`)))
+		if _, err := tree.Record(record(nil, []byte{4, 0, 0, 0})).Value(ctx); err != nil {
+			t.Fatalf("a tree of two leaves: %v", err)
+		}
+		deep := append(bytes.Repeat([]byte{2}, 1<<20), bytes.Repeat([]byte{0}, 1<<20+1)...)
+		hostileValue(t, tree, deep, nil, want)
+	})
+}
+
+// TestAvroEmptyItems: items that take no bytes cannot make a few bytes of payload a
+// billion values: more than 65,536 of them in one value is a *DecodeError naming the limit.
+func TestAvroEmptyItems(t *testing.T) {
+	const want = "more than 65536 array items that take no bytes"
+	for _, schema := range []string{
+		`{"type":"array","items":{"type":"array","items":"null"}}`,
+		`{"type":"array","items":{"type":"array","items":{"type":"record","name":"E","fields":[{"name":"n","type":"null"}]}}}`,
+		`{"type":"array","items":{"type":"array","items":{"type":"fixed","name":"F","size":0}}}`,
+	} {
+		d := codec.NewDeserializer(codec.Bytes(), codec.Avro[any](codec.AvroSchema(schema)))
+		// 8 inner arrays, each a block of 1,048,576 items: 42 bytes.
+		p := []byte{16}
+		for range 8 {
+			p = append(p, 0x80, 0x80, 0x80, 0x01, 0)
+		}
+		p = append(p, 0)
+		hostileValue(t, d, p, nil, want)
+		if _, err := d.Record(record(nil, []byte{2, 0x80, 0x08, 0, 0})).Value(ctx); err != nil {
+			t.Fatalf("%s: 512 items: %v", schema, err)
+		}
+	}
+}
