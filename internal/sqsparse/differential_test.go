@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -21,20 +22,34 @@ import (
 )
 
 // agree decodes data with Parse and with encoding/json into events.SQSEvent and fails t unless
-// both refuse it or both give the same event, field by field (nil and empty apart).
-func agree(t testing.TB, name string, data []byte) {
+// both refuse it or both give the same event, field by field (nil and empty apart); or, where
+// data gives a member twice (firstDuplicate), encoding/json accepts it and Parse refuses it
+// there. It reports whether data was such a duplicate.
+func agree(t testing.TB, name string, data []byte) (dup bool) {
 	t.Helper()
 	var want events.SQSEvent
 	wantErr := json.Unmarshal(data, &want)
 	got, err := sqsparse.Parse(data)
+	dupPath, dup := firstDuplicate(data)
+	var e *sqsparse.Error
+	if errors.As(err, &e) && strings.Contains(e.Msg, "appears twice") && (!dup || e.Path != dupPath) {
+		t.Fatalf("%s: Parse refuses the payload at %s (%v); the first member given twice is at %q (found: %v)\npayload: %s",
+			name, e.Path, err, dupPath, dup, show(data))
+	}
 	switch {
+	case wantErr == nil && dup:
+		if err == nil {
+			t.Fatalf("%s: %s given twice (encoding/json keeps the last one), and Parse accepts the payload\npayload: %s", name, dupPath, show(data))
+		}
+		checkError(t, name, data, err)
+		return true
 	case wantErr != nil && err == nil:
 		t.Fatalf("%s: encoding/json refuses the payload (%v), Parse accepts it\npayload: %s", name, wantErr, show(data))
 	case wantErr == nil && err != nil:
 		t.Fatalf("%s: encoding/json accepts the payload, Parse refuses it: %v\npayload: %s", name, err, show(data))
 	case err != nil:
 		checkError(t, name, data, err)
-		return
+		return false
 	}
 	if got == nil {
 		t.Fatalf("%s: Parse returned nil and no error", name)
@@ -42,6 +57,7 @@ func agree(t testing.TB, name string, data []byte) {
 	if diffs := diffEvents(&want, got); len(diffs) > 0 {
 		t.Fatalf("%s: Parse and encoding/json disagree:\n  %s\npayload: %s", name, strings.Join(diffs, "\n  "), show(data))
 	}
+	return false
 }
 
 // show quotes a payload for a failure message, cut to its first 2,000 bytes.
@@ -157,45 +173,56 @@ func TestGeneratedEventAgrees(t *testing.T) {
 }
 
 // Random events of every shape decode as encoding/json decodes them: member names in any case
-// and order, escaped or folded (ſ for s); unknown members; nulls everywhere; members and
-// Records given twice; empty and null lists; byte arrays; escapes, surrogates, invalid UTF-8;
-// whitespace; and wrong types and bad base64, which both must refuse.
+// and order, escaped or folded (ſ for s); unknown members, given twice too; nulls everywhere;
+// empty and null lists; byte arrays; escapes, surrogates, invalid UTF-8; whitespace; and wrong
+// types and bad base64, which both must refuse. Where Records, a member or a name is given
+// twice, which encoding/json reads as the last one, Parse refuses the event there.
 func TestRandomEventsAgree(t *testing.T) {
 	n := 3000
 	if testing.Short() {
 		n = 300
 	}
-	accepted := 0
+	accepted, dups := 0, 0
 	for seed := range n {
 		r := rand.New(rand.NewPCG(uint64(seed), 10))
-		g := &gen{r: r, bad: seed%4 == 3}
+		g := &gen{r: r, bad: seed%4 == 3, dups: seed%5 == 4}
 		data := g.event()
-		agree(t, fmt.Sprintf("seed %d", seed), data)
-		var ev events.SQSEvent
-		if json.Unmarshal(data, &ev) == nil {
+		if agree(t, fmt.Sprintf("seed %d", seed), data) {
+			dups++
+		} else if _, err := sqsparse.Parse(data); err == nil {
 			accepted++
 		}
 	}
-	// Both halves must be exercised: events both accept, and events both refuse.
-	if accepted < n/2 || accepted == n {
-		t.Errorf("%d of %d random events valid", accepted, n)
+	t.Logf("of %d random events, %d valid, %d with a member twice", n, accepted, dups)
+	// Every branch must be exercised: events both accept, events both refuse, and events with
+	// a member twice, which only Parse refuses.
+	if accepted < n/2 || accepted+dups == n || dups < n/20 {
+		t.Errorf("of %d random events, %d valid, %d with a member twice", n, accepted, dups)
 	}
 }
 
-// Large random events, whose strings Parse makes in several chunks, with Records given twice
-// now and then, agree too.
+// Large random events, whose strings Parse makes in several chunks, agree too; so do those
+// with Records or a member given twice now and then, which Parse refuses.
 func TestLargeRandomEventsAgree(t *testing.T) {
+	dups := 0
 	for seed := range 40 {
-		g := &gen{r: rand.New(rand.NewPCG(uint64(seed), 11)), many: 400}
-		agree(t, fmt.Sprintf("large event, seed %d", seed), g.event())
+		g := &gen{r: rand.New(rand.NewPCG(uint64(seed), 11)), many: 400, dups: seed%4 == 0}
+		if agree(t, fmt.Sprintf("large event, seed %d", seed), g.event()) {
+			dups++
+		}
+	}
+	if dups == 0 {
+		t.Error("no large event with a member given twice")
 	}
 }
 
 // gen writes random SQS event payloads, mostly valid; with bad set, now and then a value of
-// the wrong type or invalid base64.
+// the wrong type or invalid base64; with dups set, now and then Records, a member or a name
+// given twice.
 type gen struct {
 	r    *rand.Rand
 	bad  bool
+	dups bool
 	many int // messages per Records array, when not 0
 	b    bytes.Buffer
 }
@@ -212,10 +239,11 @@ func (g *gen) event() []byte {
 		g.b.WriteString("[]")
 		return bytes.Clone(g.b.Bytes())
 	}
+	records := false
 	g.object(func() int { return 1 + g.r.IntN(3) }, func(i int) {
 		switch {
-		case i == 0 || g.r.IntN(4) > 0:
-			g.name("Records")
+		case !records || g.dups && g.r.IntN(3) == 0:
+			records = g.name("Records")
 			g.records()
 		default:
 			g.unknownMember()
@@ -256,7 +284,7 @@ func (g *gen) message() {
 	members := g.r.Perm(len(messageMembers))
 	members = members[:len(members)-g.r.IntN(4)]
 	// Now and then a member twice, or an unknown one.
-	if g.r.IntN(5) == 0 {
+	if g.dups && g.r.IntN(5) == 0 {
 		members = append(members, members[g.r.IntN(len(members))])
 	}
 	if g.r.IntN(4) == 0 {
@@ -294,8 +322,13 @@ func (g *gen) attributes() {
 		g.b.WriteString(`["SentTimestamp"]`)
 		return
 	}
-	g.object(func() int { return g.r.IntN(6) }, func(int) {
-		g.str(systemAttributes[g.r.IntN(len(systemAttributes))])
+	names := g.r.Perm(len(systemAttributes))
+	g.object(func() int { return g.r.IntN(6) }, func(i int) {
+		k := names[i]
+		if g.dups && i > 0 && g.r.IntN(4) == 0 {
+			k = names[0]
+		}
+		g.str(systemAttributes[k])
 		g.colon()
 		g.stringOrNull()
 	})
@@ -306,8 +339,14 @@ func (g *gen) messageAttributes() {
 		g.b.WriteString("null")
 		return
 	}
+	seen := map[string]bool{}
 	g.object(func() int { return g.r.IntN(4) }, func(int) {
-		g.str(g.text())
+		name := g.text()
+		for !g.dups && seen[name] {
+			name += "a"
+		}
+		seen[name] = true
+		g.str(name)
 		g.colon()
 		if g.r.IntN(10) == 0 {
 			g.b.WriteString("null")
@@ -321,7 +360,7 @@ var attributeMembers = []string{"stringValue", "binaryValue", "stringListValues"
 
 func (g *gen) attribute() {
 	members := g.r.Perm(len(attributeMembers))[:1+g.r.IntN(len(attributeMembers))]
-	if g.r.IntN(5) == 0 {
+	if g.dups && g.r.IntN(5) == 0 {
 		members = append(members, members[0])
 	}
 	if g.r.IntN(5) == 0 {
@@ -468,8 +507,9 @@ func (g *gen) rawString(s string) {
 }
 
 // name writes a member name and its colon: as it is, or in another case, with a character
-// escaped, or with ſ for s, all of which encoding/json matches.
-func (g *gen) name(s string) {
+// escaped, or with ſ for s, all of which encoding/json matches, or now and then another name.
+// It reports whether the name matches s.
+func (g *gen) name(s string) bool {
 	switch g.r.IntN(16) {
 	case 0:
 		s = strings.ToUpper(s)
@@ -481,13 +521,16 @@ func (g *gen) name(s string) {
 		if s != "" {
 			g.rawString(fmt.Sprintf(`\u%04x`, s[0]) + s[1:])
 			g.colon()
-			return
+			return true
 		}
 	case 4:
-		s += "x" // not the member
+		g.str(s + "x") // not the member
+		g.colon()
+		return false
 	}
 	g.str(s)
 	g.colon()
+	return true
 }
 
 func (g *gen) colon() {
@@ -569,79 +612,110 @@ func (g *gen) ws() {
 // edgeCases are hand-picked payloads where encoding/json's rules are easy to get wrong; the
 // fuzz target starts from them too.
 var edgeCases = map[string]string{
-	"top null":                   `null`,
-	"top null with space":        " \n null \t",
-	"empty object":               `{}`,
-	"Records null":               `{"Records":null}`,
-	"Records empty":              `{"Records":[]}`,
-	"Records twice, merged":      `{"Records":[{"messageId":"a","body":"x"},{"messageId":"b"}],"Records":[{"messageId":"c"}]}`,
-	"Records twice, revived":     `{"Records":[{"messageId":"a"},{"messageId":"b"},{"body":"c"}],"Records":[{}],"Records":[{},null,{"awsRegion":"r"}]}`,
-	"Records then empty":         `{"Records":[{"messageId":"a"}],"Records":[]}`,
-	"Records then null":          `{"Records":[{"messageId":"a"}],"Records":null}`,
-	"message null":               `{"Records":[null,{"messageId":"a"},null]}`,
-	"lower-case records":         `{"records":[{"MESSAGEID":"a","Body":"b","eventsourcearn":"arn","EventSource":"s"}]}`,
-	"long s folds to s":          `{"Recordſ":[{"meſſageId":"a","attributeſ":{"k":"v"}}]}`,
-	"Kelvin sign is not k":       `{"Records":[{"\u212aey":"x"}]}`,
-	"escaped member name":        `{"\u0052ecords":[{"b\u006fdy":"x","messageAttributes":{"a":{"d\u0061taType":"String"}}}]}`,
-	"string null keeps value":    `{"Records":[{"body":"x","body":null}]}`,
-	"member twice, last wins":    `{"Records":[{"body":"x","body":"y","body":null}]}`,
-	"attributes merged":          `{"Records":[{"attributes":{"a":"1","b":"2"},"attributes":{"b":"3","c":null}}]}`,
-	"attributes null then new":   `{"Records":[{"attributes":{"a":"1"},"attributes":null,"attributes":{"b":"2"}}]}`,
-	"attributes empty":           `{"Records":[{"attributes":{},"messageAttributes":{}}]}`,
-	"attribute value null":       `{"Records":[{"attributes":{"a":null},"messageAttributes":{"m":null}}]}`,
-	"key twice in attributes":    `{"Records":[{"attributes":{"a":"1","a":"2","a":null}}]}`,
-	"message attribute replaced": `{"Records":[{"messageAttributes":{"m":{"stringValue":"a"},"m":{"dataType":"String"}}}]}`,
-	"stringValue null":           `{"Records":[{"messageAttributes":{"m":{"stringValue":"a","stringValue":null}}}]}`,
-	"stringValue empty":          `{"Records":[{"messageAttributes":{"m":{"stringValue":""}}}]}`,
-	"lists empty and null":       `{"Records":[{"messageAttributes":{"m":{"stringListValues":[],"binaryListValues":null},"n":{"stringListValues":null,"binaryListValues":[]}}}]}`,
-	"list nulls":                 `{"Records":[{"messageAttributes":{"m":{"stringListValues":["a",null,"b"],"binaryListValues":["QQ==",null,[1,2]]}}}]}`,
-	"list twice, revived":        `{"Records":[{"messageAttributes":{"m":{"stringListValues":["a","b","c"],"stringListValues":["x"],"stringListValues":["y",null,null]}}}]}`,
-	"binary empty":               `{"Records":[{"messageAttributes":{"m":{"binaryValue":""}}}]}`,
-	"binary as numbers":          `{"Records":[{"messageAttributes":{"m":{"binaryValue":[0,255,null,7]}}}]}`,
-	"binary numbers over base64": `{"Records":[{"messageAttributes":{"m":{"binaryValue":"AAECAwQF","binaryValue":[9,null,null]}}}]}`,
-	"binary numbers empty":       `{"Records":[{"messageAttributes":{"m":{"binaryValue":[]}}}]}`,
-	"base64 with line breaks":    `{"Records":[{"messageAttributes":{"m":{"binaryValue":"QUJD\r\nREVG"}}}]}`,
-	"base64 unpadded":            `{"Records":[{"messageAttributes":{"m":{"binaryValue":"QUI"}}}]}`,
-	"base64 bad":                 `{"Records":[{"messageAttributes":{"m":{"binaryValue":"base64Str"}}}]}`,
-	"base64 url alphabet":        `{"Records":[{"messageAttributes":{"m":{"binaryValue":"-_-_"}}}]}`,
-	"byte 256":                   `{"Records":[{"messageAttributes":{"m":{"binaryValue":[256]}}}]}`,
-	"byte -0":                    `{"Records":[{"messageAttributes":{"m":{"binaryValue":[-0]}}}]}`,
-	"byte 1.0":                   `{"Records":[{"messageAttributes":{"m":{"binaryValue":[1.0]}}}]}`,
-	"byte 1e0":                   `{"Records":[{"messageAttributes":{"m":{"binaryValue":[1e0]}}}]}`,
-	"byte string":                `{"Records":[{"messageAttributes":{"m":{"binaryValue":["1"]}}}]}`,
-	"number body":                `{"Records":[{"body":42}]}`,
-	"object body":                `{"Records":[{"body":{"a":1}}]}`,
-	"bool region":                `{"Records":[{"awsRegion":true}]}`,
-	"array message":              `{"Records":[["messageId"]]}`,
-	"string message":             `{"Records":["m"]}`,
-	"Records object":             `{"Records":{"0":{}}}`,
-	"top array":                  `[]`,
-	"top string":                 `"Records"`,
-	"top number":                 `0`,
-	"empty":                      ``,
-	"spaces only":                `   `,
-	"trailing data":              `{"Records":[]} {}`,
-	"trailing comma":             `{"Records":[],}`,
-	"BOM":                        "\ufeff{\"Records\":[]}",
-	"unterminated":               `{"Records":[{"body":"x`,
-	"control in string":          "{\"Records\":[{\"body\":\"a\tb\"}]}",
-	"bad escape":                 `{"Records":[{"body":"a\qb"}]}`,
-	"bad unicode escape":         `{"Records":[{"body":"\u12G4"}]}`,
-	"escapes":                    `{"Records":[{"body":"\"\\\/\b\f\n\r\t\u0000\u00e9\u2028\ud83d\ude00"}]}`,
-	"lone surrogates":            `{"Records":[{"body":"\ud800 \udc00 \ud800\u0041 \ud83d\ud83d\ude00 \ud800"}]}`,
-	"invalid UTF-8":              "{\"Records\":[{\"body\":\"a\xffb\xc3\",\"attributes\":{\"k\xff\":\"v\xe2\x82\"}}]}",
-	"invalid UTF-8 with escape":  "{\"Records\":[{\"body\":\"\\n\xff\\u00e9\"}]}",
-	"non-ASCII":                  `{"Records":[{"body":"café 日本 😀","messageId":"ünïcode"}]}`,
-	"unknown members":            `{"eventVersion":1,"Records":[{"x":{"y":[1,{"z":null}]},"body":"b","messageAttributes":{"m":{"x":[],"dataType":"String"}}}],"z":"q"}`,
-	"unknown deep":               `{"Records":[{"x":` + strings.Repeat("[", 500) + strings.Repeat("]", 500) + `}]}`,
-	"whitespace":                 " {\n\t\"Records\" :\r\n [ { \"body\" : \"x\" , \"attributes\" : { \"a\" : \"b\" } } ] } ",
-	"number key message":         `{"Records":[{"1":"x"}]}`,
-	"leading zero":               `{"Records":[{"x":01}]}`,
-	"nul literal":                `{"Records":[{"body":nul}]}`,
-	"NaN":                        `{"Records":[{"x":NaN}]}`,
-	"single quotes":              `{'Records':[]}`,
-	"missing colon":              `{"Records" []}`,
-	"missing comma":              `{"Records":[{"body":"x" "messageId":"y"}]}`,
+	"top null":            `null`,
+	"top null with space": " \n null \t",
+	"empty object":        `{}`,
+	"Records null":        `{"Records":null}`,
+	"Records empty":       `{"Records":[]}`,
+	// Members given twice, which encoding/json reads as the last one: Parse refuses them.
+	"Records twice":                   `{"Records":[{"messageId":"a","body":"x"},{"messageId":"b"}],"Records":[{"messageId":"c"}]}`,
+	"Records three times":             `{"Records":[{"messageId":"a"},{"messageId":"b"},{"body":"c"}],"Records":[{}],"Records":[{},null,{"awsRegion":"r"}]}`,
+	"Records then empty":              `{"Records":[{"messageId":"a"}],"Records":[]}`,
+	"Records then null":               `{"Records":[{"messageId":"a"}],"Records":null}`,
+	"Records null then array":         `{"Records":null,"Records":[{"messageId":"a"}]}`,
+	"Records and records":             `{"Records":[],"records":[{"messageId":"a"}]}`,
+	"Records, escaped":                `{"Records":[],"\u0052ecords":[]}`,
+	"body and Body":                   `{"Records":[{"body":"x","Body":"y"}]}`,
+	"messageId twice":                 `{"Records":[{"messageId":"a","receiptHandle":"h","messageId":"b"}]}`,
+	"messageId folded":                `{"Records":[{"messageId":"a","meſſageId":"b"}]}`,
+	"second message":                  `{"Records":[{"body":"x"},{"md5OfBody":"a","md5OfBody":"a"}]}`,
+	"each member twice":               `{"Records":[{"receiptHandle":"a","md5OfMessageAttributes":"b","eventSourceARN":"c","eventSource":"d","awsRegion":"e","AWSREGION":"f"}]}`,
+	"attributes twice":                `{"Records":[{"attributes":{"a":"1"},"attributes":{"b":"2"}}]}`,
+	"attributes null then object":     `{"Records":[{"attributes":null,"attributes":{"b":"2"}}]}`,
+	"messageAttributes twice":         `{"Records":[{"messageAttributes":{},"messageAttributes":{"m":{"dataType":"String"}}}]}`,
+	"attribute member twice":          `{"Records":[{"messageAttributes":{"m":{"dataType":"String","DataType":"Number"}}}]}`,
+	"list member twice":               `{"Records":[{"messageAttributes":{"m":{"binaryListValues":[],"binaryListValues":null}}}]}`,
+	"many attribute names, one twice": `{"Records":[{"attributes":{` + manyNames(40, "n0") + `}}]}`,
+	"many attribute names":            `{"Records":[{"attributes":{` + manyNames(3000, "") + `},"messageAttributes":{"m":{"stringValue":"a"}}}]}`,
+	"deep, then body twice":           `{"Records":[{"x":` + strings.Repeat("[", 9990) + strings.Repeat("]", 9990) + `,"body":"a","body":"b"}]}`,
+	"messages, one body twice":        `{"Records":[` + strings.Repeat(`{"body":"a","messageId":"m"},`, 2000) + `{"body":"a","body":"b"}]}`,
+	"unknown members twice":           `{"x":1,"Records":[{"x":1,"x":2,"messageAttributes":{"m":{"y":[],"y":{}}}}],"x":3}`,
+	"message null":                    `{"Records":[null,{"messageId":"a"},null]}`,
+	"lower-case records":              `{"records":[{"MESSAGEID":"a","Body":"b","eventsourcearn":"arn","EventSource":"s"}]}`,
+	"long s folds to s":               `{"Recordſ":[{"meſſageId":"a","attributeſ":{"k":"v"}}]}`,
+	"Kelvin sign is not k":            `{"Records":[{"\u212aey":"x"}]}`,
+	"escaped member name":             `{"\u0052ecords":[{"b\u006fdy":"x","messageAttributes":{"a":{"d\u0061taType":"String"}}}]}`,
+	"string null keeps value":         `{"Records":[{"body":"x","body":null}]}`,
+	"member three times":              `{"Records":[{"body":"x","body":"y","body":null}]}`,
+	"attributes then null":            `{"Records":[{"attributes":{"a":"1","b":"2"},"attributes":null}]}`,
+	"attributes empty":                `{"Records":[{"attributes":{},"messageAttributes":{}}]}`,
+	"attribute value null":            `{"Records":[{"attributes":{"a":null},"messageAttributes":{"m":null}}]}`,
+	"key twice in attributes":         `{"Records":[{"attributes":{"a":"1","a":"2","a":null}}]}`,
+	"message attribute replaced":      `{"Records":[{"messageAttributes":{"m":{"stringValue":"a"},"m":{"dataType":"String"}}}]}`,
+	"stringValue null":                `{"Records":[{"messageAttributes":{"m":{"stringValue":"a","stringValue":null}}}]}`,
+	"stringValue empty":               `{"Records":[{"messageAttributes":{"m":{"stringValue":""}}}]}`,
+	"lists empty and null":            `{"Records":[{"messageAttributes":{"m":{"stringListValues":[],"binaryListValues":null},"n":{"stringListValues":null,"binaryListValues":[]}}}]}`,
+	"list nulls":                      `{"Records":[{"messageAttributes":{"m":{"stringListValues":["a",null,"b"],"binaryListValues":["QQ==",null,[1,2]]}}}]}`,
+	"list twice, revived":             `{"Records":[{"messageAttributes":{"m":{"stringListValues":["a","b","c"],"stringListValues":["x"],"stringListValues":["y",null,null]}}}]}`,
+	"binary empty":                    `{"Records":[{"messageAttributes":{"m":{"binaryValue":""}}}]}`,
+	"binary as numbers":               `{"Records":[{"messageAttributes":{"m":{"binaryValue":[0,255,null,7]}}}]}`,
+	"binary numbers over base64":      `{"Records":[{"messageAttributes":{"m":{"binaryValue":"AAECAwQF","binaryValue":[9,null,null]}}}]}`,
+	"binary numbers empty":            `{"Records":[{"messageAttributes":{"m":{"binaryValue":[]}}}]}`,
+	"base64 with line breaks":         `{"Records":[{"messageAttributes":{"m":{"binaryValue":"QUJD\r\nREVG"}}}]}`,
+	"base64 unpadded":                 `{"Records":[{"messageAttributes":{"m":{"binaryValue":"QUI"}}}]}`,
+	"base64 bad":                      `{"Records":[{"messageAttributes":{"m":{"binaryValue":"base64Str"}}}]}`,
+	"base64 url alphabet":             `{"Records":[{"messageAttributes":{"m":{"binaryValue":"-_-_"}}}]}`,
+	"byte 256":                        `{"Records":[{"messageAttributes":{"m":{"binaryValue":[256]}}}]}`,
+	"byte -0":                         `{"Records":[{"messageAttributes":{"m":{"binaryValue":[-0]}}}]}`,
+	"byte 1.0":                        `{"Records":[{"messageAttributes":{"m":{"binaryValue":[1.0]}}}]}`,
+	"byte 1e0":                        `{"Records":[{"messageAttributes":{"m":{"binaryValue":[1e0]}}}]}`,
+	"byte string":                     `{"Records":[{"messageAttributes":{"m":{"binaryValue":["1"]}}}]}`,
+	"number body":                     `{"Records":[{"body":42}]}`,
+	"object body":                     `{"Records":[{"body":{"a":1}}]}`,
+	"bool region":                     `{"Records":[{"awsRegion":true}]}`,
+	"array message":                   `{"Records":[["messageId"]]}`,
+	"string message":                  `{"Records":["m"]}`,
+	"Records object":                  `{"Records":{"0":{}}}`,
+	"top array":                       `[]`,
+	"top string":                      `"Records"`,
+	"top number":                      `0`,
+	"empty":                           ``,
+	"spaces only":                     `   `,
+	"trailing data":                   `{"Records":[]} {}`,
+	"trailing comma":                  `{"Records":[],}`,
+	"BOM":                             "\ufeff{\"Records\":[]}",
+	"unterminated":                    `{"Records":[{"body":"x`,
+	"control in string":               "{\"Records\":[{\"body\":\"a\tb\"}]}",
+	"bad escape":                      `{"Records":[{"body":"a\qb"}]}`,
+	"bad unicode escape":              `{"Records":[{"body":"\u12G4"}]}`,
+	"escapes":                         `{"Records":[{"body":"\"\\\/\b\f\n\r\t\u0000\u00e9\u2028\ud83d\ude00"}]}`,
+	"lone surrogates":                 `{"Records":[{"body":"\ud800 \udc00 \ud800\u0041 \ud83d\ud83d\ude00 \ud800"}]}`,
+	"invalid UTF-8":                   "{\"Records\":[{\"body\":\"a\xffb\xc3\",\"attributes\":{\"k\xff\":\"v\xe2\x82\"}}]}",
+	"invalid UTF-8 with escape":       "{\"Records\":[{\"body\":\"\\n\xff\\u00e9\"}]}",
+	"non-ASCII":                       `{"Records":[{"body":"café 日本 😀","messageId":"ünïcode"}]}`,
+	"unknown members":                 `{"eventVersion":1,"Records":[{"x":{"y":[1,{"z":null}]},"body":"b","messageAttributes":{"m":{"x":[],"dataType":"String"}}}],"z":"q"}`,
+	"unknown deep":                    `{"Records":[{"x":` + strings.Repeat("[", 500) + strings.Repeat("]", 500) + `}]}`,
+	"whitespace":                      " {\n\t\"Records\" :\r\n [ { \"body\" : \"x\" , \"attributes\" : { \"a\" : \"b\" } } ] } ",
+	"number key message":              `{"Records":[{"1":"x"}]}`,
+	"leading zero":                    `{"Records":[{"x":01}]}`,
+	"nul literal":                     `{"Records":[{"body":nul}]}`,
+	"NaN":                             `{"Records":[{"x":NaN}]}`,
+	"single quotes":                   `{'Records':[]}`,
+	"missing colon":                   `{"Records" []}`,
+	"missing comma":                   `{"Records":[{"body":"x" "messageId":"y"}]}`,
+}
+
+// manyNames returns n members "n0":"v", "n1":"v"... of an object, and one more named last
+// when last is not "".
+func manyNames(n int, last string) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `"n%d":"v",`, i)
+	}
+	if last != "" {
+		fmt.Fprintf(&b, `%q:"w",`, last)
+	}
+	return strings.TrimSuffix(b.String(), ",")
 }
 
 // Hand-picked cases where encoding/json's rules are easy to get wrong.

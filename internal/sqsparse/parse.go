@@ -5,10 +5,26 @@
 // The result is the one encoding/json gives for the same payload, value for value: member names
 // match case-insensitively, null leaves a string as it is and empties a map, slice or pointer,
 // an empty list is an empty (not nil) slice, binary values are standard base64 (or arrays of
-// byte numbers), invalid UTF-8 becomes U+FFFD, unknown members are skipped, a member given twice
-// is decoded twice into the same place, and the top-level null is an empty event. Where
-// encoding/json fails, Parse fails too; its error names the JSON path and quotes the offending
-// text (see [Error]). The differential tests and the fuzz target hold Parse to that.
+// byte numbers), invalid UTF-8 becomes U+FFFD, unknown members are skipped, and the top-level
+// null is an empty event. Where encoding/json fails, Parse fails too; its error names the JSON
+// path and quotes the offending text (see [Error]).
+//
+// The one difference: a member given twice, which encoding/json decodes twice into the same
+// place so that the last one wins (or, for Records, a second array is decoded over the messages
+// of the first), fails Parse. That is Records; any member of a message (messageId, body,
+// attributes, eventSourceARN...) or of a message attribute (stringValue, dataType...), also
+// when the two names differ only in case ("body", "Body"), since encoding/json takes both for
+// the same field; and a name given twice in attributes or in messageAttributes:
+//
+//	SQS event: Records[3].Body: member "body" appears twice in the message
+//	SQS event: Records[0].messageAttributes.trace: name appears twice in messageAttributes
+//
+// Nothing is lost where a batch cannot report it: the invocation fails, and the event source
+// mapping retries the batch and, in the end, sends it to its dead-letter queue. An unknown
+// member given twice is read (skipped twice): Parse keeps nothing of it, so there is no value
+// to choose, and SQS or Lambda may add members this package does not know yet.
+//
+// The differential tests and the fuzz target hold Parse to all of that.
 //
 //	ev, err := sqsparse.Parse(payload)
 //
@@ -26,7 +42,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 )
 
-// Parse decodes an SQS event payload, as encoding/json.Unmarshal into an events.SQSEvent would.
+// Parse decodes an SQS event payload, as encoding/json.Unmarshal into an events.SQSEvent would,
+// but that a member given twice is an error here (see the package doc).
 //
 // The event holds no reference to data. The strings of neighbouring messages (but those of
 // their message attributes) share allocations of about 16 KiB, so that any one of them keeps
@@ -101,12 +118,18 @@ func (p *parser) event(ev *events.SQSEvent) error {
 			return err
 		}
 	case '{':
+		seen := false // whether Records has been read
 		err := p.object(1, func(n name) error {
 			if p.isRecords(p.nameBytes(n)) {
 				p.w.top = "Records"
 				if n.end-n.start != len("Records") || string(p.data[n.start:n.end]) != "Records" {
 					p.w.top = string(p.nameBytes(n))
 				}
+				if seen {
+					// encoding/json would decode the second into the messages of the first.
+					return p.errAt(p.i, `member "Records" appears twice in the event`)
+				}
+				seen = true
 				if err := p.records(ev); err != nil {
 					return err
 				}
@@ -132,8 +155,8 @@ func (p *parser) event(ev *events.SQSEvent) error {
 	return nil
 }
 
-// records reads the Records member into ev.Records. Like encoding/json, it decodes into the
-// messages already there (when Records is given twice), and leaves an empty non-nil slice for [].
+// records reads the Records member into ev.Records. Like encoding/json, it leaves an empty
+// non-nil slice for [].
 func (p *parser) records(ev *events.SQSEvent) error {
 	switch p.data[p.i] {
 	case 'n':
@@ -244,8 +267,7 @@ func (p *parser) messageField(name []byte) int {
 
 var messageFolded = foldAll(messageFields[:])
 
-// message reads one element of Records into m, which holds what an earlier Records member put
-// there, or nothing.
+// message reads one element of Records into m, which is zero.
 func (p *parser) message(m *events.SQSMessage) error {
 	switch p.data[p.i] {
 	case 'n': // encoding/json leaves the message as it is
@@ -254,6 +276,7 @@ func (p *parser) message(m *events.SQSMessage) error {
 	default:
 		return p.typeErr(2, "a message object")
 	}
+	var seen uint16 // the members read, bit 1<<f
 	err := p.object(3, func(n name) error {
 		name := p.nameBytes(n)
 		f := p.messageField(name)
@@ -261,6 +284,14 @@ func (p *parser) message(m *events.SQSMessage) error {
 			p.w.field = string(name)
 		} else {
 			p.w.field = messageFields[f]
+		}
+		if f != fUnknown {
+			if seen&(1<<f) != 0 {
+				// encoding/json would decode both into the same field, the last one
+				// winning; two names that differ only in case are the same member there.
+				return p.errAt(p.i, "member %q appears twice in the message", messageFields[f])
+			}
+			seen |= 1 << f
 		}
 		var err error
 		switch f {
@@ -339,8 +370,8 @@ func (p *parser) strField(depth int, dst *string) error {
 	return p.typeErr(depth, "a string")
 }
 
-// attributes reads a message's system attributes, an object of strings, into *dst, adding to
-// the map already there; null makes it nil.
+// attributes reads a message's system attributes, an object of strings, into *dst, which is
+// nil; null leaves it nil. A name given twice is an error.
 func (p *parser) attributes(dst *map[string]string) error {
 	switch p.data[p.i] {
 	case 'n':
@@ -353,17 +384,19 @@ func (p *parser) attributes(dst *map[string]string) error {
 	default:
 		return p.typeErr(3, "an object of strings")
 	}
-	if *dst == nil {
-		*dst = make(map[string]string, 4) // SQS sends four, at least
-	}
-	m := *dst
+	m := make(map[string]string, 4) // SQS sends four, at least
+	*dst = m
+	first := len(p.ins) // this object's names are those of p.ins[first:]
+	var names map[string]struct{}
 	return p.object(4, func(n name) error {
-		// The key and value are set when the message is flushed, in this order with the
-		// others, so that the last of a key given twice wins.
+		// The key and value are set when the message is flushed.
 		p.w.key, p.w.inKey = n, true
 		koff := len(p.text)
 		p.text = append(p.text, p.nameBytes(n)...)
 		kend := len(p.text)
+		if p.repeated(&names, first, p.text[koff:kend]) {
+			return p.errAt(p.i, "name appears twice in attributes")
+		}
 		in := insert{m: m, koff: int32(koff), kend: int32(kend)}
 		switch p.data[p.i] {
 		case '"':
@@ -385,8 +418,8 @@ func (p *parser) attributes(dst *map[string]string) error {
 	})
 }
 
-// messageAttributes reads a message's attributes into *dst, adding to the map already there;
-// null makes it nil.
+// messageAttributes reads a message's attributes into *dst, which is nil; null leaves it nil.
+// A name given twice is an error.
 func (p *parser) messageAttributes(dst *map[string]events.SQSMessageAttribute) error {
 	switch p.data[p.i] {
 	case 'n':
@@ -399,13 +432,15 @@ func (p *parser) messageAttributes(dst *map[string]events.SQSMessageAttribute) e
 	default:
 		return p.typeErr(3, "an object of message attributes")
 	}
-	if *dst == nil {
-		*dst = make(map[string]events.SQSMessageAttribute)
-	}
-	m := *dst
+	m := make(map[string]events.SQSMessageAttribute)
+	*dst = m
 	return p.object(4, func(n name) error {
 		key := string(p.nameBytes(n))
 		p.w.key, p.w.inKey = n, true
+		if _, ok := m[key]; ok {
+			// encoding/json would replace the first attribute by the second.
+			return p.errAt(p.i, "name appears twice in messageAttributes")
+		}
 		var a events.SQSMessageAttribute // null stores the zero attribute
 		if err := p.attribute(&a); err != nil {
 			return err
@@ -415,6 +450,36 @@ func (p *parser) messageAttributes(dst *map[string]events.SQSMessageAttribute) e
 		return nil
 	})
 }
+
+// repeated reports whether key is the name of one of p.ins[first:], the members of the
+// attributes object being read. SQS sends a handful, so it compares them in turn; past
+// repeatedScan names it keeps them in *names, so that a hostile object of many names costs
+// linear time, not quadratic.
+func (p *parser) repeated(names *map[string]struct{}, first int, key []byte) bool {
+	ins := p.ins[first:]
+	if len(ins) < repeatedScan {
+		for _, in := range ins {
+			if string(p.text[in.koff:in.kend]) == string(key) {
+				return true
+			}
+		}
+		return false
+	}
+	if *names == nil {
+		*names = make(map[string]struct{}, 2*len(ins))
+		for _, in := range ins {
+			(*names)[string(p.text[in.koff:in.kend])] = struct{}{}
+		}
+	}
+	if _, ok := (*names)[string(key)]; ok {
+		return true
+	}
+	(*names)[string(key)] = struct{}{}
+	return false
+}
+
+// repeatedScan is how many names of an attributes object repeated compares one by one.
+const repeatedScan = 16
 
 // The members of a message attribute.
 const (
@@ -461,12 +526,19 @@ func (p *parser) attribute(a *events.SQSMessageAttribute) error {
 	default:
 		return p.typeErr(4, "a message attribute object")
 	}
+	var seen uint8 // the members read, bit 1<<f
 	return p.object(5, func(n name) error {
 		name := p.nameBytes(n)
 		f := p.attributeField(name)
 		p.w.sub = string(name)
 		if f != aUnknown && !n.flags.NeedsDecoding() && string(p.data[n.start:n.end]) == attributeFields[f] {
 			p.w.sub = attributeFields[f]
+		}
+		if f != aUnknown {
+			if seen&(1<<f) != 0 {
+				return p.errAt(p.i, "member %q appears twice in the message attribute", attributeFields[f])
+			}
+			seen |= 1 << f
 		}
 		var err error
 		switch f {

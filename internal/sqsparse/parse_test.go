@@ -47,6 +47,12 @@ func TestErrors(t *testing.T) {
 		// Text of the payload in a message is escaped onto one line.
 		{"{\"Records\":[{\"attributes\":\"a\\nb\xff\"}]}", "Records[0].attributes", `want an object of strings, got "\"a\\nb\xff\""`, 26},
 		{`{"Records":[{"attributes":"` + "\u2028" + `"}]}`, "Records[0].attributes", `want an object of strings, got "\"\u2028\""`, 26},
+		// A member given twice, where encoding/json would keep the last one.
+		{`{"Records":[],"records":[]}`, "records", `member "Records" appears twice in the event`, 24},
+		{`{"Records":[{"body":"x","Body":"y"}]}`, "Records[0].Body", `member "body" appears twice in the message`, 31},
+		{`{"Records":[{"attributes":{"SentTimestamp":"1","SentTimestamp":"2"}}]}`, "Records[0].attributes.SentTimestamp", "name appears twice in attributes", 63},
+		{`{"Records":[{"messageAttributes":{"trace":{"dataType":"String"},"trace":null}}]}`, "Records[0].messageAttributes.trace", "name appears twice in messageAttributes", 72},
+		{`{"Records":[{"messageAttributes":{"m":{"stringValue":"a","StringValue":"b"}}}]}`, "Records[0].messageAttributes.m.StringValue", `member "stringValue" appears twice in the message attribute`, 71},
 		{`{"x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, "x", "nesting exceeds 10000 levels", 10004},
 	} {
 		ev, err := sqsparse.Parse([]byte(c.payload))
