@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -20,12 +21,27 @@ import (
 //
 // A schema with references (Avro named types or Protobuf imports registered as other subjects)
 // is refused with an error wrapping errors.ErrUnsupported: a [Schema] carries one document
-// only. Wrap the registry in [Cached] (WithRegistry does) so each ID is fetched once.
+// only. An answer over 4 MiB is an error, read no further. Wrap the registry in [Cached] (WithRegistry does) so each ID is fetched once.
 func NewConfluentRegistry(url string, opts ...sr.ClientOpt) (Registry, error) {
 	if url == "" {
 		return nil, errors.New("codec: NewConfluentRegistry: empty URL")
 	}
 	cl, err := sr.NewClient(append([]sr.ClientOpt{sr.URLs(url)}, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("codec: NewConfluentRegistry(%q): %w", url, err)
+	}
+	// The same client, its answers capped: a copy of its *http.Client (the caller's is not
+	// changed) whose transport, TLS already set up by NewClient, caps response bodies.
+	hc, ok := cl.OptValue(sr.HTTPClient).(*http.Client)
+	if !ok || hc == nil {
+		return nil, fmt.Errorf("codec: NewConfluentRegistry(%q): the client has no *http.Client", url)
+	}
+	capped, base := *hc, hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	capped.Transport = capTransport{base: base}
+	cl, err = sr.NewClient(append(cl.Opts(), sr.HTTPClient(&capped), sr.DialTLSConfig(nil))...)
 	if err != nil {
 		return nil, fmt.Errorf("codec: NewConfluentRegistry(%q): %w", url, err)
 	}

@@ -25,7 +25,7 @@ const glueRegistryName = "AWS Glue Schema Registry"
 // glue:GetSchemaVersion permission. IDs that are not UUIDs are refused without a request. The
 // schema's format is the version's DataFormat (AVRO, PROTOBUF or JSON), its text the
 // SchemaDefinition; the version's status is not checked (a schema version that records were
-// written with stays readable). Wrap the registry in [Cached] (WithRegistry does) so each ID is
+// written with stays readable). An answer over 4 MiB is an error, read no further. Wrap the registry in [Cached] (WithRegistry does) so each ID is
 // fetched once. A nil client is an error at the first Schema call.
 func NewGlueRegistry(client GlueAPI) Registry {
 	return &glueRegistry{api: client}
@@ -48,7 +48,7 @@ func (r *glueRegistry) Schema(ctx context.Context, id string) (*Schema, error) {
 	if _, err := parseUUID(id); err != nil {
 		return fail(errors.New("not a Glue schema version ID (a UUID, 8-4-4-4-12 hex digits)"))
 	}
-	out, err := r.api.GetSchemaVersion(ctx, &glue.GetSchemaVersionInput{SchemaVersionId: &id})
+	out, err := r.api.GetSchemaVersion(ctx, &glue.GetSchemaVersionInput{SchemaVersionId: &id}, capGlueAnswer)
 	if err != nil {
 		var nf *types.EntityNotFoundException
 		if errors.As(err, &nf) {

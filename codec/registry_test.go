@@ -29,6 +29,31 @@ type confluentServer struct {
 	requests atomic.Int64
 	gate     chan struct{} // when not nil, requests wait for it to close
 	failNext atomic.Int64  // this many requests fail with HTTP 500 first
+	sent     atomic.Int64  // bytes of the last huge answer the client took
+}
+
+// The schema IDs whose answers are 64 MiB: a well-formed answer, with a schema of 64 MiB of
+// spaces.
+const (
+	hugeConfluentID = "5"
+	hugeGlueID      = "55555555-5555-5555-5555-555555555555"
+)
+
+// hugeAnswer writes prefix, 64 MiB of spaces and suffix to w, and returns how many bytes the
+// client took before it hung up.
+func hugeAnswer(w http.ResponseWriter, prefix, suffix string) int64 {
+	chunk := []byte(strings.Repeat(" ", 64<<10))
+	n, err := io.WriteString(w, prefix)
+	sent := int64(n)
+	for i := 0; i < 1024 && err == nil; i++ {
+		n, err = w.Write(chunk)
+		sent += int64(n)
+	}
+	if err == nil {
+		n, _ = io.WriteString(w, suffix)
+		sent += int64(n)
+	}
+	return sent
 }
 
 func newConfluentServer(t *testing.T) *confluentServer {
@@ -59,6 +84,10 @@ func newConfluentServer(t *testing.T) *confluentServer {
 		if cs.failNext.Add(-1) >= 0 {
 			w.WriteHeader(http.StatusInternalServerError)
 			fmt.Fprintf(w, `{"error_code":50001,"message":"Error in the backend data store"}`)
+			return
+		}
+		if id == hugeConfluentID {
+			cs.sent.Store(hugeAnswer(w, `{"schema":"`, `"}`))
 			return
 		}
 		s, ok := schemas[id]
@@ -270,6 +299,7 @@ type glueServer struct {
 	*httptest.Server
 	requests atomic.Int64
 	gate     chan struct{}
+	sent     atomic.Int64 // bytes of the last huge answer the client took
 }
 
 func newGlueServer(t *testing.T) *glueServer {
@@ -299,6 +329,10 @@ func newGlueServer(t *testing.T) *glueServer {
 		body, _ := io.ReadAll(r.Body)
 		if err := json.Unmarshal(body, &in); err != nil {
 			fail(http.StatusBadRequest, "InvalidInputException", err.Error())
+			return
+		}
+		if in.SchemaVersionId == hugeGlueID {
+			gs.sent.Store(hugeAnswer(w, `{"DataFormat":"AVRO","SchemaVersionId":"`+hugeGlueID+`","SchemaDefinition":"`, `"}`))
 			return
 		}
 		var format, def string
@@ -373,5 +407,47 @@ func TestRegistryGlue(t *testing.T) {
 	}
 	if _, err := NewGlueRegistry(nil).Schema(ctx, testUUID); err == nil {
 		t.Error("a nil client gave no error")
+	}
+}
+
+// TestRegistryAnswerCap: an answer over 4 MiB (here a well-formed one of 64 MiB) is an error
+// naming the cap, and the client stops reading there: a registry, or whatever answers at its
+// URL, cannot make the function read without end.
+func TestRegistryAnswerCap(t *testing.T) {
+	ctx := context.Background()
+	const want = "the registry's answer is over 4194304 bytes"
+	cs := newConfluentServer(t)
+	gs := newGlueServer(t)
+	for _, c := range []struct {
+		name string
+		r    Registry
+		id   string
+		sent *atomic.Int64
+	}{
+		{"confluent", newConfluentTestRegistry(t, cs), hugeConfluentID, &cs.sent},
+		{"glue", NewGlueRegistry(newGlueTestClient(gs)), hugeGlueID, &gs.sent},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := c.r.Schema(ctx, c.id)
+			var re *RegistryError
+			if !errors.Is(err, errAnswerTooLarge) || !errors.As(err, &re) || !strings.Contains(err.Error(), want) {
+				var n int
+				if s != nil {
+					n = len(s.Text)
+				}
+				t.Fatalf("64 MiB answer: %d-byte schema, error %v; want a *RegistryError saying %q", n, err, want)
+			}
+			// The server's count is known once its handler has returned.
+			deadline := time.Now().Add(10 * time.Second)
+			for c.sent.Load() == 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n := c.sent.Load(); n == 0 || n > 16<<20 {
+				t.Errorf("the client took %d bytes of the 64 MiB answer", n)
+			}
+			if _, err := c.r.Schema(ctx, map[string]string{"confluent": "1", "glue": testUUID}[c.name]); err != nil {
+				t.Errorf("an ordinary answer after the huge one: %v", err)
+			}
+		})
 	}
 }
