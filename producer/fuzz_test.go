@@ -1,9 +1,12 @@
 package producer
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 )
 
 // FuzzParseBrokers: ParseBrokers never panics; what it accepts is host:port entries that
@@ -75,24 +78,26 @@ func FuzzRegionFromBroker(f *testing.F) {
 
 // FuzzOptsEnvironment: whatever the KAFKA_* and AWS_REGION variables hold, Opts either
 // returns options or a *ConfigError on one line; it never panics. The seed corpus is
-// testdata/fuzz/FuzzOptsEnvironment.
+// testdata/fuzz/FuzzOptsEnvironment. Secrets Manager is not called: a KAFKA_AUTH=scram that
+// gets that far reads the secret through a client that fails.
 func FuzzOptsEnvironment(f *testing.F) {
-	f.Add("localhost:9092", "plaintext", "", "", "")
-	f.Add("b-1.x.y.c2.kafka.eu-west-1.amazonaws.com:9096", "scram", "user", "pw", "")
-	f.Add("10.0.0.1:9098", "iam", "", "", "us-east-1")
-	f.Add("10.0.0.1:9098", "iam", "", "", "")
-	f.Add("a:1,", "tls", "", "", "")
-	f.Add("", "", "", "", "")
-	f.Add("a:1", "IAM", "", "", "")
-	f.Fuzz(func(t *testing.T, brokers, auth, user, pass, region string) {
+	f.Add("localhost:9092", "plaintext", "", "")
+	f.Add("b-1.x.y.c2.kafka.eu-west-1.amazonaws.com:9096", "scram", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:kafka/relay-AbCdEf", "")
+	f.Add("10.0.0.1:9098", "iam", "", "us-east-1")
+	f.Add("10.0.0.1:9098", "iam", "", "")
+	f.Add("a:1,", "tls", "", "")
+	f.Add("", "", "", "")
+	f.Add("a:1", "IAM", "", "")
+	f.Fuzz(func(t *testing.T, brokers, auth, secretARN, region string) {
 		env := map[string]string{
-			EnvBootstrapServers: brokers, EnvAuth: auth, EnvSCRAMUsername: user, EnvSCRAMPassword: pass, EnvRegion: region,
+			EnvBootstrapServers: brokers, EnvAuth: auth, EnvSCRAMSecretARN: secretARN, EnvRegion: region,
 		}
 		if auth == "iam" {
 			// The default credential chain reads the real environment; keep the fuzzer off it.
 			env[EnvAuth] = ""
 		}
-		opts, err := buildOpts(func(k string) string { return env[k] }, nil)
+		unreachable := func() (SecretsManagerAPI, error) { return failingSecrets{}, nil }
+		opts, err := buildOpts(func(k string) string { return env[k] }, unreachable, nil)
 		if err != nil {
 			var ce *ConfigError
 			if !errors.As(err, &ce) || ce.Setting == "" {
@@ -105,6 +110,47 @@ func FuzzOptsEnvironment(f *testing.F) {
 		}
 		if len(opts) == 0 {
 			t.Fatal("no options and no error")
+		}
+	})
+}
+
+// failingSecrets is the Secrets Manager of FuzzOptsEnvironment: every read fails.
+type failingSecrets struct{}
+
+func (failingSecrets) GetSecretValue(context.Context, *secretsmanager.GetSecretValueInput, ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	return nil, errors.New("no Secrets Manager in the fuzzer")
+}
+
+// FuzzSCRAMSecret: parseSCRAMSecret never panics, accepts only non-empty string username and
+// password, and its errors never quote the value. The seeds include deep nesting and values
+// near and over MaxSecretSize; the corpus is testdata/fuzz/FuzzSCRAMSecret.
+func FuzzSCRAMSecret(f *testing.F) {
+	for _, s := range []string{
+		`{"username":"relay","password":"pw"}`,
+		`{"username":"relay","password":"pw","engine":"kafka"}`,
+		`{"username":"relay"}`, `{"password":"pw"}`, `{"username":"","password":"pw"}`,
+		`{"username":1,"password":"pw"}`, `{"username":"relay","password":null}`,
+		`["relay","pw"]`, `"relay:pw"`, ``, `{`, `{"username":"relay","password":"pw"} trailing`,
+		`{"username":"r\u0000","password":"\ud800"}`,
+		`{"username":"relay","password":"pw","x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`,
+		`{"username":"relay","password":"` + strings.Repeat("p", MaxSecretSize-35) + `"}`,
+		`{"username":"relay","password":"` + strings.Repeat("p", MaxSecretSize) + `"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		user, pass, err := parseSCRAMSecret(s)
+		if err != nil {
+			if user != "" || pass != "" {
+				t.Fatalf("credentials with error %v", err)
+			}
+			if len(s) >= 8 && strings.Contains(err.Error(), s) {
+				t.Fatalf("error %q quotes the value", err)
+			}
+			return
+		}
+		if user == "" || pass == "" || len(s) > MaxSecretSize {
+			t.Fatalf("accepted %q: user %q, password of %d bytes", s, user, len(pass))
 		}
 	})
 }

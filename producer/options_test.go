@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -17,10 +18,16 @@ import (
 	"github.com/kafkalambda/toolkit/producer"
 )
 
+// noSecrets is a Secrets Manager client for option checks that fail before any call.
+type noSecrets struct{}
+
+func (noSecrets) GetSecretValue(context.Context, *secretsmanager.GetSecretValueInput, ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	return nil, errors.New("noSecrets: not called by a configuration check")
+}
+
 // clearEnv unsets every variable Opts reads, for the test.
 func clearEnv(t *testing.T) {
-	for _, k := range []string{producer.EnvBootstrapServers, producer.EnvAuth, producer.EnvSCRAMUsername,
-		producer.EnvSCRAMPassword, producer.EnvRegion} {
+	for _, k := range []string{producer.EnvBootstrapServers, producer.EnvAuth, producer.EnvSCRAMSecretARN, producer.EnvRegion} {
 		t.Setenv(k, "")
 	}
 }
@@ -40,8 +47,14 @@ func TestOptsErrorsNameWhatIsMissing(t *testing.T) {
 		{"WithBrokers of nothing", nil, []producer.Option{producer.WithBrokers(), producer.WithPlaintext()}, "WithBrokers", "no brokers"},
 		{"no authentication", map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "a:9092"}, nil, "KAFKA_AUTH", "no authentication chosen"},
 		{"unknown KAFKA_AUTH", map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "a:9092", "KAFKA_AUTH": "IAM"}, nil, "KAFKA_AUTH", `"IAM": want iam, scram, tls or plaintext`},
-		{"scram without user", map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "a:9092", "KAFKA_AUTH": "scram"}, nil, "KAFKA_SCRAM_USERNAME", "KAFKA_AUTH=scram needs it"},
-		{"scram without password", map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "a:9092", "KAFKA_AUTH": "scram", "KAFKA_SCRAM_USERNAME": "u"}, nil, "KAFKA_SCRAM_PASSWORD", "KAFKA_AUTH=scram needs it"},
+		{"scram without a secret", map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "a:9092", "KAFKA_AUTH": "scram"}, nil, "KAFKA_SCRAM_SECRET_ARN", "KAFKA_AUTH=scram needs it"},
+		// The password is never taken from the environment, where the function's configuration shows it.
+		{"scram with a password variable", map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "a:9092", "KAFKA_AUTH": "scram", "KAFKA_SCRAM_USERNAME": "u", "KAFKA_SCRAM_PASSWORD": "p"}, nil, "KAFKA_SCRAM_SECRET_ARN", "KAFKA_AUTH=scram needs it"},
+		{"scram secret ARN with a space", map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "a:9092", "KAFKA_AUTH": "scram", "KAFKA_SCRAM_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:a b"}, nil, "KAFKA_SCRAM_SECRET_ARN", "space or control character"},
+		{"WithSCRAMSecret without a client", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithSCRAMSecret(nil, "kafka/relay")}, "WithSCRAMSecret", "nil Secrets Manager client"},
+		{"WithSCRAMSecret without a secret", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithSCRAMSecret(noSecrets{}, "")}, "WithSCRAMSecret", "empty secret ARN"},
+		{"WithSCRAM and WithSCRAMSecret", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithSCRAM("u", "p"), producer.WithSCRAMSecret(noSecrets{}, "kafka/relay")}, "WithSCRAMSecret", "conflicts with WithSCRAM"},
+		{"iam and scram secret", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithIAM(creds), producer.WithSCRAMSecret(noSecrets{}, "kafka/relay")}, "WithSCRAMSecret", "conflicts with WithIAM"},
 		{"iam without region", nil, []producer.Option{producer.WithBrokers("10.0.0.1:9098"), producer.WithIAM(creds)}, "WithRegion", "MSK IAM needs a region"},
 		{"iam with a bad AWS_REGION", map[string]string{"AWS_REGION": "us east"}, []producer.Option{producer.WithBrokers("10.0.0.1:9098"), producer.WithIAM(creds)}, "AWS_REGION", "want a name like us-east-1"},
 		{"brokers in two regions", nil, []producer.Option{producer.WithBrokers("b-1.x.y.c2.kafka.eu-west-1.amazonaws.com:9098", "b-2.x.y.c2.kafka.us-east-1.amazonaws.com:9098"), producer.WithIAM(creds)}, "brokers", "set WithRegion"},
@@ -77,8 +90,6 @@ func TestEnvironmentChoosesBrokersAndAuth(t *testing.T) {
 		env  map[string]string
 		ok   bool
 	}{
-		{"scram", map[string]string{"KAFKA_AUTH": "scram", "KAFKA_SCRAM_USERNAME": "admin", "KAFKA_SCRAM_PASSWORD": "pw"}, true},
-		{"scram, wrong password", map[string]string{"KAFKA_AUTH": "scram", "KAFKA_SCRAM_USERNAME": "admin", "KAFKA_SCRAM_PASSWORD": "nope"}, false},
 		{"plaintext to a SASL broker", map[string]string{"KAFKA_AUTH": "plaintext"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-msk-iam-sasl-signer-go/signer"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
@@ -21,10 +22,16 @@ import (
 const (
 	EnvBootstrapServers = "KAFKA_BOOTSTRAP_SERVERS" // brokers, host:port[,host:port...]
 	EnvAuth             = "KAFKA_AUTH"              // iam | scram | tls | plaintext
-	EnvSCRAMUsername    = "KAFKA_SCRAM_USERNAME"    // user for KAFKA_AUTH=scram
-	EnvSCRAMPassword    = "KAFKA_SCRAM_PASSWORD"    // password for KAFKA_AUTH=scram
+	EnvSCRAMSecretARN   = "KAFKA_SCRAM_SECRET_ARN"  // Secrets Manager secret of KAFKA_AUTH=scram (see WithSCRAMSecret)
 	EnvRegion           = "AWS_REGION"              // region of MSK IAM tokens, after WithRegion and the broker names
 )
+
+// EnvSCRAMPassword is the variable klt's --scram-password-env names by default.
+//
+// Deprecated: [Opts] no longer reads a SCRAM password from the environment, where anyone who
+// may read the function's configuration reads it too: KAFKA_AUTH=scram takes the credentials
+// from the secret $KAFKA_SCRAM_SECRET_ARN names. Kept until klt defines its own default.
+const EnvSCRAMPassword = "KAFKA_SCRAM_PASSWORD"
 
 // ConfigError is the error of [Opts] and [NewClient] when the configuration is incomplete or
 // contradicts itself. Setting names the option or environment variable at fault.
@@ -71,6 +78,10 @@ type config struct {
 	region   string
 	user     string
 	password string
+
+	secrets    SecretsManagerAPI // WithSCRAMSecret's, or nil
+	secretID   string
+	secretFrom string // the option or variable that named the secret, for errors
 
 	tls    *tls.Config
 	tlsSet bool
@@ -137,6 +148,10 @@ func WithSCRAM(user, password string) Option {
 			c.errs = append(c.errs, &ConfigError{Setting: "WithSCRAM", Err: errors.New("empty user or password")})
 			return
 		}
+		if c.secrets != nil {
+			c.errs = append(c.errs, &ConfigError{Setting: "WithSCRAM", Err: errors.New("conflicts with WithSCRAMSecret: choose one")})
+			return
+		}
 		c.choose(authSCRAM, "WithSCRAM")
 		c.user, c.password = user, password
 	}
@@ -188,13 +203,26 @@ func defaults() []kgo.Opt {
 // defaults (idempotent, acks from all in-sync replicas, murmur2 key partitioning as the Java
 // client, zstd compression), then the WithClientOptions ones: to
 // compose with kgo by hand. It reads the environment ($KAFKA_BOOTSTRAP_SERVERS, $KAFKA_AUTH,
-// $KAFKA_SCRAM_USERNAME, $KAFKA_SCRAM_PASSWORD, $AWS_REGION) for what no option sets, and
-// fails with a [*ConfigError] naming the setting that is missing or wrong.
+// $KAFKA_SCRAM_SECRET_ARN, $AWS_REGION) for what no option sets, and fails with a
+// [*ConfigError] naming the setting that is missing or wrong. With SCRAM from a secret
+// ([WithSCRAMSecret], KAFKA_AUTH=scram), it reads the secret, and a secret it cannot read or
+// use is such an error too.
 func Opts(opts ...Option) ([]kgo.Opt, error) {
-	return buildOpts(os.Getenv, opts)
+	return buildOpts(os.Getenv, defaultSecretsClient, opts)
 }
 
-func buildOpts(getenv func(string) string, opts []Option) ([]kgo.Opt, error) {
+// defaultSecretsClient is the Secrets Manager client of KAFKA_AUTH=scram: the default AWS
+// configuration's (a Lambda function's role and region; AWS_ENDPOINT_URL_SECRETS_MANAGER
+// points it at a local server).
+func defaultSecretsClient() (SecretsManagerAPI, error) {
+	cfg, err := awsconfig.LoadDefaultConfig(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("load the default AWS configuration: %w", err)
+	}
+	return secretsmanager.NewFromConfig(cfg), nil
+}
+
+func buildOpts(getenv func(string) string, newSecrets func() (SecretsManagerAPI, error), opts []Option) ([]kgo.Opt, error) {
 	var c config
 	for _, o := range opts {
 		if o == nil {
@@ -235,7 +263,8 @@ func buildOpts(getenv func(string) string, opts []Option) ([]kgo.Opt, error) {
 		}
 	}
 
-	out := []kgo.Opt{kgo.SeedBrokers(c.brokers...), kgo.WithHooks(&connWatch{})}
+	watch := &connWatch{}
+	out := []kgo.Opt{kgo.SeedBrokers(c.brokers...), kgo.WithHooks(watch)}
 	if c.auth == authPlaintext {
 		if c.tlsSet {
 			return nil, &ConfigError{Setting: "WithTLSConfig", Err: fmt.Errorf("conflicts with %s, which turns TLS off", c.authFrom)}
@@ -267,17 +296,30 @@ func buildOpts(getenv func(string) string, opts []Option) ([]kgo.Opt, error) {
 		}
 		out = append(out, kgo.SASL(iamMechanism(region, creds)))
 	case authSCRAM:
-		user, pass := c.user, c.password
-		if user == "" {
-			user, pass = getenv(EnvSCRAMUsername), getenv(EnvSCRAMPassword)
-			if user == "" {
-				return nil, &ConfigError{Setting: EnvSCRAMUsername, Err: errors.New("empty, and KAFKA_AUTH=scram needs it")}
-			}
-			if pass == "" {
-				return nil, &ConfigError{Setting: EnvSCRAMPassword, Err: errors.New("empty, and KAFKA_AUTH=scram needs it")}
-			}
+		if c.user != "" { // WithSCRAM
+			out = append(out, kgo.SASL(scram.Auth{User: c.user, Pass: c.password}.AsSha512Mechanism()))
+			break
 		}
-		out = append(out, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()))
+		if c.secrets == nil { // KAFKA_AUTH=scram
+			c.secretID, c.secretFrom = getenv(EnvSCRAMSecretARN), EnvSCRAMSecretARN
+			if c.secretID == "" {
+				return nil, &ConfigError{Setting: EnvSCRAMSecretARN, Err: errors.New("empty, and KAFKA_AUTH=scram needs it")}
+			}
+			if err := checkSecretID(c.secretID); err != nil {
+				return nil, &ConfigError{Setting: EnvSCRAMSecretARN, Err: err}
+			}
+			sm, err := newSecrets()
+			if err != nil {
+				return nil, &ConfigError{Setting: EnvAuth, Err: fmt.Errorf("scram: %w", err)}
+			}
+			c.secrets = sm
+		}
+		mech, err := newSecretSCRAM(c.secrets, c.secretID)
+		if err != nil {
+			return nil, &ConfigError{Setting: c.secretFrom, Err: err}
+		}
+		watch.scram = mech
+		out = append(out, kgo.SASL(mech))
 	}
 	out = append(out, defaults()...)
 	out = append(out, c.client...)

@@ -18,6 +18,8 @@ import (
 // (authentication refused, a token or credentials that cannot be made, a TLS certificate not
 // trusted), and can name the last connection error when it gives up at the deadline.
 type connWatch struct {
+	scram *secretSCRAM // WithSCRAMSecret's mechanism, told of failed connections; or nil
+
 	mu      sync.Mutex
 	waiters map[chan error]struct{}
 	last    error
@@ -46,11 +48,18 @@ func (w *connWatch) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ 
 	if err == nil {
 		return
 	}
-	err = fmt.Errorf("broker %s: %w", net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port)), err)
+	addr := net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port))
+	// A refused SCRAM authentication is not final when the secret is read again for the next
+	// one (it was rotated): the records wait for that connection.
+	retrying := false
+	if w.scram != nil {
+		retrying = w.scram.refused(addr)
+	}
+	err = fmt.Errorf("broker %s: %w", addr, err)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.last, w.lastAt = err, time.Now()
-	if !permanent(err) {
+	if retrying || !permanent(err) {
 		return
 	}
 	for ch := range w.waiters {
