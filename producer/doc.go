@@ -41,14 +41,36 @@
 //
 //	option           KAFKA_AUTH   wire                           for
 //	WithIAM          iam          SASL/OAUTHBEARER over TLS      MSK IAM access control (port 9098)
-//	WithSCRAM        scram        SASL/SCRAM-SHA-512 over TLS    MSK SCRAM (9096), self-managed
+//	WithSCRAMSecret  scram        SASL/SCRAM-SHA-512 over TLS    MSK SCRAM (9096), self-managed
 //	WithTLSConfig    tls          TLS, no SASL                   MSK TLS or mutual TLS (9094)
 //	WithPlaintext    plaintext    no TLS, no SASL                local brokers, kfake
 //
-// With KAFKA_AUTH=iam the credentials are the default AWS chain's (a Lambda function's role);
-// with KAFKA_AUTH=scram the user and password are $KAFKA_SCRAM_USERNAME and
-// $KAFKA_SCRAM_PASSWORD. With neither an option nor KAFKA_AUTH, [Opts] fails: no
-// authentication is ever guessed. TLS is on unless plaintext is chosen.
+// With KAFKA_AUTH=iam the credentials are the default AWS chain's (a Lambda function's role).
+// With KAFKA_AUTH=scram the user and password are those of the Secrets Manager secret
+// $KAFKA_SCRAM_SECRET_ARN names, read with the default AWS configuration. With neither an
+// option nor KAFKA_AUTH, [Opts] fails: no authentication is ever guessed. TLS is on unless
+// plaintext is chosen. ([WithSCRAM] takes a user and password the caller already holds, as
+// a command line tool does.)
+//
+// # Secrets
+//
+// A SCRAM password never goes in an environment variable: whoever may read the function's
+// configuration (lambda:GetFunctionConfiguration) reads its variables too, and a template's
+// {{resolve:secretsmanager:...}} in Environment puts the password there. Pass the secret's
+// ARN instead; the producer reads the secret itself, once, when the client is made:
+//
+//	sm := secretsmanager.NewFromConfig(cfg)
+//	client, err := producer.NewClient(producer.WithSCRAMSecret(sm, os.Getenv("KAFKA_SCRAM_SECRET_ARN")))
+//
+// The secret is the one a self-managed event source mapping's SASL_SCRAM_512_AUTH names, the
+// JSON text {"username": "...", "password": "..."}, so the mapping and the function share it.
+// The function's role needs secretsmanager:GetSecretValue on that ARN alone, and kms:Decrypt
+// on the key only if a customer managed key encrypts the secret (the AWS managed key
+// aws/secretsmanager needs no grant). A secret that is missing, unreadable or not of that
+// form fails [NewClient]: the function fails its start and takes no events, rather than
+// failing every batch. The credentials are kept for the execution environment; when the
+// broker refuses them after accepting them before (the secret was rotated), the secret is
+// read again for the next connection, within the same [Produce].
 //
 // MSK IAM tokens are made by aws-msk-iam-sasl-signer-go
 // (GenerateAuthTokenFromCredentialsProvider) each time kgo authenticates a connection: on
