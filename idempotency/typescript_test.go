@@ -227,6 +227,21 @@ func TestTypeScriptInterop(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+
+		// Go holds the key with an expiry shorter than its lease: TypeScript, whose condition
+		// takes over an expired record whatever its lease, is still refused once the expiry
+		// has passed, because Go writes the expiration no earlier than the lease's end.
+		_, err = idempotency.Do(ctx, store, "orders-1-3", nil, func(context.Context) (string, error) {
+			time.Sleep(2200 * time.Millisecond)
+			out := runTS(t, e, table, prefix, tsStep{Op: "invoke", Event: &tsEvent{Key: "orders-1-3", Result: "ts"}})
+			if out[0].Ran || out[0].Error == nil || out[0].Error.Name != "IdempotencyAlreadyInProgressError" {
+				t.Errorf("TypeScript 2.2 s into Go's lease, past its 1 s expiry = %+v, want IdempotencyAlreadyInProgressError", out[0])
+			}
+			return "go", nil
+		}, opt, idempotency.WithExpiry(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 

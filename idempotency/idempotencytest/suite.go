@@ -20,11 +20,15 @@ import (
 // must decide liveness by the now it is given, not by its own clock), and then through Do:
 //
 //   - Acquire writes into an empty slot, and returns the live record it finds with ErrExists:
-//     an in-progress one up to the last millisecond of its lease, a completed one up to the
-//     last second of its expiration, and one without a lease until it expires;
+//     an in-progress one up to the last millisecond of its lease (even past its expiration),
+//     a completed one up to the last second of its expiration, and one without a lease until
+//     it expires;
 //   - a record past its lease or its expiration is taken over;
-//   - Complete stores the result, which reads back as the same JSON;
-//   - Release deletes only the caller's own in-progress record;
+//   - Acquire of a record with the caller's Owner (a retried write) succeeds;
+//   - Complete stores the result, which reads back as the same JSON, and its Owner; a retried
+//     Complete succeeds; Complete of a record that is no longer the caller's fails and
+//     leaves it;
+//   - Release deletes only the caller's own in-progress record (the same Owner);
 //   - of concurrent Acquires of one ID, exactly one wins;
 //   - Format is FormatPython or FormatTypeScript;
 //   - Do runs once, replays, reports ErrInProgress and ErrPayloadMismatch, runs a nested
@@ -47,9 +51,13 @@ func TestStore(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 		{"InProgressIsReturned", s.inProgressIsReturned},
 		{"LeaseBoundary", s.leaseBoundary},
 		{"NoLeaseHoldsUntilExpiry", s.noLease},
+		{"LeaseOutlivesExpiration", s.leaseOutlivesExpiration},
+		{"AcquireOwnRetry", s.acquireOwnRetry},
 		{"CompleteStoresResult", s.completeStoresResult},
 		{"ExpiryBoundary", s.expiryBoundary},
 		{"CompletedIgnoresLease", s.completedIgnoresLease},
+		{"CompleteRetry", s.completeRetry},
+		{"CompleteOnlyOwn", s.completeOnlyOwn},
 		{"ReleaseOwn", s.releaseOwn},
 		{"ReleaseOnlyOwn", s.releaseOnlyOwn},
 		{"ConcurrentAcquire", s.concurrentAcquire},
@@ -70,6 +78,7 @@ func (s *suite) id(t *testing.T) string {
 	return fmt.Sprintf("idempotencytest#%s-%d-%d", t.Name(), s.base.UnixNano(), s.seq.Add(1))
 }
 
+// inProgress is an in-progress record of a new owner, as Do writes it.
 func (s *suite) inProgress(id string, now time.Time, lease time.Duration) *idempotency.Record {
 	return &idempotency.Record{
 		ID:                   id,
@@ -77,6 +86,7 @@ func (s *suite) inProgress(id string, now time.Time, lease time.Duration) *idemp
 		Expiration:           now.Add(time.Hour).Truncate(time.Second),
 		InProgressExpiration: now.Add(lease).Truncate(time.Millisecond),
 		Validation:           "v-" + id,
+		Owner:                fmt.Sprintf("owner-%d", s.seq.Add(1)),
 	}
 }
 
@@ -121,7 +131,7 @@ func mustExist(t *testing.T, st idempotency.Store, r *idempotency.Record, now ti
 func sameRecord(t *testing.T, got, want *idempotency.Record) {
 	t.Helper()
 	if got.ID != want.ID || got.Status != want.Status || got.Validation != want.Validation ||
-		got.Expiration.Unix() != want.Expiration.Unix() {
+		got.Expiration.Unix() != want.Expiration.Unix() || got.Owner != want.Owner {
 		t.Errorf("existing record = %+v, want %+v", got, want)
 	}
 	if want.Status == idempotency.StatusInProgress && got.InProgressExpiration.UnixMilli() != want.InProgressExpiration.UnixMilli() {
@@ -186,6 +196,67 @@ func (s *suite) noLease(t *testing.T) {
 	mustExist(t, st, s.inProgress(id, mid, time.Minute), mid)
 	after := r.Expiration.Add(time.Second)
 	mustAcquire(t, st, s.inProgress(id, after, time.Minute), after)
+}
+
+func (s *suite) leaseOutlivesExpiration(t *testing.T) {
+	st := s.newStore(t)
+	id := s.id(t)
+	// Expiration one second after now, lease a minute: a short WithExpiry under a long
+	// deadline, as an older writer (or Powertools) may leave it.
+	r := s.inProgress(id, s.base, time.Minute)
+	r.Expiration = s.base.Add(time.Second).Truncate(time.Second)
+	mustAcquire(t, st, r, s.base)
+	past := s.base.Add(3 * time.Second) // past the expiration, inside the lease
+	sameRecord(t, mustExist(t, st, s.inProgress(id, past, time.Minute), past), r)
+	after := r.InProgressExpiration.Add(time.Millisecond)
+	mustAcquire(t, st, s.inProgress(id, after, time.Minute), after)
+}
+
+func (s *suite) acquireOwnRetry(t *testing.T) {
+	st := s.newStore(t)
+	id := s.id(t)
+	r := s.inProgress(id, s.base, time.Minute)
+	mustAcquire(t, st, r, s.base)
+	later := s.base.Add(time.Second)
+	mustAcquire(t, st, r, later) // the same write again: its answer was lost the first time
+	sameRecord(t, mustExist(t, st, s.inProgress(id, later, time.Minute), later), r)
+}
+
+func (s *suite) completeRetry(t *testing.T) {
+	st := s.newStore(t)
+	id := s.id(t)
+	r := s.inProgress(id, s.base, time.Minute)
+	mustAcquire(t, st, r, s.base)
+	done := s.complete(t, st, r, `"once"`)
+	if err := st.Complete(context.Background(), done); err != nil {
+		t.Fatalf("Complete again (a retry whose first answer was lost): %v, want nil", err)
+	}
+	sameRecord(t, mustExist(t, st, s.inProgress(id, s.base, time.Minute), s.base), done)
+}
+
+func (s *suite) completeOnlyOwn(t *testing.T) {
+	st := s.newStore(t)
+	ctx := context.Background()
+	id := s.id(t)
+	first := s.inProgress(id, s.base, time.Second)
+	mustAcquire(t, st, first, s.base)
+	later := s.base.Add(2 * time.Second)
+	second := s.inProgress(id, later, time.Minute)
+	mustAcquire(t, st, second, later) // the first's lease ended: taken over
+	done := *first
+	done.Status = idempotency.StatusCompleted
+	done.Data = `"late"`
+	if err := st.Complete(ctx, &done); err == nil {
+		t.Errorf("Complete of a record taken over by another owner = nil, want an error")
+	}
+	sameRecord(t, mustExist(t, st, s.inProgress(id, later, time.Minute), later), second)
+
+	// Nor is a record that is gone.
+	gone := s.inProgress(s.id(t), s.base, time.Minute)
+	gone.Status = idempotency.StatusCompleted
+	if err := st.Complete(ctx, gone); err == nil {
+		t.Errorf("Complete of a record that was never acquired = nil, want an error")
+	}
 }
 
 func (s *suite) complete(t *testing.T, st idempotency.Store, r *idempotency.Record, data string) *idempotency.Record {
@@ -279,6 +350,18 @@ func (s *suite) releaseOnlyOwn(t *testing.T) {
 	if err := st.Release(ctx, s.inProgress(s.id(t), s.base, time.Minute)); err != nil {
 		t.Fatalf("Release of a missing record: %v, want nil", err)
 	}
+
+	// A record of another owner with the same lease (two callers with one deadline) is not
+	// the caller's either.
+	id = s.id(t)
+	mine := s.inProgress(id, s.base, time.Second)
+	mustAcquire(t, st, mine, s.base)
+	theirs := *mine
+	theirs.Owner = mine.Owner + "-other"
+	if err := st.Release(ctx, &theirs); err != nil {
+		t.Fatalf("Release by another owner: %v, want nil", err)
+	}
+	sameRecord(t, mustExist(t, st, s.inProgress(id, s.base, time.Minute), s.base), mine)
 }
 
 func (s *suite) concurrentAcquire(t *testing.T) {
@@ -357,6 +440,20 @@ func (s *suite) do(t *testing.T) {
 	}, prefix)
 	if err != nil || got != "outer" {
 		t.Fatalf("outer Do = %q, %v", got, err)
+	}
+
+	// A second caller's fn does not run while the first holds the key, even when the
+	// record's expiry is shorter than the lease and has passed.
+	short := idempotency.WithExpiry(time.Second)
+	got, err = idempotency.Do(ctx, st, "short", nil, func(context.Context) (string, error) {
+		later := idempotency.WithClock(func() time.Time { return time.Now().Add(3 * time.Second) })
+		if _, err := idempotency.Do(context.Background(), st, "short", nil, fn("second"), prefix, short, later); !errors.Is(err, idempotency.ErrInProgress) {
+			return "", fmt.Errorf("another caller past the expiry, inside the lease: %v, want ErrInProgress", err)
+		}
+		return "first", nil
+	}, prefix, short)
+	if err != nil || got != "first" {
+		t.Fatalf("Do with a short expiry = %q, %v", got, err)
 	}
 
 	// A failure frees the key.
