@@ -38,7 +38,7 @@ type config struct {
 	sqsRecord      func(*events.SQSMessage) (*kafkaevent.Record, error) // nil: key SQS messages on their ID
 	sink           Sink
 	sinkPolicy     SinkPolicy
-	st             *stats
+	start          time.Time       // when the batch began
 	outer          context.Context // the invocation's context, with the function's deadline
 	hooks          hooks
 	metricsOut     io.Writer // nil: no metrics
@@ -74,13 +74,11 @@ func newConfig(opts []Option) config {
 	if c.kafkaKey != nil && c.store == nil {
 		c.invalid("WithIdempotencyKey without WithIdempotency: no store to key")
 	}
-	c.st = &stats{start: c.now()}
+	c.start = c.now()
 	if c.store != nil {
-		// Store no result (the handler returns none), and count replays; a replay hook of the
-		// caller's, given after, takes precedence.
-		c.idemOpts = append([]idempotency.Option{idempotency.WithoutResult(), idempotency.WithReplayHook(func(context.Context, *idempotency.Record) {
-			c.st.replayed.Add(1)
-		})}, c.idemOpts...)
+		// Store no result: the handler returns none. (A replay is counted where Do returns
+		// without having called the handler, so a replay hook of the caller's still counts.)
+		c.idemOpts = append([]idempotency.Option{idempotency.WithoutResult()}, c.idemOpts...)
 	}
 	return c
 }
@@ -323,20 +321,30 @@ func (c *config) attempt(ctx context.Context, deadline time.Time, h func(context
 }
 
 // process runs a record's handler through handle, with the record hooks around it.
-func (c *config) process(ctx context.Context, stop time.Time, key string, item Item, run func(context.Context) error, l *local) *failure {
+func (c *config) process(ctx context.Context, stop time.Time, key string, item Item, run func(context.Context) error, u *unit) *failure {
 	if len(c.hooks.record) == 0 {
-		return c.handle(ctx, stop, key, run, l)
+		return c.handle(ctx, stop, key, item, run, u)
 	}
-	it := item // only this copy escapes to the hooks, so without hooks nothing is allocated
-	rctx := c.hooks.recordStart(ctx, &it)
-	f := c.handle(rctx, stop, key, run, l)
-	c.hooks.recordEnd(rctx, &it, f.error())
+	if !u.lock() {
+		return c.late() // sealed: never said
+	}
+	it := &item // only this copy escapes to the hooks, so without hooks nothing is allocated
+	rctx := c.hooks.recordStart(ctx, it)
+	u.rctx, u.item, u.inRecord = rctx, it, true
+	u.unlock()
+	f := c.handle(rctx, stop, key, item, run, u)
+	if u.lock() {
+		u.inRecord = false
+		c.hooks.recordEnd(rctx, it, f.error())
+		u.unlock()
+	}
 	return f
 }
 
 // handle runs a record's handler with its retries, all inside one idempotency.Do under key
 // when there is a store; it returns nil when the record is done.
-func (c *config) handle(ctx context.Context, stop time.Time, key string, run func(context.Context) error, l *local) *failure {
+func (c *config) handle(ctx context.Context, stop time.Time, key string, item Item, run func(context.Context) error, u *unit) *failure {
+	l := &u.l
 	if c.store == nil {
 		f := c.attempt(ctx, stop, run)
 		if f == nil {
@@ -346,7 +354,7 @@ func (c *config) handle(ctx context.Context, stop time.Time, key string, run fun
 	}
 	var (
 		f     *failure
-		calls int // handler calls, for a result that could not be saved
+		calls int // handler calls: none means Do replayed the record
 	)
 	// The lease lasts until the function's own deadline: the handler may run past its
 	// context's end, which comes a margin earlier, and must keep the key meanwhile.
@@ -358,31 +366,53 @@ func (c *config) handle(ctx context.Context, stop time.Time, key string, run fun
 		if f != nil {
 			return struct{}{}, f.err
 		}
+		// From here on the record is a success, even if the batch answers before Do has
+		// stored its completion.
+		u.succeeded()
 		return struct{}{}, nil
 	}, c.idemOpts...)
 	switch {
 	case err == nil: // handled now, or before (a replay)
 		l.processed++
+		if calls == 0 {
+			l.replayed++
+		}
 		return nil
 	case f != nil: // the handler failed, and Do released the key
 		f.err = err // with the release's error, if it failed too
 		return f
+	case errors.Is(err, idempotency.ErrNotRecorded):
+		// The handler succeeded and its effect happened; only its completion is not stored.
+		// Reporting the record would apply the effect again once the lease ends, so it is a
+		// success, logged and counted.
+		if u.lock() {
+			l.processed++
+			l.notRecorded++
+			c.logNotRecorded(ctx, item, err)
+			u.publish(u.pos+1, false) // done: the answer must not speak for it again
+			u.unlock()
+		}
+		return nil
 	}
-	// The store failed, or another invocation holds the key, or the handler succeeded and the
-	// result could not be saved: the record comes back, and does not go to the sink.
+	// The store failed, or another invocation holds the key: the record comes back, and does
+	// not go to the sink.
 	now := c.now()
 	return &failure{err: err, attempts: calls, first: now, last: now, store: true,
 		permanent: errors.Is(err, idempotency.ErrPayloadMismatch)}
 }
 
 // sendFailure hands a failed record to the sink, and notes in f whether the sink took it.
-func (c *config) sendFailure(ctx context.Context, e *Envelope, f *failure, l *local) {
+// A sealed unit sends nothing: the answer has reported the record.
+func (c *config) sendFailure(ctx context.Context, e *Envelope, f *failure, u *unit) {
+	if !u.live() {
+		return
+	}
 	if err := c.sink.Send(ctx, e); err != nil {
 		f.sinkErr = err
 		return
 	}
 	f.sunk = true
-	l.sunk++
+	u.l.sunk++
 }
 
 // late is the failure of a record not started because the deadline is near.
@@ -426,32 +456,4 @@ func (c *config) stopAt(ctx context.Context) time.Time {
 		return time.Time{}
 	}
 	return d.Add(-c.deadlineMargin)
-}
-
-// forEach runs fn for each of n units, at most limit at once (0: all at once).
-func forEach(n, limit int, fn func(i int)) {
-	if n == 1 {
-		fn(0)
-		return
-	}
-	if limit <= 0 || limit > n {
-		limit = n
-	}
-	next := make(chan int)
-	done := make(chan struct{})
-	for w := 0; w < limit; w++ {
-		go func() {
-			for i := range next {
-				fn(i)
-			}
-			done <- struct{}{}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	for w := 0; w < limit; w++ {
-		<-done
-	}
 }

@@ -184,8 +184,9 @@ func ExamplePermanent() {
 	// reported: 2
 }
 
-// Each failed record is logged once; the summary line ends each batch. Records reported only
-// because an earlier record of their partition failed are counted in reported, and keys and
+// Each failed record is logged once; the summary line ends each batch. failed counts the
+// records that failed (one "record failed" line each), reported the records the response
+// reports: the failed one and the later record of its partition, held behind it. Keys and
 // values are never logged.
 func ExampleWithLogger() {
 	ev := kafkaeventtest.NewBuilder().
@@ -204,7 +205,7 @@ func ExampleWithLogger() {
 	}
 	// Output:
 	// level=ERROR msg="record failed" source=kafka partition=orders-0 offset=1 attempts=2 permanent=false sentToSink=false reported=2 error="database unavailable"
-	// level=WARN msg="batch processed" source=kafka records=3 processed=1 failed=2 filtered=0 sentToSink=0 replayed=0
+	// level=WARN msg="batch processed" source=kafka records=3 processed=1 failed=1 reported=2 filtered=0 sentToSink=0 replayed=0 notRecorded=0
 }
 
 // failurePrinter is a FailureHook: it sees each failed record.

@@ -153,8 +153,8 @@ func TestFilterCannotDecideKafka(t *testing.T) {
 			t.Errorf("response %s, want %s", got, want)
 		}
 		sum := logs.lines(t, "batch processed")
-		if len(sum) != 1 || sum[0]["filtered"] != float64(1) || sum[0]["failed"] != float64(2) {
-			t.Errorf("summary %v, want filtered=1 (orders-1@0) and failed=2", sum)
+		if len(sum) != 1 || sum[0]["filtered"] != float64(1) || sum[0]["failed"] != float64(1) || sum[0]["reported"] != float64(2) {
+			t.Errorf("summary %v, want filtered=1 (orders-1@0), failed=1 (orders-0@1) and reported=2", sum)
 		}
 		lines := logs.lines(t, "record failed")
 		if len(lines) != 1 || lineWhere(lines[0]) != "orders-0@1" || lines[0]["reported"] != float64(2) ||

@@ -209,7 +209,17 @@ type ledger struct {
 	reports    map[string]int     // record → rounds in which it blocked its stream (was its first reported record)
 	dead       map[string]int     // record → round it was given up
 	committed  map[string]bool    // record → consumed (committed past, or deleted)
-	problems   []string
+	// A handler that ignores its context is left running when the processor answers at
+	// deadline-margin; its idempotency key stays in progress until it ends, or at most until
+	// the deadline of its round. Reports while it may hold the key are the event source
+	// mapping's retries of a record in progress elsewhere, not rounds the record blocked
+	// its stream for: they are not counted towards maxRetries, and the next round waits a
+	// little, as the mapping's backoff would.
+	running  map[string]int       // record → handler calls not returned
+	leaseEnd map[string]time.Time // record → when a call that outlived its round has surely let its key go
+	answered int                  // the last round whose processor returned
+	held     bool                 // a report was not counted: back off before the next round
+	problems []string
 
 	stats struct{ rounds, lost, expired, redelivered, replayed int }
 }
@@ -218,7 +228,8 @@ func newLedger(cfg *harnessConfig, items []*item) *ledger {
 	l := &ledger{cfg: cfg, items: map[string]*item{},
 		deliveries: map[string]int{}, lastRound: map[string]int{}, roundCalls: map[string]int{},
 		calls: map[string]int{}, effects: map[string][]*item{}, effectN: map[string]int{},
-		reports: map[string]int{}, dead: map[string]int{}, committed: map[string]bool{}}
+		reports: map[string]int{}, dead: map[string]int{}, committed: map[string]bool{},
+		running: map[string]int{}, leaseEnd: map[string]time.Time{}}
 	for _, it := range items {
 		l.items[it.id] = it
 	}
@@ -274,6 +285,16 @@ func (l *ledger) handle(ctx context.Context, id string) error {
 	}
 	l.roundCalls[id]++
 	l.calls[id]++
+	l.running[id]++
+	callRound := l.round
+	defer func() {
+		l.mu.Lock()
+		l.running[id]--
+		if l.answered >= callRound { // left running: Do completes or releases the key just after
+			l.leaseEnd[id] = time.Now().Add(200 * time.Millisecond)
+		}
+		l.mu.Unlock()
+	}()
 	d, c := l.deliveries[id], l.roundCalls[id]
 	stop, fnDeadline := l.stop, l.fnDeadline
 	if l.kind == rExpired || l.kind == rNear {
@@ -361,6 +382,10 @@ func (l *ledger) commit(it *item) {
 func (l *ledger) block(it *item) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.running[it.id] > 0 || time.Now().Before(l.leaseEnd[it.id]) {
+		l.held = true
+		return false
+	}
 	l.reports[it.id]++
 	if l.reports[it.id] < l.cfg.maxRetries {
 		return false
@@ -394,7 +419,18 @@ func (l *ledger) roundChecks(kind roundKind, delivered []*item, reported map[str
 // finish checks the final state: every record handled once, filtered, or dead as poison; side
 // effects in delivered order per stream (ordered says whether order is required).
 func (l *ledger) finish(all []*item, ordered bool) {
-	l.mu.Lock()
+	// Handlers left running by an answer at deadline-margin finish first.
+	for wait := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		l.mu.Lock()
+		n := 0
+		for _, r := range l.running {
+			n += r
+		}
+		if n == 0 || time.Now().After(wait) {
+			break // holding l.mu
+		}
+		l.mu.Unlock()
+	}
 	defer l.mu.Unlock()
 	streams := map[string][]*item{}
 	for _, it := range all {
@@ -484,6 +520,13 @@ func (l *ledger) report(t testing.TB) {
 // invoke runs one invocation with a deadline of the round's kind; it returns the function's
 // deadline and when the processor returned.
 func (l *ledger) invoke(round int, kind roundKind, delivered []*item, run func(ctx context.Context)) (returned time.Time) {
+	l.mu.Lock()
+	held := l.held
+	l.held = false
+	l.mu.Unlock()
+	if held {
+		time.Sleep(50 * time.Millisecond)
+	}
 	now := time.Now()
 	fnDeadline := now.Add(l.cfg.timeout)
 	switch kind {
@@ -504,6 +547,9 @@ func (l *ledger) invoke(round int, kind roundKind, delivered []*item, run func(c
 	defer cancel()
 	run(ctx)
 	returned = time.Now()
+	l.mu.Lock()
+	l.answered = round
+	l.mu.Unlock()
 	l.stats.rounds++
 	switch kind {
 	case rLost:

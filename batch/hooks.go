@@ -67,9 +67,34 @@ type BatchInfo struct {
 	Groups  int    // partitions, FIFO message groups, or standard-queue messages
 }
 
-// BatchResult is the outcome of a batch, as in the summary log line.
+// BatchResult is the outcome of a batch, with the counts of the summary log line ("batch
+// processed") and of the metrics (WithMetrics), field for field. Every record of the batch
+// is processed, filtered, failed, or held behind a failed record of its partition or
+// message group: Records = Processed + Filtered + Failed + (Reported - Failed + SentToSink).
 type BatchResult struct {
-	Processed, Failed, Filtered, SentToSink, Replayed int
+	// Processed is the records handled successfully, now or by an earlier delivery
+	// (Replayed), including those whose completion could not be stored (NotRecorded).
+	Processed int
+	// Failed is the records whose handling failed, each with its one "record failed" line
+	// and FailureHook call: the handler's error, a panic, a decode error, the filter's or the
+	// idempotency store's error, the deadline. A failed record is then sent to the sink
+	// (SentToSink) or reported for redelivery.
+	Failed int
+	// Reported is the records the response reports for redelivery: the failed records the
+	// sink did not take, and the later records of their partitions or message groups, which
+	// were not handled. It is len(BatchItemFailures).
+	Reported int
+	// Filtered is the records skipped because the filter criteria do not match them.
+	Filtered int
+	// SentToSink is the failed records the sink took: their partitions moved on.
+	SentToSink int
+	// Replayed is the processed records that idempotency skipped as already done.
+	Replayed int
+	// NotRecorded is the processed records whose completion the idempotency store could not
+	// store (idempotency.ErrNotRecorded), each with its "record completion not stored" line.
+	// They are not reported: their effect has happened, and their key stays in progress until
+	// its lease ends.
+	NotRecorded int
 }
 
 // GroupInfo describes a unit processed in order to hooks.

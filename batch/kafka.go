@@ -77,20 +77,36 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandle
 		hctx, cancel = context.WithDeadline(ctx, stop)
 		defer cancel()
 	}
+	quit := answerAt(hctx, stop)
 	info := &BatchInfo{Source: "kafka", Records: ev.Len(), Groups: len(ev.Partitions)}
 	hctx = cfg.hooks.batchStart(hctx, info)
 	failures := make([][]KafkaItemFailure, len(ev.Partitions))
-	forEach(len(ev.Partitions), cfg.concurrency, func(i int) {
-		p := &ev.Partitions[i]
-		if len(cfg.hooks.group) == 0 {
-			failures[i] = cfg.partition(hctx, stop, p, h)
-			return
-		}
-		g := &GroupInfo{Source: "kafka", ID: p.ID(), Partition: p}
-		pctx := cfg.hooks.groupStart(hctx, g)
-		failures[i] = cfg.partition(pctx, stop, p, h)
-		cfg.hooks.groupEnd(pctx, g, len(failures[i]))
-	})
+	s := &unitSet{
+		len:   func(i int) int { return len(ev.Partitions[i].Records) },
+		item:  func(i, k int) Item { return Item{Kafka: &ev.Partitions[i].Records[k]} },
+		group: func(i int) string { return ev.Partitions[i].ID() },
+		info: func(i int) *GroupInfo {
+			p := &ev.Partitions[i]
+			return &GroupInfo{Source: "kafka", ID: p.ID(), Partition: p}
+		},
+		do: func(ctx context.Context, i, k int, u *unit) *failure {
+			return cfg.record(ctx, stop, &ev.Partitions[i].Records[k], h, u)
+		},
+		report: func(i, k int) {
+			p := &ev.Partitions[i]
+			out := make([]KafkaItemFailure, 0, len(p.Records)-k)
+			for _, r := range p.Records[k:] {
+				out = append(out, KafkaItemFailure{KafkaItemIdentifier{Partition: p.ID(), Offset: r.Offset}})
+			}
+			failures[i] = out
+		},
+	}
+	us := make([]unit, len(ev.Partitions))
+	for i := range us {
+		us[i].guard = quit != nil
+	}
+	forEach(len(us), cfg.concurrency, quit, func(i int) { cfg.run(hctx, stop, s, i, &us[i]) })
+	st := cfg.answer(hctx, s, us)
 	var resp KafkaResponse
 	for _, f := range failures {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, f...)
@@ -98,10 +114,9 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandle
 	if resp.BatchItemFailures == nil {
 		resp.BatchItemFailures = []KafkaItemFailure{}
 	}
-	cfg.st.failed.Store(int64(len(resp.BatchItemFailures)))
-	cfg.observe(ctx, "kafka", ev.Len())
+	cfg.observe(ctx, "kafka", ev.Len(), &st)
 	if len(cfg.hooks.batch) > 0 {
-		cfg.hooks.batchEnd(hctx, info, cfg.st.result())
+		cfg.hooks.batchEnd(hctx, info, st.result())
 	}
 	if cfg.errorOnAllFail && len(resp.BatchItemFailures) > 0 && len(resp.BatchItemFailures) == ev.Len() {
 		return resp, ErrAllFailed
@@ -109,45 +124,18 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandle
 	return resp, nil
 }
 
-// partition processes one partition's records in order and returns the failed ones.
-func (c *config) partition(ctx context.Context, stop time.Time, p *kafkaevent.Partition, h KafkaRecordHandler) []KafkaItemFailure {
-	var l local
-	defer c.st.merge(&l)
-	for i := range p.Records {
-		r := &p.Records[i]
-		f := c.record(ctx, stop, r, h, &l)
-		if f == nil {
-			continue
-		}
-		id := p.ID()
-		if f.sunk { // the partition moves on
-			c.failed(ctx, &Failure{Item: Item{Kafka: r}, Group: id}, f, 0)
-			continue
-		}
-		out := make([]KafkaItemFailure, 0, len(p.Records)-i)
-		for j := i; j < len(p.Records); j++ {
-			out = append(out, KafkaItemFailure{KafkaItemIdentifier{Partition: id, Offset: p.Records[j].Offset}})
-		}
-		c.failed(ctx, &Failure{Item: Item{Kafka: r}, Group: id}, f, len(out))
-		return out
-	}
-	return nil
-}
-
-// record processes one record: nil when it is done (handled, filtered out, or already done
-// under idempotency), or the failure, which says whether the sink took the record.
-func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Record, h KafkaRecordHandler, l *local) *failure {
-	if !stop.IsZero() && !c.now().Before(stop) {
-		return c.late()
-	}
-	l.seen(r.Timestamp)
+// record processes one record that may start: nil when it is done (handled, filtered out, or
+// already done under idempotency), or the failure, which says whether the sink took the
+// record.
+func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Record, h KafkaRecordHandler, u *unit) *failure {
+	u.l.seen(r.Timestamp)
 	var f *failure
 	err := r.Err
 	if err == nil && c.criteria != nil {
 		var pass bool
 		// A record the filter cannot decide on is a failed record, never a filtered one.
 		if pass, err = c.criteria.MatchKafka(r); err == nil && !pass {
-			l.filtered++
+			u.l.filtered++
 			return nil
 		}
 		if err != nil {
@@ -162,13 +150,13 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 		now := c.now()
 		f = &failure{err: err, permanent: true, first: now, last: now}
 	} else {
-		f = c.process(ctx, stop, key, Item{Kafka: r}, func(ctx context.Context) error { return h(ctx, r) }, l)
+		f = c.process(ctx, stop, key, Item{Kafka: r}, func(ctx context.Context) error { return h(ctx, r) }, u)
 		if f == nil {
 			return nil
 		}
 	}
 	if c.toSink(f) {
-		c.sendFailure(ctx, kafkaEnvelope(r, f), f, l)
+		c.sendFailure(ctx, kafkaEnvelope(r, f), f, u)
 	}
 	return f
 }

@@ -57,10 +57,9 @@ func WithLogger(l *slog.Logger) Option {
 // DefaultNamespace is the CloudWatch namespace of the metrics.
 const DefaultNamespace = "KafkaLambdaToolkit"
 
-func (c *config) observe(ctx context.Context, source string, records int) {
-	st := c.st
+func (c *config) observe(ctx context.Context, source string, records int, st *local) {
 	now := c.now()
-	dur := now.Sub(st.start)
+	dur := now.Sub(c.start)
 	if out := c.metricsOut; out != nil {
 		line, err := emf(now, c.namespace, source, records, st, dur)
 		if err == nil {
@@ -73,28 +72,62 @@ func (c *config) observe(ctx context.Context, source string, records int) {
 	attrs := []slog.Attr{
 		slog.String("source", source),
 		slog.Int("records", records),
-		slog.Int64("processed", st.processed.Load()),
-		slog.Int64("failed", st.failed.Load()),
-		slog.Int64("filtered", st.filtered.Load()),
-		slog.Int64("sentToSink", st.sunk.Load()),
-		slog.Int64("replayed", st.replayed.Load()),
+		slog.Int64("processed", st.processed),
+		slog.Int64("failed", st.failed),
+		slog.Int64("reported", st.reported),
+		slog.Int64("filtered", st.filtered),
+		slog.Int64("sentToSink", st.sunk),
+		slog.Int64("replayed", st.replayed),
+		slog.Int64("notRecorded", st.notRecorded),
 		slog.Duration("duration", dur),
 	}
 	level := slog.LevelInfo
-	if st.failed.Load() > 0 {
+	if st.failed > 0 || st.notRecorded > 0 {
 		level = slog.LevelWarn
 	}
 	c.logger.LogAttrs(ctx, level, "batch processed", attrs...)
 }
 
-// failed completes what is known of a failed record, logs it, and calls the failure hooks.
-// reported is the number of records the response reports because of it: the record and the
-// rest of its partition or message group, or 0 when the sink took it.
-func (c *config) failed(ctx context.Context, fl *Failure, f *failure, reported int) {
+// failed completes what is known of a failed record, logs it, calls the failure hooks, and
+// counts it in l. reported is the number of records the response reports because of it: the
+// record and the rest of its partition or message group, or 0 when the sink took it.
+func (c *config) failed(ctx context.Context, fl *Failure, f *failure, reported int, l *local) {
 	fl.Err, fl.Attempts, fl.Permanent = f.err, f.attempts, f.permanent
 	fl.SentToSink, fl.SinkErr, fl.Reported = f.sunk, f.sinkErr, reported
+	l.failed++
+	l.reported += int64(reported)
 	c.logFailure(ctx, fl)
 	c.hooks.onFailure(ctx, fl)
+}
+
+// where are the attributes that say where a record is: never its key, value, body or
+// headers.
+func where(attrs []slog.Attr, it Item, group string) []slog.Attr {
+	if r := it.Kafka; r != nil {
+		attrs = append(attrs, slog.String("source", "kafka"), slog.String("partition", group), slog.Int64("offset", r.Offset))
+	} else if m := it.SQS; m != nil {
+		attrs = append(attrs, slog.String("source", "sqs"), slog.String("messageId", m.MessageId))
+		if g := m.Attributes["MessageGroupId"]; g != "" {
+			attrs = append(attrs, slog.String("messageGroup", g))
+		}
+	}
+	return attrs
+}
+
+// logNotRecorded writes the line of a record that succeeded but whose completion could not
+// be stored (idempotency.ErrNotRecorded): it counts as processed and is not reported, and
+// its key stays in progress until its lease ends.
+func (c *config) logNotRecorded(ctx context.Context, it Item, err error) {
+	if !c.logger.Enabled(ctx, slog.LevelError) {
+		return
+	}
+	group := ""
+	if it.Kafka != nil {
+		group = it.Kafka.PartitionID()
+	}
+	attrs := where(make([]slog.Attr, 0, 6), it, group)
+	attrs = append(attrs, slog.String("error", err.Error()))
+	c.logger.LogAttrs(ctx, slog.LevelError, "record completion not stored", attrs...)
 }
 
 // logFailure writes the line of a failed record: where it is, what happened, and the error;
@@ -103,15 +136,7 @@ func (c *config) logFailure(ctx context.Context, fl *Failure) {
 	if !c.logger.Enabled(ctx, slog.LevelError) {
 		return
 	}
-	attrs := make([]slog.Attr, 0, 12)
-	if r := fl.Kafka; r != nil {
-		attrs = append(attrs, slog.String("source", "kafka"), slog.String("partition", fl.Group), slog.Int64("offset", r.Offset))
-	} else if m := fl.SQS; m != nil {
-		attrs = append(attrs, slog.String("source", "sqs"), slog.String("messageId", m.MessageId))
-		if g := m.Attributes["MessageGroupId"]; g != "" {
-			attrs = append(attrs, slog.String("messageGroup", g))
-		}
-	}
+	attrs := where(make([]slog.Attr, 0, 12), fl.Item, fl.Group)
 	attrs = append(attrs,
 		slog.Int("attempts", fl.Attempts),
 		slog.Bool("permanent", fl.Permanent),
@@ -132,28 +157,28 @@ func (c *config) logFailure(ctx context.Context, fl *Failure) {
 // emf builds the Embedded Metric Format line of a batch: counts, duration, and the age of
 // the oldest and newest records, a lag in time that the mapping's OffsetLag (a count of
 // records) does not give.
-func emf(now time.Time, ns, source string, records int, st *stats, dur time.Duration) ([]byte, error) {
+func emf(now time.Time, ns, source string, records int, st *local, dur time.Duration) ([]byte, error) {
 	type metric struct {
 		Name string `json:"Name"`
 		Unit string `json:"Unit"`
 	}
 	metrics := []metric{
-		{"Records", "Count"}, {"Processed", "Count"}, {"Failed", "Count"}, {"Filtered", "Count"},
-		{"SentToSink", "Count"}, {"Replayed", "Count"}, {"BatchDuration", "Milliseconds"},
+		{"Records", "Count"}, {"Processed", "Count"}, {"Failed", "Count"}, {"Reported", "Count"}, {"Filtered", "Count"},
+		{"SentToSink", "Count"}, {"Replayed", "Count"}, {"NotRecorded", "Count"}, {"BatchDuration", "Milliseconds"},
 	}
 	doc := map[string]any{
 		"Source":        source,
 		"Records":       records,
-		"Processed":     st.processed.Load(),
-		"Failed":        st.failed.Load(),
-		"Filtered":      st.filtered.Load(),
-		"SentToSink":    st.sunk.Load(),
-		"Replayed":      st.replayed.Load(),
+		"Processed":     st.processed,
+		"Failed":        st.failed,
+		"Reported":      st.reported,
+		"Filtered":      st.filtered,
+		"SentToSink":    st.sunk,
+		"Replayed":      st.replayed,
+		"NotRecorded":   st.notRecorded,
 		"BatchDuration": float64(dur.Microseconds()) / 1000,
 	}
-	st.mu.Lock()
 	oldest, newest := st.oldest, st.newest
-	st.mu.Unlock()
 	if !oldest.IsZero() {
 		doc["OldestRecordAge"] = float64(now.Sub(oldest).Milliseconds())
 		doc["NewestRecordAge"] = float64(now.Sub(newest).Milliseconds())

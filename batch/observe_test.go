@@ -53,13 +53,13 @@ func TestMetricsEMF(t *testing.T) {
 			}
 		} `json:"_aws"`
 		Source                                          string
-		Records, Processed, Failed, Filtered            int
+		Records, Processed, Failed, Reported, Filtered  int
 		OldestRecordAge, NewestRecordAge, BatchDuration float64
 	}
 	if err := json.Unmarshal([]byte(lines[0]), &doc); err != nil {
 		t.Fatalf("EMF line is not JSON: %v\n%s", err, lines[0])
 	}
-	if doc.Source != "kafka" || doc.Records != 6 || doc.Processed != 4 || doc.Failed != 2 {
+	if doc.Source != "kafka" || doc.Records != 6 || doc.Processed != 4 || doc.Failed != 1 || doc.Reported != 2 {
 		t.Errorf("EMF counts: %+v", doc)
 	}
 	if doc.OldestRecordAge < 59000 || doc.OldestRecordAge > 120000 || doc.NewestRecordAge > doc.OldestRecordAge {
@@ -72,7 +72,7 @@ func TestMetricsEMF(t *testing.T) {
 	for _, m := range doc.AWS.CloudWatchMetrics[0].Metrics {
 		names[m.Name] = true
 	}
-	for _, n := range []string{"Records", "Processed", "Failed", "Filtered", "SentToSink", "Replayed", "BatchDuration", "OldestRecordAge", "NewestRecordAge"} {
+	for _, n := range []string{"Records", "Processed", "Failed", "Reported", "Filtered", "SentToSink", "Replayed", "NotRecorded", "BatchDuration", "OldestRecordAge", "NewestRecordAge"} {
 		if !names[n] {
 			t.Errorf("metric %s not declared", n)
 		}
@@ -86,7 +86,7 @@ func TestMetricsEMF(t *testing.T) {
 	if err := json.Unmarshal(logLines[1], &entry); err != nil {
 		t.Fatalf("log line: %v\n%s", err, logs.String())
 	}
-	if entry["msg"] != "batch processed" || entry["level"] != "WARN" || entry["failed"] != float64(2) {
+	if entry["msg"] != "batch processed" || entry["level"] != "WARN" || entry["failed"] != float64(1) || entry["reported"] != float64(2) {
 		t.Errorf("log line = %v", entry)
 	}
 }

@@ -190,8 +190,13 @@ func TestSQSSinkStandardQueue(t *testing.T) {
 	if n := sinkMetric(t, &emf, "SentToSink"); n != 2 {
 		t.Errorf("SentToSink = %v, want 2", n)
 	}
-	if n := sinkMetric(t, &emf, "Failed"); n != 0 {
-		t.Errorf("Failed = %v, want 0", n)
+	// Failed counts the records that failed, wherever they went; Reported, those the
+	// response reports.
+	if n := sinkMetric(t, &emf, "Failed"); n != 2 {
+		t.Errorf("Failed = %v, want 2", n)
+	}
+	if n := sinkMetric(t, &emf, "Reported"); n != 0 {
+		t.Errorf("Reported = %v, want 0", n)
 	}
 
 	msgs := sinkReceive(t, ctx, c, q, 2, 5*time.Second)

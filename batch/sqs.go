@@ -66,61 +66,51 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, op
 			cfg.concurrency = 10
 		}
 	}
+	quit := answerAt(hctx, stop)
 	info := &BatchInfo{Source: "sqs", Records: len(ev.Records), Groups: len(units)}
 	hctx = cfg.hooks.batchStart(hctx, info)
 	failed := make([]bool, len(ev.Records))
-	forEach(len(units), cfg.concurrency, func(u int) {
-		var l local
-		defer cfg.st.merge(&l)
-		gctx, g := hctx, (*GroupInfo)(nil)
-		if len(cfg.hooks.group) > 0 {
-			g = &GroupInfo{Source: "sqs", Messages: make([]*events.SQSMessage, len(units[u]))}
-			for k, i := range units[u] {
-				g.Messages[k] = &ev.Records[i]
-			}
+	msg := func(i, k int) *events.SQSMessage { return &ev.Records[units[i][k]] }
+	s := &unitSet{
+		len:  func(i int) int { return len(units[i]) },
+		item: func(i, k int) Item { return Item{SQS: msg(i, k)} },
+		group: func(i int) string {
 			if fifo {
-				g.ID = g.Messages[0].Attributes["MessageGroupId"]
-			} else {
-				g.ID = g.Messages[0].MessageId
+				return msg(i, 0).Attributes["MessageGroupId"]
 			}
-			gctx = cfg.hooks.groupStart(hctx, g)
-		}
-		n := 0
-		for k, i := range units[u] {
-			m := &ev.Records[i]
-			f := cfg.message(gctx, stop, m, h, &l)
-			if f == nil {
-				continue
-			}
-			group := m.MessageId
-			if fifo {
-				group = m.Attributes["MessageGroupId"]
-			}
-			if f.sunk { // the group moves on
-				cfg.failed(gctx, &Failure{Item: Item{SQS: m}, Group: group}, f, 0)
-				continue
-			}
-			for _, j := range units[u][k:] {
+			return msg(i, 0).MessageId
+		},
+		do: func(ctx context.Context, i, k int, u *unit) *failure {
+			return cfg.message(ctx, stop, msg(i, k), h, u)
+		},
+		report: func(i, k int) {
+			for _, j := range units[i][k:] {
 				failed[j] = true
 			}
-			n = len(units[u]) - k
-			cfg.failed(gctx, &Failure{Item: Item{SQS: m}, Group: group}, f, n)
-			break
+		},
+	}
+	s.info = func(i int) *GroupInfo {
+		g := &GroupInfo{Source: "sqs", ID: s.group(i), Messages: make([]*events.SQSMessage, len(units[i]))}
+		for k := range units[i] {
+			g.Messages[k] = msg(i, k)
 		}
-		if g != nil {
-			cfg.hooks.groupEnd(gctx, g, n)
-		}
-	})
+		return g
+	}
+	us := make([]unit, len(units))
+	for i := range us {
+		us[i].guard = quit != nil
+	}
+	forEach(len(us), cfg.concurrency, quit, func(i int) { cfg.run(hctx, stop, s, i, &us[i]) })
+	st := cfg.answer(hctx, s, us)
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 	for i, f := range failed {
 		if f {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
 		}
 	}
-	cfg.st.failed.Store(int64(len(resp.BatchItemFailures)))
-	cfg.observe(ctx, "sqs", len(ev.Records))
+	cfg.observe(ctx, "sqs", len(ev.Records), &st)
 	if len(cfg.hooks.batch) > 0 {
-		cfg.hooks.batchEnd(hctx, info, cfg.st.result())
+		cfg.hooks.batchEnd(hctx, info, st.result())
 	}
 	if cfg.errorOnAllFail && len(resp.BatchItemFailures) > 0 && len(resp.BatchItemFailures) == len(ev.Records) {
 		return resp, ErrAllFailed
@@ -128,19 +118,17 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, op
 	return resp, nil
 }
 
-// message processes one message: nil when it is done (handled, filtered out, or already
-// done under idempotency), or the failure, which says whether the sink took the message.
-func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessage, h SQSRecordHandler, l *local) *failure {
-	if !stop.IsZero() && !c.now().Before(stop) {
-		return c.late()
-	}
-	l.seen(c.messageTime(m))
+// message processes one message that may start: nil when it is done (handled, filtered out,
+// or already done under idempotency), or the failure, which says whether the sink took the
+// message.
+func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessage, h SQSRecordHandler, u *unit) *failure {
+	u.l.seen(c.messageTime(m))
 	var f *failure
 	if c.criteria != nil {
 		// A message the filter cannot decide on is a failed message, never a filtered one.
 		pass, err := c.criteria.MatchSQS(m)
 		if err == nil && !pass {
-			l.filtered++
+			u.l.filtered++
 			return nil
 		}
 		if err != nil {
@@ -157,12 +145,12 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 		if err != nil {
 			now := c.now()
 			f = &failure{err: err, permanent: true, first: now, last: now}
-		} else if f = c.process(ctx, stop, key, Item{SQS: m}, func(ctx context.Context) error { return h(ctx, m) }, l); f == nil {
+		} else if f = c.process(ctx, stop, key, Item{SQS: m}, func(ctx context.Context) error { return h(ctx, m) }, u); f == nil {
 			return nil
 		}
 	}
 	if c.toSink(f) {
-		c.sendFailure(ctx, sqsEnvelope(m, f), f, l)
+		c.sendFailure(ctx, sqsEnvelope(m, f), f, u)
 	}
 	return f
 }

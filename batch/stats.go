@@ -1,43 +1,21 @@
 package batch
 
-import (
-	"sync"
-	"sync/atomic"
-	"time"
-)
+import "time"
 
-// stats counts what happened to a batch, for the metrics and the summary log line.
-type stats struct {
-	start     time.Time
-	processed atomic.Int64 // handled successfully (including replays under idempotency)
-	failed    atomic.Int64 // reported as batch item failures
-	filtered  atomic.Int64 // skipped by the filter criteria
-	sunk      atomic.Int64 // sent to the failure destination
-	replayed  atomic.Int64 // skipped as already done under idempotency
-
-	mu             sync.Mutex
-	oldest, newest time.Time // record timestamps
-}
-
-func (s *stats) seen(t time.Time) {
-	if t.IsZero() {
-		return
-	}
-	s.mu.Lock()
-	if s.oldest.IsZero() || t.Before(s.oldest) {
-		s.oldest = t
-	}
-	if t.After(s.newest) {
-		s.newest = t
-	}
-	s.mu.Unlock()
-}
-
-// local counts for one partition or message group, merged into the batch's stats once, so
-// that parallel partitions do not contend on every record.
+// local counts what happened to the records of one unit (a partition, a message group, a
+// standard-queue message) or, merged, of a batch: for the summary line, the metrics and
+// the BatchResult of the hooks. A unit counts on its own goroutine and the answer merges the
+// units once, so that parallel units do not contend on every record.
 type local struct {
-	processed, filtered, sunk int64
-	oldest, newest            time.Time
+	processed   int64 // handled successfully, including replays and those not recorded
+	failed      int64 // failed, each with its "record failed" line: reported or sent to the sink
+	reported    int64 // reported for redelivery: the failed ones not sunk, and those behind them
+	filtered    int64 // skipped by the filter criteria
+	sunk        int64 // failed and sent to the failure destination
+	replayed    int64 // skipped as already done under idempotency
+	notRecorded int64 // processed, but their completion could not be stored (idempotency.ErrNotRecorded)
+
+	oldest, newest time.Time // record timestamps
 }
 
 func (l *local) seen(t time.Time) {
@@ -52,21 +30,27 @@ func (l *local) seen(t time.Time) {
 	}
 }
 
-// result reads the counts for hooks.
-func (s *stats) result() *BatchResult {
-	return &BatchResult{
-		Processed:  int(s.processed.Load()),
-		Failed:     int(s.failed.Load()),
-		Filtered:   int(s.filtered.Load()),
-		SentToSink: int(s.sunk.Load()),
-		Replayed:   int(s.replayed.Load()),
-	}
+func (l *local) merge(o *local) {
+	l.processed += o.processed
+	l.failed += o.failed
+	l.reported += o.reported
+	l.filtered += o.filtered
+	l.sunk += o.sunk
+	l.replayed += o.replayed
+	l.notRecorded += o.notRecorded
+	l.seen(o.oldest)
+	l.seen(o.newest)
 }
 
-func (s *stats) merge(l *local) {
-	s.processed.Add(l.processed)
-	s.filtered.Add(l.filtered)
-	s.sunk.Add(l.sunk)
-	s.seen(l.oldest)
-	s.seen(l.newest)
+// result is what the hooks get.
+func (l *local) result() *BatchResult {
+	return &BatchResult{
+		Processed:   int(l.processed),
+		Failed:      int(l.failed),
+		Reported:    int(l.reported),
+		Filtered:    int(l.filtered),
+		SentToSink:  int(l.sunk),
+		Replayed:    int(l.replayed),
+		NotRecorded: int(l.notRecorded),
+	}
 }
