@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"sync"
 
 	"github.com/hamba/avro/v2"
@@ -52,12 +53,15 @@ func AvroSchema(text string) AvroOption {
 // more than 65,536 array items that take no bytes (null, a fixed of size 0, a record of
 // those), are errors found before any of it is decoded: without these limits a 6 MB value
 // of a linked-list schema overflows the stack, a fatal error that no recover sees, and 42
-// bytes of nested arrays of nulls are 8 million values. Within them, what a value makes the
-// decoder allocate is proportional to its size. A schema that needs neither check (most
-// do not) is decoded by hamba/avro directly, at no cost.
+// bytes of nested arrays of nulls are 8 million values. A value decoded into a T that holds
+// interfaces or maps (any, map[string]any), where each record, item or entry costs a map or
+// a boxed value, may have at most 262,144 of them (about 100 MB decoded). Within these
+// limits, what a value makes the decoder allocate is proportional to its size. A schema
+// that needs no check (most do not), decoded into a T of structs, slices and scalars, is
+// decoded by hamba/avro directly, at no cost.
 // Encode writes v with the same schema.
 func Avro[T any](opts ...AvroOption) Codec[T] {
-	c := &avroCodec[T]{}
+	c := &avroCodec[T]{dynamic: holdsDynamic(reflect.TypeFor[T](), map[reflect.Type]bool{})}
 	for _, o := range opts {
 		o(&c.cfg)
 	}
@@ -65,8 +69,9 @@ func Avro[T any](opts ...AvroOption) Codec[T] {
 }
 
 type avroCodec[T any] struct {
-	cfg    avroConfig
-	parsed sync.Map // schema ID -> *avroParsed
+	cfg     avroConfig
+	parsed  sync.Map // schema ID -> *avroParsed
+	dynamic bool     // T holds interfaces or maps: values are counted (avroMaxValues)
 }
 
 type avroParsed struct {
@@ -142,8 +147,11 @@ func (c *avroCodec[T]) decodeInto(_ context.Context, payload []byte, s *Schema, 
 	if err != nil {
 		return err
 	}
-	if guard != nil {
-		if err := guard.check(payload, sch); err != nil {
+	if guard != nil || c.dynamic {
+		if guard == nil {
+			guard = noGuard
+		}
+		if err := guard.check(payload, sch, c.dynamic); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 
 	"github.com/hamba/avro/v2"
 )
@@ -23,6 +24,12 @@ const (
 	// avroMaxEmptyItems bounds the items, in all the arrays of one value, that take no
 	// bytes of payload.
 	avroMaxEmptyItems = 1 << 16
+	// avroMaxValues bounds the records, array items and map entries of one value decoded
+	// into a Go type that holds interfaces or maps (any, map[string]any), where each costs
+	// the decoder a map or a boxed value, hundreds of bytes: a 1 MB array of one-boolean
+	// records was 385 times its size in map[string]any, so a 6 MB one 2.4 GB. At the limit
+	// a value costs about 100 MB.
+	avroMaxValues = 1 << 18
 )
 
 // avroGuard is what a schema needs checked before hamba/avro decodes a value of it: nil for
@@ -98,10 +105,14 @@ func (a *avroAnalysis) canBeEmpty(s avro.Schema) bool {
 	return s.Type() == avro.Null
 }
 
+// noGuard is the guard of a schema that needs none, checked for avroMaxValues only.
+var noGuard = &avroGuard{}
+
 // check walks payload as a value of s, reading nothing into memory, and returns why hamba/avro
 // must not decode it: nesting past avroMaxDepth, more than avroMaxEmptyItems items that take
-// no bytes, or a payload that is not a value of s at all (which the decoder would refuse too).
-func (g *avroGuard) check(payload []byte, s avro.Schema) error {
+// no bytes, more than avroMaxValues values when countValues, or a payload that is not a value
+// of s at all (which the decoder would refuse too).
+func (g *avroGuard) check(payload []byte, s avro.Schema, countValues bool) error {
 	r := avroReaders.Get().(*avro.Reader)
 	defer func() {
 		r.Reset(nil)
@@ -109,7 +120,10 @@ func (g *avroGuard) check(payload []byte, s avro.Schema) error {
 	}()
 	r.Error = nil
 	r.Reset(payload)
-	w := avroWalk{r: r, g: g}
+	w := avroWalk{r: r, g: g, values: -1}
+	if countValues {
+		w.values = 0
+	}
 	if err := w.value(s, 0); err != nil {
 		return err
 	}
@@ -123,9 +137,22 @@ func (g *avroGuard) check(payload []byte, s avro.Schema) error {
 }
 
 type avroWalk struct {
-	r     *avro.Reader
-	g     *avroGuard
-	empty int // items that took no bytes, so far
+	r      *avro.Reader
+	g      *avroGuard
+	empty  int // items that took no bytes, so far
+	values int // records, items and entries so far; -1 when they are not counted
+}
+
+var errAvroTooMany = fmt.Errorf("avro: more than %d values (records, array items, map entries), the limit of a value decoded into a type that holds interfaces or maps", avroMaxValues)
+
+// count counts one value more, if values are counted.
+func (w *avroWalk) count() error {
+	if w.values >= 0 {
+		if w.values++; w.values > avroMaxValues {
+			return errAvroTooMany
+		}
+	}
+	return nil
 }
 
 var errAvroTooDeep = fmt.Errorf("avro: value nested more than %d levels deep (records, arrays and maps of a recursive schema)", avroMaxDepth)
@@ -140,6 +167,9 @@ func (w *avroWalk) value(s avro.Schema, depth int) error {
 	case *avro.RecordSchema:
 		if depth++; depth > avroMaxDepth {
 			return errAvroTooDeep
+		}
+		if err := w.count(); err != nil {
+			return err
 		}
 		for _, f := range s.Fields() {
 			if err := w.value(f.Type(), depth); err != nil || r.Error != nil {
@@ -219,9 +249,34 @@ func (w *avroWalk) blocks(limit int64, empty bool, item func() error) error {
 			}
 		}
 		for range n {
+			if err := w.count(); err != nil {
+				return err
+			}
 			if err := item(); err != nil || r.Error != nil {
 				return err
 			}
 		}
 	}
+}
+
+// holdsDynamic reports whether values of t hold interfaces or maps, which hamba/avro fills with
+// a map or a boxed value per Avro value.
+func holdsDynamic(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Interface, reflect.Map:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return holdsDynamic(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if holdsDynamic(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }

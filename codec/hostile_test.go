@@ -2,14 +2,17 @@ package codec_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/codec"
+	"github.com/kafkalambda/toolkit/codec/internal/testpb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -41,9 +44,9 @@ func allocated(f func()) uint64 {
 }
 
 // hostileValue decodes value as the value of a record with d, and checks that it is a
-// permanent *DecodeError whose text has want, decoded allocating at most the payload's size
-// and 4 KiB (the error): the stated bound, hostile values are refused before they are
-// decoded.
+// permanent *DecodeError whose text has want, decoded allocating at most twice the payload's
+// size and 64 KiB (the error; goccy/go-json copies the payload): the stated bound, hostile
+// values are refused before they are decoded.
 func hostileValue[K, V any](t *testing.T, d *codec.Deserializer[K, V], value []byte, meta *kafkaevent.SchemaMetadata, want string) {
 	t.Helper()
 	r := record(nil, value)
@@ -54,8 +57,8 @@ func hostileValue[K, V any](t *testing.T, d *codec.Deserializer[K, V], value []b
 	if !errors.As(err, &de) || !batch.IsPermanent(err) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("%d-byte value: error %v, want a permanent *DecodeError saying %q", len(value), err, want)
 	}
-	if n > uint64(len(value))+4<<10 {
-		t.Errorf("%d-byte value: decoding allocated %d bytes, over the payload's size and 4 KiB", len(value), n)
+	if n > 2*uint64(len(value))+64<<10 {
+		t.Errorf("%d-byte value: decoding allocated %d bytes, over twice the payload's size and 64 KiB", len(value), n)
 	}
 }
 
@@ -136,5 +139,124 @@ func TestAvroEmptyItems(t *testing.T) {
 		if _, err := d.Record(record(nil, []byte{2, 0x80, 0x08, 0, 0})).Value(ctx); err != nil {
 			t.Fatalf("%s: 512 items: %v", schema, err)
 		}
+	}
+}
+
+// TestAvroDynamicValues: into a map[string]any, each record costs a map: a value may have at
+// most 262,144 records, items and entries. Into a struct, the same value decodes, in
+// memory of the order of its size.
+func TestAvroDynamicValues(t *testing.T) {
+	const schema = `{"type":"array","items":{"type":"record","name":"R","fields":[{"name":"a","type":"boolean"}]}}`
+	// 1,048,576 one-boolean records: 385 times its size in map[string]any.
+	p := append([]byte{0x80, 0x80, 0x80, 0x01}, bytes.Repeat([]byte{1}, 1<<20)...)
+	p = append(p, 0)
+	hostileValue(t, codec.NewDeserializer(codec.Bytes(), codec.Avro[any](codec.AvroSchema(schema))), p, nil, "more than 262144 values")
+	hostileValue(t, codec.NewDeserializer(codec.Bytes(), codec.Avro[[]map[string]any](codec.AvroSchema(schema))), p, nil, "more than 262144 values")
+
+	type rec struct {
+		A bool `avro:"a"`
+	}
+	d := codec.NewDeserializer(codec.Bytes(), codec.Avro[[]rec](codec.AvroSchema(schema)))
+	var v []rec
+	var err error
+	n := allocated(func() { v, err = d.Record(record(nil, p)).Value(ctx) })
+	if err != nil || len(v) != 1<<20 || !v[0].A {
+		t.Fatalf("into []struct: %d items, %v", len(v), err)
+	}
+	if n > 4*uint64(len(p)) {
+		t.Errorf("into []struct: %d bytes allocated for a %d-byte value, over 4 times its size", n, len(p))
+	}
+}
+
+// protoChain is a Tree nested n levels deep through next (field 2).
+func protoChain(n int) []byte {
+	var rev []byte // built from the innermost message out, backwards
+	for range n {
+		l := binary.AppendUvarint(nil, uint64(len(rev)))
+		slices.Reverse(l)
+		rev = append(append(rev, l...), 0x12)
+	}
+	slices.Reverse(rev)
+	return rev
+}
+
+// TestProtobufBounds: messages and groups nest at most 10,000 levels (protobuf's limit, named
+// in the error); a value of a million empty messages costs at most 64 times its size.
+func TestProtobufBounds(t *testing.T) {
+	const want = "nested more than 10000 levels deep"
+	d := codec.NewDeserializer(codec.Bytes(), codec.Protobuf[*testpb.Tree]())
+	dyn := codec.NewDeserializer(codec.Bytes(), codec.ProtobufDynamic((&testpb.Tree{}).ProtoReflect().Descriptor()))
+	chain := protoChain(1 << 20) // 4.7 MB
+	hostileValue(t, d, chain, nil, want)
+	hostileValue(t, dyn, chain, nil, want)
+	// 6 MB of groups of an unknown field 99, start-group tags then as many end-group tags:
+	// protobuf skips unknown fields within the same limit, but its error does not say so.
+	groups := append(bytes.Repeat([]byte{0x9b, 0x06}, 3<<19), bytes.Repeat([]byte{0x9c, 0x06}, 3<<19)...)
+	hostileValue(t, d, groups, nil, "invalid wire-format data")
+	hostileValue(t, dyn, groups, nil, "invalid wire-format data")
+	if v, err := d.Record(record(nil, protoChain(9_999))).Value(ctx); err != nil || v.Next == nil {
+		t.Fatalf("9,999 levels: %v", err)
+	}
+
+	kids := bytes.Repeat([]byte{0x1a, 0}, 3<<20) // 6 MB: 3,145,728 empty kids
+	var v *testpb.Tree
+	var err error
+	n := allocated(func() { v, err = d.Record(record(nil, kids)).Value(ctx) })
+	if err != nil || len(v.Kids) != 3<<20 {
+		t.Fatalf("empty kids: %v", err)
+	}
+	if n > 64*uint64(len(kids)) {
+		t.Errorf("%d bytes allocated for a %d-byte value, over 64 times its size", n, len(kids))
+	}
+}
+
+// TestJSONBounds: JSON nests at most 10,000 levels, named in the error, into any type; a value
+// of a million empty objects costs at most 64 times its size.
+func TestJSONBounds(t *testing.T) {
+	const want = "nested more than 10000 levels deep"
+	type shallow struct {
+		A int `json:"a"`
+	}
+	generic := codec.NewDeserializer(codec.Bytes(), codec.JSON[any]())
+	typed := codec.NewDeserializer(codec.Bytes(), codec.JSON[shallow]())
+	open := bytes.Repeat([]byte("["), 6<<20)
+	balanced := append(bytes.Repeat([]byte(`{"a":`), 10_001), append([]byte("1"), bytes.Repeat([]byte("}"), 10_001)...)...)
+	for _, p := range [][]byte{open, balanced, append([]byte(`{"x":`), open...)} {
+		hostileValue(t, generic, p, nil, want)
+		hostileValue(t, typed, p, nil, want)
+	}
+	ok := append(bytes.Repeat([]byte("["), 9_999), bytes.Repeat([]byte("]"), 9_999)...)
+	if _, err := generic.Record(record(nil, ok)).Value(ctx); err != nil {
+		t.Fatalf("9,999 levels: %v", err)
+	}
+
+	objs := append(append([]byte("["), bytes.Repeat([]byte("{},"), 2<<20)...), "{}]"...) // 6 MB
+	var err error
+	n := allocated(func() { _, err = generic.Record(record(nil, objs)).Value(ctx) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > 64*uint64(len(objs)) {
+		t.Errorf("%d bytes allocated for a %d-byte value, over 64 times its size", n, len(objs))
+	}
+}
+
+// TestGlueBomb: a Glue zlib payload of 64 KiB that inflates to 64 MiB is a *DecodeError
+// wrapping ErrInflatedTooLarge, found allocating at most three times the cap (8 MiB; the
+// buffer doubles up to it).
+func TestGlueBomb(t *testing.T) {
+	framed, err := codec.AppendGlue(nil, glueID, true, make([]byte, 64<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := codec.NewDeserializer(codec.Bytes(), codec.Bytes(), codec.WithWire(codec.WireGlue))
+	var v []byte
+	n := allocated(func() { v, err = d.Record(record(nil, framed)).Value(ctx) })
+	var de *codec.DecodeError
+	if !errors.As(err, &de) || !errors.Is(err, codec.ErrInflatedTooLarge) || v != nil {
+		t.Fatalf("%d-byte bomb: %d bytes, %v", len(framed), len(v), err)
+	}
+	if n > 3*codec.DefaultMaxInflated+1<<20 {
+		t.Errorf("%d-byte bomb: %d bytes allocated, over three times the cap", len(framed), n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	gojson "github.com/goccy/go-json"
 )
@@ -21,6 +22,9 @@ import (
 // JSON decodes what the event source mapping delivers in its JSON mode whatever the schema
 // metadata's dataFormat (the mapping has converted Avro and Protobuf to JSON), Confluent's JSON
 // Schema serializer's values behind [WireConfluent], and plain JSON text.
+//
+// Values nest at most 10,000 levels deep (arrays and objects), as with encoding/json: a value
+// nested deeper is an error that says so.
 func JSON[T any]() Codec[T] { return jsonCodec[T]{} }
 
 type jsonCodec[T any] struct{}
@@ -36,8 +40,16 @@ func (c jsonCodec[T]) Decode(ctx context.Context, payload []byte, s *Schema) (T,
 	return v, nil
 }
 
+// jsonMaxDepth is how deep goccy/go-json lets JSON nest, as encoding/json does.
+const jsonMaxDepth = 10_000
+
 func (jsonCodec[T]) decodeInto(_ context.Context, payload []byte, _ *Schema, v *T) error {
 	if err := jsonUnmarshal(payload, v); err != nil {
+		// goccy/go-json's error says "exceeded max depth" without the limit, and is no
+		// value or type to test for: its words are what there is.
+		if strings.Contains(err.Error(), "exceeded max depth") {
+			return fmt.Errorf("json: nested more than %d levels deep: %w", jsonMaxDepth, err)
+		}
 		return fmt.Errorf("json: %w", err)
 	}
 	return nil

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -18,7 +20,9 @@ import (
 // The message indexes a Confluent or Glue producer writes before the message (which message
 // of its .proto file the value is) are taken off by the Deserializer and left in
 // [Schema.MessageIndexes]; the value is decoded as an M whatever they say, since the writer's
-// file may be laid out differently from the one M was generated from. On the producer side,
+// file may be laid out differently from the one M was generated from. Messages and groups
+// nest at most 10,000 levels deep (protobuf's default recursion limit): a value nested
+// deeper is an error that says so. On the producer side,
 // [Serializer] writes the indexes of M in its own file.
 func Protobuf[M proto.Message]() Codec[M] {
 	var zero M
@@ -38,10 +42,19 @@ type protoCodec[M proto.Message] struct {
 
 func (*protoCodec[M]) Format() string { return FormatProtobuf }
 
+// protoMaxDepth is how deep messages (and groups) may nest: protobuf's default.
+const protoMaxDepth = protowire.DefaultRecursionLimit
+
+var protoUnmarshal = proto.UnmarshalOptions{RecursionLimit: protoMaxDepth}
+
 func (c *protoCodec[M]) Decode(_ context.Context, payload []byte, _ *Schema) (M, error) {
 	m := c.mt.New().Interface().(M)
-	if err := proto.Unmarshal(payload, m); err != nil {
+	if err := protoUnmarshal.Unmarshal(payload, m); err != nil {
 		var zero M
+		// protobuf's error does not give the limit, and is no value to test for.
+		if strings.Contains(err.Error(), "exceeded maximum recursion depth") {
+			return zero, fmt.Errorf("protobuf: %s: nested more than %d levels deep: %w", c.mt.Descriptor().FullName(), protoMaxDepth, err)
+		}
 		return zero, fmt.Errorf("protobuf: %s: %w", c.mt.Descriptor().FullName(), err)
 	}
 	return m, nil
