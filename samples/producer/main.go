@@ -8,7 +8,9 @@
 // the Kafka value). Each Kafka record carries the headers outbox-id, outbox-type and
 // outbox-sequence-number (the stream record's SequenceNumber); consumers dedup on outbox-id.
 //
-// Environment: OUTPUT_TOPIC, KAFKA_BOOTSTRAP_SERVERS, KAFKA_AUTH (iam on MSK).
+// Environment: OUTPUT_TOPIC, KAFKA_BOOTSTRAP_SERVERS, KAFKA_AUTH (iam on MSK), and with
+// KAFKA_AUTH=scram, KAFKA_SCRAM_SECRET_ARN: the secret's ARN, never its value. The relay reads
+// the secret at start (a missing or unreadable one stops the start, before any event).
 package main
 
 import (
@@ -47,7 +49,8 @@ func newRelay(out io.Writer) (*relay, error) {
 		return nil, fmt.Errorf("environment variable OUTPUT_TOPIC is required (template.yaml sets it)")
 	}
 	// Brokers from KAFKA_BOOTSTRAP_SERVERS, authentication from KAFKA_AUTH (iam: the function's
-	// role, through the default credentials chain).
+	// role, through the default credentials chain; scram: the user and password of the secret
+	// KAFKA_SCRAM_SECRET_ARN names, read here, once per execution environment).
 	client, err := producer.NewClient()
 	if err != nil {
 		return nil, err
