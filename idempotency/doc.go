@@ -22,7 +22,24 @@
 // ([WithLocalCache]) has the record. While the first call runs, others get [ErrInProgress]:
 // report the record as failed so that it comes back later. The in-progress lease ends at the
 // context's deadline, the Lambda timeout, so a crashed or timed-out invocation frees the key;
-// [WithMaxLease] shortens it.
+// [WithMaxLease] shortens it. Nothing takes a live lease over, however short the expiry: the
+// in-progress record's expiration is written no earlier than the lease's end (so Powertools
+// peers and DynamoDB's TTL keep it too), and the store's condition ignores the expiration of
+// an in-progress record that has a lease.
+//
+// Each call has an owner, a random UUID kept in the record ([Record].Owner). When the SDK
+// retries a write whose answer was lost after DynamoDB applied it, the retry finds the
+// caller's own record and goes on, instead of reporting [ErrInProgress] against itself; and
+// the completion and the release act only on the caller's own record.
+//
+// # Deadlines
+//
+// Every store call ends by the context's deadline less a margin ([WithDeadlineMargin],
+// 100 ms), so that the caller can still report before the function times out, even when
+// DynamoDB never answers. The completion and the release happen after fn, when the caller's
+// context may have been cancelled: they run under a context that ignores the cancellation
+// but not the deadline. A context without a deadline is treated as an invocation that ends
+// when the default lease does ([WithDefaultLease], 5 minutes).
 //
 // # Choosing the key
 //
@@ -59,16 +76,28 @@
 //
 // # Failures
 //
-// If the function fails or panics, its in-progress record is deleted, by the caller that
-// created it only, so a retry runs it again; the error is returned (joined with a failure to
-// delete, if any) or the panic goes on. If the store fails before the function runs, it does
-// not run: the error is a [*PersistenceError] (fail closed). A stored record that cannot be
-// read (an attribute of the wrong type, an unknown status, data that is not JSON) is a
-// [*RecordError] inside it, never read as if the attribute were missing. If the store fails
-// after, the function's result is returned with a *PersistenceError, and the record stays in
-// progress until its lease ends. A result too large for a DynamoDB item is an error
-// ([ErrResultTooLarge]) unless [WithoutResult] says to store none. An option that cannot be
-// used fails every call with [ErrInvalidOption] before anything runs.
+// Do fails closed before fn runs and never loses a success after it. A store call that fails
+// is retried while the failure is transient (throttling, a 5xx answer, a connection error:
+// the SDK's own retries first, then Do's, up to the deadline), and then:
+//
+//	where it fails               fn       Do returns                          the record
+//	acquire (unreachable,        no run   a *PersistenceError, Op "acquire"  not written: a retry
+//	  throttled, too slow)                                                    runs fn
+//	fn returns an error          ran      fn's error                          deleted: a retry
+//	                                                                          runs fn again
+//	fn panics                    ran      (the panic goes on)                 deleted
+//	release, after fn failed     ran      fn's error joined with a            in progress until
+//	  or panicked                         *PersistenceError, Op "release"     its lease ends
+//	complete, after fn succeeded ran      fn's result and ErrNotRecorded in   in progress until
+//	                                      a *PersistenceError, Op "complete"  its lease ends
+//
+// [ErrNotRecorded] means the effect has happened: do not report the input for redelivery
+// (package batch counts and logs it as a success), or it runs again once the lease ends. A
+// result too large for a DynamoDB item ([ErrResultTooLarge], unless [WithoutResult] says to
+// store none) is ErrNotRecorded too. A stored record that cannot be read (an attribute of the
+// wrong type, an unknown status, data that is not JSON) is a [*RecordError] inside a
+// *PersistenceError, never read as if the attribute were missing, and fn does not run. An
+// option that cannot be used fails every call with [ErrInvalidOption] before anything runs.
 //
 // Setting POWERTOOLS_IDEMPOTENCY_DISABLED to a true value turns it all off, as in Powertools
 // ([DisabledEnv]).

@@ -95,6 +95,7 @@ func TestInvalidOptions(t *testing.T) {
 		{"WithExpiry(0)", good, []idempotency.Option{idempotency.WithExpiry(0)}, "", "WithExpiry(0s)"},
 		{"WithMaxLease(-1s)", good, []idempotency.Option{idempotency.WithMaxLease(-time.Second)}, "", "WithMaxLease(-1s)"},
 		{"WithDefaultLease(0)", good, []idempotency.Option{idempotency.WithDefaultLease(0)}, "", "WithDefaultLease(0s)"},
+		{"WithDeadlineMargin(-1ms)", good, []idempotency.Option{idempotency.WithDeadlineMargin(-time.Millisecond)}, "", "WithDeadlineMargin(-1ms)"},
 		{"WithHash(nil)", good, []idempotency.Option{idempotency.WithHash(nil)}, "", "WithHash(nil)"},
 		{"WithReplayHook(nil)", good, []idempotency.Option{idempotency.WithReplayHook(nil)}, "", "WithReplayHook(nil)"},
 		{"WithClock(nil)", good, []idempotency.Option{idempotency.WithClock(nil)}, "", "WithClock(nil)"},

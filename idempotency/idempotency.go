@@ -163,7 +163,15 @@ const maxAttempts = 3
 //
 // If fn fails or panics, the in-progress record is deleted (so a retry runs fn again) and the
 // error is returned or the panic goes on. If the store fails before fn runs, fn does not run
-// and the error is a *PersistenceError (fail closed).
+// and the error is a *PersistenceError (fail closed). If fn succeeds and its completion cannot
+// be stored, even after retries, Do returns fn's result with ErrNotRecorded and leaves the
+// record in progress: the package doc's table lists every case.
+//
+// Every store call ends by ctx's deadline less WithDeadlineMargin (100 ms), or, when ctx has
+// none, by the end of the default lease (WithDefaultLease) less the margin; the completion
+// and the release are made even if ctx has been cancelled, until then. Each call writes a
+// new owner (Record.Owner) into its record, so that a write the SDK retries after its answer
+// was lost is recognised as the caller's own.
 //
 // # Nested calls
 //

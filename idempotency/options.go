@@ -48,7 +48,8 @@ const DisabledEnv = "POWERTOOLS_IDEMPOTENCY_DISABLED"
 func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 
 // WithExpiry sets how long a completed record is replayed; d must be positive. The default
-// is 1 hour, as in Powertools.
+// is 1 hour, as in Powertools. It does not shorten a lease: an in-progress record expires no
+// earlier than its lease ends.
 func WithExpiry(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
