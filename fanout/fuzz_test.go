@@ -1,7 +1,9 @@
 package fanout
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +26,16 @@ func FuzzRecord(f *testing.F) {
 		a := e.MessageAttributes
 		f.Add(aws.ToString(e.MessageBody), aws.ToString(a[RecordAttribute].StringValue), a[HeadersAttribute].BinaryValue, a[ValueAttribute].BinaryValue, uint8(0))
 	}
+	// Hostile seeds: a record attribute nested past encoding/json's 10,000 levels, headers
+	// by the ten thousand, a header claiming more bytes than there are.
+	rec := aws.ToString(func() *string {
+		e, _, _ := entry(shapes()["headers"], false, nil)
+		return e.MessageAttributes[RecordAttribute].StringValue
+	}())
+	f.Add("b", `{"v":1,"x":`+strings.Repeat("[", 10_001)+`}`, []byte(nil), []byte(nil), uint8(0))
+	f.Add("b", rec, bytes.Repeat([]byte{0, 0}, 10_000), []byte(nil), uint8(0))
+	f.Add("b", rec, bytes.Repeat([]byte{1, 'k', 2, 'v'}, 10_000), []byte(nil), uint8(0))
+	f.Add("b", rec, []byte{0xff, 0xff, 0xff, 0xff, 0x0f, 'k'}, []byte(nil), uint8(0))
 	f.Fuzz(func(t *testing.T, body, record string, headers, value []byte, flags uint8) {
 		m := events.SQSMessage{MessageId: "fuzz", Body: body, MessageAttributes: map[string]events.SQSMessageAttribute{}}
 		if flags&1 == 0 {

@@ -351,41 +351,72 @@ func appendHeaders(b []byte, hs []kafkaevent.Header) []byte {
 	return b
 }
 
-// readHeaders decodes the HeadersAttribute encoding.
+// readHeaders decodes the HeadersAttribute encoding. It allocates what the headers need and
+// no more, whatever their number (a 1 MiB attribute can hold 524,288 of them): the headers'
+// slice at its exact length, after a first pass counts them, and one copy of the attribute
+// (as a string for the names, as bytes for the values) that they share, so that the record
+// shares no memory with the message.
 func readHeaders(b []byte) ([]kafkaevent.Header, error) {
 	if len(b) == 0 {
 		return nil, errors.New("empty (a record without headers has no headers attribute)")
 	}
-	var hs []kafkaevent.Header
-	for i := 0; i < len(b); {
-		at := i
-		n, w := binary.Uvarint(b[i:])
-		if w <= 0 {
-			return nil, fmt.Errorf("header %d at byte %d: bad name length", len(hs), at)
+	n := 0
+	for i := 0; i < len(b); n++ {
+		h, err := nextHeader(b, i, n)
+		if err != nil {
+			return nil, err
 		}
-		i += w
-		if n > uint64(len(b)-i) {
-			return nil, fmt.Errorf("header %d at byte %d: name of %d bytes, %d left", len(hs), at, n, len(b)-i)
+		i = h.end
+	}
+	hs := make([]kafkaevent.Header, n)
+	names, values := string(b), bytes.Clone(b)
+	for k, i := 0, 0; i < len(b); k++ {
+		h, _ := nextHeader(b, i, k)
+		hs[k].Key = names[h.name:h.nameEnd]
+		if !h.null {
+			hs[k].Value = values[h.value:h.end:h.end]
 		}
-		key := string(b[i : i+int(n)])
-		i += int(n)
-		n, w = binary.Uvarint(b[i:])
-		if w <= 0 {
-			return nil, fmt.Errorf("header %d (%q) at byte %d: bad value length", len(hs), key, i)
-		}
-		i += w
-		if n == 0 {
-			hs = append(hs, kafkaevent.Header{Key: key})
-			continue
-		}
-		n--
-		if n > uint64(len(b)-i) {
-			return nil, fmt.Errorf("header %d (%q) at byte %d: value of %d bytes, %d left", len(hs), key, i, n, len(b)-i)
-		}
-		hs = append(hs, kafkaevent.Header{Key: key, Value: append(make([]byte, 0, n), b[i:i+int(n)]...)})
-		i += int(n)
+		i = h.end
 	}
 	return hs, nil
+}
+
+// headerSpan is where one header of the HeadersAttribute encoding lies: its name is
+// [name, nameEnd), its value [value, end), and the next header starts at end.
+type headerSpan struct {
+	name, nameEnd, value, end int
+	null                      bool
+}
+
+// nextHeader reads the k-th header, starting at i.
+func nextHeader(b []byte, i, k int) (headerSpan, error) {
+	at := i
+	n, w := binary.Uvarint(b[i:])
+	if w <= 0 {
+		return headerSpan{}, fmt.Errorf("header %d at byte %d: bad name length", k, at)
+	}
+	i += w
+	if n > uint64(len(b)-i) {
+		return headerSpan{}, fmt.Errorf("header %d at byte %d: name of %d bytes, %d left", k, at, n, len(b)-i)
+	}
+	h := headerSpan{name: i, nameEnd: i + int(n)}
+	i = h.nameEnd
+	n, w = binary.Uvarint(b[i:])
+	if w <= 0 {
+		return headerSpan{}, fmt.Errorf("header %d (%q) at byte %d: bad value length", k, b[h.name:h.nameEnd], i)
+	}
+	i += w
+	h.value = i
+	if n == 0 {
+		h.null, h.end = true, i
+		return h, nil
+	}
+	n--
+	if n > uint64(len(b)-i) {
+		return headerSpan{}, fmt.Errorf("header %d (%q) at byte %d: value of %d bytes, %d left", k, b[h.name:h.nameEnd], i, n, len(b)-i)
+	}
+	h.end = i + int(n)
+	return h, nil
 }
 
 // groupByKey is the default FIFO message group: the record's key, as it is when SQS allows

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -886,5 +887,45 @@ func TestRecordFastPath(t *testing.T) {
 		if f, ok := readRecordFast(s); ok {
 			t.Errorf("fast path took %s: %+v", s, f)
 		}
+	}
+}
+
+// TestRecordMemoryBound: a message of 1 MiB (SQS's limit) cannot make Record allocate more than
+// 24 times its size, whatever it holds: 524,288 headers cost their slice (40 bytes each) and
+// one copy of the attribute, and a record attribute nested 500,000 levels deep is refused by
+// encoding/json at 10,000.
+func TestRecordMemoryBound(t *testing.T) {
+	e, _, err := entry(shapes()["headers"], false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := entryMessage(t, "m", e)
+	m.MessageAttributes[HeadersAttribute] = events.SQSMessageAttribute{DataType: "Binary", BinaryValue: bytes.Repeat([]byte{0, 0}, MaxMessageSize/2)}
+	var r *kafkaevent.Record
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r, err = Record(m)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(r.Headers) != MaxMessageSize/2 || r.Headers[0].Key != "" || r.Headers[0].Value != nil {
+		t.Fatalf("524,288 null headers: %v", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 24*MaxMessageSize {
+		t.Errorf("524,288 headers: Record allocated %d bytes for a %d-byte attribute, over 24 times", got, MaxMessageSize)
+	}
+
+	deep := `{"v":1,"x":` + strings.Repeat("[", MaxMessageSize/2) + `}`
+	m = events.SQSMessage{MessageId: "deep", Body: "b", MessageAttributes: map[string]events.SQSMessageAttribute{
+		RecordAttribute: {DataType: "String", StringValue: &deep}}}
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = Record(m)
+	runtime.ReadMemStats(&after)
+	var de *DecodeError
+	if !errors.As(err, &de) || de.Attribute != RecordAttribute || !strings.Contains(err.Error(), "exceeded max depth") {
+		t.Fatalf("a record attribute nested 524,288 levels deep: %v", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 24*MaxMessageSize {
+		t.Errorf("deep record attribute: Record allocated %d bytes, over 24 times its size", got)
 	}
 }
