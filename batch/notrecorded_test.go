@@ -29,7 +29,9 @@ type resultHook struct {
 	got []batch.BatchResult
 }
 
-func (h *resultHook) OnBatchStart(ctx context.Context, _ *batch.BatchInfo) context.Context { return ctx }
+func (h *resultHook) OnBatchStart(ctx context.Context, _ *batch.BatchInfo) context.Context {
+	return ctx
+}
 func (h *resultHook) OnBatchEnd(_ context.Context, _ *batch.BatchInfo, r *batch.BatchResult) {
 	h.mu.Lock()
 	h.got = append(h.got, *r)
