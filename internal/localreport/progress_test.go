@@ -3,6 +3,8 @@ package localreport
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -316,5 +318,78 @@ func TestNewProgressRejectsNil(t *testing.T) {
 	}
 	if _, err := NewProgress(&bytes.Buffer{}, nil); err == nil {
 		t.Error("nil sample: no error")
+	}
+}
+
+// TestProgressWriteBetweenBlocks writes messages through a running Progress from another
+// goroutine, as klt local does: under -race the writer is shared safely, and in plain mode
+// every message and every block arrive whole, in the order they were written.
+func TestProgressWriteBetweenBlocks(t *testing.T) {
+	var out bytes.Buffer // not safe for concurrent use: the Progress must serialise
+	p, err := NewProgress(&out, func() []MappingStatus {
+		return []MappingStatus{{Name: "A"}}
+	}, Terminal(false), PlainEvery(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Start()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 50 {
+				fmt.Fprintf(p, "klt local: message %d of writer %d\n", i, g)
+				time.Sleep(time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	msgs := 0
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	for i, l := range lines {
+		switch l = strings.TrimSpace(l); {
+		case strings.HasPrefix(l, "klt local: message "):
+			msgs++
+		case strings.HasPrefix(l, "mappings at "):
+			if i+1 >= len(lines) || !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "A ") {
+				t.Errorf("block cut after its header at line %d: %q", i, lines[i:min(i+2, len(lines))])
+			}
+		case strings.HasPrefix(l, "A "):
+		default:
+			t.Errorf("line %d mixes a message and a block: %q", i, l)
+		}
+	}
+	if msgs != 200 {
+		t.Errorf("%d messages, want 200", msgs)
+	}
+}
+
+// TestProgressTerminalWriteAboveBlock: on a terminal, a message replaces the block on screen
+// and the block is drawn again under it, so the message is neither drawn over nor left inside.
+func TestProgressTerminalWriteAboveBlock(t *testing.T) {
+	clk := newClock()
+	var out bytes.Buffer
+	p, err := NewProgress(&out, func() []MappingStatus { return []MappingStatus{{Name: "A"}} }, Terminal(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.now = clk.now
+	p.started = clk.t
+	p.tick(false) // two lines on screen
+	out.Reset()
+	if _, err := io.WriteString(p, "klt local: hello\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if !strings.HasPrefix(got, "\x1b[2A\r\x1b[Jklt local: hello\n\r\x1b[2K  mappings at ") || strings.Count(got, "\x1b[2K") != 2 {
+		t.Errorf("message on a terminal: %q; want up 2, clear, the message, then the block's 2 lines again", got)
+	}
+	out.Reset()
+	clk.add(250 * time.Millisecond)
+	p.tick(false)
+	if got := out.String(); !strings.HasPrefix(got, "\x1b[2A") {
+		t.Errorf("next block: %q; want it redrawn in place, up 2", got)
 	}
 }
