@@ -496,7 +496,8 @@ func withArticle(kind string) string {
 
 // readTestEvent reads a Kafka or an SQS event and returns its records in the order a function
 // sees them. It tells the two apart by their members: a Kafka event has "eventSource" and
-// "records", an SQS event "Records".
+// "records", an SQS event "Records". A member given twice anywhere in it is an error: which
+// one counts would depend on the reader.
 func readTestEvent(name string, data []byte) (kind string, recs []testRecord, err error) {
 	if err := checkDuplicateMembers(name, data); err != nil {
 		return "", nil, err

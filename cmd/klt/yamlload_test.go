@@ -113,10 +113,10 @@ func duplicateKey(n *yaml.Node, seen map[*yaml.Node]bool) string {
 func TestLoadYAML(t *testing.T) {
 	for in, want := range map[string]string{
 		"a: &a [*a]\n":                       "t.yaml:1:8: aliases expand the template past 1000000 nodes",
-		"Resources: {A: 1, A: 2}\n":           `t.yaml:1:19: mapping key "A" given twice (first at line 1, column 13)`,
-		"Resources: {1: a, \"1\": b}\n":       `t.yaml:1:19: mapping key "1" given twice`,
-		"k: &k key\n*k : 1\nkey: 2\n":         `t.yaml:3:1: mapping key "key" given twice (first at line 2, column 1)`,
-		"a: [x\n":                             "t.yaml: invalid YAML: ",
+		"Resources: {A: 1, A: 2}\n":          `t.yaml:1:19: mapping key "A" given twice (first at line 1, column 13)`,
+		"Resources: {1: a, \"1\": b}\n":      `t.yaml:1:19: mapping key "1" given twice`,
+		"k: &k key\n*k : 1\nkey: 2\n":        `t.yaml:3:1: mapping key "key" given twice (first at line 2, column 1)`,
+		"a: [x\n":                            "t.yaml: invalid YAML: ",
 		"a: " + strings.Repeat("x", 1<<20-2): "t.yaml: more than 1048576 bytes (1 MB, the largest template CloudFormation takes)",
 	} {
 		_, err := loadYAML("t.yaml", []byte(in))
