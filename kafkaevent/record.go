@@ -139,17 +139,19 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 			}
 			i = next
 		case w == wOffset && d[i+8] == ':':
+			bit = 1 << fOffset
 			n, next, ok := uintAt(d, i+9)
 			if !ok || n > math.MaxInt64 {
 				return fail()
 			}
-			r.Offset, i, bit = int64(n), next, 1<<fOffset
+			r.Offset, i = int64(n), next
 		case w == wTimesta && binary.LittleEndian.Uint32(d[i+8:]) == wMpColon:
+			bit = 1 << fTimestamp
 			n, next, ok := uintAt(d, i+12) // -1 and other negatives take the general path
 			if !ok || n > math.MaxInt64 {
 				return fail()
 			}
-			r.Timestamp, i, bit = time.UnixMilli(int64(n)).UTC(), next, 1<<fTimestamp
+			r.Timestamp, i = time.UnixMilli(int64(n)).UTC(), next
 		case w == wTimesta && binary.LittleEndian.Uint64(d[i+8:]) == wMpType:
 			bit = 1 << fTimestampType
 			if next, ok := quotedAt(d, i+16, CreateTime); ok {
@@ -160,25 +162,28 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 				return fail()
 			}
 		case w&0xFFFFFFFFFFFF == wKey:
+			bit = 1 << fKey
 			v, next, ok := p.base64At(i + 6)
 			if !ok {
 				return fail()
 			}
-			r.Key, i, bit = v, next, 1<<fKey
+			r.Key, i = v, next
 		case w == wValue:
+			bit = 1 << fValue
 			v, next, ok := p.base64At(i + 8)
 			if !ok {
 				return fail()
 			}
-			r.Value, i, bit = v, next, 1<<fValue
+			r.Value, i = v, next
 		case w == wHeaders && binary.LittleEndian.Uint16(d[i+8:]) == wQuoteColon && d[i+10] == '[':
+			bit = 1 << fHeaders
 			p.i, p.field = i+10, nameHeaders
 			hs, err := p.headerList(i + 10)
 			p.field = ""
 			if err != nil || p.recErr != nil {
 				return fail()
 			}
-			r.Headers, i, bit = hs, p.i, 1<<fHeaders
+			r.Headers, i = hs, p.i
 		default:
 			return fail()
 		}

@@ -19,10 +19,10 @@
 //	SQS event: Records[3].Body: member "body" appears twice in the message
 //	SQS event: Records[0].messageAttributes.trace: name appears twice in messageAttributes
 //
-// Nothing is lost where a batch cannot report it: the invocation fails, and the event source
-// mapping retries the batch and, in the end, sends it to its dead-letter queue. An unknown
-// member given twice is read (skipped twice): Parse keeps nothing of it, so there is no value
-// to choose, and SQS or Lambda may add members this package does not know yet.
+// The invocation fails then, so no message is handled on a guess: the batch's messages go back
+// to the queue, and to its dead-letter queue, if it has one, after maxReceiveCount receives.
+// An unknown member given twice is read (skipped twice): Parse keeps nothing of it, so there is
+// no value to choose, and SQS or Lambda may add members this package does not know yet.
 //
 // The differential tests and the fuzz target hold Parse to all of that.
 //
