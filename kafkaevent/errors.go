@@ -35,7 +35,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // path returns the JSON path of where the parser is, such as records["orders-0"][3].offset.
 func (p *parser) path() string {
-	if p.partKey == "" {
+	if !p.inPart {
 		if p.field == "" {
 			return "$"
 		}

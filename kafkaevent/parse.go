@@ -63,6 +63,7 @@ type parser struct {
 
 	// Where the parser is, for error paths.
 	partKey  string
+	inPart   bool // whether partKey is set: "" is a records key too
 	recIndex int
 	field    string
 	sub      string // a member of field: "dataFormat" in keySchemaMetadata.dataFormat
@@ -222,7 +223,7 @@ func (p *parser) partitions() ([]Partition, error) {
 	var parts []Partition
 	err := p.object(func(name []byte) error {
 		key := string(name)
-		p.partKey = key
+		p.partKey, p.inPart = key, true
 		p.recIndex = -1
 		p.field = ""
 		// The key gives the topic and partition of records that do not name their own; a
@@ -275,7 +276,7 @@ func (p *parser) partitions() ([]Partition, error) {
 		}
 		part.keyed = !isPartitionID(key, part.Topic, part.Number)
 		parts = append(parts, part)
-		p.partKey = ""
+		p.partKey, p.inPart = "", false
 		p.recIndex = -1
 		return nil
 	})
@@ -284,7 +285,7 @@ func (p *parser) partitions() ([]Partition, error) {
 	}
 	if len(parts) > 1 {
 		if k, dup := duplicateKey(parts); dup {
-			p.partKey, p.recIndex, p.field = k, -1, ""
+			p.partKey, p.inPart, p.recIndex, p.field = k, true, -1, ""
 			return nil, p.errAt(0, "key appears twice in records")
 		}
 		sortPartitions(parts)

@@ -359,6 +359,8 @@ func TestParseEnvelopeErrors(t *testing.T) {
 		{msk(`{"topic":"orders","partition":0,"offset":-2}`), `records["orders-0"][0].offset: want non-negative integer, got -2`},
 		{msk(`{"topic":"orders","partition":0,"offset":92233720368547758070}`), `offset: want integer`},
 		{msk(`{"topic":"orders","partition":0}`), `records["orders-0"][0].offset: missing`},
+		{`{"eventSource":"aws:kafka","records":{"":[{"topic":"t","partition":0}]}}`, `records[""][0].offset: missing`},
+		{`{"eventSource":"aws:kafka","records":{"":[],"":[]}}`, `records[""]: key appears twice in records`},
 		{msk(`{"topic":"orders","partition":"x","offset":1}`), `records["orders-0"][0].partition: want partition number`},
 		{msk(`{"topic":"orders","partition":-1,"offset":1}`), `records["orders-0"][0].partition: want partition number`},
 		{msk(`{"topic":9,"partition":0,"offset":1}`), `records["orders-0"][0].topic: want string, got 9`},
