@@ -96,10 +96,12 @@ func WithConcurrency(n int) Option {
 	}
 }
 
-// WithDeadlineMargin sets how long before the function's deadline processing stops: records
-// not started by then are reported as failed, and the handler's context is cancelled then, so
-// that a slow record cannot turn into a timeout that retries the whole batch. The default is
-// 500 ms; 0 stops at the deadline itself.
+// WithDeadlineMargin sets how long before the function's deadline processing stops and the
+// batch answers: the handler's context is cancelled then, records not started are reported
+// (ErrDeadline), and so are the records whose handler has not returned (ErrAbandoned; the
+// handler is left running, and cannot change the response), each with the rest of its
+// partition or FIFO message group, so that a slow record cannot turn into a timeout that
+// retries the whole batch. The default is 500 ms; 0 stops at the deadline itself.
 func WithDeadlineMargin(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -227,7 +229,12 @@ func withClock(now func() time.Time, sleep func(context.Context, time.Duration) 
 	return func(c *config) { c.now, c.sleep = now, sleep }
 }
 
-// Permanent marks err as a failure that retrying cannot fix: the record is not retried.
+// Permanent marks err as a failure that retrying cannot fix: the handler is not called again
+// for the record in this invocation, and a sink (WithSink, under either policy) takes it.
+// Without a sink the record is reported like any other failure: its partition (or FIFO
+// message group) stops there, and the event source mapping delivers it again until its own
+// retry limits (MaximumRetryAttempts, MaximumRecordAgeInSeconds) send it to its on-failure
+// destination, if any.
 func Permanent(err error) error {
 	if err == nil {
 		return nil

@@ -11,7 +11,7 @@
 //		lambda.Start(batch.KafkaHandler(func(ctx context.Context, r *kafkaevent.Record) error {
 //			var o Order
 //			if err := json.Unmarshal(r.Value, &o); err != nil {
-//				return batch.Permanent(err) // retrying will not help
+//				return batch.Permanent(err) // not retried here: reported (or to the sink)
 //			}
 //			return save(ctx, o) // an error is retried, then reported
 //		}))
@@ -30,9 +30,49 @@
 // the other partitions go on. A record fails when its handler returns an error on every
 // attempt ([WithRetry]: 3 attempts with backoff by default), at once when the error is
 // marked [Permanent] or the handler panics ([PanicError]), and without a call when its
-// Record.Err is set (a field that did not decode). Near the function's deadline
-// ([WithDeadlineMargin]) no record is started and the handler's context is cancelled, so the
-// response goes out before Lambda's timeout; the records not started fail with [ErrDeadline].
+// Record.Err is set (a field that did not decode).
+//
+// A failed record is reported unless a sink takes it ([WithSink]). Permanent only stops the
+// retries within the invocation: without a sink, a permanent record is reported like any
+// other, its partition (or FIFO message group) stops there, and the event source mapping
+// delivers it again, and again, until its own retry limits end it (MaximumRetryAttempts,
+// MaximumRecordAgeInSeconds; then its on-failure destination, if any; for SQS, the queue's
+// redrive policy). Give a sink to move past records that cannot succeed.
+//
+// # The deadline
+//
+// At the function's deadline less [WithDeadlineMargin] (500 ms by default), the handler's
+// context is cancelled, no record is started, and the batch answers, whether or not every
+// handler has returned: the records not started fail with [ErrDeadline], and a record whose
+// handler has not returned (one that does not watch its context) fails with [ErrAbandoned],
+// with the rest of its partition or message group. Its goroutine is left running: nothing
+// it does after the answer changes the response, the counts, the hooks or the logs, and it
+// sends nothing to the sink. A handler left running may still apply its effect: under
+// [WithIdempotency] its key stays in progress until it ends (at most until the function's
+// deadline), so the redelivery is skipped as done or comes back later; without it, the
+// redelivery applies the effect again. With no deadline in the context, the batch waits for
+// every handler.
+//
+// # What happens to a record
+//
+//	what went wrong                          the record                              counted as
+//	the handler's error, every attempt       reported, or to the sink (SinkExhausted)  Failed
+//	a Permanent error, a panic, Record.Err   not retried; reported, or to the sink     Failed
+//	the store fails at acquire               handler not called; reported, never sunk  Failed
+//	the store fails at complete              a success: not reported (see below)       Processed, NotRecorded
+//	  (idempotency.ErrNotRecorded)
+//	the store fails at release               as the handler's error says; the key      Failed
+//	                                         stays in progress until its lease ends,
+//	                                         so a redelivery before then fails with
+//	                                         idempotency.ErrInProgress
+//	the deadline, handler ignores ctx        reported with the rest of its partition   Failed
+//	                                         (ErrAbandoned); the handler left running
+//
+// Every Failed record has one "record failed" line and one [FailureHook] call. A record
+// whose completion was not stored has happened: reporting it would apply its effect a second
+// time once its lease ends, so it counts as processed, with one "record completion not
+// stored" line at level Error; its key stays in progress until the lease ends, and a
+// redelivery before then fails with idempotency.ErrInProgress.
 //
 // SQS works alike: messages of a standard queue in parallel, those of a FIFO queue in order
 // within each message group.
@@ -43,7 +83,11 @@
 // (partition and offset, or message ID and group), its attempts, whether it was permanent or
 // went to the sink, how many records the response reports because of it, and the error; a
 // panic's stack is in its own attribute. Keys, values and bodies are never logged. Each batch
-// ends with one summary line ("batch processed") of counts. [WithLogger] chooses the logger.
+// ends with one summary line ("batch processed") of the counts of [BatchResult]: processed,
+// failed (the "record failed" lines, whether the record then went to the sink or was
+// reported), reported (the records in the response: the failed ones the sink did not take,
+// and those held behind them), filtered, sentToSink, replayed and notRecorded. The metrics
+// of [WithMetrics] are the same counts. [WithLogger] chooses the logger.
 //
 // [WithHooks] adds hooks: a [FailureHook] sees each failure as a [Failure], and the tracing
 // adapters (packages xraytrace and oteltrace) are [BatchHook], [GroupHook] and [RecordHook]

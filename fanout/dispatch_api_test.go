@@ -39,7 +39,7 @@ func TestDispatchMetrics(t *testing.T) {
 		_, n, _ := entry(&r, false, nil)
 		msgBytes += float64(n)
 	}
-	want := map[string]any{"Queue": "work", "Records": 3.0, "Dispatched": 2.0, "Failed": 1.0, "SentToSink": 0.0, "BatchCalls": 1.0,
+	want := map[string]any{"Queue": "work", "Records": 3.0, "Dispatched": 2.0, "Failed": 1.0, "Reported": 1.0, "SentToSink": 0.0, "BatchCalls": 1.0,
 		"FailedCalls": 0.0, "EntriesRetried": 0.0, "BytesDispatched": msgBytes, "OldestRecordAge": 3000.0, "NewestRecordAge": 1000.0}
 	for k, v := range want {
 		if m[k] != v {
@@ -47,11 +47,11 @@ func TestDispatchMetrics(t *testing.T) {
 		}
 	}
 	aws := m["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
-	if aws["Namespace"] != "Test" || len(aws["Metrics"].([]any)) != 11 {
+	if aws["Namespace"] != "Test" || len(aws["Metrics"].([]any)) != 12 {
 		t.Errorf("_aws %v", aws)
 	}
 	s := logs.lines(t, "records dispatched")
-	if len(s) != 1 || s[0]["level"] != "WARN" || s[0]["failed"] != 1.0 || s[0]["oldestRecordAge"] != float64(3*time.Second) {
+	if len(s) != 1 || s[0]["level"] != "WARN" || s[0]["failed"] != 1.0 || s[0]["reported"] != 1.0 || s[0]["oldestRecordAge"] != float64(3*time.Second) {
 		t.Errorf("summary %v", s)
 	}
 }

@@ -45,7 +45,7 @@ func (r *run) finish(ctx context.Context) batch.KafkaResponse {
 				ItemIdentifier: batch.KafkaItemIdentifier{Partition: part.ID(), Offset: items[i].rec.Offset}})
 		}
 	}
-	r.st.failed = len(resp.BatchItemFailures)
+	r.st.reported = len(resp.BatchItemFailures)
 	r.observe(ctx)
 	return resp
 }
@@ -70,6 +70,7 @@ func (r *run) notSent(it *item) error {
 // what happened; never its key, value or headers. reported is the number of records the
 // response reports because of it: the record and the rest of its partition, or 0.
 func (r *run) logFailure(ctx context.Context, partition string, it *item, reported int) {
+	r.st.failed++ // one line per failed record: Failed counts them
 	l := r.d.cfg.logger
 	if !l.Enabled(ctx, slog.LevelError) {
 		return
@@ -118,6 +119,7 @@ func (r *run) observe(ctx context.Context) {
 		slog.Int("records", st.records),
 		slog.Int("dispatched", st.dispatched),
 		slog.Int("failed", st.failed),
+		slog.Int("reported", st.reported),
 		slog.Int("sentToSink", st.sunk),
 		slog.Int("batchCalls", st.calls),
 		slog.Int("failedCalls", st.failedCalls),
@@ -129,7 +131,7 @@ func (r *run) observe(ctx context.Context) {
 		attrs = append(attrs, slog.Duration("oldestRecordAge", now.Sub(st.oldest)), slog.Duration("newestRecordAge", now.Sub(st.newest)))
 	}
 	level := slog.LevelInfo
-	if st.failed > 0 {
+	if st.failed > 0 || st.reported > 0 {
 		level = slog.LevelWarn
 	}
 	c.logger.LogAttrs(ctx, level, "records dispatched", attrs...)
@@ -143,7 +145,7 @@ func (r *run) emf(now time.Time, dur time.Duration) ([]byte, error) {
 		Unit string `json:"Unit"`
 	}
 	metrics := []metric{
-		{"Records", "Count"}, {"Dispatched", "Count"}, {"Failed", "Count"}, {"SentToSink", "Count"},
+		{"Records", "Count"}, {"Dispatched", "Count"}, {"Failed", "Count"}, {"Reported", "Count"}, {"SentToSink", "Count"},
 		{"BatchCalls", "Count"}, {"FailedCalls", "Count"}, {"EntriesRetried", "Count"}, {"BytesDispatched", "Bytes"},
 		{"DispatchDuration", "Milliseconds"},
 	}
@@ -152,6 +154,7 @@ func (r *run) emf(now time.Time, dur time.Duration) ([]byte, error) {
 		"Records":          st.records,
 		"Dispatched":       st.dispatched,
 		"Failed":           st.failed,
+		"Reported":         st.reported,
 		"SentToSink":       st.sunk,
 		"BatchCalls":       st.calls,
 		"FailedCalls":      st.failedCalls,

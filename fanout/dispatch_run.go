@@ -21,7 +21,9 @@ import (
 
 // One Dispatch is one run: a single goroutine (the caller's) owns every item and decides
 // what to send; the SendMessageBatch calls and the sink's sends run on goroutines of their
-// own and report back on channels.
+// own and report back on channels. At the stop time the run answers without waiting for
+// them: a client or a sink that ignores its context cannot hold the response past Lambda's
+// timeout. What they answer after that is never read, and they touch no item.
 
 type itemState uint8
 
@@ -98,14 +100,18 @@ type run struct {
 	results      chan callResult
 	sunk         chan sinkResult
 	sinkSlots    chan struct{}
+	quit         chan struct{} // closed when the run stops reading results
 	timer        *time.Timer
 
 	st runStats
 }
 
-// runStats counts what happened, for the summary line and the metrics.
+// runStats counts what happened, for the summary line and the metrics. failed is the
+// records not dispatched, each with its one "record not dispatched" line, whether the sink
+// then took it or the response reports it; reported is the records the response reports,
+// those and the ones held behind them.
 type runStats struct {
-	records, dispatched, failed, sunk int
+	records, dispatched, failed, reported, sunk int
 	calls, failedCalls, retried       int
 	bytes                             int64
 	oldest, newest                    time.Time
@@ -123,6 +129,7 @@ func (d *Dispatcher) newRun(ctx context.Context, ev *kafkaevent.Event) *run {
 	r.results = make(chan callResult, c.concurrency)
 	r.sunk = make(chan sinkResult, c.concurrency)
 	r.sinkSlots = make(chan struct{}, c.concurrency)
+	r.quit = make(chan struct{})
 
 	r.items = make([][]item, len(ev.Partitions))
 	r.partStop = make([]int, len(ev.Partitions))
@@ -197,14 +204,21 @@ func (d *Dispatcher) newRun(ctx context.Context, ev *kafkaevent.Event) *run {
 	return r
 }
 
-// loop sends until every item is accepted, sunk or failed for good, or the stop time.
+// loop sends until every item is accepted, sunk or failed for good, or the stop time. At
+// the stop time it returns at once: the calls and sends still out are left behind, and
+// their items are reported. Without a deadline it waits for them (the caller's context may
+// still end them).
 func (r *run) loop() {
 	c := &r.d.cfg
 	r.timer = time.NewTimer(time.Hour)
 	r.timer.Stop()
 	defer r.timer.Stop()
+	defer close(r.quit)
 	for {
 		live := r.ctx.Err() == nil
+		if !live && !r.stop.IsZero() {
+			return
+		}
 		if live {
 			r.promote(c.now())
 			for r.calls < c.concurrency {
@@ -329,6 +343,7 @@ func (r *run) launch(b []*item) {
 	in := &sqs.SendMessageBatchInput{QueueUrl: aws.String(r.d.queueURL), Entries: entries}
 	go func() {
 		out, err := r.d.client.SendMessageBatch(r.ctx, in)
+		// r.results has room for every call in flight: this never blocks, read or not.
 		r.results <- callResult{items: b, out: out, err: err}
 	}()
 }
@@ -519,10 +534,18 @@ func (r *run) terminal(it *item, sinkable bool) {
 		r.sinks++
 		e := envelope(it)
 		go func() {
-			r.sinkSlots <- struct{}{}
-			err := c.sink.Send(r.ctx, e)
-			<-r.sinkSlots
-			r.sunk <- sinkResult{it: it, err: err}
+			var err error
+			select {
+			case r.sinkSlots <- struct{}{}:
+				err = c.sink.Send(r.ctx, e)
+				<-r.sinkSlots
+			case <-r.ctx.Done():
+				err = context.Cause(r.ctx)
+			}
+			select {
+			case r.sunk <- sinkResult{it: it, err: err}:
+			case <-r.quit: // the run has answered without it
+			}
 		}()
 		return
 	}
