@@ -112,9 +112,9 @@ type run struct {
 // those and the ones held behind them.
 type runStats struct {
 	records, dispatched, failed, reported, sunk int
-	calls, failedCalls, retried       int
-	bytes                             int64
-	oldest, newest                    time.Time
+	calls, failedCalls, retried                 int
+	bytes                                       int64
+	oldest, newest                              time.Time
 }
 
 func (d *Dispatcher) newRun(ctx context.Context, ev *kafkaevent.Event) *run {
