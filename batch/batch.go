@@ -159,7 +159,9 @@ func WithFilter(c *filter.Criteria) Option {
 // attempt has its key released (one more write) so that its redelivery runs again. A record
 // already completed is acknowledged without calling the handler; a record whose key another
 // invocation holds fails with idempotency.ErrInProgress and comes back later. A store that
-// fails fails the record (fail closed).
+// fails before the handler runs fails the record (fail closed); one that cannot store the
+// completion of a record handled successfully (idempotency.ErrNotRecorded) leaves it a
+// success, logged and counted as NotRecorded (see the package documentation).
 //
 // The handler's context carries the key: a handler that calls idempotency.Do itself with
 // the same store and key (the idempotency package's example) runs inside this one rather than

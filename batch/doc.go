@@ -55,17 +55,16 @@
 //
 // # What happens to a record
 //
-//	what went wrong                          the record                              counted as
-//	the handler's error, every attempt       reported, or to the sink (SinkExhausted)  Failed
-//	a Permanent error, a panic, Record.Err   not retried; reported, or to the sink     Failed
-//	the store fails at acquire               handler not called; reported, never sunk  Failed
-//	the store fails at complete              a success: not reported (see below)       Processed, NotRecorded
+//	what went wrong                          the record                                 counted as
+//	the handler's error, every attempt       reported, or to the sink (SinkExhausted)   Failed
+//	a Permanent error, a panic, Record.Err   not retried; reported, or to the sink      Failed
+//	the store fails at acquire               handler not called; reported, never sunk   Failed
+//	the store fails at complete              a success: not reported (see below)        Processed, NotRecorded
 //	  (idempotency.ErrNotRecorded)
-//	the store fails at release               as the handler's error says; the key      Failed
-//	                                         stays in progress until its lease ends,
-//	                                         so a redelivery before then fails with
-//	                                         idempotency.ErrInProgress
-//	the deadline, handler ignores ctx        reported with the rest of its partition   Failed
+//	the store fails at release               as the handler's error says; the key       Failed
+//	                                         stays in progress until its lease ends
+//	                                         (a redelivery before: ErrInProgress)
+//	the deadline, handler ignores ctx        reported with the rest of its partition    Failed
 //	                                         (ErrAbandoned); the handler left running
 //
 // Every Failed record has one "record failed" line and one [FailureHook] call. A record
