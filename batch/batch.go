@@ -337,7 +337,8 @@ func (c *config) process(ctx context.Context, stop time.Time, key string, item I
 	if !u.lock() {
 		return c.late() // sealed: never said
 	}
-	it := &item // only this copy escapes to the hooks, so without hooks nothing is allocated
+	cp := item // only this copy escapes to the hooks, so without hooks nothing is allocated
+	it := &cp
 	rctx := c.hooks.recordStart(ctx, it)
 	u.rctx, u.item, u.inRecord = rctx, it, true
 	u.unlock()
