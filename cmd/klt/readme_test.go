@@ -29,9 +29,9 @@ var readmeSkips = map[string]string{
 	"go get github.com/kafkalambda/toolkit@latest":                       "needs a Go module of the reader's and the module proxy",
 	"git clone https://github.com/kafkalambda/toolkit.git && cd toolkit": "needs the network; the test runs in a copy of this clone's files instead",
 	"go install ./cmd/klt": "builds the binary the test stands in for: the test binary is klt on the scripts' PATH",
-	"make test    # gofmt, go vet, staticcheck, and every test (fuzz seed corpora included)": "runs this test among all the others",
-	"make fuzz    # a short run of every fuzz target (FUZZTIME=15s each by default)":         "minutes of fuzzing; CI runs the seed corpora through make test",
-	"make bench   # every benchmark beside its alternative, summarised by benchstat":         "minutes of benchmarks, and needs npm for the servers",
+	"make test    # gofmt, go vet, staticcheck, and every test under -race (fuzz seed corpora included)": "runs this test among all the others",
+	"make fuzz    # a short run of every fuzz target (FUZZTIME=15s each by default)":                     "minutes of fuzzing; CI runs the seed corpora through make test",
+	"make bench   # every benchmark beside its alternative, summarised by benchstat":                     "minutes of benchmarks, and needs npm for the servers",
 	"make demo": "minutes of load; TestLocalStack runs klt local on the same stack with a smaller load, faults included",
 }
 
