@@ -22,9 +22,11 @@ test: node_modules lint unit
 
 # The tests run once, under -race: a data race is a failure on every change, and one build
 # (not a plain one and a race one) keeps the whole run within CI's budget. -race needs cgo (gcc).
+# -timeout: the race build runs the stack tests of cmd/klt and fanout several times slower
+# than a plain one, past go test's 10 minutes on a loaded 2-core machine.
 RACE ?= -race
 unit: node_modules
-	$(GO) test $(RACE) -count=1 $(PKGS)
+	$(GO) test $(RACE) -count=1 -timeout 30m $(PKGS)
 
 # The tools (staticcheck, benchstat) are pinned in their own module, tools/go.mod, so that they
 # never become requirements of the library's go.mod (and so minimum versions in every user's

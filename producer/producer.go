@@ -26,13 +26,6 @@ const (
 	EnvRegion           = "AWS_REGION"              // region of MSK IAM tokens, after WithRegion and the broker names
 )
 
-// EnvSCRAMPassword is the variable klt's --scram-password-env names by default.
-//
-// Deprecated: [Opts] no longer reads a SCRAM password from the environment, where anyone who
-// may read the function's configuration reads it too: KAFKA_AUTH=scram takes the credentials
-// from the secret $KAFKA_SCRAM_SECRET_ARN names. Kept until klt defines its own default.
-const EnvSCRAMPassword = "KAFKA_SCRAM_PASSWORD"
-
 // ConfigError is the error of [Opts] and [NewClient] when the configuration is incomplete or
 // contradicts itself. Setting names the option or environment variable at fault.
 type ConfigError struct {

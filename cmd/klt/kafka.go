@@ -44,6 +44,11 @@ type clusterFlags struct {
 // defaultConnectTimeout is how long klt waits for the brokers' first answer.
 const defaultConnectTimeout = 10 * time.Second
 
+// scramPasswordEnv is the variable --scram-password-env names by default. klt runs on a
+// developer's machine, where an environment variable is the usual home of a password; a
+// function reads its SCRAM credentials from Secrets Manager instead (producer.WithSCRAMSecret).
+const scramPasswordEnv = "KAFKA_SCRAM_PASSWORD"
+
 // register adds the cluster flags to fs.
 func (c *clusterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.brokers, "brokers", "", "comma-separated `host:port` list of bootstrap brokers (default $"+producer.EnvBootstrapServers+")")
@@ -51,7 +56,7 @@ func (c *clusterFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.iam, "iam", false, "authenticate with MSK IAM (SASL/OAUTHBEARER over TLS), with the credentials of the\ndefault AWS chain: environment, ~/.aws profile (AWS_PROFILE), SSO, role")
 	fs.StringVar(&c.region, "region", "", "`region` of the MSK IAM token, with --iam (default: from the broker host names,\n...kafka.REGION.amazonaws.com, else $AWS_REGION)")
 	fs.StringVar(&c.scramUser, "scram-user", "", "authenticate with SASL/SCRAM-SHA-512 over TLS as `user`")
-	fs.StringVar(&c.scramPasswordEnv, "scram-password-env", producer.EnvSCRAMPassword, "name of the environment `variable` that holds the SCRAM password (never a flag,\nwhich other users of the machine can read)")
+	fs.StringVar(&c.scramPasswordEnv, "scram-password-env", scramPasswordEnv, "name of the environment `variable` that holds the SCRAM password (never a flag,\nwhich other users of the machine can read)")
 	fs.BoolVar(&c.noTLS, "no-tls", false, "connect without TLS and without authentication (local clusters)")
 	fs.DurationVar(&c.connectTimeout, "connect-timeout", defaultConnectTimeout, "give up when the brokers have not answered the first request within this `duration`")
 }

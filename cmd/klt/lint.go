@@ -587,7 +587,7 @@ that deploy fine and lose or repeat records:
   - a table that keeps idempotency records (named in IDEMPOTENCY_TABLE, or used by code that
     imports the toolkit's idempotency package) without TTL on "expiration";
   - IAM that lacks an action the code calls: sqs:SendMessage on the queue of batch.NewSQSSink
-    or fanout.NewDispatcher, dynamodb:GetItem, PutItem, UpdateItem and DeleteItem on the
+    or fanout.NewDispatcher, dynamodb:GetItem, PutItem and DeleteItem on the
     idempotency table, kafka-cluster:Connect, WriteData and DescribeTopic for the producer
     package with IAM auth. Policies count as SAM policy templates (SQSSendMessagePolicy,
     DynamoDBCrudPolicy ...), a few AWS managed policies, and inline statements.

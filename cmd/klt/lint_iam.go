@@ -71,7 +71,7 @@ func (l *linter) checkIAM(fn string, code *codeInfo) {
 	for _, t := range tables {
 		l.markIdempotencyTable(t, fn)
 		if code.idempotency {
-			for _, a := range []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"} {
+			for _, a := range []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"} {
 				needs = append(needs, need{a, t, "it keeps idempotency records in " + t})
 			}
 		}

@@ -133,11 +133,6 @@ func actions(st *yaml.Node) []string {
 	return out
 }
 
-// klintRequires are DynamoDB actions no code calls that the template still grants because
-// `klt lint` (cmd/klt/lint_iam.go) requires them of an idempotency table: remove each from the
-// template and from here when klt lint stops requiring it.
-var klintRequires = []string{"dynamodb:UpdateItem"}
-
 // TestTemplateGrantsWhatIsUsed: the permissions are the ones the code and the mappings use.
 // DynamoDB actions are the idempotency store's calls (read from the idempotency package's
 // source, so a new call there shows here) and the stream reads of the outbox mapping; the
@@ -164,9 +159,6 @@ func TestTemplateGrantsWhatIsUsed(t *testing.T) {
 	}
 	if !used["dynamodb:PutItem"] || !used["dynamodb:GetItem"] {
 		t.Fatalf("found no idempotency store calls in %v (used: %v)", srcs, used)
-	}
-	for _, a := range klintRequires {
-		used[a] = true
 	}
 
 	for id, fn := range functions(t, templateNode(t)) {
