@@ -124,11 +124,19 @@ func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	w := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	var got []*kgo.Record
+	// JSON Lines are written as they come, so only each partition's last record is kept, for
+	// the commit; an --event holds its records, up to what one invocation payload can carry.
+	var (
+		got     []*kgo.Record                      // --event: the event's records
+		last    = map[topicPartition]*kgo.Record{} // the last record printed of each partition
+		n       int                                // records printed
+		evBytes int                                // --event: what its records take, base64 counted
+		full    bool                               // --event: the next record would pass maxPayload
+	)
 	code = exitOK
-	for c.max == 0 || len(got) < c.max {
+	for !full && (c.max == 0 || n < c.max) {
 		pctx, cancel := context.WithTimeout(ctx, c.idle)
-		fetches := cl.PollRecords(pctx, c.max-len(got)) // 0 or less: all that are there
+		fetches := cl.PollRecords(pctx, c.max-n) // 0 or less: all that are there
 		cancel()
 		if err := fetchError(fetches); err != nil {
 			errorf(stderr, "%v", err)
@@ -138,16 +146,31 @@ func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		recs := fetches.Records()
 		if len(recs) == 0 && pctx.Err() != nil {
 			if ctx.Err() != nil {
-				errorf(stderr, "interrupted after %d records", len(got))
+				errorf(stderr, "interrupted after %d records", n)
 				code = exitFail
 			}
 			break
 		}
-		got = append(got, recs...)
 		if c.event {
+			for _, r := range recs {
+				size := eventRecordSize(r)
+				if evBytes+size > maxPayload && len(got) > 0 {
+					// A Lambda invocation could not carry more: stop here, as the mapping
+					// ends a batch, rather than hold all a topic has in memory.
+					full = true
+					errorf(stderr, "stopped after %d records: the next would take the event past the %d bytes (6 MB) of a Lambda invocation payload", n, maxPayload)
+					break
+				}
+				evBytes += size
+				got = append(got, r)
+				last[topicPartition{r.Topic, r.Partition}] = r
+				n++
+			}
 			continue
 		}
 		for _, r := range recs {
+			last[topicPartition{r.Topic, r.Partition}] = r
+			n++
 			er := eventRecord(r)
 			if err := enc.Encode(decodedRecordOf(&er)); err != nil {
 				errorf(stderr, "%v", err)
@@ -159,9 +182,14 @@ func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			return exitFail
 		}
 	}
-	if c.group != "" && len(got) > 0 {
+	if c.group != "" && n > 0 {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cluster.connectTimeout)
-		err := cl.CommitRecords(cctx, got...)
+		// CommitRecords commits, per partition, the offset after the highest record given.
+		lasts := make([]*kgo.Record, 0, len(last))
+		for _, r := range last {
+			lasts = append(lasts, r)
+		}
+		err := cl.CommitRecords(cctx, lasts...)
 		cancel()
 		if err != nil {
 			errorf(stderr, "committing the offsets of group %q: %v (the next consume of the group prints these records again)", c.group, err)
@@ -172,7 +200,7 @@ func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return code
 	}
 	if !c.event {
-		if len(got) == 0 {
+		if n == 0 {
 			errorf(stderr, "no records within --timeout %v", c.idle)
 		}
 		return exitOK
@@ -268,6 +296,22 @@ func eventRecord(r *kgo.Record) kafkaevent.Record {
 	return er
 }
 
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// eventRecordSize is about what r takes in an event: its key, value and header values in
+// base64 (4 bytes for 3), header values as arrays of byte numbers (up to 4 bytes each), and
+// 200 bytes for the names and numbers around them.
+func eventRecordSize(r *kgo.Record) int {
+	n := 200 + len(r.Topic) + (len(r.Key)+len(r.Value)+2)/3*4
+	for _, h := range r.Headers {
+		n += 16 + len(h.Key) + 4*len(h.Value)
+	}
+	return n
+}
+
 // writeEvent writes the event of recs, made with opts, on stdout.
 func writeEvent(recs []*kgo.Record, opts []kafkaeventtest.BuilderOption, compact bool, stdout, stderr io.Writer) int {
 	lrs := make([]lineRecord, len(recs))
@@ -309,7 +353,9 @@ SelfManagedKafka, and the brokers as bootstrapServers. That is a fixture capture
 cluster, for "sam local invoke -e", for tests, and for "klt filter test".
 
 Consume stops after --max records, or when no record has arrived for --timeout, and exits 0
-(with a note on standard error when there were none). With --group it commits the offsets of
+(with a note on standard error when there were none). An --event also stops before the
+record that would take it past 6 MB, the largest payload of a Lambda invocation, with a note
+on standard error; JSON Lines are written as they arrive, and nothing of them is kept. With --group it commits the offsets of
 the records it printed when it stops, so the next run of the group goes on from there. An
 --event needs at least one record: without one consume exits with status 1.
 ` + usageClusterFlags

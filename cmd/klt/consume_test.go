@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
 func TestProduceConsumeUsageErrors(t *testing.T) {
@@ -85,5 +91,47 @@ func TestAllMSK(t *testing.T) {
 		if got := allMSK(strings.Split(brokers, ",")); got != want {
 			t.Errorf("allMSK(%s) = %v, want %v", brokers, got, want)
 		}
+	}
+}
+
+// TestConsumeEventBounded: an --event stops before the record that would take it past the
+// 6 MB of a Lambda invocation payload, rather than hold a whole topic in memory, and a group
+// commits only the records it printed.
+func TestConsumeEventBounded(t *testing.T) {
+	c := startKafka(t, 1, "big")
+	brokers := strings.Join(c.ListenAddrs(), ",")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	value := bytes.Repeat([]byte("v"), 900_000) // 1.2 MB of base64 in an event: 5 fit in 6 MB
+	for i := 0; i < 8; i++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "big", Value: value}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := klt(t, "", "consume", "--no-tls", "--brokers", brokers, "--topic", "big", "--group", "g",
+		"--from-beginning", "--timeout", "3s", "--event", "--compact")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if want := "klt: stopped after 5 records: the next would take the event past the 6291456 bytes (6 MB) of a Lambda invocation payload\n"; r.stderr != want {
+		t.Errorf("stderr %q, want %q", r.stderr, want)
+	}
+	ev, err := kafkaevent.Parse([]byte(r.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Len() != 5 || len(r.stdout) > maxPayload {
+		t.Errorf("event of %d records, %d bytes; want 5 records within %d bytes", ev.Len(), len(r.stdout), maxPayload)
+	}
+	// The group goes on after the records printed: the other three.
+	r = klt(t, "", "consume", "--no-tls", "--brokers", brokers, "--topic", "big", "--group", "g",
+		"--from-beginning", "--timeout", "3s")
+	if got := strings.Count(r.stdout, "\n"); r.code != exitOK || got != 3 || !strings.Contains(r.stdout, `"offset":5,`) {
+		t.Errorf("the group's next consume printed %d records (exit %d, %s), want offsets 5 to 7", got, r.code, r.stderr)
 	}
 }
