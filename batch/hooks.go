@@ -35,8 +35,9 @@ type GroupHook interface {
 	// passed to the group's records.
 	OnGroupStart(ctx context.Context, g *GroupInfo) context.Context
 	// OnGroupEnd is called after the group's last record was processed or reported;
-	// failed is the number of its records reported as failed.
-	OnGroupEnd(ctx context.Context, g *GroupInfo, failed int)
+	// reported is the number of its records in the response: a failed record the sink did
+	// not take, and the records after it (BatchResult.Reported, for one group).
+	OnGroupEnd(ctx context.Context, g *GroupInfo, reported int)
 }
 
 // RecordHook is called around each record the handler is given (not around records that
@@ -200,9 +201,9 @@ func (h *hooks) groupStart(ctx context.Context, g *GroupInfo) context.Context {
 	return ctx
 }
 
-func (h *hooks) groupEnd(ctx context.Context, g *GroupInfo, failed int) {
+func (h *hooks) groupEnd(ctx context.Context, g *GroupInfo, reported int) {
 	for _, x := range h.group {
-		x.OnGroupEnd(ctx, g, failed)
+		x.OnGroupEnd(ctx, g, reported)
 	}
 }
 

@@ -18,8 +18,8 @@
 // A batch is one span of kind consumer named "process", with messaging.system ("kafka" or
 // "aws_sqs"), messaging.operation.type and messaging.operation.name ("process") and
 // messaging.batch.message_count. Its status is Error when any record failed; the counts of
-// the batch's summary line are attributes kafkalambda.batch.processed, .failed, .filtered,
-// .sent_to_sink and .replayed.
+// the batch's summary line (batch.BatchResult) are attributes kafkalambda.batch.processed,
+// .failed, .reported, .filtered, .sent_to_sink, .replayed and .not_recorded.
 //
 // Each Kafka partition is a span of kind internal named "partition TOPIC", with
 // messaging.destination.name and messaging.destination.partition.id; each SQS FIFO message
@@ -126,6 +126,8 @@ const (
 	keyMessageGroupID = attribute.Key("kafkalambda.sqs.message_group_id")
 	keyProcessed      = attribute.Key("kafkalambda.batch.processed")
 	keyFailed         = attribute.Key("kafkalambda.batch.failed")
+	keyReported       = attribute.Key("kafkalambda.batch.reported")
+	keyNotRecorded    = attribute.Key("kafkalambda.batch.not_recorded")
 	keyFiltered       = attribute.Key("kafkalambda.batch.filtered")
 	keySentToSink     = attribute.Key("kafkalambda.batch.sent_to_sink")
 	keyReplayed       = attribute.Key("kafkalambda.batch.replayed")
@@ -243,7 +245,8 @@ func (h *Hook) OnBatchEnd(ctx context.Context, b *batch.BatchInfo, r *batch.Batc
 	}
 	if span.IsRecording() {
 		span.SetAttributes(keyProcessed.Int(r.Processed), keyFailed.Int(r.Failed), keyFiltered.Int(r.Filtered),
-			keySentToSink.Int(r.SentToSink), keyReplayed.Int(r.Replayed))
+			keySentToSink.Int(r.SentToSink), keyReplayed.Int(r.Replayed), keyReported.Int(r.Reported),
+			keyNotRecorded.Int(r.NotRecorded))
 		if r.Failed > 0 {
 			span.SetStatus(codes.Error, fmt.Sprintf("%d of %d records failed", r.Failed, b.Records))
 		}
@@ -268,14 +271,15 @@ func (h *Hook) OnGroupStart(ctx context.Context, g *batch.GroupInfo) context.Con
 		systemSQS, keyDestination.String(queue), keyMessageGroupID.String(g.ID), keyBatchCount.Int(len(g.Messages))))
 }
 
-// OnGroupEnd implements batch.GroupHook: status Error when a record of the group failed.
-func (h *Hook) OnGroupEnd(ctx context.Context, g *batch.GroupInfo, failed int) {
+// OnGroupEnd implements batch.GroupHook: status Error when the group has records in the
+// response (a failed record, and those after it).
+func (h *Hook) OnGroupEnd(ctx context.Context, g *batch.GroupInfo, reported int) {
 	span := own(ctx, groupKey{h})
 	if span == nil {
 		return
 	}
-	if failed > 0 && span.IsRecording() {
-		span.SetStatus(codes.Error, fmt.Sprintf("%d records failed or were skipped after a failure", failed))
+	if reported > 0 && span.IsRecording() {
+		span.SetStatus(codes.Error, fmt.Sprintf("%d records failed or were skipped after a failure", reported))
 	}
 	span.End()
 }

@@ -130,8 +130,8 @@ func TestKafkaSpans(t *testing.T) {
 	}
 	wantAttrs(t, b, map[attribute.Key]any{
 		"messaging.system": "kafka", "messaging.operation.type": "process", "messaging.operation.name": "process",
-		"messaging.batch.message_count": int64(5), "kafkalambda.batch.failed": int64(2),
-		"kafkalambda.batch.processed": int64(3),
+		"messaging.batch.message_count": int64(5), "kafkalambda.batch.failed": int64(1),
+		"kafkalambda.batch.reported": int64(2), "kafkalambda.batch.processed": int64(3), "kafkalambda.batch.not_recorded": int64(0),
 	})
 	if b.Status.Code != codes.Error {
 		t.Errorf("batch status %v, want Error", b.Status)
@@ -313,7 +313,7 @@ func TestSQSFIFOSpans(t *testing.T) {
 	}
 	b := got["process"]
 	wantAttrs(t, b, map[attribute.Key]any{"messaging.system": "aws_sqs", "messaging.batch.message_count": int64(4),
-		"kafkalambda.batch.failed": int64(2)})
+		"kafkalambda.batch.failed": int64(1), "kafkalambda.batch.reported": int64(2)})
 	groups := map[any]tracetest.SpanStub{}
 	for _, name := range []string{"message group jobs.fifo", "message group jobs.fifo #2"} {
 		g := got[name]

@@ -13,14 +13,14 @@
 // # Subsegments
 //
 // The batch is a subsegment named "kafka batch" or "sqs batch", annotated with records,
-// groups, and the counts of the batch's summary line: processed, failed, filtered,
-// sent_to_sink and replayed.
+// groups, and the counts of the batch's summary line (batch.BatchResult): processed, failed,
+// reported, filtered, sent_to_sink, replayed and not_recorded.
 //
 // A Kafka partition is a subsegment "partition TOPIC-N" annotated with topic, partition,
 // records, first_offset and last_offset (strings: offsets exceed what an annotation number
-// keeps exactly) and failed. An SQS FIFO message group is "group ID", and a message of a
+// keeps exactly) and reported (its records in the response). An SQS FIFO message group is "group ID", and a message of a
 // standard queue "message ID" (characters X-Ray does not allow in a name become "_"),
-// annotated with queue, message_group_id or message_id, messages and failed. The error of each
+// annotated with queue, message_group_id or message_id, messages and reported. The error of each
 // record that failed (its handler's last error, a panic, a decode error...) is added to its
 // group's subsegment, which X-Ray then shows as a fault with the errors as its cause. Keys and payloads are never recorded.
 //
@@ -123,9 +123,11 @@ func (h *Hook) OnBatchEnd(ctx context.Context, b *batch.BatchInfo, r *batch.Batc
 	_ = seg.AddAnnotation("groups", b.Groups)
 	_ = seg.AddAnnotation("processed", r.Processed)
 	_ = seg.AddAnnotation("failed", r.Failed)
+	_ = seg.AddAnnotation("reported", r.Reported)
 	_ = seg.AddAnnotation("filtered", r.Filtered)
 	_ = seg.AddAnnotation("sent_to_sink", r.SentToSink)
 	_ = seg.AddAnnotation("replayed", r.Replayed)
+	_ = seg.AddAnnotation("not_recorded", r.NotRecorded)
 	seg.Close(nil)
 }
 
@@ -143,7 +145,7 @@ func (h *Hook) OnGroupStart(ctx context.Context, g *batch.GroupInfo) context.Con
 }
 
 // OnGroupEnd implements batch.GroupHook: the group's annotations.
-func (h *Hook) OnGroupEnd(ctx context.Context, g *batch.GroupInfo, failed int) {
+func (h *Hook) OnGroupEnd(ctx context.Context, g *batch.GroupInfo, reported int) {
 	seg := own(ctx, groupKey{})
 	if seg == nil {
 		return
@@ -176,7 +178,7 @@ func (h *Hook) OnGroupEnd(ctx context.Context, g *batch.GroupInfo, failed int) {
 		}
 		_ = seg.AddAnnotation("messages", len(g.Messages))
 	}
-	_ = seg.AddAnnotation("failed", failed)
+	_ = seg.AddAnnotation("reported", reported)
 	seg.Close(nil)
 }
 

@@ -172,10 +172,10 @@ func TestKafkaSubsegments(t *testing.T) {
 	got := receive(t, pc, "kafka batch", "partition orders-0", "partition orders-1")
 	inside(t, got, "partition orders-0", "kafka batch")
 	inside(t, got, "partition orders-1", "kafka batch")
-	wantAnnotations(t, got, "kafka batch", map[string]any{"records": 6.0, "groups": 2.0, "processed": 4.0, "failed": 2.0})
+	wantAnnotations(t, got, "kafka batch", map[string]any{"records": 6.0, "groups": 2.0, "processed": 4.0, "failed": 1.0, "reported": 2.0, "not_recorded": 0.0})
 	wantAnnotations(t, got, "partition orders-0", map[string]any{"topic": "orders", "partition": 0.0, "records": 3.0,
-		"first_offset": "0", "last_offset": "2", "failed": 0.0})
-	wantAnnotations(t, got, "partition orders-1", map[string]any{"topic": "orders", "partition": 1.0, "failed": 2.0})
+		"first_offset": "0", "last_offset": "2", "reported": 0.0})
+	wantAnnotations(t, got, "partition orders-1", map[string]any{"topic": "orders", "partition": 1.0, "reported": 2.0})
 	if msg, fault := cause(got, "partition orders-1"); msg != "boom" || !fault {
 		t.Errorf("partition orders-1: cause %q, fault %v; want boom, true", msg, fault)
 	}
@@ -210,7 +210,7 @@ func TestDecodeErrorSubsegment(t *testing.T) {
 	if msg, fault := cause(got, "partition orders-0"); !strings.Contains(msg, "illegal base64") || !fault {
 		t.Errorf("partition orders-0: cause %q, fault %v; want the decode error", msg, fault)
 	}
-	wantAnnotations(t, got, "partition orders-0", map[string]any{"failed": 2.0})
+	wantAnnotations(t, got, "partition orders-0", map[string]any{"reported": 2.0})
 }
 
 // An SQS FIFO batch: a subsegment per message group, in which its handler runs.
@@ -240,10 +240,10 @@ func TestSQSFIFOSubsegments(t *testing.T) {
 	for _, g := range []string{"group g1", "group g2", "group cust_42_"} {
 		inside(t, got, g, "sqs batch")
 	}
-	wantAnnotations(t, got, "sqs batch", map[string]any{"records": 4.0, "groups": 3.0, "failed": 1.0, "processed": 3.0})
-	wantAnnotations(t, got, "group g1", map[string]any{"queue": "jobs.fifo", "message_group_id": "g1", "messages": 2.0, "failed": 0.0})
+	wantAnnotations(t, got, "sqs batch", map[string]any{"records": 4.0, "groups": 3.0, "failed": 1.0, "reported": 1.0, "processed": 3.0})
+	wantAnnotations(t, got, "group g1", map[string]any{"queue": "jobs.fifo", "message_group_id": "g1", "messages": 2.0, "reported": 0.0})
 	wantAnnotations(t, got, "group cust_42_", map[string]any{"message_group_id": "cust<42>", "messages": 1.0})
-	wantAnnotations(t, got, "group g2", map[string]any{"failed": 1.0})
+	wantAnnotations(t, got, "group g2", map[string]any{"reported": 1.0})
 	if msg, fault := cause(got, "group g2"); msg != "boom" || !fault {
 		t.Errorf("group g2: cause %q, fault %v; want boom, true", msg, fault)
 	}
@@ -262,7 +262,7 @@ func TestSQSStandardSubsegments(t *testing.T) {
 	}
 	got := receive(t, pc, "sqs batch", "message m1", "message m2")
 	inside(t, got, "message m1", "sqs batch")
-	wantAnnotations(t, got, "message m2", map[string]any{"queue": "jobs", "message_id": "m2", "messages": 1.0, "failed": 0.0})
+	wantAnnotations(t, got, "message m2", map[string]any{"queue": "jobs", "message_id": "m2", "messages": 1.0, "reported": 0.0})
 	wantAnnotations(t, got, "sqs batch", map[string]any{"failed": 0.0, "processed": 2.0})
 }
 
