@@ -355,9 +355,10 @@ cluster, for "sam local invoke -e", for tests, and for "klt filter test".
 Consume stops after --max records, or when no record has arrived for --timeout, and exits 0
 (with a note on standard error when there were none). An --event also stops before the
 record that would take it past 6 MB, the largest payload of a Lambda invocation, with a note
-on standard error; JSON Lines are written as they arrive, and nothing of them is kept. With --group it commits the offsets of
-the records it printed when it stops, so the next run of the group goes on from there. An
---event needs at least one record: without one consume exits with status 1.
+on standard error; JSON Lines are written as they arrive, and nothing of them is kept. With
+--group it commits the offsets of the records it printed when it stops, so the next run of
+the group goes on from there. An --event needs at least one record: without one consume
+exits with status 1.
 ` + usageClusterFlags
 
 // usageConsumeExamples ends the help of "klt consume".
