@@ -21,7 +21,8 @@ import (
 //
 // A schema with references (Avro named types or Protobuf imports registered as other subjects)
 // is refused with an error wrapping errors.ErrUnsupported: a [Schema] carries one document
-// only. An answer over 4 MiB is an error, read no further. Wrap the registry in [Cached] (WithRegistry does) so each ID is fetched once.
+// only. An answer over 4 MiB is an error, read no further. Wrap the registry in [Cached]
+// (WithRegistry does) so each ID is fetched once.
 func NewConfluentRegistry(url string, opts ...sr.ClientOpt) (Registry, error) {
 	if url == "" {
 		return nil, errors.New("codec: NewConfluentRegistry: empty URL")

@@ -22,18 +22,16 @@ var errAnswerTooLarge = fmt.Errorf("codec: the registry's answer is over %d byte
 type capTransport struct{ base http.RoundTripper }
 
 func (t capTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
-	if err == nil {
-		resp.Body = &capBody{rc: resp.Body, left: maxRegistryAnswer}
-	}
-	return resp, err
+	return capAnswer(t.base.RoundTrip(req))
 }
 
 // capClient caps the bodies of the responses of the Glue client, for one call.
 type capClient struct{ base glue.HTTPClient }
 
-func (c capClient) Do(req *http.Request) (*http.Response, error) {
-	resp, err := c.base.Do(req)
+func (c capClient) Do(req *http.Request) (*http.Response, error) { return capAnswer(c.base.Do(req)) }
+
+// capAnswer caps the body of resp, an answer from either registry, at maxRegistryAnswer.
+func capAnswer(resp *http.Response, err error) (*http.Response, error) {
 	if err == nil {
 		resp.Body = &capBody{rc: resp.Body, left: maxRegistryAnswer}
 	}

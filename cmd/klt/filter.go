@@ -558,9 +558,7 @@ func jsonSyntaxError(name string, data []byte, err error) error {
 		}
 		return nil
 	}
-	pos := min(max(int(se.Offset)-1, 0), len(data))
-	line := 1 + bytes.Count(data[:pos], []byte("\n"))
-	col := pos - bytes.LastIndexByte(data[:pos], '\n')
+	line, col := lineCol(data, se.Offset-1)
 	return fmt.Errorf("%s:%d:%d: invalid JSON: %v", name, line, col, se)
 }
 
