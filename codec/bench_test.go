@@ -188,3 +188,39 @@ func BenchmarkJSONBatch(b *testing.B) {
 		}))
 	})
 }
+
+// BenchmarkAvroRecursiveBatch: as BenchmarkAvroBatch, with values of a recursive schema (a
+// linked list of 20 nodes), which the toolkit checks for nesting before it decodes (see
+// Avro's limits) and plain hamba/avro decodes unchecked: the cost of the pre-pass.
+func BenchmarkAvroRecursiveBatch(b *testing.B) {
+	c := codec.Avro[avroNode](codec.AvroSchema(nodeSchema))
+	recs := benchBatch(b, codec.NewSerializer(codec.String(), c, codec.WithValueSchema(codec.WireConfluent, "18")), func(i int) avroNode {
+		var head *avroNode
+		for j := 0; j < 20; j++ {
+			head = &avroNode{V: int32(i + j), Next: head}
+		}
+		return *head
+	})
+	b.Run("lib=toolkit", func(b *testing.B) {
+		d := codec.NewDeserializer(codec.String(), c, codec.WithValueWire(codec.WireConfluent))
+		runToolkit(b, recs, codec.Handler(d, func(ctx context.Context, r *codec.Record[string, avroNode]) error {
+			v, err := r.Value(ctx)
+			sinkInt += int64(v.V)
+			return err
+		}))
+	})
+	b.Run("lib=eager", func(b *testing.B) {
+		schema := avro.MustParse(nodeSchema)
+		for b.Loop() {
+			vals := make([]avroNode, len(recs))
+			for i := range recs {
+				if err := avro.Unmarshal(schema, recs[i].Value[5:], &vals[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := range vals {
+				sinkInt += int64(vals[i].V)
+			}
+		}
+	})
+}
