@@ -192,10 +192,14 @@ func buildBootstrap(ctx context.Context, f *functionSpec, dir string, logs io.Wr
 		return "", fmt.Errorf("CodeUri: %v", err)
 	}
 	hostEnv := append(os.Environ(), "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
+	isMain, err := invokeMainDir(f.codeURI)
+	if err != nil {
+		return "", fmt.Errorf("CodeUri: %w", err)
+	}
 	var cmd *exec.Cmd
 	var what string
 	switch {
-	case invokeMainDir(f.codeURI):
+	case isMain:
 		cmd = exec.CommandContext(ctx, goCommand(), "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", out, ".")
 		cmd.Dir = f.codeURI
 		what = "go build of " + f.codeURI
@@ -227,19 +231,26 @@ func buildBootstrap(ctx context.Context, f *functionSpec, dir string, logs io.Wr
 	return out, nil
 }
 
-// invokeMainDir reports whether dir holds Go files of package main.
-func invokeMainDir(dir string) bool {
-	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+// invokeMainDir reports whether dir holds Go files of package main. A Go file it cannot read
+// (or one over sourceLimit) is an error, not a "no": the build would then take another way.
+func invokeMainDir(dir string) (bool, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return false, err
+	}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
 		}
 		data, err := readFileCapped(f, sourceLimit)
-		if err == nil && bytes.Contains(data, []byte("\npackage main\n")) || bytes.HasPrefix(data, []byte("package main\n")) {
-			return true
+		if err != nil {
+			return false, err
+		}
+		if bytes.Contains(data, []byte("\npackage main\n")) || bytes.HasPrefix(data, []byte("package main\n")) {
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // checkHostBinary checks that path is an executable this machine runs: an ELF file of its

@@ -302,3 +302,17 @@ func TestInvokeSamples(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildUnreadableSource: a Go file of the CodeUri that cannot be read (here a directory
+// named like one) fails the build with its name, rather than count as "not a main package" and
+// send the build down the makefile path.
+func TestBuildUnreadableSource(t *testing.T) {
+	code := t.TempDir()
+	if err := os.Mkdir(filepath.Join(code, "main.go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := buildBootstrap(context.Background(), &functionSpec{logicalID: "Fn", codeURI: code, buildMethod: "makefile"}, t.TempDir(), new(bytes.Buffer))
+	if err == nil || !strings.HasPrefix(err.Error(), "CodeUri: ") || !strings.Contains(err.Error(), "main.go") {
+		t.Fatalf("buildBootstrap = %v, want a CodeUri error naming main.go", err)
+	}
+}
