@@ -133,7 +133,12 @@ func TestIAMRightCredentialsProduce(t *testing.T) {
 	if got, want := int64(len(toks)), conns.await(int64(len(toks))); got != want {
 		t.Errorf("%d tokens for %d connections", got, want)
 	}
-	if got, want := creds.retrieved.Load(), int64(len(toks)); got != want {
+	// A connection kgo opens as Produce returns may have its credentials and not yet have
+	// sent its token: wait for it to arrive before counting.
+	for end := time.Now().Add(2 * time.Second); creds.retrieved.Load() != int64(len(b.Tokens())) && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got, want := creds.retrieved.Load(), int64(len(b.Tokens())); got != want {
 		t.Errorf("credentials retrieved %d times for %d tokens", got, want)
 	}
 }
