@@ -336,8 +336,10 @@ func TestProduceOnce(t *testing.T) {
 	}
 	// Produce gave up a tenth of the second before the deadline, which leaves the release less
 	// than the store's margin (idempotency.WithDeadlineMargin): the key may stay held until
-	// its lease, the deadline, ends. The retry comes in a later invocation, after it.
-	<-short.Done()
+	// its lease, the deadline, ends: the lease holds through the deadline's millisecond. The
+	// retry comes in a later invocation, after it.
+	dl, _ := short.Deadline()
+	time.Sleep(time.Until(dl.Add(2 * time.Millisecond)))
 	ran := false
 	if _, err := idempotency.Do(ctx, store, "kafkalambda-produce:in/2/9", nil, func(context.Context) (struct{}, error) {
 		ran = true
