@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -366,4 +367,74 @@ func TestReadmeSteps(t *testing.T) {
 	if !showsMatch("klt x v1 (commit 1)\n", "klt x ... (commit ...)\n") || showsMatch("a\nb\n", "a\n") || showsMatch("", "a\n") {
 		t.Error("showsMatch")
 	}
+}
+
+// mdLink finds the target of a Markdown link or image: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocLinks checks the links of README.md and docs/*.md that stay in the repository: each
+// names a file or directory of the repository, and a "#fragment" names a heading of the page
+// it points into, as GitHub makes its anchors. Moving a page or renaming a heading breaks no
+// link unnoticed.
+func TestDocLinks(t *testing.T) {
+	pages, err := docPages("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range pages {
+		data, err := os.ReadFile(filepath.Join("../..", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range strings.Split(string(data), "\n") {
+			for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+				if err := checkLink(page, m[1]); err != nil {
+					t.Errorf("%s:%d: %s: %v", page, n+1, m[1], err)
+				}
+			}
+		}
+	}
+}
+
+// checkLink reports whether target, a link of page, points at something in the repository.
+func checkLink(page, target string) error {
+	if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+		return nil
+	}
+	path, fragment, _ := strings.Cut(target, "#")
+	file := page
+	if path != "" {
+		file = filepath.ToSlash(filepath.Join(filepath.Dir(page), path))
+	}
+	if _, err := os.Stat(filepath.Join("../..", file)); err != nil {
+		return fmt.Errorf("no such file or directory in the repository")
+	}
+	if fragment == "" || !strings.HasSuffix(file, ".md") {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join("../..", file))
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if h, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") && anchor(h) == fragment {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s has no heading with the anchor #%s", file, fragment)
+}
+
+// anchor is the anchor GitHub gives a heading: lower case, spaces as hyphens, and punctuation
+// other than hyphens and underscores left out.
+func anchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
