@@ -14,19 +14,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 )
 
 // sqsEnv is a local-aws-sqs server for one test.
 type sqsEnv struct {
 	t   testing.TB
-	srv *localsqs.Server
+	srv *localserver.SQS
 	c   *sqs.Client
 }
 
 func newSQSEnv(t testing.TB) *sqsEnv {
 	t.Helper()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	return &sqsEnv{t: t, srv: srv, c: srv.Client()}
 }
 
@@ -38,7 +39,7 @@ func (e *sqsEnv) queue(name string, vt int, attrs map[string]string) (url, arn s
 	for k, v := range attrs {
 		a[k] = v
 	}
-	url, err := localsqs.CreateQueue(context.Background(), e.c, name, a)
+	url, err := localserver.CreateQueue(context.Background(), e.c, name, a)
 	if err != nil {
 		e.t.Fatal(err)
 	}

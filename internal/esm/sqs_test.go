@@ -19,7 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/filter"
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/internal/sqsparse"
 )
 
@@ -104,7 +105,7 @@ func TestSQSEventShape(t *testing.T) {
 			if got := memberOrder(t, raw); !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: members %v, want %v", name, got, want)
 			}
-			if m.EventSource != "aws:sqs" || m.EventSourceARN != arn || m.AWSRegion != localsqs.Region || m.Md5OfBody == "" {
+			if m.EventSource != "aws:sqs" || m.EventSourceARN != arn || m.AWSRegion != localserver.Region || m.Md5OfBody == "" {
 				t.Errorf("%s: envelope %+v", name, m)
 			}
 			wantAttrs := []string{"ApproximateFirstReceiveTimestamp", "ApproximateReceiveCount", "SenderId", "SentTimestamp"}
@@ -411,7 +412,7 @@ func TestSQSRedriveToDeadLetterQueue(t *testing.T) {
 		_, stop := env.run(SQSConfig{Name: name, QueueURL: url, QueueARN: arn, BatchSize: 1, ReportBatchItemFailures: true}, rec)
 		var moved []types.Message
 		waitFor(t, 30*time.Second, name+": the poison message in the dead-letter queue", func() bool {
-			got, err := localsqs.Receive(context.Background(), env.c, dlq, 1, 100*time.Millisecond)
+			got, err := localservertest.Receive(context.Background(), env.c, dlq, 1, 100*time.Millisecond)
 			if err != nil {
 				t.Fatal(err)
 			}
