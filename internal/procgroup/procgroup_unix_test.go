@@ -5,6 +5,7 @@ package procgroup
 import (
 	"bufio"
 	"errors"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -37,11 +38,17 @@ func startShell(t *testing.T) (*exec.Cmd, int) {
 	return cmd, child
 }
 
-// gone waits up to 5 s for pid to be gone (once killed, init reaps it).
+// gone waits up to 5 s for pid to be gone or a zombie (dead, not yet reaped by init).
 func gone(pid int) bool {
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 			return true
+		}
+		// Linux: the state follows the command name in parentheses.
+		if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+			if _, rest, ok := strings.Cut(string(stat), ") "); ok && strings.HasPrefix(rest, "Z") {
+				return true
+			}
 		}
 	}
 	return false
