@@ -1,7 +1,7 @@
-// Starts local-aws-sqs (an SQS API server, pinned in the repository's package.json) for the Go
-// tests; see localsqs.go. local-aws-sqs ships no command line, only createSqsServer.
+// Starts local-aws-sqs (an SQS API server, pinned in the repository's package.json) for klt and
+// the Go tests; see sqs.go. local-aws-sqs ships no command line, only createSqsServer.
 //
-//   node internal/localsqs/server.cjs [--host 127.0.0.1] [--port 0]
+//   node internal/localserver/server.cjs [--host 127.0.0.1] [--port 0]
 //
 // Port 0 (the default) lets the kernel choose a free port; local-aws-sqs then uses the bound
 // port in the queue URLs it returns. Once listening, it prints one line:
