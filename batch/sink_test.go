@@ -1,7 +1,7 @@
 package batch_test
 
 // Failure destinations against real servers: SQSSink against local-aws-sqs (started per test
-// by internal/localsqs), KafkaSink against franz-go's kfake, in process.
+// by internal/localserver), KafkaSink against franz-go's kfake, in process.
 
 import (
 	"bytes"
@@ -27,7 +27,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 	"github.com/kafkalambda/toolkit/producer"
@@ -139,7 +140,7 @@ func sinkMetric(t *testing.T, emf *bytes.Buffer, name string) float64 {
 
 func sinkReceive(t *testing.T, ctx context.Context, c *sqs.Client, queueURL string, max int, wait time.Duration) []types.Message {
 	t.Helper()
-	msgs, err := localsqs.Receive(ctx, c, queueURL, max, wait)
+	msgs, err := localservertest.Receive(ctx, c, queueURL, max, wait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,9 +167,9 @@ func TestSQSSinkStandardQueue(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	c := srv.Client()
-	q, err := localsqs.CreateQueue(ctx, c, "orders-dlq", nil)
+	q, err := localserver.CreateQueue(ctx, c, "orders-dlq", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,9 +250,9 @@ func TestSQSSinkFIFOQueue(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	c := srv.Client()
-	q, err := localsqs.CreateQueue(ctx, c, "orders-dlq.fifo", nil)
+	q, err := localserver.CreateQueue(ctx, c, "orders-dlq.fifo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,9 +322,9 @@ func TestSQSSinkSQSMessages(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	c := srv.Client()
-	dlq, err := localsqs.CreateQueue(ctx, c, "work-dlq.fifo", nil)
+	dlq, err := localserver.CreateQueue(ctx, c, "work-dlq.fifo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,21 +392,21 @@ func TestSQSSinkFailureReportsRecord(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	c := srv.Client()
-	deleted, err := localsqs.CreateQueue(ctx, c, "deleted", nil)
+	deleted, err := localserver.CreateQueue(ctx, c, "deleted", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(deleted)}); err != nil {
 		t.Fatal(err)
 	}
-	small, err := localsqs.CreateQueue(ctx, c, "small", nil)
+	small, err := localserver.CreateQueue(ctx, c, "small", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := localsqs.Start(t)
-	stoppedQ, err := localsqs.CreateQueue(ctx, stopped.Client(), "q", nil)
+	stopped := localservertest.StartSQS(t)
+	stoppedQ, err := localserver.CreateQueue(ctx, stopped.Client(), "q", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,9 +453,9 @@ func TestSQSSinkMessageSizeLimit(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	c := srv.Client()
-	q, err := localsqs.CreateQueue(ctx, c, "big", nil)
+	q, err := localserver.CreateQueue(ctx, c, "big", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,14 +489,14 @@ func TestSinkPolicies(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	c := srv.Client()
 	for _, tc := range []struct {
 		name   string
 		policy batch.SinkPolicy
 		sent   bool
 	}{{"exhausted", batch.SinkExhausted, true}, {"permanent", batch.SinkPermanent, false}} {
-		q, err := localsqs.CreateQueue(ctx, c, "dlq-"+tc.name, nil)
+		q, err := localserver.CreateQueue(ctx, c, "dlq-"+tc.name, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,8 @@ import (
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency"
-	"github.com/kafkalambda/toolkit/internal/localddb"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 	"github.com/kafkalambda/toolkit/producer"
@@ -178,13 +179,13 @@ func (c *ackCounter) OnProduceRecordUnbuffered(_ *kgo.Record, err error) {
 
 // tpEnv is dynalite, for the tests' stores.
 type tpEnv struct {
-	ddb    *localddb.Server
+	ddb    *localserver.DynamoDB
 	tables atomic.Int64
 }
 
 func startTP(t *testing.T) *tpEnv {
 	t.Helper()
-	return &tpEnv{ddb: localddb.Start(t)}
+	return &tpEnv{ddb: localservertest.StartDynamoDB(t)}
 }
 
 // store is a DynamoDB store on a new table.
@@ -194,7 +195,7 @@ func (e *tpEnv) store(t *testing.T) *idempotency.DynamoDBStore {
 	client := e.ddb.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := localddb.CreateTable(ctx, client, idempotency.TableInput(name)); err != nil {
+	if err := localserver.CreateTable(ctx, client, idempotency.TableInput(name)); err != nil {
 		t.Fatal(err)
 	}
 	return idempotency.NewDynamoDBStore(client, name)

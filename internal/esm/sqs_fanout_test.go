@@ -68,7 +68,7 @@ func TestSQSFanoutRoundTrip(t *testing.T) {
 			}
 			return Response{Payload: out}, nil
 		})
-		m, stop := env.run(SQSConfig{Name: name, QueueURL: url, QueueARN: arn, ReportBatchItemFailures: true}, fn)
+		m, stop := env.run(url, fn, WithName(name), WithQueueARN(arn), WithReportBatchItemFailures())
 		waitFor(t, 15*time.Second, name+": 40 done", func() bool { return m.Counters().Done.Load() == 40 })
 		if err := stop(); err != nil {
 			t.Fatal(err)
