@@ -96,8 +96,8 @@
 // # Options
 //
 // [WithSink] sends the records that cannot succeed to a failure destination ([NewSQSSink],
-// [NewKafkaSink], or any [Sink]) so that their partition moves on; [ReadEnvelope] reads what
-// it wrote back. [WithFilter] skips the records FilterCriteria do not match, as the event
+// a Kafka topic with package batch/kafkasink, or any [Sink]) so that their partition moves
+// on; [ReadEnvelope] reads what it wrote back. [WithFilter] skips the records FilterCriteria do not match, as the event
 // source mapping would, and fails those it cannot decide on. [WithIdempotency] skips the
 // records already handled by an earlier delivery. An option given an invalid value makes
 // every batch fail with [ErrInvalidOption].

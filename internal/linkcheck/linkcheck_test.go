@@ -183,8 +183,7 @@ func TestStartup(t *testing.T) {
 // client, not just the record types its hooks name.
 const clientSymbol = "github.com/twmb/franz-go/pkg/kgo.(*Client)."
 
-// TestKafkaClientLinked: the tracing adapters' producer hooks name kgo's Record type, and
-// package batch imports kgo too (NewKafkaSink). The linker leaves the client out of a consumer
+// TestKafkaClientLinked: the tracing adapters' producer hooks name kgo's Record type. The linker leaves the client out of a consumer
 // that does not make one: with batch alone, with oteltrace, and with xraytrace, whose producer
 // hook is a type of its own for this reason (the X-Ray SDK's dependencies call reflect's
 // Method, which makes the linker keep every exported method of every type put in an
