@@ -374,8 +374,9 @@ func ExampleNewSQSSink() {
 	// reported: 0
 }
 
-// printSQS stands in for *sqs.Client in ExampleNewSQSSink.
-type printSQS struct{}
+// printSQS stands in for *sqs.Client in ExampleNewSQSSink. The sink calls SendMessage only;
+// the embedded (nil) SQSAPI gives the type the rest of the interface.
+type printSQS struct{ batch.SQSAPI }
 
 func (printSQS) SendMessage(ctx context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
 	e, err := batch.ReadEnvelope([]byte(*in.MessageBody))
