@@ -52,11 +52,11 @@ func (r *run) finish(ctx context.Context) batch.KafkaResponse {
 
 // notSent is the error of an item that was not sent, or not sent again.
 func (r *run) notSent(it *item) error {
-	why := ErrDeadline
+	why := batch.ErrDeadline
 	if r.d.fifo && r.lanes[it.lane].blocked {
 		why = ErrGroupBlocked
 	}
-	if why == ErrDeadline && (r.stop.IsZero() || r.d.cfg.now().Before(r.stop)) && r.ctx.Err() != nil {
+	if why == batch.ErrDeadline && (r.stop.IsZero() || r.d.cfg.now().Before(r.stop)) && r.ctx.Err() != nil {
 		// The caller's context ended before the stop time.
 		return fmt.Errorf("fanout: not sent: %w", context.Cause(r.ctx))
 	}
