@@ -29,7 +29,7 @@ import (
 func exampleLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey || a.Key == "duration" {
+			if a.Key == slog.TimeKey || a.Key == "durationMs" {
 				return slog.Attr{}
 			}
 			return a

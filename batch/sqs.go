@@ -173,7 +173,9 @@ func (c *config) sqsKey(m *events.SQSMessage) (string, error) {
 // The options are checked here, once, as by KafkaHandler.
 func SQSHandler(h SQSRecordHandler, opts ...Option) SQSFunc {
 	if err := sqsConfig(opts).err; err != nil {
-		return func(context.Context, *events.SQSEvent) (events.SQSEventResponse, error) { return events.SQSEventResponse{}, err }
+		return func(context.Context, *events.SQSEvent) (events.SQSEventResponse, error) {
+			return events.SQSEventResponse{}, err
+		}
 	}
 	return func(ctx context.Context, ev *events.SQSEvent) (events.SQSEventResponse, error) {
 		return ProcessSQS(ctx, ev, h, opts...)

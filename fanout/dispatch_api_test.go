@@ -51,7 +51,7 @@ func TestDispatchMetrics(t *testing.T) {
 		t.Errorf("_aws %v", aws)
 	}
 	s := logs.lines(t, "records dispatched")
-	if len(s) != 1 || s[0]["level"] != "WARN" || s[0]["failed"] != 1.0 || s[0]["reported"] != 1.0 || s[0]["oldestRecordAge"] != float64(3*time.Second) {
+	if len(s) != 1 || s[0]["level"] != "WARN" || s[0]["failed"] != 1.0 || s[0]["reported"] != 1.0 || s[0]["oldestRecordAgeMs"] != 3000.0 {
 		t.Errorf("summary %v", s)
 	}
 }
