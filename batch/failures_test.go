@@ -264,6 +264,40 @@ func (s *memSink) Send(ctx context.Context, e *batch.Envelope) error {
 // Every failed record is logged once, with where it is, what happened and the error, never its
 // key or value; records reported only because an earlier one of their partition failed are
 // counted in that line; each failure hook is called once per failed record.
+// failureWant is what the failure line and hook call of a record should say.
+type failureWant struct {
+	attempts   int
+	permanent  bool
+	sentToSink bool
+	reported   int
+	err        string
+}
+
+// checkFailureLines checks each "record failed" line of TestFailureLogKafka against wants.
+func checkFailureLines(t *testing.T, lines []map[string]any, wants map[string]failureWant) {
+	t.Helper()
+	for _, e := range lines {
+		where := lineWhere(e)
+		w, ok := wants[where]
+		if !ok {
+			t.Errorf("failure line for %s: %v", where, e)
+			continue
+		}
+		if e["level"] != "ERROR" || e["source"] != "kafka" || e["attempts"] != float64(w.attempts) || e["permanent"] != w.permanent ||
+			e["sentToSink"] != w.sentToSink || e["reported"] != float64(w.reported) || !strings.Contains(fmt.Sprint(e["error"]), w.err) {
+			t.Errorf("%s: line %v, want %+v", where, e, w)
+		}
+		_, hasStack := e["stack"]
+		if hasStack != (where == "orders-1@2") || (hasStack && !strings.Contains(fmt.Sprint(e["stack"]), "failures_test.go")) {
+			t.Errorf("%s: stack %q", where, e["stack"])
+		}
+		_, hasSinkErr := e["sinkError"]
+		if hasSinkErr != (where == "orders-4@3") {
+			t.Errorf("%s: sinkError %q", where, e["sinkError"])
+		}
+	}
+}
+
 func TestFailureLogKafka(t *testing.T) {
 	const secret = "SECRET-PAYLOAD"
 	b := kafkaeventtest.NewBuilder()
@@ -316,14 +350,7 @@ func TestFailureLogKafka(t *testing.T) {
 	if got, want := kafkaJSON(t, resp), wantKafka("orders-4@3"); got != want {
 		t.Errorf("response %s\nwant %s", got, want)
 	}
-	type expect struct {
-		attempts   int
-		permanent  bool
-		sentToSink bool
-		reported   int
-		err        string
-	}
-	wants := map[string]expect{
+	wants := map[string]failureWant{
 		"orders-0@1": {3, false, false, 3, "transient failure"},
 		"orders-1@2": {1, true, false, 2, "panicked: boom"},
 		"orders-2@1": {0, true, false, 3, "invalid base64"},
@@ -334,26 +361,7 @@ func TestFailureLogKafka(t *testing.T) {
 	if len(lines) != len(wants) {
 		t.Errorf("%d failure lines, want %d:\n%s", len(lines), len(wants), logs.String())
 	}
-	for _, e := range lines {
-		where := lineWhere(e)
-		w, ok := wants[where]
-		if !ok {
-			t.Errorf("failure line for %s: %v", where, e)
-			continue
-		}
-		if e["level"] != "ERROR" || e["source"] != "kafka" || e["attempts"] != float64(w.attempts) || e["permanent"] != w.permanent ||
-			e["sentToSink"] != w.sentToSink || e["reported"] != float64(w.reported) || !strings.Contains(fmt.Sprint(e["error"]), w.err) {
-			t.Errorf("%s: line %v, want %+v", where, e, w)
-		}
-		_, hasStack := e["stack"]
-		if hasStack != (where == "orders-1@2") || (hasStack && !strings.Contains(fmt.Sprint(e["stack"]), "failures_test.go")) {
-			t.Errorf("%s: stack %q", where, e["stack"])
-		}
-		_, hasSinkErr := e["sinkError"]
-		if hasSinkErr != (where == "orders-4@3") {
-			t.Errorf("%s: sinkError %q", where, e["sinkError"])
-		}
-	}
+	checkFailureLines(t, lines, wants)
 	if strings.Contains(logs.String(), secret) {
 		t.Errorf("a log line shows a key or value:\n%s", logs.String())
 	}

@@ -120,30 +120,7 @@ func TestProduce(t *testing.T) {
 		t.Fatalf("%d records produced, want still 2", n)
 	}
 
-	// The key is "kafkalambda-produce:topic/partition/offset": held elsewhere, Produce
-	// waits its turn.
-	held, release := make(chan struct{}), make(chan struct{})
-	done := make(chan error)
-	go func() {
-		_, err := idempotency.Do(ctx, store, "kafkalambda-produce:in/1/7", nil, func(context.Context) (struct{}, error) {
-			close(held)
-			<-release
-			return struct{}{}, nil
-		}, prefix)
-		done <- err
-	}()
-	<-held
-	if err := once.Produce(ctx, k.cl, store, input("in", 1, 7), recs("c"), prefix); !errors.Is(err, idempotency.ErrInProgress) ||
-		!strings.Contains(err.Error(), "Produce for in-1 at offset 7") {
-		t.Errorf("held key: %v, want idempotency.ErrInProgress naming the input", err)
-	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if n := k.acks.n.Load(); n != 2 {
-		t.Fatalf("%d records produced, want still 2", n)
-	}
+	heldElsewhere(t, ctx, k, store, recs, prefix)
 
 	// Not acknowledged (a topic the cluster does not have, until the deadline): the key is
 	// released, for the retry.
@@ -165,5 +142,33 @@ func TestProduce(t *testing.T) {
 		return struct{}{}, nil
 	}, prefix); err != nil || !ran {
 		t.Errorf("after a failed Produce the key is not free: ran %v, %v", ran, err)
+	}
+}
+
+// heldElsewhere: the key is "kafkalambda-produce:topic/partition/offset": held elsewhere,
+// Produce waits its turn (idempotency.ErrInProgress), and produces nothing.
+func heldElsewhere(t *testing.T, ctx context.Context, k *tpKafka, store idempotency.Store, recs func(...string) []*kgo.Record, prefix idempotency.Option) {
+	t.Helper()
+	held, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		_, err := idempotency.Do(ctx, store, "kafkalambda-produce:in/1/7", nil, func(context.Context) (struct{}, error) {
+			close(held)
+			<-release
+			return struct{}{}, nil
+		}, prefix)
+		done <- err
+	}()
+	<-held
+	if err := once.Produce(ctx, k.cl, store, input("in", 1, 7), recs("c"), prefix); !errors.Is(err, idempotency.ErrInProgress) ||
+		!strings.Contains(err.Error(), "Produce for in-1 at offset 7") {
+		t.Errorf("held key: %v, want idempotency.ErrInProgress naming the input", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := k.acks.n.Load(); n != 2 {
+		t.Fatalf("%d records produced, want still 2", n)
 	}
 }
