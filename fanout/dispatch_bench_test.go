@@ -72,7 +72,7 @@ func BenchmarkDispatch(b *testing.B) {
 			var took time.Duration
 			for b.Loop() {
 				b.StopTimer()
-				d := NewDispatcher(client, newQueue(b, fifo), quiet())
+				d := dispatcher(b, client, newQueue(b, fifo), quiet())
 				b.StartTimer()
 				start := time.Now()
 				resp, err := d.Dispatch(context.Background(), ev)

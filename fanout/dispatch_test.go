@@ -54,7 +54,7 @@ func TestDispatchReplayedFailures(t *testing.T) {
 			}
 			logs := &logBuffer{}
 			// Three attempts: 0.8% of the records fail all three and are reported.
-			d := NewDispatcher(client, q, WithRetry(3, time.Millisecond), WithLogger(logs.logger()))
+			d := dispatcher(t, client, q, WithSendRetry(3, time.Millisecond), WithBatchOptions(batch.WithLogger(logs.logger())))
 			rounds := log.esm(t, 400, 100, d.Dispatch)
 
 			failed := logs.lines(t, "record not dispatched")

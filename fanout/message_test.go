@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -355,8 +356,8 @@ func TestEntryRefusesTooLarge(t *testing.T) {
 		r.Value = append(r.Value, r.Value[0])
 		_, _, err := entry(r, false, nil)
 		var ee *EncodeError
-		if !errors.As(err, &ee) || !errors.Is(err, ErrTooLarge) || ee.Field != "message" || ee.Offset != 7 {
-			t.Fatalf("binary=%v: one byte over: %v, want an *EncodeError wrapping ErrTooLarge", binary, err)
+		if !errors.As(err, &ee) || !errors.Is(err, batch.ErrMessageTooLarge) || ee.Field != "message" || ee.Offset != 7 {
+			t.Fatalf("binary=%v: one byte over: %v, want an *EncodeError wrapping batch.ErrMessageTooLarge", binary, err)
 		}
 		if !strings.Contains(err.Error(), "1048576") {
 			t.Errorf("error %q does not give the limit", err)
@@ -683,7 +684,7 @@ func TestShapesThroughSQS(t *testing.T) {
 				r2 := *r
 				r2.Value = append(r.Value[:len(r.Value):len(r.Value)], r.Value[0])
 				var ee *EncodeError
-				if _, _, err := entry(&r2, q.fifo, nil); !errors.As(err, &ee) || !errors.Is(err, ErrTooLarge) {
+				if _, _, err := entry(&r2, q.fifo, nil); !errors.As(err, &ee) || !errors.Is(err, batch.ErrMessageTooLarge) {
 					t.Fatalf("binary=%v: entry of a record one byte over: %v", binary, err)
 				}
 			}

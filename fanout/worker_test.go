@@ -146,7 +146,7 @@ func TestWorkerAppliesARecordDispatchedTwiceOnce(t *testing.T) {
 // wFIFORun drives a FIFO queue as the SQS event source mapping does: batches of up to 10
 // messages, the partial-batch response's messages made visible again (as their visibility
 // timeout would), the others deleted, until the queue is empty.
-func wFIFORun(t *testing.T, q *queue, h WorkerFunc, total int) (invocations int) {
+func wFIFORun(t *testing.T, q *queue, h batch.SQSFunc, total int) (invocations int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()

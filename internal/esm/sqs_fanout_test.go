@@ -49,7 +49,11 @@ func TestSQSFanoutRoundTrip(t *testing.T) {
 	}
 	for _, name := range []string{"fan", "fan.fifo"} {
 		url, arn := env.queue(name, 5, nil)
-		resp, err := fanout.NewDispatcher(env.c, url).Dispatch(context.Background(), ev)
+		d, err := fanout.NewDispatcher(env.c, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := d.Dispatch(context.Background(), ev)
 		if err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("%s: dispatch: %v %+v", name, err, resp)
 		}

@@ -1,4 +1,4 @@
-package producer_test
+package once_test
 
 // Consume, transform, produce, end to end, against kfake (the output topic) and dynalite (the
 // idempotency stores), with the event source mapping played by esm below: a transform (a
@@ -30,6 +30,7 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 	"github.com/kafkalambda/toolkit/producer"
+	"github.com/kafkalambda/toolkit/producer/once"
 )
 
 const (
@@ -319,7 +320,7 @@ func lostRounds(rounds ...int) func(int) bool {
 	}
 }
 
-// A transform whose responses are lost after it produced: with ProduceOnce, the batch
+// A transform whose responses are lost after it produced: with once.Produce, the batch
 // delivered again produces nothing more; with Produce and SetSource, out holds each output
 // three times; either way the downstream applies each output once, and keyed on its own
 // offsets it would not.
@@ -332,7 +333,7 @@ func TestTransformResponseLost(t *testing.T) {
 		once   bool
 		copies int64 // of each output in out
 	}{
-		{"ProduceOnce", true, 1},
+		{"once.Produce", true, 1},
 		{"Produce with SetSource", false, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -343,7 +344,7 @@ func TestTransformResponseLost(t *testing.T) {
 				calls.Add(1)
 				out := tpTransform(r)
 				if tc.once {
-					return producer.ProduceOnce(ctx, k.cl, store, r, out, idempotency.WithKeyPrefix("transform"))
+					return once.Produce(ctx, k.cl, store, r, out, idempotency.WithKeyPrefix("transform"))
 				}
 				for i, rec := range out {
 					if err := producer.SetSource(rec, r, i); err != nil {
@@ -376,7 +377,7 @@ func TestTransformResponseLost(t *testing.T) {
 	}
 }
 
-// dyingTransform is the transform function with ProduceOnce on a store through which it dies
+// dyingTransform is the transform function with once.Produce on a store through which it dies
 // when kill says so, as one invocation: after a death, it does nothing more, and its response
 // is lost. It counts in dup the outputs produced by a call whose completion never happened:
 // each will be in out twice.
@@ -392,7 +393,7 @@ func (e *tpEnv) dyingTransform(t *testing.T, k *tpKafka, kill func(round int) bo
 		if inv.Load().dead.Load() {
 			return errDied
 		}
-		err := producer.ProduceOnce(ctx, k.cl, store, r, tpTransform(r), idempotency.WithKeyPrefix("transform"))
+		err := once.Produce(ctx, k.cl, store, r, tpTransform(r), idempotency.WithKeyPrefix("transform"))
 		if errors.Is(err, errDied) {
 			dup.Add(int64(tpOutputs(r)))
 		}

@@ -1,4 +1,15 @@
-package batch
+// Package kafkasink is a failure destination for package batch that produces each failed
+// record to a Kafka topic, a dead letter topic:
+//
+//	cl, err := producer.NewClient() // MSK with IAM, from the environment
+//	...
+//	lambda.Start(batch.KafkaHandler(handle,
+//		batch.WithSink(kafkasink.New(cl, "orders.dlq"), batch.SinkPermanent)))
+//
+// It is a package of its own so that batch, which every consumer links, does not link a
+// Kafka client: only a function that gives its failures to Kafka carries franz-go.
+// batch.ReadEnvelope reads back what it wrote.
+package kafkasink
 
 import (
 	"context"
@@ -8,10 +19,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/producer"
 )
 
-// Headers that KafkaSink adds to each record it produces, after the original record's own.
+// Headers that a Sink adds to each record it produces, after the original record's own.
 const (
 	HeaderError           = "kafkalambda-error"             // the error text
 	HeaderSourceTopic     = "kafkalambda-source-topic"      // the original topic (Kafka records)
@@ -21,26 +33,26 @@ const (
 	HeaderSourceMessageID = "kafkalambda-source-message-id" // the message id (SQS messages)
 )
 
-// KafkaSink is a [Sink] that produces each [Envelope] as one record to a Kafka topic, a dead
-// letter topic. Make one with [NewKafkaSink].
+// Sink is a batch.Sink that produces each batch.Envelope as one record to a Kafka topic, a
+// dead letter topic. Make one with [New].
 //
-// The record's value is the envelope as JSON (which [ReadEnvelope] reads back, original value
+// The record's value is the envelope as JSON (which batch.ReadEnvelope reads back, original value
 // included), its key the original record's key, so that a partition's failures stay together
 // and in order, and its headers the original record's headers followed by HeaderError,
 // HeaderSourceTopic, HeaderSourcePartition and HeaderSourceOffset. An envelope of an SQS
 // message is keyed by its MessageGroupId (its message id outside FIFO queues) and carries
 // HeaderError, HeaderSourceQueue and HeaderSourceMessageID.
-type KafkaSink struct {
+type Sink struct {
 	client *kgo.Client
 	topic  string
 }
 
-// NewKafkaSink returns a sink that produces to topic with client, which [producer.NewClient]
+// New returns a sink that produces to topic with client, which [producer.NewClient]
 // makes for Amazon MSK (IAM, SCRAM, TLS) with the producer defaults an operator expects. The
 // client's producer settings (acks, idempotence, retries, timeouts, max record size) apply to
 // every Send.
-func NewKafkaSink(client *kgo.Client, topic string) *KafkaSink {
-	return &KafkaSink{client: client, topic: topic}
+func New(client *kgo.Client, topic string) *Sink {
+	return &Sink{client: client, topic: topic}
 }
 
 // Send produces e with [producer.Produce] and waits until the broker has acknowledged it, at
@@ -48,10 +60,10 @@ func NewKafkaSink(client *kgo.Client, topic string) *KafkaSink {
 // fails with an error wrapping producer.ErrNotAcknowledged rather than hold the function
 // past its timeout. It returns the produce error, so that the record is reported as failed
 // and comes back.
-func (s *KafkaSink) Send(ctx context.Context, e *Envelope) error {
+func (s *Sink) Send(ctx context.Context, e *batch.Envelope) error {
 	value, err := json.Marshal(e)
 	if err != nil {
-		return fmt.Errorf("batch: kafka sink: %s: %w", envelopeName(e), err)
+		return fmt.Errorf("kafkasink: %s: %w", envelopeName(e), err)
 	}
 	rec := &kgo.Record{Topic: s.topic, Value: value}
 	if e.Source == "sqs" && e.Message != nil {
@@ -79,7 +91,15 @@ func (s *KafkaSink) Send(ctx context.Context, e *Envelope) error {
 		)
 	}
 	if err := producer.Produce(ctx, s.client, rec)[0].Err; err != nil {
-		return fmt.Errorf("batch: kafka sink: produce %s to %s: %w", envelopeName(e), s.topic, err)
+		return fmt.Errorf("kafkasink: produce %s to %s: %w", envelopeName(e), s.topic, err)
 	}
 	return nil
+}
+
+// envelopeName names the record an envelope holds, for errors, as batch's own sinks do.
+func envelopeName(e *batch.Envelope) string {
+	if e.Source == "sqs" && e.Message != nil {
+		return "message " + e.Message.MessageId
+	}
+	return fmt.Sprintf("record %s-%d@%d", e.Topic, e.Partition, e.Offset)
 }
