@@ -7,18 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"strconv"
 	"strings"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
-
-// maxPayload is the largest request payload of a synchronous Lambda invocation, 6 MB. An event
-// larger than this is one Lambda never sends.
-const maxPayload = 6 << 20
 
 // buildConfig holds the flags of "klt event build".
 type buildConfig struct {
@@ -56,43 +51,43 @@ func buildFlagsHelp() string {
 func runBuild(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c buildConfig
 	fs := newBuildFlags(&c)
-	args, code, ok := parseFlags(fs, args, helpTopics["event build"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, helpTopics["event build"], stdout, stderr)
 	if !ok {
 		return code
 	}
 	fs.Visit(func(f *flag.Flag) { c.serversOn = c.serversOn || f.Name == "bootstrap-servers" })
 	if len(args) > 1 {
-		return usageError(stderr, fs.Name(), fmt.Errorf("want at most one input file, got %d", len(args)))
+		return base.UsageError(stderr, fs.Name(), fmt.Errorf("want at most one input file, got %d", len(args)))
 	}
 	opts, err := c.builderOptions()
 	if err != nil {
-		return usageError(stderr, fs.Name(), err)
+		return base.UsageError(stderr, fs.Name(), err)
 	}
 
 	name, data, err := readLinesInput(args, stdin, ", which build takes back", "klt event build")
 	if err != nil {
-		printErrors(stderr, err)
-		return exitFail
+		base.PrintErrors(stderr, err)
+		return base.ExitFail
 	}
 	recs, err := readRecords(ctx, name, bytes.NewReader(data))
 	if err == nil && len(recs) == 0 {
 		err = fmt.Errorf("%s: no records; Lambda never sends an event without one", name)
 	}
 	if err != nil {
-		printErrors(stderr, err)
-		return exitFail
+		base.PrintErrors(stderr, err)
+		return base.ExitFail
 	}
 	printWarnings(stderr, name, recs)
 
 	ev := buildEvent(recs, opts)
 	out, err := ev.MarshalJSON()
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitFail
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
 	}
-	if len(out) > maxPayload {
-		errorf(stderr, "warning: the event is %d bytes, more than the %d bytes (6 MB) of a Lambda invocation payload",
-			len(out), maxPayload)
+	if len(out) > base.MaxPayload {
+		base.Errorf(stderr, "warning: the event is %d bytes, more than the %d bytes (6 MB) of a Lambda invocation payload",
+			len(out), base.MaxPayload)
 	}
 	if !c.compact {
 		out = indentJSON(out)
@@ -105,18 +100,10 @@ func runBuild(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		err = os.WriteFile(c.output, out, 0o644)
 	}
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitFail
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
 	}
-	return exitOK
-}
-
-// printErrors prints err on stderr, one "klt: " line for each error it joins, at any depth,
-// each on one line with anything unprintable escaped (see errorf).
-func printErrors(stderr io.Writer, err error) {
-	for _, e := range leafErrors(err) {
-		errorf(stderr, "%v", e)
-	}
+	return base.ExitOK
 }
 
 // maxWarnings is how many warnings printWarnings prints before it says how many more there are.
@@ -129,26 +116,26 @@ func printWarnings(stderr io.Writer, name string, recs []lineRecord) {
 	for _, r := range recs {
 		for _, w := range r.Warnings {
 			if n < maxWarnings {
-				errorf(stderr, "warning: %s:%d: %s", name, r.Line, w)
+				base.Errorf(stderr, "warning: %s:%d: %s", name, r.Line, w)
 			}
 			n++
 		}
 	}
 	if n > maxWarnings {
-		errorf(stderr, "warning: %d more warnings not shown", n-maxWarnings)
+		base.Errorf(stderr, "warning: %d more warnings not shown", n-maxWarnings)
 	}
 }
 
 // readLinesInput reads the input of a command that takes records one per line (the file in
 // args, or stdin), and refuses a whole event, saying how to turn it into lines for next.
 func readLinesInput(args []string, stdin io.Reader, takesBack, next string) (name string, data []byte, err error) {
-	name = inputName(args)
-	if data, err = readInput(args, stdin, linesLimit); err != nil {
+	name = base.InputName(args)
+	if data, err = base.ReadInput(args, stdin, base.LinesLimit); err != nil {
 		return name, nil, err
 	}
-	if kind := eventKind(data); kind != "" {
+	if kind := base.EventKind(data); kind != "" {
 		return name, nil, fmt.Errorf("%s is %s event, not records one per line; \"klt event decode\" prints the records of an event%s: klt event decode %s | %s",
-			name, withArticle(kind), takesBack, shellQuote(name), next)
+			name, base.WithArticle(kind), takesBack, base.ShellQuote(name), next)
 	}
 	return name, data, nil
 }
@@ -181,7 +168,7 @@ func (c *buildConfig) builderOptions() ([]kafkaeventtest.BuilderOption, error) {
 		return nil, err
 	}
 	if c.serversOn {
-		servers, err := splitServers(c.servers)
+		servers, err := base.SplitServers(c.servers)
 		if err != nil {
 			return nil, fmt.Errorf("--bootstrap-servers: %w", err)
 		}
@@ -195,32 +182,6 @@ func (c *buildConfig) builderOptions() ([]kafkaeventtest.BuilderOption, error) {
 		opts = append(opts, kafkaeventtest.WithStartTime(t))
 	}
 	return opts, nil
-}
-
-// splitServers splits a comma-separated list of host:port entries, checking each; "" is the
-// empty list.
-func splitServers(s string) ([]string, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var servers []string
-	for _, hp := range strings.Split(s, ",") {
-		hp = strings.TrimSpace(hp)
-		host, port, err := net.SplitHostPort(hp)
-		if err == nil && host == "" {
-			err = errors.New("no host")
-		}
-		if err == nil {
-			if n, perr := strconv.ParseUint(port, 10, 16); perr != nil || n == 0 {
-				err = fmt.Errorf("port %q is not a number from 1 to 65535", port)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("want host:port entries, got %q: %w", hp, err)
-		}
-		servers = append(servers, hp)
-	}
-	return servers, nil
 }
 
 // buildEvent makes the event of recs. Every record has its offset (readRecords assigned the

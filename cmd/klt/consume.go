@@ -13,10 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // consumeConfig holds the flags of "klt consume".
@@ -54,29 +54,29 @@ func newConsumeFlags(c *consumeConfig) *flag.FlagSet {
 func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c consumeConfig
 	fs := newConsumeFlags(&c)
-	args, code, ok := parseFlags(fs, args, helpTopics["consume"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, helpTopics["consume"], stdout, stderr)
 	if !ok {
 		return code
 	}
 	if len(args) > 0 {
-		return usageError(stderr, fs.Name(), fmt.Errorf("unexpected argument %q", args[0]))
+		return base.UsageError(stderr, fs.Name(), fmt.Errorf("unexpected argument %q", args[0]))
 	}
 	switch {
 	case c.max < 0:
-		return usageError(stderr, fs.Name(), fmt.Errorf("--max: want 0 (no limit) or more, got %d", c.max))
+		return base.UsageError(stderr, fs.Name(), fmt.Errorf("--max: want 0 (no limit) or more, got %d", c.max))
 	case c.idle <= 0:
-		return usageError(stderr, fs.Name(), fmt.Errorf("--timeout: want a positive duration, got %v", c.idle))
+		return base.UsageError(stderr, fs.Name(), fmt.Errorf("--timeout: want a positive duration, got %v", c.idle))
 	case !c.event && (c.source != "" || c.arn != "" || c.compact):
-		return usageError(stderr, fs.Name(), errors.New("--source, --arn and --compact shape the --event: use them with --event"))
+		return base.UsageError(stderr, fs.Name(), errors.New("--source, --arn and --compact shape the --event: use them with --event"))
 	}
 	opts, brokers, err := c.cluster.options(ctx)
 	if err != nil {
-		return usageError(stderr, fs.Name(), err)
+		return base.UsageError(stderr, fs.Name(), err)
 	}
 	var evOpts []kafkaeventtest.BuilderOption
 	if c.event {
 		if evOpts, err = c.eventOptions(brokers); err != nil {
-			return usageError(stderr, fs.Name(), err)
+			return base.UsageError(stderr, fs.Name(), err)
 		}
 	}
 
@@ -96,13 +96,13 @@ func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	cl, err := newClient(opts, diag, kopts...)
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitFail
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
 	}
 	defer cl.Close()
 	if _, err := checkTopic(ctx, cl, diag, &c.cluster); err != nil {
-		errorf(stderr, "%v", err)
-		return exitFail
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
 	}
 	if c.group != "" {
 		// The idle --timeout starts once the group has given klt its partitions: joining
@@ -112,12 +112,12 @@ func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		case <-assigned:
 			t.Stop()
 		case <-t.C:
-			errorf(stderr, "group %q assigned no partition of %q to klt within --connect-timeout %v (do its other members hold them all?)",
+			base.Errorf(stderr, "group %q assigned no partition of %q to klt within --connect-timeout %v (do its other members hold them all?)",
 				c.group, c.cluster.topic, c.cluster.connectTimeout)
-			return exitFail
+			return base.ExitFail
 		case <-ctx.Done():
-			errorf(stderr, "interrupted while joining group %q", c.group)
-			return exitFail
+			base.Errorf(stderr, "interrupted while joining group %q", c.group)
+			return base.ExitFail
 		}
 	}
 
@@ -133,32 +133,32 @@ func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		evBytes int                                // --event: what its records take, base64 counted
 		full    bool                               // --event: the next record would pass maxPayload
 	)
-	code = exitOK
+	code = base.ExitOK
 	for !full && (c.max == 0 || n < c.max) {
 		pctx, cancel := context.WithTimeout(ctx, c.idle)
 		fetches := cl.PollRecords(pctx, c.max-n) // 0 or less: all that are there
 		cancel()
 		if err := fetchError(fetches); err != nil {
-			errorf(stderr, "%v", err)
-			code = exitFail
+			base.Errorf(stderr, "%v", err)
+			code = base.ExitFail
 			break
 		}
 		recs := fetches.Records()
 		if len(recs) == 0 && pctx.Err() != nil {
 			if ctx.Err() != nil {
-				errorf(stderr, "interrupted after %d records", n)
-				code = exitFail
+				base.Errorf(stderr, "interrupted after %d records", n)
+				code = base.ExitFail
 			}
 			break
 		}
 		if c.event {
 			for _, r := range recs {
 				size := eventRecordSize(r)
-				if evBytes+size > maxPayload && len(got) > 0 {
+				if evBytes+size > base.MaxPayload && len(got) > 0 {
 					// A Lambda invocation could not carry more: stop here, as the mapping
 					// ends a batch, rather than hold all a topic has in memory.
 					full = true
-					errorf(stderr, "stopped after %d records: the next would take the event past the %d bytes (6 MB) of a Lambda invocation payload", n, maxPayload)
+					base.Errorf(stderr, "stopped after %d records: the next would take the event past the %d bytes (6 MB) of a Lambda invocation payload", n, base.MaxPayload)
 					break
 				}
 				evBytes += size
@@ -173,13 +173,13 @@ func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			n++
 			er := eventRecord(r)
 			if err := enc.Encode(decodedRecordOf(&er)); err != nil {
-				errorf(stderr, "%v", err)
-				return exitFail
+				base.Errorf(stderr, "%v", err)
+				return base.ExitFail
 			}
 		}
 		if err := w.Flush(); err != nil {
-			errorf(stderr, "%v", err)
-			return exitFail
+			base.Errorf(stderr, "%v", err)
+			return base.ExitFail
 		}
 	}
 	if c.group != "" && n > 0 {
@@ -192,22 +192,22 @@ func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		err := cl.CommitRecords(cctx, lasts...)
 		cancel()
 		if err != nil {
-			errorf(stderr, "committing the offsets of group %q: %v (the next consume of the group prints these records again)", c.group, err)
-			code = exitFail
+			base.Errorf(stderr, "committing the offsets of group %q: %v (the next consume of the group prints these records again)", c.group, err)
+			code = base.ExitFail
 		}
 	}
-	if code != exitOK {
+	if code != base.ExitOK {
 		return code
 	}
 	if !c.event {
 		if n == 0 {
-			errorf(stderr, "no records within --timeout %v", c.idle)
+			base.Errorf(stderr, "no records within --timeout %v", c.idle)
 		}
-		return exitOK
+		return base.ExitOK
 	}
 	if len(got) == 0 {
-		errorf(stderr, "no records within --timeout %v; Lambda never sends an event without one", c.idle)
-		return exitFail
+		base.Errorf(stderr, "no records within --timeout %v; Lambda never sends an event without one", c.idle)
+		return base.ExitFail
 	}
 	return writeEvent(got, evOpts, c.compact, stdout, stderr)
 }
@@ -320,21 +320,21 @@ func writeEvent(recs []*kgo.Record, opts []kafkaeventtest.BuilderOption, compact
 	}
 	out, err := buildEvent(lrs, opts).MarshalJSON()
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitFail
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
 	}
-	if len(out) > maxPayload {
-		errorf(stderr, "warning: the event is %d bytes, more than the %d bytes (6 MB) of a Lambda invocation payload; --max makes it smaller",
-			len(out), maxPayload)
+	if len(out) > base.MaxPayload {
+		base.Errorf(stderr, "warning: the event is %d bytes, more than the %d bytes (6 MB) of a Lambda invocation payload; --max makes it smaller",
+			len(out), base.MaxPayload)
 	}
 	if !compact {
 		out = indentJSON(out)
 	}
 	if _, err := stdout.Write(append(out, '\n')); err != nil {
-		errorf(stderr, "%v", err)
-		return exitFail
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
 	}
-	return exitOK
+	return base.ExitOK
 }
 
 // usageConsume is the help of "klt consume", before its flags.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/codec"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -20,28 +21,28 @@ import (
 func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var sf schemaFlags
 	fs := newDecodeFlags(&sf)
-	args, code, ok := parseFlags(fs, args, helpTopics["event decode"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, helpTopics["event decode"], stdout, stderr)
 	if !ok {
 		return code
 	}
 	if len(args) > 1 {
-		return usageError(stderr, fs.Name(), fmt.Errorf("want at most one input file, got %d", len(args)))
+		return base.UsageError(stderr, fs.Name(), fmt.Errorf("want at most one input file, got %d", len(args)))
 	}
 	keyCodec, valueCodec, opts, err := sf.codecs()
 	if err != nil {
-		return usageError(stderr, fs.Name(), err)
+		return base.UsageError(stderr, fs.Name(), err)
 	}
 	des := codec.NewDeserializer(orRaw(keyCodec), orRaw(valueCodec), opts...)
-	name := inputName(args)
-	data, err := readInput(args, stdin, eventLimit)
+	name := base.InputName(args)
+	data, err := base.ReadInput(args, stdin, base.EventLimit)
 	if err != nil {
-		printErrors(stderr, err)
-		return exitFail
+		base.PrintErrors(stderr, err)
+		return base.ExitFail
 	}
 	ev, err := kafkaevent.Parse(data)
 	if err != nil {
-		printErrors(stderr, fmt.Errorf("%s: %w", name, err))
-		return exitFail
+		base.PrintErrors(stderr, fmt.Errorf("%s: %w", name, err))
+		return base.ExitFail
 	}
 
 	w := bufio.NewWriter(stdout)
@@ -50,8 +51,8 @@ func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	bad, undecoded := 0, 0
 	for r := range ev.All() {
 		if err := ctx.Err(); err != nil {
-			errorf(stderr, "%v", err)
-			return exitFail
+			base.Errorf(stderr, "%v", err)
+			return base.ExitFail
 		}
 		if r.Err != nil {
 			bad++
@@ -63,27 +64,27 @@ func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			}
 		}
 		if err := enc.Encode(line); err != nil {
-			errorf(stderr, "%v", err)
-			return exitFail
+			base.Errorf(stderr, "%v", err)
+			return base.ExitFail
 		}
 	}
 	if err := w.Flush(); err != nil {
-		errorf(stderr, "%v", err)
-		return exitFail
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
 	}
 	if ev.Len() == 0 {
-		errorf(stderr, "warning: %s: no records; Lambda never sends an event without one", name)
+		base.Errorf(stderr, "warning: %s: no records; Lambda never sends an event without one", name)
 	}
 	if bad > 0 {
-		errorf(stderr, "%s: %d of %d records are malformed; see their \"error\"", name, bad, ev.Len())
+		base.Errorf(stderr, "%s: %d of %d records are malformed; see their \"error\"", name, bad, ev.Len())
 	}
 	if undecoded > 0 {
-		errorf(stderr, "%s: %d of %d records could not be decoded with the schemas given; see their \"error\"", name, undecoded, ev.Len())
+		base.Errorf(stderr, "%s: %d of %d records could not be decoded with the schemas given; see their \"error\"", name, undecoded, ev.Len())
 	}
 	if bad > 0 || undecoded > 0 {
-		return exitFail
+		return base.ExitFail
 	}
-	return exitOK
+	return base.ExitOK
 }
 
 // newDecodeFlags returns the flag set of "klt event decode", storing into sf.

@@ -1,9 +1,5 @@
 package main
 
-// This file gives "klt event decode" (and "klt produce") schemas: Avro .avsc files, Protobuf
-// .proto files compiled at run time, a Confluent Schema Registry, and the wire format of the
-// keys and values (package codec does the decoding and the framing).
-
 import (
 	"bytes"
 	"context"
@@ -19,11 +15,11 @@ import (
 
 	"github.com/bufbuild/protocompile"
 	"github.com/hamba/avro/v2"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/codec"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
-
-	"github.com/kafkalambda/toolkit/codec"
 )
 
 // schemaFlags are the flags that say how keys and values are encoded.
@@ -65,7 +61,7 @@ func loadCodec(flagName, path, message string) (sideCodec, error) {
 	if path == "" {
 		return nil, nil
 	}
-	text, err := readFileCapped(path, schemaLimit)
+	text, err := base.ReadFileCapped(path, base.SchemaLimit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
@@ -94,7 +90,7 @@ func loadCodec(flagName, path, message string) (sideCodec, error) {
 // openSchema opens a .proto file for protocompile, the one --value-schema names or one it
 // imports, with what it reads capped at schemaLimit.
 func openSchema(path string) (io.ReadCloser, error) {
-	data, err := readFileCapped(path, schemaLimit)
+	data, err := base.ReadFileCapped(path, base.SchemaLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
-
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -26,7 +26,7 @@ import (
 func runFilter(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usageFilter)
-		return exitUsage
+		return base.ExitUsage
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
@@ -37,7 +37,7 @@ func runFilter(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return runFilterLint(ctx, args[1:], stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "klt filter: unknown command %q\n\n%s", args[0], usageFilter)
-	return exitUsage
+	return base.ExitUsage
 }
 
 // engineFlags are the flags that choose the rules of the filter engine, shared by
@@ -75,14 +75,6 @@ func (e *engineFlags) options() ([]filter.Option, error) {
 			filter.DefaultMaxFilters, filter.RaisedMaxFilters, e.maxFilters)
 	}
 	return opts, nil
-}
-
-// flagsHelp returns the flag list of fs, for a help text.
-func flagsHelp(fs *flag.FlagSet) string {
-	var b strings.Builder
-	fs.SetOutput(&b)
-	fs.PrintDefaults()
-	return "\nFlags (-flag and --flag are the same):\n\n" + b.String()
 }
 
 // filterTestConfig holds the flags of "klt filter test".
@@ -150,7 +142,7 @@ func (c *filterTestConfig) checkExpectFlags() error {
 func runFilterTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c filterTestConfig
 	fs := newFilterTestFlags(&c)
-	args, code, ok := parseFlags(fs, args, helpTopics["filter test"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, helpTopics["filter test"], stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -172,36 +164,36 @@ func runFilterTest(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		err = oerr
 	}
 	if err != nil {
-		return usageError(stderr, fs.Name(), err)
+		return base.UsageError(stderr, fs.Name(), err)
 	}
 
 	specs, err := loadCriteria(c.criteria, stdin, false)
 	if err != nil {
-		printErrors(stderr, err)
-		return exitFail
+		base.PrintErrors(stderr, err)
+		return base.ExitFail
 	}
 	spec := specs[0]
 	crit, problems := spec.compile(opts)
 	if len(problems) > 0 {
 		for _, p := range problems {
-			errorf(stderr, "%s", spec.problem(p))
+			base.Errorf(stderr, "%s", spec.problem(p))
 		}
-		return exitFail
+		return base.ExitFail
 	}
 
-	name := inputName([]string{c.event})
-	data, err := readInputFile(c.event, stdin, eventLimit)
+	name := base.InputName([]string{c.event})
+	data, err := base.ReadInputFile(c.event, stdin, base.EventLimit)
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitFail
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
 	}
 	kind, recs, err := readTestEvent(name, data)
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitFail
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
 	}
 	if t := spec.eventType; t != "" && sourceKind(t) != kind {
-		errorf(stderr, "warning: %s is an event of Type %s, but %s is %s event", spec.name(), t, name, withArticle(kind))
+		base.Errorf(stderr, "warning: %s is an event of Type %s, but %s is %s event", spec.name(), t, name, base.WithArticle(kind))
 	}
 
 	// A malformed record's verdict is not known whatever the engine said: Lambda may see
@@ -209,8 +201,8 @@ func runFilterTest(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	verdicts := make([]filter.Verdict, len(recs))
 	for i := range recs {
 		if err := ctx.Err(); err != nil {
-			errorf(stderr, "%v", err)
-			return exitFail
+			base.Errorf(stderr, "%v", err)
+			return base.ExitFail
 		}
 		verdicts[i] = recs[i].explain(crit)
 		if err := recs[i].err(); err != nil && verdicts[i].Err == nil {
@@ -218,34 +210,34 @@ func runFilterTest(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		}
 	}
 	for _, w := range fieldWarnings(crit, kind) {
-		errorf(stderr, "warning: %s: %s", spec.name(), w)
+		base.Errorf(stderr, "warning: %s: %s", spec.name(), w)
 	}
 	if err := printVerdicts(stdout, recs, verdicts, c.json); err != nil {
-		errorf(stderr, "%v", err)
-		return exitFail
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
 	}
 
-	code = exitOK
+	code = base.ExitOK
 	for i := range recs {
 		switch {
 		case recs[i].err() != nil:
-			errorf(stderr, "%s: %s is malformed, so Lambda's verdict is not known: %v", name, recs[i].label(i), recs[i].err())
-			code = exitFail
+			base.Errorf(stderr, "%s: %s is malformed, so Lambda's verdict is not known: %v", name, recs[i].label(i), recs[i].err())
+			code = base.ExitFail
 		case verdicts[i].Err != nil:
-			errorf(stderr, "%s: %s: Lambda's verdict is not known: %v", name, recs[i].label(i), verdicts[i].Err)
-			code = exitFail
+			base.Errorf(stderr, "%s: %s: Lambda's verdict is not known: %v", name, recs[i].label(i), verdicts[i].Err)
+			code = base.ExitFail
 		}
 	}
 	failures, err := c.check(recs, verdicts)
 	if err != nil {
-		errorf(stderr, "%s: %v", name, err)
-		return exitFail
+		base.Errorf(stderr, "%s: %v", name, err)
+		return base.ExitFail
 	}
 	for _, f := range failures {
-		errorf(stderr, "%s: %s", name, f)
+		base.Errorf(stderr, "%s: %s", name, f)
 	}
 	if len(failures) > 0 {
-		code = exitFail
+		code = base.ExitFail
 	}
 	return code
 }
@@ -373,7 +365,7 @@ func printVerdicts(stdout io.Writer, recs []testRecord, verdicts []filter.Verdic
 			status, detail = "PASS", "filter "+strconv.Itoa(v.Filter)
 			pass++
 		}
-		fmt.Fprintf(w, "%-*s #%-*d %-*s  %s\n", statusWidth, status, numWidth, i, idWidth, recs[i].id, oneLine(detail))
+		fmt.Fprintf(w, "%-*s #%-*d %-*s  %s\n", statusWidth, status, numWidth, i, idWidth, recs[i].id, base.OneLine(detail))
 	}
 	if len(recs) == 1 {
 		fmt.Fprintf(w, "%d of 1 record passes", pass)
@@ -470,28 +462,14 @@ func (r *testRecord) err() error {
 // label names the record i in messages: "#1 orders-0@16".
 func (r *testRecord) label(i int) string { return "#" + strconv.Itoa(i) + " " + r.id }
 
-// Kinds of event that "klt filter test" reads.
-const (
-	kindKafka = "Kafka"
-	kindSQS   = "SQS"
-)
-
 // sourceKind returns the kind of event a SAM event Type delivers, or the Type itself for
 // sources klt does not read.
 func sourceKind(samType string) string {
 	switch samType {
 	case "MSK", "SelfManagedKafka":
-		return kindKafka
+		return base.KindKafka
 	}
 	return samType
-}
-
-// withArticle returns "a Kafka" or "an SQS".
-func withArticle(kind string) string {
-	if kind == kindSQS {
-		return "an " + kind
-	}
-	return "a " + kind
 }
 
 // readTestEvent reads a Kafka or an SQS event and returns its records in the order a function
@@ -519,9 +497,9 @@ func readTestEvent(name string, data []byte) (kind string, recs []testRecord, er
 			return "", nil, fmt.Errorf("%s: %w", name, err)
 		}
 		for r := range ev.All() {
-			recs = append(recs, testRecord{id: oneLine(r.PartitionID()) + "@" + strconv.FormatInt(r.Offset, 10), kafka: r})
+			recs = append(recs, testRecord{id: base.OneLine(r.PartitionID()) + "@" + strconv.FormatInt(r.Offset, 10), kafka: r})
 		}
-		kind = kindKafka
+		kind = base.KindKafka
 	case hasSQSRecords:
 		var ev events.SQSEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
@@ -532,13 +510,13 @@ func readTestEvent(name string, data []byte) (kind string, recs []testRecord, er
 			if m.EventSource != "aws:sqs" && m.EventSource != "" {
 				return "", nil, fmt.Errorf("%s: Records[%d].eventSource is %q; an SQS event has aws:sqs", name, i, m.EventSource)
 			}
-			id := oneLine(m.MessageId)
+			id := base.OneLine(m.MessageId)
 			if id == "" {
 				id = "Records[" + strconv.Itoa(i) + "]"
 			}
 			recs = append(recs, testRecord{id: id, sqs: m})
 		}
-		kind = kindSQS
+		kind = base.KindSQS
 	default:
 		return "", nil, fmt.Errorf("%s: neither a Kafka event (with eventSource aws:kafka or SelfManagedKafka and records) nor an SQS event (with Records)", name)
 	}
@@ -600,7 +578,7 @@ func (s *criteriaSpec) compile(opts []filter.Option) (*filter.Criteria, []error)
 	if err == nil {
 		return c, nil
 	}
-	problems := leafErrors(err)
+	problems := base.LeafErrors(err)
 	reported := make(map[int]bool)
 	for _, p := range problems {
 		if fe, ok := errors.AsType[*filter.Error](p); ok && fe.Filter >= 0 {
@@ -621,7 +599,7 @@ func (s *criteriaSpec) compile(opts []filter.Option) (*filter.Criteria, []error)
 		if reported[i] {
 			continue
 		}
-		for _, p := range leafErrors(s.checkAlone(i, opts)) {
+		for _, p := range base.LeafErrors(s.checkAlone(i, opts)) {
 			if fe, ok := errors.AsType[*filter.Error](p); ok {
 				at := *fe
 				at.Filter = i
@@ -712,22 +690,6 @@ var optionFlags = strings.NewReplacer(
 	"WithRaisedFilterQuota", "--max-filters 10",
 )
 
-// leafErrors returns the errors that err joins, recursively, or err itself; nil for nil.
-func leafErrors(err error) []error {
-	if err == nil {
-		return nil
-	}
-	j, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return []error{err}
-	}
-	var leaves []error
-	for _, e := range j.Unwrap() {
-		leaves = append(leaves, leafErrors(e)...)
-	}
-	return leaves
-}
-
 // loadCriteria reads the FilterCriteria that src names (see usageFilterSRC); "-" is standard
 // input. A template without #NAME gives all of its FilterCriteria when all is set, and
 // otherwise its only one.
@@ -738,8 +700,8 @@ func loadCriteria(src string, stdin io.Reader, all bool) ([]*criteriaSpec, error
 			file, ref = src[:i], src[i+1:]
 		}
 	}
-	name := inputName([]string{file})
-	data, err := readInputFile(file, stdin, templateLimit)
+	name := base.InputName([]string{file})
+	data, err := base.ReadInputFile(file, stdin, base.TemplateLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -823,7 +785,7 @@ func newFilterLintFlags(e *engineFlags) *flag.FlagSet {
 func runFilterLint(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var e engineFlags
 	fs := newFilterLintFlags(&e)
-	args, code, ok := parseFlags(fs, args, helpTopics["filter lint"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, helpTopics["filter lint"], stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -841,25 +803,25 @@ func runFilterLint(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		err = errors.New(`standard input ("-") can be read only once`)
 	}
 	if err != nil {
-		return usageError(stderr, fs.Name(), err)
+		return base.UsageError(stderr, fs.Name(), err)
 	}
 
 	bad := false
 	filters, criteria := 0, 0
 	for _, src := range args {
 		if err := ctx.Err(); err != nil {
-			errorf(stderr, "%v", err)
-			return exitFail
+			base.Errorf(stderr, "%v", err)
+			return base.ExitFail
 		}
 		specs, err := loadCriteria(src, stdin, true)
 		if err != nil {
-			printErrors(stderr, err)
+			base.PrintErrors(stderr, err)
 			bad = true
 		}
 		for _, s := range specs {
 			c, problems := s.compile(opts)
 			for _, p := range problems {
-				errorf(stderr, "%s", s.problem(p))
+				base.Errorf(stderr, "%s", s.problem(p))
 			}
 			if len(problems) > 0 {
 				bad = true
@@ -870,22 +832,14 @@ func runFilterLint(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		}
 	}
 	if bad {
-		return exitFail
+		return base.ExitFail
 	}
-	msg := "ok: " + plural(filters, "filter")
+	msg := "ok: " + base.Plural(filters, "filter")
 	if criteria > 1 {
 		msg += " in " + strconv.Itoa(criteria) + " FilterCriteria"
 	}
 	fmt.Fprintln(stdout, msg)
-	return exitOK
-}
-
-// plural returns "1 filter" or "N filters".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
+	return base.ExitOK
 }
 
 // usageFilter is the help of "klt filter".
@@ -1037,11 +991,11 @@ func fieldWarnings(c *filter.Criteria, kind string) []string {
 		}
 		for _, name := range names {
 			switch {
-			case kind == kindKafka && name == "body":
+			case kind == base.KindKafka && name == "body":
 				warnings = append(warnings, fmt.Sprintf(`filter %d names "body", an SQS message's field: Lambda filters Kafka records on "value" only, so to it "body" is always missing`, i))
-			case kind == kindKafka && name != "value":
+			case kind == base.KindKafka && name != "value":
 				warnings = append(warnings, fmt.Sprintf(`filter %d names %q: Lambda filters Kafka records on "value" only, so to it %q is always missing`, i, name, name))
-			case kind == kindSQS && name == "value":
+			case kind == base.KindSQS && name == "value":
 				warnings = append(warnings, fmt.Sprintf(`filter %d names "value", a Kafka record's field: Lambda filters SQS messages on "body", so to it "value" is always missing`, i))
 			}
 		}

@@ -24,11 +24,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/twmb/franz-go/pkg/kfake"
-	"go.yaml.in/yaml/v3"
-
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/internal/localddb"
 	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.yaml.in/yaml/v3"
 )
 
 // rieModule is the package of the Runtime Interface Emulator, pinned in tools/go.mod.
@@ -60,28 +60,28 @@ func newInvokeFlags(c *invokeConfig) *flag.FlagSet {
 func runInvoke(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c invokeConfig
 	fs := newInvokeFlags(&c)
-	args, code, ok := parseFlags(fs, args, helpTopics["invoke"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, helpTopics["invoke"], stdout, stderr)
 	if !ok {
 		return code
 	}
 	if len(args) != 2 {
-		return usageError(stderr, "invoke", fmt.Errorf("want FUNCTION and EVENT, got %d arguments", len(args)))
+		return base.UsageError(stderr, "invoke", fmt.Errorf("want FUNCTION and EVENT, got %d arguments", len(args)))
 	}
 	fn, eventFile := args[0], args[1]
-	event, err := readInputFile(eventFile, stdin, eventLimit)
+	event, err := base.ReadInputFile(eventFile, stdin, base.EventLimit)
 	if err != nil {
-		errorf(stderr, "invoke: %v", err)
-		return exitFail
+		base.Errorf(stderr, "invoke: %v", err)
+		return base.ExitFail
 	}
 	if !json.Valid(event) {
 		var v any
 		err := json.Unmarshal(event, &v)
-		errorf(stderr, "invoke: %s is not JSON (%v); an event is one JSON document, as sam local invoke -e takes", inputName(args[1:]), err)
-		return exitFail
+		base.Errorf(stderr, "invoke: %s is not JSON (%v); an event is one JSON document, as sam local invoke -e takes", base.InputName(args[1:]), err)
+		return base.ExitFail
 	}
-	if err := checkDuplicateMembers(inputName(args[1:]), event); err != nil {
-		errorf(stderr, "invoke: %v", err)
-		return exitFail
+	if err := checkDuplicateMembers(base.InputName(args[1:]), event); err != nil {
+		base.Errorf(stderr, "invoke: %v", err)
+		return base.ExitFail
 	}
 	resp, err := invoke(ctx, c, fn, event, stderr)
 	if resp != nil {
@@ -91,10 +91,10 @@ func runInvoke(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		}
 	}
 	if err != nil {
-		errorf(stderr, "invoke %s: %v", fn, err)
-		return exitFail
+		base.Errorf(stderr, "invoke %s: %v", fn, err)
+		return base.ExitFail
 	}
-	return exitOK
+	return base.ExitOK
 }
 
 // invoke does the work of klt invoke: it returns the function's response (also when the
@@ -242,7 +242,7 @@ func invokeMainDir(dir string) (bool, error) {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
 		}
-		data, err := readFileCapped(f, sourceLimit)
+		data, err := base.ReadFileCapped(f, base.SourceLimit)
 		if err != nil {
 			return false, err
 		}
@@ -621,7 +621,7 @@ func readEnvVarsFile(path, fn string) (map[string]string, error) {
 	if path == "" {
 		return nil, nil
 	}
-	data, err := readInputFile(path, nil, envVarsLimit)
+	data, err := base.ReadInputFile(path, nil, base.EnvVarsLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -727,7 +727,7 @@ func runEmulator(ctx context.Context, rie, bootstrap string, f *functionSpec, en
 		return nil, fmt.Errorf("invoking through the emulator: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := readCapped("the response", resp.Body, responseLimit)
+	body, err := base.ReadCapped("the response", resp.Body, base.ResponseLimit)
 	if err != nil {
 		return nil, fmt.Errorf("reading the function's response: %w", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 )
 
 // envVarsConfig holds the flags of "klt env-vars".
@@ -29,54 +31,54 @@ func newEnvVarsFlags(c *envVarsConfig) *flag.FlagSet {
 func runEnvVars(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c envVarsConfig
 	fs := newEnvVarsFlags(&c)
-	args, code, ok := parseFlags(fs, args, helpTopics["env-vars"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, helpTopics["env-vars"], stdout, stderr)
 	if !ok {
 		return code
 	}
 	if len(args) != 0 {
-		return usageError(stderr, "env-vars", fmt.Errorf("unexpected argument %q", args[0]))
+		return base.UsageError(stderr, "env-vars", fmt.Errorf("unexpected argument %q", args[0]))
 	}
 	t, err := readInvokeTemplate(c.template)
 	if err != nil {
-		errorf(stderr, "env-vars: %v", err)
-		return exitFail
+		base.Errorf(stderr, "env-vars: %v", err)
+		return base.ExitFail
 	}
 	var need needs
 	var fns []*functionSpec
 	for _, name := range t.functionNames() {
 		f, err := t.function(name)
 		if err != nil {
-			errorf(stderr, "env-vars: %v", err)
-			return exitFail
+			base.Errorf(stderr, "env-vars: %v", err)
+			return base.ExitFail
 		}
 		n := functionNeeds(t, f)
 		need.ddb, need.sqs, need.kafka = need.ddb || n.ddb, need.sqs || n.sqs, need.kafka || n.kafka
 		fns = append(fns, f)
 	}
 	if len(fns) == 0 {
-		errorf(stderr, "env-vars: %s has no AWS::Serverless::Function", c.template)
-		return exitFail
+		base.Errorf(stderr, "env-vars: %s has no AWS::Serverless::Function", c.template)
+		return base.ExitFail
 	}
 	ls, err := startLocal(ctx, t, need)
 	defer ls.stop()
 	if err != nil {
-		errorf(stderr, "env-vars: %v", err)
-		return exitFail
+		base.Errorf(stderr, "env-vars: %v", err)
+		return base.ExitFail
 	}
 	file := map[string]map[string]string{}
 	var topics []string
 	for _, f := range fns {
 		vars, err := ls.vars(f, nil)
 		if err != nil {
-			errorf(stderr, "env-vars: %v", err)
-			return exitFail
+			base.Errorf(stderr, "env-vars: %v", err)
+			return base.ExitFail
 		}
 		topics = append(topics, topicsOf(vars)...)
 		file[f.logicalID] = vars
 	}
 	if err := ls.startKafka(topics); err != nil {
-		errorf(stderr, "env-vars: %v", err)
-		return exitFail
+		base.Errorf(stderr, "env-vars: %v", err)
+		return base.ExitFail
 	}
 	for _, f := range fns {
 		vars := file[f.logicalID]
@@ -94,8 +96,8 @@ func runEnvVars(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	data, _ := json.MarshalIndent(file, "", "  ")
 	if err := os.WriteFile(c.output, append(data, '\n'), 0o644); err != nil {
-		errorf(stderr, "env-vars: %v", err)
-		return exitFail
+		base.Errorf(stderr, "env-vars: %v", err)
+		return base.ExitFail
 	}
 	keys := make([]string, 0, len(ls.endpoints))
 	for k, v := range ls.endpoints {
@@ -104,7 +106,7 @@ func runEnvVars(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	sort.Strings(keys)
 	fmt.Fprintf(stdout, "wrote %s for %d functions; serving %s until interrupted (Ctrl-C)\n", c.output, len(fns), orNone(strings.Join(keys, " ")))
 	<-ctx.Done()
-	return exitOK
+	return base.ExitOK
 }
 
 const usageEnvVars = `Usage: klt env-vars [flags]
@@ -122,8 +124,3 @@ The servers listen on 127.0.0.1, which the function's container reaches with
 Environment.Variables, so the template declares AWS_ENDPOINT_URL_DYNAMODB and the others
 (klt env-vars warns about each one a function lacks).
 `
-
-func init() {
-	helpTopics["invoke"] = usageInvoke + flagsHelp(newInvokeFlags(new(invokeConfig))) + usageInvokeExamples
-	helpTopics["env-vars"] = usageEnvVars + flagsHelp(newEnvVarsFlags(new(envVarsConfig)))
-}

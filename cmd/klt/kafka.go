@@ -1,10 +1,5 @@
 package main
 
-// This file holds what "klt produce" and "klt consume" share: the flags that say how to reach
-// and authenticate to a cluster, the client they make through the producer package, and the
-// first request, which turns unreachable brokers, failed authentication and unknown topics
-// into one clear message within a bounded time.
-
 import (
 	"context"
 	"crypto/tls"
@@ -19,11 +14,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/producer"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/kafkalambda/toolkit/producer"
 )
 
 // clusterFlags holds the flags of "klt produce" and "klt consume" that say which cluster to
@@ -89,7 +84,7 @@ func (c *clusterFlags) options(ctx context.Context) ([]producer.Option, []string
 			return nil, nil, fmt.Errorf("no brokers: give --brokers HOST:PORT[,...] or set %s", producer.EnvBootstrapServers)
 		}
 	}
-	brokers, err := splitServers(c.brokers)
+	brokers, err := base.SplitServers(c.brokers)
 	if err == nil && len(brokers) == 0 {
 		err = errors.New("no brokers")
 	}

@@ -1,8 +1,5 @@
 package main
 
-// This file reads the JSON Lines input of "klt event build": one Kafka record per line. The
-// format is CLI input, not library API, so it lives here rather than in kafkaevent.
-
 import (
 	"bufio"
 	"bytes"
@@ -19,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -104,7 +102,7 @@ func readLines(ctx context.Context, name string, r io.Reader, needTopic bool) ([
 			return nil, err
 		}
 		line, readErr := readLine(br)
-		if errors.Is(readErr, errTooLarge) {
+		if errors.Is(readErr, base.ErrTooLarge) {
 			return nil, errors.Join(append(errs, &lineError{File: name, Line: n, Err: readErr})...)
 		}
 		if readErr != nil && readErr != io.EOF {
@@ -150,10 +148,10 @@ type lineTooLongError struct{}
 
 func (lineTooLongError) Error() string {
 	return fmt.Sprintf("longer than %d bytes (%s, klt's limit for one line of JSON Lines); klt read no further",
-		maxLineBytes, sizeText(maxLineBytes))
+		base.MaxLineBytes, base.SizeText(base.MaxLineBytes))
 }
 
-func (lineTooLongError) Is(target error) bool { return target == errTooLarge }
+func (lineTooLongError) Is(target error) bool { return target == base.ErrTooLarge }
 
 // readLine returns the next line of br with its '\n', or what is left at the end of the input
 // with io.EOF. A line longer than maxLineBytes is errLineTooLong, found before more than that
@@ -162,7 +160,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	var line []byte
 	for {
 		frag, err := br.ReadSlice('\n')
-		if len(line)+len(bytes.TrimSuffix(frag, []byte("\n"))) > maxLineBytes {
+		if len(line)+len(bytes.TrimSuffix(frag, []byte("\n"))) > base.MaxLineBytes {
 			return nil, errLineTooLong
 		}
 		line = append(line, frag...)

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/filter"
 )
 
@@ -48,7 +49,7 @@ const (
 // runLint runs "klt lint [TEMPLATE]".
 func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	args, code, ok := parseFlags(fs, args, usageLint, stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, usageLint, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -58,27 +59,27 @@ func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case 1:
 		file = args[0]
 	default:
-		return usageError(stderr, "lint", fmt.Errorf("want one template, got %d arguments", len(args)))
+		return base.UsageError(stderr, "lint", fmt.Errorf("want one template, got %d arguments", len(args)))
 	}
 	problems, err := lintFile(ctx, file)
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitFail
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
 	}
 	for _, p := range problems {
-		fmt.Fprintln(stdout, oneLine(p.String()))
+		fmt.Fprintln(stdout, base.OneLine(p.String()))
 	}
 	if len(problems) > 0 {
-		errorf(stderr, "%s: %s", file, plural(len(problems), "problem"))
-		return exitFail
+		base.Errorf(stderr, "%s: %s", file, base.Plural(len(problems), "problem"))
+		return base.ExitFail
 	}
 	fmt.Fprintf(stdout, "ok: %s passes the SAM schema and klt's checks\n", file)
-	return exitOK
+	return base.ExitOK
 }
 
 // lintFile lints the template file. The error is for a template that cannot be read at all.
 func lintFile(ctx context.Context, file string) ([]lintProblem, error) {
-	data, err := readInputFile(file, nil, templateLimit)
+	data, err := base.ReadInputFile(file, nil, base.TemplateLimit)
 	if err != nil {
 		return nil, err
 	}

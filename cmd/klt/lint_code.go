@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 )
 
 // The toolkit's packages whose use the checks look for.
@@ -193,7 +195,7 @@ func findModule(dir string) (root, path string, err error) {
 		return "", "", err
 	}
 	for {
-		data, err := readFileCapped(filepath.Join(d, "go.mod"), sourceLimit)
+		data, err := base.ReadFileCapped(filepath.Join(d, "go.mod"), base.SourceLimit)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", "", err
 		}
@@ -219,7 +221,7 @@ func findModule(dir string) (root, path string, err error) {
 
 // readFile reads one Go file into c.
 func (c *codeInfo) readFile(path string) error {
-	src, err := readFileCapped(path, sourceLimit)
+	src, err := base.ReadFileCapped(path, base.SourceLimit)
 	if err != nil {
 		return fmt.Errorf("reading the Go code: %w", err)
 	}

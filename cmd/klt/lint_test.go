@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -24,7 +25,7 @@ func runLintCmd(t *testing.T, file string) (int, string, string) {
 // (!Ref, !GetAtt A.B, !Sub), passes the SAM schema and every check.
 func TestLintGood(t *testing.T) {
 	code, out, errOut := runLintCmd(t, "testdata/lint/good.yaml")
-	if code != exitOK || errOut != "" || !strings.HasPrefix(out, "ok: ") {
+	if code != base.ExitOK || errOut != "" || !strings.HasPrefix(out, "ok: ") {
 		t.Fatalf("klt lint good.yaml: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
@@ -63,7 +64,7 @@ func TestLintMistakes(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			code, out, errOut := runLintCmd(t, filepath.Join("testdata/lint", tt.file))
 			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-			if code != exitFail || len(lines) != 1 || !strings.HasPrefix(lines[0], tt.want) || !strings.Contains(lines[0], tt.has) {
+			if code != base.ExitFail || len(lines) != 1 || !strings.HasPrefix(lines[0], tt.want) || !strings.Contains(lines[0], tt.has) {
 				t.Fatalf("exit %d, want 1 and one line starting\n  %s\nand with %q; stdout:\n%s\nstderr:\n%s", code, tt.want, tt.has, out, errOut)
 			}
 			if !strings.Contains(errOut, "1 problem") {
@@ -84,7 +85,7 @@ func TestLintMistakes(t *testing.T) {
 // included.
 func TestLintTemplateYAML(t *testing.T) {
 	code, out, errOut := runLintCmd(t, "../../template.yaml")
-	if code != exitOK {
+	if code != base.ExitOK {
 		t.Fatalf("klt lint template.yaml: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
@@ -142,16 +143,16 @@ func TestLintReadErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		code, out, errOut := runLintCmd(t, f)
-		if code != exitFail || out != "" || !strings.Contains(errOut, tt.want) {
+		if code != base.ExitFail || out != "" || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 1 and %q", tt.name, code, out, errOut, tt.want)
 		}
 	}
 	var out, usage bytes.Buffer
-	if code := run(context.Background(), []string{"lint", "a.yaml", "b.yaml"}, strings.NewReader(""), &out, &usage); code != exitUsage || !strings.Contains(usage.String(), "want one template") {
+	if code := run(context.Background(), []string{"lint", "a.yaml", "b.yaml"}, strings.NewReader(""), &out, &usage); code != base.ExitUsage || !strings.Contains(usage.String(), "want one template") {
 		t.Errorf("two templates: exit %d, stderr %q; want 2", code, usage.String())
 	}
 	code, _, errOut := runLintCmd(t, filepath.Join(dir, "missing.yaml"))
-	if code != exitFail || !strings.Contains(errOut, "missing.yaml") {
+	if code != base.ExitFail || !strings.Contains(errOut, "missing.yaml") {
 		t.Errorf("missing file: exit %d, stderr %q", code, errOut)
 	}
 }

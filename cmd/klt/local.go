@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
-
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/internal/esm"
 	"github.com/kafkalambda/toolkit/internal/lambdaemu"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/producer"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // ordersAPIParam is the template parameter klt local serves its local orders API to.
@@ -125,27 +125,27 @@ func newLocalFlags(c *localConfig) *flag.FlagSet {
 func runLocal(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c localConfig
 	fs := newLocalFlags(&c)
-	args, code, ok := parseFlags(fs, args, helpTopics["local"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, helpTopics["local"], stdout, stderr)
 	if !ok {
 		return code
 	}
 	if len(args) != 0 {
-		return usageError(stderr, "local", fmt.Errorf("unexpected argument %q", args[0]))
+		return base.UsageError(stderr, "local", fmt.Errorf("unexpected argument %q", args[0]))
 	}
 	if c.keys < 1 || c.rate < 0 || c.work < 0 || c.faults < 0 || c.phaseTimeout <= 0 {
-		return usageError(stderr, "local", errors.New("--keys must be at least 1; --rate, --work and --faults at least 0; --phase-timeout positive"))
+		return base.UsageError(stderr, "local", errors.New("--keys must be at least 1; --rate, --work and --faults at least 0; --phase-timeout positive"))
 	}
 	if c.faults > 0 && c.faults < 10 {
-		return usageError(stderr, "local", fmt.Errorf("--faults %d: want at least 10 records, so that the three faults fall on different records with others between them", c.faults))
+		return base.UsageError(stderr, "local", fmt.Errorf("--faults %d: want at least 10 records, so that the three faults fall on different records with others between them", c.faults))
 	}
 	if c.faults > 0 && len(c.loads) == 0 {
-		return usageError(stderr, "local", errors.New("--faults needs --load: the faults run after the load"))
+		return base.UsageError(stderr, "local", errors.New("--faults needs --load: the faults run after the load"))
 	}
 	if err := localMain(ctx, c, stdout, stderr); err != nil {
-		errorf(stderr, "local: %v", err)
-		return exitFail
+		base.Errorf(stderr, "local: %v", err)
+		return base.ExitFail
 	}
-	return exitOK
+	return base.ExitOK
 }
 
 // stack is a running local stack: the servers, the functions' instances, the mappings' specs.
@@ -533,7 +533,7 @@ type loggedInvoker struct {
 func (l loggedInvoker) Invoke(ctx context.Context, payload []byte) (esm.Response, error) {
 	resp, err := l.Invoker.Invoke(ctx, payload)
 	if resp.Err != nil {
-		fmt.Fprintf(l.log, "[klt] %s: invocation failed: %s\n", l.mapping, oneLine(resp.Err.Error()))
+		fmt.Fprintf(l.log, "[klt] %s: invocation failed: %s\n", l.mapping, base.OneLine(resp.Err.Error()))
 	}
 	return resp, err
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/internal/esm"
 	"github.com/kafkalambda/toolkit/internal/localreport"
 )
@@ -211,7 +212,7 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 // report assembles the report of a run.
 func (s *stack) report(started time.Time, results, faultResults []pipelineResult, lv *live, rec *localreport.Recorder) *localreport.Report {
 	rep := &localreport.Report{
-		Tool: "klt local", Version: strings.TrimPrefix(versionLine(), "klt "), Started: started, Template: s.c.template,
+		Tool: "klt local", Version: strings.TrimPrefix(base.VersionLine(), "klt "), Started: started, Template: s.c.template,
 		Machine: localreport.ThisMachine(),
 		Scenario: localreport.Scenario{
 			Records: s.c.loads.get("", 0), Keys: s.c.keys, WorkMS: int(s.c.work.Milliseconds()),
@@ -384,7 +385,3 @@ Examples:
     --load ConsumerFunction=500 --load 5000 --faults 60 --report demo
   make demo
 `
-
-func init() {
-	helpTopics["local"] = usageLocal + flagsHelp(newLocalFlags(new(localConfig))) + usageLocalExamples
-}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -241,7 +241,7 @@ func (s *stack) results(pipes []*pipeline, phase string, recs []produced, since 
 			}
 			switch {
 			case dl != nil:
-				out.outcome = fmt.Sprintf("sent to %s (%s)", dl.queue, oneLine(dl.why))
+				out.outcome = fmt.Sprintf("sent to %s (%s)", dl.queue, base.OneLine(dl.why))
 			case apps == 1 && f == faultTransient:
 				out.outcome = fmt.Sprintf("applied once, after %d attempts: the orders API's 503 was retried in the invocation%s", out.attempts-dups, again)
 			case apps == 1 && f == faultTimeout:

@@ -14,24 +14,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
-)
 
-// Exit codes.
-const (
-	exitOK    = 0 // success
-	exitFail  = 1 // bad input or a failed read or write
-	exitUsage = 2 // bad command line
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 )
 
 func main() { os.Exit(kltMain()) }
@@ -49,17 +38,17 @@ func kltMain() int {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usageKLT)
-		return exitUsage
+		return base.ExitUsage
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
 		return runHelp(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		if len(args) > 1 {
-			return usageError(stderr, "version", fmt.Errorf("unexpected argument %q", args[1]))
+			return base.UsageError(stderr, "version", fmt.Errorf("unexpected argument %q", args[1]))
 		}
-		fmt.Fprintln(stdout, versionLine())
-		return exitOK
+		fmt.Fprintln(stdout, base.VersionLine())
+		return base.ExitOK
 	case "event":
 		return runEvent(ctx, args[1:], stdin, stdout, stderr)
 	case "filter":
@@ -78,14 +67,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runLint(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "klt: unknown command %q\n\n%s", args[0], usageKLT)
-	return exitUsage
+	return base.ExitUsage
 }
 
 // runEvent runs "klt event ...".
 func runEvent(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usageEvent)
-		return exitUsage
+		return base.ExitUsage
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
@@ -96,7 +85,7 @@ func runEvent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return runDecode(ctx, args[1:], stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "klt event: unknown command %q\n\n%s", args[0], usageEvent)
-	return exitUsage
+	return base.ExitUsage
 }
 
 // helpTopics maps "klt help" arguments to their text.
@@ -104,13 +93,16 @@ var helpTopics = map[string]string{
 	"":             usageKLT,
 	"event":        usageEvent,
 	"event build":  usageBuild + buildFlagsHelp(),
-	"event decode": usageDecode + flagsHelp(newDecodeFlags(new(schemaFlags))) + usageDecodeExamples,
+	"event decode": usageDecode + base.FlagsHelp(newDecodeFlags(new(schemaFlags))) + usageDecodeExamples,
 	"filter":       usageFilter,
-	"filter test":  usageFilterTest + flagsHelp(newFilterTestFlags(new(filterTestConfig))) + usageFilterTestExamples,
-	"filter lint":  usageFilterLint + flagsHelp(newFilterLintFlags(new(engineFlags))) + usageFilterLintExamples,
-	"produce":      usageProduce + flagsHelp(newProduceFlags(new(produceConfig))) + usageProduceExamples,
-	"consume":      usageConsume + flagsHelp(newConsumeFlags(new(consumeConfig))) + usageConsumeExamples,
+	"filter test":  usageFilterTest + base.FlagsHelp(newFilterTestFlags(new(filterTestConfig))) + usageFilterTestExamples,
+	"filter lint":  usageFilterLint + base.FlagsHelp(newFilterLintFlags(new(engineFlags))) + usageFilterLintExamples,
+	"produce":      usageProduce + base.FlagsHelp(newProduceFlags(new(produceConfig))) + usageProduceExamples,
+	"consume":      usageConsume + base.FlagsHelp(newConsumeFlags(new(consumeConfig))) + usageConsumeExamples,
 	"lint":         usageLint,
+	"invoke":       usageInvoke + base.FlagsHelp(newInvokeFlags(new(invokeConfig))) + usageInvokeExamples,
+	"env-vars":     usageEnvVars + base.FlagsHelp(newEnvVarsFlags(new(envVarsConfig))),
+	"local":        usageLocal + base.FlagsHelp(newLocalFlags(new(localConfig))) + usageLocalExamples,
 }
 
 // runHelp runs "klt help [COMMAND...]".
@@ -118,126 +110,10 @@ func runHelp(topic []string, stdout, stderr io.Writer) int {
 	text, ok := helpTopics[strings.Join(topic, " ")]
 	if !ok {
 		fmt.Fprintf(stderr, "klt help: unknown command %q\n\n%s", strings.Join(topic, " "), usageKLT)
-		return exitUsage
+		return base.ExitUsage
 	}
 	fmt.Fprint(stdout, text)
-	return exitOK
-}
-
-// parseFlags parses args with fs, letting flags and arguments mix as in
-// "klt event build records.jsonl -o event.json"; "--" ends the flags. It returns the
-// arguments that are not flags.
-//
-// For -h or --help it prints help to stdout and returns ok false with code exitOK; for a bad
-// flag it prints the error and a short usage to stderr and returns ok false with code exitUsage.
-func parseFlags(fs *flag.FlagSet, args []string, help string, stdout, stderr io.Writer) (rest []string, code int, ok bool) {
-	fs.SetOutput(io.Discard) // errors are reported below, in klt's words
-	fs.Usage = func() {}
-	for {
-		err := fs.Parse(args)
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, help)
-			return nil, exitOK, false
-		}
-		if err != nil {
-			return nil, usageError(stderr, fs.Name(), err), false
-		}
-		left := fs.Args()
-		if len(left) == 0 {
-			return rest, exitOK, true
-		}
-		if i := len(args) - len(left); i > 0 && args[i-1] == "--" {
-			return append(rest, left...), exitOK, true
-		}
-		rest = append(rest, left[0])
-		args = left[1:]
-	}
-}
-
-// usageError reports a command-line mistake of command cmd ("event build") on stderr, with a
-// pointer to its help, and returns exitUsage.
-func usageError(stderr io.Writer, cmd string, err error) int {
-	fmt.Fprintf(stderr, "klt %s: %s\nRun \"klt help %s\" for usage.\n", cmd, oneLine(err.Error()), cmd)
-	return exitUsage
-}
-
-// inputName returns the name of the input file args name, for messages: "<stdin>" when there is
-// none or it is "-".
-func inputName(args []string) string {
-	if len(args) == 0 || args[0] == "-" {
-		return "<stdin>"
-	}
-	return args[0]
-}
-
-// eventKind returns kindKafka or kindSQS when data is a whole Kafka or SQS event rather than
-// JSON Lines, and "" otherwise: a single JSON object with the members of an event.
-func eventKind(data []byte) string {
-	if !json.Valid(data) {
-		return ""
-	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil {
-		return ""
-	}
-	_, hasSource := top["eventSource"]
-	_, hasKafkaRecords := top["records"]
-	_, hasSQSRecords := top["Records"]
-	switch {
-	case hasKafkaRecords || hasSource && !hasSQSRecords:
-		return kindKafka
-	case hasSQSRecords:
-		return kindSQS
-	}
-	return ""
-}
-
-// shellQuote quotes name for a command line shown in a message, when it needs quoting.
-func shellQuote(name string) string {
-	if name == "<stdin>" {
-		return "FILE"
-	}
-	if name != "" && strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+,:@") == "" {
-		return name
-	}
-	return "'" + strings.ReplaceAll(name, "'", `'\''`) + "'"
-}
-
-// errorf prints a "klt: " line on stderr, formatted as by fmt.Sprintf and made one line of
-// printable text by oneLine, so that input quoted in the message never reaches the terminal raw.
-func errorf(stderr io.Writer, format string, args ...any) {
-	fmt.Fprintf(stderr, "klt: %s\n", oneLine(fmt.Sprintf(format, args...)))
-}
-
-// oneLine returns s for a message of one line: printable text stays as it is, and anything
-// else (control characters, line breaks, bytes that are not UTF-8) is escaped as Go escapes it
-// in a quoted string, so input never reaches the terminal raw.
-func oneLine(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for len(s) > 0 {
-		r, size := utf8.DecodeRuneInString(s)
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			fmt.Fprintf(&b, `\x%02x`, s[0])
-		case unicode.IsPrint(r) || r == ' ':
-			b.WriteString(s[:size])
-		default:
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		}
-		s = s[size:]
-	}
-	return b.String()
+	return base.ExitOK
 }
 
 // usageKLT is the help of klt itself.

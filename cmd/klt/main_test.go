@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 )
 
 // result is what one run of klt did.
@@ -67,7 +69,7 @@ func TestHelp(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			r := klt(t, "", tt.args...)
-			if r.code != exitOK || r.stderr != "" {
+			if r.code != base.ExitOK || r.stderr != "" {
 				t.Errorf("exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
 			}
 			for _, w := range tt.want {
@@ -121,8 +123,8 @@ func TestUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			r := klt(t, `{"topic":"t"}`, tt.args...)
-			if r.code != exitUsage {
-				t.Errorf("exit %d, want %d", r.code, exitUsage)
+			if r.code != base.ExitUsage {
+				t.Errorf("exit %d, want %d", r.code, base.ExitUsage)
 			}
 			if r.stdout != "" {
 				t.Errorf("stdout %q, want nothing", r.stdout)

@@ -9,9 +9,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/producer"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // produceConfig holds the flags of "klt produce".
@@ -37,31 +37,31 @@ func newProduceFlags(c *produceConfig) *flag.FlagSet {
 func runProduce(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c produceConfig
 	fs := newProduceFlags(&c)
-	args, code, ok := parseFlags(fs, args, helpTopics["produce"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, helpTopics["produce"], stdout, stderr)
 	if !ok {
 		return code
 	}
 	if len(args) > 1 {
-		return usageError(stderr, fs.Name(), fmt.Errorf("want at most one input file, got %d", len(args)))
+		return base.UsageError(stderr, fs.Name(), fmt.Errorf("want at most one input file, got %d", len(args)))
 	}
 	if c.timeout <= 0 {
-		return usageError(stderr, fs.Name(), fmt.Errorf("--timeout: want a positive duration, got %v", c.timeout))
+		return base.UsageError(stderr, fs.Name(), fmt.Errorf("--timeout: want a positive duration, got %v", c.timeout))
 	}
 	opts, _, err := c.cluster.options(ctx)
 	if err != nil {
-		return usageError(stderr, fs.Name(), err)
+		return base.UsageError(stderr, fs.Name(), err)
 	}
 	ser, err := c.schemas.serializer()
 	if err != nil {
-		return usageError(stderr, fs.Name(), err)
+		return base.UsageError(stderr, fs.Name(), err)
 	}
 
 	// Every line is read and checked before anything is sent: a bad line at the end of the
 	// input must not leave the records before it produced.
 	name, data, err := readLinesInput(args, stdin, "", "klt produce --topic TOPIC")
 	if err != nil {
-		printErrors(stderr, err)
-		return exitFail
+		base.PrintErrors(stderr, err)
+		return base.ExitFail
 	}
 	recs, err := readLines(ctx, name, bytes.NewReader(data), false)
 	if err == nil && len(recs) == 0 {
@@ -71,8 +71,8 @@ func runProduce(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		err = checkProduceLines(name, recs)
 	}
 	if err != nil {
-		printErrors(stderr, err)
-		return exitFail
+		base.PrintErrors(stderr, err)
+		return base.ExitFail
 	}
 
 	diag := new(connWatch)
@@ -82,18 +82,18 @@ func runProduce(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// bounds the wait instead.
 	cl, err := newClient(opts, diag, kgo.RecordPartitioner(part), kgo.RecordDeliveryTimeout(0))
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitFail
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
 	}
 	defer cl.Close()
 	n, err := checkTopic(ctx, cl, diag, &c.cluster)
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitFail
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
 	}
 	if err := checkPartitions(name, recs, c.cluster.topic, n); err != nil {
-		printErrors(stderr, err)
-		return exitFail
+		base.PrintErrors(stderr, err)
+		return base.ExitFail
 	}
 
 	krecs := make([]*kgo.Record, len(recs))
@@ -110,8 +110,8 @@ func runProduce(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 	}
 	if len(encErrs) > 0 { // nothing is sent when a line cannot be encoded
-		printErrors(stderr, joinLineErrors(name, encErrs))
-		return exitFail
+		base.PrintErrors(stderr, joinLineErrors(name, encErrs))
+		return base.ExitFail
 	}
 	pctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
@@ -123,17 +123,17 @@ func runProduce(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		failed++
 		if failed <= maxLineErrors {
-			errorf(stderr, "%s:%d: not produced to %s: %v", name, recs[i].Line, c.cluster.topic, describeProduceError(r.Err, c.timeout))
+			base.Errorf(stderr, "%s:%d: not produced to %s: %v", name, recs[i].Line, c.cluster.topic, describeProduceError(r.Err, c.timeout))
 		}
 	}
 	if failed > 0 {
 		if failed > maxLineErrors {
-			errorf(stderr, "%d more records not produced", failed-maxLineErrors)
+			base.Errorf(stderr, "%d more records not produced", failed-maxLineErrors)
 		}
-		errorf(stderr, "%d of %d records not produced", failed, len(recs))
-		return exitFail
+		base.Errorf(stderr, "%d of %d records not produced", failed, len(recs))
+		return base.ExitFail
 	}
-	return exitOK
+	return base.ExitOK
 }
 
 // describeProduceError says what err, the error of one record, means.

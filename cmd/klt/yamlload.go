@@ -1,19 +1,10 @@
 package main
 
-// This file is the one loader of YAML (and JSON) templates that every template reader of klt
-// calls: lint, filter lint and filter test, invoke, env-vars and local. Reading a template into
-// yaml.Node is cheap whatever it holds, because aliases stay pointers to their anchors; the
-// cost comes later, in the walks that follow aliases (lint turns the template into maps, the
-// filter readers into JSON). So the loader measures what the walks would meet first: a "billion
-// laughs" of 754 bytes, ten aliases to the previous level, nine levels deep, is a billion nodes
-// once expanded, and is refused here in microseconds. It also refuses a mapping that gives one
-// key twice, which YAML leaves to the reader and yaml.v3 settles silently for the last one,
-// while CloudFormation and cfn-lint reject the template.
-
 import (
 	"fmt"
 	"strings"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -32,8 +23,8 @@ const maxYAMLNodes = 1_000_000
 //   - aliases that expand the document past maxYAMLNodes,
 //   - a mapping with a key given twice.
 func loadYAML(file string, data []byte) (*yaml.Node, error) {
-	if int64(len(data)) > templateLimit.max {
-		return nil, &tooLargeError{file, templateLimit}
+	if int64(len(data)) > base.TemplateLimit.Max {
+		return nil, &base.TooLargeError{Name: file, Limit: base.TemplateLimit}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -57,7 +48,7 @@ func loadYAML(file string, data []byte) (*yaml.Node, error) {
 // readYAMLFile reads the template file, at most templateLimit, and loads it with loadYAML. It
 // also returns the text, for the readers that look at it again (lint's filter checks).
 func readYAMLFile(file string) (*yaml.Node, []byte, error) {
-	data, err := readInputFile(file, nil, templateLimit)
+	data, err := base.ReadInputFile(file, nil, base.TemplateLimit)
 	if err != nil {
 		return nil, nil, err
 	}

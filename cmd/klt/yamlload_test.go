@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -29,8 +30,8 @@ func FuzzLoadYAML(f *testing.F) {
 		`{"Resources": {"A": {}}, "Resources": {}}`,
 		strings.Repeat("[", 20000) + strings.Repeat("]", 20000),
 		strings.Repeat("- ", 5000) + "x\n",
-		"a: " + strings.Repeat("x", int(templateLimit.max)-3),
-		"a: " + strings.Repeat("x", int(templateLimit.max)-2),
+		"a: " + strings.Repeat("x", int(base.TemplateLimit.Max)-3),
+		"a: " + strings.Repeat("x", int(base.TemplateLimit.Max)-2),
 		"{" + strings.Repeat("a,", 30000) + "}",
 		"",
 		"# only a comment\n",
