@@ -38,20 +38,11 @@ func newBuildFlags(c *buildConfig) *flag.FlagSet {
 	return fs
 }
 
-// buildFlagsHelp returns the flag list of "klt event build", for its help text.
-func buildFlagsHelp() string {
-	var b strings.Builder
-	fs := newBuildFlags(new(buildConfig))
-	fs.SetOutput(&b)
-	fs.PrintDefaults()
-	return "\nFlags (-flag and --flag are the same):\n\n" + b.String() + usageBuildExamples
-}
-
 // runBuild runs "klt event build [flags] [FILE]".
-func runBuild(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runBuild(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c buildConfig
 	fs := newBuildFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, helpTopics["event build"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -361,3 +352,6 @@ Examples:
   klt event decode event.json | jq -c 'select(.partition == 0)' | klt event build -o p0.json
   echo '{"topic":"orders","key":"order-1","value":null}' | klt event build --compact
 `
+
+// buildFlags returns the flags of "klt event build", for its help.
+func buildFlags() *flag.FlagSet { return newBuildFlags(new(buildConfig)) }

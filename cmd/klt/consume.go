@@ -51,10 +51,10 @@ func newConsumeFlags(c *consumeConfig) *flag.FlagSet {
 }
 
 // runConsume runs "klt consume [flags]".
-func runConsume(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runConsume(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c consumeConfig
 	fs := newConsumeFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, helpTopics["consume"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -369,3 +369,6 @@ Examples:
   klt consume --iam --topic orders --from-beginning --max 3 --event > testdata/orders-event.json
   klt consume --topic orders --group debug --timeout 1m | jq -r .value
 `
+
+// consumeFlags returns the flags of "klt consume", for its help.
+func consumeFlags() *flag.FlagSet { return newConsumeFlags(new(consumeConfig)) }

@@ -18,10 +18,10 @@ import (
 )
 
 // runDecode runs "klt event decode [flags] [FILE]".
-func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runDecode(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var sf schemaFlags
 	fs := newDecodeFlags(&sf)
-	args, code, ok := base.ParseFlags(fs, args, helpTopics["event decode"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -283,3 +283,6 @@ Examples:
 The first jq line prints the keys of tombstones ("value" is absent, not null, when "valueBase64"
 holds the value). The second makes a smaller event; jq -c keeps one record per line.
 `
+
+// decodeFlags returns the flags of "klt event decode", for its help.
+func decodeFlags() *flag.FlagSet { return newDecodeFlags(new(schemaFlags)) }

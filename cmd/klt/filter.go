@@ -22,24 +22,6 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// runFilter runs "klt filter ...".
-func runFilter(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usageFilter)
-		return base.ExitUsage
-	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		return runHelp(append([]string{"filter"}, args[1:]...), stdout, stderr)
-	case "test":
-		return runFilterTest(ctx, args[1:], stdin, stdout, stderr)
-	case "lint":
-		return runFilterLint(ctx, args[1:], stdin, stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "klt filter: unknown command %q\n\n%s", args[0], usageFilter)
-	return base.ExitUsage
-}
-
 // engineFlags are the flags that choose the rules of the filter engine, shared by
 // "klt filter test" and "klt filter lint".
 type engineFlags struct {
@@ -139,10 +121,10 @@ func (c *filterTestConfig) checkExpectFlags() error {
 }
 
 // runFilterTest runs "klt filter test --criteria SRC --event FILE [flags]".
-func runFilterTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runFilterTest(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c filterTestConfig
 	fs := newFilterTestFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, helpTopics["filter test"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -782,10 +764,10 @@ func newFilterLintFlags(e *engineFlags) *flag.FlagSet {
 }
 
 // runFilterLint runs "klt filter lint [flags] SRC...".
-func runFilterLint(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runFilterLint(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var e engineFlags
 	fs := newFilterLintFlags(&e)
-	args, code, ok := base.ParseFlags(fs, args, helpTopics["filter lint"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -1034,3 +1016,9 @@ func topFields(pattern string) ([]string, error) {
 	}
 	return names, walk([]byte(pattern))
 }
+
+// filterTestFlags returns the flags of "klt filter test", for its help.
+func filterTestFlags() *flag.FlagSet { return newFilterTestFlags(new(filterTestConfig)) }
+
+// filterLintFlags returns the flags of "klt filter lint", for its help.
+func filterLintFlags() *flag.FlagSet { return newFilterLintFlags(new(engineFlags)) }

@@ -562,7 +562,7 @@ func TestFilterHelpExamplesRun(t *testing.T) {
 	// example template standing in for template.yaml.
 	t.Chdir("../..")
 	var cmds [][]string
-	text := strings.ReplaceAll(helpTopics["filter test"]+helpTopics[""], "\\\n", "")
+	text := strings.ReplaceAll(helpTopics()["filter test"]+helpTopics()[""], "\\\n", "")
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if !strings.HasPrefix(line, "klt filter test --") || strings.Contains(line, "|") {

@@ -57,10 +57,10 @@ func newInvokeFlags(c *invokeConfig) *flag.FlagSet {
 }
 
 // runInvoke runs "klt invoke [flags] FUNCTION EVENT".
-func runInvoke(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runInvoke(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c invokeConfig
 	fs := newInvokeFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, helpTopics["invoke"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -856,3 +856,6 @@ func (l *logWriter) mute() {
 	l.muted = true
 	l.mu.Unlock()
 }
+
+// invokeFlags returns the flags of "klt invoke", for its help.
+func invokeFlags() *flag.FlagSet { return newInvokeFlags(new(invokeConfig)) }

@@ -28,10 +28,10 @@ func newEnvVarsFlags(c *envVarsConfig) *flag.FlagSet {
 
 // runEnvVars runs "klt env-vars [flags]": it starts the local servers the template's functions
 // use, creates the tables and queues, writes the --env-vars file, and serves until interrupted.
-func runEnvVars(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c envVarsConfig
 	fs := newEnvVarsFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, helpTopics["env-vars"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -124,3 +124,6 @@ The servers listen on 127.0.0.1, which the function's container reaches with
 Environment.Variables, so the template declares AWS_ENDPOINT_URL_DYNAMODB and the others
 (klt env-vars warns about each one a function lacks).
 `
+
+// envVarsFlags returns the flags of "klt env-vars", for its help.
+func envVarsFlags() *flag.FlagSet { return newEnvVarsFlags(new(envVarsConfig)) }

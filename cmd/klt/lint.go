@@ -47,9 +47,9 @@ const (
 )
 
 // runLint runs "klt lint [TEMPLATE]".
-func runLint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runLint(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	args, code, ok := base.ParseFlags(fs, args, usageLint, stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
 		return code
 	}

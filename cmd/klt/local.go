@@ -122,10 +122,10 @@ func newLocalFlags(c *localConfig) *flag.FlagSet {
 }
 
 // runLocal runs "klt local".
-func runLocal(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runLocal(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c localConfig
 	fs := newLocalFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, helpTopics["local"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -662,3 +662,6 @@ func (s *stack) deadLetterQueueOf(queue string) string {
 	id, _ := queueByARN(s.ls.r, arn)
 	return id
 }
+
+// localFlags returns the flags of "klt local", for its help.
+func localFlags() *flag.FlagSet { return newLocalFlags(new(localConfig)) }

@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,90 +34,170 @@ func kltMain() int {
 	return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
 
+// commands returns the command table: every command of klt, once. The command list of
+// "klt help", the help of each command, and dispatch all come from it; adding a command
+// touches this list. (A function, not a variable: "klt help" reads the table it is in.)
+func commands() *base.Command {
+	return &base.Command{
+		Name: "klt",
+		Commands: []*base.Command{
+			{Name: "event", Long: usageEvent, Commands: []*base.Command{
+				{Name: "build", Short: "make an event from records written as JSON Lines",
+					Long: usageBuild, Flags: buildFlags, Examples: usageBuildExamples, Run: runBuild},
+				{Name: "decode", Short: "print the records of an event as JSON Lines",
+					Long: usageDecode, Flags: decodeFlags, Examples: usageDecodeExamples, Run: runDecode},
+			}},
+			{Name: "filter", Long: usageFilter, Commands: []*base.Command{
+				{Name: "test", Short: "show which records of an event pass FilterCriteria, and why the others do not",
+					Long: usageFilterTest, Flags: filterTestFlags, Examples: usageFilterTestExamples, Run: runFilterTest},
+				{Name: "lint", Short: "check FilterCriteria (JSON, or in a SAM template) as Lambda checks them",
+					Long: usageFilterLint, Flags: filterLintFlags, Examples: usageFilterLintExamples, Run: runFilterLint},
+			}},
+			{Name: "produce", Short: "send records written as JSON Lines to a Kafka topic (Amazon MSK IAM too)",
+				Long: usageProduce, Flags: produceFlags, Examples: usageProduceExamples, Run: runProduce},
+			{Name: "consume", Short: "print records of a Kafka topic as JSON Lines, or as one event (--event)",
+				Long: usageConsume, Flags: consumeFlags, Examples: usageConsumeExamples, Run: runConsume},
+			{Name: "invoke", Short: "run a function of a SAM template with an event, as sam local invoke, without Docker",
+				Long: usageInvoke, Flags: invokeFlags, Examples: usageInvokeExamples, Run: runInvoke},
+			{Name: "env-vars", Short: "start local servers and write a sam local invoke --env-vars file pointing at them",
+				Long: usageEnvVars, Flags: envVarsFlags, Run: runEnvVars},
+			{Name: "local", Short: "run a SAM stack locally, event source mappings included; --load measures it",
+				Long: usageLocal, Flags: localFlags, Examples: usageLocalExamples, Run: runLocal},
+			{Name: "lint", Short: "check a SAM template: the SAM schema, and the mistakes that lose records",
+				Long: usageLint, Run: runLint},
+			{Name: "help", Short: `show help: "klt help event build" shows the record line format`,
+				Long: usageHelp, Run: runHelp},
+			{Name: "version", Short: "print klt's module version and the commit it was built from (also --version)",
+				Long: usageVersion, Run: runVersion},
+		},
+	}
+}
+
 // run runs klt with the command-line arguments args (without the program name) and returns the
 // exit code. Help goes to stdout; errors and usage after a mistake go to stderr.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usageKLT)
+		fmt.Fprint(stderr, usage())
 		return base.ExitUsage
 	}
 	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		return runHelp(args[1:], stdout, stderr)
-	case "version", "-version", "--version":
-		if len(args) > 1 {
-			return base.UsageError(stderr, "version", fmt.Errorf("unexpected argument %q", args[1]))
+	case "-h", "-help", "--help":
+		args[0] = "help"
+	case "-version", "--version":
+		args[0] = "version"
+	}
+	root := commands()
+	cmd := root.Lookup(args[0])
+	if cmd == nil {
+		fmt.Fprintf(stderr, "klt: unknown command %q\n\n%s", args[0], usage())
+		return base.ExitUsage
+	}
+	args = args[1:]
+	if cmd.Commands != nil { // a group: "klt event build"
+		if len(args) == 0 {
+			fmt.Fprint(stderr, cmd.Long)
+			return base.ExitUsage
 		}
-		fmt.Fprintln(stdout, base.VersionLine())
-		return base.ExitOK
-	case "event":
-		return runEvent(ctx, args[1:], stdin, stdout, stderr)
-	case "filter":
-		return runFilter(ctx, args[1:], stdin, stdout, stderr)
-	case "produce":
-		return runProduce(ctx, args[1:], stdin, stdout, stderr)
-	case "consume":
-		return runConsume(ctx, args[1:], stdin, stdout, stderr)
-	case "invoke":
-		return runInvoke(ctx, args[1:], stdin, stdout, stderr)
-	case "env-vars":
-		return runEnvVars(ctx, args[1:], stdin, stdout, stderr)
-	case "local":
-		return runLocal(ctx, args[1:], stdin, stdout, stderr)
-	case "lint":
-		return runLint(ctx, args[1:], stdout, stderr)
+		if isHelp(args[0]) {
+			return showHelp(append([]string{cmd.Name}, args[1:]...), stdout, stderr)
+		}
+		sub := cmd.Lookup(args[0])
+		if sub == nil {
+			fmt.Fprintf(stderr, "klt %s: unknown command %q\n\n%s", cmd.Name, args[0], cmd.Long)
+			return base.ExitUsage
+		}
+		cmd, args = sub, args[1:]
 	}
-	fmt.Fprintf(stderr, "klt: unknown command %q\n\n%s", args[0], usageKLT)
-	return base.ExitUsage
+	return cmd.Run(ctx, cmd, args, stdin, stdout, stderr)
 }
 
-// runEvent runs "klt event ...".
-func runEvent(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usageEvent)
-		return base.ExitUsage
-	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		return runHelp(append([]string{"event"}, args[1:]...), stdout, stderr)
-	case "build":
-		return runBuild(ctx, args[1:], stdin, stdout, stderr)
-	case "decode":
-		return runDecode(ctx, args[1:], stdin, stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "klt event: unknown command %q\n\n%s", args[0], usageEvent)
-	return base.ExitUsage
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "-help" || arg == "--help"
 }
 
-// helpTopics maps "klt help" arguments to their text.
-var helpTopics = map[string]string{
-	"":             usageKLT,
-	"event":        usageEvent,
-	"event build":  usageBuild + buildFlagsHelp(),
-	"event decode": usageDecode + base.FlagsHelp(newDecodeFlags(new(schemaFlags))) + usageDecodeExamples,
-	"filter":       usageFilter,
-	"filter test":  usageFilterTest + base.FlagsHelp(newFilterTestFlags(new(filterTestConfig))) + usageFilterTestExamples,
-	"filter lint":  usageFilterLint + base.FlagsHelp(newFilterLintFlags(new(engineFlags))) + usageFilterLintExamples,
-	"produce":      usageProduce + base.FlagsHelp(newProduceFlags(new(produceConfig))) + usageProduceExamples,
-	"consume":      usageConsume + base.FlagsHelp(newConsumeFlags(new(consumeConfig))) + usageConsumeExamples,
-	"lint":         usageLint,
-	"invoke":       usageInvoke + base.FlagsHelp(newInvokeFlags(new(invokeConfig))) + usageInvokeExamples,
-	"env-vars":     usageEnvVars + base.FlagsHelp(newEnvVarsFlags(new(envVarsConfig))),
-	"local":        usageLocal + base.FlagsHelp(newLocalFlags(new(localConfig))) + usageLocalExamples,
+// usage returns the help of klt itself, its command list made from the table.
+func usage() string {
+	var b strings.Builder
+	b.WriteString(usageKLT)
+	root := commands()
+	for _, cmd := range root.Commands {
+		for _, sub := range cmd.Commands {
+			fmt.Fprintf(&b, "  %-14s %s\n", cmd.Name+" "+sub.Name, sub.Short)
+		}
+		if cmd.Commands == nil {
+			fmt.Fprintf(&b, "  %-14s %s\n", cmd.Name, cmd.Short)
+		}
+	}
+	b.WriteString(usageKLTEnd)
+	return b.String()
+}
+
+// lookup returns the command that topic names ("event build"), or nil. No topic is klt
+// itself.
+func lookup(topic []string) *base.Command {
+	cmd := commands()
+	for _, name := range topic {
+		if cmd = cmd.Lookup(name); cmd == nil {
+			return nil
+		}
+	}
+	return cmd
 }
 
 // runHelp runs "klt help [COMMAND...]".
-func runHelp(topic []string, stdout, stderr io.Writer) int {
-	text, ok := helpTopics[strings.Join(topic, " ")]
-	if !ok {
-		fmt.Fprintf(stderr, "klt help: unknown command %q\n\n%s", strings.Join(topic, " "), usageKLT)
-		return base.ExitUsage
+func runHelp(_ context.Context, cmd *base.Command, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && isHelp(args[0]) && args[0] != "help" {
+		fmt.Fprint(stdout, cmd.Help())
+		return base.ExitOK
 	}
-	fmt.Fprint(stdout, text)
+	return showHelp(args, stdout, stderr)
+}
+
+// showHelp prints the help of the command that topic names.
+func showHelp(topic []string, stdout, stderr io.Writer) int {
+	cmd := lookup(topic)
+	switch {
+	case cmd == nil:
+		fmt.Fprintf(stderr, "klt help: unknown command %q\n\n%s", strings.Join(topic, " "), usage())
+		return base.ExitUsage
+	case cmd.Name == "klt":
+		fmt.Fprint(stdout, usage())
+	default:
+		fmt.Fprint(stdout, cmd.Help())
+	}
 	return base.ExitOK
 }
 
-// usageKLT is the help of klt itself.
+// runVersion runs "klt version".
+func runVersion(_ context.Context, cmd *base.Command, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	args, code, ok := base.ParseFlags(flag.NewFlagSet("version", flag.ContinueOnError), args, cmd.Help(), stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(args) > 0 {
+		return base.UsageError(stderr, "version", fmt.Errorf("unexpected argument %q", args[0]))
+	}
+	fmt.Fprintln(stdout, base.VersionLine())
+	return base.ExitOK
+}
+
+// usageHelp is the help of "klt help".
+const usageHelp = `Usage: klt help [COMMAND]
+
+Help prints the help of klt, or of a command: "klt help event build" is the help of
+"klt event build", the same as "klt event build --help". Help goes to standard output.
+`
+
+// usageVersion is the help of "klt version".
+const usageVersion = `Usage: klt version
+
+Version prints klt's module path and version, the commit it was built from and the Go version
+that built it, as the build recorded them; a part not recorded is said to be unknown. It is
+the same as "klt --version".
+`
+
+// usageKLT is the help of klt itself, before its command list.
 const usageKLT = `klt is the command line of the kafkalambda toolkit. It makes and inspects the events that
 AWS Lambda's Kafka event source mapping (Amazon MSK or self-managed Kafka) sends to a function.
 
@@ -126,19 +207,10 @@ Usage:
 
 Commands:
 
-  event build    make an event from records written as JSON Lines
-  event decode   print the records of an event as JSON Lines
-  filter test    show which records of an event pass FilterCriteria, and why the others do not
-  filter lint    check FilterCriteria (JSON, or in a SAM template) as Lambda checks them
-  produce        send records written as JSON Lines to a Kafka topic (Amazon MSK IAM too)
-  consume        print records of a Kafka topic as JSON Lines, or as one event (--event)
-  invoke         run a function of a SAM template with an event, as sam local invoke, without Docker
-  env-vars       start local servers and write a sam local invoke --env-vars file pointing at them
-  local          run a SAM stack locally, event source mappings included; --load measures it
-  lint           check a SAM template: the SAM schema, and the mistakes that lose records
-  help           show help: "klt help event build" shows the record line format
-  version        print klt's module version and the commit it was built from (also --version)
+`
 
+// usageKLTEnd ends the help of klt, after its command list.
+const usageKLTEnd = `
 Every command also takes -h or --help. The exit status is 0 on success, 1 when the input is
 bad, a file cannot be read or written, or a Kafka cluster cannot be reached, refuses the
 credentials or a record (produce, consume), and 2 when the command line is wrong.

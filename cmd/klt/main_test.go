@@ -84,7 +84,7 @@ func TestHelp(t *testing.T) {
 func TestHelpLinesFit(t *testing.T) {
 	// Help is read in terminals: no line of it is wider than 100 columns, except the flag
 	// default that holds the whole example ARN.
-	for topic, text := range helpTopics {
+	for topic, text := range helpTopics() {
 		for i, line := range strings.Split(text, "\n") {
 			if len(line) > 100 && !strings.Contains(line, "arn:aws:kafka") {
 				t.Errorf("klt help %s: line %d is %d wide: %q", topic, i+1, len(line), line)
@@ -161,4 +161,17 @@ func TestParseFlagsInterspersed(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(r.stdout, `{"eventSource"`) {
 		t.Errorf("after --, -o was not read as the input file: exit %d, %q, %q", r.code, r.stdout, r.stderr)
 	}
+}
+
+// helpTopics returns the help of klt ("") and of every command of the table, by the topic
+// "klt help" takes ("event build").
+func helpTopics() map[string]string {
+	topics := map[string]string{"": usage()}
+	for _, cmd := range commands().Commands {
+		topics[cmd.Name] = cmd.Help()
+		for _, sub := range cmd.Commands {
+			topics[cmd.Name+" "+sub.Name] = sub.Help()
+		}
+	}
+	return topics
 }

@@ -34,10 +34,10 @@ func newProduceFlags(c *produceConfig) *flag.FlagSet {
 }
 
 // runProduce runs "klt produce [flags] [FILE]".
-func runProduce(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runProduce(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c produceConfig
 	fs := newProduceFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, helpTopics["produce"], stdout, stderr)
+	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -270,3 +270,6 @@ Examples:
   klt produce --iam --topic orders < records.jsonl
   klt consume --topic orders --from-beginning | klt produce --topic orders-copy
 `
+
+// produceFlags returns the flags of "klt produce", for its help.
+func produceFlags() *flag.FlagSet { return newProduceFlags(new(produceConfig)) }
