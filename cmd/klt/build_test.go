@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/esmevent"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
@@ -156,7 +157,7 @@ func TestIndentJSON(t *testing.T) {
 			"[\n  {\n    \"k\": [" + strings.Repeat("1,", 50) + "1]\n  },\n  {\"q\\\"]\":\"\\\\\"}\n]"},
 	}
 	for _, tt := range tests {
-		if got := string(indentJSON([]byte(tt.in))); got != tt.want {
+		if got := string(esmevent.IndentJSON([]byte(tt.in))); got != tt.want {
 			t.Errorf("indentJSON(%s)\n got %s\nwant %s", tt.in, got, tt.want)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/consume"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -88,7 +89,7 @@ func TestAllMSK(t *testing.T) {
 		"kafka.example.com:9092":                 false,
 		"ec2-1-2-3-4.compute.amazonaws.com:9092": false,
 	} {
-		if got := allMSK(strings.Split(brokers, ",")); got != want {
+		if got := consume.AllMSK(strings.Split(brokers, ",")); got != want {
 			t.Errorf("allMSK(%s) = %v, want %v", brokers, got, want)
 		}
 	}

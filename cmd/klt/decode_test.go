@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsonl"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
@@ -23,7 +24,7 @@ func TestTextOrBase64(t *testing.T) {
 		text any
 		b64  string
 	}{
-		{"nil", nil, jsonNull, ""},
+		{"nil", nil, jsonl.JsonNull, ""},
 		{"empty", []byte{}, "", ""},
 		{"ASCII", []byte("order-1"), "order-1", ""},
 		{"JSON text", []byte(`{"a":"<b>"}`), `{"a":"<b>"}`, ""},
@@ -36,7 +37,7 @@ func TestTextOrBase64(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			text, b64 := textOrBase64(tt.in)
+			text, b64 := jsonl.TextOrBase64(tt.in)
 			if !reflect.DeepEqual(text, tt.text) || b64 != tt.b64 {
 				t.Errorf("textOrBase64(%q) = %#v, %q; want %#v, %q", tt.in, text, b64, tt.text, tt.b64)
 			}
@@ -81,7 +82,7 @@ func TestDecodedRecordOf(t *testing.T) {
 			var buf bytes.Buffer
 			enc := json.NewEncoder(&buf)
 			enc.SetEscapeHTML(false)
-			if err := enc.Encode(decodedRecordOf(&tt.rec)); err != nil {
+			if err := enc.Encode(jsonl.DecodedRecordOf(&tt.rec)); err != nil {
 				t.Fatal(err)
 			}
 			if got := strings.TrimSuffix(buf.String(), "\n"); got != tt.want {
@@ -261,7 +262,7 @@ func fixtureEvents(t *testing.T) []string {
 // build rejects it.
 func checkDecodedLine(t *testing.T, line string, rec *kafkaevent.Record) {
 	t.Helper()
-	lr, err := decodeLine([]byte(line))
+	lr, err := jsonl.DecodeLine([]byte(line))
 	if rec.Err != nil {
 		var d struct{ Error string }
 		if jerr := json.Unmarshal([]byte(line), &d); jerr != nil || d.Error != rec.Err.Error() {

@@ -17,6 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"github.com/kafkalambda/toolkit/internal/localaws"
 )
 
@@ -29,7 +31,7 @@ var testEmulator = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return buildEmulator(context.Background(), dir)
+	return lambdarun.BuildEmulator(context.Background(), dir)
 })
 
 func emulatorT(t *testing.T) string {
@@ -256,7 +258,7 @@ func TestEnvVarsFile(t *testing.T) {
 
 // runtimeGOARCH is the GOARCH go builds for here.
 func runtimeGOARCH() string {
-	out, err := exec.Command(goCommand(), "env", "GOARCH").Output()
+	out, err := exec.Command(lambdarun.GoCommand(), "env", "GOARCH").Output()
 	if err != nil {
 		return ""
 	}
@@ -311,7 +313,7 @@ func TestBuildUnreadableSource(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(code, "main.go"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := buildBootstrap(context.Background(), &functionSpec{logicalID: "Fn", codeURI: code, buildMethod: "makefile"}, t.TempDir(), new(bytes.Buffer))
+	_, err := lambdarun.BuildBootstrap(context.Background(), &samtemplate.FunctionSpec{LogicalID: "Fn", CodeURI: code, BuildMethod: "makefile"}, t.TempDir(), new(bytes.Buffer))
 	if err == nil || !strings.HasPrefix(err.Error(), "CodeUri: ") || !strings.Contains(err.Error(), "main.go") {
 		t.Fatalf("buildBootstrap = %v, want a CodeUri error naming main.go", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/samlint"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -108,7 +110,7 @@ func TestLintTemplateYAMLMistakes(t *testing.T) {
 			kept = append(kept, line)
 		}
 	}
-	problems, err := lintData(context.Background(), "template.yaml", "../..", []byte(strings.Join(kept, "\n")))
+	problems, err := samlint.LintData(context.Background(), "template.yaml", "../..", []byte(strings.Join(kept, "\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +172,7 @@ E: !If [Cond, !Ref Y, !Ref "AWS::NoValue"]
 	if v != want {
 		t.Errorf("got  %s\nwant %s", v, want)
 	}
-	if got := refs(mustTemplateAny(t, doc)); strings.Join(got, ",") != "X,Q,Q,T,Y" {
+	if got := samlint.Refs(mustTemplateAny(t, doc)); strings.Join(got, ",") != "X,Q,Q,T,Y" {
 		t.Errorf("refs = %v", got)
 	}
 }
@@ -181,7 +183,7 @@ func mustTemplateAny(t *testing.T, doc string) any {
 	if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
 		t.Fatal(err)
 	}
-	v, err := templateValue(n.Content[0], 0)
+	v, err := samtemplate.TemplateValue(n.Content[0], 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +215,7 @@ func FuzzTemplateValue(f *testing.F) {
 		if yaml.Unmarshal(data, &n) != nil || len(n.Content) == 0 {
 			return
 		}
-		v, err := templateValue(n.Content[0], 0)
+		v, err := samtemplate.TemplateValue(n.Content[0], 0)
 		if err != nil {
 			return
 		}
@@ -221,7 +223,7 @@ func FuzzTemplateValue(f *testing.F) {
 			t.Fatalf("converted template does not marshal: %v", err)
 		}
 		if _, ok := v.(map[string]any); ok {
-			if _, err := schemaProblems(v); err != nil {
+			if _, err := samlint.SchemaProblems(v); err != nil {
 				t.Fatalf("schemaProblems: %v", err)
 			}
 		}

@@ -22,6 +22,14 @@ import (
 	"strings"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/consume"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/envvars"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/event"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/filtercmd"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/invoke"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/lint"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/local"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/produce"
 )
 
 func main() { os.Exit(kltMain()) }
@@ -43,28 +51,28 @@ func commands() *base.Command {
 		Commands: []*base.Command{
 			{Name: "event", Long: usageEvent, Commands: []*base.Command{
 				{Name: "build", Short: "make an event from records written as JSON Lines",
-					Long: usageBuild, Flags: buildFlags, Examples: usageBuildExamples, Run: runBuild},
+					Long: event.UsageBuild, Flags: event.BuildFlags, Examples: event.UsageBuildExamples, Run: event.RunBuild},
 				{Name: "decode", Short: "print the records of an event as JSON Lines",
-					Long: usageDecode, Flags: decodeFlags, Examples: usageDecodeExamples, Run: runDecode},
+					Long: event.UsageDecode, Flags: event.DecodeFlags, Examples: event.UsageDecodeExamples, Run: event.RunDecode},
 			}},
-			{Name: "filter", Long: usageFilter, Commands: []*base.Command{
+			{Name: "filter", Long: filtercmd.UsageFilter, Commands: []*base.Command{
 				{Name: "test", Short: "show which records of an event pass FilterCriteria, and why the others do not",
-					Long: usageFilterTest, Flags: filterTestFlags, Examples: usageFilterTestExamples, Run: runFilterTest},
+					Long: filtercmd.UsageFilterTest, Flags: filtercmd.FilterTestFlags, Examples: filtercmd.UsageFilterTestExamples, Run: filtercmd.RunFilterTest},
 				{Name: "lint", Short: "check FilterCriteria (JSON, or in a SAM template) as Lambda checks them",
-					Long: usageFilterLint, Flags: filterLintFlags, Examples: usageFilterLintExamples, Run: runFilterLint},
+					Long: filtercmd.UsageFilterLint, Flags: filtercmd.FilterLintFlags, Examples: filtercmd.UsageFilterLintExamples, Run: filtercmd.RunFilterLint},
 			}},
 			{Name: "produce", Short: "send records written as JSON Lines to a Kafka topic (Amazon MSK IAM too)",
-				Long: usageProduce, Flags: produceFlags, Examples: usageProduceExamples, Run: runProduce},
+				Long: produce.UsageProduce, Flags: produce.ProduceFlags, Examples: produce.UsageProduceExamples, Run: produce.RunProduce},
 			{Name: "consume", Short: "print records of a Kafka topic as JSON Lines, or as one event (--event)",
-				Long: usageConsume, Flags: consumeFlags, Examples: usageConsumeExamples, Run: runConsume},
+				Long: consume.UsageConsume, Flags: consume.ConsumeFlags, Examples: consume.UsageConsumeExamples, Run: consume.RunConsume},
 			{Name: "invoke", Short: "run a function of a SAM template with an event, as sam local invoke, without Docker",
-				Long: usageInvoke, Flags: invokeFlags, Examples: usageInvokeExamples, Run: runInvoke},
+				Long: invoke.UsageInvoke, Flags: invoke.InvokeFlags, Examples: invoke.UsageInvokeExamples, Run: invoke.RunInvoke},
 			{Name: "env-vars", Short: "start local servers and write a sam local invoke --env-vars file pointing at them",
-				Long: usageEnvVars, Flags: envVarsFlags, Run: runEnvVars},
+				Long: envvars.UsageEnvVars, Flags: envvars.EnvVarsFlags, Run: envvars.RunEnvVars},
 			{Name: "local", Short: "run a SAM stack locally, event source mappings included; --load measures it",
-				Long: usageLocal, Flags: localFlags, Examples: usageLocalExamples, Run: runLocal},
+				Long: local.UsageLocal, Flags: local.LocalFlags, Examples: local.UsageLocalExamples, Run: local.RunLocal},
 			{Name: "lint", Short: "check a SAM template: the SAM schema, and the mistakes that lose records",
-				Long: usageLint, Run: runLint},
+				Long: lint.UsageLint, Run: lint.RunLint},
 			{Name: "help", Short: `show help: "klt help event build" shows the record line format`,
 				Long: usageHelp, Run: runHelp},
 			{Name: "version", Short: "print klt's module version and the commit it was built from (also --version)",

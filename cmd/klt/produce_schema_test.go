@@ -7,6 +7,7 @@ import (
 
 	"github.com/hamba/avro/v2"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/schemajson"
 )
 
 // TestProduceWithSchemas produces JSON record lines encoded with an Avro and a Protobuf schema
@@ -131,7 +132,7 @@ func FuzzAvroFromJSON(f *testing.F) {
 		if d.Decode(&v) != nil {
 			return
 		}
-		x, err := avroFromJSON(schema, v, "")
+		x, err := schemajson.AvroFromJSON(schema, v, "")
 		if err != nil {
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsonl"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -95,7 +96,7 @@ func TestProduceConsumeEventRoundTrip(t *testing.T) {
 	if r.code != base.ExitOK || r.stdout != "" || r.stderr != "" {
 		t.Fatalf("produce: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	want, err := readLines(t.Context(), "input", strings.NewReader(roundTripInput), false)
+	want, err := jsonl.ReadLines(t.Context(), "input", strings.NewReader(roundTripInput), false)
 	if err != nil {
 		t.Fatal(err)
 	}

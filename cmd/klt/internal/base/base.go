@@ -186,3 +186,11 @@ func OneLine(s string) string {
 	}
 	return b.String()
 }
+
+// OrDefault returns s, or def when s is empty.
+func OrDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
