@@ -19,6 +19,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/kafkaconn"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
+	"github.com/kafkalambda/toolkit/producer"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -64,13 +65,8 @@ func RunConsume(ctx context.Context, cmd *base.Command, args []string, stdin io.
 	if len(args) > 0 {
 		return base.UsageError(stderr, fs.Name(), fmt.Errorf("unexpected argument %q", args[0]))
 	}
-	switch {
-	case c.max < 0:
-		return base.UsageError(stderr, fs.Name(), fmt.Errorf("--max: want 0 (no limit) or more, got %d", c.max))
-	case c.idle <= 0:
-		return base.UsageError(stderr, fs.Name(), fmt.Errorf("--timeout: want a positive duration, got %v", c.idle))
-	case !c.event && (c.source != "" || c.arn != "" || c.compact):
-		return base.UsageError(stderr, fs.Name(), errors.New("--source, --arn and --compact shape the --event: use them with --event"))
+	if err := c.check(); err != nil {
+		return base.UsageError(stderr, fs.Name(), err)
 	}
 	opts, brokers, err := c.cluster.Options(ctx)
 	if err != nil {
@@ -82,7 +78,51 @@ func RunConsume(ctx context.Context, cmd *base.Command, args []string, stdin io.
 			return base.UsageError(stderr, fs.Name(), err)
 		}
 	}
+	cl, err := c.open(ctx, opts)
+	if err != nil {
+		base.Errorf(stderr, "%v", err)
+		return base.ExitFail
+	}
+	defer cl.Close()
+	got, code := c.poll(ctx, cl, stdout, stderr)
+	if c.group != "" && got.n > 0 && !got.unwritten {
+		if err := c.commit(ctx, cl, got.last); err != nil {
+			base.Errorf(stderr, "%v", err)
+			code = base.ExitFail
+		}
+	}
+	if code != base.ExitOK {
+		return code
+	}
+	if !c.event {
+		if got.n == 0 {
+			base.Errorf(stderr, "no records within --timeout %v", c.idle)
+		}
+		return base.ExitOK
+	}
+	if len(got.event) == 0 {
+		base.Errorf(stderr, "no records within --timeout %v; Lambda never sends an event without one", c.idle)
+		return base.ExitFail
+	}
+	return writeEvent(got.event, evOpts, c.compact, stdout, stderr)
+}
 
+// check checks the flags that do not depend on each other's values being reachable.
+func (c *consumeConfig) check() error {
+	switch {
+	case c.max < 0:
+		return fmt.Errorf("--max: want 0 (no limit) or more, got %d", c.max)
+	case c.idle <= 0:
+		return fmt.Errorf("--timeout: want a positive duration, got %v", c.idle)
+	case !c.event && (c.source != "" || c.arn != "" || c.compact):
+		return errors.New("--source, --arn and --compact shape the --event: use them with --event")
+	}
+	return nil
+}
+
+// open connects to the cluster, checks the topic and, with --group, waits until the group has
+// given klt its partitions. The caller closes the client.
+func (c *consumeConfig) open(ctx context.Context, opts []producer.Option) (*kgo.Client, error) {
 	diag := new(kafkaconn.ConnWatch)
 	start := kgo.NewOffset().AtEnd()
 	if c.fromBeginning {
@@ -99,120 +139,124 @@ func RunConsume(ctx context.Context, cmd *base.Command, args []string, stdin io.
 	}
 	cl, err := kafkaconn.NewClient(opts, diag, kopts...)
 	if err != nil {
-		base.Errorf(stderr, "%v", err)
-		return base.ExitFail
+		return nil, err
 	}
-	defer cl.Close()
 	if _, err := kafkaconn.CheckTopic(ctx, cl, diag, &c.cluster); err != nil {
-		base.Errorf(stderr, "%v", err)
-		return base.ExitFail
+		cl.Close()
+		return nil, err
 	}
-	if c.group != "" {
-		// The idle --timeout starts once the group has given klt its partitions: joining
-		// takes seconds on a real cluster (group.initial.rebalance.delay.ms is 3s).
-		t := time.NewTimer(c.cluster.ConnectTimeout)
-		select {
-		case <-assigned:
-			t.Stop()
-		case <-t.C:
-			base.Errorf(stderr, "group %q assigned no partition of %q to klt within --connect-timeout %v (do its other members hold them all?)",
-				c.group, c.cluster.Topic, c.cluster.ConnectTimeout)
-			return base.ExitFail
-		case <-ctx.Done():
-			base.Errorf(stderr, "interrupted while joining group %q", c.group)
-			return base.ExitFail
-		}
+	if c.group == "" {
+		return cl, nil
 	}
+	// The idle --timeout starts once the group has given klt its partitions: joining takes
+	// seconds on a real cluster (group.initial.rebalance.delay.ms is 3s).
+	t := time.NewTimer(c.cluster.ConnectTimeout)
+	defer t.Stop()
+	select {
+	case <-assigned:
+		return cl, nil
+	case <-t.C:
+		err = fmt.Errorf("group %q assigned no partition of %q to klt within --connect-timeout %v (do its other members hold them all?)",
+			c.group, c.cluster.Topic, c.cluster.ConnectTimeout)
+	case <-ctx.Done():
+		err = fmt.Errorf("interrupted while joining group %q", c.group)
+	}
+	cl.Close()
+	return nil, err
+}
 
+// consumed is what one run of "klt consume" has taken from the topic.
+type consumed struct {
+	event   []*kgo.Record                  // --event: the event's records
+	last    map[topicPartition]*kgo.Record // the last record printed of each partition
+	n       int                            // records printed
+	evBytes int                            // --event: what its records take, base64 counted
+	full    bool                           // --event: the next record would pass MaxPayload
+	// unwritten is set when stdout failed: which records were printed is not known, so none
+	// is committed.
+	unwritten bool
+}
+
+// poll reads records until --max, the idle --timeout or, for an --event, a full invocation
+// payload. JSON Lines are written as they come, so only each partition's last record is kept,
+// for the commit; an --event holds its records, up to what one invocation payload can carry.
+func (c *consumeConfig) poll(ctx context.Context, cl *kgo.Client, stdout, stderr io.Writer) (consumed, int) {
 	w := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	// JSON Lines are written as they come, so only each partition's last record is kept, for
-	// the commit; an --event holds its records, up to what one invocation payload can carry.
-	var (
-		got     []*kgo.Record                      // --event: the event's records
-		last    = map[topicPartition]*kgo.Record{} // the last record printed of each partition
-		n       int                                // records printed
-		evBytes int                                // --event: what its records take, base64 counted
-		full    bool                               // --event: the next record would pass maxPayload
-	)
-	code = base.ExitOK
-	for !full && (c.max == 0 || n < c.max) {
+	got := consumed{last: map[topicPartition]*kgo.Record{}}
+	for !got.full && (c.max == 0 || got.n < c.max) {
 		pctx, cancel := context.WithTimeout(ctx, c.idle)
-		fetches := cl.PollRecords(pctx, c.max-n) // 0 or less: all that are there
+		fetches := cl.PollRecords(pctx, c.max-got.n) // 0 or less: all that are there
 		cancel()
 		if err := fetchError(fetches); err != nil {
 			base.Errorf(stderr, "%v", err)
-			code = base.ExitFail
-			break
+			return got, base.ExitFail
 		}
 		recs := fetches.Records()
 		if len(recs) == 0 && pctx.Err() != nil {
 			if ctx.Err() != nil {
-				base.Errorf(stderr, "interrupted after %d records", n)
-				code = base.ExitFail
+				base.Errorf(stderr, "interrupted after %d records", got.n)
+				return got, base.ExitFail
 			}
 			break
 		}
 		if c.event {
-			for _, r := range recs {
-				size := eventRecordSize(r)
-				if evBytes+size > base.MaxPayload && len(got) > 0 {
-					// A Lambda invocation could not carry more: stop here, as the mapping
-					// ends a batch, rather than hold all a topic has in memory.
-					full = true
-					base.Errorf(stderr, "stopped after %d records: the next would take the event past the %d bytes (6 MB) of a Lambda invocation payload", n, base.MaxPayload)
-					break
-				}
-				evBytes += size
-				got = append(got, r)
-				last[topicPartition{r.Topic, r.Partition}] = r
-				n++
-			}
+			got.add(recs, stderr)
 			continue
 		}
 		for _, r := range recs {
-			last[topicPartition{r.Topic, r.Partition}] = r
-			n++
+			got.last[topicPartition{r.Topic, r.Partition}] = r
+			got.n++
 			er := eventRecord(r)
 			if err := enc.Encode(jsonl.DecodedRecordOf(&er)); err != nil {
 				base.Errorf(stderr, "%v", err)
-				return base.ExitFail
+				got.unwritten = true
+				return got, base.ExitFail
 			}
 		}
 		if err := w.Flush(); err != nil {
 			base.Errorf(stderr, "%v", err)
-			return base.ExitFail
+			got.unwritten = true
+			return got, base.ExitFail
 		}
 	}
-	if c.group != "" && n > 0 {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cluster.ConnectTimeout)
-		// CommitRecords commits, per partition, the offset after the highest record given.
-		lasts := make([]*kgo.Record, 0, len(last))
-		for _, r := range last {
-			lasts = append(lasts, r)
+	return got, base.ExitOK
+}
+
+// add adds recs to the --event, until the next would take it past the largest payload of an
+// invocation.
+func (got *consumed) add(recs []*kgo.Record, stderr io.Writer) {
+	for _, r := range recs {
+		size := eventRecordSize(r)
+		if got.evBytes+size > base.MaxPayload && len(got.event) > 0 {
+			// A Lambda invocation could not carry more: stop here, as the mapping ends a
+			// batch, rather than hold all a topic has in memory.
+			got.full = true
+			base.Errorf(stderr, "stopped after %d records: the next would take the event past the %d bytes (6 MB) of a Lambda invocation payload", got.n, base.MaxPayload)
+			return
 		}
-		err := cl.CommitRecords(cctx, lasts...)
-		cancel()
-		if err != nil {
-			base.Errorf(stderr, "committing the offsets of group %q: %v (the next consume of the group prints these records again)", c.group, err)
-			code = base.ExitFail
-		}
+		got.evBytes += size
+		got.event = append(got.event, r)
+		got.last[topicPartition{r.Topic, r.Partition}] = r
+		got.n++
 	}
-	if code != base.ExitOK {
-		return code
+}
+
+// commit commits, for the --group, the offsets after the last record printed of each
+// partition.
+func (c *consumeConfig) commit(ctx context.Context, cl *kgo.Client, last map[topicPartition]*kgo.Record) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cluster.ConnectTimeout)
+	defer cancel()
+	// CommitRecords commits, per partition, the offset after the highest record given.
+	lasts := make([]*kgo.Record, 0, len(last))
+	for _, r := range last {
+		lasts = append(lasts, r)
 	}
-	if !c.event {
-		if n == 0 {
-			base.Errorf(stderr, "no records within --timeout %v", c.idle)
-		}
-		return base.ExitOK
+	if err := cl.CommitRecords(cctx, lasts...); err != nil {
+		return fmt.Errorf("committing the offsets of group %q: %v (the next consume of the group prints these records again)", c.group, err)
 	}
-	if len(got) == 0 {
-		base.Errorf(stderr, "no records within --timeout %v; Lambda never sends an event without one", c.idle)
-		return base.ExitFail
-	}
-	return writeEvent(got, evOpts, c.compact, stdout, stderr)
+	return nil
 }
 
 // fetchMaxWait returns how long a fetch may wait at the broker for records, given the idle

@@ -159,9 +159,31 @@ func LocalMain(ctx context.Context, c LocalConfig, stdout, stderr io.Writer) err
 
 // start reads the template, starts the servers, builds and starts the functions.
 func (s *stack) start(ctx context.Context, stderr io.Writer) error {
-	t, err := samtemplate.ReadInvokeTemplate(s.c.Template)
+	params, err := s.readMappings()
 	if err != nil {
 		return err
+	}
+	names, vars, err := s.startServers(ctx, params)
+	if err != nil {
+		return err
+	}
+	boots, err := s.build(ctx, names, stderr)
+	if err != nil {
+		return err
+	}
+	if err := s.startFunctions(names, boots, vars); err != nil {
+		return err
+	}
+	s.startDrains()
+	return nil
+}
+
+// readMappings reads the template and the event source mappings klt local runs, and returns
+// the template's parameters.
+func (s *stack) readMappings() (map[string]string, error) {
+	t, err := samtemplate.ReadInvokeTemplate(s.c.Template)
+	if err != nil {
+		return nil, err
 	}
 	s.t = t
 	// The sample template's cluster parameters, for a self-managed cluster (the local one):
@@ -172,11 +194,11 @@ func (s *stack) start(ctx context.Context, stderr io.Writer) error {
 	}
 	r, err := samtemplate.NewLocalResolver(t, params)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	specs, skipped, err := samtemplate.LocalMappings(t, r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, sk := range skipped {
 		fmt.Fprintf(s.out, "klt local: %s (%s of %s) is not emulated: klt local runs Kafka and SQS event source mappings only\n", sk.Id, sk.Typ, sk.Function)
@@ -189,35 +211,40 @@ func (s *stack) start(ctx context.Context, stderr io.Writer) error {
 		}
 	}
 	if len(s.specs) == 0 {
-		return fmt.Errorf("%s has no Kafka or SQS event source mapping to run", s.c.Template)
+		return nil, fmt.Errorf("%s has no Kafka or SQS event source mapping to run", s.c.Template)
 	}
+	return params, nil
+}
 
-	// Servers: all the template's tables and queues.
+// startServers starts the servers of all the template's tables, queues and topics (and the
+// orders API when the template takes its URL), and returns the functions the mappings invoke
+// and their environment variables.
+func (s *stack) startServers(ctx context.Context, params map[string]string) (names []string, vars map[string]map[string]string, err error) {
+	t := s.t
 	ls, err := lambdarun.StartLocal(ctx, t, lambdarun.Needs{Ddb: true, Sqs: true})
 	s.ls = ls
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	ls.R.Params = params
 	s.sqsClient = ls.Sqs.Client()
 
 	// The functions each mapping invokes, and their environments.
-	var names []string
 	for _, m := range s.specs {
 		if _, ok := s.functions[m.Function]; !ok {
 			f, err := t.Function(m.Function)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
 			s.functions[m.Function] = f
 			names = append(names, m.Function)
 		}
 	}
 	sort.Strings(names)
-	vars := map[string]map[string]string{}
+	vars = map[string]map[string]string{}
 	if _, p := samtemplate.MapGet(t.Params, ordersAPIParam); p != nil {
 		if s.api, err = startOrdersAPI(s.c.Work); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	var topics []string
@@ -227,7 +254,7 @@ func (s *stack) start(ctx context.Context, stderr io.Writer) error {
 		}
 		v, err := ls.Vars(s.functions[fn], nil)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		vars[fn] = v
 		topics = append(topics, lambdarun.TopicsOf(v)...)
@@ -239,7 +266,7 @@ func (s *stack) start(ctx context.Context, stderr io.Writer) error {
 		}
 	}
 	if err := s.startKafka(topics); err != nil {
-		return err
+		return nil, nil, err
 	}
 	params["KafkaBootstrapServers"] = strings.Join(s.brokers, ",")
 	s.pipelines = pipelinesOf(s.specs, vars, ls.R.QueueURLs, s.deadLetterQueueOf)
@@ -250,16 +277,20 @@ func (s *stack) start(ctx context.Context, stderr io.Writer) error {
 			}
 		}
 	}
+	return names, vars, nil
+}
 
-	// Builds, one at a time: each go build uses every core, and the functions share most of
-	// their packages, which the first build compiles and the next ones find in the cache.
+// build builds the bootstrap of each function of names and returns their paths. Builds run
+// one at a time: each go build uses every core, and the functions share most of their
+// packages, which the first build compiles and the next ones find in the cache.
+func (s *stack) build(ctx context.Context, names []string, stderr io.Writer) ([]string, error) {
 	work, err := os.MkdirTemp("", "klt-local-")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ls.Stops = append(ls.Stops, func() { os.RemoveAll(work) })
+	s.ls.Stops = append(s.ls.Stops, func() { os.RemoveAll(work) })
 	if err := s.openLogs(); err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(s.out, "klt local: building %s\n", strings.Join(names, ", "))
 	start := time.Now()
@@ -278,10 +309,16 @@ func (s *stack) start(ctx context.Context, stderr io.Writer) error {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(s.out, "klt local: built in %.1fs\n", time.Since(start).Seconds())
+	return boots, nil
+}
 
+// startFunctions starts a pool of instances of each function of names, running its bootstrap
+// of boots with its environment variables of vars.
+func (s *stack) startFunctions(names, boots []string, vars map[string]map[string]string) error {
+	ls := s.ls
 	s.timeouts = &timeoutFaults{}
 	appliers := map[string]bool{}
 	for _, p := range s.pipelines {
@@ -311,8 +348,12 @@ func (s *stack) start(ctx context.Context, stderr io.Writer) error {
 		}
 		s.pools[fn] = pool
 	}
+	return nil
+}
 
-	// The drains: every queue no mapping reads.
+// startDrains starts the drains: they read every queue no mapping reads.
+func (s *stack) startDrains() {
+	ls := s.ls
 	s.drains = &drains{client: s.sqsClient}
 	read := map[string]bool{}
 	for _, m := range s.specs {
@@ -329,7 +370,6 @@ func (s *stack) start(ctx context.Context, stderr io.Writer) error {
 		}
 	}
 	ls.Stops = append(ls.Stops, func() { cancel(); dwg.Wait() })
-	return nil
 }
 
 // startKafka starts kfake with the topics, each with its partitions.

@@ -279,6 +279,12 @@ func AvroFromJSON(s avro.Schema, v any, path string) (any, error) {
 		}
 		return sym, nil
 	}
+	return avroPrimitiveFromJSON(s, v, fail)
+}
+
+// avroPrimitiveFromJSON is AvroFromJSON for a schema of a primitive type; fail returns its
+// error.
+func avroPrimitiveFromJSON(s avro.Schema, v any, fail func() (any, error)) (any, error) {
 	switch s.Type() {
 	case avro.Null:
 		if v != nil {
