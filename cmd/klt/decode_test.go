@@ -24,7 +24,7 @@ func TestTextOrBase64(t *testing.T) {
 		text any
 		b64  string
 	}{
-		{"nil", nil, jsonl.JsonNull, ""},
+		{"nil", nil, jsonl.JSONNull, ""},
 		{"empty", []byte{}, "", ""},
 		{"ASCII", []byte("order-1"), "order-1", ""},
 		{"JSON text", []byte(`{"a":"<b>"}`), `{"a":"<b>"}`, ""},

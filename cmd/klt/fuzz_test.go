@@ -85,9 +85,9 @@ func checkLineErrors(t *testing.T, err error, name string, lines int) {
 
 // checkBuilt checks that ev holds recs: per partition, in input order, with every field the
 // lines gave.
-func checkBuilt(t *testing.T, ev *kafkaevent.Event, recs []jsonl.LineRecord) {
+func checkBuilt(t *testing.T, ev *kafkaevent.Event, recs []jsonl.Record) {
 	t.Helper()
-	byPart := make(map[string][]jsonl.LineRecord)
+	byPart := make(map[string][]jsonl.Record)
 	for _, lr := range recs {
 		byPart[lr.Record.PartitionID()] = append(byPart[lr.Record.PartitionID()], lr)
 	}

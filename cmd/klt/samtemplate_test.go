@@ -390,7 +390,7 @@ func FuzzTemplateCriteria(f *testing.F) {
 
 func TestCompileReportsEveryFilter(t *testing.T) {
 	// The engine stops at the first bad filter; compile goes on to the others.
-	s := &criteria.CriteriaSpec{File: "c.json", Raw: []byte(`{"Filters":[
+	s := &criteria.Spec{File: "c.json", Raw: []byte(`{"Filters":[
 		{"Pattern":"{\"body\":{\"a\":[]}}"},
 		{"Pattern":"{\"body\":{\"b\":[\"ok\"]}}"},
 		{"Pattern":5},

@@ -43,7 +43,7 @@ var (
 	// file: 1 MB, the largest template body CloudFormation takes (from S3).
 	TemplateLimit = InputLimit{1 << 20, "the largest template CloudFormation takes"}
 	// LinesLimit caps the JSON Lines records of klt event build and klt produce in total;
-	// lineLimit caps one line of them (see readLines).
+	// lineLimit caps one line of them (see jsonl.ReadLines).
 	LinesLimit = InputLimit{maxLinesBytes, "klt's limit for JSON Lines input; split it"}
 	// EnvVarsLimit caps a sam local invoke --env-vars file: Lambda gives a function 4 KB of
 	// environment variables, so 1 MB holds those of any stack.

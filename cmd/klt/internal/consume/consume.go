@@ -361,9 +361,9 @@ func eventRecordSize(r *kgo.Record) int {
 
 // writeEvent writes the event of recs, made with opts, on stdout.
 func writeEvent(recs []*kgo.Record, opts []kafkaeventtest.BuilderOption, compact bool, stdout, stderr io.Writer) int {
-	lrs := make([]jsonl.LineRecord, len(recs))
+	lrs := make([]jsonl.Record, len(recs))
 	for i, r := range recs {
-		lrs[i] = jsonl.LineRecord{Record: eventRecord(r), HasOffset: true, HasTimestamp: true, HasTimestampType: true}
+		lrs[i] = jsonl.Record{Record: eventRecord(r), HasOffset: true, HasTimestamp: true, HasTimestampType: true}
 	}
 	out, err := esmevent.BuildEvent(lrs, opts).MarshalJSON()
 	if err != nil {

@@ -51,8 +51,8 @@ func (e *EngineFlags) Options() ([]filter.Option, error) {
 	return opts, nil
 }
 
-// CriteriaSpec is one FilterCriteria as a SRC argument gives it, before it is compiled.
-type CriteriaSpec struct {
+// Spec is one FilterCriteria as a SRC argument gives it, before it is compiled.
+type Spec struct {
 	File      string   // the file, for messages
 	Where     string   // "Function.Event" or "Mapping" in a template; "" otherwise
 	Line      int      // the line of the FilterCriteria in file; 0 when not known
@@ -65,7 +65,7 @@ type CriteriaSpec struct {
 }
 
 // Name returns how messages name the FilterCriteria: the file, or TEMPLATE#FUNCTION.EVENT.
-func (s *CriteriaSpec) Name() string {
+func (s *Spec) Name() string {
 	if s.Where == "" {
 		return s.File
 	}
@@ -75,7 +75,7 @@ func (s *CriteriaSpec) Name() string {
 // Compile compiles the FilterCriteria. When they are invalid it returns every problem it can
 // find: the engine's, which stops at the first, and then those of each filter it did not
 // report on, checked alone.
-func (s *CriteriaSpec) Compile(opts []filter.Option) (*filter.Criteria, []error) {
+func (s *Spec) Compile(opts []filter.Option) (*filter.Criteria, []error) {
 	var c *filter.Criteria
 	var err error
 	switch {
@@ -132,7 +132,7 @@ func filterOf(err error) int {
 }
 
 // filterCount returns the number of filters, or 0 when it is not known.
-func (s *CriteriaSpec) filterCount() int {
+func (s *Spec) filterCount() int {
 	if s.Raw == nil {
 		return len(s.Patterns)
 	}
@@ -141,7 +141,7 @@ func (s *CriteriaSpec) filterCount() int {
 
 // checkAlone checks filter i as if it were the only one, for the problems the engine did not
 // reach. It returns nil when the filter is valid.
-func (s *CriteriaSpec) checkAlone(i int, opts []filter.Option) error {
+func (s *Spec) checkAlone(i int, opts []filter.Option) error {
 	if s.Raw == nil {
 		_, err := filter.Compile(s.Patterns[i], opts...)
 		return err
@@ -155,7 +155,7 @@ func (s *CriteriaSpec) checkAlone(i int, opts []filter.Option) error {
 // there is no such array. It is only asked after filter.ParseCriteria failed, for more
 // problems than the engine's first: when raw is not even an object with a Filters array, the
 // engine's error already says so, and there is no filter to check alone.
-func (s *CriteriaSpec) rawFilters() []json.RawMessage {
+func (s *Spec) rawFilters() []json.RawMessage {
 	var fc struct{ Filters []json.RawMessage }
 	if err := json.Unmarshal(s.Raw, &fc); err != nil {
 		return nil
@@ -165,7 +165,7 @@ func (s *CriteriaSpec) rawFilters() []json.RawMessage {
 
 // Problem formats one problem of the FilterCriteria for a "klt: " line:
 // "FILE:LINE: WHERE: Filters[I]: PATH: REASON", leaving out what is not known.
-func (s *CriteriaSpec) Problem(err error) string {
+func (s *Spec) Problem(err error) string {
 	fe, isFilterErr := errors.AsType[*filter.Error](err)
 	line := s.Line
 	if isFilterErr && fe.Filter >= 0 && fe.Filter < len(s.Lines) {

@@ -61,7 +61,7 @@ func ReadTestEvent(name string, data []byte) (kind string, recs []TestRecord, er
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		if jerr := JsonSyntaxError(name, data, err); jerr != nil {
+		if jerr := JSONSyntaxError(name, data, err); jerr != nil {
 			return "", nil, jerr
 		}
 		return "", nil, fmt.Errorf("%s: want a Kafka or an SQS event, a JSON object", name)
@@ -105,9 +105,9 @@ func ReadTestEvent(name string, data []byte) (kind string, recs []TestRecord, er
 	return kind, recs, nil
 }
 
-// JsonSyntaxError returns err as "NAME:LINE:COLUMN: invalid JSON: ..." when it is a syntax
+// JSONSyntaxError returns err as "NAME:LINE:COLUMN: invalid JSON: ..." when it is a syntax
 // error, and nil otherwise.
-func JsonSyntaxError(name string, data []byte, err error) error {
+func JSONSyntaxError(name string, data []byte, err error) error {
 	var se *json.SyntaxError
 	if !errors.As(err, &se) {
 		if errors.Is(err, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(data)) == 0 {

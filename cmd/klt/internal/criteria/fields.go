@@ -55,7 +55,7 @@ func topFields(pattern string) ([]string, error) {
 			}
 			var alts []json.RawMessage
 			if err := json.Unmarshal(f.Value, &alts); err != nil {
-				return fmt.Errorf("$or: %w", jsonl.JsonError(err))
+				return fmt.Errorf("$or: %w", jsonl.JSONError(err))
 			}
 			for _, alt := range alts {
 				if err := walk(alt); err != nil {

@@ -54,14 +54,14 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 			return base.ExitFail
 		}
 		n := lambdarun.FunctionNeeds(t, f)
-		need.Ddb, need.Sqs, need.Kafka = need.Ddb || n.Ddb, need.Sqs || n.Sqs, need.Kafka || n.Kafka
+		need.DDB, need.SQS, need.Kafka = need.DDB || n.DDB, need.SQS || n.SQS, need.Kafka || n.Kafka
 		fns = append(fns, f)
 	}
 	if len(fns) == 0 {
 		base.Errorf(stderr, "env-vars: %s has no AWS::Serverless::Function", c.template)
 		return base.ExitFail
 	}
-	ls, err := lambdarun.StartLocal(ctx, t, need)
+	ls, err := lambdarun.StartServers(ctx, t, need)
 	defer ls.Stop()
 	if err != nil {
 		base.Errorf(stderr, "env-vars: %v", err)
@@ -90,7 +90,7 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 				vars[k] = v
 				continue
 			}
-			if strings.HasPrefix(k, "KAFKA_") && !uses.Kafka || k == "AWS_ENDPOINT_URL_DYNAMODB" && !uses.Ddb || k == "AWS_ENDPOINT_URL_SQS" && !uses.Sqs {
+			if strings.HasPrefix(k, "KAFKA_") && !uses.Kafka || k == "AWS_ENDPOINT_URL_DYNAMODB" && !uses.DDB || k == "AWS_ENDPOINT_URL_SQS" && !uses.SQS {
 				continue
 			}
 			fmt.Fprintf(stderr, "klt env-vars: warning: %s does not declare %s in Environment.Variables, and sam local invoke sets only declared names: declare it (\"\" leaves it unset in AWS)\n", f.LogicalID, k)

@@ -33,7 +33,7 @@ func SourceOptions(source, arn string) ([]kafkaeventtest.BuilderOption, error) {
 
 // BuildEvent makes the event of recs. Every record has its offset (readRecords assigned the
 // missing ones); records without a timestamp get the Builder's automatic one.
-func BuildEvent(recs []jsonl.LineRecord, opts []kafkaeventtest.BuilderOption) *kafkaevent.Event {
+func BuildEvent(recs []jsonl.Record, opts []kafkaeventtest.BuilderOption) *kafkaevent.Event {
 	b := kafkaeventtest.NewBuilder(opts...)
 	for i := range recs {
 		lr := &recs[i]

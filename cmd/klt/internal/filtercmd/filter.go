@@ -383,7 +383,7 @@ func verdictJSONOf(i int, r *criteria.TestRecord, v filter.Verdict) verdictJSON 
 // loadCriteria reads the FilterCriteria that src names (see usageFilterSRC); "-" is standard
 // input. A template without #NAME gives all of its FilterCriteria when all is set, and
 // otherwise its only one.
-func loadCriteria(src string, stdin io.Reader, all bool) ([]*criteria.CriteriaSpec, error) {
+func loadCriteria(src string, stdin io.Reader, all bool) ([]*criteria.Spec, error) {
 	file, ref := src, ""
 	if _, err := os.Stat(src); err != nil && src != "-" {
 		if i := strings.LastIndexByte(src, '#'); i >= 0 {
@@ -404,7 +404,7 @@ func loadCriteria(src string, stdin io.Reader, all bool) ([]*criteria.CriteriaSp
 		if err != nil {
 			return nil, err
 		}
-		return []*criteria.CriteriaSpec{s}, nil
+		return []*criteria.Spec{s}, nil
 	}
 
 	var t *samtemplate.SamTemplate
@@ -414,7 +414,7 @@ func loadCriteria(src string, stdin io.Reader, all bool) ([]*criteria.CriteriaSp
 		}
 		var top map[string]json.RawMessage
 		if err := json.Unmarshal(data, &top); err != nil {
-			if jerr := criteria.JsonSyntaxError(name, data, err); jerr != nil {
+			if jerr := criteria.JSONSyntaxError(name, data, err); jerr != nil {
 				return nil, jerr
 			}
 			return nil, fmt.Errorf("%s: %v", name, err)
@@ -422,17 +422,17 @@ func loadCriteria(src string, stdin io.Reader, all bool) ([]*criteria.CriteriaSp
 		fc, hasFC := top["FilterCriteria"]
 		switch _, hasFilters := top["Filters"]; {
 		case hasFilters:
-			return []*criteria.CriteriaSpec{{File: name, Raw: data}}, nil
+			return []*criteria.Spec{{File: name, Raw: data}}, nil
 		case hasFC:
 			// the FilterCriteria of an AWS::Lambda::EventSourceMapping's Properties, or of
 			// "aws lambda get-event-source-mapping"
 			if string(fc) == "null" {
 				return nil, fmt.Errorf("%s: FilterCriteria is null: the mapping has no filters", name)
 			}
-			return []*criteria.CriteriaSpec{{File: name, Raw: fc}}, nil
+			return []*criteria.Spec{{File: name, Raw: fc}}, nil
 		}
 		if _, ok := top["Resources"]; !ok {
-			return []*criteria.CriteriaSpec{{File: name, Lone: true, Patterns: []string{string(text)}}}, nil
+			return []*criteria.Spec{{File: name, Lone: true, Patterns: []string{string(text)}}}, nil
 		}
 		// a CloudFormation template in JSON
 	}
@@ -456,7 +456,7 @@ func loadCriteria(src string, stdin io.Reader, all bool) ([]*criteria.CriteriaSp
 		if err != nil {
 			return nil, err
 		}
-		return []*criteria.CriteriaSpec{s}, nil
+		return []*criteria.Spec{s}, nil
 	}
 	for i := range refs {
 		refs[i] = file + "#" + refs[i]

@@ -13,7 +13,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
 )
 
-func newInvokeFlags(c *lambdarun.InvokeConfig) *flag.FlagSet {
+func newInvokeFlags(c *lambdarun.Config) *flag.FlagSet {
 	fs := flag.NewFlagSet("invoke", flag.ContinueOnError)
 	fs.StringVar(&c.Template, "template", "template.yaml", "the SAM `FILE` that defines the function")
 	fs.StringVar(&c.Emulator, "emulator", "", "run this aws-lambda-rie `binary` instead of building the one pinned in tools/go.mod")
@@ -23,7 +23,7 @@ func newInvokeFlags(c *lambdarun.InvokeConfig) *flag.FlagSet {
 
 // RunInvoke runs "klt invoke [flags] FUNCTION EVENT".
 func RunInvoke(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c lambdarun.InvokeConfig
+	var c lambdarun.Config
 	fs := newInvokeFlags(&c)
 	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
@@ -92,4 +92,4 @@ Examples:
 `
 
 // InvokeFlags returns the flags of "klt invoke", for its help.
-func InvokeFlags() *flag.FlagSet { return newInvokeFlags(new(lambdarun.InvokeConfig)) }
+func InvokeFlags() *flag.FlagSet { return newInvokeFlags(new(lambdarun.Config)) }

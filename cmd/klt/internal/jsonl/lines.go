@@ -25,7 +25,7 @@ const maxWarnings = 10
 
 // PrintWarnings prints the warnings of recs, read from the input name, as
 // "klt: warning: NAME:LINE: ...", up to maxWarnings.
-func PrintWarnings(stderr io.Writer, name string, recs []LineRecord) {
+func PrintWarnings(stderr io.Writer, name string, recs []Record) {
 	n := 0
 	for _, r := range recs {
 		for _, w := range r.Warnings {
@@ -75,8 +75,8 @@ func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.L
 
 func (e *LineError) Unwrap() error { return e.Err }
 
-// LineRecord is one decoded input line: the record, and which fields the line left to klt.
-type LineRecord struct {
+// Record is one decoded input line: the record, and which fields the line left to klt.
+type Record struct {
 	// Line is the 1-based line number in the input.
 	Line int
 	// Record holds every field the line gave; Offset and Timestamp are only meaningful when
@@ -118,16 +118,16 @@ var dataFormats = []string{"AVRO", "PROTOBUF", "JSON"}
 //
 // Every bad line is reported, up to maxLineErrors, as a *lineError; the returned error is the
 // errors.Join of them, or the read error if reading failed.
-func ReadRecords(ctx context.Context, name string, r io.Reader) ([]LineRecord, error) {
+func ReadRecords(ctx context.Context, name string, r io.Reader) ([]Record, error) {
 	return ReadLines(ctx, name, r, true)
 }
 
 // ReadLines is readRecords, with "topic" optional in a line unless needTopic ("klt produce
 // --topic" sends every record to one topic).
-func ReadLines(ctx context.Context, name string, r io.Reader, needTopic bool) ([]LineRecord, error) {
+func ReadLines(ctx context.Context, name string, r io.Reader, needTopic bool) ([]Record, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var (
-		recs []LineRecord
+		recs []Record
 		errs []error
 		last = make(map[partitionKey]int64) // offset of each partition's latest record
 	)
@@ -216,7 +216,7 @@ type partitionKey struct {
 // projects wrote repeat offsets, and "klt event decode" prints them as they are. It fails
 // only when there is no next offset to assign. last holds the offset of each partition's
 // latest record.
-func assignOffset(rec *LineRecord, last map[partitionKey]int64) (warning string, err error) {
+func assignOffset(rec *Record, last map[partitionKey]int64) (warning string, err error) {
 	r := &rec.Record
 	k := partitionKey{r.Topic, r.Partition}
 	prev, seen := last[k]
@@ -240,11 +240,11 @@ func assignOffset(rec *LineRecord, last map[partitionKey]int64) (warning string,
 // DecodeLine decodes one line of JSON Lines input. The line must be one JSON object using only
 // the names in lineFields, each at most once; errors say which field is wrong and why.
 // It sets neither Line nor an automatic offset.
-func DecodeLine(line []byte) (LineRecord, error) { return decodeLineTopic(line, true) }
+func DecodeLine(line []byte) (Record, error) { return decodeLineTopic(line, true) }
 
 // decodeLineTopic is decodeLine, with "topic" optional unless needTopic.
-func decodeLineTopic(line []byte, needTopic bool) (LineRecord, error) {
-	var rec LineRecord
+func decodeLineTopic(line []byte, needTopic bool) (Record, error) {
+	var rec Record
 	if !utf8.Valid(line) {
 		return rec, errors.New("line is not valid UTF-8 (use keyBase64 or valueBase64 for binary data)")
 	}
@@ -328,7 +328,7 @@ func decodeLineTopic(line []byte, needTopic bool) (LineRecord, error) {
 }
 
 // warn adds warning, about the field name, to rec's warnings; "" is no warning.
-func (rec *LineRecord) warn(name, warning string) {
+func (rec *Record) warn(name, warning string) {
 	if warning != "" {
 		rec.Warnings = append(rec.Warnings, name+": "+warning)
 	}
@@ -409,13 +409,13 @@ func SplitObject(data []byte, what string) (object, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if _, err := dec.Token(); err != nil { // the opening brace
-		return nil, JsonError(err)
+		return nil, JSONError(err)
 	}
 	var fields object
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, JsonError(err)
+			return nil, JSONError(err)
 		}
 		name, ok := tok.(string)
 		if !ok { // cannot happen: json.Decoder gives object keys as strings
@@ -423,7 +423,7 @@ func SplitObject(data []byte, what string) (object, error) {
 		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, JsonError(err)
+			return nil, JSONError(err)
 		}
 		if _, ok := fields.get(name); ok {
 			return nil, fmt.Errorf("%q %w", name, errGivenTwice)
@@ -461,7 +461,7 @@ func lineSyntaxError(line []byte) error {
 	case errors.As(err, &se):
 		return fmt.Errorf("invalid JSON at column %d: %w", se.Offset, err)
 	}
-	return JsonError(err)
+	return JSONError(err)
 }
 
 // firstRune returns the first character of b, or the first byte as a rune when b does not
@@ -474,9 +474,9 @@ func firstRune(b []byte) rune {
 	return r
 }
 
-// JsonError reports an encoding/json error about a part of a line that json.Valid already
+// JSONError reports an encoding/json error about a part of a line that json.Valid already
 // accepted, which should not happen; it wraps err, for errors.As.
-func JsonError(err error) error {
+func JSONError(err error) error {
 	return fmt.Errorf("invalid JSON: %w", err)
 }
 
@@ -571,7 +571,7 @@ func decodeString(raw json.RawMessage) (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", JsonError(err)
+		return "", JSONError(err)
 	}
 	return s, nil
 }
@@ -713,7 +713,7 @@ func decodeBytes(o object, textName, b64Name string, jsonOK bool) ([]byte, error
 		if jsonOK {
 			var buf bytes.Buffer
 			if err := json.Compact(&buf, text); err != nil {
-				return nil, fieldError(textName, JsonError(err))
+				return nil, fieldError(textName, JSONError(err))
 			}
 			return buf.Bytes(), nil
 		}
@@ -777,7 +777,7 @@ func decodeHeaders(raw json.RawMessage) ([]kafkaevent.Header, error) {
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, JsonError(err)
+		return nil, JSONError(err)
 	}
 	hs := make([]kafkaevent.Header, 0, len(elems))
 	for i, elem := range elems {

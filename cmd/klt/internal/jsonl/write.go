@@ -52,9 +52,9 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 // as "no timestamp" (null would make build assign one).
 const noTimestamp = -1
 
-// JsonNull is a JSON null, for a decodedRecord field that must print as null rather than be
+// JSONNull is a JSON null, for a decodedRecord field that must print as null rather than be
 // left out.
-var JsonNull = json.RawMessage("null")
+var JSONNull = json.RawMessage("null")
 
 // DecodedRecordOf returns the output line of r.
 func DecodedRecordOf(r *kafkaevent.Record) DecodedRecord {
@@ -93,7 +93,7 @@ func DecodedRecordOf(r *kafkaevent.Record) DecodedRecord {
 func TextOrBase64(b []byte) (text any, b64 string) {
 	switch {
 	case b == nil:
-		return JsonNull, ""
+		return JSONNull, ""
 	case utf8.Valid(b):
 		return string(b), ""
 	}

@@ -42,8 +42,8 @@ const (
 	invokeMargin    = 10 * time.Second // over the function's Timeout, for init and the emulator's own reply
 )
 
-// InvokeConfig holds the flags of "klt invoke".
-type InvokeConfig struct {
+// Config holds the flags of "klt invoke".
+type Config struct {
 	Template string
 	Emulator string
 	EnvVars  string
@@ -51,7 +51,7 @@ type InvokeConfig struct {
 
 // Invoke does the work of klt invoke: it returns the function's response (also when the
 // function failed: then with a non-nil error).
-func Invoke(ctx context.Context, c InvokeConfig, fn string, event []byte, logs io.Writer) ([]byte, error) {
+func Invoke(ctx context.Context, c Config, fn string, event []byte, logs io.Writer) ([]byte, error) {
 	if runtime.GOOS != "linux" {
 		return nil, fmt.Errorf("klt invoke runs the function under the Lambda Runtime Interface Emulator, which runs on Linux only (this is %s)", runtime.GOOS)
 	}
@@ -243,7 +243,7 @@ func moduleRoot() (string, error) {
 }
 
 // Needs says which local servers a function uses: those its environment names.
-type Needs struct{ Ddb, Sqs, Kafka bool }
+type Needs struct{ DDB, SQS, Kafka bool }
 
 // FunctionNeeds returns the servers function f uses: DynamoDB when its Environment refers to a
 // table, SQS when it refers to a queue, Kafka when it has KAFKA_BOOTSTRAP_SERVERS. (Policies
@@ -263,9 +263,9 @@ func FunctionNeeds(t *samtemplate.InvokeTemplate, f *samtemplate.FunctionSpec) N
 			name, _, _ := strings.Cut(x.Value, ".")
 			switch t.ResourceType(name) {
 			case samtemplate.DdbTableType, samtemplate.SamTableType:
-				n.Ddb = true
+				n.DDB = true
 			case samtemplate.SqsQueueType:
-				n.Sqs = true
+				n.SQS = true
 			}
 			if strings.Contains(x.Value, "${") { // a !Sub string
 				for _, part := range strings.Split(x.Value, "${")[1:] {
@@ -286,42 +286,42 @@ func FunctionNeeds(t *samtemplate.InvokeTemplate, f *samtemplate.FunctionSpec) N
 	return n
 }
 
-// LocalStack is the local servers of a run, the template's tables and queues on them, and the
+// Servers is the local servers of a run, the template's tables and queues on them, and the
 // resolver of intrinsics to them.
-type LocalStack struct {
-	R         *samtemplate.Resolver
+type Servers struct {
+	Resolver  *samtemplate.Resolver
 	Endpoints map[string]string // AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, KAFKA_*
 	Kafka     bool              // a Kafka is needed: startKafka starts it
-	Sqs       *localsqs.Server  // nil when no queue is needed
+	SQS       *localsqs.Server  // nil when no queue is needed
 	Stops     []func()
 }
 
 // Stop stops the servers, last started first.
-func (ls *LocalStack) Stop() {
+func (ls *Servers) Stop() {
 	for i := len(ls.Stops) - 1; i >= 0; i-- {
 		ls.Stops[i]()
 	}
 	ls.Stops = nil
 }
 
-// StartLocal starts the DynamoDB and SQS servers need names and creates every table and queue of
+// StartServers starts the DynamoDB and SQS servers need names and creates every table and queue of
 // the template on them; Kafka waits for startKafka, once the topics are known. The caller must
 // call stop, also after an error.
-func StartLocal(ctx context.Context, t *samtemplate.InvokeTemplate, need Needs) (*LocalStack, error) {
-	ls := &LocalStack{Endpoints: map[string]string{}}
+func StartServers(ctx context.Context, t *samtemplate.InvokeTemplate, need Needs) (*Servers, error) {
+	ls := &Servers{Endpoints: map[string]string{}}
 	tables, err := t.Tables()
 	if err != nil {
 		return ls, err
 	}
 	r := &samtemplate.Resolver{T: t, Tables: map[string]samtemplate.LocalTable{}, Queues: map[string]samtemplate.LocalQueue{}, QueueURLs: map[string]string{}}
-	ls.R = r
+	ls.Resolver = r
 	for _, tb := range tables {
 		r.Tables[tb.LogicalID] = tb
 	}
 	for _, q := range t.Queues() {
 		r.Queues[q.LogicalID] = q
 	}
-	if need.Ddb {
+	if need.DDB {
 		s, err := localddb.StartServer()
 		if err != nil {
 			return ls, fmt.Errorf("starting dynalite for the function's tables: %w", err)
@@ -332,13 +332,13 @@ func StartLocal(ctx context.Context, t *samtemplate.InvokeTemplate, need Needs) 
 			return ls, err
 		}
 	}
-	if need.Sqs {
+	if need.SQS {
 		s, err := localsqs.StartServer()
 		if err != nil {
 			return ls, fmt.Errorf("starting local-aws-sqs for the function's queues: %w", err)
 		}
 		ls.Stops = append(ls.Stops, s.Stop)
-		ls.Sqs = s
+		ls.SQS = s
 		ls.Endpoints["AWS_ENDPOINT_URL_SQS"] = s.Endpoint()
 		if err := createQueues(ctx, s, r); err != nil {
 			return ls, err
@@ -349,7 +349,7 @@ func StartLocal(ctx context.Context, t *samtemplate.InvokeTemplate, need Needs) 
 }
 
 // StartKafka starts an in-process Kafka (kfake) when the stack needs one, with topics created.
-func (ls *LocalStack) StartKafka(topics []string) error {
+func (ls *Servers) StartKafka(topics []string) error {
 	if !ls.Kafka {
 		return nil
 	}
@@ -370,7 +370,7 @@ func (ls *LocalStack) StartKafka(topics []string) error {
 // Vars returns the function's Environment.Variables, evaluated against the local resources.
 // Those the local servers set (KAFKA_BOOTSTRAP_SERVERS...) and those in skip are not evaluated:
 // their local values replace the template's.
-func (ls *LocalStack) Vars(f *samtemplate.FunctionSpec, skip map[string]string) (map[string]string, error) {
+func (ls *Servers) Vars(f *samtemplate.FunctionSpec, skip map[string]string) (map[string]string, error) {
 	vars := map[string]string{}
 	for _, k := range f.EnvOrder {
 		_, local := ls.Endpoints[k]
@@ -380,7 +380,7 @@ func (ls *LocalStack) Vars(f *samtemplate.FunctionSpec, skip map[string]string) 
 			continue
 		}
 		where := f.LogicalID + ".Environment.Variables." + k
-		v, err := ls.R.Eval(f.Env[k], where)
+		v, err := ls.Resolver.Eval(f.Env[k], where)
 		if err != nil {
 			return nil, err
 		}
@@ -389,7 +389,7 @@ func (ls *LocalStack) Vars(f *samtemplate.FunctionSpec, skip map[string]string) 
 		case string:
 			vars[k] = v
 		default:
-			return nil, fmt.Errorf("%s:%d: %s: want a string, got %s", ls.R.T.File, f.Env[k].Line, where, samtemplate.DescribeValue(v))
+			return nil, fmt.Errorf("%s:%d: %s: want a string, got %s", ls.Resolver.T.File, f.Env[k].Line, where, samtemplate.DescribeValue(v))
 		}
 	}
 	return vars, nil
@@ -410,7 +410,7 @@ func TopicsOf(vars map[string]string) []string {
 // localEnvironment starts the servers f needs, creates the template's tables and queues on
 // them, and returns the function's environment. stop stops the servers; it is never nil.
 func localEnvironment(ctx context.Context, t *samtemplate.InvokeTemplate, f *samtemplate.FunctionSpec, overrides map[string]string) (env []string, stop func(), err error) {
-	ls, err := StartLocal(ctx, t, FunctionNeeds(t, f))
+	ls, err := StartServers(ctx, t, FunctionNeeds(t, f))
 	if err != nil {
 		return nil, ls.Stop, err
 	}

@@ -109,7 +109,7 @@ func (f CountFlag) get(name string, def int) int {
 type stack struct {
 	c         LocalConfig
 	t         *samtemplate.InvokeTemplate
-	ls        *lambdarun.LocalStack
+	ls        *lambdarun.Servers
 	sqsClient *sqs.Client
 	brokers   []string
 	kafka     *kfake.Cluster
@@ -221,13 +221,13 @@ func (s *stack) readMappings() (map[string]string, error) {
 // and their environment variables.
 func (s *stack) startServers(ctx context.Context, params map[string]string) (names []string, vars map[string]map[string]string, err error) {
 	t := s.t
-	ls, err := lambdarun.StartLocal(ctx, t, lambdarun.Needs{Ddb: true, Sqs: true})
+	ls, err := lambdarun.StartServers(ctx, t, lambdarun.Needs{DDB: true, SQS: true})
 	s.ls = ls
 	if err != nil {
 		return nil, nil, err
 	}
-	ls.R.Params = params
-	s.sqsClient = ls.Sqs.Client()
+	ls.Resolver.Params = params
+	s.sqsClient = ls.SQS.Client()
 
 	// The functions each mapping invokes, and their environments.
 	for _, m := range s.specs {
@@ -269,10 +269,10 @@ func (s *stack) startServers(ctx context.Context, params map[string]string) (nam
 		return nil, nil, err
 	}
 	params["KafkaBootstrapServers"] = strings.Join(s.brokers, ",")
-	s.pipelines = pipelinesOf(s.specs, vars, ls.R.QueueURLs, s.deadLetterQueueOf)
+	s.pipelines = pipelinesOf(s.specs, vars, ls.Resolver.QueueURLs, s.deadLetterQueueOf)
 	for _, p := range s.pipelines {
 		for _, m := range p.specs {
-			if q, ok := samtemplate.QueueByARN(ls.R, m.OnFailure); ok {
+			if q, ok := samtemplate.QueueByARN(ls.Resolver, m.OnFailure); ok {
 				p.queues[q] = true
 			}
 		}
@@ -363,7 +363,7 @@ func (s *stack) startDrains() {
 	}
 	dctx, cancel := context.WithCancel(context.Background())
 	var dwg sync.WaitGroup
-	for id, u := range ls.R.QueueURLs {
+	for id, u := range ls.Resolver.QueueURLs {
 		if !read[id] {
 			dwg.Add(1)
 			go func() { defer dwg.Done(); s.drains.run(dctx, id, u) }()
@@ -610,8 +610,8 @@ func (s *stack) startMappings(ctx context.Context, specs []*samtemplate.MappingS
 			if m.OnFailure != "" {
 				if t, ok := strings.CutPrefix(m.OnFailure, "kafka://"); ok {
 					opts = append(opts, esm.WithOnFailure(esm.OnFailureKafkaTopic(t)))
-				} else if q, ok := samtemplate.QueueByARN(s.ls.R, m.OnFailure); ok {
-					opts = append(opts, esm.WithOnFailure(esm.OnFailureSQS(s.sqsClient, s.ls.R.QueueURLs[q])))
+				} else if q, ok := samtemplate.QueueByARN(s.ls.Resolver, m.OnFailure); ok {
+					opts = append(opts, esm.WithOnFailure(esm.OnFailureSQS(s.sqsClient, s.ls.Resolver.QueueURLs[q])))
 				} else {
 					return out, fmt.Errorf("%s: on-failure destination %s is neither a queue of the template nor kafka://TOPIC; klt local has no SNS or S3", m.Id, m.OnFailure)
 				}
@@ -623,8 +623,8 @@ func (s *stack) startMappings(ctx context.Context, specs []*samtemplate.MappingS
 			r.kafka, r.counters, run = k, k.Counters(), k.Run
 		case samtemplate.SqsMapping:
 			cfg := esm.SQSConfig{
-				Name: m.Id, Client: s.sqsClient, QueueURL: s.ls.R.QueueURLs[m.Queue],
-				QueueARN:  "arn:aws:sqs:" + samtemplate.LocalRegion + ":" + samtemplate.LocalAccount + ":" + s.ls.R.Queues[m.Queue].Name,
+				Name: m.Id, Client: s.sqsClient, QueueURL: s.ls.Resolver.QueueURLs[m.Queue],
+				QueueARN:  "arn:aws:sqs:" + samtemplate.LocalRegion + ":" + samtemplate.LocalAccount + ":" + s.ls.Resolver.Queues[m.Queue].Name,
 				BatchSize: m.BatchSize, Filter: m.Filter, ReportBatchItemFailures: m.ReportFailures,
 				MaximumConcurrency: m.MaxConcurrency,
 			}
@@ -646,16 +646,16 @@ func (s *stack) startMappings(ctx context.Context, specs []*samtemplate.MappingS
 // deadLetterQueueOf returns the logical ID of queue's dead-letter queue (its RedrivePolicy's
 // deadLetterTargetArn), or "".
 func (s *stack) deadLetterQueueOf(queue string) string {
-	q, ok := s.ls.R.Queues[queue]
+	q, ok := s.ls.Resolver.Queues[queue]
 	if !ok || q.Attrs["RedrivePolicy"] == nil {
 		return ""
 	}
-	v, err := s.ls.R.Eval(q.Attrs["RedrivePolicy"], queue+".RedrivePolicy")
+	v, err := s.ls.Resolver.Eval(q.Attrs["RedrivePolicy"], queue+".RedrivePolicy")
 	if err != nil {
 		return ""
 	}
 	rp, _ := v.(map[string]any)
 	arn, _ := rp["deadLetterTargetArn"].(string)
-	id, _ := samtemplate.QueueByARN(s.ls.R, arn)
+	id, _ := samtemplate.QueueByARN(s.ls.Resolver, arn)
 	return id
 }

@@ -149,7 +149,7 @@ func describeProduceError(err error, timeout time.Duration) string {
 
 // checkProduceLines returns an error for each record that Kafka cannot take as given: a
 // timestamp before 1970 (Kafka's -1, no timestamp, is allowed: the producer stamps the time).
-func checkProduceLines(name string, recs []jsonl.LineRecord) error {
+func checkProduceLines(name string, recs []jsonl.Record) error {
 	var errs []error
 	for _, r := range recs {
 		if r.HasTimestamp && !r.Record.Timestamp.IsZero() && r.Record.Timestamp.UnixMilli() < 0 {
@@ -162,7 +162,7 @@ func checkProduceLines(name string, recs []jsonl.LineRecord) error {
 
 // checkPartitions returns an error for each record whose line names a partition that topic,
 // with n partitions, does not have.
-func checkPartitions(name string, recs []jsonl.LineRecord, topic string, n int) error {
+func checkPartitions(name string, recs []jsonl.Record, topic string, n int) error {
 	var errs []error
 	for _, r := range recs {
 		if r.HasPartition && int(r.Record.Partition) >= n {
@@ -184,7 +184,7 @@ func joinLineErrors(name string, errs []error) error {
 // kgoRecord returns the record to produce for lr, to topic. The line's offset, timestampType
 // and schema metadata are not sent: Kafka assigns offsets, the topic's configuration decides
 // the timestamp type, and schema metadata is what the event source mapping adds.
-func kgoRecord(lr *jsonl.LineRecord, topic string) *kgo.Record {
+func kgoRecord(lr *jsonl.Record, topic string) *kgo.Record {
 	r := &lr.Record
 	kr := &kgo.Record{Topic: topic, Key: r.Key, Value: r.Value}
 	if lr.HasPartition {

@@ -53,7 +53,7 @@ func ParseTemplate(file string, data []byte) (*SamTemplate, error) {
 
 // Criteria returns the FilterCriteria that ref names: "Function.Event" for an event of an
 // AWS::Serverless::Function, or "Mapping" for an AWS::Lambda::EventSourceMapping.
-func (t *SamTemplate) Criteria(ref string) (*criteria.CriteriaSpec, error) {
+func (t *SamTemplate) Criteria(ref string) (*criteria.Spec, error) {
 	name, event, dotted := strings.Cut(ref, ".")
 	resKey, res := MapGet(t.resources, name)
 	if res == nil {
@@ -101,9 +101,9 @@ func (t *SamTemplate) Criteria(ref string) (*criteria.CriteriaSpec, error) {
 // All returns every FilterCriteria of the template, in the template's order. It is an error
 // when there is none, and when an intrinsic function may hide some (see criteriaRefs): then
 // the FilterCriteria klt found come with the error, to be checked all the same.
-func (t *SamTemplate) All() ([]*criteria.CriteriaSpec, error) {
+func (t *SamTemplate) All() ([]*criteria.Spec, error) {
 	refs, hidden := t.CriteriaRefs()
-	var specs []*criteria.CriteriaSpec
+	var specs []*criteria.Spec
 	for _, ref := range refs {
 		s, err := t.Criteria(ref)
 		if err != nil {
@@ -189,11 +189,11 @@ func (t *SamTemplate) FunctionList() string {
 
 // spec reads the FilterCriteria node fc, under the key fcKey, found at where ("Function.Event" or "Mapping"). Each
 // Pattern is a JSON string or a YAML mapping, which is turned into JSON text.
-func (t *SamTemplate) spec(fcKey, fc *yaml.Node, where, eventType string) *criteria.CriteriaSpec {
-	s := &criteria.CriteriaSpec{File: t.file, Where: where, Line: fcKey.Line, EventType: eventType}
+func (t *SamTemplate) spec(fcKey, fc *yaml.Node, where, eventType string) *criteria.Spec {
+	s := &criteria.Spec{File: t.file, Where: where, Line: fcKey.Line, EventType: eventType}
 	// What is wrong with the FilterCriteria as a whole is a problem of the spec, as the
 	// engine's would be, so that lint reports it in its place and goes on.
-	bad := func(n *yaml.Node, format string, args ...any) *criteria.CriteriaSpec {
+	bad := func(n *yaml.Node, format string, args ...any) *criteria.Spec {
 		s.Line = n.Line
 		s.ReadErrs = append(s.ReadErrs, fmt.Errorf(format, args...))
 		return s

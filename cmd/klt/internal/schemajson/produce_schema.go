@@ -96,7 +96,7 @@ func (f *ProduceSchemaFlags) Serializer() (*codec.Serializer[json.RawMessage, js
 
 // Serialize encodes the key and value of lr into kr as s says. A null value stays null (a
 // tombstone), and so does a null key.
-func Serialize(ctx context.Context, s *codec.Serializer[json.RawMessage, json.RawMessage], lr *jsonl.LineRecord, kr *kgo.Record) error {
+func Serialize(ctx context.Context, s *codec.Serializer[json.RawMessage, json.RawMessage], lr *jsonl.Record, kr *kgo.Record) error {
 	var key, value json.RawMessage
 	if lr.Record.Key != nil {
 		key = lr.Record.Key
