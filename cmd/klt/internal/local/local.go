@@ -12,7 +12,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/localstack"
 )
 
-func newLocalFlags(c *localstack.LocalConfig) *flag.FlagSet {
+func newLocalFlags(c *localstack.Config) *flag.FlagSet {
 	c.Loads, c.Partitions, c.Params = localstack.CountFlag{}, localstack.CountFlag{}, localstack.ParamsFlag{}
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	fs.StringVar(&c.Template, "template", "template.yaml", "the SAM `FILE` of the stack")
@@ -31,7 +31,7 @@ func newLocalFlags(c *localstack.LocalConfig) *flag.FlagSet {
 
 // RunLocal runs "klt local".
 func RunLocal(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c localstack.LocalConfig
+	var c localstack.Config
 	fs := newLocalFlags(&c)
 	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
@@ -57,7 +57,7 @@ func RunLocal(ctx context.Context, cmd *base.Command, args []string, stdin io.Re
 }
 
 // LocalFlags returns the flags of "klt local", for its help.
-func LocalFlags() *flag.FlagSet { return newLocalFlags(new(localstack.LocalConfig)) }
+func LocalFlags() *flag.FlagSet { return newLocalFlags(new(localstack.Config)) }
 
 // UsageLocal is the help of "klt local".
 const UsageLocal = `Usage: klt local [flags]

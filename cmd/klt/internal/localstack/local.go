@@ -29,8 +29,8 @@ import (
 // ordersAPIParam is the template parameter klt local serves its local orders API to.
 const ordersAPIParam = "OrdersApiUrl"
 
-// LocalConfig is the command line of klt local.
-type LocalConfig struct {
+// Config is the command line of klt local.
+type Config struct {
 	Template     string
 	Loads        CountFlag // pipeline (its first function) -> records; "" = every pipeline
 	Partitions   CountFlag // topic -> partitions; "" = every topic
@@ -107,7 +107,7 @@ func (f CountFlag) get(name string, def int) int {
 
 // stack is a running local stack: the servers, the functions' instances, the mappings' specs.
 type stack struct {
-	c         LocalConfig
+	c         Config
 	t         *samtemplate.InvokeTemplate
 	ls        *lambdarun.Servers
 	sqsClient *sqs.Client
@@ -142,7 +142,7 @@ type pipeline struct {
 // applier returns the function that applies the records (the last one).
 func (p *pipeline) applier() string { return p.functions[len(p.functions)-1] }
 
-func LocalMain(ctx context.Context, c LocalConfig, stdout, stderr io.Writer) error {
+func LocalMain(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("klt local runs functions as Linux processes and freezes them to inject timeouts; this is %s", runtime.GOOS)
 	}

@@ -18,14 +18,14 @@ import (
 )
 
 // lintProblem is one mistake klt lint found: printed as "RESOURCE PATH: PROBLEM; fix: FIX".
-type lintProblem struct {
+type Problem struct {
 	Resource string // logical ID, or Globals
 	Path     string // property path inside the resource, dot-separated
 	Problem  string
 	Fix      string
 }
 
-func (p lintProblem) String() string {
+func (p Problem) String() string {
 	s := p.Resource + " " + p.Path + ": " + p.Problem
 	if p.Fix != "" {
 		s += "; fix: " + p.Fix
@@ -47,7 +47,7 @@ const (
 )
 
 // LintFile lints the template file. The error is for a template that cannot be read at all.
-func LintFile(ctx context.Context, file string) ([]lintProblem, error) {
+func LintFile(ctx context.Context, file string) ([]Problem, error) {
 	data, err := base.ReadInputFile(file, nil, base.TemplateLimit)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func LintFile(ctx context.Context, file string) ([]lintProblem, error) {
 
 // LintData lints the template text data, named file in messages, whose relative paths
 // (CodeUri) start at dir.
-func LintData(ctx context.Context, file, dir string, data []byte) ([]lintProblem, error) {
+func LintData(ctx context.Context, file, dir string, data []byte) ([]Problem, error) {
 	root, err := samtemplate.LoadYAML(file, data)
 	if err != nil {
 		return nil, err
@@ -100,13 +100,13 @@ type linter struct {
 	resources map[string]any
 	params    map[string]any
 	globals   map[string]any
-	problems  []lintProblem
+	problems  []Problem
 	// idemTables are the tables that hold idempotency records: logical ID -> who uses it.
 	idemTables map[string]string
 }
 
 func (l *linter) add(res, path, problem, fix string) {
-	l.problems = append(l.problems, lintProblem{Resource: res, Path: path, Problem: problem, Fix: fix})
+	l.problems = append(l.problems, Problem{Resource: res, Path: path, Problem: problem, Fix: fix})
 }
 
 // sortedKeys returns the keys of m in order, so that problems come out the same every run.

@@ -79,7 +79,7 @@ func (notServerlessRegexp) MatchString(s string) bool {
 // per mistake. Where a value may be one of several shapes (a resource of any type, an event
 // of any type) the schema says "anyOf"; the problems are then those of the shape whose Type
 // the value has, not of every shape it is not.
-func SchemaProblems(doc any) ([]lintProblem, error) {
+func SchemaProblems(doc any) ([]Problem, error) {
 	sch, err := loadSAMSchema()
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func SchemaProblems(doc any) ([]lintProblem, error) {
 	var leaves []*jsonschema.ValidationError
 	schemaLeaves(ve, &leaves)
 	p := message.NewPrinter(language.English)
-	var out []lintProblem
+	var out []Problem
 	seen := map[string]bool{}
 	for _, l := range leaves {
 		pr := schemaProblem(l, p)
@@ -162,9 +162,9 @@ func failsAt(e *jsonschema.ValidationError, loc []string) bool {
 }
 
 // schemaProblem turns one schema error into a lint problem.
-func schemaProblem(e *jsonschema.ValidationError, p *message.Printer) lintProblem {
+func schemaProblem(e *jsonschema.ValidationError, p *message.Printer) Problem {
 	loc := e.InstanceLocation
-	pr := lintProblem{Resource: "(template)"}
+	pr := Problem{Resource: "(template)"}
 	switch {
 	case len(loc) >= 2 && (loc[0] == "Resources" || loc[0] == "Globals" || loc[0] == "Outputs" || loc[0] == "Parameters"):
 		pr.Resource, pr.Path = loc[1], strings.Join(loc[2:], ".")
