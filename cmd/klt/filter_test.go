@@ -558,8 +558,7 @@ func TestFilterHelp(t *testing.T) {
 }
 
 func TestFilterHelpExamplesRun(t *testing.T) {
-	// The "klt filter test" examples of the help hold on the repository's fixtures, with the
-	// example template standing in for template.yaml.
+	// The "klt filter test" examples of the help hold on the repository's fixtures.
 	t.Chdir("../..")
 	var cmds [][]string
 	text := strings.ReplaceAll(helpTopics()["filter test"]+helpTopics()[""], "\\\n", "")
@@ -568,7 +567,6 @@ func TestFilterHelpExamplesRun(t *testing.T) {
 		if !strings.HasPrefix(line, "klt filter test --") || strings.Contains(line, "|") {
 			continue
 		}
-		line = strings.ReplaceAll(line, "template.yaml#", "testdata/template-example.yaml#")
 		line = strings.ReplaceAll(line, " event.json", " testdata/events/msk.json")
 		cmds = append(cmds, strings.Fields(line)[1:])
 	}

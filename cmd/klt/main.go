@@ -231,7 +231,7 @@ Example: check the FilterCriteria of a SAM template, then see which records of a
 through to the function:
 
   klt filter lint template.yaml
-  klt filter test --criteria template.yaml#OrdersConsumer.Orders --event event.json
+  klt filter test --criteria template.yaml#ConsumerMSKMapping --event event.json
 
 Example: capture records of a real topic as a fixture event:
 

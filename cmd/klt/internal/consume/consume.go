@@ -414,7 +414,7 @@ Examples:
 
   klt consume --brokers localhost:9092 --no-tls --topic orders --from-beginning --max 10
   klt consume --iam --topic orders --from-beginning --max 3 --event > testdata/orders-event.json
-  klt consume --topic orders --group debug --timeout 1m | jq -r .value
+  klt consume --topic orders --group debug --timeout 5s | jq -r .value
 `
 
 // ConsumeFlags returns the flags of "klt consume", for its help.

@@ -178,7 +178,7 @@ const UsageBuildExamples = `
 Examples:
 
   klt event build < records.jsonl > event.json && klt event decode event.json
-  klt event build --source self-managed -o testdata/orders.json orders.jsonl
+  klt event build --source self-managed -o self-managed.json records.jsonl
   klt event decode event.json | jq -c 'select(.partition == 0)' | klt event build -o p0.json
   echo '{"topic":"orders","key":"order-1","value":null}' | klt event build --compact
 `

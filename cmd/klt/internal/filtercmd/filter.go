@@ -550,7 +550,7 @@ Run "klt help filter test" or "klt help filter lint" for details.
 Examples:
 
   klt filter lint template.yaml
-  klt filter test --criteria template.yaml#OrdersConsumer.Orders --event event.json
+  klt filter test --criteria template.yaml#ConsumerMSKMapping --event event.json
 `
 
 // usageFilterSRC describes the SRC arguments of the filter commands.
@@ -633,13 +633,13 @@ Examples:
 In CI, check that the filters of a SAM template keep what the function needs and nothing else;
 the step fails with status 1, and says which record went the wrong way, when they do not:
 
-  klt filter test --criteria template.yaml#OrdersConsumer.Orders \
+  klt filter test --criteria testdata/template-example.yaml#OrdersConsumer.Orders \
       --event testdata/events/msk.json --expect-pass 0,2 --expect-drop orders-0@16
-  klt filter test --criteria template.yaml#OrdersWorker.PlacedOrders \
+  klt filter test --criteria testdata/template-example.yaml#OrdersWorker.PlacedOrders \
       --event testdata/sqs/orders-sqs.json --expect-drop 1,2
 
   klt event decode event.json | jq -c 'select(.partition == 0)' | klt event build |
-      klt filter test --criteria criteria.json --event - --json | jq -r 'select(.pass) | .id'
+      klt filter test --criteria testdata/filters/orders-criteria.json --event - --json | jq -r 'select(.pass) | .id'
 `
 
 // UsageFilterLint is the help of "klt filter lint", before its flags.
@@ -663,7 +663,7 @@ const UsageFilterLintExamples = `
 Examples:
 
   klt filter lint template.yaml                  # every FilterCriteria of the template
-  klt filter lint --max-filters 10 template.yaml#OrdersConsumer.Orders criteria.json
+  klt filter lint --max-filters 10 template.yaml#ConsumerMSKMapping testdata/filters/orders-criteria.json
   aws lambda get-event-source-mapping --uuid "$UUID" | klt filter lint -
 `
 

@@ -17,7 +17,7 @@ import (
 	"github.com/kafkalambda/toolkit/filter"
 )
 
-// lintProblem is one mistake klt lint found: printed as "RESOURCE PATH: PROBLEM; fix: FIX".
+// Problem is one mistake klt lint found: printed as "RESOURCE PATH: PROBLEM; fix: FIX".
 type Problem struct {
 	Resource string // logical ID, or Globals
 	Path     string // property path inside the resource, dot-separated
