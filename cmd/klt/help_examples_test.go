@@ -17,8 +17,8 @@ import (
 // run, each with the reason. An entry that no longer matches an example fails the test, so the
 // list stays true.
 var helpExampleSkips = map[string]string{
-	`klt consume --iam --brokers "$B" --topic orders --from-beginning --max 5 --event > event.json`: "needs an Amazon MSK cluster and AWS credentials (MSK IAM)",
-	"klt produce --iam --topic orders < records.jsonl":                                              "needs an Amazon MSK cluster and AWS credentials (MSK IAM)",
+	`klt consume --iam --brokers "$B" --topic orders --from-beginning --max 5 --event > event.json`:  "needs an Amazon MSK cluster and AWS credentials (MSK IAM)",
+	"klt produce --iam --topic orders < records.jsonl":                                               "needs an Amazon MSK cluster and AWS credentials (MSK IAM)",
 	"klt consume --iam --topic orders --from-beginning --max 3 --event > testdata/orders-event.json": "needs an Amazon MSK cluster and AWS credentials (MSK IAM)",
 	"klt local --partitions 5": "serves until interrupted; TestLocalServe runs it",
 	"klt local --partitions 5 --keys 1000 --work 300ms --load ConsumerFunction=500 --load 5000 --faults 60 --report demo": "minutes of load (make demo runs it); TestLocalStack runs a smaller one",

@@ -175,10 +175,12 @@ const UsageDecodeExamples = `
 Examples:
 
   klt event build < records.jsonl > event.json && klt event decode event.json
-  klt event decode --value-schema testdata/events/schema-registry/toolkit/order.avsc --wire confluent \
+  klt event decode --wire confluent \
+      --value-schema testdata/events/schema-registry/toolkit/order.avsc \
       testdata/events/schema-registry/toolkit/avro-confluent.json
-  klt event decode --value-schema testdata/events/schema-registry/toolkit/order.proto \
-      --message toolkit.fixtures.Order --wire confluent testdata/events/schema-registry/toolkit/protobuf-confluent.json
+  klt event decode --wire confluent --message toolkit.fixtures.Order \
+      --value-schema testdata/events/schema-registry/toolkit/order.proto \
+      testdata/events/schema-registry/toolkit/protobuf-confluent.json
   klt event decode event.json | jq -r 'select(has("value") and .value == null) | .key'
   klt event decode event.json | jq -c 'select(.topic == "orders")' | klt event build > o.json
 
