@@ -639,7 +639,8 @@ the step fails with status 1, and says which record went the wrong way, when the
       --event testdata/sqs/orders-sqs.json --expect-drop 1,2
 
   klt event decode event.json | jq -c 'select(.partition == 0)' | klt event build |
-      klt filter test --criteria testdata/filters/orders-criteria.json --event - --json | jq -r 'select(.pass) | .id'
+      klt filter test --criteria testdata/filters/orders-criteria.json --event - --json |
+      jq -r 'select(.pass) | .id'
 `
 
 // UsageFilterLint is the help of "klt filter lint", before its flags.
@@ -663,7 +664,8 @@ const UsageFilterLintExamples = `
 Examples:
 
   klt filter lint template.yaml                  # every FilterCriteria of the template
-  klt filter lint --max-filters 10 template.yaml#ConsumerMSKMapping testdata/filters/orders-criteria.json
+  klt filter lint --max-filters 10 template.yaml#ConsumerMSKMapping \
+      testdata/filters/orders-criteria.json
   aws lambda get-event-source-mapping --uuid "$UUID" | klt filter lint -
 `
 
