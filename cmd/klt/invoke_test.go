@@ -19,7 +19,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
-	"github.com/kafkalambda/toolkit/internal/localaws"
+	"github.com/kafkalambda/toolkit/internal/localserver"
 )
 
 const invokeTemplateFile = "testdata/invoke/template.yaml"
@@ -247,7 +247,7 @@ func TestEnvVarsFile(t *testing.T) {
 		t.Errorf("ReaderFunction: %v", r)
 	}
 	// The servers answer while klt env-vars serves: the queue URL is the local queue's.
-	client := sqs.NewFromConfig(localaws.Config("us-east-1"), func(o *sqs.Options) { o.BaseEndpoint = aws.String(w["AWS_ENDPOINT_URL_SQS"]) })
+	client := sqs.NewFromConfig(localserver.ClientConfig("us-east-1"), func(o *sqs.Options) { o.BaseEndpoint = aws.String(w["AWS_ENDPOINT_URL_SQS"]) })
 	if _, err := client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(w["QUEUE_URL"])}); err != nil {
 		t.Errorf("the local queue does not answer: %v", err)
 	}

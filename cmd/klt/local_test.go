@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/internal/localreport"
+	"github.com/kafkalambda/toolkit/internal/report"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -36,7 +36,7 @@ func TestLocalStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep localreport.Report
+	var rep report.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}

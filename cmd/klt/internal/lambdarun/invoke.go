@@ -26,8 +26,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
-	"github.com/kafkalambda/toolkit/internal/localddb"
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"go.yaml.in/yaml/v3"
 )
@@ -292,7 +291,7 @@ type Servers struct {
 	Resolver  *samtemplate.Resolver
 	Endpoints map[string]string // AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, KAFKA_*
 	Kafka     bool              // a Kafka is needed: startKafka starts it
-	SQS       *localsqs.Server  // nil when no queue is needed
+	SQS       *localserver.SQS  // nil when no queue is needed
 	Stops     []func()
 }
 
@@ -322,7 +321,7 @@ func StartServers(ctx context.Context, t *samtemplate.InvokeTemplate, need Needs
 		r.Queues[q.LogicalID] = q
 	}
 	if need.DDB {
-		s, err := localddb.StartServer()
+		s, err := localserver.StartDynamoDB(context.Background())
 		if err != nil {
 			return ls, fmt.Errorf("starting dynalite for the function's tables: %w", err)
 		}
@@ -333,7 +332,7 @@ func StartServers(ctx context.Context, t *samtemplate.InvokeTemplate, need Needs
 		}
 	}
 	if need.SQS {
-		s, err := localsqs.StartServer()
+		s, err := localserver.StartSQS(context.Background())
 		if err != nil {
 			return ls, fmt.Errorf("starting local-aws-sqs for the function's queues: %w", err)
 		}
@@ -482,7 +481,7 @@ func createTables(ctx context.Context, client *dynamodb.Client, tables []samtemp
 		if tb.StreamView != "" {
 			in.StreamSpecification = &ddbtypes.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: ddbtypes.StreamViewType(tb.StreamView)}
 		}
-		if err := localddb.CreateTable(ctx, client, in); err != nil {
+		if err := localserver.CreateTable(ctx, client, in); err != nil {
 			return fmt.Errorf("table %s: %w", tb.LogicalID, err)
 		}
 	}
@@ -492,7 +491,7 @@ func createTables(ctx context.Context, client *dynamodb.Client, tables []samtemp
 // createQueues creates the template's queues on a local SQS, dead-letter queues first, and
 // records their URLs in r. Attributes that are not SQS queue attributes (QueueName, Tags) are
 // left out; the others are evaluated, RedrivePolicy as JSON.
-func createQueues(ctx context.Context, s *localsqs.Server, r *samtemplate.Resolver) error {
+func createQueues(ctx context.Context, s *localserver.SQS, r *samtemplate.Resolver) error {
 	client := s.Client()
 	pending := make([]samtemplate.LocalQueue, 0, len(r.Queues))
 	for _, q := range r.Queues {
@@ -510,7 +509,7 @@ func createQueues(ctx context.Context, s *localsqs.Server, r *samtemplate.Resolv
 			if err != nil {
 				return err
 			}
-			u, err := localsqs.CreateQueue(ctx, client, q.Name, attrs)
+			u, err := localserver.CreateQueue(ctx, client, q.Name, attrs)
 			if err != nil {
 				return fmt.Errorf("queue %s: %w", q.LogicalID, err)
 			}

@@ -19,7 +19,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"github.com/kafkalambda/toolkit/internal/esm"
-	"github.com/kafkalambda/toolkit/internal/lambdaemu"
+	"github.com/kafkalambda/toolkit/internal/runtimeapi"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/producer"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -117,7 +117,7 @@ type stack struct {
 	api       *ordersAPI // nil without the OrdersApiUrl parameter
 	drains    *drains
 	specs     []*samtemplate.MappingSpec
-	pools     map[string]*lambdaemu.Pool // by function
+	pools     map[string]*runtimeapi.Pool // by function
 	functions map[string]*samtemplate.FunctionSpec
 	pipelines []*pipeline
 	logDir    string
@@ -146,7 +146,7 @@ func LocalMain(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("klt local runs functions as Linux processes and freezes them to inject timeouts; this is %s", runtime.GOOS)
 	}
-	s := &stack{c: c, out: stdout, pools: map[string]*lambdaemu.Pool{}, functions: map[string]*samtemplate.FunctionSpec{}}
+	s := &stack{c: c, out: stdout, pools: map[string]*runtimeapi.Pool{}, functions: map[string]*samtemplate.FunctionSpec{}}
 	defer s.stop()
 	if err := s.start(ctx, stderr); err != nil {
 		return err
@@ -330,7 +330,7 @@ func (s *stack) startFunctions(names, boots []string, vars map[string]map[string
 		if err != nil {
 			return err
 		}
-		cfg := lambdaemu.Config{
+		cfg := runtimeapi.Config{
 			Name:      fn,
 			Bootstrap: boots[i],
 			Env:       lambdarun.FunctionEnv(f, vars[fn], ls.Endpoints, nil),
@@ -342,7 +342,7 @@ func (s *stack) startFunctions(names, boots []string, vars map[string]map[string
 		if appliers[fn] { // the timeout fault freezes the function that applies the record
 			cfg.OnEvent = s.timeouts.onEvent(fn)
 		}
-		pool, err := lambdaemu.Start(cfg)
+		pool, err := runtimeapi.Start(cfg)
 		if err != nil {
 			return err
 		}
@@ -622,16 +622,26 @@ func (s *stack) startMappings(ctx context.Context, specs []*samtemplate.MappingS
 			}
 			r.kafka, r.counters, run = k, k.Counters(), k.Run
 		case samtemplate.SqsMapping:
-			cfg := esm.SQSConfig{
-				Name: m.Id, Client: s.sqsClient, QueueURL: s.ls.Resolver.QueueURLs[m.Queue],
-				QueueARN:  "arn:aws:sqs:" + samtemplate.LocalRegion + ":" + samtemplate.LocalAccount + ":" + s.ls.Resolver.Queues[m.Queue].Name,
-				BatchSize: m.BatchSize, Filter: m.Filter, ReportBatchItemFailures: m.ReportFailures,
-				MaximumConcurrency: m.MaxConcurrency,
+			opts := []esm.SQSOption{
+				esm.WithName(m.Id),
+				esm.WithQueueARN("arn:aws:sqs:" + samtemplate.LocalRegion + ":" + samtemplate.LocalAccount + ":" + s.ls.Resolver.Queues[m.Queue].Name),
+			}
+			if m.BatchSize != 0 {
+				opts = append(opts, esm.WithBatchSize(m.BatchSize))
 			}
 			if m.Window >= 0 {
-				cfg.BatchingWindow = m.Window
+				opts = append(opts, esm.WithBatchingWindow(m.Window))
 			}
-			q, err := esm.NewSQS(ctx, cfg, inv)
+			if m.Filter != nil {
+				opts = append(opts, esm.WithFilter(m.Filter))
+			}
+			if m.ReportFailures {
+				opts = append(opts, esm.WithReportBatchItemFailures())
+			}
+			if m.MaxConcurrency != 0 {
+				opts = append(opts, esm.WithMaximumConcurrency(m.MaxConcurrency))
+			}
+			q, err := esm.NewSQS(ctx, s.sqsClient, s.ls.Resolver.QueueURLs[m.Queue], inv, opts...)
 			if err != nil {
 				return out, fmt.Errorf("%s: %w", m.Id, err)
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"github.com/kafkalambda/toolkit/internal/esm"
-	"github.com/kafkalambda/toolkit/internal/localreport"
+	"github.com/kafkalambda/toolkit/internal/report"
 )
 
 // live is the set of mappings running now, for the progress lines and the recorder, and
@@ -19,7 +19,7 @@ import (
 type live struct {
 	mu     sync.Mutex
 	runs   []*running
-	totals map[string]*localreport.Mapping // by mapping id
+	totals map[string]*report.Mapping // by mapping id
 	order  []string
 }
 
@@ -31,7 +31,7 @@ func (l *live) set(runs []*running) {
 			s := r.counters.Snapshot()
 			t := l.totals[r.spec.Id]
 			if t == nil {
-				m := localreport.MappingFromSnapshot(r.spec.Id, r.spec.Function, r.source(), esm.Snapshot{})
+				m := report.MappingFromSnapshot(r.spec.Id, r.spec.Function, r.source(), esm.Snapshot{})
 				t = &m
 				l.totals[r.spec.Id] = t
 				l.order = append(l.order, r.spec.Id)
@@ -48,12 +48,12 @@ func (l *live) set(runs []*running) {
 	l.runs = runs
 }
 
-func (l *live) statuses() []localreport.MappingStatus {
+func (l *live) statuses() []report.MappingStatus {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]localreport.MappingStatus, len(l.runs))
+	out := make([]report.MappingStatus, len(l.runs))
 	for i, r := range l.runs {
-		out[i] = localreport.MappingStatus{Name: r.spec.Id, Function: r.spec.Function, Snapshot: r.counters.Snapshot()}
+		out[i] = report.MappingStatus{Name: r.spec.Id, Function: r.spec.Function, Snapshot: r.counters.Snapshot()}
 	}
 	return out
 }
@@ -114,12 +114,12 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 		return fmt.Errorf("--load needs the template parameter %s: klt local counts what each record applied at the local orders API it serves there", ordersAPIParam)
 	}
 	started := time.Now()
-	lv := &live{totals: map[string]*localreport.Mapping{}}
-	prog, err := localreport.NewProgress(s.out, lv.statuses)
+	lv := &live{totals: map[string]*report.Mapping{}}
+	prog, err := report.NewProgress(s.out, lv.statuses)
 	if err != nil {
 		return err
 	}
-	rec, err := localreport.NewRecorder(lv.statuses, localreport.WithPartitionLag(lv.partitionLag))
+	rec, err := report.NewRecorder(lv.statuses, report.WithPartitionLag(lv.partitionLag))
 	if err != nil {
 		return err
 	}
@@ -211,11 +211,11 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 }
 
 // report assembles the report of a run.
-func (s *stack) report(started time.Time, results, faultResults []pipelineResult, lv *live, rec *localreport.Recorder) *localreport.Report {
-	rep := &localreport.Report{
+func (s *stack) report(started time.Time, results, faultResults []pipelineResult, lv *live, rec *report.Recorder) *report.Report {
+	rep := &report.Report{
 		Tool: "klt local", Version: strings.TrimPrefix(base.VersionLine(), "klt "), Started: started, Template: s.c.Template,
-		Machine: localreport.ThisMachine(),
-		Scenario: localreport.Scenario{
+		Machine: report.ThisMachine(),
+		Scenario: report.Scenario{
 			Records: s.c.Loads.get("", 0), Keys: s.c.Keys, WorkMS: int(s.c.Work.Milliseconds()),
 			Rate: s.c.Rate,
 		},
@@ -225,7 +225,7 @@ func (s *stack) report(started time.Time, results, faultResults []pipelineResult
 		rep.Scenario.Partitions = s.c.Partitions.get(s.pipelines[0].topic, 1)
 	}
 	add := func(r pipelineResult, suffix, phase string) {
-		p := localreport.Pipeline{
+		p := report.Pipeline{
 			Name: pipelineName(r.pipe) + suffix, Functions: r.pipe.functions, Phase: phase,
 			Records: int64(r.records), Seconds: r.seconds,
 			Lost: int64(r.lost), AppliedTwice: int64(r.appliedTwice), OrderViolations: int64(r.orderViolations),
@@ -241,12 +241,12 @@ func (s *stack) report(started time.Time, results, faultResults []pipelineResult
 		rep.Pipelines = append(rep.Pipelines, p)
 	}
 	for _, r := range results {
-		add(r, "", localreport.PhaseLoad)
+		add(r, "", report.PhaseLoad)
 	}
 	for _, r := range faultResults {
-		add(r, ", with faults", localreport.PhaseFaults)
+		add(r, ", with faults", report.PhaseFaults)
 		for _, f := range r.faults {
-			rep.Faults = append(rep.Faults, localreport.Fault{
+			rep.Faults = append(rep.Faults, report.Fault{
 				Pipeline: pipelineName(r.pipe) + ", with faults", Fault: f.fault, Record: reportRecord(f.record),
 				Outcome: f.outcome, Attempts: f.attempts, Applied: f.applied,
 			})
@@ -262,7 +262,7 @@ func (s *stack) report(started time.Time, results, faultResults []pipelineResult
 		}
 	}
 	if direct != "" && fan != "" {
-		if sp, err := localreport.NewSpeedup(rep.Pipelines, fan, direct); err == nil {
+		if sp, err := report.NewSpeedup(rep.Pipelines, fan, direct); err == nil {
 			rep.Speedup = sp
 		}
 	}
@@ -274,7 +274,7 @@ func (s *stack) report(started time.Time, results, faultResults []pipelineResult
 
 // appliedSeries returns the orders function fn applied per second over the trailing second,
 // every half second from start to end, as seconds since start.
-func appliedSeries(apps []application, fn string, start, end time.Time) []localreport.Point {
+func appliedSeries(apps []application, fn string, start, end time.Time) []report.Point {
 	var at []time.Time
 	for _, a := range apps {
 		if a.function == fn {
@@ -282,7 +282,7 @@ func appliedSeries(apps []application, fn string, start, end time.Time) []localr
 		}
 	}
 	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
-	out := []localreport.Point{}
+	out := []report.Point{}
 	lo, hi := 0, 0
 	for t := start.Add(500 * time.Millisecond); !t.After(end.Add(500 * time.Millisecond)); t = t.Add(500 * time.Millisecond) {
 		for hi < len(at) && !at[hi].After(t) {
@@ -291,7 +291,7 @@ func appliedSeries(apps []application, fn string, start, end time.Time) []localr
 		for lo < hi && !at[lo].After(t.Add(-time.Second)) {
 			lo++
 		}
-		out = append(out, localreport.Point{t.Sub(start).Seconds(), float64(hi - lo)})
+		out = append(out, report.Point{t.Sub(start).Seconds(), float64(hi - lo)})
 	}
 	return out
 }
@@ -309,7 +309,7 @@ func reportRecord(key string) string {
 // serve runs every mapping with the template's consumer groups until ctx is done: the stack
 // is up for klt produce, klt consume, the AWS CLI.
 func (s *stack) serve(ctx context.Context) error {
-	lv := &live{totals: map[string]*localreport.Mapping{}}
+	lv := &live{totals: map[string]*report.Mapping{}}
 	fmt.Fprintf(s.out, "klt local: Kafka at %s (plaintext)", strings.Join(s.brokers, ","))
 	for _, k := range []string{"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_DYNAMODB"} {
 		if v := s.ls.Endpoints[k]; v != "" {
@@ -328,7 +328,7 @@ func (s *stack) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	prog, err := localreport.NewProgress(s.out, lv.statuses)
+	prog, err := report.NewProgress(s.out, lv.statuses)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/kafkalambda/toolkit/fanout"
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
@@ -18,7 +18,7 @@ import (
 // dispatcher sent (as redrive moves it to a dead-letter queue), an on-failure destination
 // record naming a range of offsets, and a message they cannot read, which is kept as such.
 func TestDrainsRead(t *testing.T) {
-	s := localsqs.Start(t)
+	s := localservertest.StartSQS(t)
 	client := s.Client()
 	ctx := context.Background()
 	q, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("dlq")})
@@ -28,10 +28,14 @@ func TestDrainsRead(t *testing.T) {
 	ev := kafkaeventtest.NewBuilder().
 		Add("orders", 3, []byte(`{"orderId":1}`), kafkaeventtest.WithKey([]byte("c-1")), kafkaeventtest.WithOffset(41)).
 		Event()
-	if _, err := fanout.NewDispatcher(client, *q.QueueUrl).Dispatch(ctx, ev); err != nil {
+	dispatcher, err := fanout.NewDispatcher(client, *q.QueueUrl)
+	if err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := localsqs.Receive(ctx, client, *q.QueueUrl, 1, 2*time.Second)
+	if _, err := dispatcher.Dispatch(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := localservertest.Receive(ctx, client, *q.QueueUrl, 1, 2*time.Second)
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("received %d messages, %v", len(msgs), err)
 	}

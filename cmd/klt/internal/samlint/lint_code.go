@@ -28,6 +28,8 @@ const (
 	pkgFanout       = toolkitModule + "/fanout"
 	pkgIdempotency  = toolkitModule + "/idempotency"
 	pkgProducer     = toolkitModule + "/producer"
+	pkgOnce         = toolkitModule + "/producer/once"
+	pkgKafkaSink    = toolkitModule + "/batch/kafkasink"
 	pkgLambdaEvents = "github.com/aws/aws-lambda-go/events"
 )
 
@@ -250,6 +252,13 @@ func (c *codeInfo) readFile(path string) error {
 			c.idempotency = true
 		case pkgProducer:
 			c.producer = true
+		case pkgOnce: // once.Produce keeps its records in DynamoDB and produces
+			c.idempotency, c.producer = true, true
+		case pkgKafkaSink: // a failure sink of batch that produces to Kafka
+			c.producer = true
+			if c.partialBatch == "" {
+				c.partialBatch = "it imports " + p
+			}
 		}
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
