@@ -209,9 +209,9 @@ func (e *Evaluator) function(n *Node, name string, arg *Node, depth int) (any, e
 		}
 		return string(b), e.charge(n, len(b))
 	case "Fn::Equals", "Fn::And", "Fn::Or", "Fn::Not", "Condition":
-		return nil, errorAt(n.Pos, name+" is a condition function: it belongs in Conditions, and Fn::If names the condition")
+		return nil, errorAt(n.Pos, n.Written()+" is a condition function: it belongs in Conditions, and Fn::If names the condition")
 	}
-	return nil, unknownAt(n.Pos, name+" is an intrinsic function klt cannot evaluate")
+	return nil, unknownAt(n.Pos, n.Written()+" is an intrinsic function klt cannot evaluate")
 }
 
 // ref evaluates Ref name, written at pos.

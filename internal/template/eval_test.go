@@ -152,8 +152,8 @@ func TestEvalErrors(t *testing.T) {
 		key, err string
 		unknown  bool
 	}{
-		{"importValue", "Fn::ImportValue is an intrinsic function klt cannot evaluate", true},
-		{"getAZs", "Fn::GetAZs is an intrinsic function klt cannot evaluate", true},
+		{"importValue", "!ImportValue is an intrinsic function klt cannot evaluate", true},
+		{"getAZs", "!GetAZs is an intrinsic function klt cannot evaluate", true},
 		{"noDefault", "parameter NoDefault has no Default, and no value was given", true},
 		{"pseudoUnknown", "pseudo parameter AWS::NotificationARNs has no value here", true},
 		{"refNothing", "Ref Nothing: no such parameter or resource", false},
@@ -164,7 +164,7 @@ func TestEvalErrors(t *testing.T) {
 		{"subOpen", "Fn::Sub: ${ without its }", false},
 		{"noCondition", `no condition "Nope" in Conditions`, false},
 		{"loop", `condition "Loop" depends on itself`, false},
-		{"equalsValue", "Fn::Equals is a condition function", false},
+		{"equalsValue", "!Equals is a condition function", false},
 		{"findMissing", "Fn::FindInMap: no Mappings.Sizes.prod in the template", false},
 		{"ifShape", "Fn::If takes [condition name, value if true, value if false]", false},
 		{"splitEmpty", "Fn::Split: the delimiter is empty", false},

@@ -100,7 +100,7 @@ func ExampleEvaluator() {
 	// QUEUE_URL=http://localhost:9324/123456789012/Orders
 	// QUEUE_ARN=arn:aws:sqs:us-east-1:123456789012:Orders
 	// LOG_LEVEL=debug
-	// SHARED: cannot be known here (template.yaml:19:19: Fn::ImportValue is an intrinsic function klt cannot evaluate)
+	// SHARED: cannot be known here (template.yaml:19:19: !ImportValue is an intrinsic function klt cannot evaluate)
 }
 
 // Checking a value without a deployment (klt lint): without a Resources hook a resource's

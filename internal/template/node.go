@@ -51,10 +51,11 @@ const (
 //
 // Short-form intrinsic functions are normalised to their long form: the node of !Ref X is a
 // Mapping with the one pair Ref: X, of !GetAtt A.B a Mapping Fn::GetAtt: [A, B], as
-// CloudFormation reads them; the synthesised nodes have the position of the tag.
+// CloudFormation reads them; the synthesised nodes have the position of the tag, and the
+// mapping has the short tag as its Tag (see Node.Written).
 type Node struct {
 	Kind  Kind
-	Tag   string  // one of the Tag constants
+	Tag   string  // one of the Tag constants, or the short tag of a function (!Ref, !Sub...)
 	Text  string  // a Scalar's text, as written (quotes and escapes undone)
 	Items []*Node // a Sequence's items
 	Pairs []Pair  // a Mapping's pairs, in file order, keys unique
@@ -96,6 +97,14 @@ func (n *Node) pair(key string) *Pair {
 		}
 	}
 	return nil
+}
+
+// List returns the items of the sequence n; nil for nil or any other node.
+func (n *Node) List() []*Node {
+	if n == nil || n.Kind != Sequence {
+		return nil
+	}
+	return n.Items
 }
 
 // Lookup follows keys down nested mappings: n.Lookup("Properties", "Events") is
@@ -154,6 +163,19 @@ func (n *Node) Intrinsic() (name string, arg *Node, ok bool) {
 		return k, v, true
 	}
 	return "", nil, false
+}
+
+// Written returns the name of the intrinsic function n as the template writes it: the short
+// tag ("!Sub") or the long name ("Fn::Sub"); "" when n is not an intrinsic function.
+func (n *Node) Written() string {
+	name, _, ok := n.Intrinsic()
+	switch {
+	case !ok:
+		return ""
+	case strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!"):
+		return n.Tag
+	}
+	return name
 }
 
 // FindIntrinsic returns the first intrinsic function at or under n, in file order, or nil: for

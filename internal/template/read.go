@@ -156,7 +156,7 @@ func checkExpansion(file string, root *yaml.Node) error {
 		return nil
 	}
 	at, why := blame(root, weigh)
-	return fmt.Errorf("%s:%d:%d: %s: %w", file, at.Line, at.Column, why, ErrTooLarge)
+	return &Error{Pos: Pos{file, at.Line, at.Column}, Msg: why, Err: ErrTooLarge}
 }
 
 // blame finds the node at fault in a document that weigh says is too large: going through it
@@ -177,7 +177,7 @@ func blame(root *yaml.Node, weigh func(*yaml.Node) weight) (*yaml.Node, string) 
 			case inside[n.Alias]:
 				return n, "an alias inside its own anchor stands for an endless document"
 			case nodes > MaxNodes:
-				return n, fmt.Sprintf("aliases expand the template past %d nodes (a YAML \"billion laughs\"?)", MaxNodes)
+				return n, fmt.Sprintf("aliases expand the template past %d nodes, klt's limit (a YAML \"billion laughs\"?)", MaxNodes)
 			case text > MaxText:
 				return n, fmt.Sprintf("aliases expand the template past %d bytes of text", MaxText)
 			case depth+w.depth > MaxDepth:
@@ -222,8 +222,8 @@ func checkDuplicateKeys(file string, root *yaml.Node) error {
 				}
 				if first, ok := seen[k.Value]; ok {
 					key := n.Content[i]
-					return fmt.Errorf("%s:%d:%d: mapping key %q given twice (first at line %d, column %d); CloudFormation refuses such a template",
-						file, key.Line, key.Column, k.Value, first.Line, first.Column)
+					return errorAt(Pos{file, key.Line, key.Column}, fmt.Sprintf("mapping key %q given twice (first at line %d, column %d); CloudFormation refuses such a template",
+						k.Value, first.Line, first.Column))
 				}
 				seen[k.Value] = n.Content[i]
 			}
@@ -338,7 +338,8 @@ func (c *converter) plain(n *yaml.Node, tag string) (*Node, error) {
 
 // shortForm converts a node with a CloudFormation short tag into the long form: a mapping of
 // one pair, the function's name and its argument (the node without its tag). !GetAtt A.B's
-// argument becomes [A, B], as CloudFormation reads it.
+// argument becomes [A, B], as CloudFormation reads it. The mapping keeps the tag (!Sub), for
+// messages that name the function as written.
 func (c *converter) shortForm(n *yaml.Node) (*Node, error) {
 	name, ok := shortForms[n.Tag]
 	pos := c.pos(n)
@@ -361,5 +362,5 @@ func (c *converter) shortForm(n *yaml.Node) (*Node, error) {
 			{Kind: Scalar, Tag: TagStr, Text: attr, Pos: pos},
 		}}
 	}
-	return &Node{Kind: Mapping, Tag: TagMap, Pos: pos, Pairs: []Pair{{Key: name, KeyPos: pos, Value: arg}}}, nil
+	return &Node{Kind: Mapping, Tag: n.Tag, Pos: pos, Pairs: []Pair{{Key: name, KeyPos: pos, Value: arg}}}, nil
 }

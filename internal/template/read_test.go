@@ -233,3 +233,32 @@ func mustUnmarshal(t *testing.T, s string, v any) {
 }
 
 func jsonEqual(a, b any) bool { return reflect.DeepEqual(a, b) }
+
+// TestReadNode pins what the reader refuses in any document, and where it says so (these were
+// the cases of klt's YAML loader, which this package replaced).
+func TestReadNode(t *testing.T) {
+	for in, want := range map[string]string{
+		"a: &a [*a]\n":                       "t.yaml:1:8: an alias inside its own anchor stands for an endless document",
+		"Resources: {A: 1, A: 2}\n":          `t.yaml:1:19: mapping key "A" given twice (first at line 1, column 13)`,
+		"Resources: {1: a, \"1\": b}\n":      `t.yaml:1:19: mapping key "1" given twice`,
+		"k: &k key\n*k : 1\nkey: 2\n":        `t.yaml:3:1: mapping key "key" given twice (first at line 2, column 1)`,
+		"a: [x\n":                            "t.yaml: invalid YAML: ",
+		"a: " + strings.Repeat("x", 1<<20-2): "t.yaml: more than 1048576 bytes (1 MB, the largest template CloudFormation takes)",
+	} {
+		_, err := ReadNode("t.yaml", []byte(in))
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("ReadNode(%.40q): %v; want %s...", in, err, want)
+		}
+	}
+	// The same anchor used many times within the limit is fine, and one key in two mappings.
+	ok := "a: &a [x, x, x]\nb: [*a, *a, *a]\nc: {k: 1}\nd: {k: 2}\n"
+	if n, err := ReadNode("t.yaml", []byte(ok)); err != nil || n.Get("b").Items[2] != n.Get("a") {
+		t.Errorf("ReadNode(%q): %v, %v", ok, n, err)
+	}
+	if n, err := ReadNode("t.yaml", []byte("# nothing\n")); err != nil || !n.IsNull() || n.Pos.String() != "t.yaml:1:1" {
+		t.Errorf("an empty document: %v, %v; want a null node at 1:1", n, err)
+	}
+	if n, _ := ReadNode("t.yaml", []byte("{a: !Sub x, b: {Fn::Sub: x}, c: x}")); n.Get("a").Written() != "!Sub" || n.Get("b").Written() != "Fn::Sub" || n.Get("c").Written() != "" {
+		t.Errorf("Written: %q %q %q", n.Get("a").Written(), n.Get("b").Written(), n.Get("c").Written())
+	}
+}
