@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -17,10 +18,10 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// Option configures ProcessKafka, ProcessSQS, KafkaHandler and SQSHandler. An option given
-// an invalid value (a nil logger, a negative margin) makes every batch fail, without a
-// record handled, with an error wrapping ErrInvalidOption that names the option, rather than
-// run with a setting the caller did not ask for.
+// Option configures ProcessKafka, ProcessSQS, KafkaHandler and SQSHandler. Options are checked
+// once, where they are applied (see the package documentation, "Options"): an option given an
+// invalid value (a nil logger, a negative margin) is an error wrapping ErrInvalidOption that
+// names the option and the value, rather than a run with a setting the caller did not ask for.
 type Option func(*config)
 
 type config struct {
@@ -48,12 +49,24 @@ type config struct {
 	sleep          func(ctx context.Context, d time.Duration) error
 }
 
-// invalid records the first invalid option.
+// invalid records the first invalid option. The message is "Option(value): why".
 func (c *config) invalid(format string, args ...any) {
 	if c.err == nil {
-		c.err = fmt.Errorf("%w: %s", ErrInvalidOption, fmt.Sprintf(format, args...))
+		c.err = invalidOption(fmt.Sprintf(format, args...))
 	}
 }
+
+// invalidOption is the error of an option given an invalid value, from a message
+// "Option(value): why": "batch: WithRetry(0, 100ms): invalid option: want ...".
+func invalidOption(msg string) error {
+	opt, why, _ := strings.Cut(msg, ": ")
+	return &optionError{option: opt, why: why}
+}
+
+type optionError struct{ option, why string }
+
+func (e *optionError) Error() string        { return "batch: " + e.option + ": invalid option: " + e.why }
+func (e *optionError) Is(target error) bool { return target == ErrInvalidOption }
 
 func newConfig(opts []Option) config {
 	c := config{
@@ -66,13 +79,17 @@ func newConfig(opts []Option) config {
 		sleep:          sleepCtx,
 	}
 	for _, o := range opts {
+		if o == nil {
+			c.invalid("Option(nil): want an option")
+			continue
+		}
 		o(&c)
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
 	if c.kafkaKey != nil && c.store == nil {
-		c.invalid("WithIdempotencyKey without WithIdempotency: no store to key")
+		c.invalid("WithIdempotencyKey: needs WithIdempotency, which gives the store to key")
 	}
 	c.start = c.now()
 	if c.store != nil {
@@ -263,11 +280,14 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return fmt.Sprintf("batch: handler panicked: %v", e.Value) }
 
-// ErrDeadline is the error of a record that was not started because the deadline was near.
-var ErrDeadline = errors.New("batch: not started: the function's deadline is near")
+// ErrDeadline is the error of a record not handled because the function's deadline, less the
+// margin of WithDeadlineMargin, came first: ProcessKafka and ProcessSQS did not start it, and
+// package fanout's Dispatcher did not send it (or its retry would have come too late).
+var ErrDeadline = errors.New("batch: the function's deadline is near")
 
-// ErrInvalidOption is the error of every batch processed with an option given an invalid
-// value (WithConcurrency(0), WithLogger(nil), ...); the error names the option.
+// ErrInvalidOption is wrapped by the error of an option given an invalid value
+// (WithConcurrency(0), WithLogger(nil), ...); the error names the option and the value:
+// "batch: WithConcurrency(0): invalid option: want at least 1".
 var ErrInvalidOption = errors.New("batch: invalid option")
 
 // ErrAllFailed is returned, with WithErrorWhenAllFail, when every record failed.

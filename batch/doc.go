@@ -96,9 +96,19 @@
 // # Options
 //
 // [WithSink] sends the records that cannot succeed to a failure destination ([NewSQSSink],
-// [NewKafkaSink], or any [Sink]) so that their partition moves on; [ReadEnvelope] reads what
-// it wrote back. [WithFilter] skips the records FilterCriteria do not match, as the event
+// a Kafka topic with package batch/kafkasink, or any [Sink]) so that their partition moves
+// on; [ReadEnvelope] reads what it wrote back. [WithFilter] skips the records FilterCriteria do not match, as the event
 // source mapping would, and fails those it cannot decide on. [WithIdempotency] skips the
-// records already handled by an earlier delivery. An option given an invalid value makes
-// every batch fail with [ErrInvalidOption].
+// records already handled by an earlier delivery.
+//
+// Options are checked once, where they are applied, never per record: [KafkaHandler] and
+// [SQSHandler] check theirs when they make the handler, and with an option given an invalid
+// value every invocation of that handler fails with its error, without a record handled (as
+// aws-lambda-go's handler fails every invocation of a function it cannot call);
+// [ProcessKafka] and [ProcessSQS] check theirs at each call. The error wraps
+// [ErrInvalidOption] and names the option and the value: "batch: WithRetry(0, 100ms): invalid
+// option: want at least 1 attempt and a backoff of 0 or more". Every package of the toolkit
+// reports a bad option this way, with its own ErrInvalidOption; those with a constructor that
+// returns an error (producer.NewClient, fanout.NewDispatcher, codec.NewDeserializer,
+// idempotency.NewDynamoDBStore) return it there, as kgo.NewClient does.
 package batch

@@ -264,6 +264,40 @@ func (s *memSink) Send(ctx context.Context, e *batch.Envelope) error {
 // Every failed record is logged once, with where it is, what happened and the error, never its
 // key or value; records reported only because an earlier one of their partition failed are
 // counted in that line; each failure hook is called once per failed record.
+// failureWant is what the failure line and hook call of a record should say.
+type failureWant struct {
+	attempts   int
+	permanent  bool
+	sentToSink bool
+	reported   int
+	err        string
+}
+
+// checkFailureLines checks each "record failed" line of TestFailureLogKafka against wants.
+func checkFailureLines(t *testing.T, lines []map[string]any, wants map[string]failureWant) {
+	t.Helper()
+	for _, e := range lines {
+		where := lineWhere(e)
+		w, ok := wants[where]
+		if !ok {
+			t.Errorf("failure line for %s: %v", where, e)
+			continue
+		}
+		if e["level"] != "ERROR" || e["source"] != "kafka" || e["attempts"] != float64(w.attempts) || e["permanent"] != w.permanent ||
+			e["sentToSink"] != w.sentToSink || e["reported"] != float64(w.reported) || !strings.Contains(fmt.Sprint(e["error"]), w.err) {
+			t.Errorf("%s: line %v, want %+v", where, e, w)
+		}
+		_, hasStack := e["stack"]
+		if hasStack != (where == "orders-1@2") || (hasStack && !strings.Contains(fmt.Sprint(e["stack"]), "failures_test.go")) {
+			t.Errorf("%s: stack %q", where, e["stack"])
+		}
+		_, hasSinkErr := e["sinkError"]
+		if hasSinkErr != (where == "orders-4@3") {
+			t.Errorf("%s: sinkError %q", where, e["sinkError"])
+		}
+	}
+}
+
 func TestFailureLogKafka(t *testing.T) {
 	const secret = "SECRET-PAYLOAD"
 	b := kafkaeventtest.NewBuilder()
@@ -316,14 +350,7 @@ func TestFailureLogKafka(t *testing.T) {
 	if got, want := kafkaJSON(t, resp), wantKafka("orders-4@3"); got != want {
 		t.Errorf("response %s\nwant %s", got, want)
 	}
-	type expect struct {
-		attempts   int
-		permanent  bool
-		sentToSink bool
-		reported   int
-		err        string
-	}
-	wants := map[string]expect{
+	wants := map[string]failureWant{
 		"orders-0@1": {3, false, false, 3, "transient failure"},
 		"orders-1@2": {1, true, false, 2, "panicked: boom"},
 		"orders-2@1": {0, true, false, 3, "invalid base64"},
@@ -334,26 +361,7 @@ func TestFailureLogKafka(t *testing.T) {
 	if len(lines) != len(wants) {
 		t.Errorf("%d failure lines, want %d:\n%s", len(lines), len(wants), logs.String())
 	}
-	for _, e := range lines {
-		where := lineWhere(e)
-		w, ok := wants[where]
-		if !ok {
-			t.Errorf("failure line for %s: %v", where, e)
-			continue
-		}
-		if e["level"] != "ERROR" || e["source"] != "kafka" || e["attempts"] != float64(w.attempts) || e["permanent"] != w.permanent ||
-			e["sentToSink"] != w.sentToSink || e["reported"] != float64(w.reported) || !strings.Contains(fmt.Sprint(e["error"]), w.err) {
-			t.Errorf("%s: line %v, want %+v", where, e, w)
-		}
-		_, hasStack := e["stack"]
-		if hasStack != (where == "orders-1@2") || (hasStack && !strings.Contains(fmt.Sprint(e["stack"]), "failures_test.go")) {
-			t.Errorf("%s: stack %q", where, e["stack"])
-		}
-		_, hasSinkErr := e["sinkError"]
-		if hasSinkErr != (where == "orders-4@3") {
-			t.Errorf("%s: sinkError %q", where, e["sinkError"])
-		}
-	}
+	checkFailureLines(t, lines, wants)
 	if strings.Contains(logs.String(), secret) {
 		t.Errorf("a log line shows a key or value:\n%s", logs.String())
 	}
@@ -496,11 +504,12 @@ func TestInvalidOptions(t *testing.T) {
 		{batch.WithFilter(nil), "WithFilter(nil)"},
 		{batch.WithIdempotency(nil), "WithIdempotency(nil)"},
 		{batch.WithSink(nil, batch.SinkPermanent), "WithSink(nil"},
-		{batch.WithSink(&memSink{}, batch.SinkPolicy(7)), "unknown policy 7"},
+		{batch.WithSink(&memSink{}, batch.SinkPolicy(7)), "WithSink(*batch_test.memSink, 7): invalid option: unknown policy"},
 		{batch.WithMetrics(nil), "WithMetrics(nil)"},
 		{batch.WithMetricsNamespace(""), "WithMetricsNamespace"},
 		{batch.WithLogger(nil), "WithLogger(nil)"},
 		{batch.WithHooks(struct{}{}), "implements none"},
+		{nil, "Option(nil)"},
 	} {
 		calls := 0
 		h := func(context.Context, *kafkaevent.Record) error { calls++; return nil }
@@ -512,24 +521,43 @@ func TestInvalidOptions(t *testing.T) {
 		if !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: ProcessSQS error %v", tc.want, err)
 		}
+		// The handlers check their options once, when they are made, and fail every
+		// invocation with the error.
+		kh := batch.KafkaHandler(h, tc.opt)
+		for range 2 {
+			if _, err := kh(context.Background(), ev); !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) || calls != 0 {
+				t.Errorf("%s: KafkaHandler error %v, %d calls", tc.want, err, calls)
+			}
+		}
+		sh := batch.SQSHandler(func(context.Context, *events.SQSMessage) error { calls++; return nil }, tc.opt)
+		if _, err := sh(context.Background(), standardEvent(1)); !errors.Is(err, batch.ErrInvalidOption) || calls != 0 {
+			t.Errorf("%s: SQSHandler error %v, %d calls", tc.want, err, calls)
+		}
 	}
 }
 
-// An SQS sink given an invalid option refuses every record: they are reported and logged.
+// An SQS sink given an invalid option is refused where it is given to WithSink: the batch
+// fails without a record handled, and the sink refuses every record sent to it directly.
 func TestSQSSinkInvalidOption(t *testing.T) {
-	for _, opt := range []batch.SQSSinkOption{batch.WithSQSMaxMessageSize(0), batch.WithSQSMaxMessageSize(batch.SQSMaxMessageSize + 1),
-		batch.WithSQSMessageGroupID(nil)} {
+	for _, tc := range []struct {
+		opt  batch.SQSSinkOption
+		want string
+	}{
+		{batch.WithSQSMaxMessageSize(0), "batch: WithSQSMaxMessageSize(0): invalid option: want 1 to 1048576"},
+		{batch.WithSQSMaxMessageSize(batch.SQSMaxMessageSize + 1), "WithSQSMaxMessageSize(1048577)"},
+		{batch.WithSQSMessageGroupID(nil), "WithSQSMessageGroupID(nil)"},
+	} {
 		var logs failureLog
-		sink := batch.NewSQSSink(nil, "https://sqs.us-east-1.amazonaws.com/123456789012/dlq", opt)
-		resp, err := batch.ProcessKafka(context.Background(), kafkaParts("orders", []int32{0}, 2, 0),
-			func(context.Context, *kafkaevent.Record) error { return batch.Permanent(errTransient) },
+		calls := 0
+		sink := batch.NewSQSSink(nil, "https://sqs.us-east-1.amazonaws.com/123456789012/dlq", tc.opt)
+		_, err := batch.ProcessKafka(context.Background(), kafkaParts("orders", []int32{0}, 2, 0),
+			func(context.Context, *kafkaevent.Record) error { calls++; return batch.Permanent(errTransient) },
 			batch.WithSink(sink, batch.SinkPermanent), batch.WithLogger(logs.logger()))
-		if err != nil || kafkaJSON(t, resp) != wantKafka("orders-0@0", "orders-0@1") {
-			t.Errorf("response %s, %v", kafkaJSON(t, resp), err)
+		if !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) || calls != 0 {
+			t.Errorf("%s: error %v, %d calls", tc.want, err, calls)
 		}
-		lines := logs.lines(t, "record failed")
-		if len(lines) != 1 || !strings.Contains(fmt.Sprint(lines[0]["sinkError"]), batch.ErrInvalidOption.Error()) {
-			t.Errorf("failure lines %v", lines)
+		if err := sink.Send(context.Background(), &batch.Envelope{}); !errors.Is(err, batch.ErrInvalidOption) {
+			t.Errorf("%s: Send: %v", tc.want, err)
 		}
 	}
 }

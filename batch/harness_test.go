@@ -855,35 +855,7 @@ func replaySQS(t testing.TB, cfg harnessConfig, fifo bool, streams []*sqsStream,
 		}
 		kind := cfg.kind(round, rng)
 
-		// Receive: FIFO takes a run from the head of each chosen group and interleaves the
-		// groups keeping each group's order; standard takes any pending messages.
-		var delivered []*item
-		if fifo {
-			var queues [][]*item
-			for _, s := range open {
-				if rng.IntN(5) == 0 && len(open) > 1 {
-					continue
-				}
-				n := min(len(s.pending), 1+rng.IntN(cfg.maxBatch))
-				queues = append(queues, s.pending[:n])
-			}
-			if len(queues) == 0 {
-				queues = append(queues, open[0].pending[:1])
-			}
-			for len(queues) > 0 && len(delivered) < 10 {
-				q := rng.IntN(len(queues))
-				delivered = append(delivered, queues[q][0])
-				if queues[q] = queues[q][1:]; len(queues[q]) == 0 {
-					queues = slices.Delete(queues, q, q+1)
-				}
-			}
-		} else {
-			s := open[0]
-			n := min(len(s.pending), 1+rng.IntN(10))
-			for _, i := range rng.Perm(len(s.pending))[:n] {
-				delivered = append(delivered, s.pending[i])
-			}
-		}
+		delivered := receiveSQS(rng, &cfg, fifo, open)
 		ev := &events.SQSEvent{}
 		for _, it := range delivered {
 			receives[it.id]++
@@ -951,6 +923,40 @@ func replaySQS(t testing.TB, cfg harnessConfig, fifo bool, streams []*sqsStream,
 	}
 	l.finish(all, fifo)
 	return l
+}
+
+// receiveSQS is one receive of replaySQS from the open streams: FIFO takes a run from the
+// head of each chosen group and interleaves the groups keeping each group's order; standard
+// takes any pending messages.
+func receiveSQS(rng *rand.Rand, cfg *harnessConfig, fifo bool, open []*sqsStream) []*item {
+	var delivered []*item
+	if fifo {
+		var queues [][]*item
+		for _, s := range open {
+			if rng.IntN(5) == 0 && len(open) > 1 {
+				continue
+			}
+			n := min(len(s.pending), 1+rng.IntN(cfg.maxBatch))
+			queues = append(queues, s.pending[:n])
+		}
+		if len(queues) == 0 {
+			queues = append(queues, open[0].pending[:1])
+		}
+		for len(queues) > 0 && len(delivered) < 10 {
+			q := rng.IntN(len(queues))
+			delivered = append(delivered, queues[q][0])
+			if queues[q] = queues[q][1:]; len(queues[q]) == 0 {
+				queues = slices.Delete(queues, q, q+1)
+			}
+		}
+	} else {
+		s := open[0]
+		n := min(len(s.pending), 1+rng.IntN(10))
+		for _, i := range rng.Perm(len(s.pending))[:n] {
+			delivered = append(delivered, s.pending[i])
+		}
+	}
+	return delivered
 }
 
 func sqsAllFaults() faultMix {

@@ -30,7 +30,7 @@ func TestWithIdempotencyKeyInvalid(t *testing.T) {
 		want string
 	}{
 		{"nil function", []batch.Option{batch.WithIdempotency(store), batch.WithIdempotencyKey(nil)}, "WithIdempotencyKey(nil)"},
-		{"without a store", []batch.Option{batch.WithIdempotencyKey(valueKey)}, "WithIdempotencyKey without WithIdempotency"},
+		{"without a store", []batch.Option{batch.WithIdempotencyKey(valueKey)}, "WithIdempotencyKey: invalid option: needs WithIdempotency"},
 	} {
 		_, err := batch.ProcessKafka(context.Background(), ev, h, silent(tc.opts...)...)
 		if !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) {

@@ -62,10 +62,7 @@ func (r KafkaResponse) MarshalJSON() ([]byte, error) {
 // The error is nil, unless an option was given an invalid value (ErrInvalidOption: no record
 // is handled), or WithErrorWhenAllFail is set and every record failed (ErrAllFailed).
 func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandler, opts ...Option) (KafkaResponse, error) {
-	cfg := newConfig(opts)
-	if cfg.sqsRecord != nil {
-		cfg.invalid("WithSQSKafkaRecord applies to SQS messages; ProcessKafka has the records themselves")
-	}
+	cfg := kafkaConfig(opts)
 	if cfg.err != nil {
 		return KafkaResponse{}, cfg.err
 	}
@@ -183,8 +180,13 @@ func (c *config) idempotencyKey(r *kafkaevent.Record) (string, error) {
 //	lambda.Start(batch.KafkaHandler(h))
 //
 // It is a KafkaFunc, which implements lambda.Handler, so that the payload goes straight to
-// kafkaevent.Parse.
+// kafkaevent.Parse. The options are checked here, once: with an option given an invalid
+// value, every invocation of the handler fails with its error (wrapping ErrInvalidOption), as
+// aws-lambda-go's handler does for a function it cannot call.
 func KafkaHandler(h KafkaRecordHandler, opts ...Option) KafkaFunc {
+	if err := kafkaConfig(opts).err; err != nil {
+		return func(context.Context, *kafkaevent.Event) (KafkaResponse, error) { return KafkaResponse{}, err }
+	}
 	return func(ctx context.Context, ev *kafkaevent.Event) (KafkaResponse, error) {
 		return ProcessKafka(ctx, ev, h, opts...)
 	}
@@ -206,4 +208,13 @@ func (f KafkaFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(resp)
+}
+
+// kafkaConfig is the configuration of a Kafka batch: the options, checked.
+func kafkaConfig(opts []Option) config {
+	cfg := newConfig(opts)
+	if cfg.sqsRecord != nil {
+		cfg.invalid("WithSQSKafkaRecord: applies to SQS messages; ProcessKafka has the records themselves")
+	}
+	return cfg
 }

@@ -19,7 +19,8 @@ import (
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
 	"github.com/kafkalambda/toolkit/internal/faulthttp"
-	"github.com/kafkalambda/toolkit/internal/localddb"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -118,9 +119,9 @@ func TestNotRecorded(t *testing.T) {
 // network: the side effect happens exactly once, the record is not reported, and the batch
 // answers before the function's deadline although the store is retried until close to it.
 func TestNotRecordedThrottledDynamoDB(t *testing.T) {
-	srv := localddb.Start(t)
+	srv := localservertest.StartDynamoDB(t)
 	ctx := context.Background()
-	if err := localddb.CreateTable(ctx, srv.Client(), idempotency.TableInput("not-recorded")); err != nil {
+	if err := localserver.CreateTable(ctx, srv.Client(), idempotency.TableInput("not-recorded")); err != nil {
 		t.Fatal(err)
 	}
 	ft := faulthttp.New(nil)

@@ -79,7 +79,7 @@ func (c *config) observe(ctx context.Context, source string, records int, st *lo
 		slog.Int64("sentToSink", st.sunk),
 		slog.Int64("replayed", st.replayed),
 		slog.Int64("notRecorded", st.notRecorded),
-		slog.Duration("duration", dur),
+		slog.Int64("durationMs", dur.Milliseconds()), // milliseconds, as EMF
 	}
 	level := slog.LevelInfo
 	if st.failed > 0 || st.notRecorded > 0 {

@@ -38,7 +38,9 @@ func WithSink(s Sink, policy SinkPolicy) Option {
 		if s == nil {
 			c.invalid("WithSink(nil, %d): want a sink", policy)
 		} else if policy != SinkPermanent && policy != SinkExhausted {
-			c.invalid("WithSink: unknown policy %d", policy)
+			c.invalid("WithSink(%T, %d): unknown policy", s, policy)
+		} else if q, ok := s.(*SQSSink); ok && q.err != nil && c.err == nil {
+			c.err = q.err // an SQSSink option given an invalid value
 		}
 		c.sink, c.sinkPolicy = s, policy
 	}

@@ -16,18 +16,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
-// SQSAPI is the part of the aws-sdk-go-v2 SQS client that [SQSSink] uses; *sqs.Client has it.
+// SQSAPI is the part of the aws-sdk-go-v2 SQS client that the toolkit sends with: [SQSSink]
+// calls SendMessage, and package fanout's Dispatcher SendMessageBatch. *sqs.Client has it.
 type SQSAPI interface {
 	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
 }
 
 // SQSMaxMessageSize is the largest SQS message, body and message attributes together:
 // 1 MiB (1,048,576 bytes).
 const SQSMaxMessageSize = 1 << 20
 
-// ErrMessageTooLarge is the error of a sink whose message would exceed its destination's size
-// limit. The record is then reported as failed rather than lost.
-var ErrMessageTooLarge = errors.New("batch: message too large for the sink")
+// ErrMessageTooLarge is the error of a record whose message would exceed its destination's
+// size limit: an SQSSink's queue, or the queue of package fanout's Dispatcher. The record is
+// then reported as failed (or, from the Dispatcher, given to its sink) rather than lost.
+var ErrMessageTooLarge = errors.New("batch: message too large")
 
 // SQSSink is a [Sink] that sends each [Envelope], as JSON, in one SQS message. Make one with
 // [NewSQSSink].
@@ -83,14 +86,14 @@ func WithSQSMessageGroupID(fn func(*Envelope) string) SQSSinkOption {
 
 func (s *SQSSink) invalid(what string) {
 	if s.err == nil {
-		s.err = fmt.Errorf("%w: %s", ErrInvalidOption, what)
+		s.err = invalidOption(what)
 	}
 }
 
 // NewSQSSink returns a sink that sends envelopes to the queue at queueURL. The queue is FIFO
-// when its URL ends in ".fifo". An option given an invalid value makes every Send fail with
-// an error wrapping ErrInvalidOption, so that the records are reported, and logged, rather
-// than sent in a way nobody asked for.
+// when its URL ends in ".fifo". An option given an invalid value is an error wrapping
+// ErrInvalidOption where the sink is given to WithSink (so the handler made with it fails
+// every batch), and every Send fails with it, rather than send in a way nobody asked for.
 func NewSQSSink(client SQSAPI, queueURL string, opts ...SQSSinkOption) *SQSSink {
 	s := &SQSSink{client: client, queueURL: queueURL, fifo: strings.HasSuffix(queueURL, ".fifo"), maxSize: SQSMaxMessageSize}
 	for _, o := range opts {

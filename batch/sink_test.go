@@ -1,7 +1,7 @@
 package batch_test
 
 // Failure destinations against real servers: SQSSink against local-aws-sqs (started per test
-// by internal/localsqs), KafkaSink against franz-go's kfake, in process.
+// by internal/localserver). The Kafka sink's tests are in package kafkasink.
 
 import (
 	"bytes"
@@ -22,15 +22,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
-	"github.com/kafkalambda/toolkit/producer"
 )
 
 // sinkEvent is two partitions of "orders" with keys, binary values, headers (repeated names,
@@ -139,7 +136,7 @@ func sinkMetric(t *testing.T, emf *bytes.Buffer, name string) float64 {
 
 func sinkReceive(t *testing.T, ctx context.Context, c *sqs.Client, queueURL string, max int, wait time.Duration) []types.Message {
 	t.Helper()
-	msgs, err := localsqs.Receive(ctx, c, queueURL, max, wait)
+	msgs, err := localservertest.Receive(ctx, c, queueURL, max, wait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,9 +163,9 @@ func TestSQSSinkStandardQueue(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	c := srv.Client()
-	q, err := localsqs.CreateQueue(ctx, c, "orders-dlq", nil)
+	q, err := localserver.CreateQueue(ctx, c, "orders-dlq", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,9 +246,9 @@ func TestSQSSinkFIFOQueue(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	c := srv.Client()
-	q, err := localsqs.CreateQueue(ctx, c, "orders-dlq.fifo", nil)
+	q, err := localserver.CreateQueue(ctx, c, "orders-dlq.fifo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,9 +318,9 @@ func TestSQSSinkSQSMessages(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	c := srv.Client()
-	dlq, err := localsqs.CreateQueue(ctx, c, "work-dlq.fifo", nil)
+	dlq, err := localserver.CreateQueue(ctx, c, "work-dlq.fifo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,21 +388,21 @@ func TestSQSSinkFailureReportsRecord(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	c := srv.Client()
-	deleted, err := localsqs.CreateQueue(ctx, c, "deleted", nil)
+	deleted, err := localserver.CreateQueue(ctx, c, "deleted", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(deleted)}); err != nil {
 		t.Fatal(err)
 	}
-	small, err := localsqs.CreateQueue(ctx, c, "small", nil)
+	small, err := localserver.CreateQueue(ctx, c, "small", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := localsqs.Start(t)
-	stoppedQ, err := localsqs.CreateQueue(ctx, stopped.Client(), "q", nil)
+	stopped := localservertest.StartSQS(t)
+	stoppedQ, err := localserver.CreateQueue(ctx, stopped.Client(), "q", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,9 +449,9 @@ func TestSQSSinkMessageSizeLimit(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	c := srv.Client()
-	q, err := localsqs.CreateQueue(ctx, c, "big", nil)
+	q, err := localserver.CreateQueue(ctx, c, "big", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,14 +485,14 @@ func TestSinkPolicies(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	c := srv.Client()
 	for _, tc := range []struct {
 		name   string
 		policy batch.SinkPolicy
 		sent   bool
 	}{{"exhausted", batch.SinkExhausted, true}, {"permanent", batch.SinkPermanent, false}} {
-		q, err := localsqs.CreateQueue(ctx, c, "dlq-"+tc.name, nil)
+		q, err := localserver.CreateQueue(ctx, c, "dlq-"+tc.name, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -531,200 +528,5 @@ func TestSinkPolicies(t *testing.T) {
 		if n := sinkMetric(t, &emf, "SentToSink"); n != 1 {
 			t.Errorf("%s: SentToSink = %v", tc.name, n)
 		}
-	}
-}
-
-// sinkKafka starts a kfake cluster with the given topics (3 partitions each) and a producer
-// client for it, made by package producer as a function would.
-func sinkKafka(t *testing.T, opts []kgo.Opt, topics ...string) (*kfake.Cluster, *kgo.Client) {
-	t.Helper()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, topics...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cluster.Close)
-	cl, err := producer.NewClient(producer.WithBrokers(cluster.ListenAddrs()...), producer.WithPlaintext(),
-		producer.WithClientOptions(opts...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cluster, cl
-}
-
-// sinkConsume reads n records of topic from the start.
-func sinkConsume(t *testing.T, ctx context.Context, cluster *kfake.Cluster, topic string, n int) []*kgo.Record {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	var out []*kgo.Record
-	for len(out) < n {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("consumed %d records of %s, want %d", len(out), topic, n)
-		}
-		if errs := fs.Errors(); len(errs) > 0 {
-			t.Fatalf("fetch: %v", errs)
-		}
-		out = append(out, fs.Records()...)
-	}
-	return out
-}
-
-func TestKafkaSink(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cluster, cl := sinkKafka(t, nil, "orders.dlq")
-
-	ev := sinkEvent("orders")
-	h, seen := sinkFailOn(batch.Permanent(errors.New("schema mismatch")), "0@1", "0@3", "1@1")
-	var emf bytes.Buffer
-	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(&emf), batch.WithSink(batch.NewKafkaSink(cl, "orders.dlq"), batch.SinkPermanent))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(resp.BatchItemFailures) != 0 {
-		t.Fatalf("failures %+v, want none", resp.BatchItemFailures)
-	}
-	if n := len(seen()); n != 7 {
-		t.Errorf("handler called %d times, want 7 (every record once)", n)
-	}
-	if n := sinkMetric(t, &emf, "SentToSink"); n != 3 {
-		t.Errorf("SentToSink = %v, want 3", n)
-	}
-
-	recs := sinkConsume(t, ctx, cluster, "orders.dlq", 3)
-	got := map[string]bool{}
-	for _, rec := range recs {
-		env, err := batch.ReadEnvelope(rec.Value)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := fmt.Sprintf("%d@%d", env.Partition, env.Offset)
-		got[id] = true
-		want := sinkRecord(t, ev, env.Partition, env.Offset)
-		sinkSameRecord(t, env.Record(), want)
-		if env.Error != "schema mismatch" || !env.Permanent || env.Attempts != 1 {
-			t.Errorf("%s: error %q permanent %v attempts %d", id, env.Error, env.Permanent, env.Attempts)
-		}
-		if !bytes.Equal(rec.Key, want.Key) {
-			t.Errorf("%s: key %q, want the original %q", id, rec.Key, want.Key)
-		}
-		// The original headers, in order, then ours.
-		wantHeaders := []kgo.RecordHeader{}
-		for _, h := range want.Headers {
-			wantHeaders = append(wantHeaders, kgo.RecordHeader{Key: h.Key, Value: h.Value})
-		}
-		wantHeaders = append(wantHeaders,
-			kgo.RecordHeader{Key: batch.HeaderError, Value: []byte("schema mismatch")},
-			kgo.RecordHeader{Key: batch.HeaderSourceTopic, Value: []byte("orders")},
-			kgo.RecordHeader{Key: batch.HeaderSourcePartition, Value: []byte(strconv.Itoa(int(want.Partition)))},
-			kgo.RecordHeader{Key: batch.HeaderSourceOffset, Value: []byte(strconv.FormatInt(want.Offset, 10))})
-		if len(rec.Headers) != len(wantHeaders) {
-			t.Fatalf("%s: headers %v\nwant %v", id, rec.Headers, wantHeaders)
-		}
-		for i, w := range wantHeaders {
-			if g := rec.Headers[i]; g.Key != w.Key || !bytes.Equal(g.Value, w.Value) {
-				t.Errorf("%s: header %d %q=%q, want %q=%q", id, i, g.Key, g.Value, w.Key, w.Value)
-			}
-		}
-	}
-	if !got["0@1"] || !got["0@3"] || !got["1@1"] {
-		t.Errorf("the topic has %v, want 0@1, 0@3 and 1@1", got)
-	}
-}
-
-func TestKafkaSinkSQSMessage(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cluster, cl := sinkKafka(t, nil, "jobs.dlq")
-	m := events.SQSMessage{MessageId: "m-1", Body: "job", Attributes: map[string]string{"MessageGroupId": "tenant-7"},
-		EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:jobs.fifo"}
-	ev := &events.SQSEvent{Records: []events.SQSMessage{m}}
-	resp, err := batch.ProcessSQS(ctx, ev, func(context.Context, *events.SQSMessage) error { return batch.Permanent(errors.New("nope")) },
-		append(sinkQuiet(nil), batch.WithSink(batch.NewKafkaSink(cl, "jobs.dlq"), batch.SinkPermanent))...)
-	if err != nil || len(resp.BatchItemFailures) != 0 {
-		t.Fatalf("response %+v, %v", resp, err)
-	}
-	rec := sinkConsume(t, ctx, cluster, "jobs.dlq", 1)[0]
-	env, err := batch.ReadEnvelope(rec.Value)
-	if err != nil || env.Message == nil || env.Message.Body != "job" {
-		t.Fatalf("envelope %+v, %v", env, err)
-	}
-	if string(rec.Key) != "tenant-7" {
-		t.Errorf("key %q, want the message group", rec.Key)
-	}
-	want := map[string]string{batch.HeaderError: "nope", batch.HeaderSourceQueue: m.EventSourceARN, batch.HeaderSourceMessageID: "m-1"}
-	if len(rec.Headers) != len(want) {
-		t.Errorf("headers %v", rec.Headers)
-	}
-	for _, h := range rec.Headers {
-		if want[h.Key] != string(h.Value) {
-			t.Errorf("header %s = %q, want %q", h.Key, h.Value, want[h.Key])
-		}
-	}
-}
-
-// A produce that fails (here: the dead letter topic does not exist) reports the record.
-func TestKafkaSinkFailureReportsRecord(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	_, cl := sinkKafka(t, []kgo.Opt{kgo.UnknownTopicRetries(1), kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond })}, "other")
-
-	ev := sinkEvent("orders")
-	h, _ := sinkFailOn(batch.Permanent(errors.New("bad")), "1@1")
-	sink := batch.NewKafkaSink(cl, "missing.dlq")
-	start := time.Now()
-	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(nil), batch.WithSink(sink, batch.SinkPermanent))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := json.Marshal(resp)
-	want := `{"batchItemFailures":[{"itemIdentifier":{"partition":"orders-1","offset":1}},{"itemIdentifier":{"partition":"orders-1","offset":10}}]}`
-	if string(out) != want {
-		t.Errorf("response %s\nwant %s", out, want)
-	}
-	t.Logf("failed produce reported after %v", time.Since(start).Round(time.Millisecond))
-	err = sink.Send(ctx, &batch.Envelope{Version: batch.EnvelopeVersion, Source: "kafka", Topic: "orders", Partition: 1, Offset: 1})
-	if err == nil || !strings.Contains(err.Error(), "missing.dlq") || !strings.Contains(err.Error(), "orders-1@1") {
-		t.Errorf("Send: %v, want an error naming the topic and the record", err)
-	}
-	t.Log(err)
-}
-
-// A broker that does not answer cannot hold Send past the context's deadline: the record is
-// reported not acknowledged, before the deadline.
-func TestKafkaSinkRespectsDeadline(t *testing.T) {
-	t.Parallel()
-	cluster, cl := sinkKafka(t, nil, "slow.dlq")
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	cluster.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
-		cluster.KeepControl()
-		cluster.SleepControl(func() { <-release })
-		return nil, nil, false
-	})
-	// Produce keeps a tenth of the time left as its margin: 200 ms here, which a loaded
-	// machine running the race detector does not eat (50 ms of a 500 ms timeout once did).
-	const timeout = 2 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	start := time.Now()
-	err := batch.NewKafkaSink(cl, "slow.dlq").Send(ctx, &batch.Envelope{Version: batch.EnvelopeVersion, Source: "kafka", Topic: "orders", Partition: 1, Offset: 7})
-	took := time.Since(start)
-	if !errors.Is(err, producer.ErrNotAcknowledged) || !strings.Contains(err.Error(), "orders-1@7") {
-		t.Fatalf("Send: %v, want ErrNotAcknowledged naming the record", err)
-	}
-	if took >= timeout {
-		t.Fatalf("Send returned after %v, past the %v deadline", took, timeout)
 	}
 }

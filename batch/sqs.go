@@ -28,10 +28,7 @@ type SQSRecordHandler func(ctx context.Context, m *events.SQSMessage) error
 // go on. Retries, deadline, filter, idempotency, logs, hooks and errors work as in
 // ProcessKafka.
 func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, opts ...Option) (events.SQSEventResponse, error) {
-	cfg := newConfig(opts)
-	if cfg.kafkaKey != nil && cfg.sqsRecord == nil {
-		cfg.invalid("WithIdempotencyKey applies to Kafka records; ProcessSQS keys on the message ID unless WithSQSKafkaRecord says how to read the record a message carries")
-	}
+	cfg := sqsConfig(opts)
 	if cfg.err != nil {
 		return events.SQSEventResponse{}, cfg.err
 	}
@@ -172,7 +169,14 @@ func (c *config) sqsKey(m *events.SQSMessage) (string, error) {
 // h and opts:
 //
 //	lambda.Start(batch.SQSHandler(h))
+//
+// The options are checked here, once, as by KafkaHandler.
 func SQSHandler(h SQSRecordHandler, opts ...Option) SQSFunc {
+	if err := sqsConfig(opts).err; err != nil {
+		return func(context.Context, *events.SQSEvent) (events.SQSEventResponse, error) {
+			return events.SQSEventResponse{}, err
+		}
+	}
 	return func(ctx context.Context, ev *events.SQSEvent) (events.SQSEventResponse, error) {
 		return ProcessSQS(ctx, ev, h, opts...)
 	}
@@ -215,4 +219,13 @@ func (c *config) messageTime(m *events.SQSMessage) time.Time {
 		return time.UnixMilli(ms)
 	}
 	return time.Time{}
+}
+
+// sqsConfig is the configuration of an SQS batch: the options, checked.
+func sqsConfig(opts []Option) config {
+	cfg := newConfig(opts)
+	if cfg.kafkaKey != nil && cfg.sqsRecord == nil {
+		cfg.invalid("WithIdempotencyKey: applies to Kafka records; ProcessSQS keys on the message ID unless WithSQSKafkaRecord says how to read the record a message carries")
+	}
+	return cfg
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -44,9 +45,21 @@ type confluentSchema struct {
 
 func (c *config) invalid(format string, args ...any) {
 	if c.err == nil {
-		c.err = fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+		c.err = invalidOption(fmt.Sprintf(format, args...))
 	}
 }
+
+// optionError is the error of an option given an invalid value, from a message
+// "Option(value): why": "codec: WithXxx(v): invalid option: why".
+type optionError struct{ option, why string }
+
+func invalidOption(msg string) error {
+	opt, why, _ := strings.Cut(msg, ": ")
+	return &optionError{option: opt, why: why}
+}
+
+func (e *optionError) Error() string        { return "codec: " + e.option + ": invalid option: " + e.why }
+func (e *optionError) Is(target error) bool { return target == ErrInvalidOption }
 
 func validWire(w Wire) bool { return w == WireNone || w == WireConfluent || w == WireGlue }
 

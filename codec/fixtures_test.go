@@ -527,9 +527,26 @@ type toolkitFixture struct {
 	want  []string
 }
 
-func TestGenerateFixtures(t *testing.T) {
+// fixtureKit holds what TestGenerateFixtures builds its files with.
+type fixtureKit struct {
+	newBuilder   func() *kafkaeventtest.Builder
+	must         func(b []byte, err error) []byte
+	ser          func(s *codec.Serializer[string, order], key string, o order) []byte
+	protoOrder   func(o order) *dynamicpb.Message
+	protoLine    func(sku string, q int32) *dynamicpb.Message
+	serProto     func(md protoreflect.MessageDescriptor, m *dynamicpb.Message, opts ...codec.SerializerOption) []byte
+	orderJSON    func(o order) string
+	avroValue    func(opts ...codec.Option) func(t *testing.T, r *kafkaevent.Record) string
+	protoValueOf func(md protoreflect.MessageDescriptor, opts ...codec.Option) func(t *testing.T, r *kafkaevent.Record) string
+	protoJSONOf  func(m *dynamicpb.Message) string
+	jsonValue    func(t *testing.T, r *kafkaevent.Record) string
+	avsc         string
+	orderMD      protoreflect.MessageDescriptor
+	lineMD       protoreflect.MessageDescriptor
+}
+
+func newFixtureKit(t *testing.T) *fixtureKit {
 	ctx := context.Background()
-	dir := filepath.Join(registryFixtures, "toolkit")
 	avsc := readSchema(t, "toolkit/order.avsc")
 	orderMD := message(t, "toolkit/order.proto", "Order")
 	lineMD := orderMD.Messages().ByName("Line")
@@ -609,85 +626,97 @@ func TestGenerateFixtures(t *testing.T) {
 		}
 		return orderJSON(v)
 	}
+	return &fixtureKit{newBuilder: newBuilder, must: must, ser: ser, protoOrder: protoOrder, protoLine: protoLine,
+		serProto: serProto, orderJSON: orderJSON, avroValue: avroValue, protoValueOf: protoValueOf,
+		protoJSONOf: protoJSONOf, jsonValue: jsonValue, avsc: avsc, orderMD: orderMD, lineMD: lineMD}
+}
 
+// fixtures are the files TestGenerateFixtures writes and reads back.
+func (k *fixtureKit) fixtures() []toolkitFixture {
 	var fixtures []toolkitFixture
 
 	// Avro, Confluent framing, no schema metadata (a mapping without a registry).
 	{
-		s := codec.NewSerializer(codec.String(), codec.Avro[order](codec.AvroSchema(avsc)), codec.WithValueSchema(codec.WireConfluent, "1"))
-		b := newBuilder()
+		s := codec.NewSerializer(codec.String(), codec.Avro[order](codec.AvroSchema(k.avsc)), codec.WithValueSchema(codec.WireConfluent, "1"))
+		b := k.newBuilder()
 		for i, o := range fixtureOrders {
-			b.Add("orders-avro", 0, ser(s, "", o), kafkaeventtest.WithKey([]byte("order-"+itoa(int64(i)))))
+			b.Add("orders-avro", 0, k.ser(s, "", o), kafkaeventtest.WithKey([]byte("order-"+itoa(int64(i)))))
 		}
 		fixtures = append(fixtures, toolkitFixture{name: "avro-confluent.json", event: b.Event(),
-			check: avroValue(codec.WithValueWire(codec.WireConfluent)), want: []string{orderJSON(fixtureOrders[0]), orderJSON(fixtureOrders[1])}})
+			check: k.avroValue(codec.WithValueWire(codec.WireConfluent)), want: []string{k.orderJSON(fixtureOrders[0]), k.orderJSON(fixtureOrders[1])}})
 	}
 	// Avro, Glue framing, uncompressed then zlib.
 	{
-		plain := codec.NewSerializer(codec.String(), codec.Avro[order](codec.AvroSchema(avsc)), codec.WithValueSchema(codec.WireGlue, glueOrderAvro))
-		zlib := codec.NewSerializer(codec.String(), codec.Avro[order](codec.AvroSchema(avsc)), codec.WithValueSchema(codec.WireGlue, glueOrderAvro), codec.WithCompression())
-		b := newBuilder().
-			Add("orders-avro", 0, ser(plain, "", fixtureOrders[0]), kafkaeventtest.WithKey([]byte("order-0"))).
-			Add("orders-avro", 0, ser(zlib, "", fixtureOrders[1]), kafkaeventtest.WithKey([]byte("order-1")))
+		plain := codec.NewSerializer(codec.String(), codec.Avro[order](codec.AvroSchema(k.avsc)), codec.WithValueSchema(codec.WireGlue, glueOrderAvro))
+		zlib := codec.NewSerializer(codec.String(), codec.Avro[order](codec.AvroSchema(k.avsc)), codec.WithValueSchema(codec.WireGlue, glueOrderAvro), codec.WithCompression())
+		b := k.newBuilder().
+			Add("orders-avro", 0, k.ser(plain, "", fixtureOrders[0]), kafkaeventtest.WithKey([]byte("order-0"))).
+			Add("orders-avro", 0, k.ser(zlib, "", fixtureOrders[1]), kafkaeventtest.WithKey([]byte("order-1")))
 		fixtures = append(fixtures, toolkitFixture{name: "avro-glue.json", event: b.Event(),
-			check: avroValue(codec.WithValueWire(codec.WireGlue)), want: []string{orderJSON(fixtureOrders[0]), orderJSON(fixtureOrders[1])}})
+			check: k.avroValue(codec.WithValueWire(codec.WireGlue)), want: []string{k.orderJSON(fixtureOrders[0]), k.orderJSON(fixtureOrders[1])}})
 	}
 	// Protobuf, Confluent framing: an Order ([1]) and an Order.Line ([1, 0]), on two topics.
-	line := protoLine("sku-7", 3)
+	line := k.protoLine("sku-7", 3)
 	{
-		b := newBuilder().
-			Add("orders-proto", 0, serProto(orderMD, protoOrder(fixtureOrders[0]), codec.WithValueSchema(codec.WireConfluent, "7", 1)), kafkaeventtest.WithKey([]byte("order-0"))).
-			Add("order-lines-proto", 0, serProto(lineMD, line, codec.WithValueSchema(codec.WireConfluent, "7", 1, 0)), kafkaeventtest.WithKey([]byte("order-0")))
+		b := k.newBuilder().
+			Add("orders-proto", 0, k.serProto(k.orderMD, k.protoOrder(fixtureOrders[0]), codec.WithValueSchema(codec.WireConfluent, "7", 1)), kafkaeventtest.WithKey([]byte("order-0"))).
+			Add("order-lines-proto", 0, k.serProto(k.lineMD, line, codec.WithValueSchema(codec.WireConfluent, "7", 1, 0)), kafkaeventtest.WithKey([]byte("order-0")))
 		ev := b.Event()
 		fixtures = append(fixtures, toolkitFixture{name: "protobuf-confluent.json", event: ev,
 			check: func(t *testing.T, r *kafkaevent.Record) string {
-				md := orderMD
+				md := k.orderMD
 				if r.Topic == "order-lines-proto" {
-					md = lineMD
+					md = k.lineMD
 				}
-				return protoValueOf(md, codec.WithValueWire(codec.WireConfluent))(t, r)
+				return k.protoValueOf(md, codec.WithValueWire(codec.WireConfluent))(t, r)
 			},
 			// records come sorted by topic: order-lines-proto first
-			want: []string{protoJSONOf(line), protoJSONOf(protoOrder(fixtureOrders[0]))}})
+			want: []string{k.protoJSONOf(line), k.protoJSONOf(k.protoOrder(fixtureOrders[0]))}})
 	}
 	// Protobuf, Glue framing (message index 1 after the header), uncompressed then zlib.
 	{
-		b := newBuilder().
-			Add("orders-proto", 0, serProto(orderMD, protoOrder(fixtureOrders[0]), codec.WithValueSchema(codec.WireGlue, glueOrderProto, 1)), kafkaeventtest.WithKey([]byte("order-0"))).
-			Add("orders-proto", 0, serProto(orderMD, protoOrder(fixtureOrders[1]), codec.WithValueSchema(codec.WireGlue, glueOrderProto, 1), codec.WithCompression()), kafkaeventtest.WithKey([]byte("order-1")))
+		b := k.newBuilder().
+			Add("orders-proto", 0, k.serProto(k.orderMD, k.protoOrder(fixtureOrders[0]), codec.WithValueSchema(codec.WireGlue, glueOrderProto, 1)), kafkaeventtest.WithKey([]byte("order-0"))).
+			Add("orders-proto", 0, k.serProto(k.orderMD, k.protoOrder(fixtureOrders[1]), codec.WithValueSchema(codec.WireGlue, glueOrderProto, 1), codec.WithCompression()), kafkaeventtest.WithKey([]byte("order-1")))
 		fixtures = append(fixtures, toolkitFixture{name: "protobuf-glue.json", event: b.Event(),
-			check: protoValueOf(orderMD, codec.WithValueWire(codec.WireGlue)),
-			want:  []string{protoJSONOf(protoOrder(fixtureOrders[0])), protoJSONOf(protoOrder(fixtureOrders[1]))}})
+			check: k.protoValueOf(k.orderMD, codec.WithValueWire(codec.WireGlue)),
+			want:  []string{k.protoJSONOf(k.protoOrder(fixtureOrders[0])), k.protoJSONOf(k.protoOrder(fixtureOrders[1]))}})
 	}
 	// Protobuf in the mapping's SOURCE mode: the registry header is gone, the message indexes
 	// stay (Confluent's list; Glue's one varint), and the schema metadata names the schema.
 	{
-		conf := must(codec.AppendMessageIndexes(nil, []int{1}))
-		glue := must(codec.AppendGlueMessageIndex(nil, 1))
+		conf := k.must(codec.AppendMessageIndexes(nil, []int{1}))
+		glue := k.must(codec.AppendGlueMessageIndex(nil, 1))
 		det := proto.MarshalOptions{Deterministic: true}
-		p0 := must(det.Marshal(protoOrder(fixtureOrders[0])))
-		p1 := must(det.Marshal(protoOrder(fixtureOrders[1])))
-		b := newBuilder().
+		p0 := k.must(det.Marshal(k.protoOrder(fixtureOrders[0])))
+		p1 := k.must(det.Marshal(k.protoOrder(fixtureOrders[1])))
+		b := k.newBuilder().
 			Add("orders-proto", 0, append(conf, p0...), kafkaeventtest.WithKey([]byte("order-0")), kafkaeventtest.WithValueSchema(codec.FormatProtobuf, "7")).
 			Add("orders-proto", 0, append(glue, p1...), kafkaeventtest.WithKey([]byte("order-1")), kafkaeventtest.WithValueSchema(codec.FormatProtobuf, glueOrderProto))
 		fixtures = append(fixtures, toolkitFixture{name: "protobuf-source.json", event: b.Event(),
-			check: protoValueOf(orderMD),
-			want:  []string{protoJSONOf(protoOrder(fixtureOrders[0])), protoJSONOf(protoOrder(fixtureOrders[1]))}})
+			check: k.protoValueOf(k.orderMD),
+			want:  []string{k.protoJSONOf(k.protoOrder(fixtureOrders[0])), k.protoJSONOf(k.protoOrder(fixtureOrders[1]))}})
 	}
 	// The mapping's JSON mode: AVRO and PROTOBUF values delivered as JSON text, key schema too.
 	{
-		b := newBuilder().
-			Add("orders-avro", 0, []byte(orderJSON(fixtureOrders[0])), kafkaeventtest.WithKey([]byte(`"order-0"`)),
+		b := k.newBuilder().
+			Add("orders-avro", 0, []byte(k.orderJSON(fixtureOrders[0])), kafkaeventtest.WithKey([]byte(`"order-0"`)),
 				kafkaeventtest.WithValueSchema(codec.FormatAvro, "1"), kafkaeventtest.WithKeySchema(codec.FormatJSON, "2")).
-			Add("orders-avro", 0, []byte(orderJSON(fixtureOrders[1])), kafkaeventtest.WithKey([]byte(`"order-1"`)),
+			Add("orders-avro", 0, []byte(k.orderJSON(fixtureOrders[1])), kafkaeventtest.WithKey([]byte(`"order-1"`)),
 				kafkaeventtest.WithValueSchema(codec.FormatProtobuf, glueOrderProto))
 		fixtures = append(fixtures, toolkitFixture{name: "json-mode.json", event: b.Event(),
-			check: jsonValue, want: []string{orderJSON(fixtureOrders[0]), orderJSON(fixtureOrders[1])}})
+			check: k.jsonValue, want: []string{k.orderJSON(fixtureOrders[0]), k.orderJSON(fixtureOrders[1])}})
 	}
+	return fixtures
+}
 
+func TestGenerateFixtures(t *testing.T) {
+	dir := filepath.Join(registryFixtures, "toolkit")
+	k := newFixtureKit(t)
+	fixtures := k.fixtures()
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
-			data := must(f.event.MarshalJSON())
+			data := k.must(f.event.MarshalJSON())
 			var out bytes.Buffer
 			if err := json.Indent(&out, data, "", "  "); err != nil {
 				t.Fatal(err)

@@ -28,7 +28,7 @@ type fieldSchema struct {
 
 func (c *serializerConfig) invalid(format string, args ...any) {
 	if c.err == nil {
-		c.err = fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...)
+		c.err = invalidOption(fmt.Sprintf(format, args...))
 	}
 }
 

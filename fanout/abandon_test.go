@@ -21,11 +21,16 @@ import (
 // the function's deadline, then does its work (the call goes to local-aws-sqs, the envelope
 // is kept), as a client with a retry loop of its own would.
 type deaf struct {
-	next    SQSAPI
+	next    batch.SQSAPI
 	sink    *memSink
 	sleep   time.Duration
 	running atomic.Int64
 	ended   atomic.Int64
+}
+
+// SendMessage completes batch.SQSAPI; the Dispatcher does not call it.
+func (d *deaf) SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	return d.next.SendMessage(ctx, in, optFns...)
 }
 
 func (d *deaf) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
@@ -76,11 +81,11 @@ func TestDispatchAnswersAtTheMargin(t *testing.T) {
 			logs := &logBuffer{}
 			if tc.deaf == "client" {
 				ev = simple(2, 5, 3)
-				dsp = NewDispatcher(d, q, WithDeadlineMargin(300*time.Millisecond), WithLogger(logs.logger()))
+				dsp = dispatcher(t, d, q, WithBatchOptions(batch.WithDeadlineMargin(300*time.Millisecond)), WithBatchOptions(batch.WithLogger(logs.logger())))
 			} else {
 				// orders-0@1 cannot travel: it goes to the sink, which hangs.
 				ev = event(rec(0, 0, "k", "a"), rec(0, 1, "k", strings.Repeat("x", MaxMessageSize)), rec(0, 2, "k", "c"), rec(1, 0, "j", "d"))
-				dsp = NewDispatcher(client, q, WithSink(d, batch.SinkPermanent), WithDeadlineMargin(300*time.Millisecond), WithLogger(logs.logger()))
+				dsp = dispatcher(t, client, q, WithBatchOptions(batch.WithSink(d, batch.SinkPermanent)), WithBatchOptions(batch.WithDeadlineMargin(300*time.Millisecond)), WithBatchOptions(batch.WithLogger(logs.logger())))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
 			defer cancel()

@@ -26,7 +26,7 @@ func TestDispatchMetrics(t *testing.T) {
 	ev.Partitions[1].Records[0].Timestamp = now.Add(-2 * time.Second)
 	var out bytes.Buffer
 	logs := &logBuffer{}
-	d := NewDispatcher(client, q, WithMetrics(&out), WithMetricsNamespace("Test"), WithLogger(logs.logger()), withClock(func() time.Time { return now }))
+	d := dispatcher(t, client, q, WithBatchOptions(batch.WithMetrics(&out)), WithBatchOptions(batch.WithMetricsNamespace("Test")), WithBatchOptions(batch.WithLogger(logs.logger())), withClock(func() time.Time { return now }))
 	if _, err := d.Dispatch(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestDispatchMetrics(t *testing.T) {
 		t.Errorf("_aws %v", aws)
 	}
 	s := logs.lines(t, "records dispatched")
-	if len(s) != 1 || s[0]["level"] != "WARN" || s[0]["failed"] != 1.0 || s[0]["reported"] != 1.0 || s[0]["oldestRecordAge"] != float64(3*time.Second) {
+	if len(s) != 1 || s[0]["level"] != "WARN" || s[0]["failed"] != 1.0 || s[0]["reported"] != 1.0 || s[0]["oldestRecordAgeMs"] != 3000.0 {
 		t.Errorf("summary %v", s)
 	}
 }
@@ -59,25 +59,41 @@ func TestDispatchMetrics(t *testing.T) {
 func TestDispatchInvalidOptions(t *testing.T) {
 	t.Parallel()
 	client := &sqs.Client{}
-	for name, d := range map[string]*Dispatcher{
-		"nil client":                  NewDispatcher(nil, "https://sqs/q"),
-		"empty URL":                   NewDispatcher(client, ""),
-		"WithConcurrency(0)":          NewDispatcher(client, "q", WithConcurrency(0)),
-		"WithRetry(0":                 NewDispatcher(client, "q", WithRetry(0, time.Second)),
-		"WithRetry(1, -1ns)":          NewDispatcher(client, "q", WithRetry(1, -1)),
-		"WithDeadlineMargin":          NewDispatcher(client, "q", WithDeadlineMargin(-time.Second)),
-		"WithMaxMessageSize(0)":       NewDispatcher(client, "q", WithMaxMessageSize(0)),
-		"WithMaxMessageSize(1048577)": NewDispatcher(client, "q", WithMaxMessageSize(MaxMessageSize+1)),
-		"WithSink(nil":                NewDispatcher(client, "q", WithSink(nil, batch.SinkPermanent)),
-		"unknown policy":              NewDispatcher(client, "q", WithSink(&memSink{}, 7)),
-		"WithLogger(nil)":             NewDispatcher(client, "q", WithLogger(nil)),
-		"WithMetrics(nil)":            NewDispatcher(client, "q", WithMetrics(nil)),
-		"WithMetricsNamespace":        NewDispatcher(client, "q", WithMetricsNamespace("")),
-		"WithMessageGroup(nil)":       NewDispatcher(client, "q", WithMessageGroup(nil)),
+	for _, tc := range []struct {
+		opts  []Option
+		nilC  bool
+		url   string
+		want  string
+		owner error // the ErrInvalidOption of the package that owns the option
+	}{
+		{nilC: true, url: "https://sqs/q", want: "fanout: NewDispatcher(nil, ...): invalid option: want an SQS client", owner: ErrInvalidOption},
+		{want: `NewDispatcher(client, "")`, owner: ErrInvalidOption},
+		{opts: []Option{WithSendConcurrency(0)}, want: "fanout: WithSendConcurrency(0): invalid option: want at least 1", owner: ErrInvalidOption},
+		{opts: []Option{WithSendRetry(0, time.Second)}, want: "WithSendRetry(0, 1s)", owner: ErrInvalidOption},
+		{opts: []Option{WithSendRetry(1, -1)}, want: "WithSendRetry(1, -1ns)", owner: ErrInvalidOption},
+		{opts: []Option{WithMaxMessageSize(0)}, want: "WithMaxMessageSize(0)", owner: ErrInvalidOption},
+		{opts: []Option{WithMaxMessageSize(MaxMessageSize + 1)}, want: "WithMaxMessageSize(1048577)", owner: ErrInvalidOption},
+		{opts: []Option{WithMessageGroup(nil)}, want: "WithMessageGroup(nil)", owner: ErrInvalidOption},
+		{opts: []Option{nil}, want: "Option(nil)", owner: ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithDeadlineMargin(-time.Second))}, want: "fanout: WithBatchOptions: batch: WithDeadlineMargin(-1s): invalid option", owner: batch.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithSink(nil, batch.SinkPermanent))}, want: "WithSink(nil", owner: batch.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithSink(&memSink{}, 7))}, want: "unknown policy", owner: batch.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithLogger(nil))}, want: "WithLogger(nil)", owner: batch.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithMetrics(nil))}, want: "WithMetrics(nil)", owner: batch.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithMetricsNamespace(""))}, want: "WithMetricsNamespace", owner: batch.ErrInvalidOption},
+		// A batch option that has no meaning for a Dispatcher is refused, not ignored.
+		{opts: []Option{WithBatchOptions(batch.WithRetry(3, time.Millisecond))}, want: "batch: WithRetry: invalid option: not one of", owner: batch.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithConcurrency(2))}, want: "WithConcurrency", owner: batch.ErrInvalidOption},
 	} {
-		resp, err := d.Dispatch(context.Background(), simple(1, 1, 1))
-		if !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), strings.Fields(name)[0]) || len(resp.BatchItemFailures) != 0 {
-			t.Errorf("%s: %v", name, err)
+		c, url := batch.SQSAPI(client), "q"
+		if tc.nilC {
+			c, url = nil, tc.url
+		} else if tc.opts == nil {
+			url = ""
+		}
+		d, err := NewDispatcher(c, url, tc.opts...)
+		if d != nil || !errors.Is(err, tc.owner) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, %v", tc.want, d, err)
 		}
 	}
 }
@@ -95,7 +111,7 @@ func TestDispatchHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := NewDispatcher(client, q, quiet()).Handler()
+	h := dispatcher(t, client, q, quiet()) // a lambda.Handler
 	out, err := h.Invoke(context.Background(), payload)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +136,7 @@ func TestLocalSQSDeduplicates(t *testing.T) {
 	t.Parallel()
 	srv, client := dispServer(t, nil)
 	q := dispQueue(t, srv, "dedup.fifo")
-	d := NewDispatcher(client, q, quiet())
+	d := dispatcher(t, client, q, quiet())
 	ev := event(rec(0, 0, "k", "a"), rec(0, 1, "k", "b"))
 	for range 3 {
 		if resp, err := d.Dispatch(context.Background(), ev); err != nil || len(resp.BatchItemFailures) != 0 {

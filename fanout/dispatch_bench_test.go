@@ -10,7 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -20,7 +21,7 @@ import (
 // iteration sends to a new queue. It reports records per second; the server runs on the same
 // machine, so trust the ratio, not the figure.
 func BenchmarkDispatch(b *testing.B) {
-	srv := localsqs.Start(b)
+	srv := localservertest.StartSQS(b)
 	client := srv.Client()
 	ev := benchEvent(8, 125, 100)
 	n := ev.Len()
@@ -32,7 +33,7 @@ func BenchmarkDispatch(b *testing.B) {
 		if fifo {
 			name += ".fifo"
 		}
-		u, err := localsqs.CreateQueue(context.Background(), client, name, nil)
+		u, err := localserver.CreateQueue(context.Background(), client, name, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -71,7 +72,7 @@ func BenchmarkDispatch(b *testing.B) {
 			var took time.Duration
 			for b.Loop() {
 				b.StopTimer()
-				d := NewDispatcher(client, newQueue(b, fifo), quiet())
+				d := dispatcher(b, client, newQueue(b, fifo), quiet())
 				b.StartTimer()
 				start := time.Now()
 				resp, err := d.Dispatch(context.Background(), ev)

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -87,7 +87,7 @@ func sends(f *faults) map[string]int {
 	return out
 }
 
-func quiet() Option { return WithLogger(slog.New(slog.DiscardHandler)) }
+func quiet() Option { return WithBatchOptions(batch.WithLogger(slog.New(slog.DiscardHandler))) }
 
 func TestDispatchRetriesOnlyFailedEntries(t *testing.T) {
 	t.Parallel()
@@ -107,7 +107,7 @@ func TestDispatchRetriesOnlyFailedEntries(t *testing.T) {
 	srv, client := dispServer(t, f)
 	q := dispQueue(t, srv, "work")
 	logs := &logBuffer{}
-	d := NewDispatcher(client, q, WithRetry(3, time.Millisecond), WithLogger(logs.logger()))
+	d := dispatcher(t, client, q, WithSendRetry(3, time.Millisecond), WithBatchOptions(batch.WithLogger(logs.logger())))
 	resp, err := d.Dispatch(context.Background(), simple(3, 50, 7))
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("Dispatch = %v, %v; want every record accepted", reported(resp), err)
@@ -155,7 +155,7 @@ func TestDispatchFIFOFailedEntryKeepsGroupOrder(t *testing.T) {
 	}}
 	srv, client := dispServer(t, f)
 	q := dispQueue(t, srv, "work.fifo")
-	d := NewDispatcher(client, q, WithRetry(5, time.Millisecond), quiet())
+	d := dispatcher(t, client, q, WithSendRetry(5, time.Millisecond), quiet())
 	resp, err := d.Dispatch(context.Background(), event(recs...))
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("Dispatch = %v, %v", reported(resp), err)
@@ -204,7 +204,7 @@ func TestDispatchSenderFault(t *testing.T) {
 			}
 			q := dispQueue(t, srv, name)
 			logs := &logBuffer{}
-			d := NewDispatcher(client, q, WithLogger(logs.logger()))
+			d := dispatcher(t, client, q, WithBatchOptions(batch.WithLogger(logs.logger())))
 			resp, err := d.Dispatch(context.Background(), simple(3, 30, 5))
 			if err != nil {
 				t.Fatal(err)
@@ -239,12 +239,12 @@ func TestDispatchSenderFault(t *testing.T) {
 			dlq := dispQueue(t, srv, "dlq")
 			logs2 := &logBuffer{}
 			f.entry = refuse
-			d = NewDispatcher(client, q, WithSink(batch.NewSQSSink(srv.Client(), dlq), batch.SinkPermanent), WithLogger(logs2.logger()))
+			d = dispatcher(t, client, q, WithBatchOptions(batch.WithSink(batch.NewSQSSink(srv.Client(), dlq), batch.SinkPermanent)), WithBatchOptions(batch.WithLogger(logs2.logger())))
 			resp, err = d.Dispatch(context.Background(), simple(3, 30, 5))
 			if err != nil || len(resp.BatchItemFailures) != 0 {
 				t.Fatalf("with a sink: %v, %v", reported(resp), err)
 			}
-			msgs, err := localsqs.Receive(context.Background(), srv.Client(), dlq, 2, time.Second)
+			msgs, err := localservertest.Receive(context.Background(), srv.Client(), dlq, 2, time.Second)
 			if err != nil || len(msgs) != 1 {
 				t.Fatalf("the sink got %d messages (%v), want 1", len(msgs), err)
 			}
@@ -274,7 +274,7 @@ func TestDispatchRecordsThatCannotTravel(t *testing.T) {
 		rec(1, 0, "k", "e"), bad, rec(1, 2, "k", "f"),
 		rec(2, 0, "k", "g"), rec(2, 1, "k", "h"), mid, rec(2, 3, "k", "i"))
 	logs := &logBuffer{}
-	d := NewDispatcher(client, q, WithMaxMessageSize(4000), WithLogger(logs.logger()))
+	d := dispatcher(t, client, q, WithMaxMessageSize(4000), WithBatchOptions(batch.WithLogger(logs.logger())))
 	resp, err := d.Dispatch(context.Background(), ev)
 	if err != nil {
 		t.Fatal(err)
@@ -297,13 +297,13 @@ func TestDispatchRecordsThatCannotTravel(t *testing.T) {
 			t.Errorf("failure line %v", l)
 		}
 	}
-	if l := lines[2]; l["partition"] != "orders-2" || !strings.Contains(l["error"].(string), ErrTooLarge.Error()) || !strings.Contains(l["error"].(string), "WithMaxMessageSize") {
+	if l := lines[2]; l["partition"] != "orders-2" || !strings.Contains(l["error"].(string), batch.ErrMessageTooLarge.Error()) || !strings.Contains(l["error"].(string), "WithMaxMessageSize") {
 		t.Errorf("the record over WithMaxMessageSize: %v", l)
 	}
 
 	// With a sink, each goes there, and everything else is sent.
 	sink := &memSink{}
-	d = NewDispatcher(client, q, WithMaxMessageSize(4000), WithSink(sink, batch.SinkPermanent), quiet())
+	d = dispatcher(t, client, q, WithMaxMessageSize(4000), WithBatchOptions(batch.WithSink(sink, batch.SinkPermanent)), quiet())
 	resp, err = d.Dispatch(context.Background(), ev)
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("with a sink: %v, %v", reported(resp), err)
@@ -361,7 +361,7 @@ func TestDispatchPacksCalls(t *testing.T) {
 	f := &faults{}
 	srv, client := dispServer(t, f)
 	q := dispQueue(t, srv, "work")
-	d := NewDispatcher(client, q, WithConcurrency(1), quiet())
+	d := dispatcher(t, client, q, WithSendConcurrency(1), quiet())
 	resp, err := d.Dispatch(context.Background(), event(recs...))
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("Dispatch = %v, %v", reported(resp), err)
@@ -408,7 +408,7 @@ func TestDispatchSplitsACallRefusedWhole(t *testing.T) {
 	q := dispQueue(t, srv, "work")
 	sink := &memSink{}
 	// One attempt: the split costs none.
-	d := NewDispatcher(client, q, WithSink(sink, batch.SinkPermanent), WithRetry(1, 0), quiet())
+	d := dispatcher(t, client, q, WithBatchOptions(batch.WithSink(sink, batch.SinkPermanent)), WithSendRetry(1, 0), quiet())
 	resp, err := d.Dispatch(context.Background(), simple(2, 20, 3))
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("Dispatch = %v, %v", reported(resp), err)
@@ -429,7 +429,7 @@ func TestDispatchQueueErrors(t *testing.T) {
 	srv, client := dispServer(t, f)
 	sink := &memSink{}
 	logs := &logBuffer{}
-	d := NewDispatcher(client, srv.QueueURL("missing"), WithSink(sink, batch.SinkExhausted), WithLogger(logs.logger()))
+	d := dispatcher(t, client, srv.QueueURL("missing"), WithBatchOptions(batch.WithSink(sink, batch.SinkExhausted)), WithBatchOptions(batch.WithLogger(logs.logger())))
 	resp, err := d.Dispatch(context.Background(), simple(2, 25, 3))
 	if err != nil {
 		t.Fatal(err)
@@ -467,7 +467,7 @@ func TestDispatchThrottling(t *testing.T) {
 	srv, client := dispServer(t, f)
 	q := dispQueue(t, srv, "work.fifo")
 	logs := &logBuffer{}
-	d := NewDispatcher(client, q, WithConcurrency(1), WithRetry(5, time.Millisecond), WithLogger(logs.logger()))
+	d := dispatcher(t, client, q, WithSendConcurrency(1), WithSendRetry(5, time.Millisecond), WithBatchOptions(batch.WithLogger(logs.logger())))
 	resp, err := d.Dispatch(context.Background(), simple(1, 30, 30))
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("Dispatch = %v, %v", reported(resp), err)
@@ -494,8 +494,8 @@ func TestDispatchDeadline(t *testing.T) {
 	q := dispQueue(t, srv, "work")
 	logs := &logBuffer{}
 	sink := &memSink{}
-	d := NewDispatcher(client, q, WithRetry(1000, 20*time.Millisecond), WithDeadlineMargin(300*time.Millisecond),
-		WithSink(sink, batch.SinkExhausted), WithLogger(logs.logger()))
+	d := dispatcher(t, client, q, WithSendRetry(1000, 20*time.Millisecond), WithBatchOptions(batch.WithDeadlineMargin(300*time.Millisecond)),
+		WithBatchOptions(batch.WithSink(sink, batch.SinkExhausted)), WithBatchOptions(batch.WithLogger(logs.logger())))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	start := time.Now()
@@ -514,7 +514,7 @@ func TestDispatchDeadline(t *testing.T) {
 		t.Errorf("the sink got %d records: throttled calls are not the records' fault", len(sink.got))
 	}
 	for _, l := range logs.lines(t, "record not dispatched") {
-		if e := l["error"].(string); !strings.Contains(e, ErrDeadline.Error()) && !strings.Contains(e, "Throttling") {
+		if e := l["error"].(string); !strings.Contains(e, batch.ErrDeadline.Error()) && !strings.Contains(e, "Throttling") {
 			t.Errorf("failure line %v", l)
 		}
 	}
@@ -527,7 +527,7 @@ func TestDispatchSinkRefuses(t *testing.T) {
 	q := dispQueue(t, srv, "work")
 	logs := &logBuffer{}
 	big := rec(0, 1, "k", strings.Repeat("x", MaxMessageSize))
-	d := NewDispatcher(client, q, WithSink(&memSink{refuse: true}, batch.SinkPermanent), WithLogger(logs.logger()))
+	d := dispatcher(t, client, q, WithBatchOptions(batch.WithSink(&memSink{refuse: true}, batch.SinkPermanent)), WithBatchOptions(batch.WithLogger(logs.logger())))
 	resp, err := d.Dispatch(context.Background(), event(rec(0, 0, "k", "a"), big, rec(0, 2, "k", "c")))
 	if err != nil {
 		t.Fatal(err)
@@ -559,7 +559,7 @@ func TestDispatchFIFOGroups(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := dispQueue(t, srv, tc.name+".fifo")
-			d := NewDispatcher(client, q, append(tc.opts, quiet())...)
+			d := dispatcher(t, client, q, append(tc.opts, quiet())...)
 			resp, err := d.Dispatch(context.Background(), ev)
 			if err != nil || len(resp.BatchItemFailures) != 0 {
 				t.Fatalf("Dispatch = %v, %v", reported(resp), err)
@@ -614,7 +614,7 @@ func TestDispatchFIFOSinkLetsGroupGoOn(t *testing.T) {
 		}
 		return string(r.Key)
 	}
-	d := NewDispatcher(client, q, WithSink(sink, batch.SinkPermanent), WithMessageGroup(group), quiet())
+	d := dispatcher(t, client, q, WithBatchOptions(batch.WithSink(sink, batch.SinkPermanent)), WithMessageGroup(group), quiet())
 	resp, err := d.Dispatch(context.Background(), event(rec(0, 0, "a", "0"), rec(0, 1, "a", "1"), rec(0, 2, "a", "2"), rec(0, 3, "bad", "3"), rec(0, 4, "a", "4")))
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("Dispatch = %v, %v", reported(resp), err)
@@ -643,7 +643,7 @@ func TestDispatchCancelled(t *testing.T) {
 	srv, client := dispServer(t, f)
 	q := dispQueue(t, srv, "work")
 	logs := &logBuffer{}
-	d := NewDispatcher(client, q, WithConcurrency(1), WithLogger(logs.logger()))
+	d := dispatcher(t, client, q, WithSendConcurrency(1), WithBatchOptions(batch.WithLogger(logs.logger())))
 	resp, err := d.Dispatch(ctx, simple(1, 15, 3))
 	if err != nil || len(resp.BatchItemFailures) != 15 {
 		t.Fatalf("Dispatch = %v, %v", reported(resp), err)
@@ -655,4 +655,14 @@ func TestDispatchCancelled(t *testing.T) {
 	if len(l) == 0 || !strings.Contains(l[0]["error"].(string), "context canceled") {
 		t.Errorf("failure lines %v", l)
 	}
+}
+
+// dispatcher is NewDispatcher for a test: an error fails it.
+func dispatcher(tb testing.TB, client batch.SQSAPI, queueURL string, opts ...Option) *Dispatcher {
+	tb.Helper()
+	d, err := NewDispatcher(client, queueURL, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
 }

@@ -11,13 +11,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/fanout"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 // queueStub stands in for *sqs.Client: it prints each SendMessageBatch call as
 // group=value pairs, and refuses, as the sender's fault, the entries whose body is "poison".
-type queueStub struct{ calls int }
+// The Dispatcher calls SendMessageBatch only; the embedded (nil) batch.SQSAPI gives the type
+// the rest of the interface.
+type queueStub struct {
+	batch.SQSAPI
+	calls int
+}
 
 func (q *queueStub) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
 	q.calls++
@@ -41,8 +47,12 @@ func (q *queueStub) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 // record SQS refuses is reported with the rest of its partition; the records of its key that
 // follow it are not sent.
 func ExampleNewDispatcher() {
-	d := fanout.NewDispatcher(&queueStub{}, "https://sqs.us-east-1.amazonaws.com/123456789012/orders.fifo",
-		fanout.WithConcurrency(1), fanout.WithLogger(slog.New(slog.DiscardHandler)))
+	d, err := fanout.NewDispatcher(&queueStub{}, "https://sqs.us-east-1.amazonaws.com/123456789012/orders.fifo",
+		fanout.WithSendConcurrency(1), fanout.WithBatchOptions(batch.WithLogger(slog.New(slog.DiscardHandler))))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	key := func(k string) kafkaeventtest.RecordOption { return kafkaeventtest.WithKey([]byte(k)) }
 	ev := kafkaeventtest.NewBuilder().
@@ -62,7 +72,7 @@ func ExampleNewDispatcher() {
 	}
 	out, _ := json.Marshal(resp)
 	fmt.Println(string(out))
-	// In a function, made once in main: lambda.Start(d.Handler())
+	// In a function, made once in main: lambda.Start(d)
 
 	// Output:
 	// call 1: a=a0 c=c0 b=b1

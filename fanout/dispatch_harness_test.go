@@ -21,7 +21,8 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -132,9 +133,9 @@ func dispMessage(m types.Message) events.SQSMessage {
 }
 
 // dispServer starts local-aws-sqs, with a client through f (nil: no faults).
-func dispServer(t *testing.T, f *faults) (*localsqs.Server, *sqs.Client) {
+func dispServer(t *testing.T, f *faults) (*localserver.SQS, *sqs.Client) {
 	t.Helper()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	var opts []func(*sqs.Options)
 	if f != nil {
 		opts = append(opts, func(o *sqs.Options) { o.APIOptions = append(o.APIOptions, f.apply) })
@@ -142,9 +143,9 @@ func dispServer(t *testing.T, f *faults) (*localsqs.Server, *sqs.Client) {
 	return srv, srv.Client(opts...)
 }
 
-func dispQueue(t *testing.T, srv *localsqs.Server, name string) string {
+func dispQueue(t *testing.T, srv *localserver.SQS, name string) string {
 	t.Helper()
-	u, err := localsqs.CreateQueue(context.Background(), srv.Client(), name, map[string]string{"VisibilityTimeout": "600"})
+	u, err := localserver.CreateQueue(context.Background(), srv.Client(), name, map[string]string{"VisibilityTimeout": "600"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,11 +52,11 @@ func (r *run) finish(ctx context.Context) batch.KafkaResponse {
 
 // notSent is the error of an item that was not sent, or not sent again.
 func (r *run) notSent(it *item) error {
-	why := ErrDeadline
+	why := batch.ErrDeadline
 	if r.d.fifo && r.lanes[it.lane].blocked {
 		why = ErrGroupBlocked
 	}
-	if why == ErrDeadline && (r.stop.IsZero() || r.d.cfg.now().Before(r.stop)) && r.ctx.Err() != nil {
+	if why == batch.ErrDeadline && (r.stop.IsZero() || r.d.cfg.now().Before(r.stop)) && r.ctx.Err() != nil {
 		// The caller's context ended before the stop time.
 		return fmt.Errorf("fanout: not sent: %w", context.Cause(r.ctx))
 	}
@@ -125,10 +125,11 @@ func (r *run) observe(ctx context.Context) {
 		slog.Int("failedCalls", st.failedCalls),
 		slog.Int("entriesRetried", st.retried),
 		slog.Int64("bytes", st.bytes),
-		slog.Duration("duration", dur),
+		slog.Int64("durationMs", dur.Milliseconds()), // milliseconds, as EMF
 	}
 	if !st.oldest.IsZero() {
-		attrs = append(attrs, slog.Duration("oldestRecordAge", now.Sub(st.oldest)), slog.Duration("newestRecordAge", now.Sub(st.newest)))
+		attrs = append(attrs, slog.Int64("oldestRecordAgeMs", now.Sub(st.oldest).Milliseconds()),
+			slog.Int64("newestRecordAgeMs", now.Sub(st.newest).Milliseconds()))
 	}
 	level := slog.LevelInfo
 	if st.failed > 0 || st.reported > 0 {

@@ -148,7 +148,7 @@ func (d *Dispatcher) newRun(ctx context.Context, ev *kafkaevent.Event) *run {
 			e, size, err := entry(rec, d.fifo, c.group)
 			if err == nil && size > c.maxSize {
 				err = &EncodeError{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset, Field: "message",
-					Err: fmt.Errorf("%w: %d bytes with its attributes, the queue takes %d (WithMaxMessageSize)", ErrTooLarge, size, c.maxSize)}
+					Err: fmt.Errorf("%w: %d bytes with its attributes, the queue takes %d (WithMaxMessageSize)", batch.ErrMessageTooLarge, size, c.maxSize)}
 			}
 			if err != nil {
 				it.err, it.permanent = err, true
@@ -401,7 +401,7 @@ func (r *run) callFailed(res callResult) {
 		if r.stop.IsZero() || r.d.cfg.now().Before(r.stop) {
 			err = fmt.Errorf("fanout: not sent: %w (the call: %w)", context.Cause(r.ctx), err)
 		} else {
-			err = fmt.Errorf("%w (the call in flight was cancelled: %w)", ErrDeadline, err)
+			err = fmt.Errorf("%w (the call in flight was cancelled: %w)", batch.ErrDeadline, err)
 		}
 		for _, it := range res.items {
 			r.failNow(it, err, false)
@@ -515,7 +515,7 @@ func (r *run) retry(it *item, err error, callErr bool) {
 	wait := backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1))
 	due := c.now().Add(wait)
 	if !r.stop.IsZero() && due.After(r.stop) {
-		it.err = fmt.Errorf("%w (after %d attempts; no retry: %w)", err, it.attempts, ErrDeadline)
+		it.err = fmt.Errorf("%w (after %d attempts; no retry: %w)", err, it.attempts, batch.ErrDeadline)
 		r.terminal(it, !callErr)
 		return
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency"
-	"github.com/kafkalambda/toolkit/internal/localddb"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -54,7 +54,7 @@ func TestDispatchReplayedFailures(t *testing.T) {
 			}
 			logs := &logBuffer{}
 			// Three attempts: 0.8% of the records fail all three and are reported.
-			d := NewDispatcher(client, q, WithRetry(3, time.Millisecond), WithLogger(logs.logger()))
+			d := dispatcher(t, client, q, WithSendRetry(3, time.Millisecond), WithBatchOptions(batch.WithLogger(logs.logger())))
 			rounds := log.esm(t, 400, 100, d.Dispatch)
 
 			failed := logs.lines(t, "record not dispatched")
@@ -98,7 +98,7 @@ func TestDispatchReplayedFailures(t *testing.T) {
 // a FIFO queue each key's records are applied in Kafka order.
 func workAll(t *testing.T, log *topicLog, msgs []types.Message, fifo bool) {
 	t.Helper()
-	store := wStore(t, localddb.Start(t), "applied")
+	store := wStore(t, localservertest.StartDynamoDB(t), "applied")
 	arn := "arn:aws:sqs:us-east-1:000000000000:work"
 	if fifo {
 		arn += ".fifo"

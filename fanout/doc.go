@@ -87,8 +87,20 @@
 // value counts as its bytes or as its base64, and the local emulator the tests run counts the
 // base64, so this package counts the base64: a text value can be up to 1 MiB less a few
 // hundred bytes of attributes, a binary one about 768 KiB. A record too large, or with a
-// string SQS cannot carry, fails with an [*EncodeError] ([ErrTooLarge] for the size) and is
-// reported by the dispatcher, never dropped. A message that does not carry a record fails
-// [Record] with a [*DecodeError] naming the attribute at fault; the worker reports it as a
-// failed message.
+// string SQS cannot carry, fails with an [*EncodeError] (wrapping batch.ErrMessageTooLarge
+// for the size) and is reported by the dispatcher, never dropped. A message that does not
+// carry a record fails [Record] with a [*DecodeError] naming the attribute at fault; the
+// worker reports it as a failed message.
+//
+// # Options
+//
+// The Dispatcher's own options ([Option]) are those of fanning out: message groups
+// ([WithMessageGroup], [WithPartitionGroups]), the message size ([WithMaxMessageSize]) and
+// the SendMessageBatch calls ([WithSendConcurrency], [WithSendRetry]). What it shares with
+// every processor of Kafka batches (logger, metrics, deadline margin, failure sink) it takes
+// as package batch's options, through [WithBatchOptions], and the workers take batch's
+// options alone: each option is defined once, in the package that owns the behaviour, with
+// one default. [NewDispatcher] checks its options once and returns the error of an invalid
+// one (wrapping [ErrInvalidOption], or batch.ErrInvalidOption), naming the option and value;
+// [WorkerHandler] checks its options as batch.SQSHandler does.
 package fanout

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -65,10 +66,6 @@ const recordVersion = 1
 // awsTraceHeader is the Kafka header whose value travels as the AWSTraceHeader system
 // attribute (xraytrace.TraceHeader).
 const awsTraceHeader = "X-Amzn-Trace-Id"
-
-// ErrTooLarge is the error (inside an *EncodeError) of a record whose message would be over
-// MaxMessageSize.
-var ErrTooLarge = errors.New("message over the SQS size limit")
 
 // EncodeError is the error of a record that cannot travel in an SQS message: too large, a
 // record that did not decode (its Err is set), a string SQS cannot carry, or a FIFO message
@@ -168,7 +165,7 @@ func entry(r *kafkaevent.Record, fifo bool, group func(*kafkaevent.Record) strin
 		size += len("AWSTraceHeader") + len("String") + len(v)
 	}
 	if size > MaxMessageSize {
-		return fail("message", fmt.Errorf("%w: %d bytes with its attributes, the limit is %d", ErrTooLarge, size, MaxMessageSize))
+		return fail("message", fmt.Errorf("%w: %d bytes with its attributes, the limit is %d", batch.ErrMessageTooLarge, size, MaxMessageSize))
 	}
 	if fifo {
 		g := groupByKey(r)

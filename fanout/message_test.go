@@ -18,7 +18,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -354,8 +356,8 @@ func TestEntryRefusesTooLarge(t *testing.T) {
 		r.Value = append(r.Value, r.Value[0])
 		_, _, err := entry(r, false, nil)
 		var ee *EncodeError
-		if !errors.As(err, &ee) || !errors.Is(err, ErrTooLarge) || ee.Field != "message" || ee.Offset != 7 {
-			t.Fatalf("binary=%v: one byte over: %v, want an *EncodeError wrapping ErrTooLarge", binary, err)
+		if !errors.As(err, &ee) || !errors.Is(err, batch.ErrMessageTooLarge) || ee.Field != "message" || ee.Offset != 7 {
+			t.Fatalf("binary=%v: one byte over: %v, want an *EncodeError wrapping batch.ErrMessageTooLarge", binary, err)
 		}
 		if !strings.Contains(err.Error(), "1048576") {
 			t.Errorf("error %q does not give the limit", err)
@@ -555,16 +557,16 @@ type queue struct {
 }
 
 // newQueue creates queue name on srv (a FIFO queue when it ends in ".fifo").
-func newQueue(t testing.TB, srv *localsqs.Server, name string) *queue {
+func newQueue(t testing.TB, srv *localserver.SQS, name string) *queue {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := srv.Client()
-	url, err := localsqs.CreateQueue(ctx, c, name, nil)
+	url, err := localserver.CreateQueue(ctx, c, name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &queue{c: c, url: url, arn: "arn:aws:sqs:" + localsqs.Region + ":" + localsqs.AccountID + ":" + name, fifo: strings.HasSuffix(name, ".fifo")}
+	return &queue{c: c, url: url, arn: "arn:aws:sqs:" + localserver.Region + ":" + localserver.AccountID + ":" + name, fifo: strings.HasSuffix(name, ".fifo")}
 }
 
 // sendBatch sends records with entry() in SendMessageBatch calls of at most 10 entries and
@@ -619,7 +621,7 @@ func (q *queue) receive(t testing.TB, n int) []*events.SQSEvent {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	msgs, err := localsqs.Receive(ctx, q.c, q.url, n, 20*time.Second)
+	msgs, err := localservertest.Receive(ctx, q.c, q.url, n, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,7 +642,7 @@ func (q *queue) receive(t testing.TB, n int) []*events.SQSEvent {
 // as Lambda delivers it.
 func TestShapesThroughSQS(t *testing.T) {
 	t.Parallel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	all := shapes()
 	names := make([]string, 0, len(all))
 	for name := range all {
@@ -682,7 +684,7 @@ func TestShapesThroughSQS(t *testing.T) {
 				r2 := *r
 				r2.Value = append(r.Value[:len(r.Value):len(r.Value)], r.Value[0])
 				var ee *EncodeError
-				if _, _, err := entry(&r2, q.fifo, nil); !errors.As(err, &ee) || !errors.Is(err, ErrTooLarge) {
+				if _, _, err := entry(&r2, q.fifo, nil); !errors.As(err, &ee) || !errors.Is(err, batch.ErrMessageTooLarge) {
 					t.Fatalf("binary=%v: entry of a record one byte over: %v", binary, err)
 				}
 			}
@@ -719,14 +721,14 @@ func TestShapesThroughSQS(t *testing.T) {
 // their dataType, and the AWSTraceHeader system attribute among attributes.
 func TestLambdaAttributeShapes(t *testing.T) {
 	t.Parallel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	q := newQueue(t, srv, "attrs")
 	r := shapes()["headers"]
 	r.Value = []byte{0xff, 0xfe}
 	q.sendBatch(t, []*kafkaevent.Record{r})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	msgs, err := localsqs.Receive(ctx, q.c, q.url, 1, 10*time.Second)
+	msgs, err := localservertest.Receive(ctx, q.c, q.url, 1, 10*time.Second)
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("%d messages, %v", len(msgs), err)
 	}

@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -38,21 +39,38 @@ import (
 // batch.WithFilter takes the criteria of the worker's own (SQS) event source mapping, with
 // patterns on body, as batch.ProcessSQS does: the body is the record's value when the value
 // is text, so a Kafka pattern on value works as the same pattern on body.
-func WorkerHandler(h batch.KafkaRecordHandler, opts ...batch.Option) WorkerFunc {
+//
+// The handler is a batch.SQSFunc, which implements lambda.Handler: Invoke decodes the
+// payload's bytes straight into an events.SQSEvent and writes the partial-batch response.
+// The options are checked here, once, as by batch.SQSHandler: with an option given an invalid
+// value, every invocation fails with its error (wrapping batch.ErrInvalidOption).
+func WorkerHandler(h batch.KafkaRecordHandler, opts ...batch.Option) batch.SQSFunc {
+	w := &worker{h: h}
+	all := make([]batch.Option, 0, len(opts)+1)
+	all = append(append(all, opts...), batch.WithSQSKafkaRecord(w.record))
+	process := batch.SQSHandler(w.handle, all...) // checks the options, once
 	return func(ctx context.Context, ev *events.SQSEvent) (events.SQSEventResponse, error) {
-		return work(ctx, ev, h, opts)
+		// Each message is decoded once, up front: the idempotency key and the handler both
+		// need its record. ProcessSQS hands out pointers into ev.Records, so they find it by
+		// pointer; concurrent invocations have messages of their own.
+		for i := range ev.Records {
+			r, err := Record(ev.Records[i])
+			w.recs.Store(&ev.Records[i], decoded{r, err})
+		}
+		defer func() {
+			for i := range ev.Records {
+				w.recs.Delete(&ev.Records[i])
+			}
+		}()
+		return process(ctx, ev)
 	}
 }
 
-// WorkerFunc is the Lambda handler of a worker, made by [WorkerHandler]. It can be called on
-// an events.SQSEvent, and implements lambda.Handler, which lambda.Start prefers: Invoke
-// decodes the payload's bytes straight into an events.SQSEvent, as batch.SQSFunc does,
-// without encoding/json's pass over the whole batch, and writes the partial-batch response.
-type WorkerFunc func(ctx context.Context, ev *events.SQSEvent) (events.SQSEventResponse, error)
-
-// Invoke implements lambda.Handler.
-func (f WorkerFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	return batch.SQSFunc(f).Invoke(ctx, payload)
+// worker is the state of a WorkerHandler: the handler, and the records of the messages of
+// the invocations under way.
+type worker struct {
+	h    batch.KafkaRecordHandler
+	recs sync.Map // *events.SQSMessage -> decoded
 }
 
 // decoded is a message's record, or why it has none.
@@ -61,29 +79,20 @@ type decoded struct {
 	err error
 }
 
-func work(ctx context.Context, ev *events.SQSEvent, h batch.KafkaRecordHandler, opts []batch.Option) (events.SQSEventResponse, error) {
-	// Each message is decoded once, up front: the idempotency key and the handler both need
-	// its record. ProcessSQS hands out pointers into ev.Records, so they find it by pointer.
-	recs := make(map[*events.SQSMessage]decoded, len(ev.Records))
-	for i := range ev.Records {
-		r, err := Record(ev.Records[i])
-		recs[&ev.Records[i]] = decoded{r, err}
+// record is the record m carries, for batch.WithSQSKafkaRecord.
+func (w *worker) record(m *events.SQSMessage) (*kafkaevent.Record, error) {
+	d, ok := w.recs.Load(m)
+	if !ok { // not a message of an invocation under way (a handler left running): decode it now
+		return Record(*m)
 	}
-	record := func(m *events.SQSMessage) (*kafkaevent.Record, error) {
-		d, ok := recs[m]
-		if !ok { // not a message of this event: decode it now
-			return Record(*m)
-		}
-		return d.r, d.err
+	return d.(decoded).r, d.(decoded).err
+}
+
+// handle runs the handler on the record m carries; a message without one fails, permanently.
+func (w *worker) handle(ctx context.Context, m *events.SQSMessage) error {
+	r, err := w.record(m)
+	if err != nil {
+		return batch.Permanent(err)
 	}
-	handle := func(ctx context.Context, m *events.SQSMessage) error {
-		r, err := record(m)
-		if err != nil {
-			return batch.Permanent(err)
-		}
-		return h(ctx, r)
-	}
-	all := make([]batch.Option, 0, len(opts)+1)
-	all = append(append(all, opts...), batch.WithSQSKafkaRecord(record))
-	return batch.ProcessSQS(ctx, ev, handle, all...)
+	return w.h(ctx, r)
 }

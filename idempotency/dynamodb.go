@@ -71,7 +71,7 @@ type StoreOption func(*DynamoDBStore)
 
 func (s *DynamoDBStore) invalid(format string, args ...any) {
 	if s.err == nil {
-		s.err = fmt.Errorf("%w: %s", ErrInvalidOption, fmt.Sprintf(format, args...))
+		s.err = invalidOption(fmt.Sprintf(format, args...))
 	}
 }
 
@@ -127,14 +127,14 @@ func WithFormat(f Format) StoreOption {
 func NewDynamoDBStore(client DynamoDBAPI, table string, opts ...StoreOption) *DynamoDBStore {
 	s := &DynamoDBStore{client: client, table: table, attr: DefaultAttributes}
 	if client == nil {
-		s.invalid("NewDynamoDBStore: nil client")
+		s.invalid("NewDynamoDBStore(nil, ...): want a DynamoDB client")
 	}
 	if table == "" {
-		s.invalid("NewDynamoDBStore: empty table name")
+		s.invalid("NewDynamoDBStore(client, \"\"): want a table name")
 	}
 	for _, o := range opts {
 		if o == nil {
-			s.invalid("nil StoreOption")
+			s.invalid("StoreOption(nil): want an option")
 			continue
 		}
 		o(s)

@@ -99,11 +99,11 @@ func TestInvalidOptions(t *testing.T) {
 		{"WithHash(nil)", good, []idempotency.Option{idempotency.WithHash(nil)}, "", "WithHash(nil)"},
 		{"WithReplayHook(nil)", good, []idempotency.Option{idempotency.WithReplayHook(nil)}, "", "WithReplayHook(nil)"},
 		{"WithClock(nil)", good, []idempotency.Option{idempotency.WithClock(nil)}, "", "WithClock(nil)"},
-		{"nil Option", good, []idempotency.Option{nil}, "", "nil Option"},
+		{"nil Option", good, []idempotency.Option{nil}, "", "Option(nil)"},
 		{"nil Store", nil, nil, "", "nil Store"},
 		{"WithLocalCache(0)", idempotency.NewDynamoDBStore(e.client, table, idempotency.WithLocalCache(0)), nil, "", "WithLocalCache(0)"},
 		{"WithFormat(7)", idempotency.NewDynamoDBStore(e.client, table, idempotency.WithFormat(7)), nil, "", "WithFormat(Format(7))"},
-		{"empty table", idempotency.NewDynamoDBStore(e.client, ""), nil, "", "empty table name"},
+		{"empty table", idempotency.NewDynamoDBStore(e.client, ""), nil, "", `NewDynamoDBStore(client, ""): invalid option: want a table name`},
 		{"sort key is the key", idempotency.NewDynamoDBStore(e.client, table, idempotency.WithAttributes(idempotency.Attributes{SortKey: "id"})), nil, "", `sort key "id"`},
 		{"kill switch unparsable", good, nil, "maybe", `POWERTOOLS_IDEMPOTENCY_DISABLED="maybe"`},
 	} {

@@ -235,8 +235,27 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 	stop := deadline.Add(-cfg.margin)
 	owner := uuid.NewString()
 
-	var rec *Record
-	var expires time.Time // when the completed record expires
+	rec, expires, replay, err := claim[T](ctx, &cfg, stop, store, id, validation, owner)
+	if err != nil || replay != nil {
+		if replay != nil {
+			return *replay, nil
+		}
+		return zero, err
+	}
+
+	held := context.WithValue(ctx, heldKey{}, &heldRecord{store: store, id: id, validation: validation, outer: heldBy(ctx)})
+	result, err := run(held, stop, store, rec, fn)
+	if err != nil {
+		return zero, err
+	}
+	return result, complete(ctx, &cfg, stop, store, rec, expires, result)
+}
+
+// claim acquires id for this call, trying again (at most maxAttempts times) while what the
+// store holds cannot be read as held or done. It returns the record now held and when it
+// expires once completed, or the stored result of a record already completed (replay), or
+// the error: ErrInProgress, ErrPayloadMismatch, a *PersistenceError.
+func claim[T any](ctx context.Context, cfg *config, stop time.Time, store Store, id, validation, owner string) (rec *Record, expires time.Time, replay *T, err error) {
 	for attempt := 1; ; attempt++ {
 		now := cfg.now()
 		lease := cfg.leaseEnd(ctx, now)
@@ -253,51 +272,51 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 		}
 		existing, err := acquire(ctx, stop, store, rec, now)
 		if err == nil {
-			break
+			return rec, expires, nil, nil
 		}
 		if !errors.Is(err, ErrExists) {
-			return zero, asPersistence("acquire", id, err)
+			return nil, expires, nil, asPersistence("acquire", id, err)
 		}
 		if existing == nil {
 			if attempt < maxAttempts {
 				continue
 			}
-			return zero, &PersistenceError{Op: "acquire", Key: id, Err: ErrInconsistentState}
+			return nil, expires, nil, &PersistenceError{Op: "acquire", Key: id, Err: ErrInconsistentState}
 		}
 		if existing.Status != StatusCompleted && existing.Status != StatusInProgress {
-			return zero, &PersistenceError{Op: "acquire", Key: id,
+			return nil, expires, nil, &PersistenceError{Op: "acquire", Key: id,
 				Err: &RecordError{ID: id, Attribute: "status", Err: fmt.Errorf("unknown status %q", existing.Status)}}
 		}
 		if validation != "" && existing.Validation != "" && existing.Validation != validation {
-			return zero, ErrPayloadMismatch
+			return nil, expires, nil, ErrPayloadMismatch
 		}
 		switch {
 		case existing.Status == StatusCompleted && existing.live(now):
 			var out T
 			if existing.Data != "" {
 				if err := json.Unmarshal([]byte(existing.Data), &out); err != nil {
-					return zero, fmt.Errorf("idempotency: stored result of %q does not decode into %T: %w", id, out, err)
+					return nil, expires, nil, fmt.Errorf("idempotency: stored result of %q does not decode into %T: %w", id, out, err)
 				}
 			}
 			if cfg.onReplay != nil {
 				cfg.onReplay(ctx, existing)
 			}
-			return out, nil
+			return nil, expires, &out, nil
 		case existing.Status == StatusInProgress && existing.live(now):
-			return zero, ErrInProgress
+			return nil, expires, nil, ErrInProgress
 		}
 		// The record had expired by our clock but not by the store's condition (clocks
 		// differ): try again.
 		if attempt >= maxAttempts {
-			return zero, &PersistenceError{Op: "acquire", Key: id, Err: ErrInconsistentState}
+			return nil, expires, nil, &PersistenceError{Op: "acquire", Key: id, Err: ErrInconsistentState}
 		}
 	}
+}
 
-	held := context.WithValue(ctx, heldKey{}, &heldRecord{store: store, id: id, validation: validation, outer: heldBy(ctx)})
-	result, err := run(held, stop, store, rec, fn)
-	if err != nil {
-		return zero, err
-	}
+// complete stores the completion of rec, held by this call, with result unless the options
+// say to store none. fn has run: every error is a *PersistenceError wrapping ErrNotRecorded.
+func complete[T any](ctx context.Context, cfg *config, stop time.Time, store Store, rec *Record, expires time.Time, result T) error {
+	id := rec.ID
 	// fn has run and its effect has happened: from here on a failure is ErrNotRecorded, and
 	// the record stays in progress so that nothing runs fn again before the lease ends.
 	done := *rec
@@ -306,19 +325,19 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 	if cfg.storeResult {
 		data, err := json.Marshal(result)
 		if err != nil {
-			return result, &PersistenceError{Op: "complete", Key: id, Err: fmt.Errorf("%w: result does not encode as JSON: %w", ErrNotRecorded, err)}
+			return &PersistenceError{Op: "complete", Key: id, Err: fmt.Errorf("%w: result does not encode as JSON: %w", ErrNotRecorded, err)}
 		}
 		if len(data) > maxData {
-			return result, &PersistenceError{Op: "complete", Key: id,
+			return &PersistenceError{Op: "complete", Key: id,
 				Err: fmt.Errorf("%w: %w: %d bytes of JSON, the limit is %d (WithoutResult stores none)", ErrNotRecorded, ErrResultTooLarge, len(data), maxData)}
 		}
 		done.Data = string(data)
 	}
 	// Save the result even if the caller's context has been cancelled, until the deadline.
 	if err := persist(ctx, stop, func(ctx context.Context) error { return store.Complete(ctx, &done) }); err != nil {
-		return result, &PersistenceError{Op: "complete", Key: id, Err: fmt.Errorf("%w: %w", ErrNotRecorded, err)}
+		return &PersistenceError{Op: "complete", Key: id, Err: fmt.Errorf("%w: %w", ErrNotRecorded, err)}
 	}
-	return result, nil
+	return nil
 }
 
 // acquire calls store.Acquire under ctx, ended at stop.

@@ -20,36 +20,7 @@ func TestNestedDo(t *testing.T) {
 	store := idempotency.NewDynamoDBStore(e.client, table)
 	ctx := context.Background()
 
-	t.Run("same key runs inside the outer lease", func(t *testing.T) {
-		var outer, inner atomic.Int32
-		handler := func(ctx context.Context) (string, error) {
-			outer.Add(1)
-			r, err := idempotency.Do(ctx, store, "orders-0-7", nil, counted(&inner, value(receipt{ID: "ch-7", Amount: 7})))
-			if err != nil {
-				return "", err
-			}
-			return r.ID, nil
-		}
-		e.calls.reset()
-		got, err := idempotency.Do(ctx, store, "orders-0-7", nil, handler)
-		if err != nil || got != "ch-7" {
-			t.Fatalf("outer Do = %q, %v; want ch-7, <nil>", got, err)
-		}
-		if outer.Load() != 1 || inner.Load() != 1 {
-			t.Errorf("outer fn ran %d times, inner %d; want 1 and 1", outer.Load(), inner.Load())
-		}
-		// The nested call makes no store call: acquire and complete are the outer call's.
-		e.calls.expectCalls(t, "nested Do", map[string]int{"PutItem": 2})
-		if it := e.item(t, table, keyID(t, "orders-0-7")); str(t, it, "status") != "COMPLETED" || str(t, it, "data") != `"ch-7"` {
-			t.Errorf("stored record = %v, want the outer result completed", it)
-		}
-
-		// A redelivery replays the outer result; neither function runs.
-		got, err = idempotency.Do(ctx, store, "orders-0-7", nil, handler)
-		if err != nil || got != "ch-7" || outer.Load() != 1 || inner.Load() != 1 {
-			t.Errorf("redelivery = %q, %v (outer %d, inner %d runs); want ch-7 replayed", got, err, outer.Load(), inner.Load())
-		}
-	})
+	t.Run("same key runs inside the outer lease", func(t *testing.T) { nestedSameKey(t, e, table, store) })
 
 	t.Run("another key takes its own record", func(t *testing.T) {
 		_, err := idempotency.Do(ctx, store, "outer-a", nil, func(ctx context.Context) (int, error) {
@@ -151,4 +122,37 @@ func TestNestedDo(t *testing.T) {
 			t.Errorf("later Do = %v (ran %d), want a replay", err, ran.Load())
 		}
 	})
+}
+
+// nestedSameKey is the subtest "same key runs inside the outer lease".
+func nestedSameKey(t *testing.T, e *env, table string, store idempotency.Store) {
+	ctx := context.Background()
+	var outer, inner atomic.Int32
+	handler := func(ctx context.Context) (string, error) {
+		outer.Add(1)
+		r, err := idempotency.Do(ctx, store, "orders-0-7", nil, counted(&inner, value(receipt{ID: "ch-7", Amount: 7})))
+		if err != nil {
+			return "", err
+		}
+		return r.ID, nil
+	}
+	e.calls.reset()
+	got, err := idempotency.Do(ctx, store, "orders-0-7", nil, handler)
+	if err != nil || got != "ch-7" {
+		t.Fatalf("outer Do = %q, %v; want ch-7, <nil>", got, err)
+	}
+	if outer.Load() != 1 || inner.Load() != 1 {
+		t.Errorf("outer fn ran %d times, inner %d; want 1 and 1", outer.Load(), inner.Load())
+	}
+	// The nested call makes no store call: acquire and complete are the outer call's.
+	e.calls.expectCalls(t, "nested Do", map[string]int{"PutItem": 2})
+	if it := e.item(t, table, keyID(t, "orders-0-7")); str(t, it, "status") != "COMPLETED" || str(t, it, "data") != `"ch-7"` {
+		t.Errorf("stored record = %v, want the outer result completed", it)
+	}
+
+	// A redelivery replays the outer result; neither function runs.
+	got, err = idempotency.Do(ctx, store, "orders-0-7", nil, handler)
+	if err != nil || got != "ch-7" || outer.Load() != 1 || inner.Load() != 1 {
+		t.Errorf("redelivery = %q, %v (outer %d, inner %d runs); want ch-7 replayed", got, err, outer.Load(), inner.Load())
+	}
 }

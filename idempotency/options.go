@@ -29,9 +29,23 @@ type config struct {
 
 func (c *config) invalid(format string, args ...any) {
 	if c.err == nil {
-		c.err = fmt.Errorf("%w: %s", ErrInvalidOption, fmt.Sprintf(format, args...))
+		c.err = invalidOption(fmt.Sprintf(format, args...))
 	}
 }
+
+// optionError is the error of an option given an invalid value, from a message
+// "Option(value): why": "idempotency: WithXxx(v): invalid option: why".
+type optionError struct{ option, why string }
+
+func invalidOption(msg string) error {
+	opt, why, _ := strings.Cut(msg, ": ")
+	return &optionError{option: opt, why: why}
+}
+
+func (e *optionError) Error() string {
+	return "idempotency: " + e.option + ": invalid option: " + e.why
+}
+func (e *optionError) Is(target error) bool { return target == ErrInvalidOption }
 
 // DisabledEnv is the environment variable that turns idempotency off, as in Powertools: when
 // it is set to a true value (1, t, true, y, yes, on, in any case), Do just calls fn; a false
@@ -148,7 +162,7 @@ func newConfig(opts []Option) config {
 	}
 	for _, o := range opts {
 		if o == nil {
-			c.invalid("nil Option")
+			c.invalid("Option(nil): want an option")
 			continue
 		}
 		o(&c)

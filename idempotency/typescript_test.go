@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/kafkalambda/toolkit/idempotency"
-	"github.com/kafkalambda/toolkit/internal/localaws"
+	"github.com/kafkalambda/toolkit/internal/localserver"
 )
 
 // Interoperation with Powertools for AWS Lambda (TypeScript): the npm package
@@ -58,7 +58,7 @@ type tsOutput struct {
 // runTS runs the script's steps against table under prefix and returns its output lines.
 func runTS(t *testing.T, e *env, table, prefix string, steps ...tsStep) []tsOutput {
 	t.Helper()
-	node, root, _, err := localaws.Locate("@aws-lambda-powertools/idempotency", "package.json")
+	node, root, _, err := localserver.Locate("@aws-lambda-powertools/idempotency", "package.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,49 +200,7 @@ func TestTypeScriptInterop(t *testing.T) {
 		}
 	})
 
-	t.Run("in-progress records", func(t *testing.T) {
-		// TypeScript crashes while it holds the key: Go waits, then takes over after the lease.
-		out := runTS(t, e, table, prefix, tsStep{Op: "invoke", Crash: true, RemainingMs: 60_000,
-			Event: &tsEvent{Key: "orders-1-1", Result: "never stored"}})
-		if !out[0].Crashed {
-			t.Fatalf("TypeScript = %+v, want a crash", out[0])
-		}
-		if _, err := idempotency.Do(ctx, store, "orders-1-1", nil, never, opt); !errors.Is(err, idempotency.ErrInProgress) {
-			t.Errorf("Go Do while TypeScript holds the key: %v, want ErrInProgress", err)
-		}
-		later := idempotency.WithClock(func() time.Time { return time.Now().Add(2 * time.Minute) })
-		got, err := idempotency.Do(ctx, store, "orders-1-1", nil, func(context.Context) (string, error) { return "taken over", nil }, opt, later)
-		if err != nil || got != "taken over" {
-			t.Errorf("Go Do after TypeScript's lease = %q, %v; want it run", got, err)
-		}
-
-		// Go holds the key: TypeScript is refused.
-		_, err = idempotency.Do(ctx, store, "orders-1-2", nil, func(context.Context) (string, error) {
-			out := runTS(t, e, table, prefix, tsStep{Op: "invoke", Event: &tsEvent{Key: "orders-1-2", Result: "ts"}})
-			if out[0].Ran || out[0].Error == nil || out[0].Error.Name != "IdempotencyAlreadyInProgressError" {
-				t.Errorf("TypeScript while Go holds the key = %+v, want IdempotencyAlreadyInProgressError", out[0])
-			}
-			return "go", nil
-		}, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-
-		// Go holds the key with an expiry shorter than its lease: TypeScript, whose condition
-		// takes over an expired record whatever its lease, is still refused once the expiry
-		// has passed, because Go writes the expiration no earlier than the lease's end.
-		_, err = idempotency.Do(ctx, store, "orders-1-3", nil, func(context.Context) (string, error) {
-			time.Sleep(2200 * time.Millisecond)
-			out := runTS(t, e, table, prefix, tsStep{Op: "invoke", Event: &tsEvent{Key: "orders-1-3", Result: "ts"}})
-			if out[0].Ran || out[0].Error == nil || out[0].Error.Name != "IdempotencyAlreadyInProgressError" {
-				t.Errorf("TypeScript 2.2 s into Go's lease, past its 1 s expiry = %+v, want IdempotencyAlreadyInProgressError", out[0])
-			}
-			return "go", nil
-		}, opt, idempotency.WithExpiry(time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-	})
+	t.Run("in-progress records", func(t *testing.T) { tsInProgress(t, e, table, prefix, store, opt, never) })
 }
 
 func sameJSONText(a, b []byte) bool {
@@ -353,4 +311,50 @@ func pow10(n int) float64 {
 		f /= 10
 	}
 	return f
+}
+
+// tsInProgress is the subtest "in-progress records".
+func tsInProgress(t *testing.T, e *env, table, prefix string, store idempotency.Store, opt idempotency.Option, never func(context.Context) (tsReceipt, error)) {
+	ctx := context.Background()
+	// TypeScript crashes while it holds the key: Go waits, then takes over after the lease.
+	out := runTS(t, e, table, prefix, tsStep{Op: "invoke", Crash: true, RemainingMs: 60_000,
+		Event: &tsEvent{Key: "orders-1-1", Result: "never stored"}})
+	if !out[0].Crashed {
+		t.Fatalf("TypeScript = %+v, want a crash", out[0])
+	}
+	if _, err := idempotency.Do(ctx, store, "orders-1-1", nil, never, opt); !errors.Is(err, idempotency.ErrInProgress) {
+		t.Errorf("Go Do while TypeScript holds the key: %v, want ErrInProgress", err)
+	}
+	later := idempotency.WithClock(func() time.Time { return time.Now().Add(2 * time.Minute) })
+	got, err := idempotency.Do(ctx, store, "orders-1-1", nil, func(context.Context) (string, error) { return "taken over", nil }, opt, later)
+	if err != nil || got != "taken over" {
+		t.Errorf("Go Do after TypeScript's lease = %q, %v; want it run", got, err)
+	}
+
+	// Go holds the key: TypeScript is refused.
+	_, err = idempotency.Do(ctx, store, "orders-1-2", nil, func(context.Context) (string, error) {
+		out := runTS(t, e, table, prefix, tsStep{Op: "invoke", Event: &tsEvent{Key: "orders-1-2", Result: "ts"}})
+		if out[0].Ran || out[0].Error == nil || out[0].Error.Name != "IdempotencyAlreadyInProgressError" {
+			t.Errorf("TypeScript while Go holds the key = %+v, want IdempotencyAlreadyInProgressError", out[0])
+		}
+		return "go", nil
+	}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Go holds the key with an expiry shorter than its lease: TypeScript, whose condition
+	// takes over an expired record whatever its lease, is still refused once the expiry
+	// has passed, because Go writes the expiration no earlier than the lease's end.
+	_, err = idempotency.Do(ctx, store, "orders-1-3", nil, func(context.Context) (string, error) {
+		time.Sleep(2200 * time.Millisecond)
+		out := runTS(t, e, table, prefix, tsStep{Op: "invoke", Event: &tsEvent{Key: "orders-1-3", Result: "ts"}})
+		if out[0].Ran || out[0].Error == nil || out[0].Error.Name != "IdempotencyAlreadyInProgressError" {
+			t.Errorf("TypeScript 2.2 s into Go's lease, past its 1 s expiry = %+v, want IdempotencyAlreadyInProgressError", out[0])
+		}
+		return "go", nil
+	}, opt, idempotency.WithExpiry(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -103,21 +103,7 @@ func TestProduceThenProcess(t *testing.T) {
 				}
 			}
 
-			sends := map[string]tracetest.SpanStub{} // by partition/offset
-			for _, s := range exp.GetSpans() {
-				if s.Name != "send orders" {
-					continue
-				}
-				a := attrs(s)
-				if s.SpanKind != trace.SpanKindProducer || s.Parent.SpanID() != parent.SpanContext().SpanID() ||
-					s.SpanContext.TraceID() != parent.SpanContext().TraceID() {
-					t.Errorf("send span: kind %v, parent %s, trace %s; want producer, %s, %s", s.SpanKind,
-						s.Parent.SpanID(), s.SpanContext.TraceID(), parent.SpanContext().SpanID(), parent.SpanContext().TraceID())
-				}
-				wantAttrs(t, s, map[attribute.Key]any{"messaging.system": "kafka", "messaging.operation.type": "send",
-					"messaging.operation.name": "send", "messaging.destination.name": "orders"})
-				sends[fmt.Sprintf("%v/%v", a["messaging.destination.partition.id"], a["messaging.kafka.offset"])] = s
-			}
+			sends := sendSpans(t, exp, parent)
 			if len(sends) != 3 {
 				t.Fatalf("%d send spans with distinct partition/offset, want 3: %v", len(sends), keys(sends))
 			}
@@ -173,6 +159,28 @@ func TestProduceThenProcess(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sendSpans are the "send orders" spans exp holds, by partition/offset, each checked to be a
+// producer span under parent.
+func sendSpans(t *testing.T, exp *tracetest.InMemoryExporter, parent trace.Span) map[string]tracetest.SpanStub {
+	t.Helper()
+	sends := map[string]tracetest.SpanStub{} // by partition/offset
+	for _, s := range exp.GetSpans() {
+		if s.Name != "send orders" {
+			continue
+		}
+		a := attrs(s)
+		if s.SpanKind != trace.SpanKindProducer || s.Parent.SpanID() != parent.SpanContext().SpanID() ||
+			s.SpanContext.TraceID() != parent.SpanContext().TraceID() {
+			t.Errorf("send span: kind %v, parent %s, trace %s; want producer, %s, %s", s.SpanKind,
+				s.Parent.SpanID(), s.SpanContext.TraceID(), parent.SpanContext().SpanID(), parent.SpanContext().TraceID())
+		}
+		wantAttrs(t, s, map[attribute.Key]any{"messaging.system": "kafka", "messaging.operation.type": "send",
+			"messaging.operation.name": "send", "messaging.destination.name": "orders"})
+		sends[fmt.Sprintf("%v/%v", a["messaging.destination.partition.id"], a["messaging.kafka.offset"])] = s
+	}
+	return sends
 }
 
 // A record kgo fails ends its send span with the error; the record's Context is the one

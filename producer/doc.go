@@ -132,9 +132,10 @@
 //
 // A function that produces records while handling Kafka records cannot commit its input
 // offsets with its output in one Kafka transaction: the event source mapping owns the
-// offsets. [ProduceOnce] is the safe path instead: it writes the input's identity into each
-// output's header [SourceHeader] and produces under an idempotency record keyed by that
-// identity, and a downstream batch.WithIdempotencyKey([SourceKey]) applies each output once,
-// even when a retried transform wrote it twice. ProduceOnce's documentation gives the
-// window that remains, and why.
+// offsets. Package producer/once is the safe path instead: its Produce writes the input's
+// identity into each output's header [SourceHeader] and produces under an idempotency key
+// made of that identity, and a downstream batch.WithIdempotencyKey([SourceKey]) applies each
+// output once, even when a retried transform wrote it twice. once.Produce's documentation
+// gives the window that remains, and why. It is a package of its own so that a function that
+// only produces does not link the DynamoDB client.
 package producer

@@ -16,7 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kafkalambda/toolkit/internal/kafkaiam"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/producer"
 )
 
@@ -75,7 +76,7 @@ func (l *reauthLog) Log(_ kgo.LogLevel, msg string, _ ...any) {
 	}
 }
 
-func iamClient(t *testing.T, b *kafkaiam.Broker, creds aws.CredentialsProvider, extra ...kgo.Opt) *kgo.Client {
+func iamClient(t *testing.T, b *localserver.Kafka, creds aws.CredentialsProvider, extra ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	cl, err := producer.NewClient(
 		producer.WithBrokers(b.Addrs()...),
@@ -91,12 +92,12 @@ func iamClient(t *testing.T, b *kafkaiam.Broker, creds aws.CredentialsProvider, 
 	return cl
 }
 
-func startIAM(t *testing.T, opts ...kafkaiam.Option) *kafkaiam.Broker {
+func startIAM(t *testing.T, opts ...localserver.KafkaOption) *localserver.Kafka {
 	t.Helper()
-	return kafkaiam.Start(t, append([]kafkaiam.Option{
-		kafkaiam.WithRegion("eu-west-1"),
-		kafkaiam.WithTLS(),
-		kafkaiam.WithClusterOptions(kfake.NumBrokers(2), kfake.SeedTopics(3, "orders")),
+	return localservertest.StartKafka(t, append([]localserver.KafkaOption{
+		localserver.WithIAMRegion("eu-west-1"),
+		localserver.WithTLS(),
+		localserver.WithClusterOptions(kfake.NumBrokers(2), kfake.SeedTopics(3, "orders")),
 	}, opts...)...)
 }
 
@@ -109,7 +110,7 @@ func records(n int) []*kgo.Record {
 }
 
 func TestIAMRightCredentialsProduce(t *testing.T) {
-	b := startIAM(t, kafkaiam.WithCredentials(credsA))
+	b := startIAM(t, localserver.WithCredentials(credsA))
 	creds := &rotating{creds: credsA}
 	conns := &connCounter{}
 	cl := iamClient(t, b, creds, kgo.WithHooks(conns))
@@ -144,7 +145,7 @@ func TestIAMRightCredentialsProduce(t *testing.T) {
 }
 
 func TestIAMWrongSecretFailsFast(t *testing.T) {
-	b := startIAM(t, kafkaiam.WithCredentials(credsA))
+	b := startIAM(t, localserver.WithCredentials(credsA))
 	wrong := credsA
 	wrong.SecretAccessKey = "not-the-secret"
 	cl := iamClient(t, b, &rotating{creds: wrong})
@@ -173,7 +174,7 @@ func TestIAMWrongSecretFailsFast(t *testing.T) {
 }
 
 func TestIAMRotatedCredentialsOnReconnection(t *testing.T) {
-	b := startIAM(t, kafkaiam.WithCredentials(credsA))
+	b := startIAM(t, localserver.WithCredentials(credsA))
 	creds := &rotating{creds: credsA}
 	cl := iamClient(t, b, creds)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -212,7 +213,7 @@ func TestIAMRotatedCredentialsOnReconnection(t *testing.T) {
 
 func TestIAMTokenPerReauthentication(t *testing.T) {
 	// A 1.5 s session lifetime: franz-go re-authenticates once less than 1 s of it is left.
-	b := startIAM(t, kafkaiam.WithCredentials(credsA), kafkaiam.WithSessionLifetime(1500*time.Millisecond))
+	b := startIAM(t, localserver.WithCredentials(credsA), localserver.WithSessionLifetime(1500*time.Millisecond))
 	creds := &rotating{creds: credsA}
 	conns := &connCounter{}
 	reauths := &reauthLog{}
@@ -250,7 +251,7 @@ func TestIAMTokenPerReauthentication(t *testing.T) {
 
 // Credentials the provider cannot give fail Produce at once, naming the cause.
 func TestIAMCredentialsErrorFailsFast(t *testing.T) {
-	b := startIAM(t, kafkaiam.WithCredentials(credsA))
+	b := startIAM(t, localserver.WithCredentials(credsA))
 	cl := iamClient(t, b, aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 		return aws.Credentials{}, errors.New("no role session")
 	}))

@@ -16,7 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/kafkalambda/toolkit/internal/localaws"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/procgroup"
 )
 
 // motoStartTimeout bounds how long startMoto waits for moto_server to listen (Python imports
@@ -45,7 +46,7 @@ func startMoto(t testing.TB) *moto {
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", "0")
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(out, pw), io.MultiWriter(out, pw)
 	cmd.WaitDelay = 2 * time.Second
-	setProcAttr(cmd)
+	procgroup.Set(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
@@ -86,7 +87,7 @@ func (m *moto) stop() {
 		return
 	default:
 	}
-	killTree(m.cmd)
+	procgroup.Kill(m.cmd)
 	select {
 	case <-m.exited:
 	case <-time.After(10 * time.Second):
@@ -94,11 +95,11 @@ func (m *moto) stop() {
 }
 
 // client returns a Secrets Manager client of the server: static test credentials, us-east-1,
-// and localaws's retryer (a stopped server fails at once). optFns run last.
+// and localserver's retryer (a stopped server fails at once). optFns run last.
 func (m *moto) client(optFns ...func(*secretsmanager.Options)) *secretsmanager.Client {
-	return secretsmanager.NewFromConfig(localaws.Config("us-east-1"), append([]func(*secretsmanager.Options){func(o *secretsmanager.Options) {
+	return secretsmanager.NewFromConfig(localserver.ClientConfig("us-east-1"), append([]func(*secretsmanager.Options){func(o *secretsmanager.Options) {
 		o.BaseEndpoint = aws.String(m.endpoint)
-		o.Retryer = localaws.Retryer()
+		o.Retryer = localserver.Retryer()
 	}}, optFns...)...)
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 )
 
 // endless is standard input that never ends, as "klt event build < /dev/zero" gets: zero
@@ -46,29 +48,29 @@ func TestEndlessStdin(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
-		lim  inputLimit
+		lim  base.InputLimit
 	}{
-		{"build", []string{"event", "build"}, linesLimit},
-		{"decode", []string{"event", "decode"}, eventLimit},
-		{"filter test event", []string{"filter", "test", "--criteria", crit, "--event", "-"}, eventLimit},
-		{"filter test criteria", []string{"filter", "test", "--criteria", "-", "--event", event}, templateLimit},
-		{"filter lint", []string{"filter", "lint", "-"}, templateLimit},
-		{"invoke", []string{"invoke", "--template", tmpl, "Fn", "-"}, eventLimit},
-		{"produce", []string{"produce", "--brokers", "127.0.0.1:1", "--no-tls", "--topic", "t"}, linesLimit},
+		{"build", []string{"event", "build"}, base.LinesLimit},
+		{"decode", []string{"event", "decode"}, base.EventLimit},
+		{"filter test event", []string{"filter", "test", "--criteria", crit, "--event", "-"}, base.EventLimit},
+		{"filter test criteria", []string{"filter", "test", "--criteria", "-", "--event", event}, base.TemplateLimit},
+		{"filter lint", []string{"filter", "lint", "-"}, base.TemplateLimit},
+		{"invoke", []string{"invoke", "--template", tmpl, "Fn", "-"}, base.EventLimit},
+		{"produce", []string{"produce", "--brokers", "127.0.0.1:1", "--no-tls", "--topic", "t"}, base.LinesLimit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := &endless{stop: 2 * linesLimit.max}
+			in := &endless{stop: 2 * base.LinesLimit.Max}
 			var stdout, stderr bytes.Buffer
 			start := time.Now()
 			code := run(context.Background(), tt.args, in, &stdout, &stderr)
 			took := time.Since(start)
-			want := (&tooLargeError{"<stdin>", tt.lim}).Error()
-			if code != exitFail || !strings.Contains(stderr.String(), want) {
+			want := (&base.TooLargeError{Name: "<stdin>", Limit: tt.lim}).Error()
+			if code != base.ExitFail || !strings.Contains(stderr.String(), want) {
 				t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr.String(), want)
 			}
-			if in.n > tt.lim.max+1 {
-				t.Errorf("read %d bytes of endless stdin; the cap is %d", in.n, tt.lim.max)
+			if in.n > tt.lim.Max+1 {
+				t.Errorf("read %d bytes of endless stdin; the cap is %d", in.n, tt.lim.Max)
 			}
 			if took > 10*time.Second {
 				t.Errorf("took %v to give up on endless stdin", took)
@@ -81,18 +83,18 @@ func TestEndlessStdin(t *testing.T) {
 // naming the cap, found before the whole line is in memory; one of exactly that length is not
 // refused for its length.
 func TestLongLine(t *testing.T) {
-	ok := `{"topic":"t","value":"` + strings.Repeat("x", maxLineBytes-24) + `"}`
-	if len(ok) != maxLineBytes {
-		t.Fatalf("test line is %d bytes, want %d", len(ok), maxLineBytes)
+	ok := `{"topic":"t","value":"` + strings.Repeat("x", base.MaxLineBytes-24) + `"}`
+	if len(ok) != base.MaxLineBytes {
+		t.Fatalf("test line is %d bytes, want %d", len(ok), base.MaxLineBytes)
 	}
-	long := `{"topic":"t","value":"` + strings.Repeat("x", maxLineBytes) + `"}`
+	long := `{"topic":"t","value":"` + strings.Repeat("x", base.MaxLineBytes) + `"}`
 	r := klt(t, ok+"\n"+long+"\n", "event", "build", "--compact")
 	want := "klt: <stdin>:2: longer than 12582912 bytes (12 MB, klt's limit for one line of JSON Lines); klt read no further\n"
-	if r.code != exitFail || r.stderr != want {
+	if r.code != base.ExitFail || r.stderr != want {
 		t.Errorf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
 	}
 	if r := klt(t, ok+"\n", "event", "build", "--compact"); strings.Contains(r.stderr, "longer than") {
-		t.Errorf("a line of exactly %d bytes refused: %s", maxLineBytes, r.stderr)
+		t.Errorf("a line of exactly %d bytes refused: %s", base.MaxLineBytes, r.stderr)
 	}
 }
 
@@ -133,7 +135,7 @@ func TestBillionLaughs(t *testing.T) {
 			took := time.Since(start)
 			runtime.ReadMemStats(&after)
 			want := path + ":7:38: aliases expand the template past 1000000 nodes, klt's limit"
-			if r.code != exitFail || !strings.Contains(r.stderr, want) {
+			if r.code != base.ExitFail || !strings.Contains(r.stderr, want) {
 				t.Errorf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
 			}
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/esmevent"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
@@ -49,7 +51,7 @@ func TestBuild(t *testing.T) {
 		Event()
 
 	r := klt(t, in, "event", "build", "--compact")
-	if r.code != exitOK || r.stderr != "" {
+	if r.code != base.ExitOK || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
 	if w := wire(t, want); r.stdout != w {
@@ -108,7 +110,7 @@ func TestBuildFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := klt(t, in, append([]string{"event", "build", "--compact"}, tt.flags...)...)
-			if r.code != exitOK || r.stderr != "" {
+			if r.code != base.ExitOK || r.stderr != "" {
 				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 			}
 			if w := wire(t, tt.want); r.stdout != w {
@@ -155,7 +157,7 @@ func TestIndentJSON(t *testing.T) {
 			"[\n  {\n    \"k\": [" + strings.Repeat("1,", 50) + "1]\n  },\n  {\"q\\\"]\":\"\\\\\"}\n]"},
 	}
 	for _, tt := range tests {
-		if got := string(indentJSON([]byte(tt.in))); got != tt.want {
+		if got := string(esmevent.IndentJSON([]byte(tt.in))); got != tt.want {
 			t.Errorf("indentJSON(%s)\n got %s\nwant %s", tt.in, got, tt.want)
 		}
 	}
@@ -166,7 +168,7 @@ func TestBuildOutputFile(t *testing.T) {
 	out := filepath.Join(dir, "event.json")
 	in := writeFile(t, "records.jsonl", `{"topic":"t","value":"v"}`+"\n")
 	r := klt(t, "", "event", "build", "-o", out, in)
-	if r.code != exitOK || r.stdout != "" || r.stderr != "" {
+	if r.code != base.ExitOK || r.stdout != "" || r.stderr != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	data, err := os.ReadFile(out)
@@ -179,8 +181,8 @@ func TestBuildOutputFile(t *testing.T) {
 
 	// Bad input writes nothing, not even an empty file.
 	bad := filepath.Join(dir, "bad.json")
-	if r := klt(t, `{"topic":"t","x":1}`, "event", "build", "-o", bad); r.code != exitFail {
-		t.Fatalf("exit %d, want %d", r.code, exitFail)
+	if r := klt(t, `{"topic":"t","x":1}`, "event", "build", "-o", bad); r.code != base.ExitFail {
+		t.Fatalf("exit %d, want %d", r.code, base.ExitFail)
 	}
 	if _, err := os.Stat(bad); !os.IsNotExist(err) {
 		t.Errorf("bad input left %s behind (stat: %v)", bad, err)
@@ -188,7 +190,7 @@ func TestBuildOutputFile(t *testing.T) {
 
 	// A file that cannot be written fails.
 	r = klt(t, `{"topic":"t"}`, "event", "build", "-o", filepath.Join(dir, "no", "such", "dir.json"))
-	if r.code != exitFail || !strings.HasPrefix(r.stderr, "klt: open ") || !strings.HasSuffix(r.stderr, ": no such file or directory\n") {
+	if r.code != base.ExitFail || !strings.HasPrefix(r.stderr, "klt: open ") || !strings.HasSuffix(r.stderr, ": no such file or directory\n") {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
 }
@@ -216,8 +218,8 @@ func TestBuildInputErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := klt(t, tt.stdin, append([]string{"event", "build"}, tt.args...)...)
-			if r.code != exitFail || r.stdout != "" {
-				t.Errorf("exit %d, stdout %q; want %d and nothing", r.code, r.stdout, exitFail)
+			if r.code != base.ExitFail || r.stdout != "" {
+				t.Errorf("exit %d, stdout %q; want %d and nothing", r.code, r.stdout, base.ExitFail)
 			}
 			if tt.want == "" { // a system error; its text is the OS's
 				if !strings.HasPrefix(r.stderr, "klt: open ") {
@@ -237,7 +239,7 @@ func TestBuildTooLarge(t *testing.T) {
 	in := `{"topic":"t","valueBase64":"` + strings.Repeat("AAAA", 1<<20) + `"}` + "\n" +
 		`{"topic":"t","valueBase64":"` + strings.Repeat("AAAA", 1<<20) + `"}` + "\n"
 	r := klt(t, in, "event", "build", "--compact")
-	if r.code != exitOK || len(r.stdout) <= maxPayload {
+	if r.code != base.ExitOK || len(r.stdout) <= base.MaxPayload {
 		t.Fatalf("exit %d, %d bytes", r.code, len(r.stdout))
 	}
 	want := "klt: warning: the event is " + strconv.Itoa(len(r.stdout)-1) + " bytes, more than the 6291456 bytes (6 MB) of a Lambda invocation payload\n"

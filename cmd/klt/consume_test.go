@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/consume"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func TestProduceConsumeUsageErrors(t *testing.T) {
@@ -43,7 +44,7 @@ func TestProduceConsumeUsageErrors(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			start := time.Now()
 			r := klt(t, "{}\n", tt.args...)
-			if r.code != exitUsage || r.stdout != "" {
+			if r.code != base.ExitUsage || r.stdout != "" {
 				t.Errorf("exit %d, stdout %q; want 2 and nothing", r.code, r.stdout)
 			}
 			first, rest, _ := strings.Cut(r.stderr, "\n")
@@ -63,7 +64,7 @@ func TestProduceConsumeUsageErrors(t *testing.T) {
 func TestProduceConsumeHelp(t *testing.T) {
 	for _, args := range [][]string{{"help", "produce"}, {"produce", "--help"}, {"help", "consume"}, {"consume", "-h"}} {
 		r := klt(t, "", args...)
-		if r.code != exitOK || r.stderr != "" {
+		if r.code != base.ExitOK || r.stderr != "" {
 			t.Errorf("%q: exit %d, stderr %q", args, r.code, r.stderr)
 		}
 		for _, w := range []string{"Usage: klt " + strings.TrimPrefix(strings.Join(args, " "), "help ")[:7],
@@ -88,7 +89,7 @@ func TestAllMSK(t *testing.T) {
 		"kafka.example.com:9092":                 false,
 		"ec2-1-2-3-4.compute.amazonaws.com:9092": false,
 	} {
-		if got := allMSK(strings.Split(brokers, ",")); got != want {
+		if got := consume.AllMSK(strings.Split(brokers, ",")); got != want {
 			t.Errorf("allMSK(%s) = %v, want %v", brokers, got, want)
 		}
 	}
@@ -115,7 +116,7 @@ func TestConsumeEventBounded(t *testing.T) {
 	}
 	r := klt(t, "", "consume", "--no-tls", "--brokers", brokers, "--topic", "big", "--group", "g",
 		"--from-beginning", "--timeout", "3s", "--event", "--compact")
-	if r.code != exitOK {
+	if r.code != base.ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	if want := "klt: stopped after 5 records: the next would take the event past the 6291456 bytes (6 MB) of a Lambda invocation payload\n"; r.stderr != want {
@@ -125,13 +126,13 @@ func TestConsumeEventBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Len() != 5 || len(r.stdout) > maxPayload {
-		t.Errorf("event of %d records, %d bytes; want 5 records within %d bytes", ev.Len(), len(r.stdout), maxPayload)
+	if ev.Len() != 5 || len(r.stdout) > base.MaxPayload {
+		t.Errorf("event of %d records, %d bytes; want 5 records within %d bytes", ev.Len(), len(r.stdout), base.MaxPayload)
 	}
 	// The group goes on after the records printed: the other three.
 	r = klt(t, "", "consume", "--no-tls", "--brokers", brokers, "--topic", "big", "--group", "g",
 		"--from-beginning", "--timeout", "3s")
-	if got := strings.Count(r.stdout, "\n"); r.code != exitOK || got != 3 || !strings.Contains(r.stdout, `"offset":5,`) {
+	if got := strings.Count(r.stdout, "\n"); r.code != base.ExitOK || got != 3 || !strings.Contains(r.stdout, `"offset":5,`) {
 		t.Errorf("the group's next consume printed %d records (exit %d, %s), want offsets 5 to 7", got, r.code, r.stderr)
 	}
 }

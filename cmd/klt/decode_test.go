@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsonl"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
@@ -22,7 +24,7 @@ func TestTextOrBase64(t *testing.T) {
 		text any
 		b64  string
 	}{
-		{"nil", nil, jsonNull, ""},
+		{"nil", nil, jsonl.JSONNull, ""},
 		{"empty", []byte{}, "", ""},
 		{"ASCII", []byte("order-1"), "order-1", ""},
 		{"JSON text", []byte(`{"a":"<b>"}`), `{"a":"<b>"}`, ""},
@@ -35,7 +37,7 @@ func TestTextOrBase64(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			text, b64 := textOrBase64(tt.in)
+			text, b64 := jsonl.TextOrBase64(tt.in)
 			if !reflect.DeepEqual(text, tt.text) || b64 != tt.b64 {
 				t.Errorf("textOrBase64(%q) = %#v, %q; want %#v, %q", tt.in, text, b64, tt.text, tt.b64)
 			}
@@ -80,7 +82,7 @@ func TestDecodedRecordOf(t *testing.T) {
 			var buf bytes.Buffer
 			enc := json.NewEncoder(&buf)
 			enc.SetEscapeHTML(false)
-			if err := enc.Encode(decodedRecordOf(&tt.rec)); err != nil {
+			if err := enc.Encode(jsonl.DecodedRecordOf(&tt.rec)); err != nil {
 				t.Fatal(err)
 			}
 			if got := strings.TrimSuffix(buf.String(), "\n"); got != tt.want {
@@ -102,7 +104,7 @@ func TestDecode(t *testing.T) {
 	file := writeFile(t, "event.json", data)
 	for _, args := range [][]string{{file}, nil, {"-"}} {
 		r := klt(t, data, append([]string{"event", "decode"}, args...)...)
-		if r.code != exitOK || r.stderr != "" {
+		if r.code != base.ExitOK || r.stderr != "" {
 			t.Fatalf("decode %v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
 		if r.stdout != want {
@@ -135,8 +137,8 @@ func TestDecodeErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := klt(t, tt.stdin, append([]string{"event", "decode"}, tt.args...)...)
-			if r.code != exitFail || r.stdout != "" {
-				t.Errorf("exit %d, stdout %q; want %d and nothing", r.code, r.stdout, exitFail)
+			if r.code != base.ExitFail || r.stdout != "" {
+				t.Errorf("exit %d, stdout %q; want %d and nothing", r.code, r.stdout, base.ExitFail)
 			}
 			if !strings.HasPrefix(r.stderr, "klt: <stdin>: kafkaevent: ") && !strings.HasPrefix(r.stderr, "klt: "+file) &&
 				!strings.HasPrefix(r.stderr, "klt: open ") {
@@ -167,8 +169,8 @@ func TestDecodeMalformedRecord(t *testing.T) {
 		t.Fatal("Parse accepted the bad key")
 	}
 	r := klt(t, in, "event", "decode")
-	if r.code != exitFail {
-		t.Errorf("exit %d, want %d", r.code, exitFail)
+	if r.code != base.ExitFail {
+		t.Errorf("exit %d, want %d", r.code, base.ExitFail)
 	}
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 	if len(lines) != 2 {
@@ -194,12 +196,12 @@ func TestDecodeMalformedRecord(t *testing.T) {
 	// Build rejects the line that carries the error, and builds the rest once it is dropped.
 	b := klt(t, r.stdout, "event", "build")
 	want := "klt: <stdin>:1: record carries a decode error; fix or drop it (" + recErr.Error() + ")\n"
-	if b.code != exitFail || b.stdout != "" || b.stderr != want {
+	if b.code != base.ExitFail || b.stdout != "" || b.stderr != want {
 		t.Errorf("build of decode's output: exit %d, stdout %q, stderr\n%s\nwant exit %d, nothing and\n%s",
-			b.code, b.stdout, b.stderr, exitFail, want)
+			b.code, b.stdout, b.stderr, base.ExitFail, want)
 	}
 	b = klt(t, lines[1], "event", "build", "--source", "self-managed", "--compact")
-	if b.code != exitOK {
+	if b.code != base.ExitOK {
 		t.Fatalf("build of the good line: exit %d: %s", b.code, b.stderr)
 	}
 	back, err := kafkaevent.Parse([]byte(b.stdout))
@@ -225,7 +227,7 @@ func TestDecodeFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := klt(t, "", "event", "decode", file)
-			if r.code != exitOK || r.stderr != "" {
+			if r.code != base.ExitOK || r.stderr != "" {
 				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 			}
 			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
@@ -260,7 +262,7 @@ func fixtureEvents(t *testing.T) []string {
 // build rejects it.
 func checkDecodedLine(t *testing.T, line string, rec *kafkaevent.Record) {
 	t.Helper()
-	lr, err := decodeLine([]byte(line))
+	lr, err := jsonl.DecodeLine([]byte(line))
 	if rec.Err != nil {
 		var d struct{ Error string }
 		if jerr := json.Unmarshal([]byte(line), &d); jerr != nil || d.Error != rec.Err.Error() {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 )
 
 // Fixtures of the repository, shared with users (see testdata/filters/README.md).
@@ -55,7 +57,7 @@ func TestFilterTestKafka(t *testing.T) {
 	for _, criteria := range []string{ordersCriteria, exampleTemplate + "#OrdersConsumer.Orders"} {
 		t.Run(criteria, func(t *testing.T) {
 			r := klt(t, "", "filter", "test", "--criteria", criteria, "--event", mskEvent)
-			if r.code != exitOK || r.stderr != "" {
+			if r.code != base.ExitOK || r.stderr != "" {
 				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 			}
 			checkLines(t, r.stdout, mskVerdicts)
@@ -78,7 +80,7 @@ func TestFilterTestSQS(t *testing.T) {
 	for _, criteria := range []string{placedPattern, exampleTemplate + "#OrdersWorker.PlacedOrders"} {
 		t.Run(criteria, func(t *testing.T) {
 			r := klt(t, "", "filter", "test", "--criteria", criteria, "--event", sqsEvent)
-			if r.code != exitOK || r.stderr != "" {
+			if r.code != base.ExitOK || r.stderr != "" {
 				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 			}
 			checkLines(t, r.stdout, want)
@@ -88,7 +90,7 @@ func TestFilterTestSQS(t *testing.T) {
 
 func TestFilterTestJSON(t *testing.T) {
 	r := klt(t, "", "filter", "test", "--json", "--criteria", ordersCriteria, "--event", mskEvent)
-	if r.code != exitOK || r.stderr != "" {
+	if r.code != base.ExitOK || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
@@ -148,36 +150,36 @@ func TestFilterTestExpectations(t *testing.T) {
 		code   int
 		stderr []string // the start of each stderr line
 	}{
-		{"none: dropped records are fine", mskEvent, nil, exitOK, nil},
-		{"pass and drop by number", mskEvent, []string{"--expect-pass", "0,2", "--expect-drop", "1"}, exitOK, nil},
-		{"by id", mskEvent, []string{"--expect-pass", "orders-0@15, orders-0@17", "--expect-drop", "orders-0@16"}, exitOK, nil},
-		{"repeated flag", mskEvent, []string{"--expect-pass", "0", "--expect-pass", "2"}, exitOK, nil},
-		{"some records only", mskEvent, []string{"--expect-drop", "1"}, exitOK, nil},
-		{"a pass expected", mskEvent, []string{"--expect-pass", "0,1,2"}, exitFail, []string{
+		{"none: dropped records are fine", mskEvent, nil, base.ExitOK, nil},
+		{"pass and drop by number", mskEvent, []string{"--expect-pass", "0,2", "--expect-drop", "1"}, base.ExitOK, nil},
+		{"by id", mskEvent, []string{"--expect-pass", "orders-0@15, orders-0@17", "--expect-drop", "orders-0@16"}, base.ExitOK, nil},
+		{"repeated flag", mskEvent, []string{"--expect-pass", "0", "--expect-pass", "2"}, base.ExitOK, nil},
+		{"some records only", mskEvent, []string{"--expect-drop", "1"}, base.ExitOK, nil},
+		{"a pass expected", mskEvent, []string{"--expect-pass", "0,1,2"}, base.ExitFail, []string{
 			"klt: " + mskEvent + ": #1 orders-0@16 is dropped (filter 0: value.total: got 12.5, want ",
 		}},
-		{"a drop expected", mskEvent, []string{"--expect-drop", "orders-0@15,2"}, exitFail, []string{
+		{"a drop expected", mskEvent, []string{"--expect-drop", "orders-0@15,2"}, base.ExitFail, []string{
 			"klt: " + mskEvent + ": #0 orders-0@15 passes (filter 0); --expect-drop wants it dropped",
 			"klt: " + mskEvent + ": #2 orders-0@17 passes (filter 1); --expect-drop wants it dropped",
 		}},
-		{"all-pass", mskEvent, []string{"--expect", "all-pass"}, exitFail, []string{
+		{"all-pass", mskEvent, []string{"--expect", "all-pass"}, base.ExitFail, []string{
 			"klt: " + mskEvent + ": #1 orders-0@16 is dropped (",
 		}},
-		{"all-drop", mskEvent, []string{"--expect", "all-drop"}, exitFail, []string{
+		{"all-drop", mskEvent, []string{"--expect", "all-drop"}, base.ExitFail, []string{
 			"klt: " + mskEvent + ": #0 orders-0@15 passes (filter 0); --expect all-drop wants it dropped",
 			"klt: " + mskEvent + ": #2 orders-0@17 passes (filter 1); --expect all-drop wants it dropped",
 		}},
-		{"no such record number", mskEvent, []string{"--expect-pass", "0,3"}, exitFail, []string{
+		{"no such record number", mskEvent, []string{"--expect-pass", "0,3"}, base.ExitFail, []string{
 			"klt: " + mskEvent + ": --expect-pass: no record 3: the event has 3, numbered from 0",
 		}},
-		{"no such id", mskEvent, []string{"--expect-drop", "orders-1@16"}, exitFail, []string{
+		{"no such id", mskEvent, []string{"--expect-drop", "orders-1@16"}, base.ExitFail, []string{
 			"klt: " + mskEvent + `: --expect-drop: no record "orders-1@16" in the event; its records are orders-0@15, orders-0@16, orders-0@17`,
 		}},
-		{"SQS by messageId", sqsEvent, []string{"--expect-pass", sqsPlaced + ",3", "--expect-drop", sqsCancelled + "," + sqsPing}, exitOK, nil},
-		{"SQS id list is cut short", sqsEvent, []string{"--expect-pass", "x"}, exitFail, []string{
+		{"SQS by messageId", sqsEvent, []string{"--expect-pass", sqsPlaced + ",3", "--expect-drop", sqsCancelled + "," + sqsPing}, base.ExitOK, nil},
+		{"SQS id list is cut short", sqsEvent, []string{"--expect-pass", "x"}, base.ExitFail, []string{
 			"klt: " + sqsEvent + `: --expect-pass: no record "x" in the event; its records are ` + sqsPlaced + ", " + sqsCancelled + ", " + sqsPing + ", ...",
 		}},
-		{"SQS all-pass", sqsEvent, []string{"--expect", "all-pass"}, exitFail, []string{
+		{"SQS all-pass", sqsEvent, []string{"--expect", "all-pass"}, base.ExitFail, []string{
 			"klt: " + sqsEvent + ": #1 " + sqsCancelled + ` is dropped (filter 0: body.status: got "CANCELLED", want ["PLACED"]); --expect all-pass wants it to pass`,
 			"klt: " + sqsEvent + ": #2 " + sqsPing + " is dropped (filter 0: body: ",
 		}},
@@ -244,7 +246,7 @@ func TestFilterTestCriteriaForms(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := klt(t, tt.stdin, "filter", "test", "--criteria", tt.src, "--event", mskEvent)
-			if r.code != exitOK || r.stderr != "" {
+			if r.code != base.ExitOK || r.stderr != "" {
 				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 			}
 			checkLines(t, r.stdout, mskVerdicts)
@@ -253,7 +255,7 @@ func TestFilterTestCriteriaForms(t *testing.T) {
 
 	// A lone pattern is one filter.
 	r := klt(t, "", "filter", "test", "--criteria", write("p.json", "\n"+patterns[1]+"\n"), "--event", mskEvent)
-	if r.code != exitOK {
+	if r.code != base.ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	checkLines(t, r.stdout, []string{"DROP #0 orders-0@15  filter 0: value.total: got 59.9, want ", "DROP #1", "PASS #2", "1 of 3 records pass"})
@@ -265,7 +267,7 @@ func TestFilterTestEventFromStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := klt(t, string(data), "filter", "test", "--criteria", ordersCriteria, "--event", "-", "--expect-drop", "1")
-	if r.code != exitOK || r.stderr != "" {
+	if r.code != base.ExitOK || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
 	checkLines(t, r.stdout, mskVerdicts)
@@ -336,8 +338,8 @@ func TestFilterTestBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := klt(t, "", "filter", "test", "--criteria", tt.criteria, "--event", tt.event, "--expect", "all-pass")
-			if r.code != exitFail {
-				t.Errorf("exit %d, want %d", r.code, exitFail)
+			if r.code != base.ExitFail {
+				t.Errorf("exit %d, want %d", r.code, base.ExitFail)
 			}
 			if r.stdout != "" {
 				t.Errorf("stdout %q, want nothing", r.stdout)
@@ -354,8 +356,8 @@ func TestFilterTestMalformedRecord(t *testing.T) {
 		{"topic":"orders","partition":0,"offset":1,"timestamp":1768471200000,"timestampType":"CREATE_TIME","value":"eyJ0b3RhbCI6MTAxfQ==","headers":[]},
 		{"topic":"orders","partition":0,"offset":2,"timestamp":1768471200000,"timestampType":"CREATE_TIME","value":"!!","headers":[]}]}}`)
 	r := klt(t, "", "filter", "test", "--criteria", ordersCriteria, "--event", ev)
-	if r.code != exitFail {
-		t.Errorf("exit %d, want %d", r.code, exitFail)
+	if r.code != base.ExitFail {
+		t.Errorf("exit %d, want %d", r.code, base.ExitFail)
 	}
 	checkLines(t, r.stdout, []string{"PASS  #0 orders-0@1  filter 1", "ERROR #1 orders-0@2  verdict unknown: ", "1 of 2 records pass; 1 unknown"})
 	checkLines(t, r.stderr, []string{"klt: " + ev + ": #1 orders-0@2 is malformed, so Lambda's verdict is not known: kafkaevent: "})
@@ -369,7 +371,7 @@ func TestFilterTestMalformedRecord(t *testing.T) {
 func TestFilterTestSourceMismatch(t *testing.T) {
 	// FilterCriteria of an SQS event source tried on a Kafka event is allowed, with a warning.
 	r := klt(t, "", "filter", "test", "--criteria", exampleTemplate+"#OrdersWorker.PlacedOrders", "--event", mskEvent)
-	if r.code != exitOK {
+	if r.code != base.ExitOK {
 		t.Errorf("exit %d, want 0", r.code)
 	}
 	want := "klt: warning: " + exampleTemplate + "#OrdersWorker.PlacedOrders is an event of Type SQS, but " + mskEvent + " is a Kafka event\n" +
@@ -394,13 +396,13 @@ func TestFilterEngineFlags(t *testing.T) {
 		args []string
 		code int
 	}{
-		{wildcard, nil, exitFail},
-		{wildcard, []string{"--eventbridge"}, exitOK},
-		{big, nil, exitOK},
-		{big, []string{"--legacy-numbers"}, exitFail},
-		{sixFilters, nil, exitFail},
-		{sixFilters, []string{"--max-filters", "10"}, exitOK},
-		{sixFilters, []string{"--max-filters=5"}, exitFail},
+		{wildcard, nil, base.ExitFail},
+		{wildcard, []string{"--eventbridge"}, base.ExitOK},
+		{big, nil, base.ExitOK},
+		{big, []string{"--legacy-numbers"}, base.ExitFail},
+		{sixFilters, nil, base.ExitFail},
+		{sixFilters, []string{"--max-filters", "10"}, base.ExitOK},
+		{sixFilters, []string{"--max-filters=5"}, base.ExitFail},
 	}
 	for _, tt := range tests {
 		name := filepath.Base(tt.src) + " " + strings.Join(tt.args, " ")
@@ -417,7 +419,7 @@ func TestFilterEngineFlags(t *testing.T) {
 	}
 	// wildcard matches with --eventbridge: c-42 is the customer of records 0 and 2
 	r := klt(t, "", "filter", "test", "--eventbridge", "--criteria", wildcard, "--event", mskEvent, "--expect-pass", "0,2", "--expect-drop", "1")
-	if r.code != exitOK {
+	if r.code != base.ExitOK {
 		t.Errorf("exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -431,13 +433,13 @@ func TestFilterLint(t *testing.T) {
 		stdout string
 		stderr []string
 	}{
-		{"CloudFormation JSON", []string{ordersCriteria}, "", exitOK, "ok: 2 filters\n", nil},
-		{"a pattern", []string{placedPattern}, "", exitOK, "ok: 1 filter\n", nil},
-		{"a whole template", []string{exampleTemplate}, "", exitOK, "ok: 3 filters in 2 FilterCriteria\n", nil},
-		{"one event of a template", []string{exampleTemplate + "#OrdersWorker.PlacedOrders"}, "", exitOK, "ok: 1 filter\n", nil},
-		{"several", []string{ordersCriteria, placedPattern, "testdata/filter/intrinsics.yaml"}, "", exitOK, "ok: 8 filters in 5 FilterCriteria\n", nil},
-		{"stdin", []string{"-"}, `{"body":{"a":["x"]}}`, exitOK, "ok: 1 filter\n", nil},
-		{"every problem of every SRC", []string{"testdata/filter/intrinsics.yaml", "BAD", "MISSING#Fn.Ev", exampleTemplate + "#OrdersWorker"}, "", exitFail, "", []string{
+		{"CloudFormation JSON", []string{ordersCriteria}, "", base.ExitOK, "ok: 2 filters\n", nil},
+		{"a pattern", []string{placedPattern}, "", base.ExitOK, "ok: 1 filter\n", nil},
+		{"a whole template", []string{exampleTemplate}, "", base.ExitOK, "ok: 3 filters in 2 FilterCriteria\n", nil},
+		{"one event of a template", []string{exampleTemplate + "#OrdersWorker.PlacedOrders"}, "", base.ExitOK, "ok: 1 filter\n", nil},
+		{"several", []string{ordersCriteria, placedPattern, "testdata/filter/intrinsics.yaml"}, "", base.ExitOK, "ok: 8 filters in 5 FilterCriteria\n", nil},
+		{"stdin", []string{"-"}, `{"body":{"a":["x"]}}`, base.ExitOK, "ok: 1 filter\n", nil},
+		{"every problem of every SRC", []string{"testdata/filter/intrinsics.yaml", "BAD", "MISSING#Fn.Ev", exampleTemplate + "#OrdersWorker"}, "", base.ExitFail, "", []string{
 			"klt: BAD: Filters[0]: body.a: ",
 			"klt: BAD: Filters[2]: body.b.c: ",
 			"klt: open MISSING: no such file or directory",
@@ -500,8 +502,8 @@ func TestFilterUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			r := klt(t, "", tt.args...)
-			if r.code != exitUsage {
-				t.Errorf("exit %d, want %d", r.code, exitUsage)
+			if r.code != base.ExitUsage {
+				t.Errorf("exit %d, want %d", r.code, base.ExitUsage)
 			}
 			if r.stdout != "" {
 				t.Errorf("stdout %q, want nothing", r.stdout)
@@ -543,7 +545,7 @@ func TestFilterHelp(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			r := klt(t, "", tt.args...)
-			if r.code != exitOK || r.stderr != "" {
+			if r.code != base.ExitOK || r.stderr != "" {
 				t.Errorf("exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
 			}
 			for _, w := range tt.want {
@@ -556,17 +558,15 @@ func TestFilterHelp(t *testing.T) {
 }
 
 func TestFilterHelpExamplesRun(t *testing.T) {
-	// The "klt filter test" examples of the help hold on the repository's fixtures, with the
-	// example template standing in for template.yaml.
+	// The "klt filter test" examples of the help hold on the repository's fixtures.
 	t.Chdir("../..")
 	var cmds [][]string
-	text := strings.ReplaceAll(helpTopics["filter test"]+helpTopics[""], "\\\n", "")
+	text := strings.ReplaceAll(helpTopics()["filter test"]+helpTopics()[""], "\\\n", "")
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if !strings.HasPrefix(line, "klt filter test --") || strings.Contains(line, "|") {
 			continue
 		}
-		line = strings.ReplaceAll(line, "template.yaml#", "testdata/template-example.yaml#")
 		line = strings.ReplaceAll(line, " event.json", " testdata/events/msk.json")
 		cmds = append(cmds, strings.Fields(line)[1:])
 	}
@@ -574,7 +574,7 @@ func TestFilterHelpExamplesRun(t *testing.T) {
 		t.Fatalf("found %d examples: %q", len(cmds), cmds)
 	}
 	for _, args := range cmds {
-		if r := klt(t, "", args...); r.code != exitOK {
+		if r := klt(t, "", args...); r.code != base.ExitOK {
 			t.Errorf("klt %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 		}
 	}

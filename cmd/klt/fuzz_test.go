@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/esmevent"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsonl"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -24,7 +26,7 @@ import (
 func FuzzBuildLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const name = "fuzz.jsonl"
-		recs, err := readRecords(context.Background(), name, bytes.NewReader(data))
+		recs, err := jsonl.ReadRecords(context.Background(), name, bytes.NewReader(data))
 		if err != nil {
 			checkLineErrors(t, err, name, bytes.Count(data, []byte("\n"))+1)
 			return
@@ -32,7 +34,7 @@ func FuzzBuildLine(f *testing.F) {
 		if len(recs) == 0 {
 			return
 		}
-		ev := buildEvent(recs, nil)
+		ev := esmevent.BuildEvent(recs, nil)
 		checkBuilt(t, ev, recs)
 
 		wire, err := ev.MarshalJSON()
@@ -47,7 +49,7 @@ func FuzzBuildLine(f *testing.F) {
 			t.Fatalf("Parse read back a different event\nbuilt  %+v\nparsed %+v", ev, back)
 		}
 		for r := range back.All() {
-			line, err := json.Marshal(decodedRecordOf(r))
+			line, err := json.Marshal(jsonl.DecodedRecordOf(r))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,14 +66,14 @@ func checkLineErrors(t *testing.T, err error, name string, lines int) {
 		errs = j.Unwrap()
 	}
 	for _, e := range errs {
-		var le *lineError
+		var le *jsonl.LineError
 		switch {
 		case errors.As(e, &le):
 			prefix := fmt.Sprintf("%s:%d: ", name, le.Line)
 			if le.File != name || le.Line < 1 || le.Line > lines || !strings.HasPrefix(e.Error(), prefix) || le.Err == nil {
 				t.Errorf("error %q does not name a line of %s (1 to %d)", e, name, lines)
 			}
-		case errors.Is(e, errTooManyErrors):
+		case errors.Is(e, jsonl.ErrTooManyErrors):
 			if !strings.HasPrefix(e.Error(), name+": ") {
 				t.Errorf("error %q does not name %s", e, name)
 			}
@@ -83,9 +85,9 @@ func checkLineErrors(t *testing.T, err error, name string, lines int) {
 
 // checkBuilt checks that ev holds recs: per partition, in input order, with every field the
 // lines gave.
-func checkBuilt(t *testing.T, ev *kafkaevent.Event, recs []lineRecord) {
+func checkBuilt(t *testing.T, ev *kafkaevent.Event, recs []jsonl.Record) {
 	t.Helper()
-	byPart := make(map[string][]lineRecord)
+	byPart := make(map[string][]jsonl.Record)
 	for _, lr := range recs {
 		byPart[lr.Record.PartitionID()] = append(byPart[lr.Record.PartitionID()], lr)
 	}

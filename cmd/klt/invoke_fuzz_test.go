@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 )
 
 // FuzzInvokeTemplate: whatever the template says, reading its functions and resolving their
@@ -26,29 +28,29 @@ func FuzzInvokeTemplate(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		tpl, err := readInvokeTemplate(path)
+		tpl, err := samtemplate.ReadInvokeTemplate(path)
 		if err != nil {
 			return
 		}
-		tables, err := tpl.tables()
+		tables, err := tpl.Tables()
 		if err != nil {
 			return
 		}
-		r := &resolver{t: tpl, tables: map[string]localTable{}, queues: map[string]localQueue{}, queueURLs: map[string]string{}}
+		r := &samtemplate.Resolver{T: tpl, Tables: map[string]samtemplate.LocalTable{}, Queues: map[string]samtemplate.LocalQueue{}, QueueURLs: map[string]string{}}
 		for _, tb := range tables {
-			r.tables[tb.logicalID] = tb
+			r.Tables[tb.LogicalID] = tb
 		}
-		for _, q := range tpl.queues() {
-			r.queues[q.logicalID] = q
+		for _, q := range tpl.Queues() {
+			r.Queues[q.LogicalID] = q
 		}
-		_, _, _ = localMappings(tpl, r) // mappings or an error: both fine
-		for _, name := range tpl.functionNames() {
-			fn, err := tpl.function(name)
+		_, _, _ = samtemplate.LocalMappings(tpl, r) // mappings or an error: both fine
+		for _, name := range tpl.FunctionNames() {
+			fn, err := tpl.Function(name)
 			if err != nil {
 				continue
 			}
-			for _, k := range fn.envOrder {
-				_, _ = r.str(fn.env[k], k) // a value or an error: both fine
+			for _, k := range fn.EnvOrder {
+				_, _ = r.Str(fn.Env[k], k) // a value or an error: both fine
 			}
 		}
 	})

@@ -16,8 +16,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
-	"github.com/kafkalambda/toolkit/internal/localaws"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
+	"github.com/kafkalambda/toolkit/internal/localserver"
 )
 
 const invokeTemplateFile = "testdata/invoke/template.yaml"
@@ -29,7 +31,7 @@ var testEmulator = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return buildEmulator(context.Background(), dir)
+	return lambdarun.BuildEmulator(context.Background(), dir)
 })
 
 func emulatorT(t *testing.T) string {
@@ -67,7 +69,7 @@ func TestInvokeEnvironment(t *testing.T) {
 	// (AWS_PROFILE), and its log line goes to stderr.
 	t.Setenv("AWS_PROFILE", "someone-elses")
 	code, out, errOut := runKLT(t, "invoke", "--template", invokeTemplateFile, "EchoFunction", writeInvokeEvent(t, `{"mode":"env"}`))
-	if code != exitOK {
+	if code != base.ExitOK {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	var got map[string]any
@@ -104,7 +106,7 @@ func TestInvokeLocalServers(t *testing.T) {
 	// the SDK's default configuration and KAFKA_BOOTSTRAP_SERVERS.
 	code, out, errOut := runKLT(t, "invoke", "--emulator", emulatorT(t), "--template", invokeTemplateFile,
 		"EchoFunction", writeInvokeEvent(t, `{"mode":"aws","id":"o-1"}`))
-	if code != exitOK {
+	if code != base.ExitOK {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	if strings.TrimSpace(out) != `{"produced":true,"sent":true,"stored":true}` {
@@ -119,7 +121,7 @@ func TestInvokeEnvVarsOverride(t *testing.T) {
 	os.WriteFile(f, []byte(`{"Parameters":{"OVERRIDDEN":"global","STAGE":"prod"},"EchoFunction":{"OVERRIDDEN":"mine","UNDECLARED":"x"}}`), 0o644)
 	code, out, errOut := runKLT(t, "invoke", "--emulator", emulatorT(t), "--template", invokeTemplateFile, "--env-vars", f,
 		"EchoFunction", writeInvokeEvent(t, `{"mode":"env"}`))
-	if code != exitOK {
+	if code != base.ExitOK {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	var got map[string]any
@@ -134,13 +136,13 @@ func TestInvokeMakefile(t *testing.T) {
 	// GOARCH on the command line; a target that builds for another architecture is refused.
 	code, out, errOut := runKLT(t, "invoke", "--emulator", emulatorT(t), "--template", invokeTemplateFile,
 		"MakeFunction", writeInvokeEvent(t, `{"id":"x"}`))
-	if code != exitOK || strings.TrimSpace(out) != `{"echo":"x"}` {
+	if code != base.ExitOK || strings.TrimSpace(out) != `{"echo":"x"}` {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	if goarch := runtimeGOARCH(); goarch != "arm64" {
 		code, _, errOut = runKLT(t, "invoke", "--emulator", emulatorT(t), "--template", invokeTemplateFile,
 			"ArmOnlyFunction", writeInvokeEvent(t, `{}`))
-		if code != exitFail || !strings.Contains(errOut, "not for this machine's "+goarch) {
+		if code != base.ExitFail || !strings.Contains(errOut, "not for this machine's "+goarch) {
 			t.Errorf("exit %d, stderr:\n%s", code, errOut)
 		}
 	}
@@ -176,8 +178,8 @@ func TestInvokeFailures(t *testing.T) {
 			}
 			start := time.Now()
 			code, out, errOut := runKLT(t, args...)
-			if code != exitFail {
-				t.Errorf("exit %d, want %d", code, exitFail)
+			if code != base.ExitFail {
+				t.Errorf("exit %d, want %d", code, base.ExitFail)
 			}
 			if !strings.Contains(errOut, tc.want) {
 				t.Errorf("stderr lacks %q:\n%s", tc.want, errOut)
@@ -194,11 +196,11 @@ func TestInvokeFailures(t *testing.T) {
 
 func TestInvokeUsage(t *testing.T) {
 	code, _, errOut := runKLT(t, "invoke", "EchoFunction")
-	if code != exitUsage || !strings.Contains(errOut, "want FUNCTION and EVENT, got 1 arguments") {
+	if code != base.ExitUsage || !strings.Contains(errOut, "want FUNCTION and EVENT, got 1 arguments") {
 		t.Errorf("exit %d, stderr %s", code, errOut)
 	}
 	code, out, _ := runKLT(t, "help", "invoke")
-	if code != exitOK || !strings.Contains(out, "Usage: klt invoke [flags] FUNCTION EVENT") {
+	if code != base.ExitOK || !strings.Contains(out, "Usage: klt invoke [flags] FUNCTION EVENT") {
 		t.Errorf("help: exit %d\n%s", code, out)
 	}
 }
@@ -215,7 +217,7 @@ func TestEnvVarsFile(t *testing.T) {
 	}()
 	defer func() {
 		cancel()
-		if code := <-done; code != exitOK {
+		if code := <-done; code != base.ExitOK {
 			t.Errorf("exit %d\n%s", code, stderr.String())
 		}
 	}()
@@ -245,7 +247,7 @@ func TestEnvVarsFile(t *testing.T) {
 		t.Errorf("ReaderFunction: %v", r)
 	}
 	// The servers answer while klt env-vars serves: the queue URL is the local queue's.
-	client := sqs.NewFromConfig(localaws.Config("us-east-1"), func(o *sqs.Options) { o.BaseEndpoint = aws.String(w["AWS_ENDPOINT_URL_SQS"]) })
+	client := sqs.NewFromConfig(localserver.ClientConfig("us-east-1"), func(o *sqs.Options) { o.BaseEndpoint = aws.String(w["AWS_ENDPOINT_URL_SQS"]) })
 	if _, err := client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(w["QUEUE_URL"])}); err != nil {
 		t.Errorf("the local queue does not answer: %v", err)
 	}
@@ -256,7 +258,7 @@ func TestEnvVarsFile(t *testing.T) {
 
 // runtimeGOARCH is the GOARCH go builds for here.
 func runtimeGOARCH() string {
-	out, err := exec.Command(goCommand(), "env", "GOARCH").Output()
+	out, err := exec.Command(lambdarun.GoCommand(), "env", "GOARCH").Output()
 	if err != nil {
 		return ""
 	}
@@ -286,7 +288,7 @@ func TestInvokeSamples(t *testing.T) {
 				t.Fatal(err)
 			}
 			code, out, errOut := runKLT(t, "invoke", "--emulator", emulator, "--template", "../../template.yaml", fn, event)
-			if code != exitOK {
+			if code != base.ExitOK {
 				t.Fatalf("klt invoke %s %s: exit %d\nstdout: %s\nstderr: %s", fn, event, code, out, errOut)
 			}
 			var got, wantV any
@@ -311,7 +313,7 @@ func TestBuildUnreadableSource(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(code, "main.go"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := buildBootstrap(context.Background(), &functionSpec{logicalID: "Fn", codeURI: code, buildMethod: "makefile"}, t.TempDir(), new(bytes.Buffer))
+	_, err := lambdarun.BuildBootstrap(context.Background(), &samtemplate.FunctionSpec{LogicalID: "Fn", CodeURI: code, BuildMethod: "makefile"}, t.TempDir(), new(bytes.Buffer))
 	if err == nil || !strings.HasPrefix(err.Error(), "CodeUri: ") || !strings.Contains(err.Error(), "main.go") {
 		t.Fatalf("buildBootstrap = %v, want a CodeUri error naming main.go", err)
 	}

@@ -4,6 +4,7 @@ package main
 // process) for Go tests and for scripts, with TLS, SCRAM or MSK IAM when asked.
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -25,7 +26,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/kafkalambda/toolkit/internal/kafkaiam"
+	"github.com/kafkalambda/toolkit/internal/localserver"
 )
 
 // startKafka starts a one-broker kfake cluster with the given topics, each with partitions
@@ -127,8 +128,8 @@ func cmdKafka(ts *testscript.TestScript, neg bool, args []string) {
 	var addrs []string
 	if *iam != "" {
 		id, secret, _ := strings.Cut(*iam, ":")
-		b, err := kafkaiam.New(kafkaiam.WithClusterOptions(opts...),
-			kafkaiam.WithCredentials(aws.Credentials{AccessKeyID: id, SecretAccessKey: secret}))
+		b, err := localserver.StartKafka(context.Background(), localserver.WithClusterOptions(opts...),
+			localserver.WithCredentials(aws.Credentials{AccessKeyID: id, SecretAccessKey: secret}))
 		ts.Check(err)
 		ts.Defer(b.Cluster.Close)
 		addrs = b.Addrs()

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/samlint"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -24,7 +27,7 @@ func runLintCmd(t *testing.T, file string) (int, string, string) {
 // (!Ref, !GetAtt A.B, !Sub), passes the SAM schema and every check.
 func TestLintGood(t *testing.T) {
 	code, out, errOut := runLintCmd(t, "testdata/lint/good.yaml")
-	if code != exitOK || errOut != "" || !strings.HasPrefix(out, "ok: ") {
+	if code != base.ExitOK || errOut != "" || !strings.HasPrefix(out, "ok: ") {
 		t.Fatalf("klt lint good.yaml: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
@@ -63,7 +66,7 @@ func TestLintMistakes(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			code, out, errOut := runLintCmd(t, filepath.Join("testdata/lint", tt.file))
 			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-			if code != exitFail || len(lines) != 1 || !strings.HasPrefix(lines[0], tt.want) || !strings.Contains(lines[0], tt.has) {
+			if code != base.ExitFail || len(lines) != 1 || !strings.HasPrefix(lines[0], tt.want) || !strings.Contains(lines[0], tt.has) {
 				t.Fatalf("exit %d, want 1 and one line starting\n  %s\nand with %q; stdout:\n%s\nstderr:\n%s", code, tt.want, tt.has, out, errOut)
 			}
 			if !strings.Contains(errOut, "1 problem") {
@@ -84,7 +87,7 @@ func TestLintMistakes(t *testing.T) {
 // included.
 func TestLintTemplateYAML(t *testing.T) {
 	code, out, errOut := runLintCmd(t, "../../template.yaml")
-	if code != exitOK {
+	if code != base.ExitOK {
 		t.Fatalf("klt lint template.yaml: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
@@ -107,7 +110,7 @@ func TestLintTemplateYAMLMistakes(t *testing.T) {
 			kept = append(kept, line)
 		}
 	}
-	problems, err := lintData(context.Background(), "template.yaml", "../..", []byte(strings.Join(kept, "\n")))
+	problems, err := samlint.LintData(context.Background(), "template.yaml", "../..", []byte(strings.Join(kept, "\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,16 +145,16 @@ func TestLintReadErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		code, out, errOut := runLintCmd(t, f)
-		if code != exitFail || out != "" || !strings.Contains(errOut, tt.want) {
+		if code != base.ExitFail || out != "" || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 1 and %q", tt.name, code, out, errOut, tt.want)
 		}
 	}
 	var out, usage bytes.Buffer
-	if code := run(context.Background(), []string{"lint", "a.yaml", "b.yaml"}, strings.NewReader(""), &out, &usage); code != exitUsage || !strings.Contains(usage.String(), "want one template") {
+	if code := run(context.Background(), []string{"lint", "a.yaml", "b.yaml"}, strings.NewReader(""), &out, &usage); code != base.ExitUsage || !strings.Contains(usage.String(), "want one template") {
 		t.Errorf("two templates: exit %d, stderr %q; want 2", code, usage.String())
 	}
 	code, _, errOut := runLintCmd(t, filepath.Join(dir, "missing.yaml"))
-	if code != exitFail || !strings.Contains(errOut, "missing.yaml") {
+	if code != base.ExitFail || !strings.Contains(errOut, "missing.yaml") {
 		t.Errorf("missing file: exit %d, stderr %q", code, errOut)
 	}
 }
@@ -169,7 +172,7 @@ E: !If [Cond, !Ref Y, !Ref "AWS::NoValue"]
 	if v != want {
 		t.Errorf("got  %s\nwant %s", v, want)
 	}
-	if got := refs(mustTemplateAny(t, doc)); strings.Join(got, ",") != "X,Q,Q,T,Y" {
+	if got := samlint.Refs(mustTemplateAny(t, doc)); strings.Join(got, ",") != "X,Q,Q,T,Y" {
 		t.Errorf("refs = %v", got)
 	}
 }
@@ -180,7 +183,7 @@ func mustTemplateAny(t *testing.T, doc string) any {
 	if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
 		t.Fatal(err)
 	}
-	v, err := templateValue(n.Content[0], 0)
+	v, err := samtemplate.TemplateValue(n.Content[0], 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +215,7 @@ func FuzzTemplateValue(f *testing.F) {
 		if yaml.Unmarshal(data, &n) != nil || len(n.Content) == 0 {
 			return
 		}
-		v, err := templateValue(n.Content[0], 0)
+		v, err := samtemplate.TemplateValue(n.Content[0], 0)
 		if err != nil {
 			return
 		}
@@ -220,7 +223,7 @@ func FuzzTemplateValue(f *testing.F) {
 			t.Fatalf("converted template does not marshal: %v", err)
 		}
 		if _, ok := v.(map[string]any); ok {
-			if _, err := schemaProblems(v); err != nil {
+			if _, err := samlint.SchemaProblems(v); err != nil {
 				t.Fatalf("schemaProblems: %v", err)
 			}
 		}

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/internal/report"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/kafkalambda/toolkit/internal/localreport"
 )
 
 // TestLocalStack runs the sample stack of template.yaml under klt local, as make demo does on a
@@ -28,7 +28,7 @@ func TestLocalStack(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, []string{"local", "--template", "../../template.yaml", "--partitions", "5", "--keys", "20",
 		"--work", "100ms", "--load", "ConsumerFunction=50", "--load", "300", "--faults", "30", "--report", dir}, nil, &stdout, &stderr)
-	if code != exitOK {
+	if code != base.ExitOK {
 		t.Fatalf("klt local: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	t.Logf("%s", stdout.String())
@@ -36,7 +36,7 @@ func TestLocalStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep localreport.Report
+	var rep report.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestLocalServe(t *testing.T) {
 	cancel()
 	select {
 	case c := <-code:
-		if c != exitOK {
+		if c != base.ExitOK {
 			t.Errorf("klt local after Ctrl-C: exit %d\nstderr:\n%s", c, stderr.String())
 		}
 	case <-time.After(30 * time.Second):

@@ -14,24 +14,22 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
-)
 
-// Exit codes.
-const (
-	exitOK    = 0 // success
-	exitFail  = 1 // bad input or a failed read or write
-	exitUsage = 2 // bad command line
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/consume"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/envvars"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/event"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/filtercmd"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/invoke"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/lint"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/local"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/produce"
 )
 
 func main() { os.Exit(kltMain()) }
@@ -44,203 +42,170 @@ func kltMain() int {
 	return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
 
+// commands returns the command table: every command of klt, once. The command list of
+// "klt help", the help of each command, and dispatch all come from it; adding a command
+// touches this list. (A function, not a variable: "klt help" reads the table it is in.)
+func commands() *base.Command {
+	return &base.Command{
+		Name: "klt",
+		Commands: []*base.Command{
+			{Name: "event", Long: usageEvent, Commands: []*base.Command{
+				{Name: "build", Short: "make an event from records written as JSON Lines",
+					Long: event.UsageBuild, Flags: event.BuildFlags, Examples: event.UsageBuildExamples, Run: event.RunBuild},
+				{Name: "decode", Short: "print the records of an event as JSON Lines",
+					Long: event.UsageDecode, Flags: event.DecodeFlags, Examples: event.UsageDecodeExamples, Run: event.RunDecode},
+			}},
+			{Name: "filter", Long: filtercmd.UsageFilter, Commands: []*base.Command{
+				{Name: "test", Short: "show which records of an event pass FilterCriteria, and why the others do not",
+					Long: filtercmd.UsageFilterTest, Flags: filtercmd.FilterTestFlags, Examples: filtercmd.UsageFilterTestExamples, Run: filtercmd.RunFilterTest},
+				{Name: "lint", Short: "check FilterCriteria (JSON, or in a SAM template) as Lambda checks them",
+					Long: filtercmd.UsageFilterLint, Flags: filtercmd.FilterLintFlags, Examples: filtercmd.UsageFilterLintExamples, Run: filtercmd.RunFilterLint},
+			}},
+			{Name: "produce", Short: "send records written as JSON Lines to a Kafka topic (Amazon MSK IAM too)",
+				Long: produce.UsageProduce, Flags: produce.ProduceFlags, Examples: produce.UsageProduceExamples, Run: produce.RunProduce},
+			{Name: "consume", Short: "print records of a Kafka topic as JSON Lines, or as one event (--event)",
+				Long: consume.UsageConsume, Flags: consume.ConsumeFlags, Examples: consume.UsageConsumeExamples, Run: consume.RunConsume},
+			{Name: "invoke", Short: "run a function of a SAM template with an event, as sam local invoke, without Docker",
+				Long: invoke.UsageInvoke, Flags: invoke.InvokeFlags, Examples: invoke.UsageInvokeExamples, Run: invoke.RunInvoke},
+			{Name: "env-vars", Short: "start local servers and write a sam local invoke --env-vars file pointing at them",
+				Long: envvars.UsageEnvVars, Flags: envvars.EnvVarsFlags, Run: envvars.RunEnvVars},
+			{Name: "local", Short: "run a SAM stack locally, event source mappings included; --load measures it",
+				Long: local.UsageLocal, Flags: local.LocalFlags, Examples: local.UsageLocalExamples, Run: local.RunLocal},
+			{Name: "lint", Short: "check a SAM template: the SAM schema, and the mistakes that lose records",
+				Long: lint.UsageLint, Run: lint.RunLint},
+			{Name: "help", Short: `show help: "klt help event build" shows the record line format`,
+				Long: usageHelp, Run: runHelp},
+			{Name: "version", Short: "print klt's module version and the commit it was built from (also --version)",
+				Long: usageVersion, Run: runVersion},
+		},
+	}
+}
+
 // run runs klt with the command-line arguments args (without the program name) and returns the
 // exit code. Help goes to stdout; errors and usage after a mistake go to stderr.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usageKLT)
-		return exitUsage
+		fmt.Fprint(stderr, usage())
+		return base.ExitUsage
 	}
 	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		return runHelp(args[1:], stdout, stderr)
-	case "version", "-version", "--version":
-		if len(args) > 1 {
-			return usageError(stderr, "version", fmt.Errorf("unexpected argument %q", args[1]))
+	case "-h", "-help", "--help":
+		args[0] = "help"
+	case "-version", "--version":
+		args[0] = "version"
+	}
+	root := commands()
+	cmd := root.Lookup(args[0])
+	if cmd == nil {
+		fmt.Fprintf(stderr, "klt: unknown command %q\n\n%s", args[0], usage())
+		return base.ExitUsage
+	}
+	args = args[1:]
+	if cmd.Commands != nil { // a group: "klt event build"
+		if len(args) == 0 {
+			fmt.Fprint(stderr, cmd.Long)
+			return base.ExitUsage
 		}
-		fmt.Fprintln(stdout, versionLine())
-		return exitOK
-	case "event":
-		return runEvent(ctx, args[1:], stdin, stdout, stderr)
-	case "filter":
-		return runFilter(ctx, args[1:], stdin, stdout, stderr)
-	case "produce":
-		return runProduce(ctx, args[1:], stdin, stdout, stderr)
-	case "consume":
-		return runConsume(ctx, args[1:], stdin, stdout, stderr)
-	case "invoke":
-		return runInvoke(ctx, args[1:], stdin, stdout, stderr)
-	case "env-vars":
-		return runEnvVars(ctx, args[1:], stdin, stdout, stderr)
-	case "local":
-		return runLocal(ctx, args[1:], stdin, stdout, stderr)
-	case "lint":
-		return runLint(ctx, args[1:], stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "klt: unknown command %q\n\n%s", args[0], usageKLT)
-	return exitUsage
-}
-
-// runEvent runs "klt event ...".
-func runEvent(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usageEvent)
-		return exitUsage
-	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		return runHelp(append([]string{"event"}, args[1:]...), stdout, stderr)
-	case "build":
-		return runBuild(ctx, args[1:], stdin, stdout, stderr)
-	case "decode":
-		return runDecode(ctx, args[1:], stdin, stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "klt event: unknown command %q\n\n%s", args[0], usageEvent)
-	return exitUsage
-}
-
-// helpTopics maps "klt help" arguments to their text.
-var helpTopics = map[string]string{
-	"":             usageKLT,
-	"event":        usageEvent,
-	"event build":  usageBuild + buildFlagsHelp(),
-	"event decode": usageDecode + flagsHelp(newDecodeFlags(new(schemaFlags))) + usageDecodeExamples,
-	"filter":       usageFilter,
-	"filter test":  usageFilterTest + flagsHelp(newFilterTestFlags(new(filterTestConfig))) + usageFilterTestExamples,
-	"filter lint":  usageFilterLint + flagsHelp(newFilterLintFlags(new(engineFlags))) + usageFilterLintExamples,
-	"produce":      usageProduce + flagsHelp(newProduceFlags(new(produceConfig))) + usageProduceExamples,
-	"consume":      usageConsume + flagsHelp(newConsumeFlags(new(consumeConfig))) + usageConsumeExamples,
-	"lint":         usageLint,
-}
-
-// runHelp runs "klt help [COMMAND...]".
-func runHelp(topic []string, stdout, stderr io.Writer) int {
-	text, ok := helpTopics[strings.Join(topic, " ")]
-	if !ok {
-		fmt.Fprintf(stderr, "klt help: unknown command %q\n\n%s", strings.Join(topic, " "), usageKLT)
-		return exitUsage
-	}
-	fmt.Fprint(stdout, text)
-	return exitOK
-}
-
-// parseFlags parses args with fs, letting flags and arguments mix as in
-// "klt event build records.jsonl -o event.json"; "--" ends the flags. It returns the
-// arguments that are not flags.
-//
-// For -h or --help it prints help to stdout and returns ok false with code exitOK; for a bad
-// flag it prints the error and a short usage to stderr and returns ok false with code exitUsage.
-func parseFlags(fs *flag.FlagSet, args []string, help string, stdout, stderr io.Writer) (rest []string, code int, ok bool) {
-	fs.SetOutput(io.Discard) // errors are reported below, in klt's words
-	fs.Usage = func() {}
-	for {
-		err := fs.Parse(args)
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, help)
-			return nil, exitOK, false
+		if isHelp(args[0]) {
+			return showHelp(append([]string{cmd.Name}, args[1:]...), stdout, stderr)
 		}
-		if err != nil {
-			return nil, usageError(stderr, fs.Name(), err), false
+		sub := cmd.Lookup(args[0])
+		if sub == nil {
+			fmt.Fprintf(stderr, "klt %s: unknown command %q\n\n%s", cmd.Name, args[0], cmd.Long)
+			return base.ExitUsage
 		}
-		left := fs.Args()
-		if len(left) == 0 {
-			return rest, exitOK, true
-		}
-		if i := len(args) - len(left); i > 0 && args[i-1] == "--" {
-			return append(rest, left...), exitOK, true
-		}
-		rest = append(rest, left[0])
-		args = left[1:]
+		cmd, args = sub, args[1:]
 	}
+	return cmd.Run(ctx, cmd, args, stdin, stdout, stderr)
 }
 
-// usageError reports a command-line mistake of command cmd ("event build") on stderr, with a
-// pointer to its help, and returns exitUsage.
-func usageError(stderr io.Writer, cmd string, err error) int {
-	fmt.Fprintf(stderr, "klt %s: %s\nRun \"klt help %s\" for usage.\n", cmd, oneLine(err.Error()), cmd)
-	return exitUsage
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "-help" || arg == "--help"
 }
 
-// inputName returns the name of the input file args name, for messages: "<stdin>" when there is
-// none or it is "-".
-func inputName(args []string) string {
-	if len(args) == 0 || args[0] == "-" {
-		return "<stdin>"
-	}
-	return args[0]
-}
-
-// eventKind returns kindKafka or kindSQS when data is a whole Kafka or SQS event rather than
-// JSON Lines, and "" otherwise: a single JSON object with the members of an event.
-func eventKind(data []byte) string {
-	if !json.Valid(data) {
-		return ""
-	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil {
-		return ""
-	}
-	_, hasSource := top["eventSource"]
-	_, hasKafkaRecords := top["records"]
-	_, hasSQSRecords := top["Records"]
-	switch {
-	case hasKafkaRecords || hasSource && !hasSQSRecords:
-		return kindKafka
-	case hasSQSRecords:
-		return kindSQS
-	}
-	return ""
-}
-
-// shellQuote quotes name for a command line shown in a message, when it needs quoting.
-func shellQuote(name string) string {
-	if name == "<stdin>" {
-		return "FILE"
-	}
-	if name != "" && strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+,:@") == "" {
-		return name
-	}
-	return "'" + strings.ReplaceAll(name, "'", `'\''`) + "'"
-}
-
-// errorf prints a "klt: " line on stderr, formatted as by fmt.Sprintf and made one line of
-// printable text by oneLine, so that input quoted in the message never reaches the terminal raw.
-func errorf(stderr io.Writer, format string, args ...any) {
-	fmt.Fprintf(stderr, "klt: %s\n", oneLine(fmt.Sprintf(format, args...)))
-}
-
-// oneLine returns s for a message of one line: printable text stays as it is, and anything
-// else (control characters, line breaks, bytes that are not UTF-8) is escaped as Go escapes it
-// in a quoted string, so input never reaches the terminal raw.
-func oneLine(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
+// usage returns the help of klt itself, its command list made from the table.
+func usage() string {
 	var b strings.Builder
-	for len(s) > 0 {
-		r, size := utf8.DecodeRuneInString(s)
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			fmt.Fprintf(&b, `\x%02x`, s[0])
-		case unicode.IsPrint(r) || r == ' ':
-			b.WriteString(s[:size])
-		default:
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
+	b.WriteString(usageKLT)
+	root := commands()
+	for _, cmd := range root.Commands {
+		for _, sub := range cmd.Commands {
+			fmt.Fprintf(&b, "  %-14s %s\n", cmd.Name+" "+sub.Name, sub.Short)
 		}
-		s = s[size:]
+		if cmd.Commands == nil {
+			fmt.Fprintf(&b, "  %-14s %s\n", cmd.Name, cmd.Short)
+		}
 	}
+	b.WriteString(usageKLTEnd)
 	return b.String()
 }
 
-// usageKLT is the help of klt itself.
+// lookup returns the command that topic names ("event build"), or nil. No topic is klt
+// itself.
+func lookup(topic []string) *base.Command {
+	cmd := commands()
+	for _, name := range topic {
+		if cmd = cmd.Lookup(name); cmd == nil {
+			return nil
+		}
+	}
+	return cmd
+}
+
+// runHelp runs "klt help [COMMAND...]".
+func runHelp(_ context.Context, cmd *base.Command, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && isHelp(args[0]) && args[0] != "help" {
+		fmt.Fprint(stdout, cmd.Help())
+		return base.ExitOK
+	}
+	return showHelp(args, stdout, stderr)
+}
+
+// showHelp prints the help of the command that topic names.
+func showHelp(topic []string, stdout, stderr io.Writer) int {
+	cmd := lookup(topic)
+	switch {
+	case cmd == nil:
+		fmt.Fprintf(stderr, "klt help: unknown command %q\n\n%s", strings.Join(topic, " "), usage())
+		return base.ExitUsage
+	case cmd.Name == "klt":
+		fmt.Fprint(stdout, usage())
+	default:
+		fmt.Fprint(stdout, cmd.Help())
+	}
+	return base.ExitOK
+}
+
+// runVersion runs "klt version".
+func runVersion(_ context.Context, cmd *base.Command, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	args, code, ok := base.ParseFlags(flag.NewFlagSet("version", flag.ContinueOnError), args, cmd.Help(), stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(args) > 0 {
+		return base.UsageError(stderr, "version", fmt.Errorf("unexpected argument %q", args[0]))
+	}
+	fmt.Fprintln(stdout, base.VersionLine())
+	return base.ExitOK
+}
+
+// usageHelp is the help of "klt help".
+const usageHelp = `Usage: klt help [COMMAND]
+
+Help prints the help of klt, or of a command: "klt help event build" is the help of
+"klt event build", the same as "klt event build --help". Help goes to standard output.
+`
+
+// usageVersion is the help of "klt version".
+const usageVersion = `Usage: klt version
+
+Version prints klt's module path and version, the commit it was built from and the Go version
+that built it, as the build recorded them; a part not recorded is said to be unknown. It is
+the same as "klt --version".
+`
+
+// usageKLT is the help of klt itself, before its command list.
 const usageKLT = `klt is the command line of the kafkalambda toolkit. It makes and inspects the events that
 AWS Lambda's Kafka event source mapping (Amazon MSK or self-managed Kafka) sends to a function.
 
@@ -250,19 +215,10 @@ Usage:
 
 Commands:
 
-  event build    make an event from records written as JSON Lines
-  event decode   print the records of an event as JSON Lines
-  filter test    show which records of an event pass FilterCriteria, and why the others do not
-  filter lint    check FilterCriteria (JSON, or in a SAM template) as Lambda checks them
-  produce        send records written as JSON Lines to a Kafka topic (Amazon MSK IAM too)
-  consume        print records of a Kafka topic as JSON Lines, or as one event (--event)
-  invoke         run a function of a SAM template with an event, as sam local invoke, without Docker
-  env-vars       start local servers and write a sam local invoke --env-vars file pointing at them
-  local          run a SAM stack locally, event source mappings included; --load measures it
-  lint           check a SAM template: the SAM schema, and the mistakes that lose records
-  help           show help: "klt help event build" shows the record line format
-  version        print klt's module version and the commit it was built from (also --version)
+`
 
+// usageKLTEnd ends the help of klt, after its command list.
+const usageKLTEnd = `
 Every command also takes -h or --help. The exit status is 0 on success, 1 when the input is
 bad, a file cannot be read or written, or a Kafka cluster cannot be reached, refuses the
 credentials or a record (produce, consume), and 2 when the command line is wrong.
@@ -275,7 +231,7 @@ Example: check the FilterCriteria of a SAM template, then see which records of a
 through to the function:
 
   klt filter lint template.yaml
-  klt filter test --criteria template.yaml#OrdersConsumer.Orders --event event.json
+  klt filter test --criteria template.yaml#ConsumerMSKMapping --event event.json
 
 Example: capture records of a real topic as a fixture event:
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 )
 
 // result is what one run of klt did.
@@ -67,7 +69,7 @@ func TestHelp(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			r := klt(t, "", tt.args...)
-			if r.code != exitOK || r.stderr != "" {
+			if r.code != base.ExitOK || r.stderr != "" {
 				t.Errorf("exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
 			}
 			for _, w := range tt.want {
@@ -82,7 +84,7 @@ func TestHelp(t *testing.T) {
 func TestHelpLinesFit(t *testing.T) {
 	// Help is read in terminals: no line of it is wider than 100 columns, except the flag
 	// default that holds the whole example ARN.
-	for topic, text := range helpTopics {
+	for topic, text := range helpTopics() {
 		for i, line := range strings.Split(text, "\n") {
 			if len(line) > 100 && !strings.Contains(line, "arn:aws:kafka") {
 				t.Errorf("klt help %s: line %d is %d wide: %q", topic, i+1, len(line), line)
@@ -121,8 +123,8 @@ func TestUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			r := klt(t, `{"topic":"t"}`, tt.args...)
-			if r.code != exitUsage {
-				t.Errorf("exit %d, want %d", r.code, exitUsage)
+			if r.code != base.ExitUsage {
+				t.Errorf("exit %d, want %d", r.code, base.ExitUsage)
 			}
 			if r.stdout != "" {
 				t.Errorf("stdout %q, want nothing", r.stdout)
@@ -159,4 +161,17 @@ func TestParseFlagsInterspersed(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(r.stdout, `{"eventSource"`) {
 		t.Errorf("after --, -o was not read as the input file: exit %d, %q, %q", r.code, r.stdout, r.stderr)
 	}
+}
+
+// helpTopics returns the help of klt ("") and of every command of the table, by the topic
+// "klt help" takes ("event build").
+func helpTopics() map[string]string {
+	topics := map[string]string{"": usage()}
+	for _, cmd := range commands().Commands {
+		topics[cmd.Name] = cmd.Help()
+		for _, sub := range cmd.Commands {
+			topics[cmd.Name+" "+sub.Name] = sub.Help()
+		}
+	}
+	return topics
 }

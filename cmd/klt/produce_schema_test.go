@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/hamba/avro/v2"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/schemajson"
 )
 
 // TestProduceWithSchemas produces JSON record lines encoded with an Avro and a Protobuf schema
@@ -33,18 +35,18 @@ func TestProduceWithSchemas(t *testing.T) {
 			cluster := startKafka(t, 1, "orders")
 			brokers := strings.Join(cluster.ListenAddrs(), ",")
 			r := klt(t, input, append([]string{"produce", "--brokers", brokers, "--no-tls", "--topic", "orders"}, tc.produce...)...)
-			if r.code != exitOK || r.stderr != "" {
+			if r.code != base.ExitOK || r.stderr != "" {
 				t.Fatalf("produce: exit %d, stderr %q", r.code, r.stderr)
 			}
 			r = klt(t, "", "consume", "--brokers", brokers, "--no-tls", "--topic", "orders", "--from-beginning", "--max", "2", "--timeout", "5s", "--event")
-			if r.code != exitOK {
+			if r.code != base.ExitOK {
 				t.Fatalf("consume: exit %d, stderr %q", r.code, r.stderr)
 			}
 			if strings.Contains(r.stdout, "c-1\\\",\\\"amount") {
 				t.Fatal("the value went out as JSON text, not encoded")
 			}
 			r = klt(t, r.stdout, append([]string{"event", "decode"}, tc.decode...)...)
-			if r.code != exitOK {
+			if r.code != base.ExitOK {
 				t.Fatalf("decode: exit %d, stdout %s, stderr %q", r.code, r.stdout, r.stderr)
 			}
 			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
@@ -85,9 +87,9 @@ func TestProduceWithSchemasRefuses(t *testing.T) {
 	const avsc = "../../testdata/events/schema-registry/toolkit/order.avsc"
 	cluster := startKafka(t, 1, "orders")
 	brokers := strings.Join(cluster.ListenAddrs(), ",")
-	base := []string{"produce", "--brokers", brokers, "--no-tls", "--topic", "orders"}
-	r := klt(t, `{"value":{"id":"not a number"}}`+"\n", append(base, "--value-schema", avsc)...)
-	if r.code != exitFail || !strings.Contains(r.stderr, ":1:") {
+	baseArgs := []string{"produce", "--brokers", brokers, "--no-tls", "--topic", "orders"}
+	r := klt(t, `{"value":{"id":"not a number"}}`+"\n", append(baseArgs, "--value-schema", avsc)...)
+	if r.code != base.ExitFail || !strings.Contains(r.stderr, ":1:") {
 		t.Errorf("bad value: exit %d, stderr %q", r.code, r.stderr)
 	}
 	for _, tc := range []struct {
@@ -99,8 +101,8 @@ func TestProduceWithSchemasRefuses(t *testing.T) {
 		{[]string{"--value-schema", avsc, "--value-schema-id", "3"}, "say which with --wire"},
 		{[]string{"--value-schema", avsc, "--wire", "confluent", "--value-schema-id", "3", "--compress"}, "--compress is for --wire glue"},
 	} {
-		r := klt(t, `{"value":{}}`+"\n", append(base, tc.args...)...)
-		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+		r := klt(t, `{"value":{}}`+"\n", append(baseArgs, tc.args...)...)
+		if r.code != base.ExitUsage || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, r.code, r.stderr, tc.want)
 		}
 	}
@@ -130,7 +132,7 @@ func FuzzAvroFromJSON(f *testing.F) {
 		if d.Decode(&v) != nil {
 			return
 		}
-		x, err := avroFromJSON(schema, v, "")
+		x, err := schemajson.AvroFromJSON(schema, v, "")
 		if err != nil {
 			return
 		}

@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsonl"
+	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
 // murmur2 is Kafka's murmur2 hash (org.apache.kafka.common.utils.Utils.murmur2), written
@@ -92,17 +93,17 @@ func TestProduceConsumeEventRoundTrip(t *testing.T) {
 	before := time.Now().Add(-time.Second)
 
 	r := klt(t, roundTripInput, "produce", "--brokers", brokers, "--no-tls", "--topic", "orders")
-	if r.code != exitOK || r.stdout != "" || r.stderr != "" {
+	if r.code != base.ExitOK || r.stdout != "" || r.stderr != "" {
 		t.Fatalf("produce: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	want, err := readLines(t.Context(), "input", strings.NewReader(roundTripInput), false)
+	want, err := jsonl.ReadLines(t.Context(), "input", strings.NewReader(roundTripInput), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	r = klt(t, "", "consume", "--brokers", brokers, "--no-tls", "--topic", "orders", "--from-beginning",
 		"--max", strconv.Itoa(len(want)), "--timeout", "5s", "--event")
-	if r.code != exitOK || r.stderr != "" {
+	if r.code != base.ExitOK || r.stderr != "" {
 		t.Fatalf("consume --event: exit %d, stderr %q", r.code, r.stderr)
 	}
 	ev, err := kafkaevent.Parse([]byte(r.stdout))
@@ -194,7 +195,7 @@ func TestProduceConsumeEventRoundTrip(t *testing.T) {
 	lines := klt(t, "", "consume", "--brokers", brokers, "--no-tls", "--topic", "orders", "--from-beginning",
 		"--max", strconv.Itoa(len(want)), "--timeout", "5s")
 	decoded := klt(t, r.stdout, "event", "decode")
-	if lines.code != exitOK || decoded.code != exitOK {
+	if lines.code != base.ExitOK || decoded.code != base.ExitOK {
 		t.Fatalf("consume: exit %d %q; decode: exit %d %q", lines.code, lines.stderr, decoded.code, decoded.stderr)
 	}
 	if sortedLines(lines.stdout) != sortedLines(decoded.stdout) {
@@ -262,7 +263,7 @@ func TestProduceNamesEveryFailedRecord(t *testing.T) {
 {"partition":1,"value":"d"}
 `
 	r := klt(t, in, "produce", "--brokers", brokers, "--no-tls", "--topic", "orders", "--timeout", "10s")
-	if r.code != exitFail || r.stdout != "" {
+	if r.code != base.ExitFail || r.stdout != "" {
 		t.Fatalf("exit %d, stdout %q; want 1 and nothing", r.code, r.stdout)
 	}
 	want := []string{
@@ -301,7 +302,7 @@ func TestProduceReportsUnacknowledgedAtTimeout(t *testing.T) {
 	r := klt(t, "{\"value\":\"a\"}\n{\"value\":\"b\"}\n", "produce", "--brokers", strings.Join(cluster.ListenAddrs(), ","),
 		"--no-tls", "--topic", "orders", "--timeout", "2s")
 	took := time.Since(start)
-	if r.code != exitFail {
+	if r.code != base.ExitFail {
 		t.Fatalf("exit %d, stderr %q; want 1", r.code, r.stderr)
 	}
 	for _, w := range []string{

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -22,52 +23,107 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){"klt": func() { os.Exit(kltMain()) }})
 }
 
-// readmeSkips are the README's shell lines the test does not run, each with the reason. Every
-// other line of every sh block runs. An entry that no longer matches a README line fails the
-// test, so the list stays true.
-var readmeSkips = map[string]string{
-	"go get github.com/kafkalambda/toolkit@latest":                       "needs a Go module of the reader's and the module proxy",
-	"git clone https://github.com/kafkalambda/toolkit.git && cd toolkit": "needs the network; the test runs in a copy of this clone's files instead",
-	"go install ./cmd/klt": "builds the binary the test stands in for: the test binary is klt on the scripts' PATH",
-	"make test    # gofmt, go vet, staticcheck, and every test under -race (fuzz seed corpora included)": "runs this test among all the others",
-	"make fuzz    # a short run of every fuzz target (FUZZTIME=15s each by default)":                     "minutes of fuzzing; CI runs the seed corpora through make test",
-	"make bench   # every benchmark beside its alternative, summarised by benchstat":                     "minutes of benchmarks, and needs npm for the servers",
-	"make demo": "minutes of load; TestLocalStack runs klt local on the same stack with a smaller load, faults included",
+// The pages TestREADME runs are README.md and every docs/*.md. Their fenced blocks follow one
+// convention:
+//
+//   - ```sh holds commands for the reader to type, and only those. Every line runs, from the
+//     root of a fresh copy of the repository's tracked files (one copy per page, the page's
+//     blocks in order, so a file one block writes is there for the next), with klt on the
+//     PATH. A "# " line after a command shows its output, which must match; a command must
+//     exit 0. A command that cannot run here (it needs AWS, the network, or minutes) is in
+//     readmeSkips with the reason; it is reported, not run.
+//   - ```text holds what is not a command to run: output, log lines, file contents, diagrams.
+//   - Other shell tags (bash, shell, console, zsh) are refused, so that no block of commands
+//     escapes the test by its tag.
+
+// skip names a command of a page that the test does not run.
+type skip struct {
+	file string // the page, relative to the repository root: "README.md", "docs/deploy.md"
+	cmd  string // the command as the page writes it, continuation lines included
 }
 
-// TestREADME runs every shell snippet of README.md, in order, as a new user would: from the
-// root of a fresh clone (a copy of the files git tracks here), with klt on the PATH. Each
-// command runs in sh; what it prints (standard output and error together) must be what the
-// README shows after it, as "# " lines, and nothing when it shows none; "..." in a shown line
-// stands for any text. A command must exit 0. The lines in readmeSkips are reported, not run.
-// $KAFKA_BOOTSTRAP_SERVERS names a kfake broker with a two-partition topic "orders", for the
-// klt produce and consume snippets.
+// Reasons shared by several skips.
+const (
+	needsAWS      = "needs an AWS account and a deployed stack"
+	needsKafkaVPC = "needs the MSK cluster's brokers, from inside its VPC"
+)
+
+// readmeSkips are the pages' shell lines the test does not run, each with the reason. Every
+// other line of every sh block runs. An entry that no longer matches a line of its page fails
+// the test, so the list stays true.
+var readmeSkips = map[skip]string{
+	{"README.md", "make demo"}:                                                          "minutes of load; TestLocalStack runs klt local on the same stack with a smaller load, faults included",
+	{"README.md", "go get github.com/kafkalambda/toolkit@latest"}:                       "needs a Go module of the reader's and the module proxy",
+	{"README.md", "git clone https://github.com/kafkalambda/toolkit.git && cd toolkit"}: "needs the network; the test runs in a copy of this clone's files instead",
+	{"README.md", "go install ./cmd/klt"}:                                               "builds the binary the test stands in for: the test binary is klt on the scripts' PATH",
+
+	{"docs/development.md", "make test    # gofmt, go vet, staticcheck, and every test under -race (fuzz seed corpora included)"}: "runs this test among all the others",
+	{"docs/development.md", "make fuzz    # a short run of every fuzz target (FUZZTIME=15s each by default)"}:                     "minutes of fuzzing; CI runs the seed corpora through make test",
+	{"docs/development.md", "make bench   # every benchmark beside its alternative, summarised by benchstat"}:                     "minutes of benchmarks, and needs npm for the servers",
+
+	{"docs/local.md", "make demo"}: "minutes of load; TestLocalStack runs klt local on the same stack with a smaller load, faults included",
+	{"docs/local.md", "klt local --template template.yaml --partitions 5 --keys 1000 --work 300ms \\\n  --load ConsumerFunction=500 --load 5000 --faults 60 --report demo"}: "make demo; minutes of load, which TestLocalStack runs smaller",
+
+	{"docs/deploy.md", `aws kafka get-bootstrap-brokers --cluster-arn "$CLUSTER_ARN" --query BootstrapBrokerStringSaslIam --output text`}:                                      needsAWS,
+	{"docs/deploy.md", `aws kafka describe-cluster-v2 --cluster-arn "$CLUSTER_ARN" --query 'ClusterInfo.Provisioned.BrokerNodeGroupInfo.[ClientSubnets,SecurityGroups]'`}:      needsAWS,
+	{"docs/deploy.md", `kafka-topics.sh --bootstrap-server "$BROKERS" --command-config client.properties --create --topic orders --partitions 6 --replication-factor 3`}:       needsKafkaVPC + ", and Kafka's own tools",
+	{"docs/deploy.md", `kafka-topics.sh --bootstrap-server "$BROKERS" --command-config client.properties --create --topic order-events --partitions 6 --replication-factor 3`}: needsKafkaVPC + ", and Kafka's own tools",
+	{"docs/deploy.md", "sam build                # make build-<LogicalId> for each function: linux/arm64 bootstrap"}:                                                           "needs SAM CLI; go test ./internal/sambuild builds every function of the template the same way",
+	{"docs/deploy.md", "sam deploy --guided      # asks for the parameters below; can save them in samconfig.toml"}:                                                            needsAWS + " (it deploys one), and answers to its questions",
+	{"docs/deploy.md", `klt produce --iam --brokers "$BROKERS" --topic orders order.jsonl`}:                                                                                    needsKafkaVPC + ", with IAM credentials",
+	{"docs/deploy.md", "sam logs --stack-name kafkalambda-samples -n ConsumerFunction --tail"}:                                                                                 needsAWS + "; it follows the logs until interrupted",
+	{"docs/deploy.md", "sam list stack-outputs --stack-name kafkalambda-samples"}:                                                                                              needsAWS,
+	{"docs/deploy.md", `aws sqs get-queue-attributes --queue-url "$CONSUMER_FAILURE_QUEUE_URL" --attribute-names ApproximateNumberOfMessagesVisible`}:                          needsAWS,
+	{"docs/deploy.md", `aws sqs receive-message --queue-url "$WORK_DLQ_URL" --max-number-of-messages 10`}:                                                                      needsAWS,
+	{"docs/deploy.md", "sam deploy"}:                                  needsAWS,
+	{"docs/deploy.md", "sam delete --stack-name kafkalambda-samples"}: needsAWS,
+}
+
+// TestREADME runs every shell snippet of README.md and docs/*.md, each page in order, as a new
+// user would: from the root of a fresh clone (a copy of the files git tracks here), with klt
+// on the PATH. Each command runs in sh; what it prints (standard output and error together)
+// must be what the page shows after it, as "# " lines, and nothing when it shows none; "..."
+// in a shown line stands for any text. A command must exit 0. The lines in readmeSkips are
+// reported, not run. $KAFKA_BOOTSTRAP_SERVERS names a kfake broker with a two-partition topic
+// "orders", for the klt produce and consume snippets. The pages run in parallel, each in its
+// own copy with its own broker.
 func TestREADME(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	pages, err := docPages("../..")
 	if err != nil {
 		t.Fatal(err)
-	}
-	steps, err := readmeSteps(readme)
-	if err != nil {
-		t.Fatalf("README.md: %v", err)
-	}
-	if len(steps) == 0 {
-		t.Fatal("README.md has no sh blocks")
-	}
-	script, skipped := readmeScript(steps)
-	for cmd := range readmeSkips {
-		if !skipped[cmd] {
-			t.Errorf("readmeSkips has %q, which is no longer a line of README.md", cmd)
-		}
-	}
-	for _, s := range steps {
-		if reason, ok := readmeSkips[s.cmd]; ok {
-			t.Logf("README.md:%d: skipped %q: %s", s.line, s.cmd, reason)
-		}
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "readme.txtar"), script, 0o644); err != nil {
-		t.Fatal(err)
+	skipped := make(map[skip]bool)
+	for _, page := range pages {
+		data, err := os.ReadFile(filepath.Join("../..", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, err := readmeSteps(data)
+		if err != nil {
+			t.Fatalf("%s: %v", page, err)
+		}
+		if len(steps) == 0 {
+			if page == "README.md" {
+				t.Fatal("README.md has no sh blocks")
+			}
+			continue
+		}
+		script := readmeScript(page, steps, skipped)
+		for _, s := range steps {
+			if reason, ok := readmeSkips[skip{page, s.cmd}]; ok {
+				t.Logf("%s:%d: skipped %q: %s", page, s.line, s.cmd, reason)
+			}
+		}
+		name := strings.NewReplacer("/", "-", ".md", "").Replace(page) + ".txtar"
+		if err := os.WriteFile(filepath.Join(dir, name), script, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range readmeSkips {
+		if !skipped[k] {
+			t.Errorf("readmeSkips has %q for %s, which is no longer a line of an sh block there", k.cmd, k.file)
+		}
 	}
 	files, err := cloneFiles("../..")
 	if err != nil {
@@ -95,6 +151,44 @@ func TestREADME(t *testing.T) {
 	})
 }
 
+// docPages returns the pages TestREADME runs, relative to root: README.md, then docs/*.md.
+func docPages(root string) ([]string, error) {
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	pages := []string{"README.md"}
+	for _, d := range docs {
+		pages = append(pages, "docs/"+filepath.Base(d))
+	}
+	return pages, nil
+}
+
+// TestREADMEProgram holds the README's Go program to samples/readme/main.go, byte for byte, so
+// that the program most users start from is one that builds (go vet ./... and the build of
+// every package compile it).
+func TestREADMEProgram(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../samples/readme/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := bytes.Cut(readme, []byte("\n```go\n"))
+	if !ok {
+		t.Fatal("README.md has no go block")
+	}
+	got, _, ok := bytes.Cut(rest, []byte("\n```\n"))
+	if !ok {
+		t.Fatal("README.md: the first go block is not closed")
+	}
+	if got := append(got, '\n'); !bytes.Equal(got, want) {
+		t.Errorf("the first go block of README.md is not samples/readme/main.go; copy the file into the README (or the README's block into the file)")
+	}
+}
+
 // readmeStep is one command of a README sh block and the output the README shows for it.
 type readmeStep struct {
 	line int      // line of the command in README.md
@@ -104,6 +198,9 @@ type readmeStep struct {
 
 // heredoc finds the delimiter of a here-document: <<EOF, <<'EOF', <<"EOF" or <<-EOF.
 var heredoc = regexp.MustCompile(`<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?`)
+
+// shellTags are the fence tags, other than sh, that would hide commands from the test.
+var shellTags = map[string]bool{"bash": true, "shell": true, "console": true, "zsh": true, "shell-session": true, "sh-session": true}
 
 // readmeSteps returns the commands of the sh blocks of readme, in order. A line starting with
 // "#" shows output of the command before it, so a block cannot start with one.
@@ -118,7 +215,11 @@ func readmeSteps(readme []byte) ([]readmeStep, error) {
 		line := sc.Text()
 		switch {
 		case !inBlock:
-			inBlock = strings.TrimSpace(line) == "```sh"
+			tag := strings.TrimSpace(line)
+			if shellTags[strings.TrimPrefix(tag, "```")] && strings.HasPrefix(tag, "```") {
+				return nil, fmt.Errorf("line %d: %q: commands to run go in sh blocks, anything else in text blocks", n, tag)
+			}
+			inBlock = tag == "```sh"
 			cur = nil
 		case heredocEnd != "":
 			cur.cmd += "\n" + line
@@ -157,26 +258,26 @@ func readmeSteps(readme []byte) ([]readmeStep, error) {
 	return steps, nil
 }
 
-// readmeScript returns a testscript script that runs steps in order, and the commands it
-// skips. Each command is a file run by sh with standard error joined to standard output, and
-// its shown output a file the "shows" command compares with what it printed.
-func readmeScript(steps []readmeStep) (script []byte, skipped map[string]bool) {
+// readmeScript returns a testscript script that runs the steps of page in order, and marks in
+// skipped the commands it skips. Each command is a file run by sh with standard error joined
+// to standard output, and its shown output a file the "shows" command compares with what it
+// printed.
+func readmeScript(page string, steps []readmeStep, skipped map[skip]bool) []byte {
 	var b, files bytes.Buffer
-	skipped = make(map[string]bool)
 	for i, s := range steps {
-		if reason, ok := readmeSkips[s.cmd]; ok {
-			skipped[s.cmd] = true
-			fmt.Fprintf(&b, "# README.md:%d skipped: %s\n# %s\n\n", s.line, reason, strings.ReplaceAll(s.cmd, "\n", "\n# "))
+		if reason, ok := readmeSkips[skip{page, s.cmd}]; ok {
+			skipped[skip{page, s.cmd}] = true
+			fmt.Fprintf(&b, "# %s:%d skipped: %s\n# %s\n\n", page, s.line, reason, strings.ReplaceAll(s.cmd, "\n", "\n# "))
 			continue
 		}
 		name := "step" + strconv.Itoa(i)
-		fmt.Fprintf(&b, "# README.md:%d\nexec sh $WORK/%s.sh\nshows $WORK/%s.out\n\n", s.line, name, name)
+		fmt.Fprintf(&b, "# %s:%d\nexec sh $WORK/%s.sh\nshows $WORK/%s.out\n\n", page, s.line, name, name)
 		fmt.Fprintf(&files, "-- %s.sh --\nexec 2>&1\n%s\n-- %s.out --\n", name, s.cmd, name)
 		for _, w := range s.want {
 			files.WriteString(w + "\n")
 		}
 	}
-	return append(b.Bytes(), files.Bytes()...), skipped
+	return append(b.Bytes(), files.Bytes()...)
 }
 
 // cmdShows is the script command "shows FILE": the standard output of the last exec must be
@@ -188,7 +289,7 @@ func cmdShows(ts *testscript.TestScript, neg bool, args []string) {
 	got := ts.ReadFile("stdout")
 	want := ts.ReadFile(args[0])
 	if !showsMatch(got, want) {
-		ts.Fatalf("the README shows\n%s\nbut the command printed\n%s", indent(want), indent(got))
+		ts.Fatalf("the page shows\n%s\nbut the command printed\n%s", indent(want), indent(got))
 	}
 }
 
@@ -258,7 +359,7 @@ func TestReadmeSteps(t *testing.T) {
 	if fmt.Sprint(steps) != fmt.Sprint(want) {
 		t.Errorf("steps\n%v\nwant\n%v", steps, want)
 	}
-	for _, bad := range []string{"```sh\n# output first\n```\n", "```sh\n#no space\n```\n", "```sh\na\n", "```sh\na \\\n```\n"} {
+	for _, bad := range []string{"```sh\n# output first\n```\n", "```sh\n#no space\n```\n", "```sh\na\n", "```sh\na \\\n```\n", "```bash\na\n```\n", "```console\n$ a\n```\n"} {
 		if _, err := readmeSteps([]byte(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
@@ -266,4 +367,74 @@ func TestReadmeSteps(t *testing.T) {
 	if !showsMatch("klt x v1 (commit 1)\n", "klt x ... (commit ...)\n") || showsMatch("a\nb\n", "a\n") || showsMatch("", "a\n") {
 		t.Error("showsMatch")
 	}
+}
+
+// mdLink finds the target of a Markdown link or image: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocLinks checks the links of README.md and docs/*.md that stay in the repository: each
+// names a file or directory of the repository, and a "#fragment" names a heading of the page
+// it points into, as GitHub makes its anchors. Moving a page or renaming a heading breaks no
+// link unnoticed.
+func TestDocLinks(t *testing.T) {
+	pages, err := docPages("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range pages {
+		data, err := os.ReadFile(filepath.Join("../..", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range strings.Split(string(data), "\n") {
+			for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+				if err := checkLink(page, m[1]); err != nil {
+					t.Errorf("%s:%d: %s: %v", page, n+1, m[1], err)
+				}
+			}
+		}
+	}
+}
+
+// checkLink reports whether target, a link of page, points at something in the repository.
+func checkLink(page, target string) error {
+	if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+		return nil
+	}
+	path, fragment, _ := strings.Cut(target, "#")
+	file := page
+	if path != "" {
+		file = filepath.ToSlash(filepath.Join(filepath.Dir(page), path))
+	}
+	if _, err := os.Stat(filepath.Join("../..", file)); err != nil {
+		return fmt.Errorf("no such file or directory in the repository")
+	}
+	if fragment == "" || !strings.HasSuffix(file, ".md") {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join("../..", file))
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if h, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") && anchor(h) == fragment {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s has no heading with the anchor #%s", file, fragment)
+}
+
+// anchor is the anchor GitHub gives a heading: lower case, spaces as hyphens, and punctuation
+// other than hyphens and underscores left out.
+func anchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -46,7 +47,7 @@ func TestDecodeThenBuildRealFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := kafkaevent.Parse(trimBOM(data))
+			want, err := kafkaevent.Parse(base.TrimBOM(data))
 			if err != nil {
 				rejected++
 				t.Logf("not round-tripped: kafkaevent.Parse rejects it: %v", err)
@@ -60,21 +61,21 @@ func TestDecodeThenBuildRealFixtures(t *testing.T) {
 				}
 			}
 			if malformed > 0 {
-				if d.code != exitFail {
+				if d.code != base.ExitFail {
 					t.Fatalf("decode of an event with %d malformed records: exit %d", malformed, d.code)
 				}
 				b := klt(t, d.stdout, "event", "build")
-				if b.code != exitFail || strings.Count(b.stderr, "record carries a decode error") != malformed {
+				if b.code != base.ExitFail || strings.Count(b.stderr, "record carries a decode error") != malformed {
 					t.Errorf("build of decode's output with %d malformed records: exit %d, stderr:\n%s", malformed, b.code, b.stderr)
 				}
 				return
 			}
-			if d.code != exitOK || d.stderr != "" {
+			if d.code != base.ExitOK || d.stderr != "" {
 				t.Fatalf("decode: exit %d, stderr %q", d.code, d.stderr)
 			}
 			flags := envelopeFlags(want)
 			b := klt(t, d.stdout, append([]string{"event", "build"}, flags...)...)
-			if b.code != exitOK {
+			if b.code != base.ExitOK {
 				t.Fatalf("build %s: exit %d, stderr:\n%s\ninput:\n%s", strings.Join(flags, " "), b.code, b.stderr, d.stdout)
 			}
 			got, err := kafkaevent.Parse([]byte(b.stdout))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -51,11 +52,11 @@ func TestBuildThenDecode(t *testing.T) {
 			if err := os.WriteFile(records, []byte(tt.in+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if r := klt(t, "", "event", "build", "-o", event, records); r.code != exitOK {
+			if r := klt(t, "", "event", "build", "-o", event, records); r.code != base.ExitOK {
 				t.Fatalf("build: exit %d: %s", r.code, r.stderr)
 			}
 			r := klt(t, "", "event", "decode", event)
-			if r.code != exitOK || r.stderr != "" {
+			if r.code != base.ExitOK || r.stderr != "" {
 				t.Fatalf("decode: exit %d: %s", r.code, r.stderr)
 			}
 			if got := strings.TrimSuffix(r.stdout, "\n"); got != tt.out {
@@ -74,11 +75,11 @@ func TestBuildThenDecodeOrder(t *testing.T) {
 {"topic":"b","partition":2,"value":"5"}
 `
 	b := klt(t, in, "event", "build")
-	if b.code != exitOK {
+	if b.code != base.ExitOK {
 		t.Fatalf("build: exit %d: %s", b.code, b.stderr)
 	}
 	d := klt(t, b.stdout, "event", "decode")
-	if d.code != exitOK {
+	if d.code != base.ExitOK {
 		t.Fatalf("decode: exit %d: %s", d.code, d.stderr)
 	}
 	var got []string
@@ -108,12 +109,12 @@ func TestDecodeThenBuildReproducesFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := klt(t, "", "event", "decode", file)
-			if d.code != exitOK || d.stderr != "" {
+			if d.code != base.ExitOK || d.stderr != "" {
 				t.Fatalf("decode: exit %d, stderr %q", d.code, d.stderr)
 			}
 			flags := envelopeFlags(want)
 			b := klt(t, d.stdout, append([]string{"event", "build"}, flags...)...)
-			if b.code != exitOK || b.stderr != "" {
+			if b.code != base.ExitOK || b.stderr != "" {
 				t.Fatalf("build %s: exit %d, stderr:\n%s\ninput:\n%s", strings.Join(flags, " "), b.code, b.stderr, d.stdout)
 			}
 			got, err := kafkaevent.Parse([]byte(b.stdout))
@@ -142,7 +143,7 @@ func TestDecodeThenBuildReproducesFixtures(t *testing.T) {
 			}
 
 			// And decode prints the rebuilt event as it printed the fixture.
-			if again := klt(t, b.stdout, "event", "decode"); again.code != exitOK || again.stdout != d.stdout {
+			if again := klt(t, b.stdout, "event", "decode"); again.code != base.ExitOK || again.stdout != d.stdout {
 				t.Errorf("decode of the rebuilt event: exit %d, stderr %q, printed\n%s\nwant\n%s", again.code, again.stderr, again.stdout, d.stdout)
 			}
 		})

@@ -8,19 +8,20 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/criteria"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"github.com/kafkalambda/toolkit/filter"
+	"go.yaml.in/yaml/v3"
 )
 
 // readTemplate parses the template file path.
-func readTemplate(t *testing.T, path string) *samTemplate {
+func readTemplate(t *testing.T, path string) *samtemplate.SamTemplate {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tpl, err := parseTemplate(path, data)
+	tpl, err := samtemplate.ParseTemplate(path, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestTemplateCriteriaAmongIntrinsics(t *testing.T) {
 	tpl := readTemplate(t, path)
 
 	want := []string{"Consumer.Orders", "Worker.Placed", "RawMapping"}
-	if got, hidden := tpl.criteriaRefs(); !reflect.DeepEqual(got, want) || hidden != nil {
+	if got, hidden := tpl.CriteriaRefs(); !reflect.DeepEqual(got, want) || hidden != nil {
 		t.Errorf("criteriaRefs = %q, %v; want %q and nothing hidden", got, hidden, want)
 	}
 	tests := []struct {
@@ -58,24 +59,24 @@ func TestTemplateCriteriaAmongIntrinsics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.ref, func(t *testing.T) {
-			s, err := tpl.criteria(tt.ref)
+			s, err := tpl.Criteria(tt.ref)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.readErrs != nil {
-				t.Fatalf("read errors: %v", s.readErrs)
+			if s.ReadErrs != nil {
+				t.Fatalf("read errors: %v", s.ReadErrs)
 			}
-			if !reflect.DeepEqual(s.patterns, tt.patterns) {
-				t.Errorf("patterns:\n got %q\nwant %q", s.patterns, tt.patterns)
+			if !reflect.DeepEqual(s.Patterns, tt.patterns) {
+				t.Errorf("patterns:\n got %q\nwant %q", s.Patterns, tt.patterns)
 			}
-			if !reflect.DeepEqual(s.lines, tt.lines) {
-				t.Errorf("lines = %v, want %v", s.lines, tt.lines)
+			if !reflect.DeepEqual(s.Lines, tt.lines) {
+				t.Errorf("lines = %v, want %v", s.Lines, tt.lines)
 			}
-			if s.eventType != tt.eventType || s.where != tt.ref || s.file != path {
+			if s.EventType != tt.eventType || s.Where != tt.ref || s.File != path {
 				t.Errorf("eventType, where, file = %q, %q, %q; want %q, %q, %q",
-					s.eventType, s.where, s.file, tt.eventType, tt.ref, path)
+					s.EventType, s.Where, s.File, tt.eventType, tt.ref, path)
 			}
-			if _, errs := s.compile(nil); errs != nil {
+			if _, errs := s.Compile(nil); errs != nil {
 				t.Errorf("the engine rejects the patterns: %v", errs)
 			}
 		})
@@ -85,12 +86,12 @@ func TestTemplateCriteriaAmongIntrinsics(t *testing.T) {
 func TestTemplateJSON(t *testing.T) {
 	// A CloudFormation template in JSON reads the same way, long-form intrinsics and all.
 	tpl := readTemplate(t, "testdata/filter/template.json")
-	s, err := tpl.criteria("Mapping")
+	s, err := tpl.Criteria("Mapping")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{`{"body":{"status":["PLACED"]}}`}; !reflect.DeepEqual(s.patterns, want) {
-		t.Errorf("patterns = %q, want %q", s.patterns, want)
+	if want := []string{`{"body":{"status":["PLACED"]}}`}; !reflect.DeepEqual(s.Patterns, want) {
+		t.Errorf("patterns = %q, want %q", s.Patterns, want)
 	}
 }
 
@@ -112,7 +113,7 @@ func TestPatternMappingToJSON(t *testing.T) {
 		{`{a: [], b: {}}`, `{"a":[],"b":{}}`}, // the engine says what is wrong with these
 	}
 	for _, tt := range tests {
-		got, err := patternText(yamlNode(t, tt.yaml))
+		got, err := samtemplate.PatternText(yamlNode(t, tt.yaml))
 		if err != nil || got != tt.json {
 			t.Errorf("%s\n got %s, %v\nwant %s", tt.yaml, got, err, tt.json)
 		}
@@ -142,12 +143,12 @@ func TestPatternMappingErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		n := yamlNode(t, tt.yaml)
-		got, err := patternText(n)
+		got, err := samtemplate.PatternText(n)
 		if err == nil || err.Error() != tt.err {
 			t.Errorf("%q: got %q, %v; want error %q", tt.yaml, got, err, tt.err)
 			continue
 		}
-		if ne, ok := errors.AsType[*nodeError](err); !ok || ne.node.Line != tt.line {
+		if ne, ok := errors.AsType[*samtemplate.NodeError](err); !ok || ne.Node.Line != tt.line {
 			t.Errorf("%q: error %v is not about line %d", tt.yaml, err, tt.line)
 		}
 	}
@@ -223,7 +224,7 @@ const errTemplate = `Resources:
 
 func TestTemplateErrors(t *testing.T) {
 	// Each mistake names the file, the line when there is one, and what exists instead.
-	tpl, err := parseTemplate("t.yaml", []byte(errTemplate))
+	tpl, err := samtemplate.ParseTemplate("t.yaml", []byte(errTemplate))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestTemplateErrors(t *testing.T) {
 		{"Map.Ev", "t.yaml: Map is an AWS::Lambda::EventSourceMapping, which has no events: name it alone, as t.yaml#Map"},
 	}
 	for _, tt := range tests {
-		s, err := tpl.criteria(tt.ref)
+		s, err := tpl.Criteria(tt.ref)
 		if err == nil || err.Error() != tt.err {
 			t.Errorf("%s: got %v, %v\nwant %s", tt.ref, s, err, tt.err)
 		}
@@ -252,7 +253,7 @@ func TestTemplateErrors(t *testing.T) {
 func TestTemplateFilterProblems(t *testing.T) {
 	// What cannot be read from a FilterCriteria is reported as its problems, with the engine's,
 	// in filter order, each with the line of its node.
-	tpl, err := parseTemplate("t.yaml", []byte(errTemplate))
+	tpl, err := samtemplate.ParseTemplate("t.yaml", []byte(errTemplate))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,17 +276,17 @@ func TestTemplateFilterProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.ref, func(t *testing.T) {
-			s, err := tpl.criteria(tt.ref)
+			s, err := tpl.Criteria(tt.ref)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, problems := s.compile(nil)
+			c, problems := s.Compile(nil)
 			if c != nil {
 				t.Fatal("compiled")
 			}
 			var got []string
 			for _, p := range problems {
-				got = append(got, s.problem(p))
+				got = append(got, s.Problem(p))
 			}
 			checkProblems(t, got, tt.want)
 		})
@@ -323,7 +324,7 @@ func TestParseTemplateErrors(t *testing.T) {
 		{"Resources:\n\tA: 1\n", "t.yaml: invalid YAML: line 2: found character that cannot start any token"},
 	}
 	for _, tt := range tests {
-		_, err := parseTemplate("t.yaml", []byte(tt.src))
+		_, err := samtemplate.ParseTemplate("t.yaml", []byte(tt.src))
 		if err == nil || err.Error() != tt.err {
 			t.Errorf("%q: got %v, want %s", tt.src, err, tt.err)
 		}
@@ -331,11 +332,11 @@ func TestParseTemplateErrors(t *testing.T) {
 }
 
 func TestTemplateAllNone(t *testing.T) {
-	tpl, err := parseTemplate("t.yaml", []byte("Resources:\n  F:\n    Type: AWS::Serverless::Function\n"))
+	tpl, err := samtemplate.ParseTemplate("t.yaml", []byte("Resources:\n  F:\n    Type: AWS::Serverless::Function\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tpl.all()
+	_, err = tpl.All()
 	if want := "t.yaml: no FilterCriteria in the template; functions in template: F"; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
@@ -356,21 +357,21 @@ func FuzzTemplateCriteria(f *testing.F) {
 		"      FilterCriteria: {Filters: [{Pattern: &p {a: [*p]}}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const name = "fuzz.yaml"
-		tpl, err := parseTemplate(name, data)
+		tpl, err := samtemplate.ParseTemplate(name, data)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), name) {
 				t.Fatalf("error does not name the file: %v", err)
 			}
 			return
 		}
-		specs, err := tpl.all()
+		specs, err := tpl.All()
 		if err != nil && !strings.HasPrefix(err.Error(), name) {
 			t.Fatalf("error does not name the file: %v", err)
 		}
 		for _, s := range specs {
-			_, problems := s.compile(nil)
+			_, problems := s.Compile(nil)
 			for _, p := range problems {
-				if msg := s.problem(p); !strings.HasPrefix(msg, name) {
+				if msg := s.Problem(p); !strings.HasPrefix(msg, name) {
 					t.Fatalf("problem does not name the file: %s", msg)
 				}
 			}
@@ -379,8 +380,8 @@ func FuzzTemplateCriteria(f *testing.F) {
 		if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
 			return
 		}
-		if n := resolve(doc.Content[0]); n.Kind != yaml.ScalarNode {
-			if text, err := patternText(n); err == nil && !json.Valid([]byte(text)) {
+		if n := samtemplate.Resolve(doc.Content[0]); n.Kind != yaml.ScalarNode {
+			if text, err := samtemplate.PatternText(n); err == nil && !json.Valid([]byte(text)) {
 				t.Fatalf("invalid JSON from a mapping: %s", text)
 			}
 		}
@@ -389,18 +390,18 @@ func FuzzTemplateCriteria(f *testing.F) {
 
 func TestCompileReportsEveryFilter(t *testing.T) {
 	// The engine stops at the first bad filter; compile goes on to the others.
-	s := &criteriaSpec{file: "c.json", raw: []byte(`{"Filters":[
+	s := &criteria.Spec{File: "c.json", Raw: []byte(`{"Filters":[
 		{"Pattern":"{\"body\":{\"a\":[]}}"},
 		{"Pattern":"{\"body\":{\"b\":[\"ok\"]}}"},
 		{"Pattern":5},
 		{"Pattern":"{\"body\":5}"}]}`)}
-	_, problems := s.compile(nil)
+	_, problems := s.Compile(nil)
 	var got []string
 	for _, p := range problems {
 		if _, ok := errors.AsType[*filter.Error](p); !ok {
 			t.Fatalf("%v is not a *filter.Error", p)
 		}
-		got = append(got, s.problem(p))
+		got = append(got, s.Problem(p))
 	}
 	checkProblems(t, got, []string{
 		"c.json: Filters[0]: body.a: ",

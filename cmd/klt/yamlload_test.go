@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -29,8 +31,8 @@ func FuzzLoadYAML(f *testing.F) {
 		`{"Resources": {"A": {}}, "Resources": {}}`,
 		strings.Repeat("[", 20000) + strings.Repeat("]", 20000),
 		strings.Repeat("- ", 5000) + "x\n",
-		"a: " + strings.Repeat("x", int(templateLimit.max)-3),
-		"a: " + strings.Repeat("x", int(templateLimit.max)-2),
+		"a: " + strings.Repeat("x", int(base.TemplateLimit.Max)-3),
+		"a: " + strings.Repeat("x", int(base.TemplateLimit.Max)-2),
 		"{" + strings.Repeat("a,", 30000) + "}",
 		"",
 		"# only a comment\n",
@@ -39,7 +41,7 @@ func FuzzLoadYAML(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const name = "fuzz.yaml"
-		root, err := loadYAML(name, data)
+		root, err := samtemplate.LoadYAML(name, data)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), name+":") {
 				t.Fatalf("error does not name the file: %v", err)
@@ -54,14 +56,14 @@ func FuzzLoadYAML(f *testing.F) {
 		if root == nil {
 			return
 		}
-		budget := maxYAMLNodes
+		budget := samtemplate.MaxYAMLNodes
 		if !expandWithin(root, &budget) {
-			t.Fatalf("accepted a document that expands past %d nodes", maxYAMLNodes)
+			t.Fatalf("accepted a document that expands past %d nodes", samtemplate.MaxYAMLNodes)
 		}
 		if k := duplicateKey(root, map[*yaml.Node]bool{}); k != "" {
 			t.Fatalf("accepted a mapping that gives %q twice", k)
 		}
-		if _, err := templateValue(root, 0); err != nil && strings.Contains(err.Error(), "panic") {
+		if _, err := samtemplate.TemplateValue(root, 0); err != nil && strings.Contains(err.Error(), "panic") {
 			t.Fatal(err)
 		}
 	})
@@ -94,7 +96,7 @@ func duplicateKey(n *yaml.Node, seen map[*yaml.Node]bool) string {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i < len(n.Content); i += 2 {
 			for j := i + 2; j < len(n.Content); j += 2 {
-				a, b := resolve(n.Content[i]), resolve(n.Content[j])
+				a, b := samtemplate.Resolve(n.Content[i]), samtemplate.Resolve(n.Content[j])
 				if a.Kind == yaml.ScalarNode && b.Kind == yaml.ScalarNode && a.Value == b.Value {
 					return a.Value
 				}
@@ -119,17 +121,17 @@ func TestLoadYAML(t *testing.T) {
 		"a: [x\n":                            "t.yaml: invalid YAML: ",
 		"a: " + strings.Repeat("x", 1<<20-2): "t.yaml: more than 1048576 bytes (1 MB, the largest template CloudFormation takes)",
 	} {
-		_, err := loadYAML("t.yaml", []byte(in))
+		_, err := samtemplate.LoadYAML("t.yaml", []byte(in))
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("loadYAML(%.40q): %v; want %s...", in, err, want)
 		}
 	}
 	// The same anchor used many times within the limit is fine, and one key in two mappings.
 	ok := "a: &a [x, x, x]\nb: [*a, *a, *a]\nc: {k: 1}\nd: {k: 2}\n"
-	if root, err := loadYAML("t.yaml", []byte(ok)); err != nil || root == nil {
+	if root, err := samtemplate.LoadYAML("t.yaml", []byte(ok)); err != nil || root == nil {
 		t.Errorf("loadYAML(%q): %v, %v", ok, root, err)
 	}
-	if root, err := loadYAML("t.yaml", []byte("# nothing\n")); err != nil || root != nil {
+	if root, err := samtemplate.LoadYAML("t.yaml", []byte("# nothing\n")); err != nil || root != nil {
 		t.Errorf("an empty document: %v, %v; want nil, nil", root, err)
 	}
 }

@@ -5,6 +5,17 @@
 // responses, retries, on-failure destinations, visibility timeouts, FIFO group order and
 // concurrency. klt local runs one per mapping of a SAM template.
 //
+// Both kinds are configured alike: the source and the function are the constructor's
+// arguments, everything else is an option ([NewKafka] takes [KafkaOption] values, [NewSQS]
+// [SQSOption] values). A setting both kinds have is one [Option] under one name for both
+// ([WithName], [WithBatchSize], [WithBatchingWindow], [WithFilter],
+// [WithReportBatchItemFailures]); the defaults and limits that differ between the kinds are
+// stated on each option. The constructors check every option before they connect to
+// anything and report all bad values at once, one [*ConfigError] each:
+//
+//	k, err := esm.NewKafka(brokers, "orders", fn, esm.WithBatchSize(50), esm.WithReportBatchItemFailures())
+//	q, err := esm.NewSQS(ctx, client, queueURL, fn, esm.WithBatchSize(50), esm.WithBatchingWindow(time.Second))
+//
 // Each rule has a conformance test that quotes the sentence of the AWS documentation it
 // follows. Where the documentation is silent, the package says what it does and why.
 package esm

@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -87,186 +86,21 @@ type partLag struct {
 	committed int64 // offset the group resumes from; -1 when unknown
 }
 
-// KafkaOption configures a Kafka mapping; pass it to [NewKafka].
-type KafkaOption func(*kafkaConfig)
-
-type kafkaConfig struct {
-	name          string
-	groupID       string
-	startAt       time.Time // AT_TIMESTAMP
-	start         string
-	batchSize     int
-	window        time.Duration
-	filter        *filter.Criteria
-	reportFailure bool
-	retries       int
-	retriesSet    bool
-	maxAge        time.Duration
-	bisect        bool
-	onFailure     Destination
-	source        kafkaevent.Source
-	sourceARN     string
-	bootstrap     []string
-	bootstrapSet  bool
-	functionARN   string
-	clientOpts    []kgo.Opt
-	errs          []error
-	backoff       func(retry int) time.Duration // backoff, or shorter in tests
-}
-
-// WithName names the mapping (its logical ID in the template) in errors and in the default
-// group ID. The default is the topic.
-func WithName(name string) KafkaOption { return func(c *kafkaConfig) { c.name = name } }
-
-// WithGroupID sets the consumer group ID (the mapping's ConsumerGroupId). The default is
-// "klt-esm-" followed by the mapping's name. A group's committed offsets override the
-// starting position, as on AWS.
-func WithGroupID(id string) KafkaOption { return func(c *kafkaConfig) { c.groupID = id } }
-
-// WithStartingPosition sets where a group without committed offsets starts: [TrimHorizon]
-// (the default) or [Latest]. AWS requires the property; TRIM_HORIZON is the default here so
-// that records produced before the mapping starts are not missed.
-func WithStartingPosition(p string) KafkaOption { return func(c *kafkaConfig) { c.start = p } }
-
-// WithStartingTimestamp makes a group without committed offsets start at the first record of
-// each partition whose timestamp is t or later: the AT_TIMESTAMP starting position with
-// StartingPositionTimestamp t.
-func WithStartingTimestamp(t time.Time) KafkaOption {
-	return func(c *kafkaConfig) { c.start, c.startAt = AtTimestamp, t }
-}
-
-// WithBatchSize sets the most records in one invocation, 1 to 10,000; the default is 100.
-func WithBatchSize(n int) KafkaOption { return func(c *kafkaConfig) { c.batchSize = n } }
-
-// WithBatchingWindow sets how long a batch that is not full waits for more records
-// (MaximumBatchingWindowInSeconds), 0 to 300 s; the default is 500 ms, Kafka's default.
-func WithBatchingWindow(d time.Duration) KafkaOption { return func(c *kafkaConfig) { c.window = d } }
-
-// WithFilter sets the mapping's FilterCriteria (see [filter.ParseCriteria]); by default every
-// record is delivered.
-func WithFilter(f *filter.Criteria) KafkaOption {
-	return func(c *kafkaConfig) {
-		if f == nil {
-			c.errs = append(c.errs, errors.New("WithFilter: nil criteria"))
-		}
-		c.filter = f
-	}
-}
-
-// WithReportBatchItemFailures makes the mapping read the function's response as a partial
-// batch response (FunctionResponseTypes: [ReportBatchItemFailures]). By default the response
-// is ignored and a batch fails only when the invocation does.
-func WithReportBatchItemFailures() KafkaOption {
-	return func(c *kafkaConfig) { c.reportFailure = true }
-}
-
-// WithMaximumRetryAttempts sets how many times a failed batch is retried, not counting the
-// first attempt: 0 to 10,000, or -1 for infinite, the default. With an on-failure destination,
-// -1 means 10, as AWS documents.
-func WithMaximumRetryAttempts(n int) KafkaOption {
-	return func(c *kafkaConfig) { c.retries, c.retriesSet = n, true }
-}
-
-// WithMaximumRecordAge sets the age (from the record's timestamp) past which a record is given
-// up on instead of being sent; by default records never expire. d must be positive. AWS takes
-// 60 s to 7 days; shorter ages are accepted here, for tests.
-func WithMaximumRecordAge(d time.Duration) KafkaOption {
-	return func(c *kafkaConfig) {
-		if d <= 0 {
-			c.errs = append(c.errs, fmt.Errorf("WithMaximumRecordAge: %v is not positive (leave the option out for no limit)", d))
-		}
-		c.maxAge = d
-	}
-}
-
-// WithBisectBatchOnFunctionError makes the mapping split a batch the function failed in two
-// and retry each half (BisectBatchOnFunctionError); off by default.
-func WithBisectBatchOnFunctionError() KafkaOption {
-	return func(c *kafkaConfig) { c.bisect = true }
-}
-
-// WithOnFailure sets the on-failure destination, [OnFailureSQS] or [OnFailureKafkaTopic]; by
-// default records given up on are dropped (and committed).
-func WithOnFailure(d Destination) KafkaOption {
-	return func(c *kafkaConfig) {
-		if d == nil {
-			c.errs = append(c.errs, errors.New("WithOnFailure: nil destination"))
-		}
-		c.onFailure = d
-	}
-}
-
-// WithEventSource sets the event's eventSource and eventSourceArn: [kafkaevent.SourceMSK]
-// with the cluster ARN, or [kafkaevent.SourceSelfManaged] with arn "" (the default).
-func WithEventSource(source kafkaevent.Source, arn string) KafkaOption {
-	return func(c *kafkaConfig) { c.source, c.sourceARN = source, arn }
-}
-
-// WithBootstrapServers sets the event's bootstrapServers, host:port each; the default is the
-// brokers given to NewKafka.
-func WithBootstrapServers(servers ...string) KafkaOption {
-	return func(c *kafkaConfig) { c.bootstrap, c.bootstrapSet = servers, true }
-}
-
-// WithFunctionARN sets the functionArn of on-failure records; the default is
-// "arn:aws:lambda:us-east-1:123456789012:function:" followed by the mapping's name.
-func WithFunctionARN(arn string) KafkaOption { return func(c *kafkaConfig) { c.functionARN = arn } }
-
-// WithClientOptions adds franz-go client options (TLS, SASL, logging), applied after the
-// mapping's own; none by default.
-func WithClientOptions(opts ...kgo.Opt) KafkaOption {
-	return func(c *kafkaConfig) { c.clientOpts = append(c.clientOpts, opts...) }
-}
-
 // NewKafka returns a mapping that reads topic from the Kafka cluster at brokers (host:port) and
 // invokes fn. It checks the options but does not connect: [Kafka.Run] does.
 func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (*Kafka, error) {
-	c := kafkaConfig{start: TrimHorizon, batchSize: 100, window: 500 * time.Millisecond, retries: -1, source: kafkaevent.SourceSelfManaged, backoff: backoff}
+	c := kafkaConfig{
+		mappingConfig: mappingConfig{batchSize: 100, window: 500 * time.Millisecond},
+		start:         TrimHorizon, retries: -1, source: kafkaevent.SourceSelfManaged, backoff: backoff,
+	}
 	for _, o := range opts {
-		o(&c)
+		o.applyKafka(&c)
 	}
 	if c.name == "" {
 		c.name = topic
 	}
-	errs := c.errs
-	if len(brokers) == 0 {
-		errs = append(errs, errors.New("no brokers"))
-	}
-	if topic == "" {
-		errs = append(errs, errors.New("no topic"))
-	}
-	if f, ok := fn.(InvokerFunc); fn == nil || ok && f == nil {
-		errs = append(errs, errors.New("nil Invoker"))
-	}
-	if c.start != TrimHorizon && c.start != Latest && (c.start != AtTimestamp || c.startAt.IsZero()) {
-		errs = append(errs, fmt.Errorf("starting position %q: want TRIM_HORIZON, LATEST, or AT_TIMESTAMP through WithStartingTimestamp", c.start))
-	}
-	if c.batchSize < 1 || c.batchSize > 10000 {
-		errs = append(errs, fmt.Errorf("batch size %d: want 1 to 10000", c.batchSize))
-	}
-	if c.window < 0 || c.window > 300*time.Second {
-		errs = append(errs, fmt.Errorf("batching window %v: want 0 to 300s", c.window))
-	}
-	if c.retries < -1 || c.retries > 10000 {
-		errs = append(errs, fmt.Errorf("maximum retry attempts %d: want -1 to 10000", c.retries))
-	}
-	switch c.source {
-	case kafkaevent.SourceMSK:
-		if c.sourceARN == "" {
-			errs = append(errs, errors.New("event source aws:kafka needs the cluster ARN"))
-		}
-	case kafkaevent.SourceSelfManaged:
-		if c.sourceARN != "" {
-			errs = append(errs, errors.New("event source SelfManagedKafka has no eventSourceArn"))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("event source %q: want aws:kafka or SelfManagedKafka", c.source))
-	}
-	if d, ok := c.onFailure.(kafkaTopicDestination); ok && (d.topic == "" || d.topic == topic) {
-		errs = append(errs, fmt.Errorf("on-failure topic %q: want a topic other than the source topic", d.topic))
-	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("esm: kafka mapping %q: %w", c.name, errors.Join(errs...))
+	if err := c.check(brokers, topic, fn); err != nil {
+		return nil, err
 	}
 	if c.groupID == "" {
 		c.groupID = "klt-esm-" + c.name
@@ -298,6 +132,42 @@ func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (
 		c.clientOpts = append(c.clientOpts, kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	}
 	return &Kafka{cfg: c, topic: topic, fn: fn, workers: map[int32]*kafkaPartition{}, lag: map[int32]*partLag{}}, nil
+}
+
+// check reports every bad setting of c as a *ConfigError, joined.
+func (c *kafkaConfig) check(brokers []string, topic string, fn Invoker) error {
+	if len(brokers) == 0 {
+		c.reject("brokers", "none")
+	}
+	if topic == "" {
+		c.reject("topic", "empty")
+	}
+	if f, ok := fn.(InvokerFunc); fn == nil || ok && f == nil {
+		c.reject("Invoker", "nil")
+	}
+	if c.start != TrimHorizon && c.start != Latest && (c.start != AtTimestamp || c.startAt.IsZero()) {
+		c.reject("WithStartingPosition", "%q: want TRIM_HORIZON, LATEST, or AT_TIMESTAMP through WithStartingTimestamp", c.start)
+	}
+	c.checkBatching(10000, 300*time.Second)
+	if c.retries < -1 || c.retries > 10000 {
+		c.reject("WithMaximumRetryAttempts", "%d: want -1 to 10000", c.retries)
+	}
+	switch c.source {
+	case kafkaevent.SourceMSK:
+		if c.sourceARN == "" {
+			c.reject("WithEventSource", "aws:kafka needs the cluster ARN")
+		}
+	case kafkaevent.SourceSelfManaged:
+		if c.sourceARN != "" {
+			c.reject("WithEventSource", "SelfManagedKafka has no eventSourceArn")
+		}
+	default:
+		c.reject("WithEventSource", "%q: want aws:kafka or SelfManagedKafka", c.source)
+	}
+	if d, ok := c.onFailure.(kafkaTopicDestination); ok && (d.topic == "" || d.topic == topic) {
+		c.reject("WithOnFailure", "topic %q: want a topic other than the source topic", d.topic)
+	}
+	return c.configErr("Kafka")
 }
 
 // Counters returns the mapping's running totals; they are updated while Run runs.

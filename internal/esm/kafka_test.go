@@ -2,6 +2,8 @@ package esm
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -558,5 +560,40 @@ func TestKafkaStartingTimestamp(t *testing.T) {
 	}
 	if _, err := NewKafka(f.brokers(), "orders", fn, WithStartingPosition(AtTimestamp)); err == nil {
 		t.Error("AT_TIMESTAMP without a timestamp: no error")
+	}
+}
+
+// TestNewKafkaConfig checks that NewKafka reports bad settings as SQS's NewSQS does: one
+// *ConfigError per setting, naming the option, all of them at once.
+func TestNewKafkaConfig(t *testing.T) {
+	fn := InvokerFunc(func(context.Context, []byte) (Response, error) { return Response{}, nil })
+	cases := []struct {
+		setting string
+		opt     KafkaOption
+	}{
+		{"WithBatchSize", WithBatchSize(0)},
+		{"WithBatchSize", WithBatchSize(10001)},
+		{"WithBatchingWindow", WithBatchingWindow(-time.Second)},
+		{"WithBatchingWindow", WithBatchingWindow(301 * time.Second)},
+		{"WithFilter", WithFilter(nil)},
+		{"WithMaximumRetryAttempts", WithMaximumRetryAttempts(-2)},
+		{"WithMaximumRecordAge", WithMaximumRecordAge(0)},
+		{"WithOnFailure", WithOnFailure(nil)},
+		{"WithOnFailure", WithOnFailure(OnFailureKafkaTopic("t"))},
+		{"WithStartingPosition", WithStartingPosition("NOW")},
+		{"WithEventSource", WithEventSource(kafkaevent.SourceMSK, "")},
+	}
+	for _, tc := range cases {
+		_, err := NewKafka([]string{"x:9092"}, "t", fn, WithName("m"), tc.opt)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Setting != tc.setting || ce.Kind != "Kafka" || ce.Mapping != "m" {
+			t.Errorf("%s: error %v, want a *ConfigError on it", tc.setting, err)
+		}
+	}
+	_, err := NewKafka(nil, "", nil, WithBatchSize(0))
+	for _, want := range []string{"brokers", "topic", "Invoker", "WithBatchSize"} {
+		if err == nil || !strings.Contains(err.Error(), ": "+want+": ") {
+			t.Errorf("error %v does not name %s", err, want)
+		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 )
 
 // sqsSlowFunction is the demo's worker: perMessage per message, the messages of one group
@@ -71,7 +71,7 @@ func BenchmarkSQSFIFOThroughput(b *testing.B) {
 					b.ResetTimer()
 					start := time.Now()
 					if impl == "esm" {
-						m, stop := env.run(SQSConfig{Name: "tp", QueueURL: url, QueueARN: arn, BatchSize: 10, MaximumConcurrency: 50}, fn)
+						m, stop := env.run(url, fn, WithName("tp"), WithQueueARN(arn), WithBatchSize(10), WithMaximumConcurrency(50))
 						waitFor(b, 120*time.Second, "all done", func() bool { return m.Counters().Done.Load() == int64(n) })
 						if err := stop(); err != nil {
 							b.Fatal(err)
@@ -92,7 +92,7 @@ func BenchmarkSQSFIFOThroughput(b *testing.B) {
 func sqsNaive(b *testing.B, c *sqs.Client, url string, n int, fn Invoker) {
 	done := 0
 	for done < n {
-		msgs, err := localsqs.Receive(context.Background(), c, url, 10, 50*time.Millisecond)
+		msgs, err := localservertest.Receive(context.Background(), c, url, 10, 50*time.Millisecond)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -208,4 +209,26 @@ func parseSQSBatchResponse(payload []byte, ids map[string]bool) (map[string]bool
 		return nil, nil
 	}
 	return failed, nil
+}
+
+// record returns p's record JSON, with ApproximateReceiveCount less the mapping's own
+// ChangeMessageVisibility calls (local-aws-sqs counts those as receives).
+func (m *SQS) record(p *sqsMsg) ([]byte, error) {
+	msg := p.msg
+	if p.ext > 0 {
+		k := string(types.MessageSystemAttributeNameApproximateReceiveCount)
+		if n, err := strconv.Atoi(msg.Attributes[k]); err == nil && n-p.ext >= 1 {
+			attrs := make(map[string]string, len(msg.Attributes))
+			for a, v := range msg.Attributes {
+				attrs[a] = v
+			}
+			attrs[k] = strconv.Itoa(n - p.ext)
+			msg.Attributes = attrs
+		}
+	}
+	rec, err := sqsRecordJSON(msg, m.cfg.queueARN, m.region)
+	if err != nil {
+		return nil, fmt.Errorf("esm: SQS mapping %q: message %s: %w", m.cfg.name, p.id, err)
+	}
+	return rec, nil
 }

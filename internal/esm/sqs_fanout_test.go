@@ -49,7 +49,11 @@ func TestSQSFanoutRoundTrip(t *testing.T) {
 	}
 	for _, name := range []string{"fan", "fan.fifo"} {
 		url, arn := env.queue(name, 5, nil)
-		resp, err := fanout.NewDispatcher(env.c, url).Dispatch(context.Background(), ev)
+		d, err := fanout.NewDispatcher(env.c, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := d.Dispatch(context.Background(), ev)
 		if err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("%s: dispatch: %v %+v", name, err, resp)
 		}
@@ -68,7 +72,7 @@ func TestSQSFanoutRoundTrip(t *testing.T) {
 			}
 			return Response{Payload: out}, nil
 		})
-		m, stop := env.run(SQSConfig{Name: name, QueueURL: url, QueueARN: arn, ReportBatchItemFailures: true}, fn)
+		m, stop := env.run(url, fn, WithName(name), WithQueueARN(arn), WithReportBatchItemFailures())
 		waitFor(t, 15*time.Second, name+": 40 done", func() bool { return m.Counters().Done.Load() == 40 })
 		if err := stop(); err != nil {
 			t.Fatal(err)

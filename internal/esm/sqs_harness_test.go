@@ -14,19 +14,36 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 )
+
+// reportBatchItemFailures is WithReportBatchItemFailures when on, and no option otherwise.
+func reportBatchItemFailures(on bool) SQSOption {
+	if on {
+		return WithReportBatchItemFailures()
+	}
+	return sqsOption(func(*sqsConfig) {})
+}
+
+// maximumConcurrency is WithMaximumConcurrency(n), or no option for n == 0.
+func maximumConcurrency(n int) SQSOption {
+	if n == 0 {
+		return sqsOption(func(*sqsConfig) {})
+	}
+	return WithMaximumConcurrency(n)
+}
 
 // sqsEnv is a local-aws-sqs server for one test.
 type sqsEnv struct {
 	t   testing.TB
-	srv *localsqs.Server
+	srv *localserver.SQS
 	c   *sqs.Client
 }
 
 func newSQSEnv(t testing.TB) *sqsEnv {
 	t.Helper()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	return &sqsEnv{t: t, srv: srv, c: srv.Client()}
 }
 
@@ -38,7 +55,7 @@ func (e *sqsEnv) queue(name string, vt int, attrs map[string]string) (url, arn s
 	for k, v := range attrs {
 		a[k] = v
 	}
-	url, err := localsqs.CreateQueue(context.Background(), e.c, name, a)
+	url, err := localserver.CreateQueue(context.Background(), e.c, name, a)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -92,12 +109,9 @@ func (e *sqsEnv) depth(url string) (visible, hidden int) {
 }
 
 // run starts the mapping; stop cancels it and returns Run's error.
-func (e *sqsEnv) run(cfg SQSConfig, fn Invoker) (m *SQS, stop func() error) {
+func (e *sqsEnv) run(queueURL string, fn Invoker, opts ...SQSOption) (m *SQS, stop func() error) {
 	e.t.Helper()
-	if cfg.Client == nil {
-		cfg.Client = e.c
-	}
-	m, err := NewSQS(context.Background(), cfg, fn)
+	m, err := NewSQS(context.Background(), e.c, queueURL, fn, opts...)
 	if err != nil {
 		e.t.Fatal(err)
 	}

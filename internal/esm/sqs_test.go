@@ -19,7 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/filter"
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/internal/sqsparse"
 )
 
@@ -63,7 +64,7 @@ func TestSQSEventShape(t *testing.T) {
 		}
 		env.send(url, []string{"plain"}, group)
 		rec := &sqsRecorder{t: t}
-		_, stop := env.run(SQSConfig{Name: name, QueueURL: url, QueueARN: arn}, rec)
+		_, stop := env.run(url, rec, WithName(name), WithQueueARN(arn))
 		waitFor(t, 10*time.Second, "two messages delivered", func() bool { return len(rec.bodies()) == 2 })
 		if err := stop(); err != nil {
 			t.Fatal(err)
@@ -104,7 +105,7 @@ func TestSQSEventShape(t *testing.T) {
 			if got := memberOrder(t, raw); !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: members %v, want %v", name, got, want)
 			}
-			if m.EventSource != "aws:sqs" || m.EventSourceARN != arn || m.AWSRegion != localsqs.Region || m.Md5OfBody == "" {
+			if m.EventSource != "aws:sqs" || m.EventSourceARN != arn || m.AWSRegion != localserver.Region || m.Md5OfBody == "" {
 				t.Errorf("%s: envelope %+v", name, m)
 			}
 			wantAttrs := []string{"ApproximateFirstReceiveTimestamp", "ApproximateReceiveCount", "SenderId", "SentTimestamp"}
@@ -198,7 +199,7 @@ func TestSQSSuccessDeletes(t *testing.T) {
 	}
 	env.send(url, bodies, nil)
 	rec := &sqsRecorder{t: t}
-	m, stop := env.run(SQSConfig{Name: "ok", QueueURL: url, QueueARN: arn}, rec)
+	m, stop := env.run(url, rec, WithName("ok"), WithQueueARN(arn))
 	waitFor(t, 10*time.Second, "25 messages done", func() bool { return m.Counters().Done.Load() == 25 })
 	time.Sleep(1500 * time.Millisecond) // past the visibility timeout: anything not deleted would be back
 	if err := stop(); err != nil {
@@ -240,7 +241,7 @@ func TestSQSErrorReturnsBatch(t *testing.T) {
 		return Response{}
 	}}
 	// BatchSize 3 with a window, so that the three come in one batch.
-	m, _ := env.run(SQSConfig{Name: "err", QueueURL: url, QueueARN: arn, BatchSize: 3, BatchingWindow: time.Second}, rec)
+	m, _ := env.run(url, rec, WithName("err"), WithQueueARN(arn), WithBatchSize(3), WithBatchingWindow(time.Second))
 	waitFor(t, 15*time.Second, "3 messages done", func() bool { return m.Counters().Done.Load() == 3 })
 	cs := rec.snapshot()
 	if len(cs) != 2 || len(cs[0].ev.Records) != 3 || len(cs[1].ev.Records) != 3 {
@@ -283,7 +284,7 @@ func TestSQSPartialBatchResponse(t *testing.T) {
 			}
 			return pbr(ids...)
 		}}
-		m, stop := env.run(SQSConfig{Name: name, QueueURL: url, QueueARN: arn, BatchSize: 3, BatchingWindow: time.Second, ReportBatchItemFailures: report}, rec)
+		m, stop := env.run(url, rec, WithName(name), WithQueueARN(arn), WithBatchSize(3), WithBatchingWindow(time.Second), reportBatchItemFailures(report))
 		waitFor(t, 20*time.Second, "all done", func() bool { return m.Counters().Done.Load() == 3 })
 		time.Sleep(1500 * time.Millisecond)
 		if err := stop(); err != nil {
@@ -364,7 +365,7 @@ func TestSQSPartialBatchResponseInvalid(t *testing.T) {
 				}
 				return Response{Payload: []byte(tc.resp(ids))}
 			}}
-			m, stop := env.run(SQSConfig{Name: tc.name, QueueURL: url, QueueARN: arn, BatchSize: 2, BatchingWindow: time.Second, ReportBatchItemFailures: true}, rec)
+			m, stop := env.run(url, rec, WithName(tc.name), WithQueueARN(arn), WithBatchSize(2), WithBatchingWindow(time.Second), WithReportBatchItemFailures())
 			waitFor(t, 20*time.Second, "both done", func() bool { return m.Counters().Done.Load() == 2 })
 			time.Sleep(1200 * time.Millisecond)
 			if err := stop(); err != nil {
@@ -408,10 +409,10 @@ func TestSQSRedriveToDeadLetterQueue(t *testing.T) {
 			}
 			return pbr(ids...)
 		}}
-		_, stop := env.run(SQSConfig{Name: name, QueueURL: url, QueueARN: arn, BatchSize: 1, ReportBatchItemFailures: true}, rec)
+		_, stop := env.run(url, rec, WithName(name), WithQueueARN(arn), WithBatchSize(1), WithReportBatchItemFailures())
 		var moved []types.Message
 		waitFor(t, 30*time.Second, name+": the poison message in the dead-letter queue", func() bool {
-			got, err := localsqs.Receive(context.Background(), env.c, dlq, 1, 100*time.Millisecond)
+			got, err := localservertest.Receive(context.Background(), env.c, dlq, 1, 100*time.Millisecond)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -464,7 +465,7 @@ func TestSQSFilterDeletes(t *testing.T) {
 	}
 	env.send(url, []string{`{"RequestCode":"AAAA"}`, `{"RequestCode":"BBBB"}`, `plain`, `{"RequestCode":"BBBB","n":2}`}, nil)
 	rec := &sqsRecorder{t: t}
-	m, stop := env.run(SQSConfig{Name: "filter", QueueURL: url, QueueARN: arn, Filter: crit}, rec)
+	m, stop := env.run(url, rec, WithName("filter"), WithQueueARN(arn), WithFilter(crit))
 	waitFor(t, 10*time.Second, "2 done, 2 filtered", func() bool {
 		s := m.Counters().Snapshot()
 		return s.Done == 2 && s.Filtered == 2
@@ -498,7 +499,7 @@ func TestSQSBatchingWindow(t *testing.T) {
 	}
 	env.send(url, bodies, nil)
 	rec := &sqsRecorder{t: t}
-	m, _ := env.run(SQSConfig{Name: "window", QueueURL: url, QueueARN: arn, BatchSize: 25, BatchingWindow: 2 * time.Second}, rec)
+	m, _ := env.run(url, rec, WithName("window"), WithQueueARN(arn), WithBatchSize(25), WithBatchingWindow(2*time.Second))
 	waitFor(t, 10*time.Second, "25 done", func() bool { return m.Counters().Done.Load() == 25 })
 	if cs := rec.snapshot(); len(cs) != 1 {
 		t.Fatalf("%d invocations, want one of 25", len(cs))
@@ -531,7 +532,7 @@ func TestSQSPayloadLimit(t *testing.T) {
 		}
 	}
 	rec := &sqsRecorder{t: t}
-	m, _ := env.run(SQSConfig{Name: "big", QueueURL: url, QueueARN: arn, BatchSize: 10, BatchingWindow: 2 * time.Second}, rec)
+	m, _ := env.run(url, rec, WithName("big"), WithQueueARN(arn), WithBatchSize(10), WithBatchingWindow(2*time.Second))
 	waitFor(t, 20*time.Second, "10 done", func() bool { return m.Counters().Done.Load() == 10 })
 	cs := rec.snapshot()
 	for _, c := range cs {
@@ -614,7 +615,7 @@ func TestSQSStandardScaling(t *testing.T) {
 		url, arn := env.queue(name, 30, nil)
 		env.send(url, bodies, nil)
 		p := &concurrencyProbe{d: 500 * time.Millisecond}
-		_, stop := env.run(SQSConfig{Name: name, QueueURL: url, QueueARN: arn, BatchSize: 1, MaximumConcurrency: maxConc}, p)
+		_, stop := env.run(url, p, WithName(name), WithQueueARN(arn), WithBatchSize(1), maximumConcurrency(maxConc))
 		time.Sleep(800 * time.Millisecond)
 		if got := p.peak.Load(); got != int32(min(5, max(maxConc, 5))) {
 			t.Errorf("max %d: %d concurrent invocations in the first 0.8 s, want 5", maxConc, got)
@@ -652,7 +653,7 @@ func TestSQSFIFOConcurrency(t *testing.T) {
 		url, arn := env.queue(name, 30, nil)
 		env.send(url, bodies, func(i int) string { return fmt.Sprint("g", i%6) })
 		p := &concurrencyProbe{d: 300 * time.Millisecond}
-		m, stop := env.run(SQSConfig{Name: name, QueueURL: url, QueueARN: arn, BatchSize: 1, MaximumConcurrency: tc.maxConc}, p)
+		m, stop := env.run(url, p, WithName(name), WithQueueARN(arn), WithBatchSize(1), maximumConcurrency(tc.maxConc))
 		waitFor(t, 20*time.Second, "60 done", func() bool { return m.Counters().Done.Load() == 60 })
 		if err := stop(); err != nil {
 			t.Fatal(err)
@@ -716,7 +717,7 @@ func TestSQSFIFOOrderAfterFailure(t *testing.T) {
 			}
 			return pbr(failed...), nil
 		})
-		m, stop := env.run(SQSConfig{Name: name, QueueURL: url, QueueARN: arn, BatchSize: size, ReportBatchItemFailures: true}, fn)
+		m, stop := env.run(url, fn, WithName(name), WithQueueARN(arn), WithBatchSize(size), WithReportBatchItemFailures())
 		waitFor(t, 20*time.Second, "10 done", func() bool { return m.Counters().Done.Load() == 10 })
 		if err := stop(); err != nil {
 			t.Fatal(err)
@@ -761,7 +762,7 @@ func TestSQSLocalDedupQuirk(t *testing.T) {
 	send()
 	send() // dropped: the first copy is in the queue
 	rec := &sqsRecorder{t: t}
-	m, _ := env.run(SQSConfig{Name: "dedup", QueueURL: url, QueueARN: arn}, rec)
+	m, _ := env.run(url, rec, WithName("dedup"), WithQueueARN(arn))
 	waitFor(t, 10*time.Second, "1 done", func() bool { return m.Counters().Done.Load() == 1 })
 	time.Sleep(300 * time.Millisecond)
 	if n := len(rec.bodies()); n != 1 {
@@ -784,40 +785,45 @@ func TestNewSQSConfig(t *testing.T) {
 	fifo, _ := env.queue("cfg.fifo", 30, nil)
 	fn := InvokerFunc(func(context.Context, []byte) (Response, error) { return Response{}, nil })
 	cases := []struct {
-		field string
-		cfg   SQSConfig
+		setting string
+		url     string
+		opts    []SQSOption
 	}{
-		{"QueueURL", SQSConfig{}},
-		{"BatchSize", SQSConfig{QueueURL: std, BatchSize: -1}},
-		{"BatchSize", SQSConfig{QueueURL: std, BatchSize: 10001, BatchingWindow: time.Second}},
-		{"BatchingWindow", SQSConfig{QueueURL: std, BatchSize: 11}},
-		{"BatchingWindow", SQSConfig{QueueURL: std, BatchingWindow: 301 * time.Second}},
-		{"BatchSize", SQSConfig{QueueURL: fifo, BatchSize: 11, BatchingWindow: time.Second}},
-		{"BatchingWindow", SQSConfig{QueueURL: fifo, BatchingWindow: time.Second}},
-		{"MaximumConcurrency", SQSConfig{QueueURL: std, MaximumConcurrency: 1}},
-		{"MaximumConcurrency", SQSConfig{QueueURL: std, MaximumConcurrency: 1001}},
-		{"QueueARN", SQSConfig{QueueURL: std, QueueARN: "arn:aws:sns:us-east-1:1:x"}},
+		{"queueURL", "", nil},
+		{"WithBatchSize", std, []SQSOption{WithBatchSize(-1)}},
+		{"WithBatchSize", std, []SQSOption{WithBatchSize(0)}},
+		{"WithBatchSize", std, []SQSOption{WithBatchSize(10001), WithBatchingWindow(time.Second)}},
+		{"WithBatchingWindow", std, []SQSOption{WithBatchSize(11)}},
+		{"WithBatchingWindow", std, []SQSOption{WithBatchingWindow(301 * time.Second)}},
+		{"WithBatchSize", fifo, []SQSOption{WithBatchSize(11), WithBatchingWindow(time.Second)}},
+		{"WithBatchingWindow", fifo, []SQSOption{WithBatchingWindow(time.Second)}},
+		{"WithMaximumConcurrency", std, []SQSOption{WithMaximumConcurrency(1)}},
+		{"WithMaximumConcurrency", std, []SQSOption{WithMaximumConcurrency(1001)}},
+		{"WithQueueARN", std, []SQSOption{WithQueueARN("arn:aws:sns:us-east-1:1:x")}},
+		{"WithFilter", std, []SQSOption{WithFilter(nil)}},
 	}
 	for _, tc := range cases {
-		tc.cfg.Client, tc.cfg.Name = env.c, "m"
-		_, err := NewSQS(context.Background(), tc.cfg, fn)
-		var ce *SQSConfigError
-		if !errors.As(err, &ce) || ce.Field != tc.field {
-			t.Errorf("%+v: error %v, want an *SQSConfigError on %s", tc.cfg, err, tc.field)
+		_, err := NewSQS(context.Background(), env.c, tc.url, fn, append(tc.opts, WithName("m"))...)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Setting != tc.setting || ce.Kind != "SQS" || ce.Mapping != "m" {
+			t.Errorf("%s %q: error %v, want a *ConfigError on %s", tc.setting, tc.url, err, tc.setting)
 		}
 	}
-	if _, err := NewSQS(context.Background(), SQSConfig{Client: env.c, QueueURL: std}, nil); err == nil {
+	if _, err := NewSQS(context.Background(), env.c, std, nil); err == nil {
 		t.Error("a nil Invoker was accepted")
 	}
-	if _, err := NewSQS(context.Background(), SQSConfig{Client: env.c, QueueURL: env.srv.QueueURL("missing")}, fn); err == nil {
+	if _, err := NewSQS(context.Background(), nil, std, fn); err == nil {
+		t.Error("a nil client was accepted")
+	}
+	if _, err := NewSQS(context.Background(), env.c, env.srv.QueueURL("missing"), fn); err == nil {
 		t.Error("a missing queue was accepted")
 	}
-	m, err := NewSQS(context.Background(), SQSConfig{Client: env.c, QueueURL: std, BatchSize: 10000, BatchingWindow: 300 * time.Second, MaximumConcurrency: 1000}, fn)
+	m, err := NewSQS(context.Background(), env.c, std, fn, WithBatchSize(10000), WithBatchingWindow(300*time.Second), WithMaximumConcurrency(1000))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.FIFO() || !strings.HasSuffix(m.cfg.QueueARN, ":cfg") {
-		t.Errorf("fifo %v, ARN %q read from the queue", m.FIFO(), m.cfg.QueueARN)
+	if m.FIFO() || !strings.HasSuffix(m.cfg.queueARN, ":cfg") {
+		t.Errorf("fifo %v, ARN %q read from the queue", m.FIFO(), m.cfg.queueARN)
 	}
 }
 
@@ -826,7 +832,7 @@ func TestSQSStopsOnServerFailure(t *testing.T) {
 	t.Parallel()
 	env := newSQSEnv(t)
 	url, arn := env.queue("gone", 30, nil)
-	m, err := NewSQS(context.Background(), SQSConfig{Name: "gone", Client: env.c, QueueURL: url, QueueARN: arn}, &sqsRecorder{t: t})
+	m, err := NewSQS(context.Background(), env.c, url, &sqsRecorder{t: t}, WithName("gone"), WithQueueARN(arn))
 	if err != nil {
 		t.Fatal(err)
 	}

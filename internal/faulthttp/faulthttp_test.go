@@ -15,8 +15,8 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/kafkalambda/toolkit/internal/faulthttp"
-	"github.com/kafkalambda/toolkit/internal/localddb"
-	"github.com/kafkalambda/toolkit/internal/localsqs"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 )
 
 const (
@@ -30,11 +30,11 @@ const (
 // that bypasses it.
 func ddb(t *testing.T, ft *faulthttp.Transport, retryer aws.Retryer) (through, direct *dynamodb.Client) {
 	t.Helper()
-	srv := localddb.Start(t)
+	srv := localservertest.StartDynamoDB(t)
 	direct = srv.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := localddb.CreateTable(ctx, direct, &dynamodb.CreateTableInput{
+	err := localserver.CreateTable(ctx, direct, &dynamodb.CreateTableInput{
 		TableName:            aws.String(table),
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("id"), AttributeType: types.ScalarAttributeTypeS}},
 		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("id"), KeyType: types.KeyTypeHash}},
@@ -166,9 +166,9 @@ func TestBlackHole(t *testing.T) {
 // throttle, and a DropAfterApply'd batch is sent twice.
 func TestSQSThrottle(t *testing.T) {
 	t.Parallel()
-	srv := localsqs.Start(t)
+	srv := localservertest.StartSQS(t)
 	ctx := context.Background()
-	url, err := localsqs.CreateQueue(ctx, srv.Client(), "q", nil)
+	url, err := localserver.CreateQueue(ctx, srv.Client(), "q", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestSQSThrottle(t *testing.T) {
 	if err := send(); err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := localsqs.Receive(ctx, srv.Client(), url, 10, time.Second)
+	msgs, err := localservertest.Receive(ctx, srv.Client(), url, 10, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func main() {
 
 // newHandler makes the SQS client once, outside the handler, and returns the handler; logs go
 // to out.
-func newHandler(ctx context.Context, out io.Writer) (batch.KafkaFunc, error) {
+func newHandler(ctx context.Context, out io.Writer) (*fanout.Dispatcher, error) {
 	queue := os.Getenv("WORK_QUEUE_URL")
 	if queue == "" {
 		return nil, fmt.Errorf("environment variable WORK_QUEUE_URL is required (template.yaml sets it)")
@@ -40,7 +40,6 @@ func newHandler(ctx context.Context, out io.Writer) (batch.KafkaFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := fanout.NewDispatcher(sqs.NewFromConfig(cfg), queue,
-		fanout.WithLogger(slog.New(slog.NewJSONHandler(out, nil))))
-	return d.Handler(), nil
+	return fanout.NewDispatcher(sqs.NewFromConfig(cfg), queue,
+		fanout.WithBatchOptions(batch.WithLogger(slog.New(slog.NewJSONHandler(out, nil)))))
 }

@@ -40,7 +40,7 @@ func main() {
 
 // newHandler makes the clients once, outside the handler, and returns the handler; logs go to
 // out.
-func newHandler(ctx context.Context, out io.Writer) (fanout.WorkerFunc, error) {
+func newHandler(ctx context.Context, out io.Writer) (batch.SQSFunc, error) {
 	table, err := required("IDEMPOTENCY_TABLE")
 	if err != nil {
 		return nil, err

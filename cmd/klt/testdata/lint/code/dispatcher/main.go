@@ -8,6 +8,6 @@ import (
 )
 
 func main() {
-	d := fanout.NewDispatcher(nil, os.Getenv("WORK_QUEUE_URL"))
-	_ = d
+	d, err := fanout.NewDispatcher(nil, os.Getenv("WORK_QUEUE_URL"))
+	_, _ = d, err
 }

@@ -1,0 +1,328 @@
+package kafkasink_test
+
+// The Kafka failure destination against franz-go's kfake, in process.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/kafkasink"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
+	"github.com/kafkalambda/toolkit/producer"
+)
+
+// sinkEvent is two partitions of "orders" with keys, binary values, headers (repeated names,
+// a null value, non-UTF-8 bytes) and a tombstone.
+func sinkEvent(topic string) *kafkaevent.Event {
+	b := kafkaeventtest.NewBuilder()
+	for i := range 4 {
+		b.Add(topic, 0, []byte{'v', byte(i), 0x00, 0xff, '"'},
+			kafkaeventtest.WithKey([]byte("key-"+strconv.Itoa(i))),
+			kafkaeventtest.WithHeader("traceparent", []byte("00-abc-"+strconv.Itoa(i))),
+			kafkaeventtest.WithHeader("dup", []byte{0xfe, 0x01}),
+			kafkaeventtest.WithHeader("dup", nil),
+			kafkaeventtest.WithHeader("empty", []byte{}))
+	}
+	b.Add(topic, 1, []byte("p1-0"), kafkaeventtest.WithKey([]byte("k")))
+	b.Add(topic, 1, nil, kafkaeventtest.WithKey([]byte("gone"))) // a tombstone
+	b.Add(topic, 1, []byte("p1-2"), kafkaeventtest.WithOffset(10))
+	return b.Event()
+}
+
+// sinkRecord returns the record of ev at topic-partition@offset.
+func sinkRecord(t *testing.T, ev *kafkaevent.Event, partition int32, offset int64) *kafkaevent.Record {
+	t.Helper()
+	for i := range ev.Partitions {
+		for j := range ev.Partitions[i].Records {
+			if r := &ev.Partitions[i].Records[j]; r.Partition == partition && r.Offset == offset {
+				return r
+			}
+		}
+	}
+	t.Fatalf("no record %d@%d", partition, offset)
+	return nil
+}
+
+// sinkQuiet turns the batch's metrics line into a buffer and its log line off.
+func sinkQuiet(metrics io.Writer) []batch.Option {
+	if metrics == nil {
+		metrics = io.Discard
+	}
+	return []batch.Option{batch.WithMetrics(metrics), batch.WithLogger(slog.New(slog.DiscardHandler)),
+		batch.WithRetry(3, time.Millisecond)}
+}
+
+// sinkFailOn returns a handler that fails the records in fail (by "partition@offset") with
+// err, and records every record it is called for.
+func sinkFailOn(err error, fail ...string) (batch.KafkaRecordHandler, func() []string) {
+	var mu sync.Mutex
+	var seen []string
+	set := map[string]bool{}
+	for _, f := range fail {
+		set[f] = true
+	}
+	h := func(_ context.Context, r *kafkaevent.Record) error {
+		id := fmt.Sprintf("%d@%d", r.Partition, r.Offset)
+		mu.Lock()
+		seen = append(seen, id)
+		mu.Unlock()
+		if set[id] {
+			return err
+		}
+		return nil
+	}
+	return h, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), seen...) }
+}
+
+// sinkSameRecord checks that an envelope read back holds the original record, byte for byte,
+// the difference between a nil and an empty header value and a tombstone included.
+func sinkSameRecord(t *testing.T, got, want *kafkaevent.Record) {
+	t.Helper()
+	if got.Topic != want.Topic || got.Partition != want.Partition || got.Offset != want.Offset {
+		t.Errorf("record %s@%d, want %s@%d", got.PartitionID(), got.Offset, want.PartitionID(), want.Offset)
+	}
+	if !got.Timestamp.Equal(want.Timestamp) || got.TimestampType != want.TimestampType {
+		t.Errorf("timestamp %v %s, want %v %s", got.Timestamp, got.TimestampType, want.Timestamp, want.TimestampType)
+	}
+	if !bytes.Equal(got.Key, want.Key) {
+		t.Errorf("key %q, want %q", got.Key, want.Key)
+	}
+	if !bytes.Equal(got.Value, want.Value) || (got.Value == nil) != (want.Value == nil) {
+		t.Errorf("value %q (nil %v), want %q (nil %v)", got.Value, got.Value == nil, want.Value, want.Value == nil)
+	}
+	if len(got.Headers) != len(want.Headers) {
+		t.Fatalf("headers %v, want %v", got.Headers, want.Headers)
+	}
+	for i, h := range want.Headers {
+		g := got.Headers[i]
+		if g.Key != h.Key || !bytes.Equal(g.Value, h.Value) || (g.Value == nil) != (h.Value == nil) {
+			t.Errorf("header %d: %q=%q (nil %v), want %q=%q (nil %v)", i, g.Key, g.Value, g.Value == nil, h.Key, h.Value, h.Value == nil)
+		}
+	}
+}
+
+// sinkMetric reads one count from the batch's EMF line.
+func sinkMetric(t *testing.T, emf *bytes.Buffer, name string) float64 {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(emf.Bytes(), &doc); err != nil {
+		t.Fatalf("metrics line %q: %v", emf.String(), err)
+	}
+	n, ok := doc[name].(float64)
+	if !ok {
+		t.Fatalf("metrics line has no %s: %s", name, emf.String())
+	}
+	return n
+}
+
+// sinkKafka starts a kfake cluster with the given topics (3 partitions each) and a producer
+// client for it, made by package producer as a function would.
+func sinkKafka(t *testing.T, opts []kgo.Opt, topics ...string) (*kfake.Cluster, *kgo.Client) {
+	t.Helper()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, topics...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	cl, err := producer.NewClient(producer.WithBrokers(cluster.ListenAddrs()...), producer.WithPlaintext(),
+		producer.WithClientOptions(opts...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cluster, cl
+}
+
+// sinkConsume reads n records of topic from the start.
+func sinkConsume(t *testing.T, ctx context.Context, cluster *kfake.Cluster, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var out []*kgo.Record
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d records of %s, want %d", len(out), topic, n)
+		}
+		if errs := fs.Errors(); len(errs) > 0 {
+			t.Fatalf("fetch: %v", errs)
+		}
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
+func TestKafkaSink(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cluster, cl := sinkKafka(t, nil, "orders.dlq")
+
+	ev := sinkEvent("orders")
+	h, seen := sinkFailOn(batch.Permanent(errors.New("schema mismatch")), "0@1", "0@3", "1@1")
+	var emf bytes.Buffer
+	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(&emf), batch.WithSink(kafkasink.New(cl, "orders.dlq"), batch.SinkPermanent))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %+v, want none", resp.BatchItemFailures)
+	}
+	if n := len(seen()); n != 7 {
+		t.Errorf("handler called %d times, want 7 (every record once)", n)
+	}
+	if n := sinkMetric(t, &emf, "SentToSink"); n != 3 {
+		t.Errorf("SentToSink = %v, want 3", n)
+	}
+
+	recs := sinkConsume(t, ctx, cluster, "orders.dlq", 3)
+	got := map[string]bool{}
+	for _, rec := range recs {
+		env, err := batch.ReadEnvelope(rec.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprintf("%d@%d", env.Partition, env.Offset)
+		got[id] = true
+		want := sinkRecord(t, ev, env.Partition, env.Offset)
+		sinkSameRecord(t, env.Record(), want)
+		if env.Error != "schema mismatch" || !env.Permanent || env.Attempts != 1 {
+			t.Errorf("%s: error %q permanent %v attempts %d", id, env.Error, env.Permanent, env.Attempts)
+		}
+		if !bytes.Equal(rec.Key, want.Key) {
+			t.Errorf("%s: key %q, want the original %q", id, rec.Key, want.Key)
+		}
+		// The original headers, in order, then ours.
+		wantHeaders := []kgo.RecordHeader{}
+		for _, h := range want.Headers {
+			wantHeaders = append(wantHeaders, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+		}
+		wantHeaders = append(wantHeaders,
+			kgo.RecordHeader{Key: kafkasink.HeaderError, Value: []byte("schema mismatch")},
+			kgo.RecordHeader{Key: kafkasink.HeaderSourceTopic, Value: []byte("orders")},
+			kgo.RecordHeader{Key: kafkasink.HeaderSourcePartition, Value: []byte(strconv.Itoa(int(want.Partition)))},
+			kgo.RecordHeader{Key: kafkasink.HeaderSourceOffset, Value: []byte(strconv.FormatInt(want.Offset, 10))})
+		if len(rec.Headers) != len(wantHeaders) {
+			t.Fatalf("%s: headers %v\nwant %v", id, rec.Headers, wantHeaders)
+		}
+		for i, w := range wantHeaders {
+			if g := rec.Headers[i]; g.Key != w.Key || !bytes.Equal(g.Value, w.Value) {
+				t.Errorf("%s: header %d %q=%q, want %q=%q", id, i, g.Key, g.Value, w.Key, w.Value)
+			}
+		}
+	}
+	if !got["0@1"] || !got["0@3"] || !got["1@1"] {
+		t.Errorf("the topic has %v, want 0@1, 0@3 and 1@1", got)
+	}
+}
+
+func TestKafkaSinkSQSMessage(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cluster, cl := sinkKafka(t, nil, "jobs.dlq")
+	m := events.SQSMessage{MessageId: "m-1", Body: "job", Attributes: map[string]string{"MessageGroupId": "tenant-7"},
+		EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:jobs.fifo"}
+	ev := &events.SQSEvent{Records: []events.SQSMessage{m}}
+	resp, err := batch.ProcessSQS(ctx, ev, func(context.Context, *events.SQSMessage) error { return batch.Permanent(errors.New("nope")) },
+		append(sinkQuiet(nil), batch.WithSink(kafkasink.New(cl, "jobs.dlq"), batch.SinkPermanent))...)
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("response %+v, %v", resp, err)
+	}
+	rec := sinkConsume(t, ctx, cluster, "jobs.dlq", 1)[0]
+	env, err := batch.ReadEnvelope(rec.Value)
+	if err != nil || env.Message == nil || env.Message.Body != "job" {
+		t.Fatalf("envelope %+v, %v", env, err)
+	}
+	if string(rec.Key) != "tenant-7" {
+		t.Errorf("key %q, want the message group", rec.Key)
+	}
+	want := map[string]string{kafkasink.HeaderError: "nope", kafkasink.HeaderSourceQueue: m.EventSourceARN, kafkasink.HeaderSourceMessageID: "m-1"}
+	if len(rec.Headers) != len(want) {
+		t.Errorf("headers %v", rec.Headers)
+	}
+	for _, h := range rec.Headers {
+		if want[h.Key] != string(h.Value) {
+			t.Errorf("header %s = %q, want %q", h.Key, h.Value, want[h.Key])
+		}
+	}
+}
+
+// A produce that fails (here: the dead letter topic does not exist) reports the record.
+func TestKafkaSinkFailureReportsRecord(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, cl := sinkKafka(t, []kgo.Opt{kgo.UnknownTopicRetries(1), kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond })}, "other")
+
+	ev := sinkEvent("orders")
+	h, _ := sinkFailOn(batch.Permanent(errors.New("bad")), "1@1")
+	sink := kafkasink.New(cl, "missing.dlq")
+	start := time.Now()
+	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(nil), batch.WithSink(sink, batch.SinkPermanent))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(resp)
+	want := `{"batchItemFailures":[{"itemIdentifier":{"partition":"orders-1","offset":1}},{"itemIdentifier":{"partition":"orders-1","offset":10}}]}`
+	if string(out) != want {
+		t.Errorf("response %s\nwant %s", out, want)
+	}
+	t.Logf("failed produce reported after %v", time.Since(start).Round(time.Millisecond))
+	err = sink.Send(ctx, &batch.Envelope{Version: batch.EnvelopeVersion, Source: "kafka", Topic: "orders", Partition: 1, Offset: 1})
+	if err == nil || !strings.Contains(err.Error(), "missing.dlq") || !strings.Contains(err.Error(), "orders-1@1") {
+		t.Errorf("Send: %v, want an error naming the topic and the record", err)
+	}
+	t.Log(err)
+}
+
+// A broker that does not answer cannot hold Send past the context's deadline: the record is
+// reported not acknowledged, before the deadline.
+func TestKafkaSinkRespectsDeadline(t *testing.T) {
+	t.Parallel()
+	cluster, cl := sinkKafka(t, nil, "slow.dlq")
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	cluster.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		cluster.KeepControl()
+		cluster.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+	// Produce keeps a tenth of the time left as its margin: 200 ms here, which a loaded
+	// machine running the race detector does not eat (50 ms of a 500 ms timeout once did).
+	const timeout = 2 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	err := kafkasink.New(cl, "slow.dlq").Send(ctx, &batch.Envelope{Version: batch.EnvelopeVersion, Source: "kafka", Topic: "orders", Partition: 1, Offset: 7})
+	took := time.Since(start)
+	if !errors.Is(err, producer.ErrNotAcknowledged) || !strings.Contains(err.Error(), "orders-1@7") {
+		t.Fatalf("Send: %v, want ErrNotAcknowledged naming the record", err)
+	}
+	if took >= timeout {
+		t.Fatalf("Send returned after %v, past the %v deadline", took, timeout)
+	}
+}

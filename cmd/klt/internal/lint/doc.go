@@ -1,0 +1,3 @@
+// Package lint is the command "klt lint": it checks a SAM template with package samlint and
+// prints the problems.
+package lint

@@ -1,0 +1,66 @@
+package localstack
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
+)
+
+func TestLocalMappingsOfTheTemplate(t *testing.T) {
+	tpl, err := samtemplate.ReadInvokeTemplate("../../../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := samtemplate.NewLocalResolver(tpl, map[string]string{"KafkaBootstrapServers": "127.0.0.1:9092"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, skipped, err := samtemplate.LocalMappings(tpl, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*samtemplate.MappingSpec{}
+	for _, m := range ms {
+		got[m.Id] = m
+	}
+	if len(ms) != 3 {
+		t.Fatalf("%d mappings: %v", len(ms), got)
+	}
+	c := got["ConsumerSelfManagedMapping"]
+	if c == nil || c.Function != "ConsumerFunction" || c.Kind != samtemplate.KafkaMapping || c.Topics[0] != "orders" ||
+		c.BatchSize != 100 || c.Window != time.Second || c.Filter == nil || !c.ReportFailures ||
+		c.GroupID != "local-consumer" || c.StartingPosition != "TRIM_HORIZON" || c.OnFailure == "" || c.MaxRetry != 10 {
+		t.Errorf("consumer mapping: %+v", c)
+	}
+	d := got["DispatcherSelfManagedMapping"]
+	if d == nil || d.Function != "DispatcherFunction" || d.BatchSize != 500 || d.Filter != nil || d.GroupID != "local-dispatcher" {
+		t.Errorf("dispatcher mapping: %+v", d)
+	}
+	w := got["WorkerFunction.Work"]
+	if w == nil || w.Kind != samtemplate.SqsMapping || w.Queue != "WorkQueue" || w.BatchSize != 10 || w.MaxConcurrency != 50 || !w.ReportFailures || w.Window != -1 {
+		t.Errorf("worker mapping: %+v", w)
+	}
+	if len(skipped) != 1 || skipped[0].Function != "ProducerFunction" || skipped[0].Typ != "DynamoDB" {
+		t.Errorf("skipped: %+v", skipped)
+	}
+}
+
+func TestAppliedSeries(t *testing.T) {
+	start := time.Unix(1000, 0)
+	var apps []application
+	for i := range 20 { // 10 a second for 2 s, from 0.05 s on
+		apps = append(apps, application{function: "F", at: start.Add(50*time.Millisecond + time.Duration(i)*100*time.Millisecond)})
+	}
+	apps = append(apps, application{function: "G", at: start.Add(time.Second)})
+	got := appliedSeries(apps, "F", start, start.Add(3*time.Second))
+	want := map[float64]float64{0.5: 5, 1: 10, 1.5: 10, 2: 10, 2.5: 5, 3: 0, 3.5: 0}
+	if len(got) != len(want) {
+		t.Fatalf("points %v", got)
+	}
+	for _, p := range got {
+		if want[p[0]] != p[1] {
+			t.Errorf("at %vs: %v a second, want %v", p[0], p[1], want[p[0]])
+		}
+	}
+}

@@ -1,0 +1,294 @@
+package samlint
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+)
+
+// The toolkit's packages whose use the checks look for.
+const (
+	toolkitModule   = "github.com/kafkalambda/toolkit"
+	pkgBatch        = toolkitModule + "/batch"
+	pkgFanout       = toolkitModule + "/fanout"
+	pkgIdempotency  = toolkitModule + "/idempotency"
+	pkgProducer     = toolkitModule + "/producer"
+	pkgOnce         = toolkitModule + "/producer/once"
+	pkgKafkaSink    = toolkitModule + "/batch/kafkasink"
+	pkgLambdaEvents = "github.com/aws/aws-lambda-go/events"
+)
+
+// codeInfo is what klt lint learns from a function's Go code: its main package and the
+// packages of its own module that it imports, read with go/parser (nothing is built).
+type codeInfo struct {
+	dir          string
+	partialBatch string          // why the code returns partial-batch responses; "" when it does not
+	sendsSQS     []string        // the calls that send to SQS (batch.NewSQSSink, fanout.NewDispatcher)
+	idempotency  bool            // imports the idempotency package
+	producer     bool            // imports the producer package
+	producerIAM  bool            // calls producer.WithIAM
+	literals     map[string]bool // every string literal of the code, to see which variables it reads
+}
+
+// functionCode finds and reads the Go code of function fn. It returns nil and no error for a
+// function without Go code on disk (another runtime, an image, code in S3).
+func (l *linter) functionCode(fn string) (*codeInfo, error) {
+	uri, ok := l.fnProp(fn, "CodeUri")
+	if !ok {
+		return nil, nil // InlineCode or ImageUri: nothing to read
+	}
+	rel, isPath := uri.(string)
+	if !isPath {
+		return nil, nil // {Bucket, Key}: the code is in S3
+	}
+	dir := filepath.Join(l.dir, rel)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		if strings.HasPrefix(rel, "s3://") {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("CodeUri %q is not a directory beside the template", rel)
+	}
+	ctx := l.buildContext(fn)
+	if isMainPackage(ctx, dir) {
+		return readCode(ctx, dir)
+	}
+	r, _ := l.resources[fn].(map[string]any)
+	md, _ := r["Metadata"].(map[string]any)
+	if md["BuildMethod"] != "makefile" {
+		return nil, nil // not Go, or not built from here
+	}
+	pkg, err := makeTargetPackage(l.ctx, ctx, dir, "build-"+fn)
+	if err != nil {
+		return nil, err
+	}
+	return readCode(ctx, pkg)
+}
+
+// buildContext returns the build context sam build uses for fn: linux, the function's
+// architecture, no cgo, tag lambda.norpc.
+func (l *linter) buildContext(fn string) *build.Context {
+	ctx := build.Default
+	ctx.GOOS = "linux"
+	ctx.GOARCH = "amd64"
+	if v, ok := l.fnProp(fn, "Architectures"); ok {
+		if a, ok := v.([]any); ok && len(a) == 1 && a[0] == "arm64" {
+			ctx.GOARCH = "arm64"
+		}
+	}
+	ctx.CgoEnabled = false
+	ctx.BuildTags = []string{"lambda.norpc"}
+	return &ctx
+}
+
+// isMainPackage reports whether dir holds a Go main package.
+func isMainPackage(ctx *build.Context, dir string) bool {
+	p, err := ctx.ImportDir(dir, 0)
+	return err == nil && p.Name == "main"
+}
+
+// makeTargetPackage finds the main package that "make TARGET" builds in dir, from the
+// commands "make -n" prints: the one word of them that names a directory holding a Go main
+// package.
+func makeTargetPackage(ctx context.Context, bctx *build.Context, dir, target string) (string, error) {
+	tmp, err := os.MkdirTemp("", "klt-lint-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "make", "-n", "--no-print-directory", target, "ARTIFACTS_DIR="+tmp)
+	cmd.Dir = dir
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf(`the code is built by "make %s" (BuildMethod: makefile), and "make -n %s" in %s failed: %v: %s`,
+			target, target, dir, err, strings.TrimSpace(errOut.String()))
+	}
+	var found []string
+	for _, w := range strings.FieldsFunc(out.String(), func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == ';' || r == '"' || r == '\'' || r == '(' || r == ')'
+	}) {
+		if strings.HasPrefix(w, "-") || strings.ContainsAny(w, "$=*") {
+			continue
+		}
+		p := w
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			continue
+		}
+		if isMainPackage(bctx, p) && !slices.Contains(found, filepath.Clean(p)) {
+			found = append(found, filepath.Clean(p))
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return "", fmt.Errorf(`"make -n %s" in %s names no directory with a Go main package, so klt cannot read the function's code`, target, dir)
+	}
+	return "", fmt.Errorf(`"make -n %s" in %s names more than one Go main package (%s), so klt cannot tell which is the function's`,
+		target, dir, strings.Join(found, ", "))
+}
+
+// readCode reads the main package in dir and the packages of its own module it imports.
+func readCode(bctx *build.Context, dir string) (*codeInfo, error) {
+	c := &codeInfo{dir: dir, literals: map[string]bool{}}
+	modRoot, modPath, err := findModule(dir)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var visit func(dir string) error
+	visit = func(dir string) error {
+		if seen[dir] {
+			return nil
+		}
+		seen[dir] = true
+		p, err := bctx.ImportDir(dir, 0)
+		if err != nil {
+			return fmt.Errorf("reading the Go code in %s: %w", dir, err)
+		}
+		for _, name := range p.GoFiles {
+			if err := c.readFile(filepath.Join(dir, name)); err != nil {
+				return err
+			}
+		}
+		// Follow the packages of the function's own module (not the toolkit's, whose use is
+		// what the checks look for).
+		for _, imp := range p.Imports {
+			if modPath == "" || modPath == toolkitModule || !strings.HasPrefix(imp, modPath+"/") {
+				continue
+			}
+			if err := visit(filepath.Join(modRoot, strings.TrimPrefix(imp, modPath+"/"))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := visit(dir); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// findModule returns the root directory and module path of the module holding dir, or "" when
+// there is none. A go.mod that cannot be read is an error.
+func findModule(dir string) (root, path string, err error) {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	for {
+		data, err := base.ReadFileCapped(filepath.Join(d, "go.mod"), base.SourceLimit)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", "", err
+		}
+		if err == nil {
+			for _, line := range strings.Split(string(data), "\n") {
+				if f := strings.Fields(line); len(f) >= 2 && f[0] == "module" {
+					p, err := strconv.Unquote(f[1])
+					if err != nil {
+						p = f[1]
+					}
+					return d, p, nil
+				}
+			}
+			return "", "", nil
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return "", "", nil
+		}
+		d = up
+	}
+}
+
+// readFile reads one Go file into c.
+func (c *codeInfo) readFile(path string) error {
+	src, err := base.ReadFileCapped(path, base.SourceLimit)
+	if err != nil {
+		return fmt.Errorf("reading the Go code: %w", err)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
+	if err != nil {
+		return fmt.Errorf("reading the Go code: %w", err)
+	}
+	names := map[string]string{} // local name -> import path
+	for _, imp := range f.Imports {
+		p, err := strconv.Unquote(imp.Path.Value)
+		if err != nil {
+			continue
+		}
+		name := p[strings.LastIndex(p, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		names[name] = p
+		switch p {
+		case pkgBatch, pkgFanout:
+			if c.partialBatch == "" {
+				c.partialBatch = "it imports " + p
+			}
+		case pkgIdempotency:
+			c.idempotency = true
+		case pkgProducer:
+			c.producer = true
+		case pkgOnce: // once.Produce keeps its records in DynamoDB and produces
+			c.idempotency, c.producer = true, true
+		case pkgKafkaSink: // a failure sink of batch that produces to Kafka
+			c.producer = true
+			if c.partialBatch == "" {
+				c.partialBatch = "it imports " + p
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.BasicLit:
+			if x.Kind == token.STRING {
+				if s, err := strconv.Unquote(x.Value); err == nil {
+					c.literals[s] = true
+				}
+			}
+		case *ast.SelectorExpr:
+			id, ok := x.X.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			switch call := names[id.Name] + "." + x.Sel.Name; call {
+			case pkgBatch + ".NewSQSSink", pkgFanout + ".NewDispatcher":
+				short := call[strings.LastIndex(call, "/")+1:]
+				if !slices.Contains(c.sendsSQS, short) {
+					c.sendsSQS = append(c.sendsSQS, short)
+				}
+			case pkgProducer + ".WithIAM":
+				c.producerIAM = true
+			case pkgLambdaEvents + ".SQSEventResponse", pkgLambdaEvents + ".DynamoDBEventResponse", pkgLambdaEvents + ".KinesisEventResponse":
+				if c.partialBatch == "" {
+					c.partialBatch = "it uses aws-lambda-go's events." + x.Sel.Name
+				}
+			}
+		}
+		return true
+	})
+	return nil
+}

@@ -1,0 +1,108 @@
+package esm
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// kafkaConfig holds a Kafka mapping's settings.
+type kafkaConfig struct {
+	mappingConfig
+	groupID      string
+	startAt      time.Time // AT_TIMESTAMP
+	start        string
+	retries      int
+	retriesSet   bool
+	maxAge       time.Duration
+	bisect       bool
+	onFailure    Destination
+	source       kafkaevent.Source
+	sourceARN    string
+	bootstrap    []string
+	bootstrapSet bool
+	functionARN  string
+	clientOpts   []kgo.Opt
+	backoff      func(retry int) time.Duration // backoff, or shorter in tests
+}
+
+// WithGroupID sets the consumer group ID (the mapping's ConsumerGroupId). The default is
+// "klt-esm-" followed by the mapping's name. A group's committed offsets override the
+// starting position, as on AWS.
+func WithGroupID(id string) KafkaOption { return kafkaOption(func(c *kafkaConfig) { c.groupID = id }) }
+
+// WithStartingPosition sets where a group without committed offsets starts: [TrimHorizon]
+// (the default) or [Latest]. AWS requires the property; TRIM_HORIZON is the default here so
+// that records produced before the mapping starts are not missed.
+func WithStartingPosition(p string) KafkaOption {
+	return kafkaOption(func(c *kafkaConfig) { c.start = p })
+}
+
+// WithStartingTimestamp makes a group without committed offsets start at the first record of
+// each partition whose timestamp is t or later: the AT_TIMESTAMP starting position with
+// StartingPositionTimestamp t.
+func WithStartingTimestamp(t time.Time) KafkaOption {
+	return kafkaOption(func(c *kafkaConfig) { c.start, c.startAt = AtTimestamp, t })
+}
+
+// WithMaximumRetryAttempts sets how many times a failed batch is retried, not counting the
+// first attempt: 0 to 10,000, or -1 for infinite, the default. With an on-failure destination,
+// -1 means 10, as AWS documents.
+func WithMaximumRetryAttempts(n int) KafkaOption {
+	return kafkaOption(func(c *kafkaConfig) { c.retries, c.retriesSet = n, true })
+}
+
+// WithMaximumRecordAge sets the age (from the record's timestamp) past which a record is given
+// up on instead of being sent; by default records never expire. d must be positive. AWS takes
+// 60 s to 7 days; shorter ages are accepted here, for tests.
+func WithMaximumRecordAge(d time.Duration) KafkaOption {
+	return kafkaOption(func(c *kafkaConfig) {
+		if d <= 0 {
+			c.reject("WithMaximumRecordAge", "%v is not positive (leave the option out for no limit)", d)
+		}
+		c.maxAge = d
+	})
+}
+
+// WithBisectBatchOnFunctionError makes the mapping split a batch the function failed in two
+// and retry each half (BisectBatchOnFunctionError); off by default.
+func WithBisectBatchOnFunctionError() KafkaOption {
+	return kafkaOption(func(c *kafkaConfig) { c.bisect = true })
+}
+
+// WithOnFailure sets the on-failure destination, [OnFailureSQS] or [OnFailureKafkaTopic]; by
+// default records given up on are dropped (and committed).
+func WithOnFailure(d Destination) KafkaOption {
+	return kafkaOption(func(c *kafkaConfig) {
+		if d == nil {
+			c.reject("WithOnFailure", "nil destination")
+		}
+		c.onFailure = d
+	})
+}
+
+// WithEventSource sets the event's eventSource and eventSourceArn: [kafkaevent.SourceMSK]
+// with the cluster ARN, or [kafkaevent.SourceSelfManaged] with arn "" (the default).
+func WithEventSource(source kafkaevent.Source, arn string) KafkaOption {
+	return kafkaOption(func(c *kafkaConfig) { c.source, c.sourceARN = source, arn })
+}
+
+// WithBootstrapServers sets the event's bootstrapServers, host:port each; the default is the
+// brokers given to NewKafka.
+func WithBootstrapServers(servers ...string) KafkaOption {
+	return kafkaOption(func(c *kafkaConfig) { c.bootstrap, c.bootstrapSet = servers, true })
+}
+
+// WithFunctionARN sets the functionArn of on-failure records; the default is
+// "arn:aws:lambda:us-east-1:123456789012:function:" followed by the mapping's name.
+func WithFunctionARN(arn string) KafkaOption {
+	return kafkaOption(func(c *kafkaConfig) { c.functionARN = arn })
+}
+
+// WithClientOptions adds franz-go client options (TLS, SASL, logging), applied after the
+// mapping's own; none by default.
+func WithClientOptions(opts ...kgo.Opt) KafkaOption {
+	return kafkaOption(func(c *kafkaConfig) { c.clientOpts = append(c.clientOpts, opts...) })
+}

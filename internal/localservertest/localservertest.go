@@ -1,0 +1,49 @@
+// Package localservertest starts the local servers of internal/localserver for a test: each
+// Start function starts one server for t, fails t (never skips) when it cannot, and stops it
+// when the test ends. It also holds helpers only tests need, such as [Receive].
+//
+// A missing node, dynalite or local-aws-sqs fails the test with a message that says how to
+// install it (`make node_modules`; `make test` does it first).
+package localservertest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/kafkalambda/toolkit/internal/localserver"
+)
+
+// StartDynamoDB starts a dynalite server for t (see [localserver.StartDynamoDB]) and
+// registers a cleanup that stops it. It fails t when the server cannot start.
+func StartDynamoDB(t testing.TB) *localserver.DynamoDB {
+	t.Helper()
+	return start(t, "dynamodb", localserver.StartDynamoDB)
+}
+
+// StartSQS starts a local-aws-sqs server for t (see [localserver.StartSQS]) and registers a
+// cleanup that stops it. It fails t when the server cannot start.
+func StartSQS(t testing.TB) *localserver.SQS {
+	t.Helper()
+	return start(t, "sqs", localserver.StartSQS)
+}
+
+// StartKafka starts a kfake cluster with MSK IAM checks for t (see [localserver.StartKafka])
+// and registers a cleanup that stops it. It fails t when the cluster cannot start.
+func StartKafka(t testing.TB, opts ...localserver.KafkaOption) *localserver.Kafka {
+	t.Helper()
+	return start(t, "kafka", func(ctx context.Context) (*localserver.Kafka, error) {
+		return localserver.StartKafka(ctx, opts...)
+	})
+}
+
+// start calls startFn and registers a cleanup that stops the server it returns. It fails t,
+// naming what, when startFn returns an error.
+func start[S interface{ Stop() }](t testing.TB, what string, startFn func(context.Context) (S, error)) S {
+	t.Helper()
+	s, err := startFn(context.Background())
+	if err != nil {
+		t.Fatalf("localservertest: start %s: %v", what, err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}

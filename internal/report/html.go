@@ -1,0 +1,192 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+	"time"
+)
+
+const chartWidth = 1000
+
+// HTML writes r as one self-contained page, the content of report.html: inline CSS and SVG,
+// no script, nothing loaded from anywhere.
+func (r *Report) HTML(w io.Writer) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	data := struct {
+		*Report
+		StartedText, ScenarioText, SpeedupText string
+		Figures, Bars, Throughput, Lag         template.HTML
+	}{
+		Report:       r,
+		ScenarioText: scenarioText(r.Scenario),
+		Figures:      template.HTML(figures(loadPipelines(r.Pipelines), chartWidth).element(`class="chart" id="figures"`)),
+		Bars:         template.HTML(barChart(loadPipelines(r.Pipelines), r.Speedup, chartWidth).element(`class="chart" id="bars"`)),
+		Throughput:   template.HTML(throughputChart(r).element(`class="chart" id="throughput"`)),
+		Lag:          template.HTML(lagChart(r).element(`class="chart" id="lag"`)),
+	}
+	if !r.Started.IsZero() {
+		data.StartedText = r.Started.Format(time.RFC3339)
+	}
+	if r.Speedup != nil {
+		data.SpeedupText = speedupText(r, r.Speedup)
+	}
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, data); err != nil {
+		return fmt.Errorf("report: report.html: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func throughputChart(r *Report) chart {
+	return lineChart("Throughput per function", "seconds since start", "records per second (log scale)", r.Series.Throughput, chartWidth, 340, true)
+}
+
+func lagChart(r *Report) chart {
+	return lineChart("Lag per partition", "seconds since start", "records not yet committed", r.Series.Lag, chartWidth, 340, false)
+}
+
+// SVG writes the report's key figures and charts as one standalone SVG picture, the content
+// of report.svg (for a README, where a page cannot be embedded).
+func (r *Report) SVG(w io.Writer) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	const pad = 24.0
+	var b strings.Builder
+	y := 0.0
+	place := func(c chart) {
+		b.WriteString(c.element(fmt.Sprintf(`x="0" y="%s"`, num(y))))
+		y += c.h + 8
+	}
+	var head strings.Builder
+	fmt.Fprintf(&head, `<text x="%s" y="34" font-size="22" font-weight="700" fill="%s">%s: throughput report</text>`, num(pad), inkColor, esc(r.Tool))
+	fmt.Fprintf(&head, `<text x="%s" y="58" font-size="13" fill="%s">%s</text>`, num(pad), mutedInk, esc(subtitle(r)))
+	fmt.Fprintf(&head, `<text x="%s" y="78" font-size="13" fill="%s">%s</text>`, num(pad), mutedInk, esc(scenarioText(r.Scenario)))
+	place(chart{chartWidth, 88, head.String()})
+	place(figures(loadPipelines(r.Pipelines), chartWidth))
+	place(barChart(loadPipelines(r.Pipelines), r.Speedup, chartWidth))
+	place(throughputChart(r))
+	place(lagChart(r))
+	if len(r.Faults) > 0 {
+		place(faultsChart(r.Faults, chartWidth))
+	}
+	_, err := fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" font-family="%s"><rect width="100%%" height="100%%" fill="#ffffff"/>%s</svg>
+`, num(chartWidth), num(y), num(chartWidth), num(y), esc(fontStack), b.String())
+	return err
+}
+
+func subtitle(r *Report) string {
+	parts := []string{}
+	if r.Template != "" {
+		parts = append(parts, r.Template)
+	}
+	if !r.Started.IsZero() {
+		parts = append(parts, r.Started.Format(time.RFC3339))
+	}
+	parts = append(parts, fmt.Sprintf("%s/%s, %d CPUs", r.Machine.GOOS, r.Machine.GOARCH, r.Machine.CPUs))
+	if r.Version != "" {
+		parts = append(parts, r.Version)
+	}
+	return strings.Join(parts, " · ")
+}
+
+var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"num":    fmtNum,
+	"ratio":  fmtRatio,
+	"join":   strings.Join,
+	"status": func(v int64) string { return map[bool]string{true: "ok", false: "bad"}[v == 0] },
+	"sub":    subtitle,
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Tool}} report</title>
+<style>
+  :root { color-scheme: light; }
+  * { box-sizing: border-box; }
+  body { margin: 0; background: #f3f4f6; color: #1f2937;
+         font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Helvetica, Arial, sans-serif; }
+  main { max-width: 1120px; margin: 0 auto; padding: 28px 24px 40px; }
+  h1 { font-size: 24px; margin: 0 0 4px; }
+  h2 { font-size: 16px; margin: 0 0 12px; }
+  .meta { color: #6b7280; margin: 0; }
+  section { background: #fff; border: 1px solid #e5e7eb; border-radius: 10px; padding: 20px; margin-top: 18px; }
+  section.charts { padding: 8px 4px; }
+  svg.chart { display: block; width: 100%; height: auto; }
+  .speedup { font-size: 15px; margin: 4px 20px 12px; }
+  table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; font-size: 13px; }
+  .scroll { overflow-x: auto; }
+  th, td { padding: 5px 5px; border-bottom: 1px solid #e5e7eb; text-align: right; white-space: nowrap; }
+  th { font-weight: 600; color: #6b7280; font-size: 12px; white-space: normal; vertical-align: bottom; }
+  th:first-child, td:first-child, td.text, th.text { text-align: left; }
+  td.text { white-space: normal; }
+  td.ok { color: #15803d; font-weight: 700; background: #f0fdf4; }
+  td.bad { color: #b91c1c; font-weight: 700; background: #fef2f2; }
+  .empty { color: #6b7280; }
+  footer { color: #9ca3af; font-size: 12px; margin-top: 18px; text-align: center; }
+</style>
+</head>
+<body>
+<main>
+<header>
+  <h1>{{.Tool}}: throughput report</h1>
+  <p class="meta">{{sub .Report}}</p>
+  <p class="meta">{{.ScenarioText}}</p>
+</header>
+
+<section class="charts">
+{{.Figures}}
+{{.Bars}}
+{{with .SpeedupText}}<p class="speedup" id="speedup"><strong>{{.}}</strong></p>{{end}}
+</section>
+
+<section id="pipelines">
+<h2>Pipelines</h2>
+<div class="scroll"><table>
+<thead><tr><th>pipeline</th><th>records</th><th>seconds</th><th>records/s</th><th>p50 ms</th><th>p99 ms</th><th>lost</th><th>applied twice</th><th>order violations</th><th>dead-lettered</th><th>filtered</th><th>retried</th><th>duplicate requests</th><th>failed invocations</th></tr></thead>
+<tbody>
+{{range .Pipelines}}<tr><td title="{{join .Functions " → "}}"><strong>{{.Name}}</strong></td><td>{{.Records}}</td><td>{{num .Seconds}}</td><td><strong>{{num .RecordsPerSecond}}</strong></td><td>{{num .LatencyMsP50}}</td><td>{{num .LatencyMsP99}}</td><td class="{{status .Lost}}">{{.Lost}}</td><td class="{{status .AppliedTwice}}">{{.AppliedTwice}}</td><td class="{{status .OrderViolations}}">{{.OrderViolations}}</td><td>{{.DeadLettered}}</td><td>{{.Filtered}}</td><td>{{.Retried}}</td><td>{{.DuplicateRequests}}</td><td>{{.FailedInvocations}}</td></tr>
+{{end}}</tbody>
+</table></div>
+</section>
+
+<section class="charts">
+{{.Throughput}}
+</section>
+<section class="charts">
+{{.Lag}}
+</section>
+
+<section id="faults">
+<h2>Injected faults</h2>
+{{if .Faults}}<div class="scroll"><table>
+<thead><tr><th>pipeline</th><th class="text">fault</th><th class="text">record</th><th>attempts</th><th>applied</th><th class="text">outcome</th></tr></thead>
+<tbody>
+{{range .Faults}}<tr><td>{{.Pipeline}}</td><td class="text">{{.Fault}}</td><td class="text"><code>{{.Record}}</code></td><td>{{.Attempts}}</td><td>{{.Applied}}</td><td class="text">{{.Outcome}}</td></tr>
+{{end}}</tbody>
+</table></div>{{else}}<p class="empty">No faults were injected in this run.</p>{{end}}
+</section>
+
+<section id="mappings">
+<h2>Event source mappings</h2>
+{{if .Mappings}}<div class="scroll"><table>
+<thead><tr><th>mapping</th><th class="text">function</th><th class="text">source</th><th>in</th><th>done</th><th>failed</th><th>filtered</th><th>dead-lettered</th><th>invocations</th><th>errors</th></tr></thead>
+<tbody>
+{{range .Mappings}}<tr><td>{{.Name}}</td><td class="text">{{.Function}}</td><td class="text">{{.Source}}</td><td>{{.In}}</td><td>{{.Done}}</td><td>{{.Failed}}</td><td>{{.Filtered}}</td><td>{{.DeadLettered}}</td><td>{{.Invocations}}</td><td>{{.Errors}}</td></tr>
+{{end}}</tbody>
+</table></div>{{else}}<p class="empty">No mappings were reported.</p>{{end}}
+</section>
+
+<footer>{{.Tool}} {{.Version}}: a local emulation of the event source mappings; figures depend on this machine.</footer>
+</main>
+</body>
+</html>
+`))

@@ -1,0 +1,262 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The charts are SVG written here, not by a library: a few lines and rectangles, each text
+// escaped, so that report.html and report.svg need nothing from outside.
+
+// palette is Tableau 10: distinct, readable on white, and kind to common colour blindness.
+var palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
+
+const (
+	fontStack = `system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', Helvetica, Arial, sans-serif`
+	inkColor  = "#1f2937"
+	mutedInk  = "#6b7280"
+	gridColor = "#e5e7eb"
+	goodColor = "#15803d"
+	badColor  = "#b91c1c"
+)
+
+// chart is an SVG drawing of size w x h; body is its content in those coordinates.
+type chart struct {
+	w, h float64
+	body string
+}
+
+// element returns the chart as an <svg> element with the given extra attributes (already
+// escaped), e.g. x and y when nested in another SVG, or class in a page.
+func (c chart) element(attrs string) string {
+	return fmt.Sprintf(`<svg %s width="%s" height="%s" viewBox="0 0 %s %s" font-family="%s" role="img">%s</svg>`,
+		attrs, num(c.w), num(c.h), num(c.w), num(c.h), esc(fontStack), c.body)
+}
+
+func esc(s string) string { return html.EscapeString(s) }
+
+// num formats an SVG coordinate.
+func num(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+
+// niceScale returns a tick step and an axis top for values in [0, max], aiming at about n
+// ticks, with steps of 1, 2 or 5 times a power of ten.
+func niceScale(max float64, n int) (step, top float64) {
+	if !(max > 0) || math.IsInf(max, 0) {
+		max = 1
+	}
+	raw := max / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	switch norm := raw / mag; {
+	case norm <= 1:
+		step = mag
+	case norm <= 2:
+		step = 2 * mag
+	case norm <= 5:
+		step = 5 * mag
+	default:
+		step = 10 * mag
+	}
+	top = math.Ceil(max/step-1e-9) * step
+	if top == 0 {
+		top = step
+	}
+	return step, top
+}
+
+// tickLabel formats a tick value with as many decimals as the step needs, and thousands as k.
+func tickLabel(v, step float64) string {
+	if step >= 1000 && math.Mod(v, 1000) == 0 {
+		return strconv.FormatFloat(v/1000, 'f', -1, 64) + "k"
+	}
+	dec := 0
+	if step < 1 {
+		dec = int(math.Ceil(-math.Log10(step) - 1e-9))
+	}
+	return strconv.FormatFloat(v, 'f', dec, 64)
+}
+
+// lineChart draws one polyline per series over time, with axes, grid, labels and a legend on
+// the right. Series are drawn in name order, each with the next palette colour. With logY the
+// y axis is logarithmic, with a tick at each power of ten from 1 (values below 1 sit on the
+// axis), so that series a hundred times apart are both readable.
+func lineChart(title, xLabel, yLabel string, series map[string][]Point, w, h float64, logY bool) chart {
+	const left, top, right, bottom = 64.0, 44.0, 200.0, 50.0
+	pw, ph := w-left-right, h-top-bottom
+	var b strings.Builder
+	fmt.Fprintf(&b, `<rect width="%s" height="%s" fill="#ffffff"/>`, num(w), num(h))
+	fmt.Fprintf(&b, `<text x="%s" y="24" font-size="16" font-weight="600" fill="%s">%s</text>`, num(left), inkColor, esc(title))
+
+	names := slices.Sorted(maps.Keys(series))
+	maxT, maxV := 0.0, 0.0
+	for _, n := range names {
+		for _, p := range series[n] {
+			maxT = math.Max(maxT, p[0])
+			maxV = math.Max(maxV, p[1])
+		}
+	}
+	xStep, xTop := niceScale(maxT, 8)
+	yStep, yTop := niceScale(maxV, 5)
+	x := func(t float64) float64 { return left + t/xTop*pw }
+	y := func(v float64) float64 { return top + ph - v/yTop*ph }
+	yTicks := []float64{}
+	for v := 0.0; v <= yTop+yStep/2; v += yStep {
+		yTicks = append(yTicks, v)
+	}
+	if logY {
+		yTop = math.Max(10, math.Pow(10, math.Ceil(math.Log10(math.Max(maxV, 1)))))
+		y = func(v float64) float64 { return top + ph - math.Log10(math.Max(v, 1))/math.Log10(yTop)*ph }
+		yTicks = yTicks[:0]
+		for v := 1.0; v <= yTop*1.01; v *= 10 {
+			yTicks = append(yTicks, v)
+		}
+	}
+
+	// Grid and tick labels.
+	for _, v := range yTicks {
+		step := yStep
+		if logY {
+			step = v
+		}
+		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`, num(left), num(y(v)), num(left+pw), num(y(v)), gridColor)
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="%s" text-anchor="end">%s</text>`, num(left-8), num(y(v)+4), mutedInk, tickLabel(v, step))
+	}
+	for t := 0.0; t <= xTop+xStep/2; t += xStep {
+		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`, num(x(t)), num(top), num(x(t)), num(top+ph), gridColor)
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="%s" text-anchor="middle">%s</text>`, num(x(t)), num(top+ph+16), mutedInk, tickLabel(t, xStep))
+	}
+	fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`, num(left), num(top+ph), num(left+pw), num(top+ph), mutedInk)
+	fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/>`, num(left), num(top), num(left), num(top+ph), mutedInk)
+	fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="12" fill="%s" text-anchor="middle">%s</text>`, num(left+pw/2), num(h-12), inkColor, esc(xLabel))
+	fmt.Fprintf(&b, `<text transform="translate(16 %s) rotate(-90)" font-size="12" fill="%s" text-anchor="middle">%s</text>`, num(top+ph/2), inkColor, esc(yLabel))
+
+	if len(names) == 0 {
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" fill="%s" text-anchor="middle">no samples</text>`, num(left+pw/2), num(top+ph/2), mutedInk)
+	}
+	// Lines, then the legend.
+	const legendRows = 16
+	for i, n := range names {
+		color := palette[i%len(palette)]
+		var pts strings.Builder
+		for j, p := range series[n] {
+			if j > 0 {
+				pts.WriteByte(' ')
+			}
+			pts.WriteString(num(x(p[0])) + "," + num(y(p[1])))
+		}
+		fmt.Fprintf(&b, `<polyline class="series" data-series="%s" points="%s" fill="none" stroke="%s" stroke-width="2" stroke-linejoin="round" stroke-linecap="round"><title>%s</title></polyline>`,
+			esc(n), pts.String(), color, esc(n))
+		if i < legendRows {
+			ly := top + 8 + float64(i)*20
+			fmt.Fprintf(&b, `<rect x="%s" y="%s" width="14" height="4" rx="2" fill="%s"/>`, num(left+pw+20), num(ly-2), color)
+			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="12" fill="%s">%s</text>`, num(left+pw+40), num(ly+4), inkColor, esc(ellipsis(n, 22)))
+		}
+	}
+	if extra := len(names) - legendRows; extra > 0 {
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="12" fill="%s">and %d more</text>`, num(left+pw+40), num(top+8+legendRows*20+4), mutedInk, extra)
+	}
+	return chart{w, h, b.String()}
+}
+
+// barChart draws one horizontal bar per pipeline for its records per second, on a linear
+// scale, with the speedup ratio beside them.
+func barChart(ps []Pipeline, s *Speedup, w float64) chart {
+	const left, top, right, barH, gap, label = 110.0, 44.0, 200.0, 30.0, 14.0, 140.0
+	h := top + float64(len(ps))*(barH+gap) + 6
+	pw := w - left - right - label // the longest bar leaves room for its value
+	var b strings.Builder
+	fmt.Fprintf(&b, `<rect width="%s" height="%s" fill="#ffffff"/>`, num(w), num(h))
+	fmt.Fprintf(&b, `<text x="24" y="24" font-size="16" font-weight="600" fill="%s">Records per second</text>`, inkColor)
+	maxV := 0.0
+	for _, p := range ps {
+		maxV = math.Max(maxV, p.RecordsPerSecond)
+	}
+	if !(maxV > 0) || math.IsInf(maxV, 0) {
+		maxV = 1
+	}
+	for i, p := range ps {
+		y := top + float64(i)*(barH+gap)
+		bw := math.Max(p.RecordsPerSecond/maxV*pw, 2)
+		if !(p.RecordsPerSecond > 0) {
+			bw = 0
+		}
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" fill="%s" text-anchor="end">%s</text>`, num(left-10), num(y+barH/2+5), inkColor, esc(ellipsis(p.Name, 14)))
+		fmt.Fprintf(&b, `<rect class="bar" data-pipeline="%s" x="%s" y="%s" width="%s" height="%s" rx="3" fill="%s"/>`,
+			esc(p.Name), num(left), num(y), num(bw), num(barH), palette[i%len(palette)])
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" font-weight="600" fill="%s">%s records/s</text>`, num(left+bw+8), num(y+barH/2+5), inkColor, fmtNum(p.RecordsPerSecond))
+	}
+	if s != nil {
+		cy := top + float64(len(ps))*(barH+gap)/2
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="34" font-weight="700" fill="%s" text-anchor="middle">%s&#215;</text>`, num(w-right/2), num(cy+4), goodColor, fmtRatio(s.Ratio))
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="12" fill="%s" text-anchor="middle">%s over %s</text>`, num(w-right/2), num(cy+24), mutedInk, esc(ellipsis(s.Of, 12)), esc(ellipsis(s.Over, 12)))
+	}
+	return chart{w, h, b.String()}
+}
+
+func ellipsis(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// figures draws the key figures of each pipeline as a row of cards: records per second,
+// latency, and the three correctness counts coloured green when 0 and red otherwise.
+func figures(ps []Pipeline, w float64) chart {
+	const cardH, pad = 112.0, 16.0
+	n := max(len(ps), 1)
+	cw := (w - pad*float64(n+1)) / float64(n)
+	var b strings.Builder
+	h := cardH + 2*pad
+	fmt.Fprintf(&b, `<rect width="%s" height="%s" fill="#ffffff"/>`, num(w), num(h))
+	for i, p := range ps {
+		x := pad + float64(i)*(cw+pad)
+		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" rx="8" fill="#f9fafb" stroke="%s"/>`, num(x), num(pad), num(cw), num(cardH), gridColor)
+		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="5" height="%s" rx="2" fill="%s"/>`, num(x), num(pad), num(cardH), palette[i%len(palette)])
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" font-weight="600" fill="%s">%s</text>`, num(x+18), num(pad+22), mutedInk, esc(p.Name+": "+strings.Join(p.Functions, " → ")))
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="30" font-weight="700" fill="%s">%s <tspan font-size="14" font-weight="400" fill="%s">records/s</tspan></text>`,
+			num(x+18), num(pad+58), inkColor, fmtNum(p.RecordsPerSecond), mutedInk)
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="12" fill="%s">%d records in %s s · latency p50 %s ms, p99 %s ms</text>`,
+			num(x+18), num(pad+78), mutedInk, p.Records, fmtNum(p.Seconds), fmtNum(p.LatencyMsP50), fmtNum(p.LatencyMsP99))
+		cx := x + 18
+		for _, c := range []struct {
+			label string
+			v     int64
+		}{{"lost", p.Lost}, {"applied twice", p.AppliedTwice}, {"order violations", p.OrderViolations}} {
+			color := goodColor
+			if c.v != 0 {
+				color = badColor
+			}
+			label := fmt.Sprintf("%s %d", c.label, c.v)
+			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="12" font-weight="600" fill="%s">● %s</text>`, num(cx), num(pad+100), color, esc(label))
+			cx += float64(len(label))*7 + 26
+		}
+	}
+	return chart{w, h, b.String()}
+}
+
+// faultsChart lists the injected faults and where each went, for report.svg (report.html has
+// them as a table).
+func faultsChart(fs []Fault, w float64) chart {
+	const top, row = 44.0, 22.0
+	h := top + float64(len(fs))*row + 12
+	var b strings.Builder
+	fmt.Fprintf(&b, `<rect width="%s" height="%s" fill="#ffffff"/>`, num(w), num(h))
+	fmt.Fprintf(&b, `<text x="24" y="24" font-size="16" font-weight="600" fill="%s">Injected faults</text>`, inkColor)
+	cols := []float64{24, 130, 230, 360, 440}
+	for i, hd := range []string{"pipeline", "fault", "record", "attempts", "outcome"} {
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" font-weight="600" fill="%s">%s</text>`, num(cols[i]), num(top), mutedInk, hd)
+	}
+	for i, f := range fs {
+		y := top + float64(i+1)*row
+		for j, v := range []string{ellipsis(f.Pipeline, 14), ellipsis(f.Fault, 12), ellipsis(f.Record, 18), strconv.Itoa(f.Attempts), ellipsis(f.Outcome, 80)} {
+			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" fill="%s">%s</text>`, num(cols[j]), num(y), inkColor, esc(v))
+		}
+	}
+	return chart{w, h, b.String()}
+}

@@ -1,0 +1,402 @@
+package runtimeapi
+
+import (
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/kafkalambda/toolkit/internal/esm"
+	"github.com/kafkalambda/toolkit/internal/procgroup"
+)
+
+// instance is one process (one execution environment) and its Runtime API server.
+type instance struct {
+	p      *Pool
+	n      int // 1, 2, ... in start order
+	cmd    *exec.Cmd
+	srv    *http.Server
+	events chan *invocation // unbuffered: Invoke hands an event to the /next handler
+	signal chan struct{}    // buffered 1: the process called /next
+	exited chan struct{}    // closed once the process has been reaped
+	gone   chan struct{}    // closed when the instance is killed or has exited
+	goneMu sync.Once
+
+	// Guarded by p.mu.
+	owned        bool // an Invoke holds it
+	waiting      bool // the process is blocked in /next
+	ready        bool // the process has called /next at least once (Init is over)
+	finishing    bool // see Pool.finishing
+	dead         bool // killed or exited: never handed out again
+	reaped       bool // the process has been waited for: its pid may be reused
+	registered   bool // in p.all, counted in p.total until reaped
+	cur          *invocation
+	initErr      *esm.InvokeError
+	initTimedOut bool
+	exitErr      error // set before exited is closed
+}
+
+// invocation is one event handed to an instance.
+type invocation struct {
+	id       string
+	payload  []byte
+	deadline time.Time
+	done     chan esm.Response // buffered 1: the runtime's answer, sent once
+	answered bool              // guarded by p.mu: the runtime answered, or Invoke gave up
+}
+
+func (in *instance) closeGone() { in.goneMu.Do(func() { close(in.gone) }) }
+
+// startInstance starts process number n with a Runtime API server of its own.
+func (p *Pool) startInstance(n int) (*instance, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("runtimeapi: function %s: runtime API listener: %w", p.cfg.Name, err)
+	}
+	in := &instance{
+		p: p,
+		n: n,
+		// Owned by the Invoke that starts it from the first: the process can call /next
+		// before cmd.Start returns here, and an instance not owned would then be listed idle
+		// and handed to another Invoke before its process is known.
+		owned:  true,
+		events: make(chan *invocation),
+		signal: make(chan struct{}, 1),
+		exited: make(chan struct{}),
+		gone:   make(chan struct{}),
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", in.next)
+	mux.HandleFunc("POST /2018-06-01/runtime/invocation/{id}/response", in.response)
+	mux.HandleFunc("POST /2018-06-01/runtime/invocation/{id}/error", in.invocationError)
+	mux.HandleFunc("POST /2018-06-01/runtime/init/error", in.initError)
+	mux.HandleFunc("POST /2020-01-01/extension/register", in.extensionRegister)
+	mux.HandleFunc("GET /2020-01-01/extension/event/next", in.extensionNext)
+	// The server's own errors (a handler's panic above all) go to stderr: never silently.
+	in.srv = &http.Server{Handler: mux, ErrorLog: log.New(os.Stderr, "runtimeapi: function "+p.cfg.Name+": runtime API: ", 0)}
+	go func() { _ = in.srv.Serve(ln) }()
+
+	cmd := exec.Command(p.cfg.Bootstrap)
+	cmd.Dir = p.cfg.Dir
+	cmd.Env = append(p.env[:len(p.env):len(p.env)], "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String())
+	procgroup.Set(cmd)
+	var outR, outW, errR, errW *os.File
+	closeAll := func(fs ...*os.File) {
+		for _, f := range fs {
+			if f != nil {
+				_ = f.Close()
+			}
+		}
+	}
+	if p.logs != nil {
+		if outR, outW, err = os.Pipe(); err == nil {
+			errR, errW, err = os.Pipe()
+		}
+		if err != nil {
+			closeAll(outR, outW)
+			_ = in.srv.Close()
+			return nil, fmt.Errorf("runtimeapi: function %s: output pipes: %w", p.cfg.Name, err)
+		}
+		cmd.Stdout, cmd.Stderr = outW, errW
+	}
+	in.cmd = cmd
+	if err := cmd.Start(); err != nil {
+		closeAll(outR, outW, errR, errW)
+		_ = in.srv.Close()
+		return nil, fmt.Errorf("runtimeapi: function %s: start %s: %w", p.cfg.Name, p.cfg.Bootstrap, err)
+	}
+	closeAll(outW, errW) // the child holds its own copies
+
+	p.mu.Lock()
+	closed := p.closed
+	if !closed {
+		in.registered = true
+		p.all[in] = struct{}{}
+		in.owned = true
+		if p.logs != nil {
+			p.logs.add(n, outR, errR)
+		}
+	}
+	p.mu.Unlock()
+	go in.reap()
+	if closed {
+		closeAll(outR, errR)
+		p.kill(in)
+		<-in.exited
+		return nil, ErrClosed
+	}
+	// Lambda's Init phase: the process must ask for its first event in time.
+	t := time.AfterFunc(p.initTimeout, func() {
+		p.mu.Lock()
+		timedOut := !in.ready && !in.dead
+		if timedOut {
+			in.initTimedOut = true
+		}
+		p.mu.Unlock()
+		if timedOut {
+			p.kill(in)
+		}
+	})
+	go func() {
+		<-in.exited
+		t.Stop()
+	}()
+	return in, nil
+}
+
+// reap waits for the process, kills what is left of its process group, and frees its slot.
+func (in *instance) reap() {
+	err := in.cmd.Wait()
+	p := in.p
+	p.mu.Lock()
+	in.exitErr = err
+	in.dead = true
+	in.reaped = true
+	in.waiting = false
+	p.removeIdleLocked(in)
+	p.setFinishingLocked(in, false)
+	if in.registered { // else startInstance's caller gives the slot back
+		delete(p.all, in)
+		p.total--
+		p.notifyLocked()
+	}
+	p.mu.Unlock()
+	// What the process started (its group) dies with it, as a reset ends the whole execution
+	// environment. The group id stays in use while any member lives; with none left, the
+	// kernel would have to recycle the pid within microseconds for this to hit another group.
+	procgroup.KillGroup(in.cmd)
+	in.closeGone()
+	close(in.exited)
+	_ = in.srv.Close()
+}
+
+// kill resets in: its process group gets SIGKILL and it is never handed out again.
+func (p *Pool) kill(in *instance) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	in.dead = true
+	p.removeIdleLocked(in)
+	p.setFinishingLocked(in, false)
+	p.notifyLocked()
+	in.closeGone()
+	if !in.reaped {
+		procgroup.Kill(in.cmd)
+	}
+}
+
+// Runtime API handlers. Status codes and error types follow the Runtime API's OpenAPI
+// document and the runtime interface emulator [lambda-local.md §1, "Endpoints"].
+
+// writeError writes the Runtime API's error body.
+func writeError(w http.ResponseWriter, status int, errorType, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = fmt.Fprintf(w, `{"errorMessage":%s,"errorType":%s}`, strconv.Quote(message), strconv.Quote(errorType))
+}
+
+func writeAccepted(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = io.WriteString(w, `{"status":"OK"}`)
+}
+
+// next is GET /runtime/invocation/next: it marks the previous invocation complete, makes the
+// instance idle (or ready, for the Invoke that started it) and blocks until an event comes.
+func (in *instance) next(w http.ResponseWriter, r *http.Request) {
+	p := in.p
+	p.mu.Lock()
+	switch {
+	case in.waiting:
+		p.mu.Unlock()
+		writeError(w, http.StatusForbidden, "InvalidStateTransition", "a call to /next is already pending")
+		return
+	case in.cur != nil && !in.cur.answered:
+		p.mu.Unlock()
+		writeError(w, http.StatusForbidden, "InvalidStateTransition", "invocation "+in.cur.id+" has not been answered")
+		return
+	}
+	in.cur = nil
+	p.setFinishingLocked(in, false)
+	in.waiting = true
+	in.ready = true
+	// A dead instance (being shut down or killed) is never idle: the call just waits for the
+	// end, as Lambda's shutdown tells the runtime nothing but signals.
+	if !in.owned && !in.dead && !p.closed {
+		p.idle = append(p.idle, in)
+		p.notifyLocked()
+	}
+	p.mu.Unlock()
+	select {
+	case in.signal <- struct{}{}:
+	default:
+	}
+
+	select {
+	case inv := <-in.events:
+		p.mu.Lock()
+		in.waiting = false
+		in.cur = inv
+		p.mu.Unlock()
+		h := w.Header()
+		h.Set("Lambda-Runtime-Aws-Request-Id", inv.id)
+		h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(inv.deadline.UnixMilli(), 10))
+		h.Set("Lambda-Runtime-Invoked-Function-Arn", p.arn)
+		h.Set("Lambda-Runtime-Trace-Id", newTraceID())
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(inv.payload)))
+		if p.cfg.OnEvent != nil {
+			p.cfg.OnEvent(in.n, in.cmd.Process.Pid, inv.payload)
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(inv.payload)
+	case <-in.gone:
+		p.mu.Lock()
+		in.waiting = false
+		p.mu.Unlock()
+		writeError(w, http.StatusInternalServerError, "InternalServerError", "the execution environment is shutting down")
+	case <-r.Context().Done():
+		p.mu.Lock()
+		in.waiting = false
+		p.removeIdleLocked(in)
+		p.mu.Unlock()
+	}
+}
+
+// answer delivers resp as the answer to invocation id, unless id is not the instance's
+// current, unanswered invocation.
+func (in *instance) answer(id string, resp esm.Response) bool {
+	p := in.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	inv := in.cur
+	if inv == nil || inv.id != id || inv.answered {
+		return false
+	}
+	inv.answered = true
+	inv.done <- resp
+	return true
+}
+
+// readBody reads at most max bytes of r's body; n is the body's whole size.
+func readBody(r *http.Request, max int) (body []byte, n int64, err error) {
+	body, err = io.ReadAll(io.LimitReader(r.Body, int64(max)+1))
+	n = int64(len(body))
+	if err == nil && len(body) > max {
+		var rest int64
+		rest, err = io.Copy(io.Discard, r.Body)
+		n += rest
+	}
+	return body, n, err
+}
+
+func (in *instance) invalidID(w http.ResponseWriter, id string) {
+	writeError(w, http.StatusBadRequest, "InvalidRequestID", "Invalid request ID: "+strconv.Quote(id))
+}
+
+// response is POST /runtime/invocation/{id}/response.
+func (in *instance) response(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	body, n, err := readBody(r, MaxResponseSize)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "TruncatedHTTPRequest", fmt.Sprintf("reading the response: %v", err))
+		return
+	}
+	if n > MaxResponseSize {
+		ok := in.answer(id, esm.Response{Err: &esm.InvokeError{
+			Type:    "Function.ResponseSizeTooLarge",
+			Message: fmt.Sprintf("Response payload size (%d bytes) exceeded maximum allowed payload size (%d bytes).", n, MaxResponseSize),
+		}})
+		if !ok {
+			in.invalidID(w, id)
+			return
+		}
+		writeError(w, http.StatusRequestEntityTooLarge, "RequestEntityTooLarge",
+			fmt.Sprintf("Exceeded maximum allowed payload size (%d bytes).", MaxResponseSize))
+		return
+	}
+	resp := esm.Response{Payload: body}
+	// A streamed response that fails midway reports its error in trailers
+	// [lambda-local.md §1, "How aws-lambda-go consumes the API"].
+	if t := r.Trailer.Get("Lambda-Runtime-Function-Error-Type"); t != "" {
+		raw, _ := base64.StdEncoding.DecodeString(r.Trailer.Get("Lambda-Runtime-Function-Error-Body"))
+		resp = esm.Response{Err: parseErrorBody(raw, t)}
+	}
+	if !in.answer(id, resp) {
+		in.invalidID(w, id)
+		return
+	}
+	writeAccepted(w)
+}
+
+// invocationError is POST /runtime/invocation/{id}/error.
+func (in *instance) invocationError(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	body, n, err := readBody(r, MaxResponseSize)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "TruncatedHTTPRequest", fmt.Sprintf("reading the error: %v", err))
+		return
+	}
+	if n > MaxResponseSize {
+		body = body[:MaxResponseSize]
+	}
+	if !in.answer(id, esm.Response{Err: parseErrorBody(body, r.Header.Get("Lambda-Runtime-Function-Error-Type"))}) {
+		in.invalidID(w, id)
+		return
+	}
+	writeAccepted(w)
+}
+
+// initError is POST /runtime/init/error: the instance is dead; the invocation that started
+// it fails with this error ("Error will be served in response to the first invoke").
+func (in *instance) initError(w http.ResponseWriter, r *http.Request) {
+	body, _, err := readBody(r, MaxResponseSize)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "TruncatedHTTPRequest", fmt.Sprintf("reading the error: %v", err))
+		return
+	}
+	p := in.p
+	p.mu.Lock()
+	if in.ready || in.dead {
+		p.mu.Unlock()
+		writeError(w, http.StatusForbidden, "InvalidStateTransition", "init is over")
+		return
+	}
+	in.initErr = parseErrorBody(body, r.Header.Get("Lambda-Runtime-Function-Error-Type"))
+	p.mu.Unlock()
+	writeAccepted(w)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	p.kill(in)
+}
+
+// extensionRegister is POST /2020-01-01/extension/register, which aws-lambda-go's
+// WithEnableSIGTERM calls; the extension is accepted and never sent an event.
+func (in *instance) extensionRegister(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	if r.Header.Get("Lambda-Extension-Name") == "" {
+		writeError(w, http.StatusBadRequest, "InvalidRequest", "missing header Lambda-Extension-Name")
+		return
+	}
+	p := in.p
+	w.Header().Set("Lambda-Extension-Identifier", newUUID())
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = fmt.Fprintf(w, `{"functionName":%s,"functionVersion":"$LATEST","handler":%s}`,
+		strconv.Quote(p.cfg.Name), strconv.Quote(p.cfg.Bootstrap))
+}
+
+// extensionNext is GET /2020-01-01/extension/event/next: it blocks until the instance ends.
+func (in *instance) extensionNext(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-in.exited:
+	case <-r.Context().Done():
+	}
+}

@@ -1,0 +1,563 @@
+// Package runtimeapi runs a Lambda function's bootstrap executable as local processes that speak
+// the Lambda Runtime API, and invokes it synchronously, many invocations at once.
+//
+// A [Pool] is one function. Each instance of the pool is one OS process (what Lambda calls an
+// execution environment) with a Runtime API server of its own on a free 127.0.0.1 port, given
+// to the process as AWS_LAMBDA_RUNTIME_API. An instance runs one invocation at a time, as on
+// Lambda; concurrency comes from running several instances:
+//
+//	pool, err := runtimeapi.Start(runtimeapi.Config{
+//		Name:      "worker",
+//		Bootstrap: ".aws-sam/build/Worker/bootstrap",
+//		Env:       env, // the whole environment, AWS_LAMBDA_FUNCTION_NAME included
+//		Timeout:   30 * time.Second,
+//	})
+//	if err != nil { ... }
+//	defer pool.Close()
+//	resp, err := pool.Invoke(ctx, []byte(`{"Records":[]}`))
+//
+// # Lifecycle
+//
+// Start validates the configuration and starts no process: like Lambda's on-demand
+// concurrency, an instance is started by the first [Pool.Invoke] that finds none idle (a cold
+// start). Its process must call GET /runtime/invocation/next within 10 seconds, Lambda's Init
+// phase limit; the invocation's own Timeout starts only once the event is handed to the
+// process, so a cold invocation may take up to 10 s of init plus Timeout. [lambda-local.md §1,
+// "Lifecycle, timeout and reset"]
+//
+// An instance is reused (kept warm) after a success and after a function error, since "A
+// Lambda Function continues to be re-used for future invokes even after a failure"
+// (aws-lambda-go, runtime_api_client.go). It becomes idle again only when its process calls
+// /next once more, as on Lambda, where an invocation is complete only then: a process that
+// reports an error and exits (aws-lambda-go does so after a panic) is therefore never handed
+// another event. An instance whose invocation timed out, whose process exited, or whose
+// caller's context ended is reset: its whole process group is killed and a fresh instance is
+// started when one is next needed, as Lambda "resets the execution environment" after a crash
+// or timeout.
+//
+// # Outcomes
+//
+// [Pool.Invoke] returns the function's answer as an [esm.Response]: Payload on success, or Err
+// with Lambda's error type: the errorType the runtime reported (aws-lambda-go sends the Go
+// type of the error, e.g. "errorString", or of a panic's value, e.g. "string"),
+// "Sandbox.Timedout" on timeout, "Runtime.ExitError" when the process died,
+// "Function.ResponseSizeTooLarge" for a response over [MaxResponseSize], and
+// "RequestEntityTooLarge" for an event over [MaxRequestSize]. It returns an error only when
+// no invocation could be made: its context ended, the pool is closed ([ErrClosed]), or the
+// bootstrap could not be started.
+//
+// # Logs
+//
+// Every line a process writes to stdout or stderr is passed whole to [Config.Logs] with the
+// instance's number. Lines are queued (up to 4096 for the pool) so that a slow callback never
+// blocks a process; lines that do not fit are dropped and counted, and the instance's last line
+// says how many were dropped.
+//
+// Lambdaemu runs on Linux and other Unix systems (process groups); elsewhere it kills only the
+// bootstrap process itself.
+package runtimeapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kafkalambda/toolkit/internal/esm"
+	"github.com/kafkalambda/toolkit/internal/procgroup"
+)
+
+// MaxRequestSize is the largest event Invoke passes to a function, in bytes: Lambda's 6 MB
+// quota for a synchronous invocation's request, which Lambda enforces as 6,291,456 bytes.
+// [lambda-local.md §1, "Payload limits"]
+const MaxRequestSize = 6 * 1024 * 1024
+
+// MaxResponseSize is the largest response a function may post, in bytes: 6 MB plus 100, the
+// runtime interface emulator's MaxPayloadSize. A larger response gets HTTP 413 and the
+// invocation fails with "Function.ResponseSizeTooLarge". [lambda-local.md §1, "Payload limits"]
+const MaxResponseSize = 6*1024*1024 + 100
+
+// ErrClosed is returned by Invoke once Close has been called.
+var ErrClosed = errors.New("runtimeapi: pool closed")
+
+// initTimeout is Lambda's limit on the Init phase: the time from process start to its first
+// call of /next. [lambda-local.md §1, "Lifecycle, timeout and reset"]
+const initTimeout = 10 * time.Second
+
+// finishGrace is how long Invoke waits for a finishing instance (one whose invocation just
+// ended) to call /next before it starts a new one.
+const finishGrace = 200 * time.Millisecond
+
+// shutdownGrace is Lambda's Shutdown phase: SIGTERM, then SIGKILL after 2 s.
+const shutdownGrace = 2 * time.Second
+
+// Config describes one function. Name, Bootstrap and Timeout are required.
+type Config struct {
+	// Name is the function's name, used in messages, in the invoked function ARN
+	// (arn:aws:lambda:us-east-1:123456789012:function:<Name>) and, when Env lacks them, in
+	// AWS_LAMBDA_FUNCTION_NAME and the log group name.
+	Name string
+	// Bootstrap is the path of the executable every instance runs.
+	Bootstrap string
+	// Dir is the working directory of the processes; "" means the directory of Bootstrap
+	// (Lambda's LAMBDA_TASK_ROOT, /var/task).
+	Dir string
+	// Env is the whole environment of the processes, as KEY=VALUE strings; the parent's
+	// environment is not inherited. Lambdaemu sets AWS_LAMBDA_RUNTIME_API to the instance's
+	// server, replacing any value in Env, as Lambda's platform variables override the
+	// customer's. It adds these runtime variables only when Env lacks them:
+	// AWS_LAMBDA_FUNCTION_NAME (Name), AWS_LAMBDA_FUNCTION_VERSION ($LATEST),
+	// AWS_LAMBDA_INITIALIZATION_TYPE (on-demand), AWS_LAMBDA_LOG_GROUP_NAME
+	// (/aws/lambda/<Name>), AWS_LAMBDA_LOG_STREAM_NAME (YYYY/MM/DD/[$LATEST]<32 hex>),
+	// LAMBDA_TASK_ROOT (Dir) and _HANDLER (the base name of Bootstrap).
+	// AWS_LAMBDA_MAX_CONCURRENCY above 1 is refused: an instance runs one invocation at a time.
+	Env []string
+	// Timeout bounds each invocation, from the moment its event is handed to the process.
+	// It must be positive; Lambda allows up to 900 s.
+	Timeout time.Duration
+	// MaxInstances caps the number of processes; 0 means no cap. When every instance is busy
+	// and the cap is reached, Invoke waits for one to become idle.
+	MaxInstances int
+	// Logs receives every line the processes write to stdout and stderr, without its
+	// newline, with the number of the instance that wrote it (1, 2, ... in start order). It
+	// is called from one goroutine at a time, never after Close returns, and may keep line.
+	// Lines longer than 1 MiB are cut to 1 MiB and end with a note of the bytes cut. A nil
+	// Logs discards the output.
+	Logs func(instance int, line []byte)
+	// OnEvent, when set, is called as each event is handed to a process (its response to
+	// /next), with the instance's number, the process ID and the payload, which it must not
+	// modify. It must return quickly. Fault injection uses it: klt local stops (SIGSTOP) the
+	// process that receives a chosen record, so that its invocation times out as a hung
+	// runtime's would.
+	OnEvent func(instance, pid int, payload []byte)
+}
+
+// Pool runs instances of one function and invokes them. It is safe for concurrent use and
+// implements [esm.Invoker]. Close must be called to stop its processes.
+type Pool struct {
+	cfg         Config
+	env         []string // cfg.Env with the runtime variables added, without AWS_LAMBDA_RUNTIME_API
+	arn         string
+	initTimeout time.Duration
+	logs        *logSink // nil when cfg.Logs is nil
+
+	mu     sync.Mutex
+	closed bool
+	idle   []*instance // waiting in /next and owned by no Invoke; most recently used last
+	all    map[*instance]struct{}
+	total  int // processes started and not yet reaped, plus those being started
+	busy   int // instances owned by an Invoke
+	// finishing counts instances whose invocation is over but whose process has not called
+	// /next again yet.
+	finishing int
+	nextN     int
+	changed   chan struct{} // closed and replaced when an instance becomes idle or a slot frees
+}
+
+var _ esm.Invoker = (*Pool)(nil)
+
+// Start checks cfg and returns a Pool that starts its first instance on the first Invoke.
+func Start(cfg Config) (*Pool, error) {
+	if cfg.Name == "" {
+		return nil, errors.New("runtimeapi: Config.Name is empty")
+	}
+	if cfg.Bootstrap == "" {
+		return nil, fmt.Errorf("runtimeapi: function %s: Config.Bootstrap is empty", cfg.Name)
+	}
+	boot, err := filepath.Abs(cfg.Bootstrap)
+	if err != nil {
+		return nil, fmt.Errorf("runtimeapi: function %s: bootstrap %s: %w", cfg.Name, cfg.Bootstrap, err)
+	}
+	fi, err := os.Stat(boot)
+	if err != nil {
+		return nil, fmt.Errorf("runtimeapi: function %s: bootstrap: %w", cfg.Name, err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return nil, fmt.Errorf("runtimeapi: function %s: bootstrap %s is not an executable file (mode %v)", cfg.Name, boot, fi.Mode())
+	}
+	cfg.Bootstrap = boot
+	if cfg.Dir == "" {
+		cfg.Dir = filepath.Dir(boot)
+	}
+	if fi, err := os.Stat(cfg.Dir); err != nil {
+		return nil, fmt.Errorf("runtimeapi: function %s: working directory: %w", cfg.Name, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("runtimeapi: function %s: working directory %s is not a directory", cfg.Name, cfg.Dir)
+	}
+	if cfg.Timeout <= 0 {
+		return nil, fmt.Errorf("runtimeapi: function %s: Config.Timeout is %v, want a positive duration", cfg.Name, cfg.Timeout)
+	}
+	if cfg.MaxInstances < 0 {
+		return nil, fmt.Errorf("runtimeapi: function %s: Config.MaxInstances is %d, want 0 (no cap) or more", cfg.Name, cfg.MaxInstances)
+	}
+	env, err := runtimeEnv(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("runtimeapi: function %s: %w", cfg.Name, err)
+	}
+	p := &Pool{
+		cfg:         cfg,
+		env:         env,
+		arn:         "arn:aws:lambda:us-east-1:123456789012:function:" + cfg.Name,
+		initTimeout: initTimeout,
+		all:         map[*instance]struct{}{},
+		changed:     make(chan struct{}),
+	}
+	if cfg.Logs != nil {
+		p.logs = newLogSink(cfg.Logs)
+	}
+	return p, nil
+}
+
+// runtimeEnv returns cfg.Env with the runtime variables Lambda sets added where absent and
+// AWS_LAMBDA_RUNTIME_API removed (each instance adds its own).
+func runtimeEnv(cfg Config) ([]string, error) {
+	env := make([]string, 0, len(cfg.Env)+8)
+	has := map[string]bool{}
+	for i, kv := range cfg.Env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("environment entry %d, %q, is not KEY=VALUE", i, kv)
+		}
+		switch k {
+		case "AWS_LAMBDA_RUNTIME_API":
+			continue
+		case "AWS_LAMBDA_MAX_CONCURRENCY":
+			if v != "" && v != "1" {
+				return nil, fmt.Errorf("environment sets AWS_LAMBDA_MAX_CONCURRENCY=%s: an instance runs one invocation at a time", v)
+			}
+		}
+		has[k] = true
+		env = append(env, kv)
+	}
+	add := func(k, v string) {
+		if !has[k] {
+			env = append(env, k+"="+v)
+		}
+	}
+	add("AWS_LAMBDA_FUNCTION_NAME", cfg.Name)
+	add("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+	add("AWS_LAMBDA_INITIALIZATION_TYPE", "on-demand")
+	add("AWS_LAMBDA_LOG_GROUP_NAME", "/aws/lambda/"+cfg.Name)
+	add("AWS_LAMBDA_LOG_STREAM_NAME", time.Now().UTC().Format("2006/01/02")+"/[$LATEST]"+randHex(16))
+	add("LAMBDA_TASK_ROOT", cfg.Dir)
+	add("_HANDLER", filepath.Base(cfg.Bootstrap))
+	return env, nil
+}
+
+// Instances returns the number of processes (those starting included) and how many of them
+// are running an invocation or being started for one.
+func (p *Pool) Instances() (total, busy int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.total, p.busy
+}
+
+// Invoke runs the function once with payload as its event and waits for the outcome. See the
+// package documentation for what the Response holds and when an error is returned instead.
+//
+// When ctx ends, Invoke returns ctx.Err(). If the event was already running, its instance is
+// reset (killed), since the function may still be acting on it; if it was still waiting for
+// an instance, or for a new one to start, nothing is lost and the instance is kept.
+func (p *Pool) Invoke(ctx context.Context, payload []byte) (esm.Response, error) {
+	if len(payload) > MaxRequestSize {
+		return esm.Response{Err: &esm.InvokeError{
+			Type:    "RequestEntityTooLarge",
+			Message: fmt.Sprintf("Request must be smaller than %d bytes for the InvokeFunction operation", MaxRequestSize),
+		}}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return esm.Response{}, err
+	}
+	id := newUUID()
+	for {
+		in, cold, err := p.acquire(ctx)
+		if err != nil {
+			return esm.Response{}, err
+		}
+		resp, retry, err := p.run(ctx, in, cold, id, payload)
+		if !retry {
+			return resp, err
+		}
+	}
+}
+
+// acquire returns an instance owned by the caller: an idle one, or a new one (cold) when none
+// is idle and the cap allows, else it waits.
+func (p *Pool) acquire(ctx context.Context) (in *instance, cold bool, err error) {
+	graceEnd := time.Now().Add(finishGrace)
+	var timer *time.Timer
+	p.mu.Lock()
+	for {
+		if p.closed {
+			p.mu.Unlock()
+			return nil, false, ErrClosed
+		}
+		if n := len(p.idle); n > 0 {
+			in = p.idle[n-1]
+			p.idle = p.idle[:n-1]
+			in.owned = true
+			p.busy++
+			p.mu.Unlock()
+			return in, false, nil
+		}
+		// An instance whose invocation just ended is about to call /next (aws-lambda-go does
+		// so at once): wait for it a little rather than start a process.
+		if p.finishing > 0 && time.Now().Before(graceEnd) {
+			ch := p.changed
+			p.mu.Unlock()
+			if timer == nil {
+				timer = time.NewTimer(time.Until(graceEnd))
+				defer timer.Stop()
+			}
+			select {
+			case <-ch:
+			case <-timer.C:
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			}
+			p.mu.Lock()
+			continue
+		}
+		if p.cfg.MaxInstances == 0 || p.total < p.cfg.MaxInstances {
+			p.total++
+			p.busy++
+			p.nextN++
+			n := p.nextN
+			p.mu.Unlock()
+			in, err := p.startInstance(n)
+			if err != nil {
+				p.mu.Lock()
+				p.total--
+				p.busy--
+				p.notifyLocked()
+				p.mu.Unlock()
+				return nil, false, err
+			}
+			return in, true, nil
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+		p.mu.Lock()
+	}
+}
+
+// release gives up ownership of in; it becomes idle if its process is waiting in /next.
+func (p *Pool) release(in *instance) {
+	p.mu.Lock()
+	in.owned = false
+	p.busy--
+	switch {
+	case in.dead || p.closed:
+	case in.waiting:
+		p.idle = append(p.idle, in)
+	default:
+		p.setFinishingLocked(in, true)
+	}
+	p.notifyLocked()
+	p.mu.Unlock()
+}
+
+// setFinishingLocked records whether in is finishing: its invocation is over, and its process
+// has not called /next again yet. p.mu must be held.
+func (p *Pool) setFinishingLocked(in *instance, f bool) {
+	if in.finishing != f {
+		in.finishing = f
+		if f {
+			p.finishing++
+		} else {
+			p.finishing--
+		}
+	}
+}
+
+// notifyLocked wakes every acquire waiting for a change. p.mu must be held.
+func (p *Pool) notifyLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// removeIdleLocked takes in out of the idle list. p.mu must be held.
+func (p *Pool) removeIdleLocked(in *instance) {
+	if i := slices.Index(p.idle, in); i >= 0 {
+		p.idle = slices.Delete(p.idle, i, i+1)
+	}
+}
+
+// run makes one invocation on in, which the caller owns. retry reports that in died idle,
+// before it took the event: the caller should try another instance.
+func (p *Pool) run(ctx context.Context, in *instance, cold bool, id string, payload []byte) (resp esm.Response, retry bool, err error) {
+	// A cold instance is ready when its process first calls /next.
+	for {
+		p.mu.Lock()
+		ready := in.waiting
+		p.mu.Unlock()
+		if ready {
+			break
+		}
+		select {
+		case <-in.signal:
+		case <-in.exited:
+			p.release(in)
+			return p.exitResponse(in, id)
+		case <-ctx.Done():
+			// The instance is fine: it becomes idle when it calls /next.
+			p.release(in)
+			return esm.Response{}, false, ctx.Err()
+		}
+	}
+
+	inv := &invocation{id: id, payload: payload, done: make(chan esm.Response, 1)}
+	start := time.Now()
+	inv.deadline = start.Add(p.cfg.Timeout)
+	select {
+	case in.events <- inv:
+	case <-in.exited:
+		p.release(in)
+		if cold {
+			return p.exitResponse(in, id)
+		}
+		return esm.Response{}, true, nil
+	case <-ctx.Done():
+		p.release(in)
+		return esm.Response{}, false, ctx.Err()
+	}
+
+	timer := time.NewTimer(time.Until(inv.deadline))
+	defer timer.Stop()
+	select {
+	case resp = <-inv.done:
+		p.release(in)
+		return resp, false, nil
+	case <-timer.C:
+		if !p.claim(inv) {
+			resp = <-inv.done
+			p.release(in)
+			return resp, false, nil
+		}
+		p.kill(in)
+		p.release(in)
+		return esm.Response{Err: &esm.InvokeError{
+			Type:    "Sandbox.Timedout",
+			Message: fmt.Sprintf("Task timed out after %.2f seconds", p.cfg.Timeout.Seconds()),
+		}}, false, nil
+	case <-in.exited:
+		if !p.claim(inv) {
+			resp = <-inv.done
+			p.release(in)
+			return resp, false, nil
+		}
+		p.release(in)
+		return p.exitResponse(in, id)
+	case <-ctx.Done():
+		if !p.claim(inv) {
+			resp = <-inv.done
+			p.release(in)
+			return resp, false, nil
+		}
+		p.kill(in)
+		p.release(in)
+		return esm.Response{}, false, ctx.Err()
+	}
+}
+
+// claim marks inv as answered by the caller (timeout, exit, cancellation) unless the runtime
+// answered first; after it, the runtime's answer gets 400 InvalidRequestID.
+func (p *Pool) claim(inv *invocation) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if inv.answered {
+		return false
+	}
+	inv.answered = true
+	return true
+}
+
+// exitResponse is the outcome of an invocation whose instance died before answering: its
+// init error, init timeout or exit status. in.exited must be closed.
+func (p *Pool) exitResponse(in *instance, id string) (esm.Response, bool, error) {
+	p.mu.Lock()
+	closed, initErr, initTimedOut := p.closed, in.initErr, in.initTimedOut
+	p.mu.Unlock()
+	switch {
+	case closed:
+		return esm.Response{}, false, ErrClosed
+	case initErr != nil:
+		return esm.Response{Err: initErr}, false, nil
+	case initTimedOut:
+		return esm.Response{Err: &esm.InvokeError{
+			Type:    "Sandbox.Timedout",
+			Message: fmt.Sprintf("RequestId: %s Error: Init timed out: the runtime did not call /next within %.2f seconds", id, p.initTimeout.Seconds()),
+		}}, false, nil
+	case in.exitErr == nil:
+		return esm.Response{Err: &esm.InvokeError{
+			Type:    "Runtime.ExitError",
+			Message: fmt.Sprintf("RequestId: %s Error: Runtime exited without providing a reason", id),
+		}}, false, nil
+	default:
+		return esm.Response{Err: &esm.InvokeError{
+			Type:    "Runtime.ExitError",
+			Message: fmt.Sprintf("RequestId: %s Error: Runtime exited with error: %v", id, in.exitErr),
+		}}, false, nil
+	}
+}
+
+// Close stops every process as Lambda's Shutdown phase does: SIGTERM to its process group,
+// then SIGKILL to those still alive after 2 s. It waits for them to exit and for their logs to
+// be delivered. Invocations in flight and waiting return [ErrClosed]. Close is idempotent.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.idle = nil
+	p.notifyLocked()
+	insts := make([]*instance, 0, len(p.all))
+	for in := range p.all {
+		insts = append(insts, in)
+		// The processes are not told anything through the Runtime API (their /next calls
+		// stay pending): Lambda's shutdown is signals only.
+		in.dead = true
+		p.setFinishingLocked(in, false)
+		if !in.reaped {
+			procgroup.Terminate(in.cmd)
+		}
+	}
+	p.mu.Unlock()
+
+	grace := time.NewTimer(shutdownGrace)
+	defer grace.Stop()
+	for _, in := range insts {
+		select {
+		case <-in.exited:
+			continue
+		case <-grace.C:
+		}
+		break
+	}
+	p.mu.Lock()
+	for _, in := range insts {
+		if !in.reaped {
+			procgroup.Kill(in.cmd)
+		}
+	}
+	p.mu.Unlock()
+	for _, in := range insts {
+		<-in.exited
+	}
+	if p.logs != nil {
+		p.logs.close()
+	}
+	return nil
+}
