@@ -318,7 +318,7 @@ func TestFilterTestBadInput(t *testing.T) {
 			"klt: " + twoCriteria + " has 2 FilterCriteria; name one: " + twoCriteria + "#A, " + twoCriteria + "#B",
 		}},
 		{"template event missing", exampleTemplate + "#OrdersConsumer.Nope", mskEvent, []string{
-			"klt: " + exampleTemplate + `:61: function OrdersConsumer has no event "Nope"; events of OrdersConsumer: Orders`,
+			"klt: " + exampleTemplate + `:61:7: function OrdersConsumer has no event "Nope"; events of OrdersConsumer: Orders`,
 		}},
 		{"template function missing", exampleTemplate + "#Nope.Orders", mskEvent, []string{
 			"klt: " + exampleTemplate + `: no resource "Nope" in Resources; functions in template: OrdersConsumer, OrdersWorker`,

@@ -168,7 +168,7 @@ func TestInvokeFailures(t *testing.T) {
 			"klt: invoke EchoFunction: function error: errorString: boom: o-9", `{"errorMessage":"boom: o-9","errorType":"errorString"}` + "\n"},
 		{"timeout", []string{"SlowFunction", writeInvokeEvent(t, `{"mode":"sleep"}`)}, "timed out (Timeout 1 s)", "Task timed out after 1.00 seconds\n"},
 		{"unresolvable intrinsic", []string{"UnresolvableFunction", env},
-			"UnresolvableFunction.Environment.Variables.CLUSTER: Fn::ImportValue is an intrinsic function klt invoke cannot evaluate locally", ""},
+			"UnresolvableFunction.Environment.Variables.CLUSTER: !ImportValue is an intrinsic function klt cannot evaluate; klt has no local value for it", ""},
 		{"emulator does not start", []string{"--emulator", "/bin/false", "EchoFunction", env}, "the emulator exited before it listened", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

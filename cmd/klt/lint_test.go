@@ -11,8 +11,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samlint"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
-	"go.yaml.in/yaml/v3"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
 // runLintCmd runs "klt lint file" and returns its exit code, stdout and stderr.
@@ -172,18 +171,22 @@ E: !If [Cond, !Ref Y, !Ref "AWS::NoValue"]
 	if v != want {
 		t.Errorf("got  %s\nwant %s", v, want)
 	}
-	if got := samlint.Refs(mustTemplateAny(t, doc)); strings.Join(got, ",") != "X,Q,Q,T,Y" {
+	n, err := template.ReadNode("t.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := template.Refs(n); strings.Join(got, ",") != "X,Q,T,Y" {
 		t.Errorf("refs = %v", got)
 	}
 }
 
 func mustTemplateAny(t *testing.T, doc string) any {
 	t.Helper()
-	var n yaml.Node
-	if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
+	n, err := template.ReadNode("t.yaml", []byte(doc))
+	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := samtemplate.TemplateValue(n.Content[0], 0)
+	v, err := n.Plain()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,11 +214,11 @@ func FuzzTemplateValue(f *testing.F) {
 	}
 	f.Add([]byte("A: !GetAtt\nB: !Sub [x, {y: !Ref z}]\nC: &a [*a]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var n yaml.Node
-		if yaml.Unmarshal(data, &n) != nil || len(n.Content) == 0 {
+		n, err := template.ReadNode("fuzz.yaml", data)
+		if err != nil {
 			return
 		}
-		v, err := samtemplate.TemplateValue(n.Content[0], 0)
+		v, err := n.Plain()
 		if err != nil {
 			return
 		}

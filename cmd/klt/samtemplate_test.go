@@ -11,7 +11,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/criteria"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"github.com/kafkalambda/toolkit/filter"
-	"go.yaml.in/yaml/v3"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
 // readTemplate parses the template file path.
@@ -69,8 +69,12 @@ func TestTemplateCriteriaAmongIntrinsics(t *testing.T) {
 			if !reflect.DeepEqual(s.Patterns, tt.patterns) {
 				t.Errorf("patterns:\n got %q\nwant %q", s.Patterns, tt.patterns)
 			}
-			if !reflect.DeepEqual(s.Lines, tt.lines) {
-				t.Errorf("lines = %v, want %v", s.Lines, tt.lines)
+			var lines []int
+			for _, at := range s.Ats {
+				lines = append(lines, at.Line)
+			}
+			if !reflect.DeepEqual(lines, tt.lines) {
+				t.Errorf("lines = %v, want %v", lines, tt.lines)
 			}
 			if s.EventType != tt.eventType || s.Where != tt.ref || s.File != path {
 				t.Errorf("eventType, where, file = %q, %q, %q; want %q, %q, %q",
@@ -113,7 +117,7 @@ func TestPatternMappingToJSON(t *testing.T) {
 		{`{a: [], b: {}}`, `{"a":[],"b":{}}`}, // the engine says what is wrong with these
 	}
 	for _, tt := range tests {
-		got, err := samtemplate.PatternText(yamlNode(t, tt.yaml))
+		got, err := samtemplate.PatternText(patternNode(t, tt.yaml))
 		if err != nil || got != tt.json {
 			t.Errorf("%s\n got %s, %v\nwant %s", tt.yaml, got, err, tt.json)
 		}
@@ -134,37 +138,39 @@ func TestPatternMappingErrors(t *testing.T) {
 		{"body:\n  n: [.inf]", ".inf is not a number JSON can hold", 2},
 		{"body:\n  n: [.nan]", ".nan is not a number JSON can hold", 2},
 		{"body:\n  ? [a, b]\n  : [x]", "a mapping key must be a plain name", 2},
-		{"body:\n  b: [!!binary aGk=, !!set {a}]", "YAML tag !!set has no JSON form", 2},
-		{"", "empty; want a JSON string or a mapping", 0},
-		{"a: &x [*x]", "nested more than 100 deep", 1},
+		{"body:\n  b: [!!binary aGk=, !!set {a}]", "YAML tag !!set has no JSON form and is not part of CloudFormation templates", 2},
+		{"", "empty; want a JSON string or a mapping", 1},
+		{"a: &x [*x]", "an alias inside its own anchor stands for an endless document", 1},
 		{"a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b]\n" +
 			"d: &d [*c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d]",
 			"more than 65536 bytes as JSON; Lambda allows 4096 characters", 1},
 	}
 	for _, tt := range tests {
-		n := yamlNode(t, tt.yaml)
-		got, err := samtemplate.PatternText(n)
-		if err == nil || err.Error() != tt.err {
+		// What has no JSON form at all the template reader refuses already, at the node.
+		n, err := template.ReadNode("t.yaml", []byte(tt.yaml))
+		var got string
+		if err == nil {
+			got, err = samtemplate.PatternText(n)
+		}
+		te, ok := errors.AsType[*template.Error](err)
+		if !ok || te.Msg != tt.err {
 			t.Errorf("%q: got %q, %v; want error %q", tt.yaml, got, err, tt.err)
 			continue
 		}
-		if ne, ok := errors.AsType[*samtemplate.NodeError](err); !ok || ne.Node.Line != tt.line {
+		if te.Pos.Line != tt.line {
 			t.Errorf("%q: error %v is not about line %d", tt.yaml, err, tt.line)
 		}
 	}
 }
 
-// yamlNode returns the node of a YAML document; an empty document is a null scalar.
-func yamlNode(t *testing.T, src string) *yaml.Node {
+// patternNode returns the node of a YAML document; an empty document is a null scalar.
+func patternNode(t *testing.T, src string) *template.Node {
 	t.Helper()
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+	n, err := template.ReadNode("t.yaml", []byte(src))
+	if err != nil {
 		t.Fatalf("%q: %v", src, err)
 	}
-	if len(doc.Content) == 0 {
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
-	}
-	return doc.Content[0]
+	return n
 }
 
 // errTemplate is the start of a template with every kind of FilterCriteria mistake.
@@ -233,13 +239,13 @@ func TestTemplateErrors(t *testing.T) {
 		err string
 	}{
 		{"Nope.Ev", `t.yaml: no resource "Nope" in Resources; functions in template: Fn, Bare, Fn2; event source mappings: Map`},
-		{"Fn.Nope", `t.yaml:6: function Fn has no event "Nope"; events of Fn: Good, NoFilter, Conditional, NoFilters, FiltersNotList, BadFilters`},
+		{"Fn.Nope", `t.yaml:6:7: function Fn has no event "Nope"; events of Fn: Good, NoFilter, Conditional, NoFilters, FiltersNotList, BadFilters`},
 		{"Fn", "t.yaml: Fn is a function: name one of its events, as t.yaml#Fn.EVENT; events of Fn: Good, NoFilter, Conditional, NoFilters, FiltersNotList, BadFilters"},
-		{"Fn.NoFilter", "t.yaml:14: event Fn.NoFilter (Type SQS) has no FilterCriteria"},
-		{"Bare.Ev", "t.yaml:41: function Bare has no Events"},
-		{"Fn2.Ev", "t.yaml:51: function Fn2 has no Events"},
-		{"Queue", "t.yaml:45: resource Queue is AWS::SQS::Queue, not an AWS::Serverless::Function or an AWS::Lambda::EventSourceMapping; functions in template: Fn, Bare, Fn2; event source mappings: Map"},
-		{"Map", "t.yaml:47: event source mapping Map has no FilterCriteria"},
+		{"Fn.NoFilter", "t.yaml:14:9: event Fn.NoFilter (Type SQS) has no FilterCriteria"},
+		{"Bare.Ev", "t.yaml:41:3: function Bare has no Events"},
+		{"Fn2.Ev", "t.yaml:51:3: function Fn2 has no Events"},
+		{"Queue", "t.yaml:45:3: resource Queue is AWS::SQS::Queue, not an AWS::Serverless::Function or an AWS::Lambda::EventSourceMapping; functions in template: Fn, Bare, Fn2; event source mappings: Map"},
+		{"Map", "t.yaml:47:3: event source mapping Map has no FilterCriteria"},
 		{"Map.Ev", "t.yaml: Map is an AWS::Lambda::EventSourceMapping, which has no events: name it alone, as t.yaml#Map"},
 	}
 	for _, tt := range tests {
@@ -261,17 +267,17 @@ func TestTemplateFilterProblems(t *testing.T) {
 		ref  string
 		want []string
 	}{
-		{"Fn.Conditional", []string{"t.yaml:21: Fn.Conditional: FilterCriteria is !If, an intrinsic function klt cannot evaluate; write the filters out"}},
-		{"Fn.NoFilters", []string{"t.yaml:25: Fn.NoFilters: FilterCriteria has no Filters"}},
-		{"Fn.FiltersNotList", []string{"t.yaml:29: Fn.FiltersNotList: Filters: want a list of {Pattern: ...}"}},
+		{"Fn.Conditional", []string{"t.yaml:21:13: Fn.Conditional: FilterCriteria is !If, an intrinsic function klt cannot evaluate; write the filters out"}},
+		{"Fn.NoFilters", []string{"t.yaml:25:13: Fn.NoFilters: FilterCriteria has no Filters"}},
+		{"Fn.FiltersNotList", []string{"t.yaml:29:39: Fn.FiltersNotList: Filters: want a list of {Pattern: ...}"}},
 		{"Fn.BadFilters", []string{
-			"t.yaml:35: Fn.BadFilters: Filters[0]: value.a: ",
-			"t.yaml:36: Fn.BadFilters: Filters[1]: Pattern: !Sub is an intrinsic function klt cannot evaluate; write the pattern out",
-			"t.yaml:37: Fn.BadFilters: Filters[2]: Pattern: missing",
-			"t.yaml:38: Fn.BadFilters: Filters[3]: !If is an intrinsic function klt cannot evaluate; write the filter out",
-			"t.yaml:39: Fn.BadFilters: Filters[4]: Pattern: empty; want a JSON string or a mapping",
+			"t.yaml:35:19: Fn.BadFilters: Filters[0]: value.a: ",
+			"t.yaml:36:28: Fn.BadFilters: Filters[1]: Pattern: !Sub is an intrinsic function klt cannot evaluate; write the pattern out",
+			"t.yaml:37:19: Fn.BadFilters: Filters[2]: Pattern: missing",
+			"t.yaml:38:19: Fn.BadFilters: Filters[3]: !If is an intrinsic function klt cannot evaluate; write the filter out",
+			"t.yaml:39:27: Fn.BadFilters: Filters[4]: Pattern: empty; want a JSON string or a mapping",
 			// 6 filters are one too many, whatever else is wrong
-			"t.yaml:33: Fn.BadFilters: Filters: 6 filters; an event source mapping takes at most 5 (10 with a raised quota: --max-filters 10)",
+			"t.yaml:33:13: Fn.BadFilters: Filters: 6 filters; an event source mapping takes at most 5 (10 with a raised quota: --max-filters 10)",
 		}},
 	}
 	for _, tt := range tests {
@@ -317,9 +323,9 @@ func TestParseTemplateErrors(t *testing.T) {
 	}{
 		{"", "t.yaml: empty file; want a SAM or CloudFormation template"},
 		{"# only a comment\n", "t.yaml: empty file; want a SAM or CloudFormation template"},
-		{"- a\n- b\n", "t.yaml:1: want a SAM or CloudFormation template, a mapping with Resources"},
-		{"Parameters: {}\n", "t.yaml: no Resources: not a SAM or CloudFormation template"},
-		{"Resources: [a]\n", "t.yaml:1: Resources is not a mapping"},
+		{"- a\n- b\n", "t.yaml:1:1: want a SAM or CloudFormation template, a mapping with Resources"},
+		{"Parameters: {}\n", "t.yaml:1:1: no Resources: not a SAM or CloudFormation template"},
+		{"Resources: [a]\n", "t.yaml:1:1: Resources is not a mapping"},
 		{"Resources:\n  A: [x\n", "t.yaml: invalid YAML: line 1: did not find expected ',' or ']'"},
 		{"Resources:\n\tA: 1\n", "t.yaml: invalid YAML: line 2: found character that cannot start any token"},
 	}
@@ -376,11 +382,11 @@ func FuzzTemplateCriteria(f *testing.F) {
 				}
 			}
 		}
-		var doc yaml.Node
-		if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		n, err := template.ReadNode(name, data)
+		if err != nil {
 			return
 		}
-		if n := samtemplate.Resolve(doc.Content[0]); n.Kind != yaml.ScalarNode {
+		if n.Kind != template.Scalar {
 			if text, err := samtemplate.PatternText(n); err == nil && !json.Valid([]byte(text)) {
 				t.Fatalf("invalid JSON from a mapping: %s", text)
 			}

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
 // wantFunctions are the functions of template.yaml, each a main
@@ -265,87 +265,44 @@ func copyFile(from, to string, perm fs.FileMode) error {
 }
 
 // readFunctions reads the AWS::Serverless::Function resources of a template, sorted by
-// logical ID, with the Globals they inherit. Short-form intrinsics are kept as tagged nodes;
-// the properties read here must be plain values.
+// logical ID, with the Globals they inherit. The properties read here must be plain values.
 func readFunctions(t *testing.T, path string) []function {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	tpl, err := template.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		t.Fatalf("%s: not a mapping", path)
-	}
-	top := doc.Content[0]
-	globals := get(get(top, "Globals"), "Function")
-	resources := get(top, "Resources")
-	if resources == nil {
-		t.Fatalf("%s: no Resources", path)
-	}
-
-	scalar := func(id, name string, props *yaml.Node, def string) string {
-		n := get(props, name)
-		if n == nil {
-			n = get(globals, name)
-		}
-		if n == nil {
-			return def
-		}
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-			t.Fatalf("%s: %s.%s is not a plain string (line %d)", path, id, name, n.Line)
-		}
-		return n.Value
-	}
-
 	var fns []function
-	for i := 0; i+1 < len(resources.Content); i += 2 {
-		id, res := resources.Content[i].Value, resources.Content[i+1]
-		if typ := get(res, "Type"); typ == nil || typ.Value != "AWS::Serverless::Function" {
-			continue
-		}
-		props := get(res, "Properties")
-		fn := function{
-			id:      id,
-			codeURI: scalar(id, "CodeUri", props, ""),
-			runtime: scalar(id, "Runtime", props, ""),
-			handler: scalar(id, "Handler", props, ""),
-			arch:    "x86_64",
-		}
-		if bm := get(get(res, "Metadata"), "BuildMethod"); bm != nil {
-			fn.buildMethod = bm.Value
-		}
-		archs := get(props, "Architectures")
-		if archs == nil {
-			archs = get(globals, "Architectures")
-		}
-		if archs != nil {
-			if archs.Kind != yaml.SequenceNode || len(archs.Content) != 1 || archs.Content[0].Kind != yaml.ScalarNode {
-				t.Fatalf("%s: %s.Architectures is not a list of one name (line %d)", path, id, archs.Line)
+	for _, r := range tpl.OfType(template.TypeFunction) {
+		scalar := func(name string) string {
+			n := tpl.Property(r, name)
+			if n == nil {
+				return ""
 			}
-			fn.arch = archs.Content[0].Value
+			if !n.IsString() {
+				t.Fatalf("%s: %s.%s is not a plain string", n.Pos, r.LogicalID, name)
+			}
+			return n.Text
+		}
+		fn := function{
+			id:          r.LogicalID,
+			codeURI:     scalar("CodeUri"),
+			runtime:     scalar("Runtime"),
+			handler:     scalar("Handler"),
+			buildMethod: r.Metadata.Get("BuildMethod").String(),
+			arch:        "x86_64",
+		}
+		if archs := tpl.Property(r, "Architectures"); archs != nil {
+			if archs.Kind != template.Sequence || len(archs.Items) != 1 || !archs.Items[0].IsString() {
+				t.Fatalf("%s: %s.Architectures is not a list of one name", archs.Pos, r.LogicalID)
+			}
+			fn.arch = archs.Items[0].Text
 		}
 		if fn.codeURI == "" {
-			t.Fatalf("%s: %s has no CodeUri", path, id)
+			t.Fatalf("%s: %s has no CodeUri", r.Pos, r.LogicalID)
 		}
 		fns = append(fns, fn)
 	}
 	slices.SortFunc(fns, func(a, b function) int { return strings.Compare(a.id, b.id) })
 	return fns
-}
-
-// get returns the value of key in mapping m, or nil.
-func get(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
 }

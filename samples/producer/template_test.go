@@ -8,55 +8,39 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
-// templateNode reads the repository's template.yaml as a YAML tree (tags such as !Ref kept).
-func templateNode(t *testing.T) *yaml.Node {
+// templateNode reads the repository's template.yaml (short forms such as !Ref in their long
+// form, {Ref: X}).
+func templateNode(t *testing.T) *template.Template {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "template.yaml"))
+	tpl, err := template.ReadFile(filepath.Join("..", "..", "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	return doc.Content[0]
-}
-
-// get returns the value of key in mapping node m, or nil.
-func get(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
+	return tpl
 }
 
 // walk calls fn on n and every node below it.
-func walk(n *yaml.Node, fn func(*yaml.Node)) {
+func walk(n *template.Node, fn func(*template.Node)) {
 	if n == nil {
 		return
 	}
 	fn(n)
-	for _, c := range n.Content {
+	for _, c := range n.Items {
 		walk(c, fn)
+	}
+	for _, p := range n.Pairs {
+		walk(p.Value, fn)
 	}
 }
 
 // functions returns the template's AWS::Serverless::Function resources by logical ID.
-func functions(t *testing.T, tpl *yaml.Node) map[string]*yaml.Node {
-	fns := map[string]*yaml.Node{}
-	res := get(tpl, "Resources")
-	for i := 0; i+1 < len(res.Content); i += 2 {
-		if r := res.Content[i+1]; get(r, "Type").Value == "AWS::Serverless::Function" {
-			fns[res.Content[i].Value] = r
-		}
+func functions(t *testing.T, tpl *template.Template) map[string]*template.Resource {
+	fns := map[string]*template.Resource{}
+	for _, r := range tpl.OfType(template.TypeFunction) {
+		fns[r.LogicalID] = r
 	}
 	if len(fns) == 0 {
 		t.Fatal("no functions in template.yaml")
@@ -70,40 +54,46 @@ func functions(t *testing.T, tpl *yaml.Node) map[string]*yaml.Node {
 // the environment; the producer gets the secret's ARN and reads the secret itself.
 func TestTemplateKeepsSecretsOutOfEnvironments(t *testing.T) {
 	tpl := templateNode(t)
-	envs := map[string]*yaml.Node{"Globals": get(get(get(get(tpl, "Globals"), "Function"), "Environment"), "Variables")}
+	envs := map[string]*template.Node{"Globals": tpl.Globals.Lookup("Function", "Environment", "Variables")}
 	for id, fn := range functions(t, tpl) {
-		envs[id] = get(get(get(fn, "Properties"), "Environment"), "Variables")
+		envs[id] = fn.Properties.Lookup("Environment", "Variables")
 	}
 	secretName := regexp.MustCompile(`(?i)PASSWORD|PASSWD|SECRET(_?KEY)?$|TOKEN$`)
 	for id, vars := range envs {
 		if vars == nil {
 			continue
 		}
-		for i := 0; i+1 < len(vars.Content); i += 2 {
-			name := vars.Content[i].Value
+		for _, p := range vars.Pairs {
+			name := p.Key
 			if secretName.MatchString(name) {
 				t.Errorf("%s: environment variable %s is named as a secret", id, name)
 			}
-			walk(vars.Content[i+1], func(n *yaml.Node) {
-				if strings.Contains(n.Value, "{{resolve:secretsmanager") || strings.Contains(n.Value, "{{resolve:ssm-secure") {
-					t.Errorf("%s: environment variable %s resolves a secret into the environment: %s", id, name, n.Value)
+			walk(p.Value, func(n *template.Node) {
+				if strings.Contains(n.Text, "{{resolve:secretsmanager") || strings.Contains(n.Text, "{{resolve:ssm-secure") {
+					t.Errorf("%s: environment variable %s resolves a secret into the environment: %s", id, name, n.Text)
 				}
 			})
 		}
 	}
 	vars := envs["ProducerFunction"]
-	arn := get(vars, "KAFKA_SCRAM_SECRET_ARN")
+	arn := vars.Get("KAFKA_SCRAM_SECRET_ARN")
 	if arn == nil || !strings.Contains(nodeText(arn), "KafkaSecretArn") {
 		t.Errorf("ProducerFunction: KAFKA_SCRAM_SECRET_ARN does not name KafkaSecretArn: %s", nodeText(arn))
 	}
 }
 
-// nodeText is a node's scalars, space-separated, for messages and loose checks.
-func nodeText(n *yaml.Node) string {
+// nodeText is a node's keys and scalars, space-separated, for messages and loose checks; the
+// names of intrinsic functions are left out (!Ref X is "X").
+func nodeText(n *template.Node) string {
 	var parts []string
-	walk(n, func(n *yaml.Node) {
-		if n.Kind == yaml.ScalarNode {
-			parts = append(parts, n.Value)
+	walk(n, func(n *template.Node) {
+		if _, _, fn := n.Intrinsic(); !fn {
+			for _, p := range n.Pairs {
+				parts = append(parts, p.Key)
+			}
+		}
+		if n.Kind == template.Scalar {
+			parts = append(parts, n.Text)
 		}
 	})
 	return strings.Join(parts, " ")
@@ -111,26 +101,32 @@ func nodeText(n *yaml.Node) string {
 
 // statements returns every policy statement (a mapping with Effect) under fn's Policies, inside
 // !If branches too.
-func statements(fn *yaml.Node) []*yaml.Node {
-	var out []*yaml.Node
-	walk(get(get(fn, "Properties"), "Policies"), func(n *yaml.Node) {
-		if get(n, "Effect") != nil {
+func statements(fn *template.Resource) []*template.Node {
+	var out []*template.Node
+	walk(fn.Properties.Get("Policies"), func(n *template.Node) {
+		if n.Get("Effect") != nil {
 			out = append(out, n)
 		}
 	})
 	return out
 }
 
-func actions(st *yaml.Node) []string {
-	a := get(st, "Action")
-	if a.Kind == yaml.ScalarNode {
-		return []string{a.Value}
+func actions(st *template.Node) []string {
+	a := st.Get("Action")
+	if a.Kind == template.Scalar {
+		return []string{a.Text}
 	}
 	var out []string
-	for _, c := range a.Content {
-		out = append(out, c.Value)
+	for _, c := range a.Items {
+		out = append(out, c.Text)
 	}
 	return out
+}
+
+// isRef reports whether n is !Ref name.
+func isRef(n *template.Node, name string) bool {
+	fn, arg, ok := n.Intrinsic()
+	return ok && fn == "Ref" && arg.Text == name
 }
 
 // TestTemplateGrantsWhatIsUsed: the permissions are the ones the code and the mappings use.
@@ -163,17 +159,17 @@ func TestTemplateGrantsWhatIsUsed(t *testing.T) {
 
 	for id, fn := range functions(t, templateNode(t)) {
 		for _, st := range statements(fn) {
-			sid := nodeText(get(st, "Sid"))
-			res := get(st, "Resource")
+			sid := nodeText(st.Get("Sid"))
+			res := st.Get("Resource")
 			for _, a := range actions(st) {
 				switch {
 				case strings.HasPrefix(a, "dynamodb:") && !used[a]:
 					t.Errorf("%s %s: grants %s, which no code calls", id, sid, a)
-				case a == "secretsmanager:GetSecretValue" && (res.Kind != yaml.ScalarNode || res.Tag != "!Ref" || res.Value != "KafkaSecretArn"):
+				case a == "secretsmanager:GetSecretValue" && !isRef(res, "KafkaSecretArn"):
 					t.Errorf("%s %s: GetSecretValue on %s, want the one secret, !Ref KafkaSecretArn", id, sid, nodeText(res))
-				case a == "kms:Decrypt" && (nodeText(res) != "KafkaSecretKeyArn" || !strings.Contains(nodeText(get(st, "Condition")), "kms:ViaService")):
-					t.Errorf("%s %s: kms:Decrypt on %s (condition %s), want KafkaSecretKeyArn through Secrets Manager only", id, sid, nodeText(res), nodeText(get(st, "Condition")))
-				case strings.HasPrefix(a, "ec2:") && res.Kind == yaml.ScalarNode && res.Value == "*" && !strings.HasPrefix(a, "ec2:Describe"):
+				case a == "kms:Decrypt" && (nodeText(res) != "KafkaSecretKeyArn" || !strings.Contains(nodeText(st.Get("Condition")), "kms:ViaService")):
+					t.Errorf("%s %s: kms:Decrypt on %s (condition %s), want KafkaSecretKeyArn through Secrets Manager only", id, sid, nodeText(res), nodeText(st.Get("Condition")))
+				case strings.HasPrefix(a, "ec2:") && res.Kind == template.Scalar && res.Text == "*" && !strings.HasPrefix(a, "ec2:Describe"):
 					t.Errorf("%s %s: %s on every resource; only Describe* cannot be scoped", id, sid, a)
 				case strings.HasPrefix(a, "ec2:CreateNetworkInterface") && !strings.Contains(nodeText(res), "subnet/"):
 					t.Errorf("%s %s: CreateNetworkInterface not scoped to subnets: %s", id, sid, nodeText(res))
@@ -186,8 +182,9 @@ func TestTemplateGrantsWhatIsUsed(t *testing.T) {
 	// self-managed (an MSK mapping here authenticates with IAM).
 	for id, cond := range map[string]string{"ProducerFunction": "ProducerReadsSecret", "ConsumerFunction": "MappingReadsSecret", "DispatcherFunction": "MappingReadsSecret"} {
 		var found bool
-		walk(get(get(functions(t, templateNode(t))[id], "Properties"), "Policies"), func(n *yaml.Node) {
-			if n.Tag == "!If" && len(n.Content) == 3 && n.Content[0].Value == cond && slices.Contains(actions(n.Content[1]), "secretsmanager:GetSecretValue") {
+		walk(functions(t, templateNode(t))[id].Properties.Get("Policies"), func(n *template.Node) {
+			fn, arg, ok := n.Intrinsic()
+			if ok && fn == "Fn::If" && len(arg.Items) == 3 && arg.Items[0].Text == cond && slices.Contains(actions(arg.Items[1]), "secretsmanager:GetSecretValue") {
 				found = true
 			}
 		})

@@ -22,12 +22,12 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/internal/esm"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
 // Events is the fixture directory, from a sample's directory (samples/<function>).
@@ -228,30 +228,30 @@ const Template = "../../template.yaml"
 // checkTemplate compares vars with the Environment.Variables of the function fn in Template.
 func checkTemplate(t *testing.T, fn string, vars map[string]string) {
 	t.Helper()
-	data, err := os.ReadFile(Template)
+	tpl, err := template.ReadFile(Template)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("%s: %v", Template, err)
+	var env *template.Node
+	if r := tpl.Resource(fn); r != nil {
+		env = r.Properties.Lookup("Environment", "Variables")
 	}
-	env := lookup(doc.Content[0], "Resources", fn, "Properties", "Environment", "Variables")
 	if env == nil {
 		t.Fatalf("%s: no Resources.%s.Properties.Environment.Variables", Template, fn)
 	}
 	declared := map[string]bool{}
-	for i := 0; i+1 < len(env.Content); i += 2 {
-		name, v := env.Content[i].Value, env.Content[i+1]
+	for _, p := range env.Pairs {
+		name, v := p.Key, p.Value
 		declared[name] = true
 		got, ok := vars[name]
+		ref, arg, isRef := v.Intrinsic()
 		switch {
-		case v.Kind == yaml.ScalarNode && (v.Tag == "!!str" || v.Tag == "!!int" || v.Tag == "!!bool"):
-			if !ok || got != v.Value {
-				t.Errorf("%s sets %s=%s for %s; the test sets %q", Template, name, v.Value, fn, got)
+		case v.Kind == template.Scalar && (v.Tag == template.TagStr || v.Tag == template.TagInt || v.Tag == template.TagBool):
+			if !ok || got != v.Text {
+				t.Errorf("%s sets %s=%s for %s; the test sets %q", Template, name, v.Text, fn, got)
 			}
-		case v.Tag == "!Ref" && !ok:
-			t.Errorf("%s sets %s (!Ref %s) for %s; the test does not", Template, name, v.Value, fn)
+		case isRef && ref == "Ref" && !ok:
+			t.Errorf("%s sets %s (!Ref %s) for %s; the test does not", Template, name, arg.Text, fn)
 		}
 	}
 	for name := range vars {
@@ -259,23 +259,6 @@ func checkTemplate(t *testing.T, fn string, vars map[string]string) {
 			t.Errorf("the test sets %s for %s, which %s does not declare (Lambda would not set it)", name, fn, Template)
 		}
 	}
-}
-
-// lookup follows the keys down mapping nodes.
-func lookup(n *yaml.Node, keys ...string) *yaml.Node {
-	for _, k := range keys {
-		if n == nil || n.Kind != yaml.MappingNode {
-			return nil
-		}
-		var next *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == k {
-				next = n.Content[i+1]
-			}
-		}
-		n = next
-	}
-	return n
 }
 
 // runMainEnv, set in a test binary's environment, makes Main run the sample's main instead of

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/filter"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
 // EngineFlags are the flags that choose the rules of the filter engine, shared by
@@ -53,15 +54,15 @@ func (e *EngineFlags) Options() ([]filter.Option, error) {
 
 // Spec is one FilterCriteria as a SRC argument gives it, before it is compiled.
 type Spec struct {
-	File      string   // the file, for messages
-	Where     string   // "Function.Event" or "Mapping" in a template; "" otherwise
-	Line      int      // the line of the FilterCriteria in file; 0 when not known
-	Lone      bool     // file is a single pattern, not FilterCriteria
-	Patterns  []string // the Pattern of each filter, when raw is nil
-	Lines     []int    // the line of each pattern in file, when known
-	Raw       []byte   // FilterCriteria JSON, for filter.ParseCriteria
-	ReadErrs  []error  // what cannot be read from a template: *filter.Error for a filter
-	EventType string   // the SAM event Type (MSK, SQS ...), when known
+	File      string         // the file, for messages
+	Where     string         // "Function.Event" or "Mapping" in a template; "" otherwise
+	At        template.Pos   // where the FilterCriteria are in file; Line 0 when not known
+	Lone      bool           // file is a single pattern, not FilterCriteria
+	Patterns  []string       // the Pattern of each filter, when raw is nil
+	Ats       []template.Pos // where each pattern is in file, when known
+	Raw       []byte         // FilterCriteria JSON, for filter.ParseCriteria
+	ReadErrs  []error        // what cannot be read from a template: *filter.Error for a filter
+	EventType string         // the SAM event Type (MSK, SQS ...), when known
 }
 
 // Name returns how messages name the FilterCriteria: the file, or TEMPLATE#FUNCTION.EVENT.
@@ -164,17 +165,18 @@ func (s *Spec) rawFilters() []json.RawMessage {
 }
 
 // Problem formats one problem of the FilterCriteria for a "klt: " line:
-// "FILE:LINE: WHERE: Filters[I]: PATH: REASON", leaving out what is not known.
+// "FILE:LINE:COL: WHERE: Filters[I]: PATH: REASON", leaving out what is not known.
 func (s *Spec) Problem(err error) string {
 	fe, isFilterErr := errors.AsType[*filter.Error](err)
-	line := s.Line
-	if isFilterErr && fe.Filter >= 0 && fe.Filter < len(s.Lines) {
-		line = s.Lines[fe.Filter]
+	at := s.At
+	if isFilterErr && fe.Filter >= 0 && fe.Filter < len(s.Ats) {
+		at = s.Ats[fe.Filter]
 	}
 	var b strings.Builder
-	b.WriteString(s.File)
-	if line > 0 {
-		b.WriteString(":" + strconv.Itoa(line))
+	if at.Line > 0 {
+		b.WriteString(at.String())
+	} else {
+		b.WriteString(s.File)
 	}
 	b.WriteString(": ")
 	if s.Where != "" {

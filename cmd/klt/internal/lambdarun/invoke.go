@@ -27,8 +27,8 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/template"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"go.yaml.in/yaml/v3"
 )
 
 // rieModule is the package of the Runtime Interface Emulator, pinned in tools/go.mod.
@@ -250,36 +250,15 @@ type Needs struct{ DDB, SQS, Kafka bool }
 // is in its policies too, and a function finds its resources through its environment.)
 func FunctionNeeds(t *samtemplate.InvokeTemplate, f *samtemplate.FunctionSpec) Needs {
 	var n Needs
-	_, res := samtemplate.MapGet(t.Resources, f.LogicalID)
-	_, props := samtemplate.MapGet(res, "Properties")
-	var walk func(*yaml.Node)
-	walk = func(x *yaml.Node) {
-		x = samtemplate.Resolve(x)
-		if x == nil {
-			return
-		}
-		if x.Kind == yaml.ScalarNode {
-			name, _, _ := strings.Cut(x.Value, ".")
+	for _, k := range f.EnvOrder {
+		for _, name := range template.Refs(f.Env[k]) {
 			switch t.ResourceType(name) {
-			case samtemplate.DdbTableType, samtemplate.SamTableType:
+			case template.TypeTable, template.TypeSimpleTable:
 				n.DDB = true
-			case samtemplate.SqsQueueType:
+			case template.TypeQueue:
 				n.SQS = true
 			}
-			if strings.Contains(x.Value, "${") { // a !Sub string
-				for _, part := range strings.Split(x.Value, "${")[1:] {
-					ref, _, _ := strings.Cut(part, "}")
-					walk(&yaml.Node{Kind: yaml.ScalarNode, Value: ref})
-				}
-			}
 		}
-		for _, c := range x.Content {
-			walk(c)
-		}
-	}
-	for _, src := range []*yaml.Node{t.Globals, props} {
-		_, env := samtemplate.MapGet(src, "Environment")
-		walk(env)
 	}
 	_, n.Kafka = f.Env["KAFKA_BOOTSTRAP_SERVERS"]
 	return n
@@ -384,11 +363,13 @@ func (ls *Servers) Vars(f *samtemplate.FunctionSpec, skip map[string]string) (ma
 			return nil, err
 		}
 		switch v := v.(type) {
-		case samtemplate.NoValue: // !Ref AWS::NoValue: no such variable
 		case string:
 			vars[k] = v
 		default:
-			return nil, fmt.Errorf("%s:%d: %s: want a string, got %s", ls.Resolver.T.File, f.Env[k].Line, where, samtemplate.DescribeValue(v))
+			if v == template.NoValue { // !Ref AWS::NoValue: no such variable
+				continue
+			}
+			return nil, fmt.Errorf("%s: %s: want a string, got %s", f.Env[k].Pos, where, template.Describe(v))
 		}
 	}
 	return vars, nil
@@ -539,7 +520,7 @@ func queueAttributes(q samtemplate.LocalQueue, r *samtemplate.Resolver) (map[str
 			}
 			m, ok := v.(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("%s: %s.%s: want a mapping", r.T.File, q.LogicalID, k)
+				return nil, fmt.Errorf("%s: %s.%s: want a mapping", n.Pos, q.LogicalID, k)
 			}
 			// The dead-letter queue must exist first (its ARN is known before, but local-aws-sqs
 			// checks it).

@@ -242,7 +242,7 @@ func (s *stack) startServers(ctx context.Context, params map[string]string) (nam
 	}
 	sort.Strings(names)
 	vars = map[string]map[string]string{}
-	if _, p := samtemplate.MapGet(t.Params, ordersAPIParam); p != nil {
+	if t.T.Parameter(ordersAPIParam) != nil {
 		if s.api, err = startOrdersAPI(s.c.Work); err != nil {
 			return nil, nil, err
 		}

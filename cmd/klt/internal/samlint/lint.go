@@ -2,9 +2,9 @@ package samlint
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -15,6 +15,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/criteria"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"github.com/kafkalambda/toolkit/filter"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
 // Problem is one mistake klt lint found: printed as "RESOURCE PATH: PROBLEM; fix: FIX".
@@ -58,35 +59,20 @@ func LintFile(ctx context.Context, file string) ([]Problem, error) {
 // LintData lints the template text data, named file in messages, whose relative paths
 // (CodeUri) start at dir.
 func LintData(ctx context.Context, file, dir string, data []byte) ([]Problem, error) {
-	root, err := samtemplate.LoadYAML(file, data)
+	t, err := template.Read(file, data)
 	if err != nil {
 		return nil, err
 	}
-	if root == nil {
-		return nil, fmt.Errorf("%s: empty file; want a SAM template", file)
-	}
-	v, err := samtemplate.TemplateValue(root, 0)
+	doc, err := t.Root.Plain()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	doc, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: want a SAM template, a mapping with Resources", file)
-	}
-	if _, ok := doc["Resources"].(map[string]any); !ok {
-		return nil, fmt.Errorf("%s: no Resources mapping: not a SAM template", file)
+		return nil, err
 	}
 	problems, err := SchemaProblems(doc)
 	if err != nil {
 		return nil, err
 	}
-	l := &linter{file: file, dir: dir, doc: doc, ctx: ctx}
-	l.resources, _ = doc["Resources"].(map[string]any)
-	l.params, _ = doc["Parameters"].(map[string]any)
-	if g, ok := doc["Globals"].(map[string]any); ok {
-		l.globals, _ = g["Function"].(map[string]any)
-	}
-	l.filterProblems(data)
+	l := &linter{file: file, dir: dir, t: t, ev: &template.Evaluator{Template: t}, ctx: ctx}
+	l.filterProblems()
 	l.checkFunctions()
 	l.checkIdempotencyTables()
 	return append(problems, l.problems...), nil
@@ -96,11 +82,11 @@ func LintData(ctx context.Context, file, dir string, data []byte) ([]Problem, er
 type linter struct {
 	ctx       context.Context
 	file, dir string
-	doc       map[string]any
-	resources map[string]any
-	params    map[string]any
-	globals   map[string]any
-	problems  []Problem
+	t         *template.Template
+	// ev evaluates values with the parameters' Defaults, and nothing known of resources or
+	// pseudo parameters: what depends on them cannot be checked.
+	ev       *template.Evaluator
+	problems []Problem
 	// idemTables are the tables that hold idempotency records: logical ID -> who uses it.
 	idemTables map[string]string
 }
@@ -109,175 +95,95 @@ func (l *linter) add(res, path, problem, fix string) {
 	l.problems = append(l.problems, Problem{Resource: res, Path: path, Problem: problem, Fix: fix})
 }
 
-// sortedKeys returns the keys of m in order, so that problems come out the same every run.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// sortedIDs returns the logical IDs of the resources of type typ, in order, so that problems
+// come out the same every run.
+func (l *linter) sortedIDs(typ string) []string {
+	var ids []string
+	for _, r := range l.t.OfType(typ) {
+		ids = append(ids, r.LogicalID)
 	}
-	sort.Strings(keys)
-	return keys
+	sort.Strings(ids)
+	return ids
 }
 
 // resourceType returns the Type of resource name, or "".
 func (l *linter) resourceType(name string) string {
-	r, _ := l.resources[name].(map[string]any)
-	t, _ := r["Type"].(string)
-	return t
+	if r := l.t.Resource(name); r != nil {
+		return r.Type
+	}
+	return ""
 }
 
 // props returns the Properties of resource name.
-func (l *linter) props(name string) map[string]any {
-	r, _ := l.resources[name].(map[string]any)
-	p, _ := r["Properties"].(map[string]any)
-	return p
+func (l *linter) props(name string) *template.Node {
+	if r := l.t.Resource(name); r != nil {
+		return r.Properties
+	}
+	return nil
 }
 
 // fnProp returns property key of function fn, or the Globals' when the function has none.
-func (l *linter) fnProp(fn, key string) (any, bool) {
-	if v, ok := l.props(fn)[key]; ok {
-		return v, true
-	}
-	v, ok := l.globals[key]
-	return v, ok
+func (l *linter) fnProp(fn, key string) *template.Node {
+	return l.t.Property(l.t.Resource(fn), key)
 }
 
 // fnEnv returns the environment variables of function fn, the Globals' merged under its own.
-func (l *linter) fnEnv(fn string) map[string]any {
-	env := map[string]any{}
-	for _, src := range []map[string]any{l.globals, l.props(fn)} {
-		e, _ := src["Environment"].(map[string]any)
-		vars, _ := e["Variables"].(map[string]any)
-		for k, v := range vars {
-			env[k] = v
-		}
+func (l *linter) fnEnv(fn string) map[string]*template.Node {
+	env := map[string]*template.Node{}
+	vars, _ := l.t.Environment(l.t.Resource(fn)) // not a mapping: the schema says so
+	for _, p := range vars {
+		env[p.Key] = p.Value
 	}
 	return env
 }
 
-// errUnknown says a value is an intrinsic function klt cannot evaluate.
-var errUnknown = errors.New("an intrinsic function klt cannot evaluate")
-
-// number returns the integer value of v: a number, a string of one, or a Ref to a parameter
-// with a Default. ok is false when v is absent (nil).
-func (l *linter) number(v any) (n int64, ok bool, err error) {
-	switch x := v.(type) {
-	case nil:
+// number returns the integer value of v: a number, a string of one, or what an intrinsic
+// function gives with the parameters' Defaults. ok is false when v is absent (nil). The
+// error says why the value is not a whole number, or cannot be known here.
+func (l *linter) number(v *template.Node) (n int64, ok bool, err error) {
+	if v == nil {
 		return 0, false, nil
-	case json.Number:
-		n, err := strconv.ParseInt(string(x), 10, 64)
-		if err != nil {
-			return 0, true, fmt.Errorf("%s is not a whole number", x)
-		}
-		return n, true, nil
-	case string:
-		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-		if err != nil {
-			return 0, true, fmt.Errorf("%q is not a whole number", x)
-		}
-		return n, true, nil
-	case map[string]any:
-		if p, ok := x["Ref"].(string); ok && len(x) == 1 {
-			param, isParam := l.params[p].(map[string]any)
-			if !isParam {
-				return 0, true, fmt.Errorf("!Ref %s, which is not a parameter of the template", p)
-			}
-			if d, ok := param["Default"]; ok {
-				return l.number(d)
-			}
-			return 0, true, fmt.Errorf("!Ref %s, a parameter without a Default", p)
-		}
 	}
-	return 0, true, errUnknown
+	if v.Tag == template.TagInt || v.Tag == template.TagFloat {
+		f, err := v.Float()
+		if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+			return 0, true, fmt.Errorf("%s is not a whole number", v.Text)
+		}
+		return int64(f), true, nil
+	}
+	s, err := l.ev.String(v)
+	if te, isTE := errors.AsType[*template.Error](err); isTE {
+		if errors.Is(err, template.ErrUnknown) {
+			return 0, true, fmt.Errorf("not known before deployment (%s)", te.Msg)
+		}
+		return 0, true, errors.New(te.Msg)
+	}
+	if err != nil {
+		return 0, true, err
+	}
+	n, err = strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, true, fmt.Errorf("%q is not a whole number", s)
+	}
+	return n, true, nil
 }
 
-// Refs returns the logical names (resources and parameters) that v refers to, through Ref,
-// Fn::GetAtt and the ${Name} or ${Name.Attr} variables of Fn::Sub, anywhere inside it.
-func Refs(v any) []string {
-	var out []string
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if r, ok := x["Ref"].(string); ok && len(x) == 1 {
-				if !strings.Contains(r, "::") { // not a pseudo parameter (AWS::Region)
-					out = append(out, r)
-				}
-				return
-			}
-			if ga, ok := x["Fn::GetAtt"]; ok && len(x) == 1 {
-				switch g := ga.(type) {
-				case []any:
-					if len(g) > 0 {
-						if s, ok := g[0].(string); ok {
-							out = append(out, s)
-						}
-					}
-				case string:
-					r, _, _ := strings.Cut(g, ".")
-					out = append(out, r)
-				}
-				return
-			}
-			if sub, ok := x["Fn::Sub"]; ok && len(x) == 1 {
-				var text string
-				switch s := sub.(type) {
-				case string:
-					text = s
-				case []any:
-					if len(s) > 0 {
-						text, _ = s[0].(string)
-					}
-					if len(s) > 1 {
-						walk(s[1])
-					}
-				}
-				out = append(out, subVars(text)...)
-				return
-			}
-			for _, k := range sortedKeys(x) {
-				walk(x[k])
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
+// isTrue reports whether v is true, as a YAML bool or the string "true".
+func isTrue(v *template.Node) bool {
+	if v == nil || v.Kind != template.Scalar {
+		return false
 	}
-	walk(v)
-	return out
-}
-
-// subVars returns the names in the ${Name} and ${Name.Attr} variables of a Fn::Sub string,
-// leaving out pseudo parameters (${AWS::Region}) and literals (${!Text}).
-func subVars(s string) []string {
-	var out []string
-	for {
-		i := strings.Index(s, "${")
-		if i < 0 {
-			return out
-		}
-		s = s[i+2:]
-		j := strings.IndexByte(s, '}')
-		if j < 0 {
-			return out
-		}
-		v := s[:j]
-		s = s[j+1:]
-		if strings.HasPrefix(v, "!") || strings.Contains(v, "::") {
-			continue
-		}
-		name, _, _ := strings.Cut(v, ".")
-		out = append(out, strings.TrimSpace(name))
-	}
+	x, _ := v.Plain()
+	b, _ := x.(bool)
+	return b || strings.EqualFold(v.Text, "true")
 }
 
 // refsOfType returns the resources of type typ (any of them) that v refers to, sorted and
 // without repeats.
-func (l *linter) refsOfType(v any, typ ...string) []string {
+func (l *linter) refsOfType(v *template.Node, typ ...string) []string {
 	var out []string
-	for _, r := range Refs(v) {
-		if slices.Contains(typ, l.resourceType(r)) && !slices.Contains(out, r) {
+	for _, r := range template.Refs(v) {
+		if slices.Contains(typ, l.resourceType(r)) {
 			out = append(out, r)
 		}
 	}
@@ -287,12 +193,8 @@ func (l *linter) refsOfType(v any, typ ...string) []string {
 
 // filterProblems checks every FilterCriteria of the template with the filter package, as
 // "klt filter lint" does.
-func (l *linter) filterProblems(data []byte) {
-	t, err := samtemplate.ParseTemplate(l.file, data)
-	if err != nil {
-		l.add("(template)", "", err.Error(), "")
-		return
-	}
+func (l *linter) filterProblems() {
+	t := samtemplate.NewSamTemplate(l.t)
 	refs, hidden := t.CriteriaRefs()
 	for _, h := range hidden {
 		l.add("(template)", "FilterCriteria", h.Error(), "write the FilterCriteria out")
@@ -331,16 +233,13 @@ var pbrEventTypes = map[string]bool{"MSK": true, "SelfManagedKafka": true, "SQS"
 
 // checkFunctions runs the checks of each AWS::Serverless::Function.
 func (l *linter) checkFunctions() {
-	for _, fn := range sortedKeys(l.resources) {
-		if l.resourceType(fn) != samtemplate.SamFunctionType {
-			continue
-		}
+	for _, fn := range l.sortedIDs(template.TypeFunction) {
 		code, err := l.functionCode(fn)
 		if err != nil {
 			l.add(fn, "Properties.CodeUri", err.Error(), "point CodeUri at the function's main package, or at a directory whose Makefile has a build-"+fn+" target that builds it")
 		}
 		timeout := int64(defaultTimeout)
-		if v, ok := l.fnProp(fn, "Timeout"); ok {
+		if v := l.fnProp(fn, "Timeout"); v != nil {
 			n, _, err := l.number(v)
 			if err != nil {
 				l.add(fn, "Properties.Timeout", "Timeout is "+err.Error()+", so the SQS visibility timeout cannot be checked", "write the timeout out, or give its parameter a Default")
@@ -362,7 +261,7 @@ func (l *linter) checkFunctions() {
 				l.checkSQSEvent(fn, src, timeout)
 			}
 		}
-		for _, t := range l.refsOfType(l.fnEnv(fn)[idempotencyTableEnv], "AWS::DynamoDB::Table", "AWS::Serverless::SimpleTable") {
+		for _, t := range l.refsOfType(l.fnEnv(fn)[idempotencyTableEnv], template.TypeTable, template.TypeSimpleTable) {
 			l.markIdempotencyTable(t, fn)
 		}
 		if code != nil {
@@ -376,37 +275,33 @@ func (l *linter) checkFunctions() {
 type eventSource struct {
 	res, path string         // the resource and the path of the properties, for problems
 	typ       string         // MSK, SelfManagedKafka, SQS, DynamoDB ... as SAM names them
-	props     map[string]any // the properties
-	queue     any            // the SQS queue: Queue of an event, EventSourceArn of a mapping
+	props     *template.Node // the properties
+	queue     *template.Node // the SQS queue: Queue of an event, EventSourceArn of a mapping
 }
 
 // eventSources returns the event sources of function fn, in a stable order.
 func (l *linter) eventSources(fn string) []eventSource {
 	var out []eventSource
-	events, _ := l.props(fn)["Events"].(map[string]any)
-	for _, name := range sortedKeys(events) {
-		ev, _ := events[name].(map[string]any)
-		typ, _ := ev["Type"].(string)
-		props, _ := ev["Properties"].(map[string]any)
-		out = append(out, eventSource{res: fn, path: "Properties.Events." + name + ".Properties", typ: typ, props: props, queue: props["Queue"]})
+	events := slices.Clone(l.t.Resource(fn).Events)
+	slices.SortFunc(events, func(a, b *template.Event) int { return strings.Compare(a.Name, b.Name) })
+	for _, ev := range events {
+		out = append(out, eventSource{res: fn, path: "Properties.Events." + ev.Name + ".Properties", typ: ev.Type, props: ev.Properties, queue: ev.Properties.Get("Queue")})
 	}
-	for _, m := range sortedKeys(l.resources) {
-		if l.resourceType(m) != samtemplate.EsmType {
-			continue
-		}
+	for _, m := range l.sortedIDs(template.TypeEventSourceMapping) {
 		props := l.props(m)
-		if !slices.Contains(Refs(props["FunctionName"]), fn) {
+		if !slices.Contains(template.Refs(props.Get("FunctionName")), fn) {
 			continue
 		}
-		src := eventSource{res: m, path: "Properties", props: props, queue: props["EventSourceArn"]}
-		switch arn := props["EventSourceArn"]; {
-		case props["SelfManagedEventSource"] != nil:
+		arn := props.Get("EventSourceArn")
+		src := eventSource{res: m, path: "Properties", props: props, queue: arn}
+		switch {
+		case props.Get("SelfManagedEventSource") != nil:
 			src.typ = "SelfManagedKafka"
-		case props["Topics"] != nil || props["AmazonManagedKafkaEventSourceConfig"] != nil:
+		case props.Get("Topics") != nil || props.Get("AmazonManagedKafkaEventSourceConfig") != nil:
 			src.typ = "MSK"
-		case len(l.refsOfType(arn, "AWS::SQS::Queue")) > 0:
+		case len(l.refsOfType(arn, template.TypeQueue)) > 0:
 			src.typ = "SQS"
-		case len(l.refsOfType(arn, "AWS::DynamoDB::Table")) > 0:
+		case len(l.refsOfType(arn, template.TypeTable)) > 0:
 			src.typ = "DynamoDB"
 		case len(l.refsOfType(arn, "AWS::Kinesis::Stream")) > 0:
 			src.typ = "Kinesis"
@@ -419,10 +314,9 @@ func (l *linter) eventSources(fn string) []eventSource {
 }
 
 // reportsItemFailures reports whether event properties ask for partial-batch responses.
-func (l *linter) reportsItemFailures(props map[string]any) bool {
-	types, _ := props["FunctionResponseTypes"].([]any)
-	for _, t := range types {
-		if t == reportBatchItemFails {
+func (l *linter) reportsItemFailures(props *template.Node) bool {
+	for _, t := range props.Get("FunctionResponseTypes").List() {
+		if t.String() == reportBatchItemFails {
 			return true
 		}
 	}
@@ -431,14 +325,14 @@ func (l *linter) reportsItemFailures(props map[string]any) bool {
 
 // checkKafkaEvent checks BatchSize and MaximumBatchingWindowInSeconds of an MSK or
 // SelfManagedKafka event.
-func (l *linter) checkKafkaEvent(res, path string, props map[string]any) {
-	if n, ok, err := l.number(props["BatchSize"]); err != nil {
+func (l *linter) checkKafkaEvent(res, path string, props *template.Node) {
+	if n, ok, err := l.number(props.Get("BatchSize")); err != nil {
 		l.add(res, path+".BatchSize", "BatchSize is "+err.Error(), "write a whole number from 1 to 10000")
 	} else if ok && (n < 1 || n > kafkaMaxBatchSize) {
 		l.add(res, path+".BatchSize", fmt.Sprintf("BatchSize %d is out of range: Kafka event source mappings take 1 to %d", n, kafkaMaxBatchSize),
 			fmt.Sprintf("set BatchSize between 1 and %d", kafkaMaxBatchSize))
 	}
-	if n, ok, err := l.number(props["MaximumBatchingWindowInSeconds"]); err != nil {
+	if n, ok, err := l.number(props.Get("MaximumBatchingWindowInSeconds")); err != nil {
 		l.add(res, path+".MaximumBatchingWindowInSeconds", "MaximumBatchingWindowInSeconds is "+err.Error(), "write a whole number of seconds from 0 to 300")
 	} else if ok && (n < 0 || n > kafkaMaxWindow) {
 		l.add(res, path+".MaximumBatchingWindowInSeconds", fmt.Sprintf("MaximumBatchingWindowInSeconds %d is out of range: Kafka event source mappings take 0 to %d seconds", n, kafkaMaxWindow),
@@ -450,21 +344,15 @@ func (l *linter) checkKafkaEvent(res, path string, props map[string]any) {
 // visibility timeout.
 func (l *linter) checkSQSEvent(fn string, src eventSource, timeout int64) {
 	res, path, props := src.res, src.path, src.props
-	queues := l.refsOfType(src.queue, "AWS::SQS::Queue")
-	batch, hasBatch, batchErr := l.number(props["BatchSize"])
-	window, _, winErr := l.number(props["MaximumBatchingWindowInSeconds"])
+	queues := l.refsOfType(src.queue, template.TypeQueue)
+	batch, hasBatch, batchErr := l.number(props.Get("BatchSize"))
+	window, _, winErr := l.number(props.Get("MaximumBatchingWindowInSeconds"))
 	if winErr != nil {
 		l.add(res, path+".MaximumBatchingWindowInSeconds", "MaximumBatchingWindowInSeconds is "+winErr.Error(), "write a whole number of seconds")
 	}
 	for _, q := range queues {
 		qp := l.props(q)
-		fifo := false
-		if b, ok := qp["FifoQueue"].(bool); ok {
-			fifo = b
-		} else if s, ok := qp["FifoQueue"].(string); ok {
-			fifo = strings.EqualFold(s, "true")
-		}
-		if fifo {
+		if isTrue(qp.Get("FifoQueue")) {
 			switch {
 			case batchErr != nil:
 				l.add(res, path+".BatchSize", "BatchSize is "+batchErr.Error(), "write a whole number from 1 to 10")
@@ -477,7 +365,7 @@ func (l *linter) checkSQSEvent(fn string, src eventSource, timeout int64) {
 			continue // reported with the Timeout
 		}
 		vis := int64(defaultVisibility)
-		if v, ok := qp["VisibilityTimeout"]; ok {
+		if v := qp.Get("VisibilityTimeout"); v != nil {
 			n, _, err := l.number(v)
 			if err != nil {
 				l.add(q, "Properties.VisibilityTimeout", "VisibilityTimeout is "+err.Error()+", so it cannot be checked against "+fn+"'s timeout", "write it out, or give its parameter a Default")
@@ -504,15 +392,14 @@ func (l *linter) checkIdempotencyTables() {
 	for _, t := range names {
 		why := l.idemTables[t]
 		switch l.resourceType(t) {
-		case "AWS::Serverless::SimpleTable":
+		case template.TypeSimpleTable:
 			l.add(t, "Type", "an AWS::Serverless::SimpleTable cannot expire items, and "+why+" keeps idempotency records in it, which then pile up for ever",
 				"make it an AWS::DynamoDB::Table with TimeToLiveSpecification: {AttributeName: expiration, Enabled: true}")
-		case "AWS::DynamoDB::Table":
-			ttl, _ := l.props(t)["TimeToLiveSpecification"].(map[string]any)
-			attr, _ := ttl["AttributeName"].(string)
-			enabled, _ := ttl["Enabled"].(bool)
-			if s, ok := ttl["Enabled"].(string); ok {
-				enabled = strings.EqualFold(s, "true")
+		case template.TypeTable:
+			ttl := l.props(t).Get("TimeToLiveSpecification")
+			attr, enabled := "", isTrue(ttl.Get("Enabled"))
+			if a := ttl.Get("AttributeName"); a.IsString() {
+				attr = a.Text
 			}
 			switch {
 			case ttl == nil:

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
 // The toolkit's packages whose use the checks look for.
@@ -48,14 +49,14 @@ type codeInfo struct {
 // functionCode finds and reads the Go code of function fn. It returns nil and no error for a
 // function without Go code on disk (another runtime, an image, code in S3).
 func (l *linter) functionCode(fn string) (*codeInfo, error) {
-	uri, ok := l.fnProp(fn, "CodeUri")
-	if !ok {
+	uri := l.fnProp(fn, "CodeUri")
+	if uri == nil {
 		return nil, nil // InlineCode or ImageUri: nothing to read
 	}
-	rel, isPath := uri.(string)
-	if !isPath {
+	if !uri.IsString() {
 		return nil, nil // {Bucket, Key}: the code is in S3
 	}
+	rel := uri.Text
 	dir := filepath.Join(l.dir, rel)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		if strings.HasPrefix(rel, "s3://") {
@@ -67,9 +68,7 @@ func (l *linter) functionCode(fn string) (*codeInfo, error) {
 	if isMainPackage(ctx, dir) {
 		return readCode(ctx, dir)
 	}
-	r, _ := l.resources[fn].(map[string]any)
-	md, _ := r["Metadata"].(map[string]any)
-	if md["BuildMethod"] != "makefile" {
+	if l.t.Resource(fn).Metadata.Get("BuildMethod").String() != "makefile" {
 		return nil, nil // not Go, or not built from here
 	}
 	pkg, err := makeTargetPackage(l.ctx, ctx, dir, "build-"+fn)
@@ -85,10 +84,8 @@ func (l *linter) buildContext(fn string) *build.Context {
 	ctx := build.Default
 	ctx.GOOS = "linux"
 	ctx.GOARCH = "amd64"
-	if v, ok := l.fnProp(fn, "Architectures"); ok {
-		if a, ok := v.([]any); ok && len(a) == 1 && a[0] == "arm64" {
-			ctx.GOARCH = "arm64"
-		}
+	if a := l.fnProp(fn, "Architectures"); a != nil && a.Kind == template.Sequence && len(a.Items) == 1 && a.Items[0].String() == "arm64" {
+		ctx.GOARCH = "arm64"
 	}
 	ctx.CgoEnabled = false
 	ctx.BuildTags = []string{"lambda.norpc"}

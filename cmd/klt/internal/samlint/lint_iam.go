@@ -2,16 +2,19 @@ package samlint
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
 // grant is what one Allow statement gives: actions (IAM patterns, * and ?) on resources
 // (each the statement's Resource value; "*" for all).
 type grant struct {
 	actions   []string
-	resources []any
+	resources []*template.Node
 	anyRes    bool // the resources cannot be told apart from "*" (a managed policy)
 }
 
@@ -50,7 +53,7 @@ func (l *linter) checkIAM(fn string, code *codeInfo) {
 	env := l.fnEnv(fn)
 	var needs []need
 	if len(code.sendsSQS) > 0 {
-		queues := l.envTargets(env, code, "AWS::SQS::Queue")
+		queues := l.envTargets(env, code, template.TypeQueue)
 		why := "it sends to SQS with " + strings.Join(code.sendsSQS, " and ")
 		if len(queues) == 0 {
 			l.add(fn, "Properties.Environment.Variables", "the code sends to SQS with "+strings.Join(code.sendsSQS, " and ")+" but no environment variable names a queue of the template, so its IAM cannot be checked",
@@ -60,9 +63,9 @@ func (l *linter) checkIAM(fn string, code *codeInfo) {
 			needs = append(needs, need{"sqs:SendMessage", q, why})
 		}
 	}
-	tables := l.refsOfType(env[idempotencyTableEnv], "AWS::DynamoDB::Table", "AWS::Serverless::SimpleTable")
+	tables := l.refsOfType(env[idempotencyTableEnv], template.TypeTable, template.TypeSimpleTable)
 	if code.idempotency && len(tables) == 0 {
-		tables = l.envTargets(env, code, "AWS::DynamoDB::Table", "AWS::Serverless::SimpleTable")
+		tables = l.envTargets(env, code, template.TypeTable, template.TypeSimpleTable)
 		if len(tables) == 0 {
 			l.add(fn, "Properties.Environment.Variables", "the code imports "+pkgIdempotency+" but no environment variable names a table of the template, so its TTL and IAM cannot be checked",
 				"name the table in IDEMPOTENCY_TABLE: !Ref TABLE")
@@ -130,9 +133,9 @@ func (l *linter) checkIAM(fn string, code *codeInfo) {
 
 // envTargets returns the resources of the given types that the environment variables of a
 // function name: those whose names appear in the code first, all of them when none does.
-func (l *linter) envTargets(env map[string]any, code *codeInfo, types ...string) []string {
+func (l *linter) envTargets(env map[string]*template.Node, code *codeInfo, types ...string) []string {
 	var read, all []string
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		ts := l.refsOfType(env[k], types...)
 		all = append(all, ts...)
 		if code.literals[k] {
@@ -148,27 +151,27 @@ func (l *linter) envTargets(env map[string]any, code *codeInfo, types ...string)
 
 // mayBeIAM reports whether a KAFKA_AUTH value is, or may be, "iam": the text itself, or a
 // parameter whose Default or AllowedValues include it.
-func (l *linter) mayBeIAM(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return strings.EqualFold(x, "iam")
-	case map[string]any:
-		for _, r := range Refs(x) {
-			p, ok := l.params[r].(map[string]any)
-			if !ok {
-				return true // a value klt cannot know: check the worst case
-			}
-			if d, ok := p["Default"].(string); ok && strings.EqualFold(d, "iam") {
+func (l *linter) mayBeIAM(v *template.Node) bool {
+	if v == nil {
+		return false
+	}
+	if v.Kind == template.Scalar {
+		return strings.EqualFold(v.Text, "iam")
+	}
+	for _, r := range template.Refs(v) {
+		p := l.t.Parameter(r)
+		if p == nil {
+			return true // a value klt cannot know: check the worst case
+		}
+		if strings.EqualFold(p.Default.String(), "iam") {
+			return true
+		}
+		if p.AllowedValues == nil {
+			return true
+		}
+		for _, a := range p.AllowedValues {
+			if strings.EqualFold(a.String(), "iam") {
 				return true
-			}
-			allowed, ok := p["AllowedValues"].([]any)
-			if !ok {
-				return true
-			}
-			for _, a := range allowed {
-				if s, ok := a.(string); ok && strings.EqualFold(s, "iam") {
-					return true
-				}
 			}
 		}
 	}
@@ -180,62 +183,54 @@ func (l *linter) mayBeIAM(v any) bool {
 // property the problems are reported on.
 func (l *linter) functionGrants(fn string) (grants []grant, where string, err error) {
 	props := l.props(fn)
-	if role, ok := props["Role"]; ok {
+	if role := props.Get("Role"); role != nil {
 		roles := l.refsOfType(role, "AWS::IAM::Role")
 		if len(roles) != 1 {
 			return nil, "Properties.Role", fmt.Errorf("the Role is not an AWS::IAM::Role of this template, so klt cannot check that it allows what the code calls")
 		}
 		rp := l.props(roles[0])
-		for _, m := range asList(rp["ManagedPolicyArns"]) {
+		for _, m := range asList(rp.Get("ManagedPolicyArns")) {
 			grants = append(grants, managedGrant(m)...)
 		}
-		for _, p := range asList(rp["Policies"]) {
-			pm, _ := p.(map[string]any)
-			grants = append(grants, statementGrants(pm["PolicyDocument"])...)
+		for _, p := range asList(rp.Get("Policies")) {
+			grants = append(grants, statementGrants(p.Get("PolicyDocument"))...)
 		}
 		return grants, "Properties.Role", nil
 	}
-	for _, p := range asList(props["Policies"]) {
-		switch x := p.(type) {
-		case string:
-			grants = append(grants, managedGrant(x)...)
-		case map[string]any:
-			if _, ok := x["Statement"]; ok {
-				grants = append(grants, statementGrants(x)...)
-				continue
-			}
-			for name, arg := range x {
-				t, ok := samPolicyTemplates[name]
-				if !ok {
-					continue
+	for _, p := range asList(props.Get("Policies")) {
+		switch {
+		case p.Kind == template.Scalar:
+			grants = append(grants, managedGrant(p)...)
+		case p.Get("Statement") != nil:
+			grants = append(grants, statementGrants(p)...)
+		default:
+			for _, pair := range p.Pairs {
+				if t, ok := samPolicyTemplates[pair.Key]; ok {
+					grants = append(grants, grant{actions: t.actions, resources: []*template.Node{pair.Value.Get(t.param)}})
 				}
-				am, _ := arg.(map[string]any)
-				grants = append(grants, grant{actions: t.actions, resources: []any{am[t.param]}})
 			}
 		}
 	}
 	return grants, "Properties.Policies", nil
 }
 
-// asList returns v as a list: itself, or a list of the one value.
-func asList(v any) []any {
-	switch x := v.(type) {
-	case nil:
+// asList returns the items of v: its own when it is a list, else v alone; none for nil.
+func asList(v *template.Node) []*template.Node {
+	switch {
+	case v == nil:
 		return nil
-	case []any:
-		return x
+	case v.Kind == template.Sequence:
+		return v.Items
 	}
-	return []any{v}
+	return []*template.Node{v}
 }
 
-// managedGrant returns what an AWS managed policy, by name or ARN, allows of what the checks
-// look for.
-func managedGrant(v any) []grant {
-	s, _ := v.(string)
-	if m, ok := v.(map[string]any); ok {
-		if sub, ok := m["Fn::Sub"].(string); ok {
-			s = sub
-		}
+// managedGrant returns what an AWS managed policy, by name or ARN (or Fn::Sub of one), allows
+// of what the checks look for.
+func managedGrant(v *template.Node) []grant {
+	s := v.String()
+	if name, arg, ok := v.Intrinsic(); ok && name == "Fn::Sub" {
+		s = arg.String()
 	}
 	name := s[strings.LastIndex(s, "/")+1:]
 	if acts, ok := managedPolicies[name]; ok {
@@ -246,32 +241,30 @@ func managedGrant(v any) []grant {
 
 // statementGrants returns the grants of the Allow statements of a policy document. The
 // branches of an Fn::If each count.
-func statementGrants(doc any) []grant {
-	d, _ := doc.(map[string]any)
+func statementGrants(doc *template.Node) []grant {
 	var out []grant
-	var add func(st any)
-	add = func(st any) {
-		s, ok := st.(map[string]any)
-		if !ok {
+	var add func(st *template.Node)
+	add = func(st *template.Node) {
+		if st == nil || st.Kind != template.Mapping {
 			return
 		}
-		if br, ok := s["Fn::If"].([]any); ok && len(br) == 3 {
-			add(br[1])
-			add(br[2])
+		if name, br, ok := st.Intrinsic(); ok && name == "Fn::If" && len(br.Items) == 3 {
+			add(br.Items[1])
+			add(br.Items[2])
 			return
 		}
-		if s["Effect"] != "Allow" {
+		if st.Get("Effect").String() != "Allow" {
 			return
 		}
 		var acts []string
-		for _, a := range asList(s["Action"]) {
-			if as, ok := a.(string); ok {
-				acts = append(acts, as)
+		for _, a := range asList(st.Get("Action")) {
+			if a.IsString() {
+				acts = append(acts, a.Text)
 			}
 		}
-		out = append(out, grant{actions: acts, resources: asList(s["Resource"])})
+		out = append(out, grant{actions: acts, resources: asList(st.Get("Resource"))})
 	}
-	for _, st := range asList(d["Statement"]) {
+	for _, st := range asList(doc.Get("Statement")) {
 		add(st)
 	}
 	return out
@@ -286,7 +279,7 @@ func (g grant) allows(n need) bool {
 		return true
 	}
 	for _, r := range g.resources {
-		if r == "*" || slices.Contains(Refs(r), n.target) {
+		if r.String() == "*" || slices.Contains(template.Refs(r), n.target) {
 			return true
 		}
 	}

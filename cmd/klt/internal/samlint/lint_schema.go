@@ -75,7 +75,8 @@ func (notServerlessRegexp) MatchString(s string) bool {
 	return s != "" && !strings.HasPrefix(s, "AWS::Serverless::") && !strings.ContainsAny(s, "\n")
 }
 
-// SchemaProblems validates the template doc against the SAM schema and returns one problem
+// SchemaProblems validates the template doc (as template.Node.Plain gives it: intrinsic
+// functions in their long forms, as CloudFormation reads them) against the SAM schema and returns one problem
 // per mistake. Where a value may be one of several shapes (a resource of any type, an event
 // of any type) the schema says "anyOf"; the problems are then those of the shape whose Type
 // the value has, not of every shape it is not.

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"go.yaml.in/yaml/v3"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
 // The account and region of every local resource, as SAM CLI's pseudo parameters and
@@ -18,23 +18,12 @@ const (
 	LocalRegion  = "us-east-1"
 )
 
-// Resource types klt invoke makes locally.
-const (
-	DdbTableType    = "AWS::DynamoDB::Table"
-	SamTableType    = "AWS::Serverless::SimpleTable"
-	SqsQueueType    = "AWS::SQS::Queue"
-	samFunctionKind = SamFunctionType
-)
-
 // InvokeTemplate is a SAM template read for klt invoke: the parts that make one function's
 // configuration and the local resources it uses.
 type InvokeTemplate struct {
-	File      string // name for messages
-	dir       string // directory of the template; CodeUri is relative to it
-	root      *yaml.Node
-	Resources *yaml.Node
-	Params    *yaml.Node // the Parameters mapping, or nil
-	Globals   *yaml.Node // Globals.Function, or nil
+	File string // name for messages
+	dir  string // directory of the template; CodeUri is relative to it
+	T    *template.Template
 }
 
 // LocalTable is a DynamoDB table of the template, as klt invoke creates it locally.
@@ -50,7 +39,7 @@ type keyAttr struct{ Name, Typ string }
 // LocalQueue is an SQS queue of the template, as klt invoke creates it locally.
 type LocalQueue struct {
 	LogicalID, Name string
-	Attrs           map[string]*yaml.Node // attribute name -> value node (intrinsics allowed)
+	Attrs           map[string]*template.Node // attribute name -> value node (intrinsics allowed)
 }
 
 // FunctionSpec is what klt invoke needs of one AWS::Serverless::Function.
@@ -61,167 +50,142 @@ type FunctionSpec struct {
 	Timeout     int    // seconds
 	Memory      int    // MB
 	arch        string // x86_64 or arm64, as the template says (informative: klt builds for the host)
-	Env         map[string]*yaml.Node
+	Env         map[string]*template.Node
 	EnvOrder    []string
 }
 
 // ReadInvokeTemplate reads the template at path.
 func ReadInvokeTemplate(path string) (*InvokeTemplate, error) {
-	top, _, err := readYAMLFile(path)
+	data, err := base.ReadInputFile(path, nil, base.TemplateLimit)
 	if err != nil {
 		return nil, err
 	}
-	if top == nil {
-		return nil, fmt.Errorf("%s: empty file; want a SAM template", path)
-	}
-	root := Resolve(top)
-	_, res := MapGet(root, "Resources")
-	if res == nil || res.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s: no Resources mapping: not a SAM template", path)
-	}
-	abs, err := filepath.Abs(path)
+	t, err := template.Read(path, data)
 	if err != nil {
 		return nil, err
 	}
-	t := &InvokeTemplate{File: path, dir: filepath.Dir(abs), root: root, Resources: res}
-	_, t.Params = MapGet(root, "Parameters")
-	_, g := MapGet(root, "Globals")
-	_, t.Globals = MapGet(g, "Function")
-	return t, nil
+	dir, err := t.Dir()
+	if err != nil {
+		return nil, err
+	}
+	return &InvokeTemplate{File: path, dir: dir, T: t}, nil
 }
 
-// ResourceType returns the Type of the resource called name, or "" when there is none.
+// resourceType returns the Type of the resource called name, or "" when there is none.
 func (t *InvokeTemplate) ResourceType(name string) string {
-	_, r := MapGet(t.Resources, name)
-	return scalarAt(r, "Type")
+	if r := t.T.Resource(name); r != nil {
+		return r.Type
+	}
+	return ""
 }
 
-// FunctionNames returns the logical IDs of the template's functions, sorted.
+// functionNames returns the logical IDs of the template's functions, sorted.
 func (t *InvokeTemplate) FunctionNames() []string {
 	var names []string
-	for i := 0; i+1 < len(t.Resources.Content); i += 2 {
-		if scalarAt(Resolve(t.Resources.Content[i+1]), "Type") == samFunctionKind {
-			names = append(names, t.Resources.Content[i].Value)
-		}
+	for _, r := range t.T.OfType(template.TypeFunction) {
+		names = append(names, r.LogicalID)
 	}
 	sort.Strings(names)
 	return names
 }
 
-// Function returns the configuration of the function name, Globals.Function merged in as SAM
+// function returns the configuration of the function name, Globals.Function merged in as SAM
 // merges it (the function's own values win; Environment.Variables merge by name).
 func (t *InvokeTemplate) Function(name string) (*FunctionSpec, error) {
-	key, res := MapGet(t.Resources, name)
+	res := t.T.Resource(name)
 	if res == nil {
 		return nil, fmt.Errorf("%s: no function %q; functions in the template: %s", t.File, name, OrNone(strings.Join(t.FunctionNames(), ", ")))
 	}
-	if typ := scalarAt(res, "Type"); typ != samFunctionKind {
-		return nil, fmt.Errorf("%s:%d: %s is %s, not an %s; functions in the template: %s",
-			t.File, key.Line, name, OrNone(typ), samFunctionKind, OrNone(strings.Join(t.FunctionNames(), ", ")))
+	if res.Type != template.TypeFunction {
+		return nil, fmt.Errorf("%s: %s is %s, not an %s; functions in the template: %s",
+			res.Pos, name, OrNone(res.Type), template.TypeFunction, OrNone(strings.Join(t.FunctionNames(), ", ")))
 	}
-	_, props := MapGet(res, "Properties")
-	f := &FunctionSpec{LogicalID: name, Timeout: 3, Memory: 128, arch: "x86_64", Env: map[string]*yaml.Node{}}
-	// get returns the function's value of key, else the Globals' one.
-	get := func(key string) *yaml.Node {
-		if _, v := MapGet(props, key); v != nil {
-			return v
-		}
-		_, v := MapGet(t.Globals, key)
-		return v
-	}
-	codeURI := get("CodeUri")
+	f := &FunctionSpec{LogicalID: name, Timeout: 3, Memory: 128, arch: "x86_64", Env: map[string]*template.Node{}}
+	codeURI := t.T.Property(res, "CodeUri")
 	switch {
 	case codeURI == nil:
-		return nil, fmt.Errorf("%s:%d: function %s has no CodeUri", t.File, key.Line, name)
-	case codeURI.Kind != yaml.ScalarNode || codeURI.Tag != "!!str" && codeURI.Tag != "":
-		return nil, fmt.Errorf("%s:%d: function %s: CodeUri must be a local directory, a plain string", t.File, codeURI.Line, name)
+		return nil, fmt.Errorf("%s: function %s has no CodeUri", res.Pos, name)
+	case !codeURI.IsString():
+		return nil, fmt.Errorf("%s: function %s: CodeUri must be a local directory, a plain string", codeURI.Pos, name)
 	}
-	f.CodeURI = filepath.Join(t.dir, filepath.FromSlash(codeURI.Value))
-	_, meta := MapGet(res, "Metadata")
-	f.BuildMethod = scalarAt(meta, "BuildMethod")
+	f.CodeURI = filepath.Join(t.dir, filepath.FromSlash(codeURI.Text))
+	f.BuildMethod = res.Metadata.Get("BuildMethod").String()
 	for _, n := range []struct {
 		key string
 		dst *int
 	}{{"Timeout", &f.Timeout}, {"MemorySize", &f.Memory}} {
-		v := get(n.key)
+		v := t.T.Property(res, n.key)
 		if v == nil {
 			continue
 		}
-		i, err := strconv.Atoi(v.Value)
-		if v.Kind != yaml.ScalarNode || err != nil || i <= 0 {
-			return nil, fmt.Errorf("%s:%d: function %s: %s must be a positive whole number, not %q", t.File, v.Line, name, n.key, v.Value)
+		i, err := strconv.Atoi(v.Text)
+		if v.Kind != template.Scalar || err != nil || i <= 0 {
+			return nil, fmt.Errorf("%s: function %s: %s must be a positive whole number, not %s", v.Pos, name, n.key, describeNode(v))
 		}
 		*n.dst = i
 	}
-	if a := get("Architectures"); a != nil && a.Kind == yaml.SequenceNode && len(a.Content) == 1 {
-		f.arch = Resolve(a.Content[0]).Value
+	if a := t.T.Property(res, "Architectures"); a != nil && a.Kind == template.Sequence && len(a.Items) == 1 {
+		f.arch = a.Items[0].String()
 	}
-	for _, src := range []*yaml.Node{t.Globals, props} {
-		_, env := MapGet(src, "Environment")
-		_, vars := MapGet(env, "Variables")
-		if vars == nil {
-			continue
-		}
-		if vars.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%s:%d: function %s: Environment.Variables must be a mapping", t.File, vars.Line, name)
-		}
-		for i := 0; i+1 < len(vars.Content); i += 2 {
-			k := vars.Content[i].Value
-			if _, seen := f.Env[k]; !seen {
-				f.EnvOrder = append(f.EnvOrder, k)
-			}
-			f.Env[k] = Resolve(vars.Content[i+1])
-		}
+	env, err := t.T.Environment(res)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range env {
+		f.EnvOrder = append(f.EnvOrder, p.Key)
+		f.Env[p.Key] = p.Value
 	}
 	return f, nil
 }
 
-// Tables returns the template's DynamoDB tables (AWS::DynamoDB::Table and
+// describeNode says what n is, for a message about a value of the wrong kind.
+func describeNode(n *template.Node) string {
+	if w := n.Written(); w != "" {
+		return w
+	}
+	switch n.Kind {
+	case template.Sequence:
+		return "a list"
+	case template.Mapping:
+		return "a mapping"
+	}
+	return fmt.Sprintf("%q", n.Text)
+}
+
+// tables returns the template's DynamoDB tables (AWS::DynamoDB::Table and
 // AWS::Serverless::SimpleTable). A table's local name is its TableName when that is a plain
 // string, else its logical ID, as sam local invoke resolves !Ref.
 func (t *InvokeTemplate) Tables() ([]LocalTable, error) {
 	var out []LocalTable
-	for i := 0; i+1 < len(t.Resources.Content); i += 2 {
-		id, res := t.Resources.Content[i].Value, Resolve(t.Resources.Content[i+1])
-		typ := scalarAt(res, "Type")
-		if typ != DdbTableType && typ != SamTableType {
-			continue
-		}
-		_, props := MapGet(res, "Properties")
+	for _, res := range t.T.OfType(template.TypeTable, template.TypeSimpleTable) {
+		id, props := res.LogicalID, res.Properties
 		tb := LocalTable{LogicalID: id, Name: id}
-		if n := plainString(props, "TableName"); n != "" {
-			tb.Name = n
+		if n := props.Get("TableName"); n.IsString() {
+			tb.Name = n.Text
 		}
-		if typ == SamTableType {
-			_, pk := MapGet(props, "PrimaryKey")
-			name, typ := "id", "String"
-			if pk != nil {
-				name, typ = base.OrDefault(scalarAt(pk, "Name"), "id"), base.OrDefault(scalarAt(pk, "Type"), "String")
-			}
+		if res.Type == template.TypeSimpleTable {
+			pk := props.Get("PrimaryKey")
+			name, typ := base.OrDefault(pk.Get("Name").String(), "id"), base.OrDefault(pk.Get("Type").String(), "String")
 			short := map[string]string{"String": "S", "Number": "N", "Binary": "B"}[typ]
 			if short == "" {
-				return nil, fmt.Errorf("%s: table %s: PrimaryKey.Type %q is not String, Number or Binary", t.File, id, typ)
+				return nil, fmt.Errorf("%s: table %s: PrimaryKey.Type %q is not String, Number or Binary", res.Pos, id, typ)
 			}
 			tb.Keys = []keyAttr{{name, short}}
 			out = append(out, tb)
 			continue
 		}
 		types := map[string]string{}
-		_, defs := MapGet(props, "AttributeDefinitions")
-		if defs != nil {
-			for _, d := range defs.Content {
-				types[scalarAt(Resolve(d), "AttributeName")] = scalarAt(Resolve(d), "AttributeType")
-			}
+		for _, d := range props.Get("AttributeDefinitions").List() {
+			types[d.Get("AttributeName").String()] = d.Get("AttributeType").String()
 		}
-		_, ks := MapGet(props, "KeySchema")
-		if ks == nil || ks.Kind != yaml.SequenceNode || len(ks.Content) == 0 {
-			return nil, fmt.Errorf("%s: table %s has no KeySchema", t.File, id)
+		ks := props.Get("KeySchema")
+		if ks == nil || ks.Kind != template.Sequence || len(ks.Items) == 0 {
+			return nil, fmt.Errorf("%s: table %s has no KeySchema", res.Pos, id)
 		}
-		for _, k := range ks.Content {
-			k = Resolve(k)
-			name, kt := scalarAt(k, "AttributeName"), scalarAt(k, "KeyType")
+		for _, k := range ks.Items {
+			name, kt := k.Get("AttributeName").String(), k.Get("KeyType").String()
 			if types[name] == "" {
-				return nil, fmt.Errorf("%s:%d: table %s: key %q has no AttributeDefinitions entry", t.File, k.Line, id, name)
+				return nil, fmt.Errorf("%s: table %s: key %q has no AttributeDefinitions entry", k.Pos, id, name)
 			}
 			a := keyAttr{name, types[name]}
 			if kt == "HASH" {
@@ -230,48 +194,30 @@ func (t *InvokeTemplate) Tables() ([]LocalTable, error) {
 				tb.Keys = append(tb.Keys, a)
 			}
 		}
-		_, ss := MapGet(props, "StreamSpecification")
-		tb.StreamView = scalarAt(ss, "StreamViewType")
+		tb.StreamView = props.Lookup("StreamSpecification", "StreamViewType").String()
 		out = append(out, tb)
 	}
 	return out, nil
 }
 
-// Queues returns the template's SQS queues. A queue's local name is its QueueName when that
+// queues returns the template's SQS queues. A queue's local name is its QueueName when that
 // is a plain string, else its logical ID, with ".fifo" added for a FIFO queue (SQS requires it).
 func (t *InvokeTemplate) Queues() []LocalQueue {
 	var out []LocalQueue
-	for i := 0; i+1 < len(t.Resources.Content); i += 2 {
-		id, res := t.Resources.Content[i].Value, Resolve(t.Resources.Content[i+1])
-		if scalarAt(res, "Type") != SqsQueueType {
-			continue
+	for _, res := range t.T.OfType(template.TypeQueue) {
+		q := LocalQueue{LogicalID: res.LogicalID, Name: res.LogicalID, Attrs: map[string]*template.Node{}}
+		if n := res.Properties.Get("QueueName"); n.IsString() {
+			q.Name = n.Text
 		}
-		_, props := MapGet(res, "Properties")
-		q := LocalQueue{LogicalID: id, Name: id, Attrs: map[string]*yaml.Node{}}
-		if n := plainString(props, "QueueName"); n != "" {
-			q.Name = n
-		}
-		if props != nil && props.Kind == yaml.MappingNode {
-			for j := 0; j+1 < len(props.Content); j += 2 {
-				q.Attrs[props.Content[j].Value] = Resolve(props.Content[j+1])
+		if res.Properties != nil && res.Properties.Kind == template.Mapping {
+			for _, p := range res.Properties.Pairs {
+				q.Attrs[p.Key] = p.Value
 			}
 		}
-		if f := q.Attrs["FifoQueue"]; f != nil && f.Value == "true" && !strings.HasSuffix(q.Name, ".fifo") {
+		if q.Attrs["FifoQueue"].String() == "true" && !strings.HasSuffix(q.Name, ".fifo") {
 			q.Name += ".fifo"
 		}
 		out = append(out, q)
 	}
 	return out
-}
-
-// plainString returns m[key] when it is a plain string scalar (not an intrinsic), else "".
-func plainString(m *yaml.Node, key string) string {
-	_, v := MapGet(m, key)
-	if v == nil || v.Kind != yaml.ScalarNode {
-		return ""
-	}
-	if _, ok := intrinsic(v); ok {
-		return ""
-	}
-	return v.Value
 }

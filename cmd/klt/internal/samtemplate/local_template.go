@@ -3,13 +3,14 @@ package samtemplate
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kafkalambda/toolkit/filter"
-	"go.yaml.in/yaml/v3"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
 // Kinds of event source mapping klt local emulates.
@@ -54,16 +55,26 @@ type MappingSpec struct {
 type skippedSource struct{ Id, Function, Typ string }
 
 // LocalMappings returns the event source mappings of the template that klt local emulates,
+
+// LocalMappings returns the event source mappings of the template that klt local emulates,
 // sorted by id, and those it does not.
 func LocalMappings(t *InvokeTemplate, r *Resolver) ([]*MappingSpec, []skippedSource, error) {
 	var out []*MappingSpec
 	var skipped []skippedSource
-	for i := 0; i+1 < len(t.Resources.Content); i += 2 {
-		id, res := t.Resources.Content[i].Value, Resolve(t.Resources.Content[i+1])
-		switch scalarAt(res, "Type") {
-		case "AWS::Lambda::EventSourceMapping":
-			if _, c := MapGet(res, "Condition"); c != nil {
-				ok, err := r.condition(c.Value, c, id+".Condition", 0)
+	add := func(m *MappingSpec, skip *skippedSource) {
+		switch {
+		case skip != nil:
+			skipped = append(skipped, *skip)
+		case m != nil:
+			out = append(out, m)
+		}
+	}
+	for _, res := range t.T.Resources {
+		id := res.LogicalID
+		switch res.Type {
+		case template.TypeEventSourceMapping:
+			if res.Condition != "" {
+				ok, err := r.condition(res.Condition, res.Node.KeyPos("Condition"), id+".Condition")
 				if err != nil {
 					return nil, nil, err
 				}
@@ -71,37 +82,18 @@ func LocalMappings(t *InvokeTemplate, r *Resolver) ([]*MappingSpec, []skippedSou
 					continue
 				}
 			}
-			_, props := MapGet(res, "Properties")
-			m, skip, err := mappingFrom(t, r, id, "", props, "")
+			m, skip, err := mappingFrom(t, r, id, "", res.Properties, "")
 			if err != nil {
 				return nil, nil, err
 			}
-			if skip != nil {
-				skipped = append(skipped, *skip)
-				continue
-			}
-			out = append(out, m)
-		case samFunctionKind:
-			_, props := MapGet(res, "Properties")
-			_, evs := MapGet(props, "Events")
-			if evs == nil || evs.Kind != yaml.MappingNode {
-				continue
-			}
-			for j := 0; j+1 < len(evs.Content); j += 2 {
-				name, ev := evs.Content[j].Value, Resolve(evs.Content[j+1])
-				typ := scalarAt(ev, "Type")
-				_, eprops := MapGet(ev, "Properties")
-				m, skip, err := mappingFrom(t, r, id+"."+name, id, eprops, typ)
+			add(m, skip)
+		case template.TypeFunction:
+			for _, ev := range res.Events {
+				m, skip, err := mappingFrom(t, r, id+"."+ev.Name, id, ev.Properties, ev.Type)
 				if err != nil {
 					return nil, nil, err
 				}
-				if skip != nil {
-					skipped = append(skipped, *skip)
-					continue
-				}
-				if m != nil {
-					out = append(out, m)
-				}
+				add(m, skip)
 			}
 		}
 	}
@@ -109,219 +101,250 @@ func LocalMappings(t *InvokeTemplate, r *Resolver) ([]*MappingSpec, []skippedSou
 	return out, skipped, nil
 }
 
+// mappingProps reads the evaluated properties of one event source mapping.
+type mappingProps struct {
+	r     *Resolver
+	where string // the mapping's id, for messages
+	props *template.Node
+}
+
+// get evaluates property key: nil when it is absent or AWS::NoValue.
+func (p *mappingProps) get(key string) (any, error) {
+	v := p.props.Get(key)
+	if v == nil {
+		return nil, nil
+	}
+	x, err := p.r.Eval(v, p.where+"."+key)
+	if x == template.NoValue {
+		return nil, err
+	}
+	return x, err
+}
+
+// str evaluates property key to a string; "" when it is absent.
+func (p *mappingProps) str(key string) (string, error) {
+	v, err := p.get(key)
+	if err != nil || v == nil {
+		return "", err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("%s: %s.%s: want a string, got %s", p.props.Get(key).Pos, p.where, key, template.Describe(v))
+	}
+	return s, nil
+}
+
+// num evaluates property key to a whole number from lo to hi, into dst; absent, dst is kept.
+func (p *mappingProps) num(key string, dst *int, lo, hi int) error {
+	s, err := p.str(key)
+	if err != nil || s == "" {
+		return err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return fmt.Errorf("%s: %s.%s: %q is not a whole number from %d to %d", p.props.Get(key).Pos, p.where, key, s, lo, hi)
+	}
+	*dst = n
+	return nil
+}
+
 // mappingFrom reads one mapping: props of an EventSourceMapping resource (samType "") or of a
 // SAM function's event of type samType (fn is then the function). A SAM event of a type that is
 // not an event source mapping (Api, Schedule...) gives nil, nil, nil.
-func mappingFrom(t *InvokeTemplate, r *Resolver, id, fn string, props *yaml.Node, samType string) (*MappingSpec, *skippedSource, error) {
-	where := id
+func mappingFrom(t *InvokeTemplate, r *Resolver, id, fn string, props *template.Node, samType string) (*MappingSpec, *skippedSource, error) {
+	p := &mappingProps{r: r, where: id, props: props}
 	m := &MappingSpec{Id: id, Function: fn, Enabled: true, Window: -1, MaxRetry: -1}
-	get := func(key string) (any, error) {
-		_, v := MapGet(props, key)
-		if v == nil {
-			return nil, nil
-		}
-		x, err := r.Eval(v, where+"."+key)
-		if _, none := x.(NoValue); none {
-			return nil, err
-		}
-		return x, err
+	source, skip, err := m.readSource(t, p, samType)
+	if err != nil || skip != nil || m.Kind == "" {
+		return nil, skip, err
 	}
-	str := func(key string) (string, error) {
-		v, err := get(key)
-		if err != nil || v == nil {
-			return "", err
-		}
-		s, ok := v.(string)
-		if !ok {
-			return "", fmt.Errorf("%s: %s.%s: want a string, got %s", t.File, where, key, DescribeValue(v))
-		}
-		return s, nil
+	if err := m.readCommon(p); err != nil {
+		return nil, nil, err
 	}
-	num := func(key string, dst *int, lo, hi int) error {
-		s, err := str(key)
-		if err != nil || s == "" {
-			return err
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < lo || n > hi {
-			return fmt.Errorf("%s: %s.%s: %q is not a whole number from %d to %d", t.File, where, key, s, lo, hi)
-		}
-		*dst = n
-		return nil
+	switch m.Kind {
+	case SqsMapping:
+		err = m.readSQS(p, source)
+	case KafkaMapping:
+		err = m.readKafka(p, samType != "")
 	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, nil, nil
+}
 
-	var source string // the EventSourceArn, or the SAM event's Queue/Stream
+// readSource sets the kind of m and its function, and returns its source: the EventSourceArn,
+// or the SAM event's Queue or Stream. A source klt local does not emulate is skipped; a SAM
+// event that is no event source mapping leaves the kind "".
+func (m *MappingSpec) readSource(t *InvokeTemplate, p *mappingProps, samType string) (source string, skip *skippedSource, err error) {
 	switch samType {
 	case "":
-		f, err := str("FunctionName")
+		f, err := p.str("FunctionName")
 		if err != nil {
-			return nil, nil, err
+			return "", nil, err
 		}
-		if t.ResourceType(f) != samFunctionKind {
-			return nil, nil, fmt.Errorf("%s: %s.FunctionName: %q is not a function of the template", t.File, where, f)
+		if t.ResourceType(f) != template.TypeFunction {
+			return "", nil, fmt.Errorf("%s: %s.FunctionName: %q is not a function of the template", p.props.KeyPos("FunctionName"), m.Id, f)
 		}
 		m.Function = f
-		if source, err = str("EventSourceArn"); err != nil {
-			return nil, nil, err
+		if source, err = p.str("EventSourceArn"); err != nil {
+			return "", nil, err
 		}
-		_, sm := MapGet(props, "SelfManagedEventSource")
 		switch {
-		case sm != nil:
+		case p.props.Get("SelfManagedEventSource") != nil:
 			m.Kind = KafkaMapping
 		case strings.HasPrefix(source, "arn:aws:kafka:") || strings.Contains(source, ":kafka:"):
 			m.Kind, m.Msk = KafkaMapping, true
 		case strings.Contains(source, ":sqs:"):
 			m.Kind = SqsMapping
 		default:
-			return nil, &skippedSource{id, m.Function, "event source " + source}, nil
+			return "", &skippedSource{m.Id, m.Function, "event source " + source}, nil
 		}
 	case "SQS":
 		m.Kind = SqsMapping
-		var err error
-		if source, err = str("Queue"); err != nil {
-			return nil, nil, err
-		}
+		source, err = p.str("Queue")
 	case "MSK":
 		m.Kind, m.Msk = KafkaMapping, true
-		var err error
-		if source, err = str("Stream"); err != nil {
-			return nil, nil, err
-		}
+		source, err = p.str("Stream")
 	case "SelfManagedKafka":
 		m.Kind = KafkaMapping
 	case "DynamoDB", "Kinesis", "MQ", "DocumentDB":
-		return nil, &skippedSource{id, fn, samType}, nil
-	default:
-		return nil, nil, nil
+		return "", &skippedSource{m.Id, m.Function, samType}, nil
 	}
 	if m.Msk {
 		m.SourceARN = source
 	}
+	return source, nil, err
+}
 
-	if v, err := str("Enabled"); err != nil {
-		return nil, nil, err
+// readCommon reads what mappings of both kinds have: Enabled, BatchSize, the batching window,
+// FunctionResponseTypes and FilterCriteria.
+func (m *MappingSpec) readCommon(p *mappingProps) error {
+	if v, err := p.str("Enabled"); err != nil {
+		return err
 	} else if v == "false" {
 		m.Enabled = false
 	}
-	if err := num("BatchSize", &m.BatchSize, 1, 10000); err != nil {
-		return nil, nil, err
+	if err := p.num("BatchSize", &m.BatchSize, 1, 10000); err != nil {
+		return err
 	}
 	secs := -1
-	if err := num("MaximumBatchingWindowInSeconds", &secs, 0, 300); err != nil {
-		return nil, nil, err
+	if err := p.num("MaximumBatchingWindowInSeconds", &secs, 0, 300); err != nil {
+		return err
 	}
 	if secs >= 0 {
 		m.Window = time.Duration(secs) * time.Second
 	}
-	types, err := get("FunctionResponseTypes")
+	types, err := p.get("FunctionResponseTypes")
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	if l, ok := types.([]any); ok {
-		for _, x := range l {
-			if x == "ReportBatchItemFailures" {
-				m.ReportFailures = true
-			}
-		}
+		m.ReportFailures = slices.Contains(l, any("ReportBatchItemFailures"))
 	}
-	fc, err := get("FilterCriteria")
+	fc, err := p.get("FilterCriteria")
+	if err != nil || fc == nil {
+		return err
+	}
+	data, err := json.Marshal(fc)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	if fc != nil {
-		data, err := json.Marshal(fc)
-		if err != nil {
-			return nil, nil, err
-		}
-		if m.Filter, err = filter.ParseCriteria(data); err != nil {
-			return nil, nil, fmt.Errorf("%s: %s.FilterCriteria: %w", t.File, where, err)
-		}
+	if m.Filter, err = filter.ParseCriteria(data); err != nil {
+		return fmt.Errorf("%s: %s.FilterCriteria: %w", p.props.KeyPos("FilterCriteria"), m.Id, err)
 	}
+	return nil
+}
 
-	switch m.Kind {
-	case SqsMapping:
-		q, ok := QueueByARN(r, source)
-		if !ok {
-			return nil, nil, fmt.Errorf("%s: %s: the queue %q is not a queue of the template", t.File, where, source)
+// readSQS reads the queue of an SQS mapping (source is its ARN) and its ScalingConfig.
+func (m *MappingSpec) readSQS(p *mappingProps, source string) error {
+	q, ok := QueueByARN(p.r, source)
+	if !ok {
+		return fmt.Errorf("%s: %s: the queue %q is not a queue of the template", p.props.Pos, m.Id, source)
+	}
+	m.Queue = q
+	sc, err := p.get("ScalingConfig")
+	if err != nil {
+		return err
+	}
+	if sc, ok := sc.(map[string]any); ok {
+		if s, ok := sc["MaximumConcurrency"].(string); ok {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 2 || n > 1000 {
+				return fmt.Errorf("%s: %s.ScalingConfig.MaximumConcurrency: %q is not a whole number from 2 to 1000", p.props.KeyPos("ScalingConfig"), m.Id, s)
+			}
+			m.MaxConcurrency = n
 		}
-		m.Queue = q
-		sc, err := get("ScalingConfig")
+	}
+	return nil
+}
+
+// readKafka reads the topic, starting position, consumer group, retries and on-failure
+// destination of a Kafka mapping; sam says whether it is a SAM event, which has
+// ConsumerGroupId at the top level.
+func (m *MappingSpec) readKafka(p *mappingProps, sam bool) error {
+	topics, err := p.get("Topics")
+	if err != nil {
+		return err
+	}
+	l, _ := topics.([]any)
+	for _, x := range l {
+		if s, ok := x.(string); ok && s != "" {
+			m.Topics = append(m.Topics, s)
+		}
+	}
+	if len(m.Topics) != 1 {
+		return fmt.Errorf("%s: %s.Topics: want one topic (an event source mapping reads one), got %v", p.props.KeyPos("Topics"), m.Id, topics)
+	}
+	if m.StartingPosition, err = p.str("StartingPosition"); err != nil {
+		return err
+	}
+	for _, key := range []string{"AmazonManagedKafkaEventSourceConfig", "SelfManagedKafkaEventSourceConfig"} {
+		c, err := p.get(key)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		if sc, ok := sc.(map[string]any); ok {
-			if s, ok := sc["MaximumConcurrency"].(string); ok {
-				n, err := strconv.Atoi(s)
-				if err != nil || n < 2 || n > 1000 {
-					return nil, nil, fmt.Errorf("%s: %s.ScalingConfig.MaximumConcurrency: %q is not a whole number from 2 to 1000", t.File, where, s)
-				}
-				m.MaxConcurrency = n
-			}
-		}
-	case KafkaMapping:
-		topics, err := get("Topics")
-		if err != nil {
-			return nil, nil, err
-		}
-		l, _ := topics.([]any)
-		for _, x := range l {
-			if s, ok := x.(string); ok && s != "" {
-				m.Topics = append(m.Topics, s)
-			}
-		}
-		if len(m.Topics) != 1 {
-			return nil, nil, fmt.Errorf("%s: %s.Topics: want one topic (an event source mapping reads one), got %v", t.File, where, topics)
-		}
-		if m.StartingPosition, err = str("StartingPosition"); err != nil {
-			return nil, nil, err
-		}
-		for _, key := range []string{"AmazonManagedKafkaEventSourceConfig", "SelfManagedKafkaEventSourceConfig"} {
-			c, err := get(key)
-			if err != nil {
-				return nil, nil, err
-			}
-			if c, ok := c.(map[string]any); ok {
-				if g, ok := c["ConsumerGroupId"].(string); ok {
-					m.GroupID = g
-				}
-			}
-		}
-		if samType != "" { // SAM events have ConsumerGroupId at the top level
-			if g, err := str("ConsumerGroupId"); err != nil {
-				return nil, nil, err
-			} else if g != "" {
+		if c, ok := c.(map[string]any); ok {
+			if g, ok := c["ConsumerGroupId"].(string); ok {
 				m.GroupID = g
 			}
 		}
-		if err := num("MaximumRetryAttempts", &m.MaxRetry, -1, 10000); err != nil {
-			return nil, nil, err
-		}
-		age := -1
-		if err := num("MaximumRecordAgeInSeconds", &age, -1, 604800); err != nil {
-			return nil, nil, err
-		}
-		if age > 0 {
-			m.MaxRecordAge = time.Duration(age) * time.Second
-		}
-		if b, err := str("BisectBatchOnFunctionError"); err != nil {
-			return nil, nil, err
-		} else {
-			m.Bisect = b == "true"
-		}
-		dc, err := get("DestinationConfig")
-		if err != nil {
-			return nil, nil, err
-		}
-		if dc, ok := dc.(map[string]any); ok {
-			if of, ok := dc["OnFailure"].(map[string]any); ok {
-				m.OnFailure, _ = of["Destination"].(string)
-			}
-		}
-		if m.GroupID == "" {
-			m.GroupID = id
+	}
+	if sam {
+		if g, err := p.str("ConsumerGroupId"); err != nil {
+			return err
+		} else if g != "" {
+			m.GroupID = g
 		}
 	}
-	return m, nil, nil
+	if err := p.num("MaximumRetryAttempts", &m.MaxRetry, -1, 10000); err != nil {
+		return err
+	}
+	age := -1
+	if err := p.num("MaximumRecordAgeInSeconds", &age, -1, 604800); err != nil {
+		return err
+	}
+	if age > 0 {
+		m.MaxRecordAge = time.Duration(age) * time.Second
+	}
+	b, err := p.str("BisectBatchOnFunctionError")
+	if err != nil {
+		return err
+	}
+	m.Bisect = b == "true"
+	dc, err := p.get("DestinationConfig")
+	if err != nil {
+		return err
+	}
+	if dc, ok := dc.(map[string]any); ok {
+		if of, ok := dc["OnFailure"].(map[string]any); ok {
+			m.OnFailure, _ = of["Destination"].(string)
+		}
+	}
+	if m.GroupID == "" {
+		m.GroupID = m.Id
+	}
+	return nil
 }
 
 // QueueByARN returns the logical ID of the template's queue with this local ARN.
@@ -334,7 +357,7 @@ func QueueByARN(r *Resolver, arn string) (string, bool) {
 	return "", false
 }
 
-// NewLocalResolver returns a resolver of t's intrinsics for klt local, with params replacing
+// NewLocalResolver returns a Resolver of t's intrinsics for klt local, with params replacing
 // the parameters' Defaults. Queue URLs are known once the queues exist (createQueues).
 func NewLocalResolver(t *InvokeTemplate, params map[string]string) (*Resolver, error) {
 	r := &Resolver{T: t, Tables: map[string]LocalTable{}, Queues: map[string]LocalQueue{}, QueueURLs: map[string]string{}, Params: params}

@@ -1,104 +1,85 @@
 package samtemplate
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/criteria"
 	"github.com/kafkalambda/toolkit/filter"
-	"go.yaml.in/yaml/v3"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
+
+// SamTemplate is a SAM or CloudFormation template, YAML or JSON, read for the FilterCriteria
+// it holds (internal/template reads it; only the parts on the way to a FilterCriteria are
+// looked at here).
+type SamTemplate struct {
+	file string // name for messages
+	t    *template.Template
+}
 
 // Resource types that carry FilterCriteria.
 const (
-	SamFunctionType = "AWS::Serverless::Function"
-	EsmType         = "AWS::Lambda::EventSourceMapping"
+	SamFunctionType = template.TypeFunction
+	EsmType         = template.TypeEventSourceMapping
 )
 
-// SamTemplate is a SAM or CloudFormation template, YAML or JSON, read into yaml.Node so that
-// short-form intrinsics (!Ref, !GetAtt, !Sub ...) anywhere in it are kept as tagged nodes
-// instead of failing the read. Only the parts on the way to a FilterCriteria are looked at.
-type SamTemplate struct {
-	file      string     // name for messages
-	resources *yaml.Node // the Resources mapping
-}
+// NewSamTemplate returns the FilterCriteria reader of a template already read (klt lint's).
+func NewSamTemplate(t *template.Template) *SamTemplate { return &SamTemplate{file: t.File, t: t} }
 
 // ParseTemplate reads a template.
 func ParseTemplate(file string, data []byte) (*SamTemplate, error) {
-	top, err := LoadYAML(file, data)
+	t, err := template.Read(file, data)
 	if err != nil {
 		return nil, err
 	}
-	if top == nil {
-		return nil, fmt.Errorf("%s: empty file; want a SAM or CloudFormation template", file)
-	}
-	root := Resolve(top)
-	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: want a SAM or CloudFormation template, a mapping with Resources", file, root.Line)
-	}
-	resKey, res := MapGet(root, "Resources")
-	if res == nil {
-		return nil, fmt.Errorf("%s: no Resources: not a SAM or CloudFormation template", file)
-	}
-	if res.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: Resources is not a mapping", file, resKey.Line)
-	}
-	return &SamTemplate{file: file, resources: res}, nil
+	return &SamTemplate{file: file, t: t}, nil
 }
 
-// Criteria returns the FilterCriteria that ref names: "Function.Event" for an event of an
+// criteria returns the FilterCriteria that ref names: "Function.Event" for an event of an
 // AWS::Serverless::Function, or "Mapping" for an AWS::Lambda::EventSourceMapping.
 func (t *SamTemplate) Criteria(ref string) (*criteria.Spec, error) {
 	name, event, dotted := strings.Cut(ref, ".")
-	resKey, res := MapGet(t.resources, name)
+	res := t.t.Resource(name)
 	if res == nil {
 		return nil, fmt.Errorf("%s: no resource %q in Resources; %s", t.file, name, t.FunctionList())
 	}
-	typ := scalarAt(res, "Type")
-	_, props := MapGet(res, "Properties")
-	switch typ {
-	case SamFunctionType:
-		eventsKey, events := MapGet(props, "Events")
-		if events == nil || events.Kind != yaml.MappingNode || len(events.Content) == 0 {
-			return nil, fmt.Errorf("%s:%d: function %s has no Events", t.file, resKey.Line, name)
+	switch res.Type {
+	case template.TypeFunction:
+		events := res.Properties.Get("Events")
+		if len(res.Events) == 0 {
+			return nil, fmt.Errorf("%s: function %s has no Events", res.Pos, name)
 		}
 		if !dotted {
 			return nil, fmt.Errorf("%s: %s is a function: name one of its events, as %s#%s.EVENT; events of %s: %s",
-				t.file, name, t.file, name, name, strings.Join(mapKeys(events), ", "))
+				t.file, name, t.file, name, name, strings.Join(events.Keys(), ", "))
 		}
-		evKey, ev := MapGet(events, event)
+		ev := res.Event(event)
 		if ev == nil {
-			return nil, fmt.Errorf("%s:%d: function %s has no event %q; events of %s: %s",
-				t.file, eventsKey.Line, name, event, name, strings.Join(mapKeys(events), ", "))
+			return nil, fmt.Errorf("%s: function %s has no event %q; events of %s: %s",
+				res.Properties.KeyPos("Events"), name, event, name, strings.Join(events.Keys(), ", "))
 		}
-		evType := scalarAt(ev, "Type")
-		_, evProps := MapGet(ev, "Properties")
-		fcKey, fc := MapGet(evProps, "FilterCriteria")
+		fc := ev.Properties.Get("FilterCriteria")
 		if fc == nil {
-			return nil, fmt.Errorf("%s:%d: event %s.%s (Type %s) has no FilterCriteria", t.file, evKey.Line, name, event, OrNone(evType))
+			return nil, fmt.Errorf("%s: event %s.%s (Type %s) has no FilterCriteria", ev.Pos, name, event, OrNone(ev.Type))
 		}
-		return t.spec(fcKey, fc, name+"."+event, evType), nil
-	case EsmType:
+		return t.spec(ev.Properties.KeyPos("FilterCriteria"), fc, name+"."+event, ev.Type), nil
+	case template.TypeEventSourceMapping:
 		if dotted {
 			return nil, fmt.Errorf("%s: %s is an %s, which has no events: name it alone, as %s#%s",
-				t.file, name, EsmType, t.file, name)
+				t.file, name, template.TypeEventSourceMapping, t.file, name)
 		}
-		fcKey, fc := MapGet(props, "FilterCriteria")
+		fc := res.Properties.Get("FilterCriteria")
 		if fc == nil {
-			return nil, fmt.Errorf("%s:%d: event source mapping %s has no FilterCriteria", t.file, resKey.Line, name)
+			return nil, fmt.Errorf("%s: event source mapping %s has no FilterCriteria", res.Pos, name)
 		}
-		return t.spec(fcKey, fc, name, ""), nil
+		return t.spec(res.Properties.KeyPos("FilterCriteria"), fc, name, ""), nil
 	}
-	return nil, fmt.Errorf("%s:%d: resource %s is %s, not an %s or an %s; %s",
-		t.file, resKey.Line, name, OrNone(typ), SamFunctionType, EsmType, t.FunctionList())
+	return nil, fmt.Errorf("%s: resource %s is %s, not an %s or an %s; %s",
+		res.Pos, name, OrNone(res.Type), template.TypeFunction, template.TypeEventSourceMapping, t.FunctionList())
 }
 
-// All returns every FilterCriteria of the template, in the template's order. It is an error
+// all returns every FilterCriteria of the template, in the template's order. It is an error
 // when there is none, and when an intrinsic function may hide some (see criteriaRefs): then
 // the FilterCriteria klt found come with the error, to be checked all the same.
 func (t *SamTemplate) All() ([]*criteria.Spec, error) {
@@ -117,67 +98,55 @@ func (t *SamTemplate) All() ([]*criteria.Spec, error) {
 	return specs, errors.Join(hidden...)
 }
 
-// CriteriaRefs returns the names of every FilterCriteria of the template, as criteria takes
+// criteriaRefs returns the names of every FilterCriteria of the template, as criteria takes
 // them: "Function.Event" and "Mapping". It also returns an error for each place where an
 // intrinsic function klt cannot evaluate stands where FilterCriteria could be (a function's
 // Properties or Events, an event or its Properties, a mapping's Properties): what it hides is
 // not known, so it must not pass for "no FilterCriteria here".
 func (t *SamTemplate) CriteriaRefs() (refs []string, hidden []error) {
-	hides := func(n *yaml.Node, where string) bool {
-		f, ok := intrinsic(n)
+	hides := func(n *template.Node, where string) bool {
+		f := n.Written()
+		ok := f != ""
 		if ok {
-			hidden = append(hidden, fmt.Errorf("%s:%d: %s is %s, an intrinsic function klt cannot evaluate, so FilterCriteria under it are not checked; write them out",
-				t.file, n.Line, where, f))
+			hidden = append(hidden, fmt.Errorf("%s: %s is %s, an intrinsic function klt cannot evaluate, so FilterCriteria under it are not checked; write them out",
+				n.Pos, where, f))
 		}
 		return ok
 	}
-	for i := 0; i+1 < len(t.resources.Content); i += 2 {
-		name, res := t.resources.Content[i].Value, Resolve(t.resources.Content[i+1])
-		typ := scalarAt(res, "Type")
-		if typ != SamFunctionType && typ != EsmType {
+	for _, res := range t.t.OfType(template.TypeFunction, template.TypeEventSourceMapping) {
+		name, props := res.LogicalID, res.Properties
+		if hides(props, name+".Properties") || props == nil || props.Kind != template.Mapping {
 			continue
 		}
-		_, props := MapGet(res, "Properties")
-		if hides(props, name+".Properties") || props == nil || props.Kind != yaml.MappingNode {
+		if res.Type == template.TypeEventSourceMapping {
+			if props.Get("FilterCriteria") != nil {
+				refs = append(refs, name)
+			}
 			continue
 		}
-		switch typ {
-		case SamFunctionType:
-			_, events := MapGet(props, "Events")
-			if hides(events, name+".Properties.Events") || events == nil || events.Kind != yaml.MappingNode {
+		if hides(props.Get("Events"), name+".Properties.Events") {
+			continue
+		}
+		for _, ev := range res.Events {
+			if hides(ev.Node, name+".Events."+ev.Name) || hides(ev.Properties, name+".Events."+ev.Name+".Properties") {
 				continue
 			}
-			for j := 0; j+1 < len(events.Content); j += 2 {
-				evName, ev := events.Content[j].Value, Resolve(events.Content[j+1])
-				if hides(ev, name+".Events."+evName) {
-					continue
-				}
-				_, evProps := MapGet(ev, "Properties")
-				if hides(evProps, name+".Events."+evName+".Properties") {
-					continue
-				}
-				if _, fc := MapGet(evProps, "FilterCriteria"); fc != nil {
-					refs = append(refs, name+"."+evName)
-				}
-			}
-		case EsmType:
-			if _, fc := MapGet(props, "FilterCriteria"); fc != nil {
-				refs = append(refs, name)
+			if ev.Properties.Get("FilterCriteria") != nil {
+				refs = append(refs, name+"."+ev.Name)
 			}
 		}
 	}
 	return refs, hidden
 }
 
-// FunctionList says which functions the template has, for an error about a missing one.
+// functionList says which functions the template has, for an error about a missing one.
 func (t *SamTemplate) FunctionList() string {
 	var fns, esms []string
-	for i := 0; i+1 < len(t.resources.Content); i += 2 {
-		switch scalarAt(Resolve(t.resources.Content[i+1]), "Type") {
-		case SamFunctionType:
-			fns = append(fns, t.resources.Content[i].Value)
-		case EsmType:
-			esms = append(esms, t.resources.Content[i].Value)
+	for _, r := range t.t.OfType(template.TypeFunction, template.TypeEventSourceMapping) {
+		if r.Type == template.TypeFunction {
+			fns = append(fns, r.LogicalID)
+		} else {
+			esms = append(esms, r.LogicalID)
 		}
 	}
 	s := "functions in template: " + OrNone(strings.Join(fns, ", "))
@@ -187,56 +156,54 @@ func (t *SamTemplate) FunctionList() string {
 	return s
 }
 
-// spec reads the FilterCriteria node fc, under the key fcKey, found at where ("Function.Event" or "Mapping"). Each
-// Pattern is a JSON string or a YAML mapping, which is turned into JSON text.
-func (t *SamTemplate) spec(fcKey, fc *yaml.Node, where, eventType string) *criteria.Spec {
-	s := &criteria.Spec{File: t.file, Where: where, Line: fcKey.Line, EventType: eventType}
+// spec reads the FilterCriteria node fc, whose key is at fcAt, found at where ("Function.Event"
+// or "Mapping"). Each Pattern is a JSON string or a YAML mapping, which is turned into JSON text.
+func (t *SamTemplate) spec(fcAt template.Pos, fc *template.Node, where, eventType string) *criteria.Spec {
+	s := &criteria.Spec{File: t.file, Where: where, At: fcAt, EventType: eventType}
 	// What is wrong with the FilterCriteria as a whole is a problem of the spec, as the
 	// engine's would be, so that lint reports it in its place and goes on.
-	bad := func(n *yaml.Node, format string, args ...any) *criteria.Spec {
-		s.Line = n.Line
+	bad := func(at template.Pos, format string, args ...any) *criteria.Spec {
+		s.At = at
 		s.ReadErrs = append(s.ReadErrs, fmt.Errorf(format, args...))
 		return s
 	}
-	if f, ok := intrinsic(fc); ok {
-		return bad(fcKey, "FilterCriteria is %s, an intrinsic function klt cannot evaluate; write the filters out", f)
+	if f := fc.Written(); f != "" {
+		return bad(fcAt, "FilterCriteria is %s, an intrinsic function klt cannot evaluate; write the filters out", f)
 	}
-	if fc.Kind != yaml.MappingNode {
-		return bad(fcKey, "FilterCriteria: want a mapping with Filters")
+	if fc.Kind != template.Mapping {
+		return bad(fcAt, "FilterCriteria: want a mapping with Filters")
 	}
-	_, filters := MapGet(fc, "Filters")
-	switch f, ok := intrinsic(filters); {
+	filters := fc.Get("Filters")
+	switch f := filters.Written(); {
 	case filters == nil:
-		return bad(fcKey, "FilterCriteria has no Filters")
-	case ok:
-		return bad(filters, "Filters is %s, an intrinsic function klt cannot evaluate; write the filters out", f)
-	case filters.Kind != yaml.SequenceNode:
-		return bad(filters, "Filters: want a list of {Pattern: ...}")
+		return bad(fcAt, "FilterCriteria has no Filters")
+	case f != "":
+		return bad(filters.Pos, "Filters is %s, an intrinsic function klt cannot evaluate; write the filters out", f)
+	case filters.Kind != template.Sequence:
+		return bad(filters.Pos, "Filters: want a list of {Pattern: ...}")
 	}
 	// A filter that cannot be read is a problem of that filter, as the engine reports one,
 	// so that lint still checks the others.
-	for i, f := range filters.Content {
-		f = Resolve(f)
+	for i, f := range filters.Items {
 		s.Patterns = append(s.Patterns, "")
-		s.Lines = append(s.Lines, f.Line)
+		s.Ats = append(s.Ats, f.Pos)
 		bad := func(path, reason string) {
 			s.ReadErrs = append(s.ReadErrs, &filter.Error{Filter: i, Path: path, Reason: reason})
 		}
-
-		if fn, ok := intrinsic(f); ok {
+		if fn := f.Written(); fn != "" {
 			bad("", fn+" is an intrinsic function klt cannot evaluate; write the filter out")
 			continue
 		}
-		patKey, pat := MapGet(f, "Pattern")
+		pat := f.Get("Pattern")
 		if pat == nil {
 			bad("Pattern", "missing")
 			continue
 		}
-		s.Lines[i] = patKey.Line
+		s.Ats[i] = f.KeyPos("Pattern")
 		text, err := PatternText(pat)
 		if err != nil {
-			if ne, ok := errors.AsType[*NodeError](err); ok {
-				s.Lines[i] = ne.Node.Line
+			if te, ok := errors.AsType[*template.Error](err); ok {
+				s.Ats[i], err = te.Pos, errors.New(te.Msg)
 			}
 			bad("Pattern", err.Error())
 			continue
@@ -246,191 +213,33 @@ func (t *SamTemplate) spec(fcKey, fc *yaml.Node, where, eventType string) *crite
 	return s
 }
 
-// NodeError is an error about one node of a pattern, so that the message can give its line.
-type NodeError struct {
-	Node *yaml.Node
-	msg  string
-}
-
-func (e *NodeError) Error() string { return e.msg }
+// maxPatternJSON bounds a pattern written as a YAML mapping, as JSON. Aliases can make a small
+// document stand for a huge one; no pattern Lambda accepts comes near it.
+const maxPatternJSON = 16 * filter.MaxPatternLength
 
 // PatternText returns the JSON text of a Pattern node: the string itself when it is a scalar,
-// as CloudFormation has it, or the JSON of a YAML mapping, which SAM also accepts.
-func PatternText(n *yaml.Node) (string, error) {
-	n = Resolve(n)
-	if f, ok := intrinsic(n); ok {
-		return "", &NodeError{n, fmt.Sprintf("%s is an intrinsic function klt cannot evaluate; write the pattern out", f)}
-	}
-	if n.Kind == yaml.ScalarNode {
-		if n.ShortTag() == "!!null" {
-			return "", &NodeError{n, "empty; want a JSON string or a mapping"}
+// as CloudFormation has it, or the JSON of a YAML mapping, which SAM also accepts. An error
+// about one node of the pattern is a *template.Error at that node.
+func PatternText(n *template.Node) (string, error) {
+	if f := n.FindIntrinsic(); f != nil {
+		name := f.Written()
+		what := "value"
+		if f == n {
+			what = "pattern"
 		}
-		return n.Value, nil
+		return "", &template.Error{Pos: f.Pos, Msg: fmt.Sprintf("%s is an intrinsic function klt cannot evaluate; write the %s out", name, what)}
 	}
-	b, err := appendNodeJSON(nil, n, 0)
+	if n.Kind == template.Scalar {
+		if n.IsNull() {
+			return "", &template.Error{Pos: n.Pos, Msg: "empty; want a JSON string or a mapping"}
+		}
+		return n.Text, nil
+	}
+	b, err := n.AppendJSON(nil, maxPatternJSON)
+	if te, ok := errors.AsType[*template.Error](err); ok && strings.HasPrefix(te.Msg, "more than") {
+		te.Msg += fmt.Sprintf("; Lambda allows %d characters", filter.MaxPatternLength)
+	}
 	return string(b), err
-}
-
-// Bounds on a pattern written as a YAML mapping. Aliases can make a small document stand for a
-// huge or endless one; no pattern Lambda accepts comes near these.
-const (
-	maxPatternDepth = 100
-	maxPatternJSON  = 16 * filter.MaxPatternLength
-)
-
-// appendNodeJSON appends the JSON form of the YAML node n, at nesting depth, to b. Mappings
-// keep their order.
-func appendNodeJSON(b []byte, n *yaml.Node, depth int) ([]byte, error) {
-	n = Resolve(n)
-	switch {
-	case depth > maxPatternDepth:
-		return nil, &NodeError{n, fmt.Sprintf("nested more than %d deep", maxPatternDepth)}
-	case len(b) > maxPatternJSON:
-		return nil, &NodeError{n, fmt.Sprintf("more than %d bytes as JSON; Lambda allows %d characters",
-			maxPatternJSON, filter.MaxPatternLength)}
-	}
-	if f, ok := intrinsic(n); ok {
-		return nil, &NodeError{n, fmt.Sprintf("%s is an intrinsic function klt cannot evaluate; write the value out", f)}
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		if tag := n.ShortTag(); tag != "!!map" {
-			return nil, &NodeError{n, "YAML tag " + tag + " has no JSON form"}
-		}
-		b = append(b, '{')
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := Resolve(n.Content[i])
-			if k.Kind != yaml.ScalarNode {
-				return nil, &NodeError{k, "a mapping key must be a plain name"}
-			}
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, k.Value)
-			b = append(b, ':')
-			var err error
-			if b, err = appendNodeJSON(b, n.Content[i+1], depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
-	case yaml.SequenceNode:
-		if tag := n.ShortTag(); tag != "!!seq" {
-			return nil, &NodeError{n, "YAML tag " + tag + " has no JSON form"}
-		}
-		b = append(b, '[')
-		for i, c := range n.Content {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendNodeJSON(b, c, depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	case yaml.ScalarNode:
-		return appendScalarJSON(b, n)
-	}
-	return nil, &NodeError{n, "unexpected YAML"}
-}
-
-// appendScalarJSON appends the JSON form of a scalar node, by its resolved YAML type.
-func appendScalarJSON(b []byte, n *yaml.Node) ([]byte, error) {
-	switch tag := n.ShortTag(); tag {
-	case "!!null":
-		return append(b, "null"...), nil
-	case "!!bool":
-		var v bool
-		if err := n.Decode(&v); err != nil {
-			return nil, &NodeError{n, err.Error()}
-		}
-		return strconv.AppendBool(b, v), nil
-	case "!!int", "!!float":
-		if json.Valid([]byte(n.Value)) {
-			return append(b, n.Value...), nil // 10, -2.5, 1e3: as written
-		}
-		var f float64 // 0x1F, +1, .5, .inf: through the number
-		if err := n.Decode(&f); err != nil {
-			return nil, &NodeError{n, err.Error()}
-		}
-		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil, &NodeError{n, n.Value + " is not a number JSON can hold"}
-		}
-		return strconv.AppendFloat(b, f, 'g', -1, 64), nil
-	case "!!str", "!!timestamp", "!!binary":
-		return appendJSONString(b, n.Value), nil
-	default:
-		return nil, &NodeError{n, "YAML tag " + tag + " has no JSON form"}
-	}
-}
-
-// appendJSONString appends s as a JSON string, without HTML escaping.
-func appendJSONString(b []byte, s string) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // keep "<" of numeric operators readable
-	enc.Encode(s)            // cannot fail for a string
-	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
-}
-
-// intrinsic reports whether n is a CloudFormation intrinsic function and returns its name as
-// written: a short form such as "!Sub" (a local tag), or a long form, a one-key mapping such
-// as {"Fn::Sub": ...} or {"Ref": ...}.
-func intrinsic(n *yaml.Node) (string, bool) {
-	if n == nil {
-		return "", false
-	}
-	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
-		return n.Tag, true
-	}
-	if n.Kind == yaml.MappingNode && len(n.Content) == 2 {
-		k, v := n.Content[0].Value, Resolve(n.Content[1])
-		if strings.HasPrefix(k, "Fn::") || (k == "Ref" && v.Kind == yaml.ScalarNode) {
-			return k, true
-		}
-	}
-	return "", false
-}
-
-// Resolve follows YAML aliases (*name) to the node they stand for.
-func Resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
-// MapGet returns the key and value nodes of key in the mapping m, or nils when m is not a
-// mapping or has no such key. The value is resolved.
-func MapGet(m *yaml.Node, key string) (k, v *yaml.Node) {
-	m = Resolve(m)
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i], Resolve(m.Content[i+1])
-		}
-	}
-	return nil, nil
-}
-
-// mapKeys returns the keys of the mapping m in order.
-func mapKeys(m *yaml.Node) []string {
-	var keys []string
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		keys = append(keys, m.Content[i].Value)
-	}
-	return keys
-}
-
-// scalarAt returns the text of the scalar m[key], or "" when there is none.
-func scalarAt(m *yaml.Node, key string) string {
-	if _, v := MapGet(m, key); v != nil && v.Kind == yaml.ScalarNode {
-		return v.Value
-	}
-	return ""
 }
 
 // OrNone returns s, or "none" when s is empty.
