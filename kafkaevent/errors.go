@@ -70,8 +70,8 @@ func (p *parser) errAt(off int, format string, args ...any) *Error {
 	return &Error{Path: p.path(), Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
-// fail is the Reader's Fail: a syntax error, with the path of where the parser is.
-func (p *parser) fail(off int, msg string) error {
+// Fail is the Reader's Failer: a syntax error, with the path of where the parser is.
+func (p *parser) Fail(off int, msg string) error {
 	return &Error{Path: p.path(), Offset: off, Msg: msg}
 }
 

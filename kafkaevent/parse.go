@@ -34,7 +34,7 @@ func Parse(data []byte) (*Event, error) {
 
 func parse(data []byte, noFast bool) (*Event, error) {
 	p := parser{Reader: jsonscan.Reader{Data: data}, noFast: noFast}
-	p.Fail = p.fail
+	p.Failer = &p
 	// The arena starts small; presize sizes it for the whole batch from the first record.
 	p.arena = make([]byte, 0, min(arenaBound(len(data)), 16<<10))
 	ev, err := p.event()

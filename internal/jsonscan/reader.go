@@ -23,7 +23,7 @@ const MaxDepth = 10000
 // values, objects, arrays, strings, literals and numbers from Data at Pos, validating them as
 // RFC 8259 and encoding/json do, and words every syntax error as encoding/json does. What to
 // build from the values is the caller's; so is the error type and the JSON path in it, which
-// the caller's Fail adds.
+// the caller's Failer adds.
 //
 // A decoder embeds a Reader and keeps its own state beside it. Methods that read a value
 // expect Pos at its first byte (whitespace skipped) and leave Pos after it; on an error, Pos is
@@ -31,14 +31,20 @@ const MaxDepth = 10000
 type Reader struct {
 	Data []byte
 	Pos  int
-	// Fail makes the error for a fault at offset off described by msg: the caller's error
-	// type, carrying the JSON path of where the caller is. Nil gives an *Error.
-	Fail func(off int, msg string) error
+	// Failer makes the errors: the caller's error type, carrying the JSON path of where the
+	// caller is. Nil gives an *Error.
+	Failer Failer
 
 	scratch []byte // decoded strings, reused
 }
 
-// Error is a fault at Offset in the input, for a Reader without Fail.
+// Failer makes a decoder's error for a fault at offset off of its input, described by msg
+// (encoding/json's words for a syntax error). A decoder that embeds a Reader is its own Failer.
+type Failer interface {
+	Fail(off int, msg string) error
+}
+
+// Error is a fault at Offset in the input, for a Reader without Failer.
 type Error struct {
 	Offset int
 	Msg    string
@@ -48,10 +54,10 @@ func (e *Error) Error() string { return e.Msg }
 
 // fail returns the caller's error for a fault at off.
 func (r *Reader) fail(off int, msg string) error {
-	if r.Fail == nil {
+	if r.Failer == nil {
 		return &Error{Offset: off, Msg: msg}
 	}
-	return r.Fail(off, msg)
+	return r.Failer.Fail(off, msg)
 }
 
 // SkipWS moves Pos past whitespace.

@@ -53,7 +53,7 @@ import (
 func Parse(data []byte) (*events.SQSEvent, error) {
 	ev := &events.SQSEvent{}
 	p := parser{Reader: jsonscan.Reader{Data: data}}
-	p.Fail = p.fail
+	p.Failer = &p
 	p.w = where{rec: -1, idx: -1, idx2: -1}
 	if err := p.event(ev); err != nil {
 		return nil, err
