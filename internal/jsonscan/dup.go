@@ -65,15 +65,15 @@ var ErrNotJSON = errors.New("jsonscan: not valid JSON")
 // it, and their tests find it with this.
 //
 // field says which field the member name stands for in the object at obj (a path that field
-// must not keep): names that stand for the same field are the same member, as "body"
-// and "Body" are for encoding/json decoding into a struct; "" stands for none and is not
-// checked. A nil field takes every name for a field of its own, as a map does.
+// must not keep): names that stand for the same field are the same member, as "body" and
+// "Body" are for encoding/json decoding into a struct; ok false stands for none, and the name
+// is not checked. A nil field takes every name for a field of its own, as a map does.
 //
 // It walks data with encoding/json's tokenizer, apart from the toolkit's readers, so that tests
 // can hold those to it. It returns nil at the end of data or when found stops it; at input that
 // is not valid JSON, an error wrapping ErrNotJSON; at nesting deeper than MaxDepth, an *Error at
 // the container that goes too deep.
-func FindDuplicates(data []byte, field func(obj Path, name string) string, found func(Duplicate) bool) error {
+func FindDuplicates(data []byte, field func(obj Path, name string) (f string, ok bool), found func(Duplicate) bool) error {
 	w := dupWalker{data: data, dec: json.NewDecoder(bytes.NewReader(data)), field: field, found: found}
 	err := w.value(0)
 	if err == errStop {
@@ -95,7 +95,7 @@ type dupWalker struct {
 	data  []byte
 	dec   *json.Decoder
 	path  Path
-	field func(Path, string) string
+	field func(Path, string) (string, bool)
 	found func(Duplicate) bool
 }
 
@@ -137,11 +137,11 @@ func (w *dupWalker) members(depth int) error {
 		}
 		name, _ := tok.(string)
 		at := skipTo(w.data, before, '"')
-		f := name
+		f, check := name, true
 		if w.field != nil {
-			f = w.field(w.path, name)
+			f, check = w.field(w.path, name)
 		}
-		if f != "" {
+		if check {
 			if first, ok := seen[f]; ok {
 				d := Duplicate{Object: slices.Clone(w.path), Name: name, Field: f, Offset: at, First: first}
 				if !w.found(d) {

@@ -20,6 +20,7 @@ func TestFindDuplicates(t *testing.T) {
 		{`[{"x":{"y b":[],"y b":{}}}]`, []string{`[0].x["y b"]@16(first 7)`}},
 		{`{"\u0061":1,"a":2}`, []string{"a@12(first 1)"}},
 		{`{"a":{"a":1},"b":{"a":1}}`, nil},
+		{`{"":1,"":2}`, []string{`[""]@6(first 1)`}},
 		{`{"Records":[{"body":1,"Body":2}]}`, nil}, // differ as map keys
 	} {
 		var got []string
@@ -38,11 +39,11 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // field maps names to fields: "body" and "Body" are one field, the names of other objects
 // their own; FindDuplicates stops when found says so.
 func TestFindDuplicatesField(t *testing.T) {
-	fold := func(obj Path, name string) string {
+	fold := func(obj Path, name string) (string, bool) {
 		if len(obj) == 2 && obj[0].Name == "Records" {
-			return strings.ToLower(name)
+			return strings.ToLower(name), true
 		}
-		return name
+		return name, true
 	}
 	in := `{"Records":[{"body":1,"x":{"Body":1,"body":2},"Body":2,"BODY":3}]}`
 	var got []string
