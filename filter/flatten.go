@@ -55,6 +55,7 @@ type state struct {
 	steps    int         // search steps of the conjunction being matched
 	exceeded error       // why some search gave up (wraps ErrTooComplex): the answer is not known
 	legacy   bool
+	r        jsonscan.Reader // reads the document
 }
 
 var statePool = sync.Pool{New: func() any { return new(state) }}
@@ -185,10 +186,13 @@ var pow10f = [23]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 // default limit of Jackson (StreamReadConstraints, since 2.15), which the engine behind Lambda
 // parses events with: up to it, every parser reads the document alike; beyond it, whether
 // Lambda reads the value as JSON, as plain text or not at all is not documented, so the
-// answer is not known and matching returns an error wrapping ErrTooComplex.
+// answer is not known and matching returns an error wrapping ErrTooComplex. It is a rule of
+// matching, below the readers' limit of nesting (jsonscan.MaxDepth), which it keeps filter from
+// reaching.
 const maxDocDepth = 1000
 
-// errSyntax reports a document that is not valid JSON.
+// syntaxError reports a document that is not valid JSON, in the words of the toolkit's JSON
+// reader (encoding/json's).
 type syntaxError struct {
 	off int
 	msg string
@@ -203,6 +207,9 @@ var ErrDocument = errors.New("filter: document is not valid JSON")
 
 func (e *syntaxError) Unwrap() error { return ErrDocument }
 
+// Fail is the reader's Failer: the document's syntax error.
+func (s *state) Fail(off int, msg string) error { return &syntaxError{off, msg} }
+
 // depthError reports a document that nests deeper than maxDocDepth. The document may be
 // valid JSON: it is not known to be invalid, so the error is ErrTooComplex, not ErrDocument.
 type depthError struct{ off int }
@@ -215,111 +222,47 @@ func (e *depthError) Unwrap() error { return ErrTooComplex }
 
 // flatten reads the JSON document d, keeping the leaves on the trie below n.
 func (s *state) flatten(d []byte, n *trieNode) error {
-	i, err := s.value(d, skipWS(d, 0), n, 0)
-	if err != nil {
-		return err
+	r := &s.r
+	r.Data, r.Pos, r.Failer = d, 0, s
+	r.SkipWS()
+	err := s.value(n, 0)
+	if r.SkipWS(); err == nil && r.Pos != len(d) {
+		err = r.SyntaxErr("after top-level value")
 	}
-	if i = skipWS(d, i); i != len(d) {
-		return &syntaxError{i, "data after the top-level value"}
-	}
-	return nil
+	r.Data = nil // the pool keeps no document
+	return err
 }
 
-func skipWS(d []byte, i int) int { return jsonscan.SkipWS(d, i) }
-
-// value reads the value at d[i], keeping leaves when n (which may be nil) has a path there.
-func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
+// value reads the value at the reader's position, keeping leaves when n (which may be nil) has
+// a path there; depth containers are around it.
+func (s *state) value(n *trieNode, depth int) error {
+	r := &s.r
+	d, i := r.Data, r.Pos
 	if i >= len(d) {
-		return i, &syntaxError{i, "unexpected end of input"}
-	}
-	if depth >= maxDocDepth && (d[i] == '{' || d[i] == '[') {
-		return i, &depthError{i}
+		return r.SyntaxErr("looking for beginning of value")
 	}
 	switch c := d[i]; {
-	case c == '{':
-		i = skipWS(d, i+1)
-		if i < len(d) && d[i] == '}' {
-			return i + 1, nil
+	case c == '{', c == '[':
+		if depth >= maxDocDepth {
+			return &depthError{i}
 		}
-		for {
-			if i >= len(d) || d[i] != '"' {
-				return i, &syntaxError{i, "want an object key"}
-			}
-			next, flags, serr := jsonscan.String(d, i)
-			if serr != jsonscan.StringOK {
-				return next, strError(d, next, serr)
-			}
-			var child *trieNode
-			if n != nil {
-				key := d[i+1 : next-1]
-				if flags&jsonscan.Escaped != 0 {
-					key = s.unescaped(key)
-				}
-				child = n.childBytes(key)
-			}
-			i = skipWS(d, next)
-			if i >= len(d) || d[i] != ':' {
-				return i, &syntaxError{i, "want ':' after an object key"}
-			}
-			var err error
-			i, err = s.value(d, skipWS(d, i+1), child, depth+1)
-			if err != nil {
-				return i, err
-			}
-			i = skipWS(d, i)
-			if i < len(d) && d[i] == ',' {
-				i = skipWS(d, i+1)
-				continue
-			}
-			if i < len(d) && d[i] == '}' {
-				return i + 1, nil
-			}
-			return i, &syntaxError{i, "want ',' or '}' in an object"}
+		if c == '{' {
+			return s.object(n, depth+1)
 		}
-	case c == '[':
-		// Arrays are transparent in paths: their elements stand at the array's own path.
-		id := s.arrays
-		s.arrays++
-		i = skipWS(d, i+1)
-		if i < len(d) && d[i] == ']' {
-			return i + 1, nil
-		}
-		for pos := int32(0); ; pos++ {
-			if n != nil { // positions matter only where leaves are kept
-				s.stack = append(s.stack, arrayPos{id, pos})
-			}
-			var err error
-			i, err = s.value(d, i, n, depth+1)
-			if n != nil {
-				s.stack = s.stack[:len(s.stack)-1]
-			}
-			if err != nil {
-				return i, err
-			}
-			i = skipWS(d, i)
-			if i < len(d) && d[i] == ',' {
-				i = skipWS(d, i+1)
-				continue
-			}
-			if i < len(d) && d[i] == ']' {
-				return i + 1, nil
-			}
-			return i, &syntaxError{i, "want ',' or ']' in an array"}
-		}
+		return s.array(n, depth+1)
 	case c == '"':
-		next, flags, serr := jsonscan.String(d, i)
-		if serr != jsonscan.StringOK {
-			return next, strError(d, next, serr)
+		raw, flags, err := r.RawString()
+		if err != nil {
+			return err
 		}
 		if n != nil && n.pathID >= 0 {
 			// Bytes that are not valid UTF-8 are kept as they are; only escapes are decoded.
-			raw := d[i+1 : next-1]
 			if flags&jsonscan.Escaped != 0 {
 				raw = s.unescapedCopy(raw)
 			}
 			s.addLeaf(n.pathID, lString, raw)
 		}
-		return next, nil
+		return nil
 	case c == 't', c == 'f', c == 'n':
 		lit, kind := "true", lTrue
 		if c == 'f' {
@@ -327,40 +270,81 @@ func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
 		} else if c == 'n' {
 			lit, kind = "null", lNull
 		}
-		if i+len(lit) > len(d) || string(d[i:i+len(lit)]) != lit {
-			return i, &syntaxError{i, "invalid literal"}
+		if err := r.Literal(lit); err != nil {
+			return err
 		}
 		if n != nil && n.pathID >= 0 {
 			s.addLeaf(n.pathID, kind, nil)
 		}
-		return i + len(lit), nil
+		return nil
 	case c == '-' || c >= '0' && c <= '9':
-		next, nerr := jsonscan.Number(d, i)
-		if nerr != jsonscan.NumberOK {
-			return next, &syntaxError{next, "invalid number"}
+		if err := r.Number(); err != nil {
+			return err
 		}
 		if n != nil && n.pathID >= 0 {
-			s.addLeaf(n.pathID, lNumber, d[i:next])
+			s.addLeaf(n.pathID, lNumber, d[i:r.Pos])
 		}
-		return next, nil
+		return nil
 	}
-	return i, &syntaxError{i, fmt.Sprintf("unexpected character %q", d[i])}
+	return r.SyntaxErr("looking for beginning of value")
 }
 
-// strError words what jsonscan.String found wrong at d[at].
-func strError(d []byte, at int, serr jsonscan.StringError) error {
-	switch serr {
-	case jsonscan.StringEOF:
-		return &syntaxError{at, "unterminated string"}
-	case jsonscan.StringControl:
-		return &syntaxError{at, "control character in string"}
-	case jsonscan.StringBadUnicode:
-		return &syntaxError{at, "invalid \\u escape"}
+// object reads the object at the reader's position, the depth-th container.
+func (s *state) object(n *trieNode, depth int) error {
+	r := &s.r
+	r.Pos++
+	if r.SkipWS(); r.Pos < len(r.Data) && r.Data[r.Pos] == '}' {
+		r.Pos++
+		return nil
 	}
-	if at+1 >= len(d) {
-		return &syntaxError{at, "unfinished escape"}
+	for {
+		name, err := r.Member()
+		if err != nil {
+			return err
+		}
+		var child *trieNode
+		if n != nil {
+			key := r.Raw(name)
+			if name.Flags&jsonscan.Escaped != 0 {
+				key = s.unescaped(key)
+			}
+			child = n.childBytes(key)
+		}
+		if err := s.value(child, depth); err != nil {
+			return err
+		}
+		if more, err := r.NextMember(); !more {
+			return err
+		}
 	}
-	return &syntaxError{at, "invalid escape"}
+}
+
+// array reads the array at the reader's position, the depth-th container. Arrays are
+// transparent in paths: their elements stand at the array's own path.
+func (s *state) array(n *trieNode, depth int) error {
+	r := &s.r
+	id := s.arrays
+	s.arrays++
+	r.Pos++
+	if r.SkipWS(); r.Pos < len(r.Data) && r.Data[r.Pos] == ']' {
+		r.Pos++
+		return nil
+	}
+	for pos := int32(0); ; pos++ {
+		if n != nil { // positions matter only where leaves are kept
+			s.stack = append(s.stack, arrayPos{id, pos})
+		}
+		err := s.value(n, depth)
+		if n != nil {
+			s.stack = s.stack[:len(s.stack)-1]
+		}
+		if err != nil {
+			return err
+		}
+		if more, err := r.NextElement(); !more {
+			return err
+		}
+	}
 }
 
 // unescaped decodes a string body into a scratch area for a comparison.
