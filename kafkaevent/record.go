@@ -232,25 +232,8 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 	switch kind {
 	case fTopic:
 		p.field = nameTopic
-		if p.topicPlain && p.Quoted(part.Topic) {
-			p.topicSeen = true
-			break // the usual case: the records key's topic, unescaped
-		}
-		raw, flags, err := p.RawString()
-		if err != nil {
-			if p.Data[off] != '"' {
-				return p.errAt(off, "want string, got %s", p.Got(off))
-			}
+		if err := p.topicField(r, part, off); err != nil {
 			return err
-		}
-		if len(raw) == 0 {
-			break // "" names no topic: the key's stands, as FromAWS takes it
-		}
-		p.topicSeen = true
-		if flags.NeedsDecoding() {
-			r.Topic = p.intern(p.Unescape(raw, flags))
-		} else if string(raw) != part.Topic {
-			r.Topic = p.intern(raw)
 		}
 	case fPartition:
 		p.field = namePartition
@@ -274,48 +257,13 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 		r.Offset = n
 	case fTimestamp:
 		p.field = nameTimestamp
-		if p.Null() {
-			r.Timestamp = time.Time{}
-			break
-		}
-		n, ok := p.Integer()
-		if !ok {
-			if err := p.checkValue(off, 4); err != nil {
-				return err
-			}
-			return p.fieldErr(off, 4, nil, "want integer epoch milliseconds, got %s", p.Got(off))
-		}
-		if n == -1 {
-			r.Timestamp = time.Time{}
-		} else {
-			r.Timestamp = time.UnixMilli(n).UTC()
+		if err := p.timestampField(r, off); err != nil {
+			return err
 		}
 	case fTimestampType:
 		p.field = nameTimestampType
-		if p.Quoted(CreateTime) {
-			r.TimestampType = CreateTime
-			break
-		}
-		raw, flags, err := p.RawString()
-		if err != nil {
-			if p.Null() {
-				r.TimestampType = ""
-				break
-			}
-			if p.Data[off] == '"' {
-				return err
-			}
-			return p.fieldErr(off, 4, nil, "want string, got %s", p.Got(off))
-		}
-		switch {
-		case flags.NeedsDecoding():
-			r.TimestampType = p.intern(p.Unescape(raw, flags))
-		case string(raw) == CreateTime:
-			r.TimestampType = CreateTime
-		case string(raw) == LogAppendTime:
-			r.TimestampType = LogAppendTime
-		default:
-			r.TimestampType = p.intern(raw)
+		if err := p.timestampTypeField(r, off); err != nil {
+			return err
 		}
 	case fKey, fValue:
 		dst := &r.Key
@@ -641,4 +589,80 @@ func (p *parser) schema(off int) (*SchemaMetadata, error) {
 		return &p.schemas[0], nil
 	}
 	return &p.schemas[len(p.schemas)-1], nil
+}
+
+// topicField reads a record's topic at off.
+func (p *parser) topicField(r *Record, part *Partition, off int) error {
+	if p.topicPlain && p.Quoted(part.Topic) {
+		p.topicSeen = true
+		return nil // the usual case: the records key's topic, unescaped
+	}
+	raw, flags, err := p.RawString()
+	if err != nil {
+		if p.Data[off] != '"' {
+			return p.errAt(off, "want string, got %s", p.Got(off))
+		}
+		return err
+	}
+	if len(raw) == 0 {
+		return nil // "" names no topic: the key's stands, as FromAWS takes it
+	}
+	p.topicSeen = true
+	if flags.NeedsDecoding() {
+		r.Topic = p.intern(p.Unescape(raw, flags))
+	} else if string(raw) != part.Topic {
+		r.Topic = p.intern(raw)
+	}
+	return nil
+}
+
+// timestampField reads a record's timestamp at off: epoch milliseconds, or -1 or null for none.
+func (p *parser) timestampField(r *Record, off int) error {
+	if p.Null() {
+		r.Timestamp = time.Time{}
+		return nil
+	}
+	n, ok := p.Integer()
+	if !ok {
+		if err := p.checkValue(off, 4); err != nil {
+			return err
+		}
+		return p.fieldErr(off, 4, nil, "want integer epoch milliseconds, got %s", p.Got(off))
+	}
+	if n == -1 {
+		r.Timestamp = time.Time{}
+	} else {
+		r.Timestamp = time.UnixMilli(n).UTC()
+	}
+	return nil
+}
+
+// timestampTypeField reads a record's timestamp type at off.
+func (p *parser) timestampTypeField(r *Record, off int) error {
+	if p.Quoted(CreateTime) {
+		r.TimestampType = CreateTime
+		return nil
+	}
+	if p.Null() {
+		r.TimestampType = ""
+		return nil
+	}
+	if p.Data[off] != '"' {
+		return p.fieldErr(off, 4, nil, "want string, got %s", p.Got(off))
+	}
+	raw, flags, err := p.RawString()
+	if err != nil {
+		return err
+	}
+	switch {
+	case flags.NeedsDecoding():
+		r.TimestampType = p.intern(p.Unescape(raw, flags))
+	case string(raw) == CreateTime:
+		r.TimestampType = CreateTime
+	case string(raw) == LogAppendTime:
+		r.TimestampType = LogAppendTime
+	default:
+		r.TimestampType = p.intern(raw)
+	}
+	return nil
 }
