@@ -441,12 +441,16 @@ func (r *Reader) NullLit() error {
 
 // Literal consumes the literal lit (true, false or null) at Pos, or reports the syntax error.
 func (r *Reader) Literal(lit string) error {
-	i, ok := Literal(r.Data, r.Pos, lit)
+	start := r.Pos
+	i, ok := Literal(r.Data, start, lit)
 	r.Pos = i
-	if !ok {
-		return r.SyntaxErr("in literal " + lit)
+	if ok {
+		return nil
 	}
-	return nil
+	if i < len(r.Data) {
+		return r.SyntaxErr("in literal " + lit + " (expecting " + QuoteChar(lit[i-start]) + ")")
+	}
+	return r.SyntaxErr("in literal " + lit)
 }
 
 // Number consumes a JSON number per RFC 8259, or reports the syntax error.
