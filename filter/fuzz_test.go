@@ -191,7 +191,9 @@ func FuzzMatch(f *testing.F) {
 	}
 	// At the limits: nesting as deep as Lambda's filtering engine reads, one level deeper, and
 	// as deep as the readers go; a large document.
-	nest := func(n int) []byte { return []byte(`{"a":` + strings.Repeat("[", n-1) + `"x"` + strings.Repeat("]", n-1) + `}`) }
+	nest := func(n int) []byte {
+		return []byte(`{"a":` + strings.Repeat("[", n-1) + `"x"` + strings.Repeat("]", n-1) + `}`)
+	}
 	f.Add(`{"a":["x"]}`, nest(1000))
 	f.Add(`{"a":["x"]}`, nest(1001))
 	f.Add(`{"a":["x"]}`, nest(10000))
