@@ -55,7 +55,6 @@ type state struct {
 	steps    int         // search steps of the conjunction being matched
 	exceeded error       // why some search gave up (wraps ErrTooComplex): the answer is not known
 	legacy   bool
-	r        jsonscan.Reader // reads the document
 }
 
 var statePool = sync.Pool{New: func() any { return new(state) }}
@@ -192,7 +191,7 @@ var pow10f = [23]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 const maxDocDepth = 1000
 
 // syntaxError reports a document that is not valid JSON, in the words of the toolkit's JSON
-// reader (encoding/json's).
+// reader core (encoding/json's).
 type syntaxError struct {
 	off int
 	msg string
@@ -207,8 +206,10 @@ var ErrDocument = errors.New("filter: document is not valid JSON")
 
 func (e *syntaxError) Unwrap() error { return ErrDocument }
 
-// Fail is the reader's Failer: the document's syntax error.
-func (s *state) Fail(off int, msg string) error { return &syntaxError{off, msg} }
+// fault is the syntax error at d[i], what in encoding/json's words (see jsonscan.SyntaxMessage).
+func fault(d []byte, i int, what string) error {
+	return &syntaxError{i, jsonscan.SyntaxMessage(d, i, what)}
+}
 
 // depthError reports a document that nests deeper than maxDocDepth. The document may be
 // valid JSON: it is not known to be invalid, so the error is ErrTooComplex, not ErrDocument.
@@ -220,49 +221,50 @@ func (e *depthError) Error() string {
 
 func (e *depthError) Unwrap() error { return ErrTooComplex }
 
-// flatten reads the JSON document d, keeping the leaves on the trie below n.
+// flatten reads the JSON document d, keeping the leaves on the trie below n. It reads with
+// jsonscan's lexer and its steps of the grammar (MemberAt, AfterMember, AfterElement), by
+// position, so that the cursor stays in a register.
 func (s *state) flatten(d []byte, n *trieNode) error {
-	r := &s.r
-	r.Data, r.Pos, r.Failer = d, 0, s
-	r.SkipWS()
-	err := s.value(n, 0)
-	if r.SkipWS(); err == nil && r.Pos != len(d) {
-		err = r.SyntaxErr("after top-level value")
+	i, err := s.value(d, jsonscan.SkipWS(d, 0), n, 0)
+	if err != nil {
+		return err
 	}
-	r.Data = nil // the pool keeps no document
-	return err
+	if i = jsonscan.SkipWS(d, i); i != len(d) {
+		return fault(d, i, "after top-level value")
+	}
+	return nil
 }
 
-// value reads the value at the reader's position, keeping leaves when n (which may be nil) has
-// a path there; depth containers are around it.
-func (s *state) value(n *trieNode, depth int) error {
-	r := &s.r
-	d, i := r.Data, r.Pos
+// value reads the value at d[i], keeping leaves when n (which may be nil) has a path there;
+// depth containers are around it.
+func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
 	if i >= len(d) {
-		return r.SyntaxErr("looking for beginning of value")
+		return i, fault(d, i, "looking for beginning of value")
 	}
 	switch c := d[i]; {
 	case c == '{', c == '[':
 		if depth >= maxDocDepth {
-			return &depthError{i}
+			return i, &depthError{i}
 		}
 		if c == '{' {
-			return s.object(n, depth+1)
+			return s.object(d, i, n, depth+1)
 		}
-		return s.array(n, depth+1)
+		return s.array(d, i, n, depth+1)
 	case c == '"':
-		raw, flags, err := r.RawString()
-		if err != nil {
-			return err
+		next, flags, serr := jsonscan.StringAt(d, i)
+		if serr != jsonscan.StringOK {
+			off, what := jsonscan.StringFault(d, next, serr)
+			return off, fault(d, off, what)
 		}
 		if n != nil && n.pathID >= 0 {
 			// Bytes that are not valid UTF-8 are kept as they are; only escapes are decoded.
+			raw := d[i+1 : next-1]
 			if flags&jsonscan.Escaped != 0 {
 				raw = s.unescapedCopy(raw)
 			}
 			s.addLeaf(n.pathID, lString, raw)
 		}
-		return nil
+		return next, nil
 	case c == 't', c == 'f', c == 'n':
 		lit, kind := "true", lTrue
 		if c == 'f' {
@@ -270,79 +272,86 @@ func (s *state) value(n *trieNode, depth int) error {
 		} else if c == 'n' {
 			lit, kind = "null", lNull
 		}
-		if err := r.Literal(lit); err != nil {
-			return err
+		next, ok := jsonscan.Literal(d, i, lit)
+		if !ok {
+			return next, fault(d, next, jsonscan.LiteralFault(d, i, next, lit))
 		}
 		if n != nil && n.pathID >= 0 {
 			s.addLeaf(n.pathID, kind, nil)
 		}
-		return nil
+		return next, nil
 	case c == '-' || c >= '0' && c <= '9':
-		if err := r.Number(); err != nil {
-			return err
+		next, nerr := jsonscan.Number(d, i)
+		if nerr != jsonscan.NumberOK {
+			return next, fault(d, next, nerr.Context())
 		}
 		if n != nil && n.pathID >= 0 {
-			s.addLeaf(n.pathID, lNumber, d[i:r.Pos])
+			s.addLeaf(n.pathID, lNumber, d[i:next])
 		}
-		return nil
+		return next, nil
 	}
-	return r.SyntaxErr("looking for beginning of value")
+	return i, fault(d, i, "looking for beginning of value")
 }
 
-// object reads the object at the reader's position, the depth-th container.
-func (s *state) object(n *trieNode, depth int) error {
-	r := &s.r
-	r.Pos++
-	if r.SkipWS(); r.Pos < len(r.Data) && r.Data[r.Pos] == '}' {
-		r.Pos++
-		return nil
+// object reads the object at d[i], the depth-th container.
+func (s *state) object(d []byte, i int, n *trieNode, depth int) (int, error) {
+	if i = jsonscan.SkipWS(d, i+1); i < len(d) && d[i] == '}' {
+		return i + 1, nil
 	}
 	for {
-		name, err := r.Member()
-		if err != nil {
-			return err
+		name, next, what := jsonscan.MemberAt(d, i)
+		if what != "" {
+			return next, fault(d, next, what)
 		}
 		var child *trieNode
 		if n != nil {
-			key := r.Raw(name)
+			key := d[name.Start:name.End]
 			if name.Flags&jsonscan.Escaped != 0 {
 				key = s.unescaped(key)
 			}
 			child = n.childBytes(key)
 		}
-		if err := s.value(child, depth); err != nil {
-			return err
+		var err error
+		if i, err = s.value(d, next, child, depth); err != nil {
+			return i, err
 		}
-		if more, err := r.NextMember(); !more {
-			return err
+		var more bool
+		if i, more, what = jsonscan.AfterMember(d, i); what != "" {
+			return i, fault(d, i, what)
+		}
+		if !more {
+			return i, nil
 		}
 	}
 }
 
-// array reads the array at the reader's position, the depth-th container. Arrays are
-// transparent in paths: their elements stand at the array's own path.
-func (s *state) array(n *trieNode, depth int) error {
-	r := &s.r
+// array reads the array at d[i], the depth-th container. Arrays are transparent in paths: their
+// elements stand at the array's own path.
+func (s *state) array(d []byte, i int, n *trieNode, depth int) (int, error) {
 	id := s.arrays
 	s.arrays++
-	r.Pos++
-	if r.SkipWS(); r.Pos < len(r.Data) && r.Data[r.Pos] == ']' {
-		r.Pos++
-		return nil
+	if i = jsonscan.SkipWS(d, i+1); i < len(d) && d[i] == ']' {
+		return i + 1, nil
 	}
 	for pos := int32(0); ; pos++ {
 		if n != nil { // positions matter only where leaves are kept
 			s.stack = append(s.stack, arrayPos{id, pos})
 		}
-		err := s.value(n, depth)
+		var err error
+		i, err = s.value(d, i, n, depth)
 		if n != nil {
 			s.stack = s.stack[:len(s.stack)-1]
 		}
 		if err != nil {
-			return err
+			return i, err
 		}
-		if more, err := r.NextElement(); !more {
-			return err
+		var more bool
+		var what string
+		if i, more, what = jsonscan.AfterElement(d, i); what != "" {
+			return i, fault(d, i, what)
+		}
+		if !more {
+			return i, nil
 		}
 	}
 }

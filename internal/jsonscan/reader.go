@@ -149,54 +149,114 @@ func (r *Reader) Object(depth int, fn func(name Name) error) error {
 // skipped. It is Object's, for decoders that read the members of an object in a loop of their
 // own: after '{' and the whitespace after it (and not '}'), Member; the value; NextMember.
 func (r *Reader) Member() (Name, error) {
-	d := r.Data
-	if r.Pos >= len(d) || d[r.Pos] != '"' {
-		return Name{}, r.SyntaxErr("looking for beginning of object key string")
+	n, next, fault := MemberAt(r.Data, r.Pos)
+	r.Pos = next
+	if fault != "" {
+		return Name{}, r.SyntaxErr(fault)
 	}
-	start := r.Pos
-	end, flags, err := r.ScanString()
-	if err != nil {
-		return Name{}, err
-	}
-	r.Pos = end
-	if end+1 < len(d) && d[end] == ':' && d[end+1] > ' ' {
-		r.Pos = end + 1 // compact JSON
-		return Name{start + 1, end - 1, flags}, nil
-	}
-	r.SkipWS()
-	if r.Pos >= len(d) || d[r.Pos] != ':' {
-		return Name{}, r.SyntaxErr("after object key")
-	}
-	r.Pos++
-	r.SkipWS()
-	if r.Pos >= len(d) {
-		return Name{}, r.SyntaxErr("looking for beginning of value")
-	}
-	return Name{start + 1, end - 1, flags}, nil
+	return n, nil
 }
 
 // NextMember reads what follows a member's value: ',' (more is true, Pos at the next name) or
 // the closing '}' (more is false); anything else is the syntax error.
 func (r *Reader) NextMember() (more bool, err error) {
-	d := r.Data
-	if i := r.Pos; i+1 < len(d) && d[i] == ',' && d[i+1] == '"' {
-		r.Pos = i + 1 // compact JSON goes straight on to the next name
-		return true, nil
+	// Compact JSON, the usual case, without another call.
+	if d, i := r.Data, r.Pos; i < len(d) {
+		switch d[i] {
+		case '}':
+			r.Pos = i + 1
+			return false, nil
+		case ',':
+			if i+1 < len(d) && d[i+1] == '"' {
+				r.Pos = i + 1
+				return true, nil
+			}
+		}
 	}
-	r.SkipWS()
-	if r.Pos >= len(d) {
-		return false, r.SyntaxErr("after object key:value pair")
+	return r.afterMember()
+}
+
+func (r *Reader) afterMember() (more bool, err error) {
+	next, more, fault := AfterMember(r.Data, r.Pos)
+	r.Pos = next
+	if fault != "" {
+		return false, r.SyntaxErr(fault)
 	}
-	switch d[r.Pos] {
-	case ',':
-		r.Pos++
-		r.SkipWS()
-		return true, nil
-	case '}':
-		r.Pos++
-		return false, nil
+	return more, nil
+}
+
+// MemberAt reads the member name at d[i] and the colon after it. It returns the name and the
+// position of the member's value, whitespace skipped; on malformed input, the position of the
+// offending byte and encoding/json's words for what is wrong there (see SyntaxMessage).
+func MemberAt(d []byte, i int) (n Name, next int, fault string) {
+	if i >= len(d) || d[i] != '"' {
+		return Name{}, i, "looking for beginning of object key string"
 	}
-	return false, r.SyntaxErr("after object key:value pair")
+	// StringAt, by hand: member names are short, and a call per name shows.
+	var end int
+	var flags StringFlags
+	if j := NextSpecial(d, i+1); j < len(d) && d[j] == '"' {
+		end = j + 1
+	} else {
+		var serr StringError
+		if end, flags, serr = String(d, i); serr != StringOK {
+			off, what := StringFault(d, end, serr)
+			return Name{}, off, what
+		}
+	}
+	n = Name{i + 1, end - 1, flags}
+	if end+1 < len(d) && d[end] == ':' && d[end+1] > ' ' {
+		return n, end + 1, "" // compact JSON
+	}
+	j := SkipWS(d, end)
+	if j >= len(d) || d[j] != ':' {
+		return Name{}, j, "after object key"
+	}
+	if j = SkipWS(d, j+1); j >= len(d) {
+		return Name{}, j, "looking for beginning of value"
+	}
+	return n, j, ""
+}
+
+// AfterMember reads what follows a member's value at d[i]: ',' (more is true, and next is the
+// position of the next name, whitespace skipped) or the closing '}' (more is false, next is
+// after it). On anything else, it returns the position and words of the fault, as MemberAt.
+func AfterMember(d []byte, i int) (next int, more bool, fault string) {
+	if i+1 < len(d) && d[i] == ',' && d[i+1] == '"' {
+		return i + 1, true, "" // compact JSON goes straight on to the next name
+	}
+	i = SkipWS(d, i)
+	if i < len(d) {
+		switch d[i] {
+		case ',':
+			return SkipWS(d, i+1), true, ""
+		case '}':
+			return i + 1, false, ""
+		}
+	}
+	return i, false, "after object key:value pair"
+}
+
+// AfterElement reads what follows an array element at d[i]: ',' (more is true, and next is the
+// position of the next element, whitespace skipped) or the closing ']' (more is false, next is
+// after it). On anything else, it returns the position and words of the fault, as MemberAt.
+func AfterElement(d []byte, i int) (next int, more bool, fault string) {
+	if i+1 < len(d) && d[i] == ',' && d[i+1] > ' ' {
+		return i + 1, true, "" // compact JSON
+	}
+	i = SkipWS(d, i)
+	if i < len(d) {
+		switch d[i] {
+		case ',':
+			if i = SkipWS(d, i+1); i >= len(d) {
+				return i, false, "looking for beginning of value"
+			}
+			return i, true, ""
+		case ']':
+			return i + 1, false, ""
+		}
+	}
+	return i, false, "after array element"
 }
 
 // Array reads the array at Pos, at nesting depth depth (the array itself counted), calling fn
@@ -231,46 +291,76 @@ func (r *Reader) Array(depth int, fn func(idx int) error) error {
 // NextElement reads what follows an array element: ',' (more is true, Pos at the next element,
 // whitespace skipped) or the closing ']' (more is false); anything else is the syntax error.
 func (r *Reader) NextElement() (more bool, err error) {
-	r.SkipWS()
-	if r.Pos >= len(r.Data) {
-		return false, r.SyntaxErr("after array element")
-	}
-	switch r.Data[r.Pos] {
-	case ',':
-		r.Pos++
-		r.SkipWS()
-		if r.Pos >= len(r.Data) {
-			return false, r.SyntaxErr("looking for beginning of value")
+	// Compact JSON, the usual case, without another call.
+	if d, i := r.Data, r.Pos; i < len(d) {
+		switch d[i] {
+		case ']':
+			r.Pos = i + 1
+			return false, nil
+		case ',':
+			if i+1 < len(d) && d[i+1] > ' ' {
+				r.Pos = i + 1
+				return true, nil
+			}
 		}
-		return true, nil
-	case ']':
-		r.Pos++
-		return false, nil
 	}
-	return false, r.SyntaxErr("after array element")
+	return r.afterElement()
+}
+
+func (r *Reader) afterElement() (more bool, err error) {
+	next, more, fault := AfterElement(r.Data, r.Pos)
+	r.Pos = next
+	if fault != "" {
+		return false, r.SyntaxErr(fault)
+	}
+	return more, nil
 }
 
 // ScanString checks the JSON string at Pos (its opening quote) and returns the position after
 // its closing quote and what its body holds, without moving Pos. On a malformed string it
 // moves Pos to the offending byte and returns the syntax error.
 func (r *Reader) ScanString() (int, StringFlags, error) {
-	d := r.Data
-	start := r.Pos
-	// Fast path: most strings are printable ASCII with no escapes. Find the closing quote with
-	// IndexByte (vectorised) and check the body a word at a time.
-	if q := bytes.IndexByte(d[start+1:], '"'); q >= 0 {
-		end := start + 1 + q
-		if plainASCII(d[start+1 : end]) {
-			return end + 1, 0, nil
-		}
-	}
-	end, flags, serr := String(d, start)
+	end, flags, serr := StringAt(r.Data, r.Pos)
 	if serr == StringOK {
 		return end, flags, nil
 	}
-	off, what := StringFault(d, end, serr)
+	off, what := StringFault(r.Data, end, serr)
 	r.Pos = off
 	return 0, 0, r.SyntaxErr(what)
+}
+
+// StringAt is String with a fast path for the usual string, printable ASCII without escapes,
+// which it finds eight bytes at a time.
+func StringAt(d []byte, i int) (end int, flags StringFlags, err StringError) {
+	if j := NextSpecial(d, i+1); j < len(d) && d[j] == '"' {
+		return j + 1, 0, StringOK
+	}
+	return String(d, i)
+}
+
+// NextSpecial returns the position of the first byte at or after i that a string's fast path
+// must look at: '"', '\\', a control character or a byte from 0x80 up; len(d) when there is none.
+func NextSpecial(d []byte, i int) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+		lows  = 0x7F7F7F7F7F7F7F7F
+	)
+	for ; i+8 <= len(d); i += 8 {
+		x := binary.LittleEndian.Uint64(d[i:])
+		t := x & lows               // the high bit of each byte cleared, so that sums carry into no neighbour
+		ctl := ^(t + 0x60*ones)     // high bit set where t < 0x20
+		q := t ^ 0x22*ones          // zero where t == '"'
+		bs := t ^ 0x5C*ones         // zero where t == '\\'
+		quote := ^((q + lows) | q)  // high bit set where q == 0
+		back := ^((bs + lows) | bs) // high bit set where bs == 0
+		if m := (x | ctl | quote | back) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(d) && plain[d[i]]; i++ {
+	}
+	return i
 }
 
 // StringFault says where encoding/json reports a malformed string that String stopped at, at
@@ -367,32 +457,6 @@ func escapeLen(raw []byte) int {
 	return n
 }
 
-// plainASCII reports whether b holds only printable ASCII other than '\' (the caller knows
-// there is no '"'): bytes 0x20..0x7F, eight at a time.
-func plainASCII(b []byte) bool {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		// A byte is below 0x20 when subtracting 0x20 borrows into its high bit (for bytes
-		// below 0x80); it is '\' when x^0x5C...5C has a zero byte there.
-		bs := x ^ (0x5C * ones)
-		bad := (x - 0x20*ones) | (bs-ones)&^bs | x
-		if bad&highs != 0 {
-			return false
-		}
-	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
 // PlainJSON reports whether s is written in JSON as itself between quotes, with no escapes.
 func PlainJSON(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -447,10 +511,16 @@ func (r *Reader) Literal(lit string) error {
 	if ok {
 		return nil
 	}
-	if i < len(r.Data) {
-		return r.SyntaxErr("in literal " + lit + " (expecting " + QuoteChar(lit[i-start]) + ")")
+	return r.SyntaxErr(LiteralFault(r.Data, start, i, lit))
+}
+
+// LiteralFault words what is wrong with the literal lit that starts at d[start], where Literal
+// stopped at d[at]: "in literal true (expecting 'r')", as encoding/json says it.
+func LiteralFault(d []byte, start, at int, lit string) string {
+	if at < len(d) {
+		return "in literal " + lit + " (expecting " + QuoteChar(lit[at-start]) + ")"
 	}
-	return r.SyntaxErr("in literal " + lit)
+	return "in literal " + lit
 }
 
 // Number consumes a JSON number per RFC 8259, or reports the syntax error.

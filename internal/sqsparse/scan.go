@@ -1,9 +1,6 @@
 package sqsparse
 
 import (
-	"encoding/binary"
-	"math/bits"
-	"unicode/utf8"
 
 	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
@@ -23,7 +20,7 @@ func (p *parser) appendString() (int, int, error) {
 	i := start + 1
 	run := i
 	for {
-		i = nextSpecial(d, i)
+		i = jsonscan.NextSpecial(d, i)
 		if i >= len(d) {
 			break
 		}
@@ -89,32 +86,4 @@ func (p *parser) appendStringSlow(start, off int) (int, int, error) {
 		p.text = append(p.text, raw...)
 	}
 	return off, len(p.text), nil
-}
-
-// nextSpecial returns the position of the first byte at or after i that a string's fast path
-// must look at: '"', '\\', a control character or a byte from 0x80 up; len(d) when there is none.
-func nextSpecial(d []byte, i int) int {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-		lows  = 0x7F7F7F7F7F7F7F7F
-	)
-	for ; i+8 <= len(d); i += 8 {
-		x := binary.LittleEndian.Uint64(d[i:])
-		t := x & lows               // the high bit of each byte cleared, so that sums carry into no neighbour
-		ctl := ^(t + 0x60*ones)     // high bit set where t < 0x20
-		q := t ^ 0x22*ones          // zero where t == '"'
-		bs := t ^ 0x5C*ones         // zero where t == '\\'
-		quote := ^((q + lows) | q)  // high bit set where q == 0
-		back := ^((bs + lows) | bs) // high bit set where bs == 0
-		if m := (x | ctl | quote | back) & highs; m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for ; i < len(d); i++ {
-		if c := d[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			return i
-		}
-	}
-	return i
 }
