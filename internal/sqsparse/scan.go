@@ -1,7 +1,6 @@
 package sqsparse
 
 import (
-
 	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
 
