@@ -128,7 +128,7 @@ func compile(pattern string, cfg config, filterIndex int) (*Pattern, error) {
 
 func jsonErrText(err error) string {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return "unexpected end of input"
+		return "unexpected end of JSON input" // encoding/json's words, as the documents' errors
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
 }

@@ -279,7 +279,16 @@ func nullTableCases() []matchCase {
 }
 
 func matchCases() []matchCase {
-	cs := []matchCase{
+	var cs []matchCase
+	for _, group := range [][]matchCase{equalsCases(), fieldCases(), orCases(), stringOpCases(), anythingButCases(), numericCases(), arrayCases()} {
+		cs = append(cs, group...)
+	}
+	return append(cs, nullTableCases()...)
+}
+
+// equalsCases are the match cases of equality of strings, numbers and booleans, and lists of values.
+func equalsCases() []matchCase {
+	return []matchCase{
 		// --- Equals (string) -----------------------------------------------------------------
 		yes("equals/string", `{"Name":["Alice"]}`, `{"Name":"Alice"}`,
 			"exact string equality", docLambda),
@@ -378,7 +387,12 @@ func matchCases() []matchCase {
 			"value lists may mix exact values and operators (OR)", "§2.1"),
 		no("or-values/mixed-matchers-none", `{"a":["x",{"prefix":"ab"},{"numeric":[">",10]}]}`, `{"a":5}`,
 			"no matcher in the list accepts 5", "§2.1"),
+	}
+}
 
+// fieldCases are the match cases of several fields, nested fields and keys given twice.
+func fieldCases() []matchCase {
+	return []matchCase{
 		// --- And (fields) --------------------------------------------------------------------
 		yes("and/both", `{"Location":["New York"],"Day":["Monday"]}`, `{"Location":"New York","Day":"Monday"}`,
 			"all named fields must match", docLambda),
@@ -408,7 +422,12 @@ func matchCases() []matchCase {
 			"duplicate keys in a pattern: the last one wins", "§2.1"),
 		no("duplicate-key/first-dropped", `{"a":["x"],"a":["y"]}`, `{"a":"x"}`,
 			"duplicate keys in a pattern: the earlier value is discarded", "§2.1"),
+	}
+}
 
+// orCases are the match cases of $or.
+func orCases() []matchCase {
+	return []matchCase{
 		// --- $or -----------------------------------------------------------------------------
 		yes("or/doc-example-location", `{"$or":[{"Location":["New York"]},{"Day":["Monday"]}]}`, `{"Location":"New York","Day":"Friday"}`,
 			"$or matches if any branch matches", docLambda),
@@ -454,7 +473,12 @@ func matchCases() []matchCase {
 			"a branch may hold nested objects", "§2.8"),
 		yes("or/1000-combinations-allowed", orCombinations(10, 10, 10), orCombinationsDoc(10, 10, 10),
 			"exactly 1000 $or combinations is within the limit", "§2.8"),
+	}
+}
 
+// stringOpCases are the match cases of prefix, suffix and equals-ignore-case.
+func stringOpCases() []matchCase {
+	return []matchCase{
 		// --- prefix --------------------------------------------------------------------------
 		yes("prefix/match", `{"r":[{"prefix":"us-"}]}`, `{"r":"us-east-1"}`, "begins with", docLambda),
 		no("prefix/no-match", `{"r":[{"prefix":"us-"}]}`, `{"r":"eu-west-1"}`, "does not begin with", docLambda),
@@ -504,7 +528,12 @@ func matchCases() []matchCase {
 		no("equals-ignore-case/on-number", `{"n":[{"equals-ignore-case":"5"}]}`, `{"n":5}`, "strings only", "§2.3"),
 		no("equals-ignore-case/on-bool", `{"n":[{"equals-ignore-case":"true"}]}`, `{"n":true}`, "strings only", "§2.3"),
 		no("equals-ignore-case/on-null", `{"n":[{"equals-ignore-case":"null"}]}`, `{"n":null}`, "strings only", "§2.3"),
+	}
+}
 
+// anythingButCases are the match cases of anything-but and exists.
+func anythingButCases() []matchCase {
+	return []matchCase{
 		// --- anything-but --------------------------------------------------------------------
 		yes("anything-but/string-other", `{"s":[{"anything-but":"x"}]}`, `{"s":"y"}`, "a value not excluded", docLambda),
 		no("anything-but/string-same", `{"s":[{"anything-but":"x"}]}`, `{"s":"x"}`, "the excluded value", docLambda),
@@ -563,7 +592,12 @@ func matchCases() []matchCase {
 			"an empty array has no leaves", "§2.7"),
 		yes("exists/true-array-of-objects-one-has", `{"a":{"b":[{"exists":true}]}}`, `{"a":[{"c":1},{"b":2}]}`,
 			"one element has the leaf", "§2.2"),
+	}
+}
 
+// numericCases are the match cases of numeric.
+func numericCases() []matchCase {
+	return []matchCase{
 		// --- numeric -------------------------------------------------------------------------
 		yes("numeric/eq", `{"n":[{"numeric":["=",100]}]}`, `{"n":100}`, "numeric equals", docLambda),
 		yes("numeric/eq-100.0", `{"n":[{"numeric":["=",100]}]}`, `{"n":100.0}`, "numeric equality: 100.0 = 100", "§2.4"),
@@ -622,7 +656,12 @@ func matchCases() []matchCase {
 			"default engine: full precision, 1.0000001 != 1", "§2.5"),
 		yes("number/large-literal-legacy-textual", `{"n":[6000000000]}`, `{"n":6000000000}`,
 			"legacy engine: an out-of-range literal keeps its textual matcher (the numeric one is skipped, 'survivable')", "§2.4").leg(),
+	}
+}
 
+// arrayCases are the match cases of arrays in events, EventBridge operators beyond Lambda's, and limits.
+func arrayCases() []matchCase {
+	return []matchCase{
 		// --- arrays in events ----------------------------------------------------------------
 		yes("array/any-element", `{"a":["x"]}`, `{"a":["y","x"]}`, "a leaf matches if any element matches", docEBArrays),
 		no("array/no-element", `{"a":["z"]}`, `{"a":["y","x"]}`, "no element matches", docEBArrays),
@@ -681,13 +720,18 @@ func matchCases() []matchCase {
 		yes("limit/pattern-4096-characters", patternOfLength(filter.MaxPatternLength), docOfPatternLength(filter.MaxPatternLength),
 			"a pattern of exactly 4096 characters is allowed", docAPIFilter),
 	}
-	return append(cs, nullTableCases()...)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Invalid patterns
 
 func invalidCases() []invalidCase {
+	return append(invalidShapeCases(), invalidOperatorCases()...)
+}
+
+// invalidShapeCases are the invalid patterns of a wrong shape, values and operators; invalidOperatorCases
+// those of numeric, anything-but and the operators Lambda does not take, and limits.
+func invalidShapeCases() []invalidCase {
 	return []invalidCase{
 		// not an object / malformed
 		bad("not-object/null", `null`, "pattern null (AWS-validated Invalid filter pattern definition)", "§7").at(""),
@@ -748,7 +792,11 @@ func invalidCases() []invalidCase {
 		bad("exists/string-true", `{"a":[{"exists":"true"}]}`, "exists must be true or false", "§7").at("a"),
 		bad("exists/number", `{"a":[{"exists":1}]}`, "exists must be true or false", "§7").at("a"),
 		bad("exists/null", `{"a":[{"exists":null}]}`, "exists must be true or false", "§7").at("a"),
+	}
+}
 
+func invalidOperatorCases() []invalidCase {
+	return []invalidCase{
 		// numeric
 		bad("numeric/not-array", `{"a":[{"numeric":5}]}`, "Value of numeric must be an array", "§7").at("a"),
 		bad("numeric/string-operand", `{"a":[{"numeric":["=","5"]}]}`, "operand must be a number", "§7").at("a"),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -96,28 +97,19 @@ func decodeOne(data []byte, v any) error {
 // twice: decoding into a map would keep the last one silently, and which one Lambda keeps is
 // not documented.
 func uniqueKeys(obj []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if _, err := dec.Token(); err != nil { // {
-		return err
+	var dup error
+	err := jsonscan.FindDuplicates(obj, topLevel, func(d jsonscan.Duplicate) bool {
+		dup = fmt.Errorf("key %q given twice", d.Name)
+		return false
+	})
+	if dup != nil {
+		return dup
 	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		k, _ := t.(string)
-		if seen[k] {
-			return fmt.Errorf("key %q given twice", k)
-		}
-		seen[k] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return err
-		}
-	}
-	return nil
+	return err
 }
+
+// topLevel takes the names of the top-level object for fields of their own, and no other.
+func topLevel(obj jsonscan.Path, name string) (string, bool) { return name, len(obj) == 0 }
 
 // onlyKey reports an error naming the first key of m, in sorted order, other than key.
 func onlyKey(m map[string]json.RawMessage, key string) error {
@@ -345,7 +337,7 @@ func (c *Criteria) shape(s *state, key string, value []byte, absent bool) (docSh
 }
 
 func isJSONObject(b []byte) bool {
-	i := skipWS(b, 0)
+	i := jsonscan.SkipWS(b, 0)
 	return i < len(b) && b[i] == '{'
 }
 

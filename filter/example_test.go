@@ -51,7 +51,7 @@ func ExamplePattern_Match() {
 	// true <nil>
 	// false <nil>
 	// false <nil>
-	// false filter: document is not valid JSON: want ',' or '}' in an object at offset 35
+	// false filter: document is not valid JSON: unexpected end of JSON input after object key:value pair at offset 35
 }
 
 // ParseCriteria reads FilterCriteria as a SAM template or the Lambda API has them, and

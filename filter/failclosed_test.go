@@ -208,3 +208,17 @@ func TestParseCriteriaDuplicateKeys(t *testing.T) {
 		}
 	}
 }
+
+// A document that is not JSON, whatever is wrong in it, is ErrDocument: for a record value, plain
+// text rather than an error.
+func TestSyntaxErrorsAreErrDocument(t *testing.T) {
+	p, err := filter.Compile(`{"a":["x"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range []string{`{"a":tru}`, `{"a":nul`, `{"a":"\q"}`, `{"a":1.}`, `{"a" 1}`, `{"a":1 "b":2}`, `[1 2]`, `{} x`, `{"a":"x`, "\xff"} {
+		if ok, err := p.Match([]byte(doc)); ok || !errors.Is(err, filter.ErrDocument) {
+			t.Errorf("Match(%q) = %v, %v; want false, ErrDocument", doc, ok, err)
+		}
+	}
+}

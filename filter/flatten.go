@@ -185,10 +185,13 @@ var pow10f = [23]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 // default limit of Jackson (StreamReadConstraints, since 2.15), which the engine behind Lambda
 // parses events with: up to it, every parser reads the document alike; beyond it, whether
 // Lambda reads the value as JSON, as plain text or not at all is not documented, so the
-// answer is not known and matching returns an error wrapping ErrTooComplex.
+// answer is not known and matching returns an error wrapping ErrTooComplex. It is a rule of
+// matching, below the readers' limit of nesting (jsonscan.MaxDepth), which it keeps filter from
+// reaching.
 const maxDocDepth = 1000
 
-// errSyntax reports a document that is not valid JSON.
+// syntaxError reports a document that is not valid JSON, in the words of the toolkit's JSON
+// reader core (encoding/json's).
 type syntaxError struct {
 	off int
 	msg string
@@ -203,6 +206,11 @@ var ErrDocument = errors.New("filter: document is not valid JSON")
 
 func (e *syntaxError) Unwrap() error { return ErrDocument }
 
+// fault is the syntax error at d[i], what in encoding/json's words (see jsonscan.SyntaxMessage).
+func fault(d []byte, i int, what string) error {
+	return &syntaxError{i, jsonscan.SyntaxMessage(d, i, what)}
+}
+
 // depthError reports a document that nests deeper than maxDocDepth. The document may be
 // valid JSON: it is not known to be invalid, so the error is ErrTooComplex, not ErrDocument.
 type depthError struct{ off int }
@@ -213,103 +221,40 @@ func (e *depthError) Error() string {
 
 func (e *depthError) Unwrap() error { return ErrTooComplex }
 
-// flatten reads the JSON document d, keeping the leaves on the trie below n.
+// flatten reads the JSON document d, keeping the leaves on the trie below n. It reads with
+// jsonscan's lexer and its steps of the grammar (MemberAt, AfterMember, AfterElement), by
+// position, so that the cursor stays in a register.
 func (s *state) flatten(d []byte, n *trieNode) error {
-	i, err := s.value(d, skipWS(d, 0), n, 0)
+	i, err := s.value(d, jsonscan.SkipWS(d, 0), n, 0)
 	if err != nil {
 		return err
 	}
-	if i = skipWS(d, i); i != len(d) {
-		return &syntaxError{i, "data after the top-level value"}
+	if i = jsonscan.SkipWS(d, i); i != len(d) {
+		return fault(d, i, "after top-level value")
 	}
 	return nil
 }
 
-func skipWS(d []byte, i int) int { return jsonscan.SkipWS(d, i) }
-
-// value reads the value at d[i], keeping leaves when n (which may be nil) has a path there.
+// value reads the value at d[i], keeping leaves when n (which may be nil) has a path there;
+// depth containers are around it.
 func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
 	if i >= len(d) {
-		return i, &syntaxError{i, "unexpected end of input"}
-	}
-	if depth >= maxDocDepth && (d[i] == '{' || d[i] == '[') {
-		return i, &depthError{i}
+		return i, fault(d, i, "looking for beginning of value")
 	}
 	switch c := d[i]; {
-	case c == '{':
-		i = skipWS(d, i+1)
-		if i < len(d) && d[i] == '}' {
-			return i + 1, nil
+	case c == '{', c == '[':
+		if depth >= maxDocDepth {
+			return i, &depthError{i}
 		}
-		for {
-			if i >= len(d) || d[i] != '"' {
-				return i, &syntaxError{i, "want an object key"}
-			}
-			next, flags, serr := jsonscan.String(d, i)
-			if serr != jsonscan.StringOK {
-				return next, strError(d, next, serr)
-			}
-			var child *trieNode
-			if n != nil {
-				key := d[i+1 : next-1]
-				if flags&jsonscan.Escaped != 0 {
-					key = s.unescaped(key)
-				}
-				child = n.childBytes(key)
-			}
-			i = skipWS(d, next)
-			if i >= len(d) || d[i] != ':' {
-				return i, &syntaxError{i, "want ':' after an object key"}
-			}
-			var err error
-			i, err = s.value(d, skipWS(d, i+1), child, depth+1)
-			if err != nil {
-				return i, err
-			}
-			i = skipWS(d, i)
-			if i < len(d) && d[i] == ',' {
-				i = skipWS(d, i+1)
-				continue
-			}
-			if i < len(d) && d[i] == '}' {
-				return i + 1, nil
-			}
-			return i, &syntaxError{i, "want ',' or '}' in an object"}
+		if c == '{' {
+			return s.object(d, i, n, depth+1)
 		}
-	case c == '[':
-		// Arrays are transparent in paths: their elements stand at the array's own path.
-		id := s.arrays
-		s.arrays++
-		i = skipWS(d, i+1)
-		if i < len(d) && d[i] == ']' {
-			return i + 1, nil
-		}
-		for pos := int32(0); ; pos++ {
-			if n != nil { // positions matter only where leaves are kept
-				s.stack = append(s.stack, arrayPos{id, pos})
-			}
-			var err error
-			i, err = s.value(d, i, n, depth+1)
-			if n != nil {
-				s.stack = s.stack[:len(s.stack)-1]
-			}
-			if err != nil {
-				return i, err
-			}
-			i = skipWS(d, i)
-			if i < len(d) && d[i] == ',' {
-				i = skipWS(d, i+1)
-				continue
-			}
-			if i < len(d) && d[i] == ']' {
-				return i + 1, nil
-			}
-			return i, &syntaxError{i, "want ',' or ']' in an array"}
-		}
+		return s.array(d, i, n, depth+1)
 	case c == '"':
-		next, flags, serr := jsonscan.String(d, i)
+		next, flags, serr := jsonscan.StringAt(d, i)
 		if serr != jsonscan.StringOK {
-			return next, strError(d, next, serr)
+			off, what := jsonscan.StringFault(d, next, serr)
+			return off, fault(d, off, what)
 		}
 		if n != nil && n.pathID >= 0 {
 			// Bytes that are not valid UTF-8 are kept as they are; only escapes are decoded.
@@ -327,40 +272,88 @@ func (s *state) value(d []byte, i int, n *trieNode, depth int) (int, error) {
 		} else if c == 'n' {
 			lit, kind = "null", lNull
 		}
-		if i+len(lit) > len(d) || string(d[i:i+len(lit)]) != lit {
-			return i, &syntaxError{i, "invalid literal"}
+		next, ok := jsonscan.Literal(d, i, lit)
+		if !ok {
+			return next, fault(d, next, jsonscan.LiteralFault(d, i, next, lit))
 		}
 		if n != nil && n.pathID >= 0 {
 			s.addLeaf(n.pathID, kind, nil)
 		}
-		return i + len(lit), nil
+		return next, nil
 	case c == '-' || c >= '0' && c <= '9':
 		next, nerr := jsonscan.Number(d, i)
 		if nerr != jsonscan.NumberOK {
-			return next, &syntaxError{next, "invalid number"}
+			return next, fault(d, next, nerr.Context())
 		}
 		if n != nil && n.pathID >= 0 {
 			s.addLeaf(n.pathID, lNumber, d[i:next])
 		}
 		return next, nil
 	}
-	return i, &syntaxError{i, fmt.Sprintf("unexpected character %q", d[i])}
+	return i, fault(d, i, "looking for beginning of value")
 }
 
-// strError words what jsonscan.String found wrong at d[at].
-func strError(d []byte, at int, serr jsonscan.StringError) error {
-	switch serr {
-	case jsonscan.StringEOF:
-		return &syntaxError{at, "unterminated string"}
-	case jsonscan.StringControl:
-		return &syntaxError{at, "control character in string"}
-	case jsonscan.StringBadUnicode:
-		return &syntaxError{at, "invalid \\u escape"}
+// object reads the object at d[i], the depth-th container.
+func (s *state) object(d []byte, i int, n *trieNode, depth int) (int, error) {
+	if i = jsonscan.SkipWS(d, i+1); i < len(d) && d[i] == '}' {
+		return i + 1, nil
 	}
-	if at+1 >= len(d) {
-		return &syntaxError{at, "unfinished escape"}
+	for {
+		name, next, what := jsonscan.MemberAt(d, i)
+		if what != "" {
+			return next, fault(d, next, what)
+		}
+		var child *trieNode
+		if n != nil {
+			key := d[name.Start:name.End]
+			if name.Flags&jsonscan.Escaped != 0 {
+				key = s.unescaped(key)
+			}
+			child = n.childBytes(key)
+		}
+		var err error
+		if i, err = s.value(d, next, child, depth); err != nil {
+			return i, err
+		}
+		var more bool
+		if i, more, what = jsonscan.AfterMember(d, i); what != "" {
+			return i, fault(d, i, what)
+		}
+		if !more {
+			return i, nil
+		}
 	}
-	return &syntaxError{at, "invalid escape"}
+}
+
+// array reads the array at d[i], the depth-th container. Arrays are transparent in paths: their
+// elements stand at the array's own path.
+func (s *state) array(d []byte, i int, n *trieNode, depth int) (int, error) {
+	id := s.arrays
+	s.arrays++
+	if i = jsonscan.SkipWS(d, i+1); i < len(d) && d[i] == ']' {
+		return i + 1, nil
+	}
+	for pos := int32(0); ; pos++ {
+		if n != nil { // positions matter only where leaves are kept
+			s.stack = append(s.stack, arrayPos{id, pos})
+		}
+		var err error
+		i, err = s.value(d, i, n, depth)
+		if n != nil {
+			s.stack = s.stack[:len(s.stack)-1]
+		}
+		if err != nil {
+			return i, err
+		}
+		var more bool
+		var what string
+		if i, more, what = jsonscan.AfterElement(d, i); what != "" {
+			return i, fault(d, i, what)
+		}
+		if !more {
+			return i, nil
+		}
+	}
 }
 
 // unescaped decodes a string body into a scratch area for a comparison.

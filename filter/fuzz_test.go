@@ -189,6 +189,15 @@ func FuzzMatch(f *testing.F) {
 	for i, p := range benchPatterns {
 		f.Add(p, benchDocs()[i])
 	}
+	// At the limits: nesting as deep as Lambda's filtering engine reads, one level deeper, and
+	// as deep as the readers go; a large document.
+	nest := func(n int) []byte {
+		return []byte(`{"a":` + strings.Repeat("[", n-1) + `"x"` + strings.Repeat("]", n-1) + `}`)
+	}
+	f.Add(`{"a":["x"]}`, nest(1000))
+	f.Add(`{"a":["x"]}`, nest(1001))
+	f.Add(`{"a":["x"]}`, nest(10000))
+	f.Add(benchPatterns[0], []byte(`{"items":[`+strings.Repeat(`{"sku":"A","qty":1},`, 20000)+`{}]}`))
 	f.Fuzz(func(t *testing.T, pattern string, doc []byte) {
 		defer watchdog(pattern, doc).Stop()
 		p, err := filter.Compile(pattern)

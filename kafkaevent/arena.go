@@ -14,14 +14,14 @@ func arenaBound(n int) int { return n/4*3 + 64 }
 // started, big enough for everything the rest of the payload can decode to, so this happens at
 // most once per batch after presize; the old arena stays alive through the slices already taken
 // from it.
-func (p *parser) reserve(n int) { p.reserveAt(n, p.i) }
+func (p *parser) reserve(n int) { p.reserveAt(n, p.Pos) }
 
 // reserveAt is reserve for a parser reading at pos.
 func (p *parser) reserveAt(n, pos int) {
 	if cap(p.arena)-len(p.arena) >= n {
 		return
 	}
-	p.arena = make([]byte, 0, max(n, arenaBound(len(p.data)-pos)))
+	p.arena = make([]byte, 0, max(n, arenaBound(len(p.Data)-pos)))
 }
 
 func (p *parser) copyBytes(b []byte) []byte {

@@ -67,6 +67,10 @@
 //
 // What an error shows of the payload is printable text on one line: anything else is quoted
 // with escapes. A payload that starts with a UTF-8 byte order mark gets an error that says so.
+// Invalid JSON is worded as encoding/json words it ("invalid character '}' after object
+// key"), and the SQS decoder behind package batch words it alike: both read with the same
+// reader, which also sets the one limit of nesting, encoding/json's (10,000 levels of arrays and
+// objects, in unknown members too).
 //
 // A record whose own fields are malformed (bad base64, a header byte out of range) does not
 // fail the batch: Parse sets that record's Err, an *Error too, and the record keeps its topic,

@@ -1,14 +1,13 @@
 package kafkaevent_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -190,109 +189,50 @@ type duplicate struct {
 }
 
 // duplicates lists the known members that data gives twice, in document order, as far as data
-// is valid JSON.
+// is valid JSON. jsonscan.FindDuplicates finds them, with encoding/json's tokenizer, apart from
+// Parse.
 func duplicates(data []byte) []duplicate {
-	d := json.NewDecoder(bytes.NewReader(data))
 	var out []duplicate
-	// open reads the next value's first token and reports whether it is delim. A container of
-	// another kind is read to its end.
-	open := func(delim json.Delim) (bool, error) {
-		tok, err := d.Token()
-		if err != nil || tok == delim {
-			return err == nil, err
+	_ = jsonscan.FindDuplicates(data, kafkaField, func(d jsonscan.Duplicate) bool {
+		if len(d.Object) == 0 {
+			out = append(out, duplicate{path: d.Name, fatal: true})
+			return true
 		}
-		for depth := 0; ; {
-			if dl, ok := tok.(json.Delim); ok {
-				if dl == '{' || dl == '[' {
-					depth++
-				} else {
-					depth--
-				}
-			}
-			if depth == 0 {
-				return false, nil
-			}
-			if tok, err = d.Token(); err != nil {
-				return false, err
-			}
+		key, idx := d.Object[1].Name, d.Object[2].Index
+		path := "records[" + strconv.Quote(key) + "][" + strconv.Itoa(idx) + "]"
+		if len(d.Object) == 4 {
+			path += "." + d.Object[3].Name
 		}
-	}
-	skip := func() error {
-		_, err := open(0)
-		return err
-	}
-	// members reads the members of an object whose '{' has been read, calling value for each
-	// with its name and whether the name came before; value consumes the member's value.
-	members := func(value func(name string, again bool) error) error {
-		seen := map[string]bool{}
-		for d.More() {
-			tok, err := d.Token()
-			if err != nil {
-				return err
-			}
-			name := tok.(string)
-			if err := value(name, seen[name]); err != nil {
-				return err
-			}
-			seen[name] = true
-		}
-		_, err := d.Token() // '}'
-		return err
-	}
-	envelope := map[string]bool{"eventSource": true, "eventSourceArn": true, "bootstrapServers": true, "records": true}
-	identity := map[string]bool{"topic": true, "partition": true, "offset": true}
-	other := map[string]bool{"timestamp": true, "timestampType": true, "key": true, "value": true, "headers": true,
-		"keySchemaMetadata": true, "valueSchemaMetadata": true}
-	record := func(key string, idx int) error {
-		rpath := "records[" + strconv.Quote(key) + "][" + strconv.Itoa(idx) + "]"
-		if ok, err := open('{'); !ok {
-			return err
-		}
-		return members(func(name string, again bool) error {
-			if again && (identity[name] || other[name]) {
-				out = append(out, duplicate{path: rpath + "." + name, fatal: identity[name], key: key, record: idx})
-			}
-			if name != "keySchemaMetadata" && name != "valueSchemaMetadata" {
-				return skip()
-			}
-			if ok, err := open('{'); !ok {
-				return err
-			}
-			return members(func(sub string, again bool) error {
-				if again && (sub == "dataFormat" || sub == "schemaId") {
-					out = append(out, duplicate{path: rpath + "." + name + "." + sub, key: key, record: idx})
-				}
-				return skip()
-			})
-		})
-	}
-	if ok, _ := open('{'); !ok {
-		return nil
-	}
-	_ = members(func(name string, again bool) error {
-		if again && envelope[name] {
-			out = append(out, duplicate{path: name, fatal: true})
-		}
-		if name != "records" {
-			return skip()
-		}
-		if ok, err := open('{'); !ok {
-			return err
-		}
-		return members(func(key string, _ bool) error {
-			if ok, err := open('['); !ok {
-				return err
-			}
-			for idx := 0; d.More(); idx++ {
-				if err := record(key, idx); err != nil {
-					return err
-				}
-			}
-			_, err := d.Token() // ']'
-			return err
-		})
+		out = append(out, duplicate{path: path + "." + d.Name, fatal: len(d.Object) == 3 && identity[d.Name], key: key, record: idx})
+		return true
 	})
 	return out
+}
+
+var (
+	envelope = map[string]bool{"eventSource": true, "eventSourceArn": true, "bootstrapServers": true, "records": true}
+	identity = map[string]bool{"topic": true, "partition": true, "offset": true}
+	other    = map[string]bool{"timestamp": true, "timestampType": true, "key": true, "value": true, "headers": true,
+		"keySchemaMetadata": true, "valueSchemaMetadata": true}
+)
+
+// kafkaField says whether Parse reads the member name of the object at obj as a field that may
+// not repeat: a member of the envelope, of a record (records["t-0"][3]) or of its schema
+// metadata. Names match exactly.
+func kafkaField(obj jsonscan.Path, name string) (string, bool) {
+	if len(obj) == 0 {
+		return name, envelope[name]
+	}
+	if obj[0].Name != "records" || len(obj) < 3 || obj[1].Index >= 0 || obj[2].Index < 0 {
+		return "", false
+	}
+	switch {
+	case len(obj) == 3:
+		return name, identity[name] || other[name]
+	case len(obj) == 4 && (obj[3].Name == "keySchemaMetadata" || obj[3].Name == "valueSchemaMetadata"):
+		return name, name == "dataFormat" || name == "schemaId"
+	}
+	return "", false
 }
 
 // checkDuplicates fails t unless Parse's answer on data agrees with duplicates: Parse fails

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
@@ -71,52 +70,9 @@ func (p *parser) errAt(off int, format string, args ...any) *Error {
 	return &Error{Path: p.path(), Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
-// syntaxErr reports invalid JSON at the current position.
-func (p *parser) syntaxErr(what string) *Error {
-	if p.i >= len(p.data) {
-		return p.errAt(p.i, "unexpected end of input %s", what)
-	}
-	return p.errAt(p.i, "invalid character %s %s", quoteChar(p.data[p.i]), what)
-}
-
-func quoteChar(c byte) string {
-	if c == '\'' {
-		return `'\''`
-	}
-	if c == '"' {
-		return `'"'`
-	}
-	s := strconv.QuoteRune(rune(c))
-	if c >= utf8.RuneSelf {
-		s = fmt.Sprintf("byte 0x%02x", c)
-	}
-	return s
-}
-
-// got describes the JSON text at off for an error message: up to 40 bytes of it, on one line,
-// quoted and escaped when it holds anything but printable text.
-func (p *parser) got(off int) string {
-	end := off
-	for end < len(p.data) && end-off < 40 {
-		c := p.data[end]
-		if c == ',' || c == '}' || c == ']' {
-			break
-		}
-		end++
-	}
-	cut := end-off >= 40 && end < len(p.data)
-	for cut && end > off && !utf8.RuneStart(p.data[end]) {
-		end-- // do not split a character
-	}
-	s := strings.TrimSpace(string(p.data[off:end]))
-	if s == "" {
-		return "nothing"
-	}
-	s = jsonscan.QuoteText(s)
-	if cut {
-		s += "..."
-	}
-	return s
+// Fail is the Reader's Failer: a syntax error, with the path of where the parser is.
+func (p *parser) Fail(off int, msg string) error {
+	return &Error{Path: p.path(), Offset: off, Msg: msg}
 }
 
 // topMember is member for a top-level name: "name" or ["name"].
@@ -126,12 +82,13 @@ func topMember(name string) string {
 
 // fieldErr records a malformed record field: the record keeps its place in the batch and
 // carries the error. The value at off is skipped (it must still be valid JSON).
-func (p *parser) fieldErr(off int, cause error, format string, args ...any) error {
+// The value is at nesting depth depth.
+func (p *parser) fieldErr(off, depth int, cause error, format string, args ...any) error {
 	if p.recErr == nil {
 		e := p.errAt(off, format, args...)
 		e.Err = cause
 		p.recErr = e
 	}
-	p.i = off
-	return p.skipValue(0)
+	p.Pos = off
+	return p.SkipValue(depth)
 }

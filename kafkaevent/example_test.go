@@ -102,7 +102,7 @@ func ExampleParse_error() {
 	fmt.Println(err)
 	// Output:
 	// records["orders-0"][0].offset
-	// kafkaevent: records["orders-0"][0].offset: want integer, got "[\n1"
+	// kafkaevent: records["orders-0"][0].offset: want integer, got "[\n1]"
 	// kafkaevent: $: the payload starts with a UTF-8 byte order mark (EF BB BF), which JSON does not allow; remove it
 }
 

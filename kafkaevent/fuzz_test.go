@@ -6,17 +6,19 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
 // FuzzParse checks, on any input: Parse never panics; its fast path agrees with its general
 // path; every error is an *Error that names a path; no known member given twice is accepted
 // (checkDuplicates); every event it returns writes back (MarshalJSON) to a payload that parses
-// to an equal event. The seed corpus is testdata/fuzz/FuzzParse, the fixture events and
-// duplicateSeeds.
+// to an equal event. The seed corpus is testdata/fuzz/FuzzParse, the fixture events,
+// duplicateSeeds and limitSeeds.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("../testdata/events/*.json")
 	more, _ := filepath.Glob("testdata/fixtures/*/*.json")
@@ -31,6 +33,9 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(msk(rec(`,"headers":[{"h":[1]},{"h":[2],"h":[3]}],"x":1,"x":2`)))) // repeats that are no duplicates
+	for _, data := range limitSeeds() {
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		agree(t, data)
 		ev, err := kafkaevent.Parse(data)
@@ -96,4 +101,34 @@ func normalize(ev *kafkaevent.Event) *kafkaevent.Event {
 		}
 	}
 	return ev
+}
+
+// limitSeeds are payloads at the limits, for FuzzParse's corpus: unknown members nested as deep
+// as jsonscan.MaxDepth allows and one level deeper, in a record and in the envelope, and a
+// large event (5,000 records, about 1 MB).
+func limitSeeds() [][]byte {
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	recs := make([]string, 5000)
+	for i := range recs {
+		recs[i] = rec(`,"key":"` + b64(strconv.Itoa(i)) + `","value":"` + b64(strings.Repeat("v", i%300)) + `","headers":[{"h":[1,2]}]`)
+	}
+	return [][]byte{
+		[]byte(msk(rec(`,"x":` + nest(jsonscan.MaxDepth-4)))), // the record is the 4th container
+		[]byte(msk(rec(`,"x":` + nest(jsonscan.MaxDepth-3)))),
+		[]byte(`{"eventSource":"aws:kafka","x":` + strings.Repeat(`{"a":`, jsonscan.MaxDepth-1) + "1" + strings.Repeat("}", jsonscan.MaxDepth-1) + `,"records":{}}`),
+		[]byte(`{"eventSource":"aws:kafka","x":` + strings.Repeat(`{"a":`, jsonscan.MaxDepth) + "1" + strings.Repeat("}", jsonscan.MaxDepth) + `,"records":{}}`),
+		[]byte(msk(recs...)),
+	}
+}
+
+// Unknown members nest as deep as encoding/json reads, and no deeper: Parse agrees with
+// aws-lambda-go at jsonscan.MaxDepth.
+func TestLimitSeeds(t *testing.T) {
+	for i, data := range limitSeeds() {
+		_, err := kafkaevent.Parse(data)
+		if fail := i == 1 || i == 3; (err != nil) != fail {
+			t.Errorf("seed %d: Parse error %v, want one: %v", i, err, fail)
+		}
+		agree(t, data)
+	}
 }

@@ -7,30 +7,30 @@ import (
 )
 
 func (p *parser) headerList(off int) ([]Header, error) {
-	if p.null() {
+	if p.Null() {
 		return nil, nil
 	}
-	if p.i >= len(p.data) || p.data[p.i] != '[' {
-		if err := p.checkValue(off); err != nil {
+	if p.Pos >= len(p.Data) || p.Data[p.Pos] != '[' {
+		if err := p.checkValue(off, 4); err != nil {
 			return nil, err
 		}
-		return nil, p.fieldErr(off, nil, "want array of header objects, got %s", p.got(off))
+		return nil, p.fieldErr(off, 4, nil, "want array of header objects, got %s", p.Got(off))
 	}
 	start := len(p.headers)
-	p.i++
-	p.skipWS()
-	if p.i < len(p.data) && p.data[p.i] == ']' {
-		p.i++
+	p.Pos++
+	p.SkipWS()
+	if p.Pos < len(p.Data) && p.Data[p.Pos] == ']' {
+		p.Pos++
 		return nil, nil
 	}
 	for idx := 0; ; idx++ {
-		hoff := p.i
-		if p.i >= len(p.data) || p.data[p.i] != '{' {
-			if err := p.checkValue(hoff); err != nil {
+		hoff := p.Pos
+		if p.Pos >= len(p.Data) || p.Data[p.Pos] != '{' {
+			if err := p.checkValue(hoff, 5); err != nil {
 				return nil, err
 			}
 			p.field = nameHeaders + "[" + strconv.Itoa(idx) + "]"
-			if err := p.fieldErr(hoff, nil, "want header object, got %s", p.got(hoff)); err != nil {
+			if err := p.fieldErr(hoff, 5, nil, "want header object, got %s", p.Got(hoff)); err != nil {
 				return nil, err
 			}
 		} else {
@@ -38,26 +38,26 @@ func (p *parser) headerList(off int) ([]Header, error) {
 			// remember the text of the element seen at this position and the header it gave,
 			// and when the next record has the same text, copy the header instead of decoding.
 			slot := &p.hcache[idx%len(p.hcache)]
-			if n := len(slot.raw); n > 0 && hoff+n <= len(p.data) && string(p.data[hoff:hoff+n]) == string(slot.raw) {
+			if n := len(slot.raw); n > 0 && hoff+n <= len(p.Data) && string(p.Data[hoff:hoff+n]) == string(slot.raw) {
 				h := Header{Key: slot.name}
 				if slot.value != nil {
 					h.Value = p.copyBytes(slot.value)
 				}
 				p.headers = append(p.headers, h)
-				p.i = hoff + n
+				p.Pos = hoff + n
 			} else {
 				before, hadErr := len(p.headers), p.recErr != nil
-				err := p.object(func(name []byte) error {
-					voff := p.i
-					h := Header{Key: p.intern(name)}
-					if !p.null() {
+				err := p.Object(6, func(n jsonscan.Name) error {
+					voff := p.Pos
+					h := Header{Key: p.intern(p.NameBytes(n))}
+					if !p.Null() {
 						v, ok := p.byteList()
 						if !ok {
 							p.field = nameHeaders + "[" + strconv.Itoa(idx) + "]" + jsonscan.Member(h.Key)
-							if err := p.checkValue(voff); err != nil {
+							if err := p.checkValue(voff, 6); err != nil {
 								return err
 							}
-							if err := p.fieldErr(voff, nil, "want array of byte numbers -128..255, got %s", p.got(voff)); err != nil {
+							if err := p.fieldErr(voff, 6, nil, "want array of byte numbers -128..255, got %s", p.Got(voff)); err != nil {
 								return err
 							}
 							p.field = nameHeaders
@@ -73,24 +73,17 @@ func (p *parser) headerList(off int) ([]Header, error) {
 				}
 				slot.raw = nil
 				if len(p.headers) == before+1 && !hadErr && p.recErr == nil {
-					slot.raw, slot.name, slot.value = p.data[hoff:p.i], p.headers[before].Key, p.headers[before].Value
+					slot.raw, slot.name, slot.value = p.Data[hoff:p.Pos], p.headers[before].Key, p.headers[before].Value
 				}
 			}
 		}
-		p.skipWS()
-		if p.i >= len(p.data) {
-			return nil, p.syntaxErr("in headers")
+		more, err := p.NextElement()
+		if err != nil {
+			return nil, err
 		}
-		if p.data[p.i] == ',' {
-			p.i++
-			p.skipWS()
-			continue
-		}
-		if p.data[p.i] == ']' {
-			p.i++
+		if !more {
 			break
 		}
-		return nil, p.syntaxErr("in headers (want ',' or ']')")
 	}
 	end := len(p.headers)
 	if end == start {
@@ -106,13 +99,13 @@ func (p *parser) headerList(off int) ([]Header, error) {
 // to three digits separated by commas without spaces, is read with few branches; anything else
 // goes through byteListSlow.
 func (p *parser) byteList() ([]byte, bool) {
-	d := p.data
-	if p.i >= len(d) || d[p.i] != '[' {
+	d := p.Data
+	if p.Pos >= len(d) || d[p.Pos] != '[' {
 		return nil, false
 	}
-	i := p.i + 1
+	i := p.Pos + 1
 	if i+1 < len(d) && d[i] == ']' {
-		p.i = i + 1
+		p.Pos = i + 1
 		return p.takeArena(0), true
 	}
 	l := len(p.arena)
@@ -162,7 +155,7 @@ func (p *parser) byteList() ([]byte, bool) {
 		p.arena = p.arena[:l]
 		return p.byteListSlow()
 	}
-	p.i = i
+	p.Pos = i
 	n := len(p.arena) - l
 	return p.arena[l : l+n : l+n], true
 }
@@ -170,8 +163,8 @@ func (p *parser) byteList() ([]byte, bool) {
 // byteListSlow is byteList for any valid form: spaces, numbers near the end of the input, and
 // the checks that make a value out of range an error.
 func (p *parser) byteListSlow() ([]byte, bool) {
-	d := p.data
-	i := p.i
+	d := p.Data
+	i := p.Pos
 	if i >= len(d) || d[i] != '[' {
 		return nil, false
 	}
@@ -221,6 +214,6 @@ func (p *parser) byteListSlow() ([]byte, bool) {
 		return nil, false
 	}
 	p.hbuf = buf
-	p.i = i
+	p.Pos = i
 	return p.copyBytes(buf), true
 }

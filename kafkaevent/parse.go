@@ -5,11 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-)
 
-// maxDepth bounds the nesting of unknown fields that Parse skips, so that hostile input
-// cannot exhaust the stack.
-const maxDepth = 1000
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
+)
 
 // Parse decodes the payload Lambda sends to a function behind a Kafka event source mapping,
 // from Amazon MSK or from self-managed Kafka.
@@ -35,7 +33,8 @@ func Parse(data []byte) (*Event, error) {
 }
 
 func parse(data []byte, noFast bool) (*Event, error) {
-	p := parser{data: data, noFast: noFast}
+	p := parser{Reader: jsonscan.Reader{Data: data}, noFast: noFast}
+	p.Failer = &p
 	// The arena starts small; presize sizes it for the whole batch from the first record.
 	p.arena = make([]byte, 0, min(arenaBound(len(data)), 16<<10))
 	ev, err := p.event()
@@ -46,15 +45,13 @@ func parse(data []byte, noFast bool) (*Event, error) {
 }
 
 type parser struct {
-	data []byte
-	i    int
+	jsonscan.Reader
 
 	arena   []byte
 	records []Record
 	headers []Header
 	schemas []SchemaMetadata
 	strs    map[string]string
-	scratch []byte
 	hbuf    []byte
 	hcache  [4]struct {
 		name       string
@@ -82,15 +79,15 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 func (p *parser) event() (*Event, error) {
 	p.recIndex = -1
-	if bytes.HasPrefix(p.data, utf8BOM) {
+	if bytes.HasPrefix(p.Data, utf8BOM) {
 		return nil, p.errAt(0, "the payload starts with a UTF-8 byte order mark (EF BB BF), which JSON does not allow; remove it")
 	}
-	p.skipWS()
-	if p.i >= len(p.data) || p.data[p.i] != '{' {
-		if p.i >= len(p.data) {
-			return nil, p.errAt(p.i, "want a JSON object, got nothing")
+	p.SkipWS()
+	if p.Pos >= len(p.Data) || p.Data[p.Pos] != '{' {
+		if p.Pos >= len(p.Data) {
+			return nil, p.errAt(p.Pos, "want a JSON object, got nothing")
 		}
-		return nil, p.errAt(p.i, "want a JSON object, got %s", p.got(p.i))
+		return nil, p.errAt(p.Pos, "want a JSON object, got %s", p.Got(p.Pos))
 	}
 	ev := &Event{}
 	var (
@@ -101,8 +98,9 @@ func (p *parser) event() (*Event, error) {
 		parts      []Partition
 		seen       uint8 // the envelope members read so far, one bit each
 	)
-	err := p.object(func(name []byte) error {
-		off := p.i
+	err := p.Object(1, func(n jsonscan.Name) error {
+		name := p.NameBytes(n)
+		off := p.Pos
 		var bit uint8
 		switch string(name) {
 		case "eventSource":
@@ -129,7 +127,7 @@ func (p *parser) event() (*Event, error) {
 				return err
 			}
 			if !ok {
-				return p.errAt(off, "want string, got %s", p.got(off))
+				return p.errAt(off, "want string, got %s", p.Got(off))
 			}
 			source, sourceSeen, sourceOff = s, true, off
 		case "eventSourceArn":
@@ -138,8 +136,8 @@ func (p *parser) event() (*Event, error) {
 			if err != nil {
 				return err
 			}
-			if !ok && p.data[off] != 'n' {
-				return p.errAt(off, "want string, got %s", p.got(off))
+			if !ok && p.Data[off] != 'n' {
+				return p.errAt(off, "want string, got %s", p.Got(off))
 			}
 			ev.SourceARN = s
 		case "bootstrapServers":
@@ -148,14 +146,14 @@ func (p *parser) event() (*Event, error) {
 			if err != nil {
 				return err
 			}
-			if !ok && p.data[off] != 'n' {
-				return p.errAt(off, "want comma-separated string, got %s", p.got(off))
+			if !ok && p.Data[off] != 'n' {
+				return p.errAt(off, "want comma-separated string, got %s", p.Got(off))
 			}
 			ev.BootstrapServers = splitServers(s)
 		case "records":
 			p.field = "records"
-			if p.i >= len(p.data) || p.data[p.i] != '{' {
-				return p.errAt(off, "want object keyed \"topic-partition\", got %s", p.got(off))
+			if p.Pos >= len(p.Data) || p.Data[p.Pos] != '{' {
+				return p.errAt(off, "want object keyed \"topic-partition\", got %s", p.Got(off))
 			}
 			ps, err := p.partitions()
 			if err != nil {
@@ -164,7 +162,7 @@ func (p *parser) event() (*Event, error) {
 			parts, recordsOK = ps, true
 		default:
 			p.field = topMember(string(name))
-			if err := p.skipValue(0); err != nil {
+			if err := p.SkipValue(1); err != nil {
 				return err
 			}
 		}
@@ -174,10 +172,10 @@ func (p *parser) event() (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.skipWS()
-	if p.i != len(p.data) {
+	p.SkipWS()
+	if p.Pos != len(p.Data) {
 		p.field = ""
-		return nil, p.errAt(p.i, "unexpected data after the event object: %s", p.got(p.i))
+		return nil, p.errAt(p.Pos, "unexpected data after the event object: %s", p.Got(p.Pos))
 	}
 	switch {
 	case !sourceSeen:
@@ -221,8 +219,8 @@ func splitServers(s string) []string {
 // sorted.
 func (p *parser) partitions() ([]Partition, error) {
 	var parts []Partition
-	err := p.object(func(name []byte) error {
-		key := string(name)
+	err := p.Object(2, func(n jsonscan.Name) error {
+		key := string(p.NameBytes(n))
 		p.partKey, p.inPart = key, true
 		p.recIndex = -1
 		p.field = ""
@@ -231,38 +229,19 @@ func (p *parser) partitions() ([]Partition, error) {
 		topic, num, ok := splitPartitionKey(key)
 		part := Partition{Topic: topic, Number: num, key: key}
 		p.keyOK = ok
-		p.topicPlain = ok && plainJSON(topic)
-		off := p.i
-		if p.i >= len(p.data) || p.data[p.i] != '[' {
-			return p.errAt(off, "want array of records, got %s", p.got(off))
+		p.topicPlain = ok && jsonscan.PlainJSON(topic)
+		off := p.Pos
+		if p.Pos >= len(p.Data) || p.Data[p.Pos] != '[' {
+			return p.errAt(off, "want array of records, got %s", p.Got(off))
 		}
-		p.i++
 		start := len(p.records)
-		p.skipWS()
-		if p.i < len(p.data) && p.data[p.i] == ']' {
-			p.i++
-		} else {
-			for idx := 0; ; idx++ {
-				p.recIndex = idx
-				p.field = ""
-				if err := p.record(&part); err != nil {
-					return err
-				}
-				p.skipWS()
-				if p.i >= len(p.data) {
-					return p.syntaxErr("after record")
-				}
-				if p.data[p.i] == ',' {
-					p.i++
-					p.skipWS()
-					continue
-				}
-				if p.data[p.i] == ']' {
-					p.i++
-					break
-				}
-				return p.syntaxErr("after record (want ',' or ']')")
-			}
+		err := p.Array(3, func(idx int) error {
+			p.recIndex = idx
+			p.field = ""
+			return p.record(&part)
+		})
+		if err != nil {
+			return err
 		}
 		end := len(p.records)
 		part.Records = p.records[start:end:end]

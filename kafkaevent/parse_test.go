@@ -349,7 +349,7 @@ func TestParseEnvelopeErrors(t *testing.T) {
 		{`{"eventSource":"aws:kafka","records":{"orders":[{"topic":"orders","offset":1}]}}`, `records["orders"][0].partition: missing, and the records key is not "topic-N"`},
 		{`{"eventSource":"aws:kafka","records":{"orders":[{"topic":"","partition":0,"offset":1}]}}`, `records["orders"][0].topic: missing`},
 		{"\xef\xbb\xbf" + `{"eventSource":"aws:kafka","records":{}}`, `$: the payload starts with a UTF-8 byte order mark (EF BB BF)`},
-		{"{\"eventSource\":\"aws:kafka\",\"records\":{\"t-0\":[{\"offset\":[\n1]}]}}", `records["t-0"][0].offset: want integer, got "[\n1"`},
+		{"{\"eventSource\":\"aws:kafka\",\"records\":{\"t-0\":[{\"offset\":[\n1]}]}}", `records["t-0"][0].offset: want integer, got "[\n1]"`},
 		{"{\"eventSource\":\"aws:kafka\",\"records\":{\"t-0\":[{\"offset\":\"a\x7fb\u2028\"}]}}", `records["t-0"][0].offset: want integer, got "\"a\x7fb\u2028\""`},
 		{`{"eventSource":"aws:kafka","records":{"t-0":[{"offset":1,"a\nb":[1,}]}}`, `records["t-0"][0]["a\nb"]: invalid character '}'`},
 
@@ -365,7 +365,7 @@ func TestParseEnvelopeErrors(t *testing.T) {
 		{msk(`{"topic":"orders","partition":-1,"offset":1}`), `records["orders-0"][0].partition: want partition number`},
 		{msk(`{"topic":9,"partition":0,"offset":1}`), `records["orders-0"][0].topic: want string, got 9`},
 		{msk(`7`), `records["orders-0"][0]: want record object, got 7`},
-		{msk(`{"topic":"orders","partition":0,"offset":1,"value":"QQ==`), `records["orders-0"][0].value: unexpected end of input`},
+		{msk(`{"topic":"orders","partition":0,"offset":1,"value":"QQ==`), `records["orders-0"][0].value: unexpected end of JSON input`},
 		{msk(`{"topic":"orders","partition":0,"offset":1,"value":"a` + "\x01" + `"}`), `records["orders-0"][0].value: invalid character`},
 		{msk(`{"topic":"orders","partition":0,"offset":1,"x":[1,}`), `records["orders-0"][0].x: invalid character '}'`},
 		{msk(`{"topic":"orders","partition":0,"offset":1,"x":tru}`), `records["orders-0"][0].x: invalid character '}' in literal true`},
@@ -373,7 +373,7 @@ func TestParseEnvelopeErrors(t *testing.T) {
 		{msk(`{"topic":"orders","partition":0,"offset":1,"x":"\q"}`), `records["orders-0"][0].x: invalid character 'q' in string escape code`},
 		{msk(`{"topic":"orders","partition":0,"offset":1,"headers":[{"h":[1,]}]}`), `records["orders-0"][0].headers[0].h: invalid character ']'`},
 		{msk(`{"topic":"orders","partition":0,"offset":1,"timestamp":1e}`), `records["orders-0"][0].timestamp: invalid character '}' in exponent`},
-		{msk(`{"topic":"orders","partition":0,"offset":1}`)[:60], `unexpected end of input`},
+		{msk(`{"topic":"orders","partition":0,"offset":1}`)[:60], `unexpected end of JSON input`},
 		{msk(`{"topic":"orders","partition":0,"offset":1,"headers":[{"h":00]}]}`), `records["orders-0"][0].headers: invalid character '0' after object key:value pair`},
 		{strings.Repeat("[", 5000), `$: want a JSON object, got [`},
 		{`{"eventSource":"aws:kafka","records":{` + strings.Repeat(`"a-1":[],`, 1) + func() string {
@@ -383,7 +383,7 @@ func TestParseEnvelopeErrors(t *testing.T) {
 			}
 			return b.String()
 		}() + `"a-1":[]}}`, `records["a-1"]: key appears twice in records`},
-		{`{"eventSource":"aws:kafka","x":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `,"records":{}}`, `x: exceeded max depth`},
+		{`{"eventSource":"aws:kafka","x":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `,"records":{}}`, `x: nesting exceeds 10000 levels`},
 	}
 	for _, c := range cases {
 		_, err := kafkaevent.Parse([]byte(c.in))

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
 
 const (
@@ -22,9 +24,9 @@ const (
 )
 
 func (p *parser) record(part *Partition) error {
-	recStart := p.i
-	if p.i >= len(p.data) || p.data[p.i] != '{' {
-		return p.errAt(p.i, "want record object, got %s", p.got(p.i))
+	recStart := p.Pos
+	if p.Pos >= len(p.Data) || p.Data[p.Pos] != '{' {
+		return p.errAt(p.Pos, "want record object, got %s", p.Got(p.Pos))
 	}
 	if len(p.records) == cap(p.records) && len(p.records) <= 1 {
 		p.presize(recStart)
@@ -45,38 +47,12 @@ func (p *parser) record(part *Partition) error {
 		return nil
 	}
 	p.seen, p.topicSeen = 0, false
-	p.i++
-	p.skipWS()
-	if p.i < len(p.data) && p.data[p.i] == '}' {
-		p.i++
-	} else {
-		for {
-			kind, name, err := p.recordMember()
-			if err != nil {
-				return err
-			}
-			if err := p.recordField(r, part, kind, name); err != nil {
-				return err
-			}
-			// Compact JSON, as Lambda sends it, goes straight on to the next name.
-			if i := p.i; i+1 < len(p.data) && p.data[i] == ',' && p.data[i+1] == '"' {
-				p.i = i + 1
-				continue
-			}
-			p.skipWS()
-			if p.i >= len(p.data) {
-				return p.syntaxErr("after object key:value pair")
-			}
-			if c := p.data[p.i]; c == ',' {
-				p.i++
-				p.skipWS()
-				continue
-			} else if c == '}' {
-				p.i++
-				break
-			}
-			return p.syntaxErr("after object key:value pair")
-		}
+	err := p.Object(4, func(n jsonscan.Name) error {
+		name := p.NameBytes(n)
+		return p.recordField(r, part, fieldKindOf(name), name)
+	})
+	if err != nil {
+		return err
 	}
 	if p.seen&(1<<fOffset) == 0 {
 		p.field = nameOffset
@@ -95,7 +71,7 @@ func (p *parser) record(part *Partition) error {
 	}
 	if p.recErr != nil {
 		r.Err = p.recErr
-		r.raw = p.copyBytes(p.data[recStart:p.i])
+		r.raw = p.copyBytes(p.Data[recStart:p.Pos])
 		p.recErr = nil
 	}
 	return nil
@@ -107,14 +83,14 @@ func (p *parser) record(part *Partition) error {
 // record again on the general path, which handles every form and every error. The two paths
 // must agree on everything; TestRecordFastAgrees checks that they do.
 func (p *parser) recordFast(r *Record, part *Partition) bool {
-	d := p.data
-	start := p.i
+	d := p.Data
+	start := p.Pos
 	i := start + 1 // past '{'
 	headers := len(p.headers)
 	var seen uint16 // the members read, one bit per fieldKind, as on the general path
 	fail := func() bool {
 		*r = Record{Topic: part.Topic, Partition: part.Number}
-		p.i, p.headers, p.recErr, p.field = start, p.headers[:headers], nil, ""
+		p.Pos, p.headers, p.recErr, p.field = start, p.headers[:headers], nil, ""
 		return false
 	}
 	for {
@@ -126,37 +102,37 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 		switch {
 		case w == wTopic:
 			bit = 1 << fTopic
-			next, ok := quotedAt(d, i+8, part.Topic)
+			next, ok := jsonscan.QuotedAt(d, i+8, part.Topic)
 			if !ok || !p.topicPlain {
 				return fail()
 			}
 			i = next
 		case w == wPartiti && binary.LittleEndian.Uint32(d[i+8:]) == wOnColon:
 			bit = 1 << fPartition
-			n, next, ok := uintAt(d, i+12)
+			n, next, ok := jsonscan.UintAt(d, i+12)
 			if !ok || n != uint64(part.Number) {
 				return fail()
 			}
 			i = next
 		case w == wOffset && d[i+8] == ':':
 			bit = 1 << fOffset
-			n, next, ok := uintAt(d, i+9)
+			n, next, ok := jsonscan.UintAt(d, i+9)
 			if !ok || n > math.MaxInt64 {
 				return fail()
 			}
 			r.Offset, i = int64(n), next
 		case w == wTimesta && binary.LittleEndian.Uint32(d[i+8:]) == wMpColon:
 			bit = 1 << fTimestamp
-			n, next, ok := uintAt(d, i+12) // -1 and other negatives take the general path
+			n, next, ok := jsonscan.UintAt(d, i+12) // -1 and other negatives take the general path
 			if !ok || n > math.MaxInt64 {
 				return fail()
 			}
 			r.Timestamp, i = time.UnixMilli(int64(n)).UTC(), next
 		case w == wTimesta && binary.LittleEndian.Uint64(d[i+8:]) == wMpType:
 			bit = 1 << fTimestampType
-			if next, ok := quotedAt(d, i+16, CreateTime); ok {
+			if next, ok := jsonscan.QuotedAt(d, i+16, CreateTime); ok {
 				r.TimestampType, i = CreateTime, next
-			} else if next, ok := quotedAt(d, i+16, LogAppendTime); ok {
+			} else if next, ok := jsonscan.QuotedAt(d, i+16, LogAppendTime); ok {
 				r.TimestampType, i = LogAppendTime, next
 			} else {
 				return fail()
@@ -177,13 +153,13 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 			r.Value, i = v, next
 		case w == wHeaders && binary.LittleEndian.Uint16(d[i+8:]) == wQuoteColon && d[i+10] == '[':
 			bit = 1 << fHeaders
-			p.i, p.field = i+10, nameHeaders
+			p.Pos, p.field = i+10, nameHeaders
 			hs, err := p.headerList(i + 10)
 			p.field = ""
 			if err != nil || p.recErr != nil {
 				return fail()
 			}
-			r.Headers, i = hs, p.i
+			r.Headers, i = hs, p.Pos
 		default:
 			return fail()
 		}
@@ -204,7 +180,7 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 	if seen&(1<<fOffset) == 0 {
 		return fail()
 	}
-	p.i = i
+	p.Pos = i
 	return true
 }
 
@@ -221,13 +197,13 @@ func (p *parser) presize(recStart int) {
 	if size < 64 {
 		size = 64
 	}
-	n := (len(p.data)-p.firstRec)/size + 16
+	n := (len(p.Data)-p.firstRec)/size + 16
 	// Decoded bytes in proportion to the first record's, with a margin; the arena is zeroed
 	// on allocation, so sizing it for what the batch needs rather than for the worst case
 	// (arenaBound) saves a pass over a quarter of the payload's size. If the guess falls
 	// short, reserve falls back to the bound for the rest.
-	est := len(p.arena)*(len(p.data)-recStart)/size*11/10 + 4096
-	if rest := arenaBound(len(p.data) - recStart); est > rest {
+	est := len(p.arena)*(len(p.Data)-recStart)/size*11/10 + 4096
+	if rest := arenaBound(len(p.Data) - recStart); est > rest {
 		est = rest
 	}
 	if est > cap(p.arena)-len(p.arena) {
@@ -245,7 +221,7 @@ func (p *parser) presize(recStart int) {
 
 // recordField reads the value of one member of a record.
 func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []byte) error {
-	off := p.i
+	off := p.Pos
 	if kind != fUnknown {
 		bit := uint16(1) << kind
 		if p.seen&bit != 0 {
@@ -256,25 +232,8 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 	switch kind {
 	case fTopic:
 		p.field = nameTopic
-		if p.topicPlain && p.quoted(part.Topic) {
-			p.topicSeen = true
-			break // the usual case: the records key's topic, unescaped
-		}
-		raw, esc, err := p.rawString()
-		if err != nil {
-			if p.data[off] != '"' {
-				return p.errAt(off, "want string, got %s", p.got(off))
-			}
+		if err := p.topicField(r, part, off); err != nil {
 			return err
-		}
-		if len(raw) == 0 {
-			break // "" names no topic: the key's stands, as FromAWS takes it
-		}
-		p.topicSeen = true
-		if esc {
-			r.Topic = p.intern(p.unescape(raw))
-		} else if string(raw) != part.Topic {
-			r.Topic = p.intern(raw)
 		}
 	case fPartition:
 		p.field = namePartition
@@ -285,12 +244,12 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 		r.Partition = n
 	case fOffset:
 		p.field = nameOffset
-		n, ok := p.integer()
+		n, ok := p.Integer()
 		if !ok {
-			if err := p.checkValue(off); err != nil {
+			if err := p.checkValue(off, 4); err != nil {
 				return err
 			}
-			return p.errAt(off, "want integer, got %s", p.got(off))
+			return p.errAt(off, "want integer, got %s", p.Got(off))
 		}
 		if n < 0 {
 			return p.errAt(off, "want non-negative integer, got %d", n)
@@ -298,48 +257,13 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 		r.Offset = n
 	case fTimestamp:
 		p.field = nameTimestamp
-		if p.null() {
-			r.Timestamp = time.Time{}
-			break
-		}
-		n, ok := p.integer()
-		if !ok {
-			if err := p.checkValue(off); err != nil {
-				return err
-			}
-			return p.fieldErr(off, nil, "want integer epoch milliseconds, got %s", p.got(off))
-		}
-		if n == -1 {
-			r.Timestamp = time.Time{}
-		} else {
-			r.Timestamp = time.UnixMilli(n).UTC()
+		if err := p.timestampField(r, off); err != nil {
+			return err
 		}
 	case fTimestampType:
 		p.field = nameTimestampType
-		if p.quoted(CreateTime) {
-			r.TimestampType = CreateTime
-			break
-		}
-		raw, esc, err := p.rawString()
-		if err != nil {
-			if p.null() {
-				r.TimestampType = ""
-				break
-			}
-			if p.data[off] == '"' {
-				return err
-			}
-			return p.fieldErr(off, nil, "want string, got %s", p.got(off))
-		}
-		switch {
-		case esc:
-			r.TimestampType = p.intern(p.unescape(raw))
-		case string(raw) == CreateTime:
-			r.TimestampType = CreateTime
-		case string(raw) == LogAppendTime:
-			r.TimestampType = LogAppendTime
-		default:
-			r.TimestampType = p.intern(raw)
+		if err := p.timestampTypeField(r, off); err != nil {
+			return err
 		}
 	case fKey, fValue:
 		dst := &r.Key
@@ -372,7 +296,7 @@ func (p *parser) recordField(r *Record, part *Partition, kind fieldKind, name []
 		*dst = s
 	default:
 		p.field, p.unknown = "", name
-		if err := p.skipValue(0); err != nil {
+		if err := p.SkipValue(4); err != nil {
 			return err
 		}
 		p.unknown = nil
@@ -406,7 +330,7 @@ func (p *parser) duplicate(r *Record, kind fieldKind, off int) error {
 	case fValueSchema:
 		r.ValueSchema = nil
 	}
-	err := p.fieldErr(off, nil, msg)
+	err := p.fieldErr(off, 4, nil, msg)
 	p.field = ""
 	return err
 }
@@ -443,22 +367,9 @@ var fieldNames = [...]string{
 	fValueSchema:   nameValueSchema,
 }
 
-// recordMember reads a member name of a record and the colon after it, and says which field it
-// is. It is the general path: recordFast reads the names Lambda writes without it.
-func (p *parser) recordMember() (fieldKind, []byte, error) {
-	d := p.data
-	i := p.i
-	if i >= len(d) || d[i] != '"' {
-		return 0, nil, p.syntaxErr("looking for beginning of object key string")
-	}
-	raw, esc, err := p.rawString()
-	if err != nil {
-		return 0, nil, err
-	}
-	name := raw
-	if esc {
-		name = p.unescape(raw)
-	}
+// fieldKindOf says which field of a record a member name stands for. It is the general path:
+// recordFast reads the names Lambda writes without it.
+func fieldKindOf(name []byte) fieldKind {
 	kind := fUnknown
 	switch string(name) {
 	case nameTopic:
@@ -482,20 +393,7 @@ func (p *parser) recordMember() (fieldKind, []byte, error) {
 	case nameValueSchema:
 		kind = fValueSchema
 	}
-	if i := p.i; i+1 < len(d) && d[i] == ':' && d[i+1] > ' ' {
-		p.i = i + 1 // compact JSON
-		return kind, name, nil
-	}
-	p.skipWS()
-	if p.i >= len(d) || d[p.i] != ':' {
-		return 0, nil, p.syntaxErr("after object key")
-	}
-	p.i++
-	p.skipWS()
-	if p.i >= len(d) {
-		return 0, nil, p.syntaxErr("looking for beginning of value")
-	}
-	return kind, name, nil
+	return kind
 }
 
 // Record member names with their quotes and colon, as little-endian words for recordFast.
@@ -523,25 +421,25 @@ func word8(s string) uint64 {
 // partitionNumber reads a partition as a JSON number or, as hand-written fixtures do, a
 // numeric string.
 func (p *parser) partitionNumber() (int32, error) {
-	off := p.i
-	if p.i < len(p.data) && p.data[p.i] == '"' {
-		raw, esc, err := p.rawString()
+	off := p.Pos
+	if p.Pos < len(p.Data) && p.Data[p.Pos] == '"' {
+		raw, flags, err := p.RawString()
 		if err != nil {
 			return 0, err
 		}
-		s := p.text(raw, esc)
+		s := p.Text(raw, flags)
 		n, ok := parseUint(s, math.MaxInt32)
 		if !ok {
-			return 0, p.errAt(off, "want partition number 0..%d, got %s", math.MaxInt32, p.got(off))
+			return 0, p.errAt(off, "want partition number 0..%d, got %s", math.MaxInt32, p.Got(off))
 		}
 		return int32(n), nil
 	}
-	n, ok := p.integer()
+	n, ok := p.Integer()
 	if !ok {
-		if err := p.checkValue(off); err != nil {
+		if err := p.checkValue(off, 4); err != nil {
 			return 0, err
 		}
-		return 0, p.errAt(off, "want partition number 0..%d, got %s", math.MaxInt32, p.got(off))
+		return 0, p.errAt(off, "want partition number 0..%d, got %s", math.MaxInt32, p.Got(off))
 	}
 	if n < 0 || n > math.MaxInt32 {
 		return 0, p.errAt(off, "want partition number 0..%d, got %d", math.MaxInt32, n)
@@ -552,37 +450,37 @@ func (p *parser) partitionNumber() (int32, error) {
 // base64Field reads a key or value: null gives nil, a string its decoded bytes (empty but not
 // nil for ""). A string that is not valid base64 sets the record's error.
 func (p *parser) base64Field(off int) ([]byte, error) {
-	if p.null() {
+	if p.Null() {
 		return nil, nil
 	}
-	if p.i >= len(p.data) || p.data[p.i] != '"' {
-		if err := p.checkValue(off); err != nil {
+	if p.Pos >= len(p.Data) || p.Data[p.Pos] != '"' {
+		if err := p.checkValue(off, 4); err != nil {
 			return nil, err
 		}
-		return nil, p.fieldErr(off, nil, "want base64 string or null, got %s", p.got(off))
+		return nil, p.fieldErr(off, 4, nil, "want base64 string or null, got %s", p.Got(off))
 	}
-	if v, next, ok := p.base64At(p.i); ok {
-		p.i = next
+	if v, next, ok := p.base64At(p.Pos); ok {
+		p.Pos = next
 		return v, nil
 	}
 	// Slow path: escapes, or not base64 at all.
-	raw, esc, err := p.rawString()
+	raw, flags, err := p.RawString()
 	if err != nil {
 		return nil, err
 	}
 	text := raw
-	if esc {
-		text = p.unescape(raw)
+	if flags.NeedsDecoding() {
+		text = p.Unescape(raw, flags)
 	}
 	for i, c := range text {
 		if c == '\r' || c == '\n' {
-			return nil, p.fieldErr(off, base64.CorruptInputError(i), "invalid base64: line break at byte %d", i)
+			return nil, p.fieldErr(off, 4, base64.CorruptInputError(i), "invalid base64: line break at byte %d", i)
 		}
 	}
 	p.reserve(base64.StdEncoding.DecodedLen(len(text)))
 	n, derr := base64.StdEncoding.Decode(p.arena[len(p.arena):cap(p.arena)], text)
 	if derr != nil {
-		return nil, p.fieldErr(off, derr, "invalid base64: %v", derr)
+		return nil, p.fieldErr(off, 4, derr, "invalid base64: %v", derr)
 	}
 	return p.takeArena(n), nil
 }
@@ -591,7 +489,7 @@ func (p *parser) base64Field(off int) ([]byte, error) {
 // unescaping (the fast path), and returns the bytes and the position after the string. It
 // returns false for anything else, with nothing consumed.
 func (p *parser) base64At(i int) (v []byte, next int, ok bool) {
-	d := p.data
+	d := p.Data
 	if i >= len(d) || d[i] != '"' {
 		return nil, 0, false
 	}
@@ -620,19 +518,20 @@ func (p *parser) base64At(i int) (v []byte, next int, ok bool) {
 // takeArena returns the next n bytes of the arena, already written, as a slice with no spare
 // capacity, and moves the arena past them.
 func (p *parser) schema(off int) (*SchemaMetadata, error) {
-	if p.null() {
+	if p.Null() {
 		return nil, nil
 	}
-	if p.i >= len(p.data) || p.data[p.i] != '{' {
-		if err := p.checkValue(off); err != nil {
+	if p.Pos >= len(p.Data) || p.Data[p.Pos] != '{' {
+		if err := p.checkValue(off, 4); err != nil {
 			return nil, err
 		}
-		return nil, p.fieldErr(off, nil, "want schema metadata object, got %s", p.got(off))
+		return nil, p.fieldErr(off, 4, nil, "want schema metadata object, got %s", p.Got(off))
 	}
 	var s SchemaMetadata
 	var seen uint8 // dataFormat and schemaId, as read
-	err := p.object(func(name []byte) error {
-		foff := p.i
+	err := p.Object(5, func(n jsonscan.Name) error {
+		name := p.NameBytes(n)
+		foff := p.Pos
 		var dst *string
 		var bit uint8
 		switch string(name) {
@@ -641,41 +540,41 @@ func (p *parser) schema(off int) (*SchemaMetadata, error) {
 		case "schemaId":
 			dst, p.sub, bit = &s.SchemaID, "schemaId", 2
 		default:
-			return p.skipValue(1)
+			return p.SkipValue(5)
 		}
 		if seen&bit != 0 {
 			*dst = "" // neither value is kept: the record carries the error
-			err := p.fieldErr(foff, nil, "member appears twice in the schema metadata")
+			err := p.fieldErr(foff, 5, nil, "member appears twice in the schema metadata")
 			p.sub = ""
 			return err
 		}
 		seen |= bit
-		if p.null() {
+		if p.Null() {
 			p.sub = ""
 			return nil
 		}
-		if p.data[foff] == '"' {
-			raw, esc, err := p.rawString()
+		if p.Data[foff] == '"' {
+			raw, flags, err := p.RawString()
 			if err != nil {
 				return err
 			}
-			if esc {
-				*dst = p.intern(p.unescape(raw))
+			if flags.NeedsDecoding() {
+				*dst = p.intern(p.Unescape(raw, flags))
 			} else {
 				*dst = p.intern(raw)
 			}
 			p.sub = ""
 			return nil
 		}
-		if n, ok := p.integer(); ok && dst == &s.SchemaID {
+		if n, ok := p.Integer(); ok && dst == &s.SchemaID {
 			*dst = strconv.FormatInt(n, 10) // Confluent ids are numbers; accept one as written
 			p.sub = ""
 			return nil
 		}
-		if err := p.checkValue(foff); err != nil {
+		if err := p.checkValue(foff, 5); err != nil {
 			return err
 		}
-		err := p.fieldErr(foff, nil, "want string, got %s", p.got(foff))
+		err := p.fieldErr(foff, 5, nil, "want string, got %s", p.Got(foff))
 		p.sub = ""
 		return err
 	})
@@ -690,4 +589,80 @@ func (p *parser) schema(off int) (*SchemaMetadata, error) {
 		return &p.schemas[0], nil
 	}
 	return &p.schemas[len(p.schemas)-1], nil
+}
+
+// topicField reads a record's topic at off.
+func (p *parser) topicField(r *Record, part *Partition, off int) error {
+	if p.topicPlain && p.Quoted(part.Topic) {
+		p.topicSeen = true
+		return nil // the usual case: the records key's topic, unescaped
+	}
+	raw, flags, err := p.RawString()
+	if err != nil {
+		if p.Data[off] != '"' {
+			return p.errAt(off, "want string, got %s", p.Got(off))
+		}
+		return err
+	}
+	if len(raw) == 0 {
+		return nil // "" names no topic: the key's stands, as FromAWS takes it
+	}
+	p.topicSeen = true
+	if flags.NeedsDecoding() {
+		r.Topic = p.intern(p.Unescape(raw, flags))
+	} else if string(raw) != part.Topic {
+		r.Topic = p.intern(raw)
+	}
+	return nil
+}
+
+// timestampField reads a record's timestamp at off: epoch milliseconds, or -1 or null for none.
+func (p *parser) timestampField(r *Record, off int) error {
+	if p.Null() {
+		r.Timestamp = time.Time{}
+		return nil
+	}
+	n, ok := p.Integer()
+	if !ok {
+		if err := p.checkValue(off, 4); err != nil {
+			return err
+		}
+		return p.fieldErr(off, 4, nil, "want integer epoch milliseconds, got %s", p.Got(off))
+	}
+	if n == -1 {
+		r.Timestamp = time.Time{}
+	} else {
+		r.Timestamp = time.UnixMilli(n).UTC()
+	}
+	return nil
+}
+
+// timestampTypeField reads a record's timestamp type at off.
+func (p *parser) timestampTypeField(r *Record, off int) error {
+	if p.Quoted(CreateTime) {
+		r.TimestampType = CreateTime
+		return nil
+	}
+	if p.Null() {
+		r.TimestampType = ""
+		return nil
+	}
+	if p.Data[off] != '"' {
+		return p.fieldErr(off, 4, nil, "want string, got %s", p.Got(off))
+	}
+	raw, flags, err := p.RawString()
+	if err != nil {
+		return err
+	}
+	switch {
+	case flags.NeedsDecoding():
+		r.TimestampType = p.intern(p.Unescape(raw, flags))
+	case string(raw) == CreateTime:
+		r.TimestampType = CreateTime
+	case string(raw) == LogAppendTime:
+		r.TimestampType = LogAppendTime
+	default:
+		r.TimestampType = p.intern(raw)
+	}
+	return nil
 }

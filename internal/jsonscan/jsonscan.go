@@ -1,11 +1,20 @@
-// Package jsonscan is the JSON lexer that the toolkit's hand-written decoders share: package
-// kafkaevent reads event source mapping payloads with it and package filter reads the documents
-// it matches. It scans tokens in a byte slice by position and validates them exactly as RFC 8259
-// and encoding/json do; what to build from them, and how to word an error, is the caller's.
+// Package jsonscan is the JSON reader core of the toolkit's hand-written decoders: package
+// kafkaevent reads Kafka event source mapping payloads with it, internal/sqsparse SQS ones, and
+// package filter the documents it matches. It has three layers:
 //
-// Every function takes the input and a position and returns a position, so that callers keep
-// their own cursor in a register and no state lives here. Nothing allocates except the Append
-// functions, which grow the caller's buffer.
+//   - the lexer: SkipWS, String, Number, Literal and AppendUnescaped scan one token in a byte
+//     slice by position and validate it exactly as RFC 8259 and encoding/json do. They keep no
+//     state, so that a caller's cursor stays in a register, and allocate nothing but the
+//     caller's buffer;
+//   - the reader, Reader: values, objects, arrays, strings, literals and numbers, with the one
+//     nesting limit of the readers, MaxDepth (encoding/json's), and every syntax error worded
+//     as encoding/json words it ("invalid character '}' after object key", "unexpected end
+//     of JSON input in string literal"). A decoder embeds a Reader and is its Failer, which
+//     puts the decoder's JSON path into the error, so that every envelope error names where it is;
+//   - FindDuplicates, which finds members given twice, for the decoders' tests and for klt.
+//
+// The path steps and quoting of payload text in error messages (Member, QuoteText, Path) are
+// here too, so that the decoders write them alike.
 package jsonscan
 
 import (

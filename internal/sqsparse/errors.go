@@ -2,9 +2,7 @@ package sqsparse
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
@@ -32,14 +30,14 @@ func (e *Error) Unwrap() error { return e.Err }
 // where is the parser's position in the event's tree, kept for error paths only. Each level is
 // set on the way in and cleared on the way out.
 type where struct {
-	top   string // the top-level member being read ("Records", or an unknown one)
-	rec   int    // index in Records, or -1
-	field string // member of the message
-	key   name   // member of attributes or messageAttributes
-	inKey bool   // whether key is set
-	sub   string // member of a message attribute
-	idx   int    // index in a list or byte array, or -1
-	idx2  int    // index in a byte array inside a list, or -1
+	top   string        // the top-level member being read ("Records", or an unknown one)
+	rec   int           // index in Records, or -1
+	field string        // member of the message
+	key   jsonscan.Name // member of attributes or messageAttributes
+	inKey bool          // whether key is set
+	sub   string        // member of a message attribute
+	idx   int           // index in a list or byte array, or -1
+	idx2  int           // index in a byte array inside a list, or -1
 }
 
 // path returns the JSON path of where the parser is.
@@ -55,7 +53,7 @@ func (p *parser) path() string {
 		if w.field != "" {
 			b.WriteString(jsonscan.Member(w.field))
 			if w.inKey {
-				b.WriteString(jsonscan.Member(string(p.nameBytes(w.key))))
+				b.WriteString(jsonscan.Member(string(p.NameBytes(w.key))))
 				if w.sub != "" {
 					b.WriteString(jsonscan.Member(w.sub))
 				}
@@ -75,64 +73,16 @@ func (p *parser) errAt(off int, format string, args ...any) *Error {
 	return &Error{Path: p.path(), Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
-// syntaxErr reports invalid JSON at p.i, in encoding/json's words.
-func (p *parser) syntaxErr(what string) *Error {
-	if p.i >= len(p.data) {
-		return p.errAt(p.i, "unexpected end of JSON input %s", what)
-	}
-	return p.errAt(p.i, "invalid character %s %s", quoteChar(p.data[p.i]), what)
+// Fail is the Reader's Failer: a syntax error, with the path of where the parser is.
+func (p *parser) Fail(off int, msg string) error {
+	return &Error{Path: p.path(), Offset: off, Msg: msg}
 }
 
-// typeErr reports a valid JSON value at p.i of the wrong type for where it is, or the syntax
+// typeErr reports a valid JSON value at p.Pos of the wrong type for where it is, or the syntax
 // error when the text there is not valid JSON.
 func (p *parser) typeErr(depth int, want string) error {
-	if err := p.checkValue(depth); err != nil {
+	if err := p.CheckValue(depth); err != nil {
 		return err
 	}
-	return p.errAt(p.i, "want %s, got %s", want, p.got(p.i))
-}
-
-func quoteChar(c byte) string {
-	switch {
-	case c == '\'':
-		return `'\''`
-	case c == '"':
-		return `'"'`
-	case c >= utf8.RuneSelf:
-		return fmt.Sprintf("byte 0x%02x", c)
-	}
-	return strconv.QuoteRune(rune(c))
-}
-
-// got describes the JSON text at off for an error message: the value there, or up to 40 bytes
-// of it, on one line, quoted and escaped when it holds anything but printable text.
-func (p *parser) got(off int) string {
-	end := off
-	q := parser{data: p.data, i: off}
-	if q.skipValue(0) == nil {
-		end = q.i // a valid value: all of it
-	} else {
-		for end < len(p.data) && end-off < 40 {
-			if c := p.data[end]; (c == ',' || c == '}' || c == ']') && end > off {
-				break
-			}
-			end++
-		}
-	}
-	cut := false
-	if end-off > 40 {
-		end, cut = off+40, true
-		for end > off && !utf8.RuneStart(p.data[end]) {
-			end-- // do not split a character
-		}
-	}
-	s := strings.TrimSpace(string(p.data[off:end]))
-	if s == "" {
-		return "nothing"
-	}
-	s = jsonscan.QuoteText(s)
-	if cut {
-		s += "..."
-	}
-	return s
+	return p.errAt(p.Pos, "want %s, got %s", want, p.Got(p.Pos))
 }

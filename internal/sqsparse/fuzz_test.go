@@ -2,8 +2,10 @@ package sqsparse_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 	"github.com/kafkalambda/toolkit/internal/sqsparse/sqsgen"
 )
 
@@ -11,8 +13,8 @@ import (
 // events.SQSEvent, field by field, or the input gives a member twice (firstDuplicate), which
 // encoding/json reads as the last one and Parse refuses there; Parse never panics, and its
 // errors are *Error on one line. The seeds are the vendored fixtures, the edge cases of
-// TestEdgeCasesAgree (members given twice among them), a generated event, and the corpus in
-// testdata/fuzz/FuzzParse.
+// TestEdgeCasesAgree (members given twice among them), generated events, nesting at the limit,
+// and the corpus in testdata/fuzz/FuzzParse.
 //
 // Run: go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 1m ./internal/sqsparse/
 func FuzzParse(f *testing.F) {
@@ -27,6 +29,14 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(payload))
 	}
 	f.Add(sqsgen.Event(2, 40))
+	// At the limits: unknown members nested as deep as jsonscan.MaxDepth allows and one level
+	// deeper, in the envelope and in a message; and a large event (2,000 messages, 0.5 MB).
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	f.Add([]byte(`{"x":` + nest(jsonscan.MaxDepth-1) + `}`))
+	f.Add([]byte(`{"x":` + nest(jsonscan.MaxDepth) + `}`))
+	f.Add([]byte(`{"Records":[{"body":"b","x":` + nest(jsonscan.MaxDepth-3) + `}]}`))
+	f.Add([]byte(`{"Records":[{"body":"b","x":` + nest(jsonscan.MaxDepth-2) + `}]}`))
+	f.Add(sqsgen.Event(2000, 200))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		agree(t, "fuzz input", data)
 	})

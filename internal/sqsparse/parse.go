@@ -40,6 +40,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
 
 // Parse decodes an SQS event payload, as encoding/json.Unmarshal into an events.SQSEvent would,
@@ -50,7 +52,8 @@ import (
 // the others alive.
 func Parse(data []byte) (*events.SQSEvent, error) {
 	ev := &events.SQSEvent{}
-	p := parser{data: data}
+	p := parser{Reader: jsonscan.Reader{Data: data}}
+	p.Failer = &p
 	p.w = where{rec: -1, idx: -1, idx2: -1}
 	if err := p.event(ev); err != nil {
 		return nil, err
@@ -59,11 +62,9 @@ func Parse(data []byte) (*events.SQSEvent, error) {
 }
 
 type parser struct {
-	data    []byte
-	i       int
-	scratch []byte // decoded strings, reused
-	fold    []byte // folded member names, reused
-	w       where
+	jsonscan.Reader
+	fold []byte // folded member names, reused
+	w    where
 
 	// The text of the messages read since the last flush, and where it goes: their strings
 	// are made by one conversion of text (see flush). Pending fixes point into the Records
@@ -105,37 +106,37 @@ func (p *parser) flush() {
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 func (p *parser) event(ev *events.SQSEvent) error {
-	if bytes.HasPrefix(p.data, utf8BOM) {
+	if bytes.HasPrefix(p.Data, utf8BOM) {
 		return p.errAt(0, "the payload starts with a UTF-8 byte order mark (EF BB BF), which JSON does not allow; remove it")
 	}
-	p.skipWS()
-	if p.i >= len(p.data) {
-		return p.errAt(p.i, "want a JSON object, got nothing")
+	p.SkipWS()
+	if p.Pos >= len(p.Data) {
+		return p.errAt(p.Pos, "want a JSON object, got nothing")
 	}
-	switch p.data[p.i] {
+	switch p.Data[p.Pos] {
 	case 'n': // encoding/json leaves the event as it is
-		if err := p.nullLit(); err != nil {
+		if err := p.NullLit(); err != nil {
 			return err
 		}
 	case '{':
 		seen := false // whether Records has been read
-		err := p.object(1, func(n name) error {
-			if p.isRecords(p.nameBytes(n)) {
+		err := p.Object(1, func(n jsonscan.Name) error {
+			if p.isRecords(p.NameBytes(n)) {
 				p.w.top = "Records"
-				if n.end-n.start != len("Records") || string(p.data[n.start:n.end]) != "Records" {
-					p.w.top = string(p.nameBytes(n))
+				if n.End-n.Start != len("Records") || string(p.Data[n.Start:n.End]) != "Records" {
+					p.w.top = string(p.NameBytes(n))
 				}
 				if seen {
 					// encoding/json would decode the second into the messages of the first.
-					return p.errAt(p.i, `member "Records" appears twice in the event`)
+					return p.errAt(p.Pos, `member "Records" appears twice in the event`)
 				}
 				seen = true
 				if err := p.records(ev); err != nil {
 					return err
 				}
 			} else {
-				p.w.top = string(p.nameBytes(n))
-				if err := p.skipValue(1); err != nil {
+				p.w.top = string(p.NameBytes(n))
+				if err := p.SkipValue(1); err != nil {
 					return err
 				}
 			}
@@ -148,9 +149,9 @@ func (p *parser) event(ev *events.SQSEvent) error {
 	default:
 		return p.typeErr(0, "a JSON object")
 	}
-	p.skipWS()
-	if p.i != len(p.data) {
-		return p.errAt(p.i, "unexpected data after the event: %s", p.got(p.i))
+	p.SkipWS()
+	if p.Pos != len(p.Data) {
+		return p.errAt(p.Pos, "unexpected data after the event: %s", p.Got(p.Pos))
 	}
 	return nil
 }
@@ -158,9 +159,9 @@ func (p *parser) event(ev *events.SQSEvent) error {
 // records reads the Records member into ev.Records. Like encoding/json, it leaves an empty
 // non-nil slice for [].
 func (p *parser) records(ev *events.SQSEvent) error {
-	switch p.data[p.i] {
+	switch p.Data[p.Pos] {
 	case 'n':
-		if err := p.nullLit(); err != nil {
+		if err := p.NullLit(); err != nil {
 			return err
 		}
 		ev.Records = nil
@@ -170,10 +171,10 @@ func (p *parser) records(ev *events.SQSEvent) error {
 		return p.typeErr(1, "an array of messages")
 	}
 	recs := ev.Records
-	start := p.i
+	start := p.Pos
 	sized := false
 	n := 0
-	err := p.array(2, func(idx int) error {
+	err := p.Array(2, func(idx int) error {
 		if idx >= len(recs) {
 			if idx < cap(recs) {
 				recs = recs[:idx+1]
@@ -183,8 +184,8 @@ func (p *parser) records(ev *events.SQSEvent) error {
 					// Make room for the whole batch at once, from the size of the messages
 					// read so far.
 					sized = true
-					avg := max((p.i-start)/idx, 1)
-					recs = slices.Grow(recs, (len(p.data)-p.i)/avg+1)
+					avg := max((p.Pos-start)/idx, 1)
+					recs = slices.Grow(recs, (len(p.Data)-p.Pos)/avg+1)
 				}
 				recs = append(recs, events.SQSMessage{})
 			}
@@ -269,18 +270,18 @@ var messageFolded = foldAll(messageFields[:])
 
 // message reads one element of Records into m, which is zero.
 func (p *parser) message(m *events.SQSMessage) error {
-	switch p.data[p.i] {
+	switch p.Data[p.Pos] {
 	case 'n': // encoding/json leaves the message as it is
-		return p.nullLit()
+		return p.NullLit()
 	case '{':
 	default:
 		return p.typeErr(2, "a message object")
 	}
 	var seen uint16 // the members read, bit 1<<f
-	err := p.object(3, func(n name) error {
-		name := p.nameBytes(n)
+	err := p.Object(3, func(n jsonscan.Name) error {
+		name := p.NameBytes(n)
 		f := p.messageField(name)
-		if f == fUnknown || n.flags.NeedsDecoding() || string(p.data[n.start:n.end]) != messageFields[f] {
+		if f == fUnknown || n.Flags.NeedsDecoding() || string(p.Data[n.Start:n.End]) != messageFields[f] {
 			p.w.field = string(name)
 		} else {
 			p.w.field = messageFields[f]
@@ -289,7 +290,7 @@ func (p *parser) message(m *events.SQSMessage) error {
 			if seen&(1<<f) != 0 {
 				// encoding/json would decode both into the same field, the last one
 				// winning; two names that differ only in case are the same member there.
-				return p.errAt(p.i, "member %q appears twice in the message", messageFields[f])
+				return p.errAt(p.Pos, "member %q appears twice in the message", messageFields[f])
 			}
 			seen |= 1 << f
 		}
@@ -316,7 +317,7 @@ func (p *parser) message(m *events.SQSMessage) error {
 		case fAWSRegion:
 			err = p.textField(&m.AWSRegion)
 		default:
-			err = p.skipValue(3)
+			err = p.SkipValue(3)
 		}
 		if err != nil {
 			return err
@@ -340,7 +341,7 @@ const flushText = 16 << 10
 // textField reads a string member of a message into dst when the message is flushed; null
 // leaves dst as it is.
 func (p *parser) textField(dst *string) error {
-	switch p.data[p.i] {
+	switch p.Data[p.Pos] {
 	case '"':
 		off, end, err := p.appendString()
 		if err != nil {
@@ -349,23 +350,23 @@ func (p *parser) textField(dst *string) error {
 		p.fixes = append(p.fixes, fix{dst, int32(off), int32(end)})
 		return nil
 	case 'n':
-		return p.nullLit()
+		return p.NullLit()
 	}
 	return p.typeErr(3, "a string")
 }
 
 // strField reads a string member at nesting depth into dst; null leaves dst as it is.
 func (p *parser) strField(depth int, dst *string) error {
-	switch p.data[p.i] {
+	switch p.Data[p.Pos] {
 	case '"':
-		s, err := p.str()
+		s, err := p.Str()
 		if err != nil {
 			return err
 		}
 		*dst = s
 		return nil
 	case 'n':
-		return p.nullLit()
+		return p.NullLit()
 	}
 	return p.typeErr(depth, "a string")
 }
@@ -373,9 +374,9 @@ func (p *parser) strField(depth int, dst *string) error {
 // attributes reads a message's system attributes, an object of strings, into *dst, which is
 // nil; null leaves it nil. A name given twice is an error.
 func (p *parser) attributes(dst *map[string]string) error {
-	switch p.data[p.i] {
+	switch p.Data[p.Pos] {
 	case 'n':
-		if err := p.nullLit(); err != nil {
+		if err := p.NullLit(); err != nil {
 			return err
 		}
 		*dst = nil
@@ -388,17 +389,17 @@ func (p *parser) attributes(dst *map[string]string) error {
 	*dst = m
 	first := len(p.ins) // this object's names are those of p.ins[first:]
 	var names map[string]struct{}
-	return p.object(4, func(n name) error {
+	return p.Object(4, func(n jsonscan.Name) error {
 		// The key and value are set when the message is flushed.
 		p.w.key, p.w.inKey = n, true
 		koff := len(p.text)
-		p.text = append(p.text, p.nameBytes(n)...)
+		p.text = append(p.text, p.NameBytes(n)...)
 		kend := len(p.text)
 		if p.repeated(&names, first, p.text[koff:kend]) {
-			return p.errAt(p.i, "name appears twice in attributes")
+			return p.errAt(p.Pos, "name appears twice in attributes")
 		}
 		in := insert{m: m, koff: int32(koff), kend: int32(kend)}
-		switch p.data[p.i] {
+		switch p.Data[p.Pos] {
 		case '"':
 			voff, vend, err := p.appendString()
 			if err != nil {
@@ -406,7 +407,7 @@ func (p *parser) attributes(dst *map[string]string) error {
 			}
 			in.voff, in.vend = int32(voff), int32(vend)
 		case 'n': // null stores ""
-			if err := p.nullLit(); err != nil {
+			if err := p.NullLit(); err != nil {
 				return err
 			}
 		default:
@@ -421,9 +422,9 @@ func (p *parser) attributes(dst *map[string]string) error {
 // messageAttributes reads a message's attributes into *dst, which is nil; null leaves it nil.
 // A name given twice is an error.
 func (p *parser) messageAttributes(dst *map[string]events.SQSMessageAttribute) error {
-	switch p.data[p.i] {
+	switch p.Data[p.Pos] {
 	case 'n':
-		if err := p.nullLit(); err != nil {
+		if err := p.NullLit(); err != nil {
 			return err
 		}
 		*dst = nil
@@ -434,12 +435,12 @@ func (p *parser) messageAttributes(dst *map[string]events.SQSMessageAttribute) e
 	}
 	m := make(map[string]events.SQSMessageAttribute)
 	*dst = m
-	return p.object(4, func(n name) error {
-		key := string(p.nameBytes(n))
+	return p.Object(4, func(n jsonscan.Name) error {
+		key := string(p.NameBytes(n))
 		p.w.key, p.w.inKey = n, true
 		if _, ok := m[key]; ok {
 			// encoding/json would replace the first attribute by the second.
-			return p.errAt(p.i, "name appears twice in messageAttributes")
+			return p.errAt(p.Pos, "name appears twice in messageAttributes")
 		}
 		var a events.SQSMessageAttribute // null stores the zero attribute
 		if err := p.attribute(&a); err != nil {
@@ -519,38 +520,38 @@ func (p *parser) attributeField(name []byte) int {
 
 // attribute reads one message attribute into a (null leaves it as it is).
 func (p *parser) attribute(a *events.SQSMessageAttribute) error {
-	switch p.data[p.i] {
+	switch p.Data[p.Pos] {
 	case 'n':
-		return p.nullLit()
+		return p.NullLit()
 	case '{':
 	default:
 		return p.typeErr(4, "a message attribute object")
 	}
 	var seen uint8 // the members read, bit 1<<f
-	return p.object(5, func(n name) error {
-		name := p.nameBytes(n)
+	return p.Object(5, func(n jsonscan.Name) error {
+		name := p.NameBytes(n)
 		f := p.attributeField(name)
 		p.w.sub = string(name)
-		if f != aUnknown && !n.flags.NeedsDecoding() && string(p.data[n.start:n.end]) == attributeFields[f] {
+		if f != aUnknown && !n.Flags.NeedsDecoding() && string(p.Data[n.Start:n.End]) == attributeFields[f] {
 			p.w.sub = attributeFields[f]
 		}
 		if f != aUnknown {
 			if seen&(1<<f) != 0 {
-				return p.errAt(p.i, "member %q appears twice in the message attribute", attributeFields[f])
+				return p.errAt(p.Pos, "member %q appears twice in the message attribute", attributeFields[f])
 			}
 			seen |= 1 << f
 		}
 		var err error
 		switch f {
 		case aStringValue:
-			switch p.data[p.i] {
+			switch p.Data[p.Pos] {
 			case '"':
 				var s string
-				if s, err = p.str(); err == nil {
+				if s, err = p.Str(); err == nil {
 					a.StringValue = &s
 				}
 			case 'n':
-				if err = p.nullLit(); err == nil {
+				if err = p.NullLit(); err == nil {
 					a.StringValue = nil
 				}
 			default:
@@ -565,7 +566,7 @@ func (p *parser) attribute(a *events.SQSMessageAttribute) error {
 		case aDataType:
 			err = p.strField(5, &a.DataType)
 		default:
-			err = p.skipValue(5)
+			err = p.SkipValue(5)
 		}
 		if err != nil {
 			return err
@@ -578,26 +579,26 @@ func (p *parser) attribute(a *events.SQSMessageAttribute) error {
 // binary reads a []byte at nesting depth into *dst as encoding/json does: a standard base64
 // string into a new slice, an array of byte numbers into the slice already there, null as nil.
 func (p *parser) binary(depth int, dst *[]byte) error {
-	switch p.data[p.i] {
+	switch p.Data[p.Pos] {
 	case '"':
-		off := p.i
-		end, flags, err := p.scanString()
+		off := p.Pos
+		end, flags, err := p.ScanString()
 		if err != nil {
 			return err
 		}
-		p.i = end
-		text := p.nameBytes(name{off + 1, end - 1, flags})
+		p.Pos = end
+		text := p.NameBytes(jsonscan.Name{Start: off + 1, End: end - 1, Flags: flags})
 		b := make([]byte, base64.StdEncoding.DecodedLen(len(text)))
 		k, err := base64.StdEncoding.Decode(b, text)
 		if err != nil {
-			e := p.errAt(off, "want standard base64, got %s: %v", p.got(off), err)
+			e := p.errAt(off, "want standard base64, got %s: %v", p.Got(off), err)
 			e.Err = err
 			return e
 		}
 		*dst = b[:k]
 		return nil
 	case 'n':
-		if err := p.nullLit(); err != nil {
+		if err := p.NullLit(); err != nil {
 			return err
 		}
 		*dst = nil
@@ -613,7 +614,7 @@ func (p *parser) binary(depth int, dst *[]byte) error {
 func (p *parser) byteArray(depth int, dst *[]byte) error {
 	b := *dst
 	n := 0
-	err := p.array(depth, func(idx int) error {
+	err := p.Array(depth, func(idx int) error {
 		p.setIdx(idx)
 		if idx >= len(b) {
 			if idx < cap(b) {
@@ -622,19 +623,19 @@ func (p *parser) byteArray(depth int, dst *[]byte) error {
 				b = append(b, 0)
 			}
 		}
-		switch c := p.data[p.i]; {
+		switch c := p.Data[p.Pos]; {
 		case c == 'n':
-			if err := p.nullLit(); err != nil {
+			if err := p.NullLit(); err != nil {
 				return err
 			}
 		case c == '-' || '0' <= c && c <= '9':
-			off := p.i
-			if err := p.number(); err != nil {
+			off := p.Pos
+			if err := p.Number(); err != nil {
 				return err
 			}
-			v, ok := byteValue(p.data[off:p.i])
+			v, ok := byteValue(p.Data[off:p.Pos])
 			if !ok {
-				return p.errAt(off, "want a byte number 0..255, got %s", p.got(off))
+				return p.errAt(off, "want a byte number 0..255, got %s", p.Got(off))
 			}
 			b[idx] = v
 		default:
@@ -673,9 +674,9 @@ func byteValue(num []byte) (byte, bool) {
 // already in *dst, as encoding/json does: null makes it nil, [] empty, elements reuse the
 // slice's room, and each element is read by elem (which leaves it as it is on a null).
 func readList[T any](p *parser, dst *[]T, want string, elem func(*T) error) error {
-	switch p.data[p.i] {
+	switch p.Data[p.Pos] {
 	case 'n':
-		if err := p.nullLit(); err != nil {
+		if err := p.NullLit(); err != nil {
 			return err
 		}
 		*dst = nil
@@ -686,7 +687,7 @@ func readList[T any](p *parser, dst *[]T, want string, elem func(*T) error) erro
 	}
 	l := *dst
 	n := 0
-	err := p.array(6, func(idx int) error {
+	err := p.Array(6, func(idx int) error {
 		p.setIdx(idx)
 		if idx >= len(l) {
 			if idx < cap(l) {

@@ -41,7 +41,7 @@ func TestErrors(t *testing.T) {
 		{`{"Records":[{"body":"\q"}]}`, "Records[0].body", `invalid character 'q' in string escape code`, 22},
 		{`{"Records":[{"weird key":[1,}]}`, `Records[0]["weird key"]`, "invalid character '}' looking for beginning of value", 28},
 		{`{"Records":[{"body":"x" "messageId":"y"}]}`, "Records[0]", `invalid character '"' after object key:value pair`, 24},
-		{"{\"Records\":[{\"body\":tru\x00e}]}", "Records[0].body", `invalid character '\x00' in literal true`, 23},
+		{"{\"Records\":[{\"body\":tru\x00e}]}", "Records[0].body", `invalid character '\x00' in literal true (expecting 'e')`, 23},
 		{"{\"Records\":[{\"body\":\xff}]}", "Records[0].body", "invalid character byte 0xff looking for beginning of value", 20},
 		{"{\"Records\":[{\"attributes\":7,\"x\xff\\n\":1}]}", "Records[0].attributes", "want an object of strings, got 7", 26},
 		// Text of the payload in a message is escaped onto one line.

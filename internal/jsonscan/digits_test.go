@@ -1,4 +1,4 @@
-package kafkaevent
+package jsonscan
 
 import (
 	"encoding/binary"
