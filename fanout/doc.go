@@ -101,6 +101,6 @@
 // as package batch's options, through [WithBatchOptions], and the workers take batch's
 // options alone: each option is defined once, in the package that owns the behaviour, with
 // one default. [NewDispatcher] checks its options once and returns the error of an invalid
-// one (wrapping [ErrInvalidOption], or batch.ErrInvalidOption), naming the option and value;
-// [WorkerHandler] checks its options as batch.SQSHandler does.
+// one, naming the option and value, wrapping [ErrInvalidOption] (and batch.ErrInvalidOption
+// too, for one of batch's); [WorkerHandler] checks its options as batch.SQSHandler does.
 package fanout
