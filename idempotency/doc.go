@@ -1,7 +1,8 @@
 // Package idempotency makes side effects happen once, however often the event source mapping
 // delivers a record, through conditional writes to a DynamoDB table, in the layout of the
-// idempotency records of Powertools for AWS Lambda (Python or TypeScript), so that Go and Powertools functions can
-// share a table.
+// idempotency records of Powertools for AWS Lambda (Python or TypeScript), so that Go and
+// Powertools functions can share a table. What Do stores for a key is an [Entry] (a "record"
+// in Powertools' words; here a record is always a Kafka record or an SQS message).
 //
 // Delivery is at least once: a batch is retried after a timeout, a partial failure replays
 // the rest of a partition, a producer's retry writes the same order twice. [Do] runs a
