@@ -83,7 +83,11 @@ func (d *ddb) countedStore(t testing.TB) (*idempotency.DynamoDBStore, *ddbCalls)
 		t.Fatal(err)
 	}
 	calls.take()
-	return idempotency.NewDynamoDBStore(client, name), calls
+	s, err := idempotency.NewDynamoDBStore(client, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, calls
 }
 
 // DynamoDB calls per record under WithIdempotency, counted by a client middleware on dynalite:
@@ -255,14 +259,14 @@ type failingStore struct {
 	acquireErr, completeErr error
 }
 
-func (s *failingStore) Acquire(ctx context.Context, r *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+func (s *failingStore) Acquire(ctx context.Context, r *idempotency.Entry, now time.Time) (*idempotency.Entry, error) {
 	if s.acquireErr != nil {
 		return nil, s.acquireErr
 	}
 	return s.Store.Acquire(ctx, r, now)
 }
 
-func (s *failingStore) Complete(ctx context.Context, r *idempotency.Record) error {
+func (s *failingStore) Complete(ctx context.Context, r *idempotency.Entry) error {
 	if s.completeErr != nil {
 		return s.completeErr
 	}

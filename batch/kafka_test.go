@@ -922,7 +922,11 @@ func (d *ddb) store(t testing.TB) *idempotency.DynamoDBStore {
 	if err := localserver.CreateTable(ctx, client, idempotency.TableInput(name)); err != nil {
 		t.Fatal(err)
 	}
-	return idempotency.NewDynamoDBStore(client, name)
+	s, err := idempotency.NewDynamoDBStore(client, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // idemPrefix is the key prefix of the tests' idempotency records.

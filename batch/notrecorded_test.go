@@ -125,7 +125,10 @@ func TestNotRecordedThrottledDynamoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	ft := faulthttp.New(nil)
-	store := idempotency.NewDynamoDBStore(srv.Client(func(o *dynamodb.Options) { o.HTTPClient = ft.Client() }), "not-recorded")
+	store, err := idempotency.NewDynamoDBStore(srv.Client(func(o *dynamodb.Options) { o.HTTPClient = ft.Client() }), "not-recorded")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	for _, source := range []string{"kafka", "sqs"} {
 		t.Run(source, func(t *testing.T) {

@@ -188,10 +188,11 @@ func SQSHandler(h SQSRecordHandler, opts ...Option) SQSFunc {
 type SQSFunc func(ctx context.Context, ev *events.SQSEvent) (events.SQSEventResponse, error)
 
 // Invoke implements lambda.Handler. It decodes the payload in one pass over its bytes, several
-// times faster than encoding/json and into the same events.SQSEvent, value for value (see the
-// README's "SQS decoding"). A payload that is not an SQS event fails the invocation with an
-// error that names the JSON path of the bad value and quotes it, such as
-// `batch: SQS event: Records[3].body: want a string, got 42`; no message is processed then.
+// times faster than encoding/json and into the same events.SQSEvent, value for value (see
+// docs/performance.md#sqs-decoding and docs/handlers.md#sqs-payloads). A payload that is not
+// an SQS event fails the invocation with an error that names the JSON path of the bad value
+// and quotes it, such as `batch: SQS event: Records[3].body: want a string, got 42`; no
+// message is processed then.
 func (f SQSFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	ev, err := sqsparse.Parse(payload)
 	if err != nil {

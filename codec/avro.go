@@ -18,22 +18,24 @@ type avroConfig struct {
 	text   string
 	schema avro.Schema
 	guard  *avroGuard
-	err    error
+	err    error // the first invalid option, while Avro applies them
 }
 
 // AvroSchema gives the Avro codec the writer's schema (Avro JSON), for records whose schema a
 // registry does not give ([WithRegistry] takes precedence when the record carries a schema ID).
-// The schema is parsed when the codec is made; a schema that does not parse makes every
-// Decode and Encode fail with an error wrapping [ErrNoSchema] and the parser's error. By
-// default the codec has no schema of its own and needs a registry.
+// The schema is parsed when the codec is made; a schema that does not parse makes [Avro]
+// return an error wrapping [ErrInvalidOption] and the parser's error. By default the codec
+// has no schema of its own and needs a registry.
 func AvroSchema(text string) AvroOption {
 	return func(c *avroConfig) {
 		s, err := parseAvro(text)
 		if err != nil {
-			c.err = fmt.Errorf("%w: AvroSchema: %w", ErrNoSchema, err)
+			if c.err == nil {
+				c.err = &optionError{option: "AvroSchema", why: "the schema does not parse: " + err.Error(), err: err}
+			}
 			return
 		}
-		c.text, c.schema, c.guard, c.err = text, s, newAvroGuard(s), nil
+		c.text, c.schema, c.guard = text, s, newAvroGuard(s)
 	}
 }
 
@@ -60,12 +62,24 @@ func AvroSchema(text string) AvroOption {
 // that needs no check (most do not), decoded into a T of structs, slices and scalars, is
 // decoded by hamba/avro directly, at no cost.
 // Encode writes v with the same schema.
-func Avro[T any](opts ...AvroOption) Codec[T] {
+//
+// An option given an invalid value (a schema that does not parse) is an error wrapping
+// [ErrInvalidOption], and no codec.
+func Avro[T any](opts ...AvroOption) (Codec[T], error) {
 	c := &avroCodec[T]{dynamic: holdsDynamic(reflect.TypeFor[T](), map[reflect.Type]bool{})}
 	for _, o := range opts {
+		if o == nil {
+			if c.cfg.err == nil {
+				c.cfg.err = invalidOption("AvroOption(nil): want an option")
+			}
+			continue
+		}
 		o(&c.cfg)
 	}
-	return c
+	if c.cfg.err != nil {
+		return nil, c.cfg.err
+	}
+	return c, nil
 }
 
 type avroCodec[T any] struct {
@@ -92,14 +106,14 @@ func parseAvro(text string) (avro.Schema, error) {
 // schema returns the writer's schema for s, and its guard (nil for most schemas).
 func (c *avroCodec[T]) schema(s *Schema) (avro.Schema, *avroGuard, error) {
 	if s == nil || s.Text == "" {
-		if c.cfg.schema == nil && c.cfg.err == nil {
+		if c.cfg.schema == nil {
 			id := ""
 			if s != nil && s.ID != "" {
 				id = " for schema " + s.ID
 			}
 			return nil, nil, fmt.Errorf("%w%s: give the codec AvroSchema, or the Deserializer a registry", ErrNoSchema, id)
 		}
-		return c.cfg.schema, c.cfg.guard, c.cfg.err
+		return c.cfg.schema, c.cfg.guard, nil
 	}
 	if v, ok := c.parsed.Load(s.ID); ok {
 		if p := v.(*avroParsed); p.text == s.Text {

@@ -58,11 +58,11 @@ func avroValue(i int) avroOrder {
 // through Deserializer+Record as a handler reads each value, beside the plain approach:
 // every value decoded first with hamba/avro into a slice.
 func BenchmarkAvroBatch(b *testing.B) {
-	c := codec.Avro[avroOrder](codec.AvroSchema(avroOrderSchema))
-	recs := benchBatch(b, codec.NewSerializer(codec.String(), c, codec.WithValueSchema(codec.WireConfluent, "17")), avroValue)
+	c := mustAvro[avroOrder](b, codec.AvroSchema(avroOrderSchema))
+	recs := benchBatch(b, mustSerializer(b, codec.String(), c, codec.WithValueSchema(codec.WireConfluent, "17")), avroValue)
 	b.Run("lib=toolkit", func(b *testing.B) {
-		d := codec.NewDeserializer(codec.String(), c, codec.WithValueWire(codec.WireConfluent))
-		runToolkit(b, recs, codec.Handler(d, func(ctx context.Context, r *codec.Record[string, avroOrder]) error {
+		d := mustDeserializer(b, codec.String(), c, codec.WithValueWire(codec.WireConfluent))
+		runToolkit(b, recs, d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, avroOrder]) error {
 			v, err := r.Value(ctx)
 			sinkInt += v.Amount
 			return err
@@ -88,7 +88,7 @@ func BenchmarkAvroBatch(b *testing.B) {
 // message indexes [0]) and google.golang.org/protobuf.
 func BenchmarkProtobufBatch(b *testing.B) {
 	c := codec.Protobuf[*testpb.Order]()
-	recs := benchBatch(b, codec.NewSerializer(codec.String(), c, codec.WithValueSchema(codec.WireConfluent, "17")), func(i int) *testpb.Order {
+	recs := benchBatch(b, mustSerializer(b, codec.String(), c, codec.WithValueSchema(codec.WireConfluent, "17")), func(i int) *testpb.Order {
 		o := &testpb.Order{Id: fmt.Sprintf("ord-%08d", i), Customer: "cust-42", AmountCents: int64(i) * 137, Tags: map[string]string{"channel": "web"}}
 		for j := range 5 {
 			o.Items = append(o.Items, &testpb.Order_Item{Sku: fmt.Sprintf("SKU-%06d-%d", i, j), Qty: int32(j + 1)})
@@ -96,8 +96,8 @@ func BenchmarkProtobufBatch(b *testing.B) {
 		return o
 	})
 	b.Run("lib=toolkit", func(b *testing.B) {
-		d := codec.NewDeserializer(codec.String(), c, codec.WithValueWire(codec.WireConfluent))
-		runToolkit(b, recs, codec.Handler(d, func(ctx context.Context, r *codec.Record[string, *testpb.Order]) error {
+		d := mustDeserializer(b, codec.String(), c, codec.WithValueWire(codec.WireConfluent))
+		runToolkit(b, recs, d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, *testpb.Order]) error {
 			v, err := r.Value(ctx)
 			if err == nil {
 				sinkInt += v.AmountCents
@@ -141,7 +141,7 @@ type benchJSONItem struct {
 // only (the floor), encoding/json into a map (the 43.6 ms against 4.5 ms raw) and into
 // a struct, and the toolkit's JSON codec into the same struct and map.
 func BenchmarkJSONBatch(b *testing.B) {
-	recs := benchBatch(b, codec.NewSerializer(codec.String(), codec.JSON[benchJSONOrder]()), func(i int) benchJSONOrder {
+	recs := benchBatch(b, mustSerializer(b, codec.String(), codec.JSON[benchJSONOrder]()), func(i int) benchJSONOrder {
 		o := benchJSONOrder{ID: fmt.Sprintf("ord-%08d", i), Customer: "cust-42", Amount: float64(i) * 1.37, Currency: "EUR",
 			Address: map[string]string{"city": "Zürich", "zip": "8001", "street": "Bahnhofstrasse 1"}, Note: "leave it with the neighbour \u263a"}
 		for j := range 4 {
@@ -172,16 +172,16 @@ func BenchmarkJSONBatch(b *testing.B) {
 		})
 	})
 	b.Run("lib=toolkit/map", func(b *testing.B) {
-		d := codec.NewDeserializer(codec.String(), codec.JSON[map[string]any]())
-		runToolkit(b, recs, codec.Handler(d, func(ctx context.Context, r *codec.Record[string, map[string]any]) error {
+		d := mustDeserializer(b, codec.String(), codec.JSON[map[string]any]())
+		runToolkit(b, recs, d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, map[string]any]) error {
 			m, err := r.Value(ctx)
 			sinkInt += int64(len(m))
 			return err
 		}))
 	})
 	b.Run("lib=toolkit/struct", func(b *testing.B) {
-		d := codec.NewDeserializer(codec.String(), codec.JSON[benchJSONOrder]())
-		runToolkit(b, recs, codec.Handler(d, func(ctx context.Context, r *codec.Record[string, benchJSONOrder]) error {
+		d := mustDeserializer(b, codec.String(), codec.JSON[benchJSONOrder]())
+		runToolkit(b, recs, d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, benchJSONOrder]) error {
 			o, err := r.Value(ctx)
 			sinkInt += int64(len(o.Items))
 			return err
@@ -193,8 +193,8 @@ func BenchmarkJSONBatch(b *testing.B) {
 // linked list of 20 nodes), which the toolkit checks for nesting before it decodes (see
 // Avro's limits) and plain hamba/avro decodes unchecked: the cost of the pre-pass.
 func BenchmarkAvroRecursiveBatch(b *testing.B) {
-	c := codec.Avro[avroNode](codec.AvroSchema(nodeSchema))
-	recs := benchBatch(b, codec.NewSerializer(codec.String(), c, codec.WithValueSchema(codec.WireConfluent, "18")), func(i int) avroNode {
+	c := mustAvro[avroNode](b, codec.AvroSchema(nodeSchema))
+	recs := benchBatch(b, mustSerializer(b, codec.String(), c, codec.WithValueSchema(codec.WireConfluent, "18")), func(i int) avroNode {
 		var head *avroNode
 		for j := 0; j < 20; j++ {
 			head = &avroNode{V: int32(i + j), Next: head}
@@ -202,8 +202,8 @@ func BenchmarkAvroRecursiveBatch(b *testing.B) {
 		return *head
 	})
 	b.Run("lib=toolkit", func(b *testing.B) {
-		d := codec.NewDeserializer(codec.String(), c, codec.WithValueWire(codec.WireConfluent))
-		runToolkit(b, recs, codec.Handler(d, func(ctx context.Context, r *codec.Record[string, avroNode]) error {
+		d := mustDeserializer(b, codec.String(), c, codec.WithValueWire(codec.WireConfluent))
+		runToolkit(b, recs, d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, avroNode]) error {
 			v, err := r.Value(ctx)
 			sinkInt += int64(v.V)
 			return err

@@ -9,14 +9,22 @@
 // record alone, permanent for package batch, so the record is reported or goes to the failure
 // sink while the rest of the batch goes on:
 //
-//	orders := codec.NewDeserializer(codec.String(), codec.JSON[Order]())
-//	lambda.Start(batch.KafkaHandler(codec.Handler(orders, func(ctx context.Context, r *codec.Record[string, Order]) error {
+//	orders, err := codec.NewDeserializer(codec.String(), codec.JSON[Order]())
+//	if err != nil {
+//		log.Fatal(err) // an invalid option, found at start-up
+//	}
+//	lambda.Start(batch.KafkaHandler(orders.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, Order]) error {
 //		o, err := r.Value(ctx)
 //		if err != nil {
 //			return err // a *DecodeError (permanent), or ErrNull for a tombstone
 //		}
 //		return apply(ctx, o)
 //	})))
+//
+// [NewDeserializer], [NewSerializer] and [Avro] check their options once, when they are
+// called, and return an error wrapping [ErrInvalidOption] that names the option and the
+// value ("codec: WithWire(9): invalid option: unknown wire format"), as kgo.NewClient does:
+// a bad option is found at start-up, never record by record.
 //
 // A null key or value (a tombstone's value) gives ErrNull, never a zero value that could pass
 // for a real one. A decode error is permanent, except when the registry could not be reached

@@ -78,7 +78,7 @@ func roundTrip[K, V any](t *testing.T, kc codec.Codec[K], vc codec.Codec[V], key
 	if compress {
 		sopts = append(sopts, codec.WithCompression())
 	}
-	kr, err := codec.NewSerializer(kc, vc, sopts...).Record(ctx, "orders", key, value)
+	kr, err := mustSerializer(t, kc, vc, sopts...).Record(ctx, "orders", key, value)
 	if err != nil {
 		t.Fatalf("Serializer.Record: %v", err)
 	}
@@ -91,7 +91,7 @@ func roundTrip[K, V any](t *testing.T, kc codec.Codec[K], vc codec.Codec[V], key
 	case w == codec.WireGlue && (kr.Value[0] != 3 || (kr.Value[1] == 5) != compress):
 		t.Fatalf("Glue value starts with % x (compress %v)", kr.Value[:2], compress)
 	}
-	d := codec.NewDeserializer(kc, vc, codec.WithWire(w))
+	d := mustDeserializer(t, kc, vc, codec.WithWire(w))
 	r := d.Record(record(kr.Key, kr.Value))
 	k, err := r.Key(ctx)
 	if err != nil {
@@ -120,14 +120,14 @@ func TestRoundTrip(t *testing.T) {
 				}
 			})
 			t.Run("avro", func(t *testing.T) {
-				c := codec.Avro[avroOrder](codec.AvroSchema(avroOrderSchema))
+				c := mustAvro[avroOrder](t, codec.AvroSchema(avroOrderSchema))
 				_, v, _ := roundTrip(t, codec.Bytes(), c, []byte{0, 1, 2}, ao, w.wire, w.id, w.compress)
 				if !reflect.DeepEqual(v, ao) {
 					t.Fatalf("got %+v", v)
 				}
 			})
 			t.Run("avro-map", func(t *testing.T) {
-				c := codec.Avro[map[string]any](codec.AvroSchema(avroOrderSchema))
+				c := mustAvro[map[string]any](t, codec.AvroSchema(avroOrderSchema))
 				in := map[string]any{"id": "x", "amount_cents": int64(5), "items": []any{}, "note": nil}
 				_, v, _ := roundTrip(t, codec.String(), c, "k", in, w.wire, w.id, w.compress)
 				if v["id"] != "x" || v["amount_cents"] != int64(5) || v["note"] != nil {
@@ -200,11 +200,11 @@ func checkIndexes(t *testing.T, framed []byte, w codec.Wire, confluent []int, gl
 // wrote, behind Confluent framing with indexes past one byte.
 func TestProtobufDynamic(t *testing.T) {
 	late := &testpb.Late{Note: "dyn", N: 1 << 40}
-	kr, err := codec.NewSerializer(codec.String(), codec.Protobuf[*testpb.Late](), codec.WithValueSchema(codec.WireConfluent, "9")).Record(ctx, "t", "k", late)
+	kr, err := mustSerializer(t, codec.String(), codec.Protobuf[*testpb.Late](), codec.WithValueSchema(codec.WireConfluent, "9")).Record(ctx, "t", "k", late)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := codec.NewDeserializer(codec.String(), codec.ProtobufDynamic(late.ProtoReflect().Descriptor()), codec.WithValueWire(codec.WireConfluent))
+	d := mustDeserializer(t, codec.String(), codec.ProtobufDynamic(late.ProtoReflect().Descriptor()), codec.WithValueWire(codec.WireConfluent))
 	v, err := d.Record(record(kr.Key, kr.Value)).Value(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +238,7 @@ func TestSchemaMetadata(t *testing.T) {
 	glueSource = append(glueSource, body...)
 
 	// WithWire(Confluent) is ignored: the metadata says the header is gone.
-	pd := codec.NewDeserializer(codec.String(), codec.Protobuf[*testpb.Customer_Address_Geo](), codec.WithWire(codec.WireConfluent))
+	pd := mustDeserializer(t, codec.String(), codec.Protobuf[*testpb.Customer_Address_Geo](), codec.WithWire(codec.WireConfluent))
 	for name, r := range map[string]*kafkaevent.Record{
 		"confluent": metaRecord(confluentSource, codec.FormatProtobuf, "17"),
 		"glue":      metaRecord(glueSource, codec.FormatProtobuf, glueID),
@@ -254,14 +254,14 @@ func TestSchemaMetadata(t *testing.T) {
 	}
 
 	// JSON mode: the mapping converted an Avro value to JSON.
-	jd := codec.NewDeserializer(codec.String(), codec.JSON[jsonOrder](), codec.WithWire(codec.WireGlue))
+	jd := mustDeserializer(t, codec.String(), codec.JSON[jsonOrder](), codec.WithWire(codec.WireGlue))
 	v, err := jd.Record(metaRecord([]byte(`{"id":"j","amount_cents":3}`), codec.FormatAvro, glueID)).Value(ctx)
 	if err != nil || v.ID != "j" || v.Amount != 3 {
 		t.Errorf("JSON mode: %+v, %v", v, err)
 	}
 
 	// An Avro codec given a PROTOBUF record: a DecodeError that says so, permanent.
-	ad := codec.NewDeserializer(codec.String(), codec.Avro[avroOrder](codec.AvroSchema(avroOrderSchema)))
+	ad := mustDeserializer(t, codec.String(), mustAvro[avroOrder](t, codec.AvroSchema(avroOrderSchema)))
 	_, err = ad.Record(metaRecord(confluentSource, codec.FormatProtobuf, "17")).Value(ctx)
 	var de *codec.DecodeError
 	if !errors.As(err, &de) || !batch.IsPermanent(err) || !strings.Contains(err.Error(), `dataFormat "PROTOBUF"`) || de.SchemaID != "17" || de.Format != codec.FormatProtobuf {
@@ -292,9 +292,9 @@ func (m *memRegistry) Schema(_ context.Context, id string) (*codec.Schema, error
 // ID; a reader type with fewer fields skips the others; registry errors are permanent only when
 // the schema does not exist.
 func TestAvroRegistry(t *testing.T) {
-	enc := codec.Avro[avroOrder](codec.AvroSchema(avroOrderSchema))
+	enc := mustAvro[avroOrder](t, codec.AvroSchema(avroOrderSchema))
 	in := avroOrder{ID: "reg", Amount: 7, Items: []avroItem{{"s", 1}}}
-	kr, err := codec.NewSerializer(codec.String(), enc, codec.WithValueSchema(codec.WireConfluent, "17")).Record(ctx, "t", "k", in)
+	kr, err := mustSerializer(t, codec.String(), enc, codec.WithValueSchema(codec.WireConfluent, "17")).Record(ctx, "t", "k", in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestAvroRegistry(t *testing.T) {
 		ID   string  `avro:"id"`
 		Note *string `avro:"note"`
 	}
-	d := codec.NewDeserializer(codec.String(), codec.Avro[slim](), codec.WithValueWire(codec.WireConfluent), codec.WithRegistry(reg))
+	d := mustDeserializer(t, codec.String(), mustAvro[slim](t), codec.WithValueWire(codec.WireConfluent), codec.WithRegistry(reg))
 	for range 100 {
 		v, err := d.Record(record(kr.Key, kr.Value)).Value(ctx)
 		if err != nil || v.ID != "reg" || v.Note != nil {
@@ -326,14 +326,14 @@ func TestAvroRegistry(t *testing.T) {
 		t.Errorf("unknown ID: %v (permanent %v)", err, batch.IsPermanent(err))
 	}
 	down := &memRegistry{err: errors.New("503 Service Unavailable")}
-	d2 := codec.NewDeserializer(codec.String(), codec.Avro[slim](), codec.WithValueWire(codec.WireConfluent), codec.WithRegistry(down))
+	d2 := mustDeserializer(t, codec.String(), mustAvro[slim](t), codec.WithValueWire(codec.WireConfluent), codec.WithRegistry(down))
 	_, err = d2.Record(record(nil, kr.Value)).Value(ctx)
 	var de *codec.DecodeError
 	if !errors.As(err, &de) || batch.IsPermanent(err) {
 		t.Errorf("registry down: %v, permanent %v; want a DecodeError to retry", err, batch.IsPermanent(err))
 	}
 	// No schema at all: a configuration error, not sunk.
-	d3 := codec.NewDeserializer(codec.String(), codec.Avro[slim](), codec.WithValueWire(codec.WireConfluent))
+	d3 := mustDeserializer(t, codec.String(), mustAvro[slim](t), codec.WithValueWire(codec.WireConfluent))
 	_, err = d3.Record(record(nil, kr.Value)).Value(ctx)
 	if !errors.Is(err, codec.ErrNoSchema) || batch.IsPermanent(err) {
 		t.Errorf("no schema: %v", err)
@@ -343,7 +343,7 @@ func TestAvroRegistry(t *testing.T) {
 // TestAvroBadPayload: hamba/avro's Unmarshal takes a short payload as a success; the codec
 // does not, nor bytes left over.
 func TestAvroBadPayload(t *testing.T) {
-	c := codec.Avro[avroOrder](codec.AvroSchema(avroOrderSchema))
+	c := mustAvro[avroOrder](t, codec.AvroSchema(avroOrderSchema))
 	good, err := c.Encode(ctx, avroOrder{ID: "abcdef", Amount: 1 << 40, Items: []avroItem{{"x", 1}}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -356,16 +356,18 @@ func TestAvroBadPayload(t *testing.T) {
 	if _, err := c.Decode(ctx, append(good, 0), nil); err == nil || !strings.Contains(err.Error(), "left over") {
 		t.Fatalf("trailing byte: %v", err)
 	}
-	bad := codec.Avro[avroOrder](codec.AvroSchema(`{"type":"record"`))
-	if _, err := bad.Decode(ctx, good, nil); !errors.Is(err, codec.ErrNoSchema) {
-		t.Fatalf("bad AvroSchema: %v", err)
+	// A schema that does not parse is an error of Avro, naming the option; before, the
+	// codec was made and every Decode failed with ErrNoSchema.
+	bad, err := codec.Avro[avroOrder](codec.AvroSchema(`{"type":"record"`))
+	if !errors.Is(err, codec.ErrInvalidOption) || !strings.Contains(err.Error(), "codec: AvroSchema: invalid option: ") || bad != nil {
+		t.Fatalf("bad AvroSchema: %v, %v", bad, err)
 	}
 }
 
 // TestTombstones: a null value or key is ErrNull, in a permanent DecodeError, never a zero
 // value; an empty value is not null.
 func TestTombstones(t *testing.T) {
-	d := codec.NewDeserializer(codec.String(), codec.JSON[jsonOrder]())
+	d := mustDeserializer(t, codec.String(), codec.JSON[jsonOrder]())
 	r := d.Record(record(nil, nil))
 	if _, err := r.Value(ctx); !errors.Is(err, codec.ErrNull) || !batch.IsPermanent(err) {
 		t.Errorf("tombstone value: %v", err)
@@ -377,19 +379,19 @@ func TestTombstones(t *testing.T) {
 	if _, err := r.Key(ctx); !errors.As(err, &de) || de.Field != "key" || de.Offset != 42 {
 		t.Errorf("null key: %#v", de)
 	}
-	sd := codec.NewDeserializer(codec.Bytes(), codec.String())
+	sd := mustDeserializer(t, codec.Bytes(), codec.String())
 	v, err := sd.Record(record([]byte{}, []byte{})).Value(ctx)
 	if err != nil || v != "" {
 		t.Errorf("empty value: %q, %v", v, err)
 	}
 	for _, w := range []codec.Wire{codec.WireConfluent, codec.WireGlue} {
-		sd := codec.NewDeserializer(codec.String(), codec.String(), codec.WithWire(w))
+		sd := mustDeserializer(t, codec.String(), codec.String(), codec.WithWire(w))
 		if _, err := sd.Record(record(nil, nil)).Value(ctx); !errors.Is(err, codec.ErrNull) {
 			t.Errorf("%v tombstone: %v", w, err)
 		}
 	}
 	// The producer side writes a tombstone as a null value.
-	kr, err := codec.NewSerializer(codec.String(), codec.JSON[jsonOrder](), codec.WithKeySchema(codec.WireConfluent, "1")).Tombstone(ctx, "t", "k")
+	kr, err := mustSerializer(t, codec.String(), codec.JSON[jsonOrder](), codec.WithKeySchema(codec.WireConfluent, "1")).Tombstone(ctx, "t", "k")
 	if err != nil || kr.Value != nil || kr.Key[0] != 0 {
 		t.Errorf("Tombstone: %+v, %v", kr, err)
 	}
@@ -413,7 +415,7 @@ func (c *counting) Encode(_ context.Context, v string, _ *codec.Schema) ([]byte,
 // goroutines ask at once (run with -race).
 func TestLazyOnce(t *testing.T) {
 	kc, vc := &counting{}, &counting{}
-	d := codec.NewDeserializer[string, string](kc, vc)
+	d := mustDeserializer[string, string](t, kc, vc)
 	r := d.Record(record([]byte("k"), []byte("v")))
 	if kc.n.Load() != 0 || vc.n.Load() != 0 {
 		t.Fatal("Record decoded eagerly")
@@ -459,7 +461,7 @@ func (s *memSink) Send(_ context.Context, e *batch.Envelope) error {
 
 // TestProcessKafka: one record that does not decode fails alone; the others are handled.
 func TestProcessKafka(t *testing.T) {
-	ser := codec.NewSerializer(codec.String(), codec.JSON[jsonOrder](), codec.WithValueSchema(codec.WireConfluent, "5"))
+	ser := mustSerializer(t, codec.String(), codec.JSON[jsonOrder](), codec.WithValueSchema(codec.WireConfluent, "5"))
 	var recs []kafkaevent.Record
 	for i := range 6 {
 		kr, err := ser.Record(ctx, "orders", fmt.Sprint("k", i), jsonOrder{ID: fmt.Sprint("o", i)})
@@ -471,10 +473,10 @@ func TestProcessKafka(t *testing.T) {
 	recs[2].Value = []byte{0, 0, 0, 0, 5, '{', '"', 'i', 'd'} // truncated JSON
 	ev := &kafkaevent.Event{Partitions: []kafkaevent.Partition{{Topic: "orders", Number: 0, Records: recs}}}
 
-	d := codec.NewDeserializer(codec.String(), codec.JSON[jsonOrder](), codec.WithValueWire(codec.WireConfluent))
+	d := mustDeserializer(t, codec.String(), codec.JSON[jsonOrder](), codec.WithValueWire(codec.WireConfluent))
 	var mu sync.Mutex
 	var handled []string
-	h := codec.Handler(d, func(ctx context.Context, r *codec.Record[string, jsonOrder]) error {
+	h := d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, jsonOrder]) error {
 		v, err := r.Value(ctx)
 		if err != nil {
 			return err
@@ -526,30 +528,49 @@ func withPartition(r kafkaevent.Record, p int32) kafkaevent.Record {
 	return r
 }
 
-// TestInvalidOptions: a bad option fails every decode and every Record, loudly, unmarked.
+// TestInvalidOptions: a bad option is an error of the constructor that takes it, wrapping
+// ErrInvalidOption, unmarked, and naming the option; nothing is made. Before, the
+// Deserializer or Serializer was made and every decode and every Record failed.
 func TestInvalidOptions(t *testing.T) {
-	for _, opt := range []codec.Option{codec.WithWire(7), codec.WithKeyWire(-1), codec.WithValueWire(3), codec.WithMaxInflated(0), codec.WithRegistry(nil)} {
-		d := codec.NewDeserializer(codec.String(), codec.String(), opt)
-		_, err := d.Record(record([]byte("k"), []byte("v"))).Value(ctx)
-		if !errors.Is(err, codec.ErrInvalidOption) || batch.IsPermanent(err) {
-			t.Errorf("%v", err)
+	for want, opt := range map[string]codec.Option{
+		"codec: WithWire(7): invalid option: unknown wire format": codec.WithWire(7),
+		"WithKeyWire(-1)":    codec.WithKeyWire(-1),
+		"WithValueWire(3)":   codec.WithValueWire(3),
+		"WithMaxInflated(0)": codec.WithMaxInflated(0),
+		"WithRegistry(nil)":  codec.WithRegistry(nil),
+		"Option(nil)":        nil,
+	} {
+		d, err := codec.NewDeserializer(codec.String(), codec.String(), opt)
+		if !errors.Is(err, codec.ErrInvalidOption) || batch.IsPermanent(err) || !strings.Contains(err.Error(), want) || d != nil {
+			t.Errorf("NewDeserializer with %s: %v, %v", want, d, err)
 		}
+	}
+	if _, err := codec.NewDeserializer[string](nil, codec.String()); !errors.Is(err, codec.ErrInvalidOption) || !strings.Contains(err.Error(), "NewDeserializer(nil, codec)") {
+		t.Errorf("NewDeserializer with a nil codec: %v", err)
 	}
 	for _, opt := range []codec.SerializerOption{
 		codec.WithValueSchema(codec.WireConfluent, "x"), codec.WithValueSchema(codec.WireConfluent, "4294967296"),
 		codec.WithKeySchema(codec.WireGlue, "17"), codec.WithKeySchema(codec.WireGlue, glueID, 1, 2),
 		codec.WithValueSchema(codec.WireNone, "17"), codec.WithValueSchema(9, "1"), codec.WithValueSchema(codec.WireConfluent, "1", -1),
+		nil,
 	} {
-		_, err := codec.NewSerializer(codec.String(), codec.String(), opt).Record(ctx, "t", "k", "v")
-		if !errors.Is(err, codec.ErrInvalidOption) {
-			t.Errorf("%v", err)
+		s, err := codec.NewSerializer(codec.String(), codec.String(), opt)
+		if !errors.Is(err, codec.ErrInvalidOption) || !strings.Contains(err.Error(), ": invalid option: ") || s != nil {
+			t.Errorf("NewSerializer: %v, %v", s, err)
 		}
+	}
+	if _, err := codec.NewSerializer[string, string](codec.String(), nil); !errors.Is(err, codec.ErrInvalidOption) {
+		t.Errorf("NewSerializer with a nil codec: %v", err)
+	}
+	c, err := codec.Avro[avroOrder](nil)
+	if !errors.Is(err, codec.ErrInvalidOption) || c != nil {
+		t.Errorf("Avro(nil): %v, %v", c, err)
 	}
 }
 
 // TestBadInput: framing and payload errors are permanent DecodeErrors naming the record.
 func TestBadInput(t *testing.T) {
-	d := codec.NewDeserializer(codec.String(), codec.String(), codec.WithWire(codec.WireGlue), codec.WithMaxInflated(1024))
+	d := mustDeserializer(t, codec.String(), codec.String(), codec.WithWire(codec.WireGlue), codec.WithMaxInflated(1024))
 	big, _ := codec.AppendGlue(nil, glueID, true, make([]byte, 4096))
 	for name, c := range map[string]struct {
 		value []byte
@@ -601,7 +622,7 @@ func (c *spy) Encode(_ context.Context, v string, _ *codec.Schema) ([]byte, erro
 // Deserializer shares Schema values between records.
 func TestSchemaPerRecord(t *testing.T) {
 	c := &spy{}
-	d := codec.NewDeserializer(codec.String(), codec.Codec[string](c), codec.WithValueWire(codec.WireConfluent))
+	d := mustDeserializer(t, codec.String(), codec.Codec[string](c), codec.WithValueWire(codec.WireConfluent))
 	var want []string
 	var wantIdx [][]int
 	for i, id := range []uint32{1, 1, 200, 1, 200, 200, 7} {

@@ -15,8 +15,11 @@ import (
 // ([WithMaxInflated]): 8 MiB, above the largest record a Kafka event can carry (6 MB).
 const DefaultMaxInflated = 8 << 20
 
-// ErrInvalidOption is wrapped by the error of every Key and Value of a [Deserializer], and of
-// every [Serializer.Record], that was given an invalid option; the error says which.
+// ErrInvalidOption is wrapped by the error of [NewDeserializer], [NewSerializer] and [Avro]
+// when an option is given an invalid value (or a codec is missing); the error names the
+// option and the value: "codec: WithWire(9): invalid option: unknown wire format". Options
+// are checked once, by the constructor that takes them, as kgo.NewClient checks its own:
+// nothing made with a bad option exists to fail later, record by record.
 var ErrInvalidOption = errors.New("codec: invalid option")
 
 // ErrNoSchema is wrapped by the error of an Avro key or value whose writer schema is unknown:
@@ -31,7 +34,7 @@ type config struct {
 	keyWire, valueWire Wire
 	registry           Registry
 	maxInflated        int
-	err                error
+	err                error // the first invalid option, while NewDeserializer applies them
 
 	// last is the Schema of the last Confluent-framed record without message indexes, or
 	// with [0], shared by the next ones alike: most batches carry one schema.
@@ -50,8 +53,12 @@ func (c *config) invalid(format string, args ...any) {
 }
 
 // optionError is the error of an option given an invalid value, from a message
-// "Option(value): why": "codec: WithXxx(v): invalid option: why".
-type optionError struct{ option, why string }
+// "Option(value): why": "codec: WithXxx(v): invalid option: why". err, when set, is the
+// error the why comes from (a schema parser's), kept for errors.As.
+type optionError struct {
+	option, why string
+	err         error
+}
 
 func invalidOption(msg string) error {
 	opt, why, _ := strings.Cut(msg, ": ")
@@ -60,6 +67,7 @@ func invalidOption(msg string) error {
 
 func (e *optionError) Error() string        { return "codec: " + e.option + ": invalid option: " + e.why }
 func (e *optionError) Is(target error) bool { return target == ErrInvalidOption }
+func (e *optionError) Unwrap() error        { return e.err }
 
 func validWire(w Wire) bool { return w == WireNone || w == WireConfluent || w == WireGlue }
 
@@ -125,25 +133,41 @@ func WithMaxInflated(n int) Option {
 
 // A Deserializer decodes the keys and values of Kafka records with a key codec and a value
 // codec. It is safe for concurrent use; make one per function (at init) and wrap each record
-// with [Deserializer.Record], or use [Handler].
+// with [Deserializer.Record], or adapt a function of typed records with
+// [Deserializer.KafkaRecordHandler].
 type Deserializer[K, V any] struct {
 	key   Codec[K]
 	value Codec[V]
 	cfg   config
 }
 
-// NewDeserializer returns a Deserializer decoding keys with key and values with value. An
-// invalid option does not panic: it makes every Key and Value fail with an error wrapping
-// [ErrInvalidOption]. NewDeserializer panics if a codec is nil.
-func NewDeserializer[K, V any](key Codec[K], value Codec[V], opts ...Option) *Deserializer[K, V] {
-	if key == nil || value == nil {
-		panic("codec: NewDeserializer with a nil codec")
-	}
+// NewDeserializer returns a Deserializer decoding keys with key and values with value. A nil
+// codec or an option given an invalid value is an error wrapping [ErrInvalidOption] that
+// names it, and no Deserializer.
+func NewDeserializer[K, V any](key Codec[K], value Codec[V], opts ...Option) (*Deserializer[K, V], error) {
 	d := &Deserializer[K, V]{key: key, value: value, cfg: config{maxInflated: DefaultMaxInflated}}
+	if key == nil || value == nil {
+		d.cfg.invalid("NewDeserializer(%s, %s): want a key codec and a value codec", nilOr(key == nil), nilOr(value == nil))
+	}
 	for _, o := range opts {
+		if o == nil {
+			d.cfg.invalid("Option(nil): want an option")
+			continue
+		}
 		o(&d.cfg)
 	}
-	return d
+	if d.cfg.err != nil {
+		return nil, d.cfg.err
+	}
+	return d, nil
+}
+
+// nilOr is how an option's error shows a codec argument: "nil" or "codec".
+func nilOr(isNil bool) string {
+	if isNil {
+		return "nil"
+	}
+	return "codec"
 }
 
 // Record wraps r: its Key and Value are decoded on first use, at most once each. Record does
@@ -162,9 +186,6 @@ const (
 // dst, left zero on an error. The error is a *DecodeError, marked permanent unless retrying
 // may help.
 func decode[T any](ctx context.Context, cfg *config, c Codec[T], r *kafkaevent.Record, field string, data []byte, meta *kafkaevent.SchemaMetadata, wire Wire, dst *T) error {
-	if cfg.err != nil {
-		return decodeError(cfg.err, c.Format(), r, field, meta, wire, "")
-	}
 	if data == nil {
 		return decodeError(ErrNull, c.Format(), r, field, meta, wire, "")
 	}

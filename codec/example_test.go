@@ -12,13 +12,17 @@ import (
 
 // A handler of typed records: JSON values behind Confluent framing (a JSON Schema producer),
 // string keys; a tombstone is told apart, a value that does not decode fails alone.
-func ExampleHandler() {
+func ExampleDeserializer_KafkaRecordHandler() {
 	type Order struct {
 		ID     string `json:"id"`
 		Amount int64  `json:"amount_cents"`
 	}
-	orders := codec.NewDeserializer(codec.String(), codec.JSON[Order](), codec.WithValueWire(codec.WireConfluent))
-	h := codec.Handler(orders, func(ctx context.Context, r *codec.Record[string, Order]) error {
+	orders, err := codec.NewDeserializer(codec.String(), codec.JSON[Order](), codec.WithValueWire(codec.WireConfluent))
+	if err != nil {
+		fmt.Println(err) // in a function: log.Fatal, at start-up
+		return
+	}
+	h := orders.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, Order]) error {
 		o, err := r.Value(ctx)
 		if errors.Is(err, codec.ErrNull) {
 			fmt.Printf("offset %d: tombstone\n", r.Offset)
@@ -33,7 +37,11 @@ func ExampleHandler() {
 	})
 
 	ctx := context.Background()
-	ser := codec.NewSerializer(codec.String(), codec.JSON[Order](), codec.WithValueSchema(codec.WireConfluent, "7"))
+	ser, err := codec.NewSerializer(codec.String(), codec.JSON[Order](), codec.WithValueSchema(codec.WireConfluent, "7"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	kr, _ := ser.Record(ctx, "orders", "cust-1", Order{ID: "ord-1", Amount: 1299})
 	ev := &kafkaevent.Event{Partitions: []kafkaevent.Partition{{Topic: "orders", Records: []kafkaevent.Record{
 		{Topic: "orders", Offset: 0, Key: kr.Key, Value: kr.Value},
@@ -55,14 +63,26 @@ func ExampleAvro() {
 		Sensor  string  `avro:"sensor"`
 		Celsius float64 `avro:"celsius"`
 	}
-	readings := codec.Avro[Reading](codec.AvroSchema(schema))
+	readings, err := codec.Avro[Reading](codec.AvroSchema(schema))
+	if err != nil {
+		fmt.Println(err) // in a function: log.Fatal, at start-up
+		return
+	}
 	ctx := context.Background()
 
-	ser := codec.NewSerializer(codec.Bytes(), readings,
+	ser, err := codec.NewSerializer(codec.Bytes(), readings,
 		codec.WithValueSchema(codec.WireGlue, "b7b4a7f0-9c1e-4a59-a9a5-0123456789ab"), codec.WithCompression())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	kr, _ := ser.Record(ctx, "readings", nil, Reading{"t-1", 21.5})
 
-	d := codec.NewDeserializer(codec.Bytes(), readings, codec.WithValueWire(codec.WireGlue))
+	d, err := codec.NewDeserializer(codec.Bytes(), readings, codec.WithValueWire(codec.WireGlue))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	v, err := d.Record(&kafkaevent.Record{Topic: "readings", Value: kr.Value}).Value(ctx)
 	fmt.Println(v, err)
 
@@ -82,7 +102,11 @@ func ExampleJSON() {
 		Sensor  string  `json:"sensor"`
 		Celsius float64 `json:"celsius"`
 	}
-	d := codec.NewDeserializer(codec.String(), codec.JSON[Reading]())
+	d, err := codec.NewDeserializer(codec.String(), codec.JSON[Reading]())
+	if err != nil {
+		fmt.Println(err) // in a function: log.Fatal, at start-up
+		return
+	}
 	r := d.Record(&kafkaevent.Record{
 		Topic:       "readings",
 		Value:       []byte(`{"sensor":"t-2","celsius":19.25}`),

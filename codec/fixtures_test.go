@@ -93,7 +93,7 @@ func message(t *testing.T, path, name string) protoreflect.MessageDescriptor {
 // proto3 JSON form, unmarshalled into a map for comparison.
 func protoValue(t *testing.T, md protoreflect.MessageDescriptor, r *kafkaevent.Record, opts ...codec.Option) (map[string]any, error) {
 	t.Helper()
-	d := codec.NewDeserializer(codec.Bytes(), codec.ProtobufDynamic(md), opts...)
+	d := mustDeserializer(t, codec.Bytes(), codec.ProtobufDynamic(md), opts...)
 	m, err := d.Record(r).Value(context.Background())
 	if err != nil {
 		return nil, err
@@ -149,7 +149,7 @@ func TestFixturesTypeScript(t *testing.T) {
 		// consumer.test.ts, "deserializes json message":
 		//   key: 'recordKey', value: { id: 12345, name: 'product5', price: 45 }
 		recs := loadEvent(t, "typescript/default.json")
-		d := codec.NewDeserializer(codec.String(), codec.JSON[product]())
+		d := mustDeserializer(t, codec.String(), codec.JSON[product]())
 		for _, r := range recs {
 			v, err := d.Record(r).Value(ctx)
 			if err != nil {
@@ -177,7 +177,7 @@ func TestFixturesTypeScript(t *testing.T) {
 		// (records 2 and 3, not asserted there, are the Smartphone and Headphones of the .NET
 		// and Python assertions below.)
 		recs := loadEvent(t, "typescript/avro.json")
-		d := codec.NewDeserializer(codec.JSON[int](), codec.Avro[product](codec.AvroSchema(readSchema(t, "typescript/product.avsc"))))
+		d := mustDeserializer(t, codec.JSON[int](), mustAvro[product](t, codec.AvroSchema(readSchema(t, "typescript/product.avsc"))))
 		want := []product{{1001, "Laptop", 999.99}, {1002, "Smartphone", 599.99}, {1003, "Headphones", 149.99}}
 		for i, r := range recs {
 			v, err := d.Record(r).Value(ctx)
@@ -281,7 +281,7 @@ func TestFixturesJava(t *testing.T) {
 
 	t.Run("avro.json", func(t *testing.T) {
 		// PowertoolsSerializerTest (Avro): getId() 123, getName() "Test Product", getPrice() 99.99
-		d := codec.NewDeserializer(codec.Bytes(), codec.Avro[product](codec.AvroSchema(readSchema(t, "java/TestProduct.avsc"))))
+		d := mustDeserializer(t, codec.Bytes(), mustAvro[product](t, codec.AvroSchema(readSchema(t, "java/TestProduct.avsc"))))
 		v, err := d.Record(loadEvent(t, "java/avro.json")[0]).Value(ctx)
 		if err != nil || v != (product{123, "Test Product", 99.99}) {
 			t.Errorf("value = %+v, %v; want {123 Test Product 99.99}", v, err)
@@ -293,7 +293,7 @@ func TestFixturesJava(t *testing.T) {
 		// AbstractKafkaDeserializerTest.shouldHandleGlueSchemaMetadata: getId() 123, and
 		// shouldHandleConfluentSchemaMetadata: getId() 456, both JSON values under PROTOBUF
 		// schema metadata: the mapping's JSON mode, which the JSON codec reads as JSON.
-		d := codec.NewDeserializer(codec.Bytes(), codec.JSON[product]())
+		d := mustDeserializer(t, codec.Bytes(), codec.JSON[product]())
 		want := []product{{123, "Test Product", 99.99}, {123, "Test Product", 99.99}, {456, "Confluent Product", 199.99}}
 		for i, r := range loadEvent(t, "java/json.json") {
 			v, err := d.Record(r).Value(ctx)
@@ -388,7 +388,7 @@ func TestFixturesPython(t *testing.T) {
 		want := user{"John Doe", 30}
 		// test_kafka_consumer_with_avro: result["name"] == "John Doe", result["age"] == 30;
 		// test_kafka_consumer_with_key_deserialization: key_id == "user-123"
-		d := codec.NewDeserializer(codec.Avro[key](codec.AvroSchema(keySchema)), codec.Avro[user](codec.AvroSchema(userSchema)))
+		d := mustDeserializer(t, mustAvro[key](t, codec.AvroSchema(keySchema)), mustAvro[user](t, codec.AvroSchema(userSchema)))
 		r0 := d.Record(recs[0])
 		if v, err := r0.Value(ctx); err != nil || v != want {
 			t.Errorf("record 0 value = %+v, %v; want %+v", v, err, want)
@@ -399,11 +399,11 @@ func TestFixturesPython(t *testing.T) {
 		// test_kafka_consumer_avro_with_value_schema_id_prefix_length (value_schema_id_prefix_length=5)
 		// and ..._with_key_schema_id_prefix_length: the Confluent header 00 00 00 00 01 is
 		// framing, read as such by WireConfluent (schema ID 1).
-		conf := codec.NewDeserializer(codec.Avro[key](codec.AvroSchema(keySchema)), codec.Avro[user](codec.AvroSchema(userSchema)), codec.WithValueWire(codec.WireConfluent))
+		conf := mustDeserializer(t, mustAvro[key](t, codec.AvroSchema(keySchema)), mustAvro[user](t, codec.AvroSchema(userSchema)), codec.WithValueWire(codec.WireConfluent))
 		if v, err := conf.Record(recs[1]).Value(ctx); err != nil || v != want {
 			t.Errorf("record 1 value = %+v, %v; want %+v", v, err, want)
 		}
-		confKey := codec.NewDeserializer(codec.Avro[key](codec.AvroSchema(keySchema)), codec.Avro[user](codec.AvroSchema(userSchema)), codec.WithKeyWire(codec.WireConfluent))
+		confKey := mustDeserializer(t, mustAvro[key](t, codec.AvroSchema(keySchema)), mustAvro[user](t, codec.AvroSchema(userSchema)), codec.WithKeyWire(codec.WireConfluent))
 		if k, err := confKey.Record(recs[2]).Key(ctx); err != nil || k.UserID != "user-123" {
 			t.Errorf("record 2 key = %+v, %v; want user-123", k, err)
 		}
@@ -426,7 +426,7 @@ func TestFixturesPython(t *testing.T) {
 		userMD, keyMD := message(t, "python/user.proto", "User"), message(t, "python/user.proto", "Key")
 		wantFields(t, "record 0", mustProto(t, userMD, recs[0]), map[string]any{"name": "John Doe", "age": 30.0})
 		wantFields(t, "record 1", mustProto(t, userMD, recs[1]), map[string]any{"name": "Jane Smith", "age": 25.0})
-		kd := codec.NewDeserializer(codec.ProtobufDynamic(keyMD), codec.Bytes())
+		kd := mustDeserializer(t, codec.ProtobufDynamic(keyMD), codec.Bytes())
 		k, err := kd.Record(recs[0]).Key(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -585,7 +585,7 @@ func newFixtureKit(t *testing.T) *fixtureKit {
 	}
 	serProto := func(md protoreflect.MessageDescriptor, m *dynamicpb.Message, opts ...codec.SerializerOption) []byte {
 		t.Helper()
-		s := codec.NewSerializer(codec.String(), codec.ProtobufDynamic(md), opts...)
+		s := mustSerializer(t, codec.String(), codec.ProtobufDynamic(md), opts...)
 		r, err := s.Record(ctx, "orders", "k", m)
 		if err != nil {
 			t.Fatal(err)
@@ -595,7 +595,7 @@ func newFixtureKit(t *testing.T) *fixtureKit {
 	orderJSON := func(o order) string { b, _ := json.Marshal(o); return string(b) }
 	avroValue := func(opts ...codec.Option) func(t *testing.T, r *kafkaevent.Record) string {
 		return func(t *testing.T, r *kafkaevent.Record) string {
-			d := codec.NewDeserializer(codec.String(), codec.Avro[order](codec.AvroSchema(avsc)), opts...)
+			d := mustDeserializer(t, codec.String(), mustAvro[order](t, codec.AvroSchema(avsc)), opts...)
 			v, err := d.Record(r).Value(ctx)
 			if err != nil {
 				t.Fatalf("offset %d: %v", r.Offset, err)
@@ -619,7 +619,7 @@ func newFixtureKit(t *testing.T) *fixtureKit {
 		return string(b)
 	}
 	jsonValue := func(t *testing.T, r *kafkaevent.Record) string {
-		d := codec.NewDeserializer(codec.String(), codec.JSON[order]())
+		d := mustDeserializer(t, codec.String(), codec.JSON[order]())
 		v, err := d.Record(r).Value(ctx)
 		if err != nil {
 			t.Fatalf("offset %d: %v", r.Offset, err)
@@ -632,12 +632,12 @@ func newFixtureKit(t *testing.T) *fixtureKit {
 }
 
 // fixtures are the files TestGenerateFixtures writes and reads back.
-func (k *fixtureKit) fixtures() []toolkitFixture {
+func (k *fixtureKit) fixtures(t testing.TB) []toolkitFixture {
 	var fixtures []toolkitFixture
 
 	// Avro, Confluent framing, no schema metadata (a mapping without a registry).
 	{
-		s := codec.NewSerializer(codec.String(), codec.Avro[order](codec.AvroSchema(k.avsc)), codec.WithValueSchema(codec.WireConfluent, "1"))
+		s := mustSerializer(t, codec.String(), mustAvro[order](t, codec.AvroSchema(k.avsc)), codec.WithValueSchema(codec.WireConfluent, "1"))
 		b := k.newBuilder()
 		for i, o := range fixtureOrders {
 			b.Add("orders-avro", 0, k.ser(s, "", o), kafkaeventtest.WithKey([]byte("order-"+itoa(int64(i)))))
@@ -647,8 +647,8 @@ func (k *fixtureKit) fixtures() []toolkitFixture {
 	}
 	// Avro, Glue framing, uncompressed then zlib.
 	{
-		plain := codec.NewSerializer(codec.String(), codec.Avro[order](codec.AvroSchema(k.avsc)), codec.WithValueSchema(codec.WireGlue, glueOrderAvro))
-		zlib := codec.NewSerializer(codec.String(), codec.Avro[order](codec.AvroSchema(k.avsc)), codec.WithValueSchema(codec.WireGlue, glueOrderAvro), codec.WithCompression())
+		plain := mustSerializer(t, codec.String(), mustAvro[order](t, codec.AvroSchema(k.avsc)), codec.WithValueSchema(codec.WireGlue, glueOrderAvro))
+		zlib := mustSerializer(t, codec.String(), mustAvro[order](t, codec.AvroSchema(k.avsc)), codec.WithValueSchema(codec.WireGlue, glueOrderAvro), codec.WithCompression())
 		b := k.newBuilder().
 			Add("orders-avro", 0, k.ser(plain, "", fixtureOrders[0]), kafkaeventtest.WithKey([]byte("order-0"))).
 			Add("orders-avro", 0, k.ser(zlib, "", fixtureOrders[1]), kafkaeventtest.WithKey([]byte("order-1")))
@@ -713,7 +713,7 @@ func (k *fixtureKit) fixtures() []toolkitFixture {
 func TestGenerateFixtures(t *testing.T) {
 	dir := filepath.Join(registryFixtures, "toolkit")
 	k := newFixtureKit(t)
-	fixtures := k.fixtures()
+	fixtures := k.fixtures(t)
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
 			data := k.must(f.event.MarshalJSON())

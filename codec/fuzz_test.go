@@ -38,26 +38,26 @@ func FuzzDeserialize(f *testing.F) {
 			f.Add(framed, false)
 		}
 	}
-	avroC := codec.Avro[avroOrder](codec.AvroSchema(avroOrderSchema))
-	avroAny := codec.Avro[any](codec.AvroSchema(avroOrderSchema))
-	list := codec.Avro[avroNode](codec.AvroSchema(nodeSchema))
-	listAny := codec.Avro[map[string]any](codec.AvroSchema(nodeSchema))
-	tree := codec.Avro[any](codec.AvroSchema(`{"type":"record","name":"Tree","fields":[{"name":"kids","type":{"type":"array","items":"Tree"}},{"name":"m","type":{"type":"map","values":["null","Tree"]}}]}`))
-	nulls := codec.Avro[any](codec.AvroSchema(`{"type":"array","items":{"type":"array","items":"null"}}`))
-	endless := codec.Avro[any](codec.AvroSchema(`{"type":"record","name":"Loop","fields":[{"name":"self","type":"Loop"}]}`))
+	avroC := mustAvro[avroOrder](f, codec.AvroSchema(avroOrderSchema))
+	avroAny := mustAvro[any](f, codec.AvroSchema(avroOrderSchema))
+	list := mustAvro[avroNode](f, codec.AvroSchema(nodeSchema))
+	listAny := mustAvro[map[string]any](f, codec.AvroSchema(nodeSchema))
+	tree := mustAvro[any](f, codec.AvroSchema(`{"type":"record","name":"Tree","fields":[{"name":"kids","type":{"type":"array","items":"Tree"}},{"name":"m","type":{"type":"map","values":["null","Tree"]}}]}`))
+	nulls := mustAvro[any](f, codec.AvroSchema(`{"type":"array","items":{"type":"array","items":"null"}}`))
+	endless := mustAvro[any](f, codec.AvroSchema(`{"type":"record","name":"Loop","fields":[{"name":"self","type":"Loop"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte, glue bool) {
 		for _, w := range []codec.Wire{codec.WireNone, codec.WireConfluent, codec.WireGlue} {
 			opts := []codec.Option{codec.WithWire(w), codec.WithMaxInflated(1 << 16)}
-			check(t, codec.NewDeserializer(codec.String(), codec.JSON[jsonOrder](), opts...), data, glue)
-			check(t, codec.NewDeserializer(codec.String(), codec.JSON[any](), opts...), data, glue)
+			check(t, mustDeserializer(t, codec.String(), codec.JSON[jsonOrder](), opts...), data, glue)
+			check(t, mustDeserializer(t, codec.String(), codec.JSON[any](), opts...), data, glue)
 			for _, c := range []codec.Codec[any]{avroAny, tree, nulls, endless} {
-				check(t, codec.NewDeserializer(codec.String(), c, opts...), data, glue)
+				check(t, mustDeserializer(t, codec.String(), c, opts...), data, glue)
 			}
-			check(t, codec.NewDeserializer(codec.String(), avroC, opts...), data, glue)
-			check(t, codec.NewDeserializer(codec.String(), list, opts...), data, glue)
-			check(t, codec.NewDeserializer(codec.String(), listAny, opts...), data, glue)
-			check(t, codec.NewDeserializer(codec.Bytes(), codec.Protobuf[*testpb.Order](), opts...), data, glue)
-			check(t, codec.NewDeserializer(codec.Bytes(), codec.Protobuf[*testpb.Tree](), opts...), data, glue)
+			check(t, mustDeserializer(t, codec.String(), avroC, opts...), data, glue)
+			check(t, mustDeserializer(t, codec.String(), list, opts...), data, glue)
+			check(t, mustDeserializer(t, codec.String(), listAny, opts...), data, glue)
+			check(t, mustDeserializer(t, codec.Bytes(), codec.Protobuf[*testpb.Order](), opts...), data, glue)
+			check(t, mustDeserializer(t, codec.Bytes(), codec.Protobuf[*testpb.Tree](), opts...), data, glue)
 		}
 	})
 }

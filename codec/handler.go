@@ -7,17 +7,23 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// Handler adapts fn, a handler of typed records, to a batch.KafkaRecordHandler: each record
-// is wrapped by d ([Deserializer.Record]) and given to fn, which decodes what it reads. Use it
-// with batch.KafkaHandler and batch.ProcessKafka, and with fanout.WorkerHandler alike. An error
-// of Key or Value that fn returns as it is keeps its batch.Permanent mark, so a record that
-// does not decode is reported, or sent to the failure sink, alone.
+// KafkaRecordHandler adapts fn, a function of typed records, to a batch.KafkaRecordHandler:
+// each record is wrapped by d ([Deserializer.Record]) and given to fn, which decodes what it
+// reads. Use it with batch.KafkaHandler and batch.ProcessKafka, and with fanout.WorkerHandler
+// alike:
+//
+//	lambda.Start(batch.KafkaHandler(d.KafkaRecordHandler(handle), opts...))
+//
+// It is named for what it returns, as a conversion is: the processing is fn's, the decoding
+// d's. An error of Key or Value that fn returns as it is keeps its batch.Permanent mark, so
+// a record that does not decode is reported, or sent to the failure sink, alone.
 //
 // Each call wraps the record afresh: a retried record (batch.WithRetry) is decoded again.
-// Handler panics if d or fn is nil.
-func Handler[K, V any](d *Deserializer[K, V], fn func(ctx context.Context, r *Record[K, V]) error) batch.KafkaRecordHandler {
-	if d == nil || fn == nil {
-		panic("codec: Handler with a nil Deserializer or function")
+// KafkaRecordHandler panics if fn is nil, as http.HandleFunc does: it is a mistake in the
+// program, not in its input.
+func (d *Deserializer[K, V]) KafkaRecordHandler(fn func(ctx context.Context, r *Record[K, V]) error) batch.KafkaRecordHandler {
+	if fn == nil {
+		panic("codec: KafkaRecordHandler with a nil function")
 	}
 	return func(ctx context.Context, r *kafkaevent.Record) error {
 		return fn(ctx, d.Record(r))

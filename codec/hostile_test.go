@@ -67,10 +67,10 @@ func hostileValue[K, V any](t *testing.T, d *codec.Deserializer[K, V], value []b
 // whatever the Go type; up to the limit it decodes.
 func TestAvroRecursionBound(t *testing.T) {
 	const want = "nested more than 10000 levels"
-	typed := codec.NewDeserializer(codec.Bytes(), codec.Avro[avroNode](codec.AvroSchema(nodeSchema)))
-	generic := codec.NewDeserializer(codec.Bytes(), codec.Avro[map[string]any](codec.AvroSchema(nodeSchema)))
+	typed := mustDeserializer(t, codec.Bytes(), mustAvro[avroNode](t, codec.AvroSchema(nodeSchema)))
+	generic := mustDeserializer(t, codec.Bytes(), mustAvro[map[string]any](t, codec.AvroSchema(nodeSchema)))
 	reg := &memRegistry{schemas: map[string]*codec.Schema{"7": {ID: "7", Format: codec.FormatAvro, Text: nodeSchema}}}
-	registry := codec.NewDeserializer(codec.Bytes(), codec.Avro[map[string]any](), codec.WithRegistry(reg))
+	registry := mustDeserializer(t, codec.Bytes(), mustAvro[map[string]any](t), codec.WithRegistry(reg))
 	meta := &kafkaevent.SchemaMetadata{DataFormat: codec.FormatAvro, SchemaID: "7"}
 
 	// 1 MB: 861 MB and 5 s in hamba/avro; 6 MB: "fatal error: stack overflow".
@@ -101,7 +101,7 @@ func TestAvroRecursionBound(t *testing.T) {
 	// A record that holds itself with no way out has no finite value: every payload is
 	// refused, none recurses without end.
 	t.Run("endless", func(t *testing.T) {
-		endless := codec.NewDeserializer(codec.Bytes(), codec.Avro[map[string]any](codec.AvroSchema(
+		endless := mustDeserializer(t, codec.Bytes(), mustAvro[map[string]any](t, codec.AvroSchema(
 			`{"type":"record","name":"Loop","fields":[{"name":"self","type":"Loop"}]}`)))
 		hostileValue(t, endless, []byte{}, nil, want)
 		hostileValue(t, endless, []byte{0}, nil, want)
@@ -109,7 +109,7 @@ func TestAvroRecursionBound(t *testing.T) {
 
 	// A tree through an array: each level is a block count.
 	t.Run("tree", func(t *testing.T) {
-		tree := codec.NewDeserializer(codec.Bytes(), codec.Avro[map[string]any](codec.AvroSchema(
+		tree := mustDeserializer(t, codec.Bytes(), mustAvro[map[string]any](t, codec.AvroSchema(
 			`{"type":"record","name":"Tree","fields":[{"name":"kids","type":{"type":"array","items":"Tree"}}]}`)))
 		if _, err := tree.Record(record(nil, []byte{4, 0, 0, 0})).Value(ctx); err != nil {
 			t.Fatalf("a tree of two leaves: %v", err)
@@ -128,7 +128,7 @@ func TestAvroEmptyItems(t *testing.T) {
 		`{"type":"array","items":{"type":"array","items":{"type":"record","name":"E","fields":[{"name":"n","type":"null"}]}}}`,
 		`{"type":"array","items":{"type":"array","items":{"type":"fixed","name":"F","size":0}}}`,
 	} {
-		d := codec.NewDeserializer(codec.Bytes(), codec.Avro[any](codec.AvroSchema(schema)))
+		d := mustDeserializer(t, codec.Bytes(), mustAvro[any](t, codec.AvroSchema(schema)))
 		// 8 inner arrays, each a block of 1,048,576 items: 42 bytes.
 		p := []byte{16}
 		for range 8 {
@@ -150,13 +150,13 @@ func TestAvroDynamicValues(t *testing.T) {
 	// 1,048,576 one-boolean records: 385 times its size in map[string]any.
 	p := append([]byte{0x80, 0x80, 0x80, 0x01}, bytes.Repeat([]byte{1}, 1<<20)...)
 	p = append(p, 0)
-	hostileValue(t, codec.NewDeserializer(codec.Bytes(), codec.Avro[any](codec.AvroSchema(schema))), p, nil, "more than 262144 values")
-	hostileValue(t, codec.NewDeserializer(codec.Bytes(), codec.Avro[[]map[string]any](codec.AvroSchema(schema))), p, nil, "more than 262144 values")
+	hostileValue(t, mustDeserializer(t, codec.Bytes(), mustAvro[any](t, codec.AvroSchema(schema))), p, nil, "more than 262144 values")
+	hostileValue(t, mustDeserializer(t, codec.Bytes(), mustAvro[[]map[string]any](t, codec.AvroSchema(schema))), p, nil, "more than 262144 values")
 
 	type rec struct {
 		A bool `avro:"a"`
 	}
-	d := codec.NewDeserializer(codec.Bytes(), codec.Avro[[]rec](codec.AvroSchema(schema)))
+	d := mustDeserializer(t, codec.Bytes(), mustAvro[[]rec](t, codec.AvroSchema(schema)))
 	var v []rec
 	var err error
 	n := allocated(func() { v, err = d.Record(record(nil, p)).Value(ctx) })
@@ -184,8 +184,8 @@ func protoChain(n int) []byte {
 // in the error); a value of a million empty messages costs at most 64 times its size.
 func TestProtobufBounds(t *testing.T) {
 	const want = "nested more than 10000 levels deep"
-	d := codec.NewDeserializer(codec.Bytes(), codec.Protobuf[*testpb.Tree]())
-	dyn := codec.NewDeserializer(codec.Bytes(), codec.ProtobufDynamic((&testpb.Tree{}).ProtoReflect().Descriptor()))
+	d := mustDeserializer(t, codec.Bytes(), codec.Protobuf[*testpb.Tree]())
+	dyn := mustDeserializer(t, codec.Bytes(), codec.ProtobufDynamic((&testpb.Tree{}).ProtoReflect().Descriptor()))
 	chain := protoChain(1 << 20) // 4.7 MB
 	hostileValue(t, d, chain, nil, want)
 	hostileValue(t, dyn, chain, nil, want)
@@ -217,8 +217,8 @@ func TestJSONBounds(t *testing.T) {
 	type shallow struct {
 		A int `json:"a"`
 	}
-	generic := codec.NewDeserializer(codec.Bytes(), codec.JSON[any]())
-	typed := codec.NewDeserializer(codec.Bytes(), codec.JSON[shallow]())
+	generic := mustDeserializer(t, codec.Bytes(), codec.JSON[any]())
+	typed := mustDeserializer(t, codec.Bytes(), codec.JSON[shallow]())
 	open := bytes.Repeat([]byte("["), 6<<20)
 	balanced := append(bytes.Repeat([]byte(`{"a":`), 10_001), append([]byte("1"), bytes.Repeat([]byte("}"), 10_001)...)...)
 	for _, p := range [][]byte{open, balanced, append([]byte(`{"x":`), open...)} {
@@ -249,7 +249,7 @@ func TestGlueBomb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := codec.NewDeserializer(codec.Bytes(), codec.Bytes(), codec.WithWire(codec.WireGlue))
+	d := mustDeserializer(t, codec.Bytes(), codec.Bytes(), codec.WithWire(codec.WireGlue))
 	var v []byte
 	n := allocated(func() { v, err = d.Record(record(nil, framed)).Value(ctx) })
 	var de *codec.DecodeError

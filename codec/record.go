@@ -63,8 +63,9 @@ func (r *Record[K, V]) Value(ctx context.Context) (V, error) {
 // Key and Value return it marked batch.Permanent, so that package batch reports the record, or
 // sends it to its failure sink, and goes on with the rest of the batch, except when retrying
 // may help: a registry that could not be reached (any registry error that does not wrap
-// ErrSchemaNotFound), a cancelled context, [ErrNoSchema] and [ErrInvalidOption] (the function
-// is misconfigured: its records are reported, not sunk, until it is fixed).
+// ErrSchemaNotFound), a cancelled context, [ErrNoSchema] (the function is misconfigured: its
+// records are reported, not sunk, until it is fixed) and [ErrInvalidOption] (likewise, for a
+// codec of another package that reports one).
 type DecodeError struct {
 	Field     string // "key" or "value"
 	Topic     string

@@ -14,7 +14,7 @@ type SerializerOption func(*serializerConfig)
 type serializerConfig struct {
 	key, value fieldSchema
 	compress   bool
-	err        error
+	err        error // the first invalid option, while NewSerializer applies them
 }
 
 // fieldSchema is the framing of keys or of values.
@@ -102,25 +102,45 @@ type Serializer[K, V any] struct {
 	cfg   serializerConfig
 }
 
-// NewSerializer returns a Serializer encoding keys with key and values with value. An invalid
-// option does not panic: it makes every Record fail with an error wrapping [ErrInvalidOption].
-// NewSerializer panics if a codec is nil.
-func NewSerializer[K, V any](key Codec[K], value Codec[V], opts ...SerializerOption) *Serializer[K, V] {
-	if key == nil || value == nil {
-		panic("codec: NewSerializer with a nil codec")
-	}
+// NewSerializer returns a Serializer encoding keys with key and values with value. A nil
+// codec or an option given an invalid value is an error wrapping [ErrInvalidOption] that
+// names it, and no Serializer; so is a Protobuf codec that names no message type (one of
+// another package) framed without message indexes, which no record could be written with.
+func NewSerializer[K, V any](key Codec[K], value Codec[V], opts ...SerializerOption) (*Serializer[K, V], error) {
 	s := &Serializer[K, V]{key: key, value: value}
+	if key == nil || value == nil {
+		s.cfg.invalid("NewSerializer(%s, %s): want a key codec and a value codec", nilOr(key == nil), nilOr(value == nil))
+	}
 	for _, o := range opts {
+		if o == nil {
+			s.cfg.invalid("SerializerOption(nil): want an option")
+			continue
+		}
 		o(&s.cfg)
 	}
-	return s
+	if s.cfg.err == nil {
+		checkIndexes(&s.cfg, "WithKeySchema", key, &s.cfg.key)
+		checkIndexes(&s.cfg, "WithValueSchema", value, &s.cfg.value)
+	}
+	if s.cfg.err != nil {
+		return nil, s.cfg.err
+	}
+	return s, nil
+}
+
+// checkIndexes refuses a framed Protobuf field whose message indexes neither the option nor
+// the codec's message type gives.
+func checkIndexes[T any](cfg *serializerConfig, option string, c Codec[T], f *fieldSchema) {
+	if c.Format() != FormatProtobuf || f.wire == WireNone || f.hasIndexes {
+		return
+	}
+	if _, described := c.(protoDescribed); !described {
+		cfg.invalid("%s: a Protobuf codec that does not name its message type needs the message indexes (see MessageIndexes)", option)
+	}
 }
 
 // Record returns a record for topic with key and value encoded and framed.
 func (s *Serializer[K, V]) Record(ctx context.Context, topic string, key K, value V) (*kgo.Record, error) {
-	if s.cfg.err != nil {
-		return nil, s.cfg.err
-	}
 	k, err := encode(ctx, s.key, key, &s.cfg.key, s.cfg.compress)
 	if err != nil {
 		return nil, fmt.Errorf("codec: key for %s: %w", topic, err)
@@ -135,9 +155,6 @@ func (s *Serializer[K, V]) Record(ctx context.Context, topic string, key K, valu
 // Tombstone returns a record for topic with key encoded and framed and a null value: the
 // deletion marker of a compacted topic.
 func (s *Serializer[K, V]) Tombstone(ctx context.Context, topic string, key K) (*kgo.Record, error) {
-	if s.cfg.err != nil {
-		return nil, s.cfg.err
-	}
 	k, err := encode(ctx, s.key, key, &s.cfg.key, s.cfg.compress)
 	if err != nil {
 		return nil, fmt.Errorf("codec: key for %s: %w", topic, err)

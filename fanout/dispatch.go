@@ -17,7 +17,7 @@ import (
 const MaxBatchEntries = 10
 
 // MaxBatchSize is the most bytes SQS takes in one SendMessageBatch call, counted as for
-// MaxMessageSize and summed over the entries: 1 MiB.
+// batch.SQSMaxMessageSize and summed over the entries: 1 MiB.
 const MaxBatchSize = 1 << 20
 
 // A Dispatcher sends the records of Kafka batches to an SQS queue, one message per record,
@@ -38,7 +38,7 @@ type Dispatcher struct {
 // [WithBatchOptions], so that each option is defined once, with one default.
 //
 // Options are checked once, by NewDispatcher: an option given an invalid value makes it
-// return an error wrapping ErrInvalidOption (or batch.ErrInvalidOption, for a batch option)
+// return an error wrapping ErrInvalidOption (and batch.ErrInvalidOption, for a batch option)
 // that names the option and the value, as kgo.NewClient does.
 type Option func(*config)
 
@@ -60,9 +60,10 @@ type config struct {
 	now         func() time.Time
 }
 
-// ErrInvalidOption is wrapped by the error of NewDispatcher when an option of this package
-// is given an invalid value (or the client or queue URL is missing); the error names the
-// option and the value: "fanout: WithSendConcurrency(0): invalid option: want at least 1".
+// ErrInvalidOption is wrapped by the error of NewDispatcher when an option is given an
+// invalid value (or the client or queue URL is missing), the options of WithBatchOptions
+// included; the error names the option and the value: "fanout: WithSendConcurrency(0):
+// invalid option: want at least 1".
 var ErrInvalidOption = errors.New("fanout: invalid option")
 
 // invalid records the first invalid option; the message is "Option(value): why".
@@ -77,6 +78,15 @@ type optionError struct{ option, why string }
 
 func (e *optionError) Error() string        { return "fanout: " + e.option + ": invalid option: " + e.why }
 func (e *optionError) Is(target error) bool { return target == ErrInvalidOption }
+
+// batchOptionError is the error of an option of WithBatchOptions that batch refuses: it is
+// an invalid option of both packages, the Dispatcher's (ErrInvalidOption, the option given
+// to NewDispatcher) and batch's (batch.ErrInvalidOption, the option that is bad), so that
+// errors.Is finds either: "fanout: WithBatchOptions: batch: WithLogger(nil): invalid option: ...".
+type batchOptionError struct{ err error }
+
+func (e *batchOptionError) Error() string   { return "fanout: WithBatchOptions: " + e.err.Error() }
+func (e *batchOptionError) Unwrap() []error { return []error{ErrInvalidOption, e.err} }
 
 // WithMessageGroup sets the MessageGroupId of each record's message on a FIFO queue to what
 // group returns for it: records of one group reach the workers in Kafka order, and groups
@@ -135,11 +145,11 @@ func WithSendRetry(attempts int, backoff time.Duration) Option {
 // body and each message attribute's name, data type and value), for a queue whose
 // MaximumMessageSize is below SQS's limit; n must be within 1..MaxMessageSize. A larger
 // record is not sent: it fails with an *EncodeError wrapping batch.ErrMessageTooLarge. The
-// default is MaxMessageSize (1 MiB).
+// default is batch.SQSMaxMessageSize (1 MiB).
 func WithMaxMessageSize(n int) Option {
 	return func(c *config) {
-		if n < 1 || n > MaxMessageSize {
-			c.invalid("WithMaxMessageSize(%d): want 1 to %d", n, MaxMessageSize)
+		if n < 1 || n > batch.SQSMaxMessageSize {
+			c.invalid("WithMaxMessageSize(%d): want 1 to %d", n, batch.SQSMaxMessageSize)
 		}
 		c.maxSize = n
 	}
@@ -173,7 +183,8 @@ func WithMaxMessageSize(n int) Option {
 //     with the sink's error. By default there is no sink.
 //
 // Any other batch option (batch.WithRetry, batch.WithFilter, ...) makes NewDispatcher fail
-// with batch.ErrInvalidOption: it has no meaning for a Dispatcher, which calls no handler.
+// with an error wrapping both ErrInvalidOption and batch.ErrInvalidOption: it has no meaning
+// for a Dispatcher, which calls no handler.
 // Given more than once, the options add up, in order.
 func WithBatchOptions(opts ...batch.Option) Option {
 	return func(c *config) { c.batchOpts = append(c.batchOpts, opts...) }
@@ -184,8 +195,8 @@ func withClock(now func() time.Time) Option { return func(c *config) { c.now = n
 
 // NewDispatcher returns a dispatcher that sends records to the queue at queueURL through
 // client (an *sqs.Client). The queue is FIFO when its URL ends in ".fifo". A nil client, an
-// empty URL or an option given an invalid value is an error wrapping ErrInvalidOption (or
-// batch.ErrInvalidOption, for an option of WithBatchOptions), and no Dispatcher.
+// empty URL or an option given an invalid value is an error wrapping ErrInvalidOption (and
+// batch.ErrInvalidOption too, for an option of WithBatchOptions), and no Dispatcher.
 func NewDispatcher(client batch.SQSAPI, queueURL string, opts ...Option) (*Dispatcher, error) {
 	d := &Dispatcher{
 		client:   client,
@@ -197,7 +208,7 @@ func NewDispatcher(client batch.SQSAPI, queueURL string, opts ...Option) (*Dispa
 			attempts:    5,
 			backoff:     100 * time.Millisecond,
 			maxBackoff:  2 * time.Second,
-			maxSize:     MaxMessageSize,
+			maxSize:     batch.SQSMaxMessageSize,
 			now:         time.Now,
 		},
 	}
@@ -220,7 +231,7 @@ func NewDispatcher(client batch.SQSAPI, queueURL string, opts ...Option) (*Dispa
 	}
 	s, err := batch.ReadSettings(c.batchOpts...)
 	if err != nil {
-		return nil, fmt.Errorf("fanout: WithBatchOptions: %w", err)
+		return nil, &batchOptionError{err: err}
 	}
 	c.logger, c.metrics, c.namespace, c.margin = s.Logger, s.Metrics, s.Namespace, s.DeadlineMargin
 	c.sink, c.policy = s.Sink, s.SinkPolicy

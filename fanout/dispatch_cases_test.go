@@ -266,7 +266,7 @@ func TestDispatchRecordsThatCannotTravel(t *testing.T) {
 	f := &faults{}
 	srv, client := dispServer(t, f)
 	q := dispQueue(t, srv, "work")
-	big := rec(0, 3, "k", strings.Repeat("x", MaxMessageSize))
+	big := rec(0, 3, "k", strings.Repeat("x", batch.SQSMaxMessageSize))
 	bad := rec(1, 1, "k", "")
 	bad.Err = errors.New("bad base64")
 	mid := rec(2, 2, "k", strings.Repeat("y", 5000))
@@ -526,7 +526,7 @@ func TestDispatchSinkRefuses(t *testing.T) {
 	srv, client := dispServer(t, nil)
 	q := dispQueue(t, srv, "work")
 	logs := &logBuffer{}
-	big := rec(0, 1, "k", strings.Repeat("x", MaxMessageSize))
+	big := rec(0, 1, "k", strings.Repeat("x", batch.SQSMaxMessageSize))
 	d := dispatcher(t, client, q, WithBatchOptions(batch.WithSink(&memSink{refuse: true}, batch.SinkPermanent)), WithBatchOptions(batch.WithLogger(logs.logger())))
 	resp, err := d.Dispatch(context.Background(), event(rec(0, 0, "k", "a"), big, rec(0, 2, "k", "c")))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -111,7 +112,7 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 			return
 		}
-		if size > MaxMessageSize {
+		if size > batch.SQSMaxMessageSize {
 			t.Fatalf("size %d accepted", size)
 		}
 		if !textOK([]byte(aws.ToString(e.MessageBody))) || aws.ToString(e.MessageBody) == "" {

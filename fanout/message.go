@@ -56,10 +56,6 @@ const (
 	bodyNull   = "(kafka record: null value)"
 )
 
-// MaxMessageSize is the largest message SQS accepts, 1 MiB, counting the body and every
-// message attribute's name, data type and value.
-const MaxMessageSize = 1 << 20
-
 // recordVersion is the version of the RecordAttribute format.
 const recordVersion = 1
 
@@ -104,7 +100,7 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // entry builds the SendMessageBatch entry for r (Id left for the caller to set), with
 // MessageGroupId/MessageDeduplicationId when fifo; size is what SQS counts toward its
 // 1 MiB limit (body + attribute names, types and values; binary values at their base64
-// length, see below), which entry keeps within MaxMessageSize. group chooses the FIFO message
+// length, see below), which entry keeps within batch.SQSMaxMessageSize. group chooses the FIFO message
 // group; nil means the default, groupByKey. An error is an *EncodeError.
 func entry(r *kafkaevent.Record, fifo bool, group func(*kafkaevent.Record) string) (e types.SendMessageBatchRequestEntry, size int, err error) {
 	fail := func(field string, err error) (types.SendMessageBatchRequestEntry, int, error) {
@@ -164,8 +160,8 @@ func entry(r *kafkaevent.Record, fifo bool, group func(*kafkaevent.Record) strin
 		}
 		size += len("AWSTraceHeader") + len("String") + len(v)
 	}
-	if size > MaxMessageSize {
-		return fail("message", fmt.Errorf("%w: %d bytes with its attributes, the limit is %d", batch.ErrMessageTooLarge, size, MaxMessageSize))
+	if size > batch.SQSMaxMessageSize {
+		return fail("message", fmt.Errorf("%w: %d bytes with its attributes, the limit is %d", batch.ErrMessageTooLarge, size, batch.SQSMaxMessageSize))
 	}
 	if fifo {
 		g := groupByKey(r)

@@ -40,7 +40,11 @@ func wStore(t testing.TB, srv *localserver.DynamoDB, name string) *idempotency.D
 	if err := localserver.CreateTable(ctx, c, idempotency.TableInput(name)); err != nil {
 		t.Fatal(err)
 	}
-	return idempotency.NewDynamoDBStore(c, name)
+	s, err := idempotency.NewDynamoDBStore(c, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // wApplied records what a handler wApplied, safe for concurrent use.

@@ -76,14 +76,14 @@ func BenchmarkDo(b *testing.B) {
 	}
 
 	b.Run("op=new-key/impl=toolkit", func(b *testing.B) {
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(b, e.client, table)
 		measure(b, func() { do(b, store, fresh()) })
 	})
 	b.Run("op=new-key/impl=bare-conditional-put", func(b *testing.B) {
 		measure(b, func() { bare(b, fresh(), false) })
 	})
 	b.Run("op=replay/impl=toolkit", func(b *testing.B) {
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(b, e.client, table)
 		key := fresh()
 		do(b, store, key)
 		measure(b, func() { do(b, store, key) })
@@ -95,7 +95,7 @@ func BenchmarkDo(b *testing.B) {
 		measure(b, func() { bare(b, key, true) })
 	})
 	b.Run("op=cache-hit/impl=toolkit", func(b *testing.B) {
-		store := idempotency.NewDynamoDBStore(e.client, table, idempotency.WithLocalCache(256))
+		store := newStore(b, e.client, table, idempotency.WithLocalCache(256))
 		key := fresh()
 		do(b, store, key)
 		measure(b, func() { do(b, store, key) })

@@ -43,7 +43,7 @@ func TestDynamoDBStoreConformance(t *testing.T) {
 					},
 				})
 			}
-			store := idempotency.NewDynamoDBStore(e.client, table, tc.opts...)
+			store := newStore(t, e.client, table, tc.opts...)
 			idempotencytest.TestStore(t, func(*testing.T) idempotency.Store { return store })
 		})
 	}

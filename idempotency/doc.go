@@ -1,13 +1,14 @@
 // Package idempotency makes side effects happen once, however often the event source mapping
-// delivers a record, through conditional writes to a DynamoDB table, in the record layout of
-// Powertools for AWS Lambda (Python or TypeScript), so that Go and Powertools functions can
-// share a table.
+// delivers a record, through conditional writes to a DynamoDB table, in the layout of the
+// idempotency records of Powertools for AWS Lambda (Python or TypeScript), so that Go and
+// Powertools functions can share a table. What Do stores for a key is an [Entry] (a "record"
+// in Powertools' words; here a record is always a Kafka record or an SQS message).
 //
 // Delivery is at least once: a batch is retried after a timeout, a partial failure replays
 // the rest of a partition, a producer's retry writes the same order twice. [Do] runs a
 // function once per key and replays its stored result afterwards:
 //
-//	store := idempotency.NewDynamoDBStore(ddb, "idempotency", idempotency.WithLocalCache(256))
+//	store, err := idempotency.NewDynamoDBStore(ddb, "idempotency", idempotency.WithLocalCache(256))
 //
 //	func handle(ctx context.Context, r *kafkaevent.Record) error {
 //		receipt, err := idempotency.Do(ctx, store, idempotency.KafkaKey(r), nil,
@@ -15,22 +16,22 @@
 //		...
 //	}
 //
-// The first call writes an in-progress record with a conditional PutItem, runs the function
+// The first call writes an in-progress entry with a conditional PutItem, runs the function
 // and stores its result as COMPLETED: two writes. A later call with the same key returns the
-// result without running the function, until the record expires ([WithExpiry], 1 hour by
+// result without running the function, until the entry expires ([WithExpiry], 1 hour by
 // default): one conditional write that fails, or no call at all when the store's local cache
-// ([WithLocalCache]) has the record. While the first call runs, others get [ErrInProgress]:
+// ([WithLocalCache]) has the entry. While the first call runs, others get [ErrInProgress]:
 // report the record as failed so that it comes back later. The in-progress lease ends at the
 // context's deadline, the Lambda timeout, so a crashed or timed-out invocation frees the key;
 // [WithMaxLease] shortens it. Nothing takes a live lease over, however short the expiry: the
-// in-progress record's expiration is written no earlier than the lease's end (so Powertools
+// in-progress entry's expiration is written no earlier than the lease's end (so Powertools
 // peers and DynamoDB's TTL keep it too), and the store's condition ignores the expiration of
-// an in-progress record that has a lease.
+// an in-progress entry that has a lease.
 //
-// Each call has an owner, a random UUID kept in the record ([Record].Owner). When the SDK
+// Each call has an owner, a random UUID kept in the entry ([Entry].Owner). When the SDK
 // retries a write whose answer was lost after DynamoDB applied it, the retry finds the
-// caller's own record and goes on, instead of reporting [ErrInProgress] against itself; and
-// the completion and the release act only on the caller's own record.
+// caller's own entry and goes on, instead of reporting [ErrInProgress] against itself; and
+// the completion and the release act only on the caller's own entry.
 //
 // # Deadlines
 //
@@ -58,20 +59,20 @@
 // context with the same store and the same stored ID runs its function directly, inside the
 // outer call's lease, without a store call of its own. Its payload is checked against the
 // outer call's when both have one; its other options do not apply. A nested Do on another
-// key, or on another Store value, is an ordinary call with its own record.
+// key, or on another Store value, is an ordinary call with its own entry.
 //
-// # Record formats
+// # Formats
 //
-// A [Store] has a [Format], which decides how Do computes stored IDs and payload hashes and
+// Do keeps one [Entry] per key in a [Store]. A Store has a [Format], which decides how Do computes stored IDs and payload hashes and
 // how the store keeps results. [FormatPython], the default, is Powertools for Python's: the
 // ID is "<prefix>#<md5 hex>" of the key serialized as json.dumps(key, sort_keys=True) writes
 // it, and the result is a JSON string. [FormatTypeScript] ([WithFormat]) is Powertools for
 // TypeScript's: "<prefix>#<md5 base64>" of JSON.stringify of the key with its object keys
 // sorted, the result as a DynamoDB map (or list, string, number), and the lease kept on
-// completed records. Both use the attributes id, expiration (epoch seconds, the TTL
+// completed entries. Both use the attributes id, expiration (epoch seconds, the TTL
 // attribute), in_progress_expiration (epoch milliseconds), status, data and validation, and
 // the same write condition. A Go function and a Powertools function that use the same table,
-// format, prefix ([WithKeyPrefix]) and key share records: each replays what the other stored
+// format, prefix ([WithKeyPrefix]) and key share entries: each replays what the other stored
 // and waits while the other runs. [TableInput] gives the table's definition.
 //
 // # Failures
@@ -80,7 +81,7 @@
 // is retried while the failure is transient (throttling, a 5xx answer, a connection error:
 // the SDK's own retries first, then Do's, up to the deadline), and then:
 //
-//	where it fails               fn       Do returns                          the record
+//	where it fails               fn       Do returns                          the entry
 //	acquire (unreachable,        no run   a *PersistenceError, Op "acquire"  not written: a retry
 //	  throttled, too slow)                                                    runs fn
 //	fn returns an error          ran      fn's error                          deleted: a retry
@@ -94,10 +95,13 @@
 // [ErrNotRecorded] means the effect has happened: do not report the input for redelivery
 // (package batch counts and logs it as a success), or it runs again once the lease ends. A
 // result too large for a DynamoDB item ([ErrResultTooLarge], unless [WithoutResult] says to
-// store none) is ErrNotRecorded too. A stored record that cannot be read (an attribute of the
-// wrong type, an unknown status, data that is not JSON) is a [*RecordError] inside a
-// *PersistenceError, never read as if the attribute were missing, and fn does not run. An
-// option that cannot be used fails every call with [ErrInvalidOption] before anything runs.
+// store none) is ErrNotRecorded too. A stored entry that cannot be read (an attribute of the
+// wrong type, an unknown status, data that is not JSON) is a [*CorruptEntryError] inside a
+// *PersistenceError, never read as if the attribute were missing, and fn does not run. Options
+// are checked once, where they are given: [NewDynamoDBStore] returns an error wrapping
+// [ErrInvalidOption] for a bad store option, and Do fails with it, before anything runs, for
+// a bad option of its own. The error names the option and the value:
+// "idempotency: WithLocalCache(0): invalid option: want a size of at least 1".
 //
 // Setting POWERTOOLS_IDEMPOTENCY_DISABLED to a true value turns it all off, as in Powertools
 // ([DisabledEnv]).

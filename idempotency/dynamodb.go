@@ -32,10 +32,10 @@ type Attributes struct {
 	Status           string // "status"
 	Data             string // "data", the result: a JSON string (FormatPython) or a DynamoDB value (FormatTypeScript)
 	Validation       string // "validation", the payload hash
-	// Owner is "owner": the Do call that holds the record (Record.Owner). Powertools neither
+	// Owner is "owner": the Do call that holds the entry (Entry.Owner). Powertools neither
 	// writes nor reads it; its completion (an UpdateItem) leaves it in place.
 	Owner string
-	// SortKey, when set, makes the record key the sort key, under a partition key whose value
+	// SortKey, when set, makes the entry key the sort key, under a partition key whose value
 	// is StaticPartitionKey, as in Powertools' sort_key_attr and static_pk_value.
 	SortKey            string
 	StaticPartitionKey string
@@ -53,7 +53,7 @@ var DefaultAttributes = Attributes{
 	Owner:            "owner",
 }
 
-// DynamoDBStore keeps idempotency records in a DynamoDB table, in the layout of Powertools
+// DynamoDBStore keeps idempotency entries in a DynamoDB table, in the layout of Powertools
 // for Python ([FormatPython], the default) or for TypeScript ([WithFormat]), so that Go and
 // Powertools functions can share one table. Its methods are safe for concurrent use.
 type DynamoDBStore struct {
@@ -61,18 +61,29 @@ type DynamoDBStore struct {
 	table  string
 	attr   Attributes
 	format Format
-	cache  *lru.Cache[string, Record]
-	err    error // the first invalid option, returned by every call
+	cache  *lru.Cache[string, Entry]
+	err    error // the first invalid option, while NewDynamoDBStore applies them
 }
 
-// StoreOption configures a DynamoDBStore. An invalid option makes every call of the store
-// fail with [ErrInvalidOption], so Do fails closed on the first record.
+// StoreOption configures a DynamoDBStore. An invalid option makes [NewDynamoDBStore] return
+// an error wrapping [ErrInvalidOption] that names the option and the value, and no store.
 type StoreOption func(*DynamoDBStore)
 
 func (s *DynamoDBStore) invalid(format string, args ...any) {
 	if s.err == nil {
 		s.err = invalidOption(fmt.Sprintf(format, args...))
 	}
+}
+
+// errNotMade is the error of every call of a DynamoDBStore that NewDynamoDBStore did not
+// make (a zero DynamoDBStore has no client and no table): it fails closed.
+var errNotMade = fmt.Errorf("%w: a DynamoDBStore not made by NewDynamoDBStore", ErrInvalidOption)
+
+func (s *DynamoDBStore) check() error {
+	if s == nil || s.client == nil {
+		return errNotMade
+	}
+	return nil
 }
 
 // WithAttributes sets the table's attribute names. Empty fields keep their defaults,
@@ -95,12 +106,12 @@ func WithAttributes(a Attributes) StoreOption {
 	}
 }
 
-// WithLocalCache keeps up to size completed records in memory (an LRU), so that a replay
+// WithLocalCache keeps up to size completed entries in memory (an LRU), so that a replay
 // within the same execution environment makes no DynamoDB call; size must be at least 1.
-// In-progress records are never cached. By default there is no cache.
+// In-progress entries are never cached. By default there is no cache.
 func WithLocalCache(size int) StoreOption {
 	return func(s *DynamoDBStore) {
-		c, err := lru.New[string, Record](size)
+		c, err := lru.New[string, Entry](size)
 		if err != nil {
 			s.invalid("WithLocalCache(%d): want a size of at least 1", size)
 			return
@@ -109,8 +120,8 @@ func WithLocalCache(size int) StoreOption {
 	}
 }
 
-// WithFormat sets the layout of the records: [FormatPython] (the default) or
-// [FormatTypeScript]. Functions share records only when they use the same format, the same
+// WithFormat sets the layout of the entries: [FormatPython] (the default) or
+// [FormatTypeScript]. Functions share entries only when they use the same format, the same
 // key prefix and the same attribute names.
 func WithFormat(f Format) StoreOption {
 	return func(s *DynamoDBStore) {
@@ -123,8 +134,11 @@ func WithFormat(f Format) StoreOption {
 }
 
 // NewDynamoDBStore returns a store on the DynamoDB table. TableInput gives the table's
-// definition.
-func NewDynamoDBStore(client DynamoDBAPI, table string, opts ...StoreOption) *DynamoDBStore {
+// definition. A nil client, an empty table name or an option given an invalid value is an
+// error wrapping [ErrInvalidOption] that names the option and the value
+// ("idempotency: WithLocalCache(0): invalid option: ..."), and no store: options are
+// checked once, here, as kgo.NewClient checks its own.
+func NewDynamoDBStore(client DynamoDBAPI, table string, opts ...StoreOption) (*DynamoDBStore, error) {
 	s := &DynamoDBStore{client: client, table: table, attr: DefaultAttributes}
 	if client == nil {
 		s.invalid("NewDynamoDBStore(nil, ...): want a DynamoDB client")
@@ -145,15 +159,18 @@ func NewDynamoDBStore(client DynamoDBAPI, table string, opts ...StoreOption) *Dy
 	if s.attr.SortKey != "" && s.attr.StaticPartitionKey == "" {
 		s.attr.StaticPartitionKey = "idempotency#" + defaultPrefix()
 	}
-	return s
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s, nil
 }
 
-// Format returns the layout of the store's records.
+// Format returns the layout of the store's entries.
 func (s *DynamoDBStore) Format() Format { return s.format }
 
 // TableInput returns the CreateTable input for a table with the default attribute names,
 // on demand. Turn on TTL on "expiration" after creating it (UpdateTimeToLive), so that
-// DynamoDB deletes expired records; the store checks expiry itself either way.
+// DynamoDB deletes expired entries; the store checks expiry itself either way.
 func TableInput(name string) *dynamodb.CreateTableInput {
 	return &dynamodb.CreateTableInput{
 		TableName:   aws.String(name),
@@ -188,14 +205,14 @@ func num(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }
 
-// item writes a record as an item, in the store's format.
-func (s *DynamoDBStore) item(r *Record) (map[string]types.AttributeValue, error) {
+// item writes an entry as an item, in the store's format.
+func (s *DynamoDBStore) item(r *Entry) (map[string]types.AttributeValue, error) {
 	it := s.key(r.ID)
 	if !r.Expiration.IsZero() {
 		it[s.attr.Expiry] = num(r.Expiration.Unix())
 	}
 	it[s.attr.Status] = &types.AttributeValueMemberS{Value: string(r.Status)}
-	// Python writes the lease on in-progress records only; TypeScript's completion is an
+	// Python writes the lease on in-progress entries only; TypeScript's completion is an
 	// UpdateItem that leaves it in place.
 	if !r.InProgressExpiration.IsZero() && (r.Status == StatusInProgress || s.format == FormatTypeScript) {
 		it[s.attr.InProgressExpiry] = num(r.InProgressExpiration.UnixMilli())
@@ -220,11 +237,11 @@ func (s *DynamoDBStore) item(r *Record) (map[string]types.AttributeValue, error)
 	return it, nil
 }
 
-// record reads an item stored under id. An attribute of the wrong type or that does not parse
-// is a *RecordError: the record is never read as if the attribute were missing.
-func (s *DynamoDBStore) record(id string, it map[string]types.AttributeValue) (*Record, error) {
+// entry reads an item stored under id. An attribute of the wrong type or that does not parse
+// is a *CorruptEntryError: the entry is never read as if the attribute were missing.
+func (s *DynamoDBStore) readEntry(id string, it map[string]types.AttributeValue) (*Entry, error) {
 	bad := func(name string, format string, args ...any) error {
-		return &RecordError{ID: id, Attribute: name, Err: fmt.Errorf(format, args...)}
+		return &CorruptEntryError{ID: id, Attribute: name, Err: fmt.Errorf(format, args...)}
 	}
 	str := func(name string, required bool) (string, error) {
 		switch v := it[name].(type) {
@@ -257,7 +274,7 @@ func (s *DynamoDBStore) record(id string, it map[string]types.AttributeValue) (*
 			return 0, false, bad(name, "is %s, want a number (N)", attrType(v))
 		}
 	}
-	r := &Record{}
+	r := &Entry{}
 	var err error
 	if r.ID, err = str(s.keyAttr(), true); err != nil {
 		return nil, err
@@ -305,16 +322,16 @@ func (s *DynamoDBStore) record(id string, it map[string]types.AttributeValue) (*
 	return r, nil
 }
 
-// Acquire writes the in-progress record on condition that there is no live record of
-// another owner: no record, or the caller's own (an earlier attempt of this write), or a
+// Acquire writes the in-progress entry on condition that there is no live entry of
+// another owner: no entry, or the caller's own (an earlier attempt of this write), or a
 // completed one that has expired, or an in-progress one whose lease has ended (or, without a
-// lease, that has expired). Unlike Powertools' condition, an in-progress record's
-// expiration never ends its lease. When the condition fails it reads the existing record
+// lease, that has expired). Unlike Powertools' condition, an in-progress entry's
+// expiration never ends its lease. When the condition fails it reads the existing entry
 // from the failure (ReturnValuesOnConditionCheckFailure=ALL_OLD) or, when the response
 // carries none, with a consistent GetItem.
-func (s *DynamoDBStore) Acquire(ctx context.Context, r *Record, now time.Time) (*Record, error) {
-	if s.err != nil {
-		return nil, s.err
+func (s *DynamoDBStore) Acquire(ctx context.Context, r *Entry, now time.Time) (*Entry, error) {
+	if err := s.check(); err != nil {
+		return nil, err
 	}
 	item, err := s.item(r)
 	if err != nil {
@@ -363,9 +380,9 @@ func (s *DynamoDBStore) Acquire(ctx context.Context, r *Record, now time.Time) (
 	if !errors.As(err, &ccf) {
 		return nil, err
 	}
-	var existing *Record
+	var existing *Entry
 	if len(ccf.Item) > 0 {
-		if existing, err = s.record(r.ID, ccf.Item); err != nil {
+		if existing, err = s.readEntry(r.ID, ccf.Item); err != nil {
 			return nil, err
 		}
 	} else {
@@ -378,7 +395,7 @@ func (s *DynamoDBStore) Acquire(ctx context.Context, r *Record, now time.Time) (
 			return nil, err
 		}
 		if len(out.Item) > 0 {
-			if existing, err = s.record(r.ID, out.Item); err != nil {
+			if existing, err = s.readEntry(r.ID, out.Item); err != nil {
 				return nil, err
 			}
 		}
@@ -389,12 +406,12 @@ func (s *DynamoDBStore) Acquire(ctx context.Context, r *Record, now time.Time) (
 	return existing, ErrExists
 }
 
-// Complete stores the completed record with a PutItem on condition that the stored record
+// Complete stores the completed entry with a PutItem on condition that the stored entry
 // is still the caller's (see [DynamoDBStore.Release]); when it is not, it stores nothing and
 // returns an error wrapping the ConditionalCheckFailedException.
-func (s *DynamoDBStore) Complete(ctx context.Context, r *Record) error {
-	if s.err != nil {
-		return s.err
+func (s *DynamoDBStore) Complete(ctx context.Context, r *Entry) error {
+	if err := s.check(); err != nil {
+		return err
 	}
 	item, err := s.item(r)
 	if err != nil {
@@ -410,7 +427,7 @@ func (s *DynamoDBStore) Complete(ctx context.Context, r *Record) error {
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return fmt.Errorf("the record is no longer this call's (its lease ended, and another caller took it over or it was deleted): %w", err)
+		return fmt.Errorf("the entry is no longer this call's (its lease ended, and another caller took it over or it was deleted): %w", err)
 	}
 	if err == nil && s.cache != nil {
 		s.cache.Add(r.ID, *r)
@@ -418,13 +435,13 @@ func (s *DynamoDBStore) Complete(ctx context.Context, r *Record) error {
 	return err
 }
 
-// Release deletes the in-progress record on condition that it is still the caller's: in
-// progress, with the caller's owner; for a record without an owner, with none and the lease
-// the caller wrote. A record another caller has taken over since, or no record, is left
+// Release deletes the in-progress entry on condition that it is still the caller's: in
+// progress, with the caller's owner; for an entry without an owner, with none and the lease
+// the caller wrote. An entry another caller has taken over since, or no entry, is left
 // alone.
-func (s *DynamoDBStore) Release(ctx context.Context, r *Record) error {
-	if s.err != nil {
-		return s.err
+func (s *DynamoDBStore) Release(ctx context.Context, r *Entry) error {
+	if err := s.check(); err != nil {
+		return err
 	}
 	cond, names, values := s.owned(r, true)
 	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
@@ -441,10 +458,10 @@ func (s *DynamoDBStore) Release(ctx context.Context, r *Record) error {
 	return err
 }
 
-// owned is the condition that the stored record is r's: it has r's owner, or, when r has
+// owned is the condition that the stored entry is r's: it has r's owner, or, when r has
 // none, it has none either and (for a release) r's lease. A release also wants it in
 // progress.
-func (s *DynamoDBStore) owned(r *Record, release bool) (string, map[string]string, map[string]types.AttributeValue) {
+func (s *DynamoDBStore) owned(r *Entry, release bool) (string, map[string]string, map[string]types.AttributeValue) {
 	names := map[string]string{"#owner": s.attr.Owner}
 	values := map[string]types.AttributeValue{}
 	var cond string

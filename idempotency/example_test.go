@@ -33,7 +33,7 @@ func ExampleDo() {
 			return receipt{ChargeID: fmt.Sprintf("ch-%d", charges)}, nil
 		}
 	}
-	replayed := idempotency.WithReplayHook(func(_ context.Context, r *idempotency.Record) {
+	replayed := idempotency.WithReplayHook(func(_ context.Context, r *idempotency.Entry) {
 		fmt.Println("replayed", r.Status)
 	})
 
@@ -97,13 +97,17 @@ func ExampleDo_nested() {
 
 // A Lambda function keeps one store for all invocations, made once at start-up from the
 // function's AWS configuration. The table is created from TableInput (with TTL on
-// "expiration"). An invalid option does not fail construction: the store then fails every
-// call, so Do fails closed on the first record.
+// "expiration"). An invalid option is an error of NewDynamoDBStore, at start-up, not of
+// the first record.
 func ExampleNewDynamoDBStore() {
 	// In a function: cfg, err := config.LoadDefaultConfig(ctx); client := dynamodb.NewFromConfig(cfg).
 	client := dynamodb.New(dynamodb.Options{Region: "eu-west-1"})
-	store := idempotency.NewDynamoDBStore(client, "idempotency", idempotency.WithLocalCache(256))
-	fmt.Println("records in the layout of", store.Format())
+	store, err := idempotency.NewDynamoDBStore(client, "idempotency", idempotency.WithLocalCache(256))
+	if err != nil {
+		fmt.Println(err) // in a function: log.Fatal, at start-up
+		return
+	}
+	fmt.Println("entries in the layout of", store.Format())
 
 	handle := func(ctx context.Context, r *kafkaevent.Record) (string, error) {
 		return idempotency.Do(ctx, store, idempotency.KafkaKey(r), nil, func(ctx context.Context) (string, error) {
@@ -112,12 +116,13 @@ func ExampleNewDynamoDBStore() {
 	}
 	_ = handle
 
-	broken := idempotency.NewDynamoDBStore(client, "idempotency", idempotency.WithLocalCache(0))
-	_, err := idempotency.Do(context.Background(), broken, "k", nil, func(context.Context) (int, error) { return 1, nil })
+	_, err = idempotency.NewDynamoDBStore(client, "idempotency", idempotency.WithLocalCache(0))
+	fmt.Println(err)
 	fmt.Println(errors.Is(err, idempotency.ErrInvalidOption))
 
 	// Output:
-	// records in the layout of python
+	// entries in the layout of python
+	// idempotency: WithLocalCache(0): invalid option: want a size of at least 1
 	// true
 }
 
@@ -141,7 +146,11 @@ func ExampleTableInput() {
 // same key is stored under another ID in each format.
 func ExampleWithFormat() {
 	client := dynamodb.New(dynamodb.Options{Region: "eu-west-1"})
-	store := idempotency.NewDynamoDBStore(client, "idempotency", idempotency.WithFormat(idempotency.FormatTypeScript))
+	store, err := idempotency.NewDynamoDBStore(client, "idempotency", idempotency.WithFormat(idempotency.FormatTypeScript))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println(store.Format())
 
 	// The IDs each format writes, shown with in-memory stores of each format.

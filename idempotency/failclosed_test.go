@@ -16,7 +16,7 @@ import (
 )
 
 // TestMalformedRecord: a stored record that cannot be read fails Do closed, with a
-// *RecordError naming the attribute, and fn does not run. Before, a number that did not parse
+// *CorruptEntryError naming the attribute, and fn does not run. Before, a number that did not parse
 // became 0 (a record that never expires), an attribute of the wrong type became "" (no
 // validation, no result: the zero value replayed), and an unknown status was retried as if
 // expired until ErrInconsistentState.
@@ -63,13 +63,13 @@ func TestMalformedRecord(t *testing.T) {
 				}
 			}
 			e.putItem(t, table, item)
-			store := idempotency.NewDynamoDBStore(e.client, table, idempotency.WithFormat(tc.format))
+			store := newStore(t, e.client, table, idempotency.WithFormat(tc.format))
 			var ran atomic.Int32
 			_, err = idempotency.Do(context.Background(), store, key, "payload", counted(&ran, value("fresh")))
-			var re *idempotency.RecordError
+			var re *idempotency.CorruptEntryError
 			var pe *idempotency.PersistenceError
 			if !errors.As(err, &re) || !errors.As(err, &pe) || re.Attribute != tc.attr || re.ID != id {
-				t.Fatalf("Do = %v, want a *PersistenceError wrapping a *RecordError on %q of %s", err, tc.attr, id)
+				t.Fatalf("Do = %v, want a *PersistenceError wrapping a *CorruptEntryError on %q of %s", err, tc.attr, id)
 			}
 			if ran.Load() != 0 {
 				t.Error("fn ran over a malformed record")
@@ -84,7 +84,7 @@ func TestMalformedRecord(t *testing.T) {
 func TestInvalidOptions(t *testing.T) {
 	e := newEnv(t)
 	table := e.newTable(t)
-	good := idempotency.NewDynamoDBStore(e.client, table)
+	good := newStore(t, e.client, table)
 	for _, tc := range []struct {
 		name  string
 		store idempotency.Store
@@ -101,10 +101,6 @@ func TestInvalidOptions(t *testing.T) {
 		{"WithClock(nil)", good, []idempotency.Option{idempotency.WithClock(nil)}, "", "WithClock(nil)"},
 		{"nil Option", good, []idempotency.Option{nil}, "", "Option(nil)"},
 		{"nil Store", nil, nil, "", "nil Store"},
-		{"WithLocalCache(0)", idempotency.NewDynamoDBStore(e.client, table, idempotency.WithLocalCache(0)), nil, "", "WithLocalCache(0)"},
-		{"WithFormat(7)", idempotency.NewDynamoDBStore(e.client, table, idempotency.WithFormat(7)), nil, "", "WithFormat(Format(7))"},
-		{"empty table", idempotency.NewDynamoDBStore(e.client, ""), nil, "", `NewDynamoDBStore(client, ""): invalid option: want a table name`},
-		{"sort key is the key", idempotency.NewDynamoDBStore(e.client, table, idempotency.WithAttributes(idempotency.Attributes{SortKey: "id"})), nil, "", `sort key "id"`},
 		{"kill switch unparsable", good, nil, "maybe", `POWERTOOLS_IDEMPOTENCY_DISABLED="maybe"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,6 +116,43 @@ func TestInvalidOptions(t *testing.T) {
 			}
 			e.calls.expectCalls(t, tc.name, nil)
 		})
+	}
+}
+
+// TestInvalidStoreOptions: NewDynamoDBStore checks its arguments and options once, when it
+// is called: a bad one is an error wrapping ErrInvalidOption that names it, and no store.
+// Before, the store was made and every call of it failed.
+func TestInvalidStoreOptions(t *testing.T) {
+	e := newEnv(t)
+	table := e.newTable(t)
+	for _, tc := range []struct {
+		name   string
+		client idempotency.DynamoDBAPI
+		table  string
+		opts   []idempotency.StoreOption
+		want   string
+	}{
+		{"WithLocalCache(0)", e.client, table, []idempotency.StoreOption{idempotency.WithLocalCache(0)}, "idempotency: WithLocalCache(0): invalid option: "},
+		{"WithFormat(7)", e.client, table, []idempotency.StoreOption{idempotency.WithFormat(7)}, "WithFormat(Format(7))"},
+		{"empty table", e.client, "", nil, `idempotency: NewDynamoDBStore(client, ""): invalid option: want a table name`},
+		{"nil client", nil, table, nil, "NewDynamoDBStore(nil, ...)"},
+		{"nil StoreOption", e.client, table, []idempotency.StoreOption{nil}, "StoreOption(nil)"},
+		{"sort key is the key", e.client, table, []idempotency.StoreOption{idempotency.WithAttributes(idempotency.Attributes{SortKey: "id"})}, `sort key "id"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.calls.reset()
+			store, err := idempotency.NewDynamoDBStore(tc.client, tc.table, tc.opts...)
+			if !errors.Is(err, idempotency.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) || store != nil {
+				t.Errorf("NewDynamoDBStore = %v, %v, want no store and ErrInvalidOption naming %s", store, err, tc.want)
+			}
+			e.calls.expectCalls(t, tc.name, nil)
+		})
+	}
+	// A DynamoDBStore not made by NewDynamoDBStore fails closed.
+	var ran atomic.Int32
+	_, err := idempotency.Do(context.Background(), &idempotency.DynamoDBStore{}, "k", nil, counted(&ran, value(1)))
+	if !errors.Is(err, idempotency.ErrInvalidOption) || ran.Load() != 0 {
+		t.Errorf("Do on a zero DynamoDBStore = %v (fn ran %d times), want ErrInvalidOption", err, ran.Load())
 	}
 }
 

@@ -38,7 +38,7 @@ func newFaultEnv(t *testing.T, e *env, opts ...idempotency.StoreOption) *faultEn
 	ft := faulthttp.New(nil)
 	table := e.newTable(t)
 	client := e.srv.Client(func(o *dynamodb.Options) { o.HTTPClient = ft.Client() })
-	return &faultEnv{env: e, table: table, ft: ft, store: idempotency.NewDynamoDBStore(client, table, opts...)}
+	return &faultEnv{env: e, table: table, ft: ft, store: newStore(t, client, table, opts...)}
 }
 
 // within runs do and fails t unless it returns within limit; a call still blocked is left
@@ -216,9 +216,9 @@ func TestShortExpiryKeepsLease(t *testing.T) {
 		name  string
 		store func(t *testing.T) idempotency.Store
 	}{
-		{"python", func(t *testing.T) idempotency.Store { return idempotency.NewDynamoDBStore(e.client, e.newTable(t)) }},
+		{"python", func(t *testing.T) idempotency.Store { return newStore(t, e.client, e.newTable(t)) }},
 		{"typescript", func(t *testing.T) idempotency.Store {
-			return idempotency.NewDynamoDBStore(e.client, e.newTable(t), idempotency.WithFormat(idempotency.FormatTypeScript))
+			return newStore(t, e.client, e.newTable(t), idempotency.WithFormat(idempotency.FormatTypeScript))
 		}},
 		{"memory", func(*testing.T) idempotency.Store { return idempotencytest.NewStore() }},
 	} {
@@ -249,7 +249,7 @@ func TestShortExpiryKeepsLease(t *testing.T) {
 
 	t.Run("expiration written no earlier than the lease", func(t *testing.T) {
 		table := e.newTable(t)
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(t, e.client, table)
 		now := time.Now()
 		lease := now.Add(time.Minute)
 		ctx, cancel := context.WithDeadline(context.Background(), lease)

@@ -7,11 +7,11 @@ import (
 	"hash"
 )
 
-// Format is the record layout of one Powertools edition: how the stored ID and the payload's
+// Format is the entry layout of one Powertools edition: how the stored ID and the payload's
 // validation hash are computed from a key and a payload, and how a result is stored. A Store
 // has one format ([WithFormat] for the DynamoDB store), and Do hashes keys the store's way, so
 // that a Go function and a Powertools function of that edition, with the same key prefix and
-// the same key, share a record: each replays what the other stored and waits while the other
+// the same key, share an entry: each replays what the other stored and waits while the other
 // runs.
 //
 // The attributes (id, expiration, in_progress_expiration, status, data, validation), the
@@ -22,7 +22,7 @@ import (
 //	hashed text          json.dumps(v, sort_keys=True)   JSON.stringify(deepSort(v))
 //	digest encoding      hex                             base64 (standard, padded)
 //	data attribute       the result as a JSON string (S) the result as a DynamoDB value (M, L, S, N, BOOL, NULL)
-//	completed records    in_progress_expiration dropped  in_progress_expiration kept
+//	completed entries    in_progress_expiration dropped  in_progress_expiration kept
 //
 // So the key "orders-0-42" under the prefix "fn" is stored as
 // "fn#" + hex(md5(`"orders-0-42"`)) by Python and "fn#" + base64(md5(`"orders-0-42"`)) by
@@ -64,7 +64,7 @@ func (f Format) hash(newHash func() hash.Hash, v any) (string, error) {
 	case FormatTypeScript:
 		text, err = jsJSON(v)
 	default:
-		return "", fmt.Errorf("%w: unknown record format %v", ErrInvalidOption, f)
+		return "", fmt.Errorf("%w: unknown entry format %v", ErrInvalidOption, f)
 	}
 	if err != nil {
 		return "", err

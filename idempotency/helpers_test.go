@@ -199,3 +199,14 @@ func counted[T any](calls *atomic.Int32, fn func(context.Context) (T, error)) fu
 func value[T any](v T) func(context.Context) (T, error) {
 	return func(context.Context) (T, error) { return v, nil }
 }
+
+// newStore is idempotency.NewDynamoDBStore for options the test knows to be valid: an error
+// fails the test.
+func newStore(tb testing.TB, client idempotency.DynamoDBAPI, table string, opts ...idempotency.StoreOption) *idempotency.DynamoDBStore {
+	tb.Helper()
+	s, err := idempotency.NewDynamoDBStore(client, table, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}

@@ -18,41 +18,41 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// Status is the state of an idempotency record.
+// Status is the state of an idempotency entry.
 type Status string
 
-// The statuses both Powertools editions write; records of either side are read by the other.
+// The statuses both Powertools editions write; entries of either side are read by the other.
 const (
 	StatusInProgress Status = "INPROGRESS"
 	StatusCompleted  Status = "COMPLETED"
 )
 
-// Record is one idempotency record, as stored.
-type Record struct {
+// Entry is what Do stores for one key: an idempotency record of Powertools.
+type Entry struct {
 	// ID is the stored key: "<prefix>#<hash of the key>".
 	ID     string
 	Status Status
-	// Expiration is when the record stops counting (the table's TTL attribute), to the second.
-	// The zero time means the record never expires.
+	// Expiration is when the entry stops counting (the table's TTL attribute), to the second.
+	// The zero time means the entry never expires.
 	Expiration time.Time
-	// InProgressExpiration is when an in-progress record's lease ends, to the millisecond. The
-	// zero time means the lease lasts until Expiration. Do keeps it on the completed record;
+	// InProgressExpiration is when an in-progress entry's lease ends, to the millisecond. The
+	// zero time means the lease lasts until Expiration. Do keeps it on the completed entry;
 	// stores write it there or not as their format says (FormatTypeScript keeps it).
 	InProgressExpiration time.Time
-	// Data is the stored result as JSON text; empty for an in-progress record, or when the
+	// Data is the stored result as JSON text; empty for an in-progress entry, or when the
 	// result was not stored (WithoutResult). A store keeps it in its own form (a DynamoDB map
 	// for FormatTypeScript) and gives it back as JSON text.
 	Data string
 	// Validation is the hash of the payload that must not change for this key, if any.
 	Validation string
-	// Owner identifies the Do call that wrote the record: a random UUID, new for each call.
-	// It lets a call recognise its own in-progress record when the store retries a write
+	// Owner identifies the Do call that wrote the entry: a random UUID, new for each call.
+	// It lets a call recognise its own in-progress entry when the store retries a write
 	// whose answer was lost, and it makes Complete and Release act only on the caller's own
-	// record. Records written by Powertools, or before owners were recorded, have none.
+	// entry. Entries written by Powertools, or before owners were recorded, have none.
 	Owner string
 }
 
-// Store keeps idempotency records. NewDynamoDBStore returns the one for DynamoDB, and
+// Store keeps idempotency entries. NewDynamoDBStore returns the one for DynamoDB, and
 // idempotencytest.NewStore one in memory for tests; idempotencytest.TestStore is the suite
 // every Store must pass. A Store must be safe for concurrent use.
 //
@@ -62,25 +62,25 @@ type Record struct {
 // with a RetryableError() bool method that says true), so a store need not retry itself;
 // every retry must then be safe, which the owner conditions below make it.
 type Store interface {
-	// Acquire writes r, an in-progress record, unless a live record with the same ID and
-	// another owner exists: a completed record not yet expired (to the second), or an
+	// Acquire writes r, an in-progress entry, unless a live entry with the same ID and
+	// another owner exists: a completed entry not yet expired (to the second), or an
 	// in-progress one whose lease (InProgressExpiration, to the millisecond) has not ended at
-	// now, whatever its Expiration; an in-progress record without a lease lives until it
-	// expires. Then it returns that record and ErrExists. A stored record with r's Owner is
+	// now, whatever its Expiration; an in-progress entry without a lease lives until it
+	// expires. Then it returns that entry and ErrExists. A stored entry with r's Owner is
 	// r itself, written by an earlier attempt whose answer was lost: Acquire writes over it.
-	// A nil existing record with ErrExists means the record vanished before it could be
-	// read; Do tries again. A stored record that cannot be read is a *RecordError.
-	Acquire(ctx context.Context, r *Record, now time.Time) (existing *Record, err error)
-	// Complete stores the completed record r in place of the stored one, if that is still
+	// A nil existing entry with ErrExists means the entry vanished before it could be
+	// read; Do tries again. A stored entry that cannot be read is a *CorruptEntryError.
+	Acquire(ctx context.Context, r *Entry, now time.Time) (existing *Entry, err error)
+	// Complete stores the completed entry r in place of the stored one, if that is still
 	// r's: it has r's Owner (or, for an r without an owner, none). Otherwise (the lease ended
-	// and another caller took the key over, or the record is gone) it stores nothing and
-	// returns an error. Completing a record that is already r's completion succeeds.
-	Complete(ctx context.Context, r *Record) error
-	// Release deletes the in-progress record r, and only if it is still r's: in progress,
-	// with r's Owner (or, for an r without an owner, none and r's lease). A record that is
-	// not r's, or no record, is left alone and is not an error.
-	Release(ctx context.Context, r *Record) error
-	// Format is the layout of the store's records, which decides how Do hashes keys and
+	// and another caller took the key over, or the entry is gone) it stores nothing and
+	// returns an error. Completing an entry that is already r's completion succeeds.
+	Complete(ctx context.Context, r *Entry) error
+	// Release deletes the in-progress entry r, and only if it is still r's: in progress,
+	// with r's Owner (or, for an r without an owner, none and r's lease). An entry that is
+	// not r's, or no entry, is left alone and is not an error.
+	Release(ctx context.Context, r *Entry) error
+	// Format is the layout of the store's entries, which decides how Do hashes keys and
 	// payloads.
 	Format() Format
 }
@@ -92,23 +92,23 @@ var (
 	ErrInProgress = errors.New("idempotency: another invocation is processing this key")
 	// ErrPayloadMismatch: the key was used before with a different payload.
 	ErrPayloadMismatch = errors.New("idempotency: payload differs from the one first seen with this key")
-	// ErrExists is returned by Store.Acquire when a live record exists.
-	ErrExists = errors.New("idempotency: record exists")
-	// ErrInconsistentState: the record kept vanishing between the conditional write and the
+	// ErrExists is returned by Store.Acquire when a live entry exists.
+	ErrExists = errors.New("idempotency: entry exists")
+	// ErrInconsistentState: the entry kept vanishing between the conditional write and the
 	// read that followed it.
-	ErrInconsistentState = errors.New("idempotency: record changed while it was being read")
+	ErrInconsistentState = errors.New("idempotency: entry changed while it was being read")
 	// ErrResultTooLarge: the result does not fit in a DynamoDB item (400 KB).
 	ErrResultTooLarge = errors.New("idempotency: result too large to store")
 	// ErrInvalidOption: an option of Do or of a store, or the DisabledEnv variable, has a
 	// value that cannot be used. Nothing was stored and fn did not run.
 	ErrInvalidOption = errors.New("idempotency: invalid option")
 	// ErrEmptyKey: Do was given an empty key (an SQS message without a MessageId, say).
-	// Every such call would share one record, and all but the first would be skipped as
+	// Every such call would share one entry, and all but the first would be skipped as
 	// replays, so Do refuses it: nothing was stored and fn did not run.
 	ErrEmptyKey = errors.New("idempotency: empty key")
 	// ErrNotRecorded: fn ran and succeeded, so its side effect has happened, but its
 	// completion could not be stored, even after retries within the deadline. Do returns it
-	// (wrapped in a *PersistenceError, Op "complete") together with fn's result. The record
+	// (wrapped in a *PersistenceError, Op "complete") together with fn's result. The entry
 	// stays in progress, so no other caller runs fn until its lease ends. Do not report the
 	// input for redelivery: that would apply the effect a second time once the lease ends.
 	ErrNotRecorded = errors.New("idempotency: fn succeeded but its completion was not stored")
@@ -128,49 +128,49 @@ func (e *PersistenceError) Error() string {
 
 func (e *PersistenceError) Unwrap() error { return e.Err }
 
-// RecordError reports a stored record that cannot be read: an attribute of the wrong type, a
-// number that does not parse, an unknown status, data that is not JSON. Do fails closed on
-// it (fn does not run, the error comes wrapped in a *PersistenceError): the record may be
+// CorruptEntryError reports a stored entry that cannot be read: an attribute of the wrong type,
+// a number that does not parse, an unknown status, data that is not JSON. Do fails closed on
+// it (fn does not run, the error comes wrapped in a *PersistenceError): the entry may be
 // another tool's, or written with other attribute names or another Format.
-type RecordError struct {
+type CorruptEntryError struct {
 	ID        string // the stored ID that was looked up
 	Attribute string // the attribute's name in the store
 	Err       error  // what is wrong with it
 }
 
-func (e *RecordError) Error() string {
-	return fmt.Sprintf("idempotency: record %q: attribute %q: %v", e.ID, e.Attribute, e.Err)
+func (e *CorruptEntryError) Error() string {
+	return fmt.Sprintf("idempotency: entry %q: attribute %q: %v", e.ID, e.Attribute, e.Err)
 }
 
-func (e *RecordError) Unwrap() error { return e.Err }
+func (e *CorruptEntryError) Unwrap() error { return e.Err }
 
-// maxAttempts is how many times Do tries to acquire when the record keeps vanishing: once,
+// maxAttempts is how many times Do tries to acquire when the entry keeps vanishing: once,
 // and twice more, as Powertools does.
 const maxAttempts = 3
 
-// Do runs fn once per key. The first call for a key writes an in-progress record, runs fn,
+// Do runs fn once per key. The first call for a key writes an in-progress entry, runs fn,
 // and stores its result; later calls with the same key return the stored result without
-// running fn, until the record expires. While the first call runs, others get ErrInProgress.
+// running fn, until the entry expires. While the first call runs, others get ErrInProgress.
 //
 // key is what makes two calls the same: KafkaKey or SQSKey for redeliveries of one record, or
 // a business key from the payload (an order ID) when a producer may send the same thing
 // twice. The stored ID is "<prefix>#<hash>" where the hash is computed as the Powertools
 // edition of the store's Format computes it, so a Powertools function selecting the same key
-// shares the record.
+// shares the entry.
 //
 // payload, when not nil, is the part of the input that must not change for the same key: its
 // hash is stored, and a later call whose payload hashes differently gets ErrPayloadMismatch.
 //
-// If fn fails or panics, the in-progress record is deleted (so a retry runs fn again) and the
+// If fn fails or panics, the in-progress entry is deleted (so a retry runs fn again) and the
 // error is returned or the panic goes on. If the store fails before fn runs, fn does not run
 // and the error is a *PersistenceError (fail closed). If fn succeeds and its completion cannot
 // be stored, even after retries, Do returns fn's result with ErrNotRecorded and leaves the
-// record in progress: the package doc's table lists every case.
+// entry in progress: the package doc's table lists every case.
 //
 // Every store call ends by ctx's deadline less WithDeadlineMargin (100 ms), or, when ctx has
 // none, by the end of the default lease (WithDefaultLease) less the margin; the completion
 // and the release are made even if ctx has been cancelled, until then. Each call writes a
-// new owner (Record.Owner) into its record, so that a write the SDK retries after its answer
+// new owner (Entry.Owner) into its entry, so that a write the SDK retries after its answer
 // was lost is recognised as the caller's own.
 //
 // # Nested calls
@@ -184,7 +184,7 @@ const maxAttempts = 3
 // outer call's when both give one (a difference is ErrPayloadMismatch, and fn does not run);
 // its other options (expiry, lease, result, replay hook) do not apply, because it writes
 // nothing. A nested Do with another key or another store is an ordinary call: it takes and
-// completes its own record. A store whose dynamic type is not comparable is never the same.
+// completes its own entry. A store whose dynamic type is not comparable is never the same.
 func Do[T any](ctx context.Context, store Store, key string, payload any, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
 	cfg := newConfig(opts)
@@ -205,7 +205,7 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 	}
 	format := store.Format()
 	if !format.valid() {
-		return zero, fmt.Errorf("%w: store %T has an unknown record format, %v", ErrInvalidOption, store, format)
+		return zero, fmt.Errorf("%w: store %T has an unknown entry format, %v", ErrInvalidOption, store, format)
 	}
 	id, err := cfg.id(format, key)
 	if err != nil {
@@ -243,7 +243,7 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 		return zero, err
 	}
 
-	held := context.WithValue(ctx, heldKey{}, &heldRecord{store: store, id: id, validation: validation, outer: heldBy(ctx)})
+	held := context.WithValue(ctx, heldKey{}, &heldEntry{store: store, id: id, validation: validation, outer: heldBy(ctx)})
 	result, err := run(held, stop, store, rec, fn)
 	if err != nil {
 		return zero, err
@@ -252,18 +252,18 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 }
 
 // claim acquires id for this call, trying again (at most maxAttempts times) while what the
-// store holds cannot be read as held or done. It returns the record now held and when it
-// expires once completed, or the stored result of a record already completed (replay), or
+// store holds cannot be read as held or done. It returns the entry now held and when it
+// expires once completed, or the stored result of an entry already completed (replay), or
 // the error: ErrInProgress, ErrPayloadMismatch, a *PersistenceError.
-func claim[T any](ctx context.Context, cfg *config, stop time.Time, store Store, id, validation, owner string) (rec *Record, expires time.Time, replay *T, err error) {
+func claim[T any](ctx context.Context, cfg *config, stop time.Time, store Store, id, validation, owner string) (rec *Entry, expires time.Time, replay *T, err error) {
 	for attempt := 1; ; attempt++ {
 		now := cfg.now()
 		lease := cfg.leaseEnd(ctx, now)
 		expires = now.Add(cfg.expiry).Truncate(time.Second)
-		rec = &Record{
+		rec = &Entry{
 			ID:     id,
 			Status: StatusInProgress,
-			// Never before the lease ends: Powertools takes over an in-progress record
+			// Never before the lease ends: Powertools takes over an in-progress entry
 			// once it expires, whatever its lease, and DynamoDB's TTL deletes it.
 			Expiration:           latest(expires, lease.Truncate(time.Second)),
 			InProgressExpiration: lease,
@@ -285,7 +285,7 @@ func claim[T any](ctx context.Context, cfg *config, stop time.Time, store Store,
 		}
 		if existing.Status != StatusCompleted && existing.Status != StatusInProgress {
 			return nil, expires, nil, &PersistenceError{Op: "acquire", Key: id,
-				Err: &RecordError{ID: id, Attribute: "status", Err: fmt.Errorf("unknown status %q", existing.Status)}}
+				Err: &CorruptEntryError{ID: id, Attribute: "status", Err: fmt.Errorf("unknown status %q", existing.Status)}}
 		}
 		if validation != "" && existing.Validation != "" && existing.Validation != validation {
 			return nil, expires, nil, ErrPayloadMismatch
@@ -305,7 +305,7 @@ func claim[T any](ctx context.Context, cfg *config, stop time.Time, store Store,
 		case existing.Status == StatusInProgress && existing.live(now):
 			return nil, expires, nil, ErrInProgress
 		}
-		// The record had expired by our clock but not by the store's condition (clocks
+		// The entry had expired by our clock but not by the store's condition (clocks
 		// differ): try again.
 		if attempt >= maxAttempts {
 			return nil, expires, nil, &PersistenceError{Op: "acquire", Key: id, Err: ErrInconsistentState}
@@ -315,10 +315,10 @@ func claim[T any](ctx context.Context, cfg *config, stop time.Time, store Store,
 
 // complete stores the completion of rec, held by this call, with result unless the options
 // say to store none. fn has run: every error is a *PersistenceError wrapping ErrNotRecorded.
-func complete[T any](ctx context.Context, cfg *config, stop time.Time, store Store, rec *Record, expires time.Time, result T) error {
+func complete[T any](ctx context.Context, cfg *config, stop time.Time, store Store, rec *Entry, expires time.Time, result T) error {
 	id := rec.ID
 	// fn has run and its effect has happened: from here on a failure is ErrNotRecorded, and
-	// the record stays in progress so that nothing runs fn again before the lease ends.
+	// the entry stays in progress so that nothing runs fn again before the lease ends.
 	done := *rec
 	done.Status = StatusCompleted
 	done.Expiration = expires
@@ -341,7 +341,7 @@ func complete[T any](ctx context.Context, cfg *config, stop time.Time, store Sto
 }
 
 // acquire calls store.Acquire under ctx, ended at stop.
-func acquire(ctx context.Context, stop time.Time, store Store, r *Record, now time.Time) (*Record, error) {
+func acquire(ctx context.Context, stop time.Time, store Store, r *Entry, now time.Time) (*Entry, error) {
 	if time.Until(stop) <= 0 {
 		return nil, errNoTime
 	}
@@ -403,24 +403,24 @@ func latest(a, b time.Time) time.Time {
 	return a
 }
 
-// heldKey is the context key of the records held by the Do calls a context runs under.
+// heldKey is the context key of the entries held by the Do calls a context runs under.
 type heldKey struct{}
 
-// heldRecord is one record held by a Do call, and the one held by the call around it.
-type heldRecord struct {
+// heldEntry is one entry held by a Do call, and the one held by the call around it.
+type heldEntry struct {
 	store      Store
 	id         string
 	validation string
-	outer      *heldRecord
+	outer      *heldEntry
 }
 
-func heldBy(ctx context.Context) *heldRecord {
-	h, _ := ctx.Value(heldKey{}).(*heldRecord)
+func heldBy(ctx context.Context) *heldEntry {
+	h, _ := ctx.Value(heldKey{}).(*heldEntry)
 	return h
 }
 
-// holding returns the record with this ID that a Do call around ctx holds in store, or nil.
-func holding(ctx context.Context, store Store, id string) *heldRecord {
+// holding returns the entry with this ID that a Do call around ctx holds in store, or nil.
+func holding(ctx context.Context, store Store, id string) *heldEntry {
 	h := heldBy(ctx)
 	if h == nil || !reflect.TypeOf(store).Comparable() {
 		return nil
@@ -433,13 +433,13 @@ func holding(ctx context.Context, store Store, id string) *heldRecord {
 	return nil
 }
 
-// live reports whether the record still holds its key at now, by the store's own condition:
-// an in-progress record with a lease until the lease's last millisecond, whatever its
+// live reports whether the entry still holds its key at now, by the store's own condition:
+// an in-progress entry with a lease until the lease's last millisecond, whatever its
 // expiration (so that a short WithExpiry never frees a key that a running call holds);
-// any other record until its expiration second has passed (an in-progress record without a
-// lease, written by an old Powertools version, included). A record without expiration never
+// any other entry until its expiration second has passed (an in-progress entry without a
+// lease, written by an old Powertools version, included). An entry without expiration never
 // expires, by the condition as in Python.
-func (r *Record) live(now time.Time) bool {
+func (r *Entry) live(now time.Time) bool {
 	if r.Status == StatusInProgress && !r.InProgressExpiration.IsZero() {
 		return now.UnixMilli() <= r.InProgressExpiration.UnixMilli()
 	}
@@ -449,15 +449,15 @@ func (r *Record) live(now time.Time) bool {
 // maxData keeps an item under DynamoDB's 400 KB limit, leaving room for the other attributes.
 const maxData = 400*1024 - 4096
 
-// run calls fn, and releases the record if fn fails or panics; the release ends at stop.
-func run[T any](ctx context.Context, stop time.Time, store Store, rec *Record, fn func(context.Context) (T, error)) (result T, err error) {
+// run calls fn, and releases the entry if fn fails or panics; the release ends at stop.
+func run[T any](ctx context.Context, stop time.Time, store Store, rec *Entry, fn func(context.Context) (T, error)) (result T, err error) {
 	release := func() error {
 		return persist(ctx, stop, func(ctx context.Context) error { return store.Release(ctx, rec) })
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			// Free the key for a retry, then let the panic go on. A failed release cannot be
-			// returned past a panic; the record then holds the key only until its lease ends
+			// returned past a panic; the entry then holds the key only until its lease ends
 			// (the function's deadline), after which a redelivery takes it over.
 			_ = release()
 			panic(p)
@@ -482,7 +482,7 @@ func asPersistence(op, id string, err error) error {
 	return &PersistenceError{Op: op, Key: id, Err: err}
 }
 
-// leaseEnd is when an in-progress record stops blocking others.
+// leaseEnd is when an in-progress entry stops blocking others.
 func (c *config) leaseEnd(ctx context.Context, now time.Time) time.Time {
 	end := now.Add(c.defaultLease)
 	if d, ok := ctx.Deadline(); ok {

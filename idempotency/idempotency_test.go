@@ -37,14 +37,14 @@ func TestFirstCallStoresThenReplays(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	table := e.newTable(t)
-	store := idempotency.NewDynamoDBStore(e.client, table)
+	store := newStore(t, e.client, table)
 	ctx := context.Background()
 
 	var fnCalls atomic.Int32
-	var replays []*idempotency.Record
+	var replays []*idempotency.Entry
 	opts := []idempotency.Option{
 		fixedClock(t0),
-		idempotency.WithReplayHook(func(_ context.Context, r *idempotency.Record) { replays = append(replays, r) }),
+		idempotency.WithReplayHook(func(_ context.Context, r *idempotency.Entry) { replays = append(replays, r) }),
 	}
 	// {"order": 1} hashes as Powertools hashes it:
 	// python3 -c 'import json,hashlib; print(hashlib.md5(json.dumps({"order": 1}, sort_keys=True).encode()).hexdigest())'
@@ -112,7 +112,7 @@ func TestNoPayloadNoValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	table := e.newTable(t)
-	store := idempotency.NewDynamoDBStore(e.client, table)
+	store := newStore(t, e.client, table)
 	if _, err := idempotency.Do(context.Background(), store, "k", nil, value(1)); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestNoPayloadNoValidation(t *testing.T) {
 func TestConcurrentCallsRunOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	store := idempotency.NewDynamoDBStore(e.client, e.newTable(t))
+	store := newStore(t, e.client, e.newTable(t))
 	ctx := context.Background()
 
 	const callers = 50
@@ -195,7 +195,7 @@ func TestExpiredRecordRunsAgain(t *testing.T) {
 		later := t0.Add(tc.ttl).Truncate(time.Second).Add(time.Second + 100*time.Millisecond)
 		t.Run(tc.name, func(t *testing.T) {
 			table := e.newTable(t)
-			store := idempotency.NewDynamoDBStore(e.client, table)
+			store := newStore(t, e.client, table)
 			var fnCalls atomic.Int32
 			fn := func(context.Context) (int32, error) { return fnCalls.Add(1), nil }
 
@@ -235,7 +235,7 @@ func TestExpiryBoundary(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("completed, expiration second is now", func(t *testing.T) {
-		store := idempotency.NewDynamoDBStore(e.client, e.newTable(t))
+		store := newStore(t, e.client, e.newTable(t))
 		var fnCalls atomic.Int32
 		fn := counted(&fnCalls, value("stored"))
 		if _, err := idempotency.Do(ctx, store, "k", nil, fn, fixedClock(t0)); err != nil {
@@ -253,7 +253,7 @@ func TestExpiryBoundary(t *testing.T) {
 
 	t.Run("in progress, lease millisecond is now", func(t *testing.T) {
 		table := e.newTable(t)
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(t, e.client, table)
 		lease := t0.Add(time.Minute).Truncate(time.Millisecond)
 		e.putItem(t, table, map[string]types.AttributeValue{
 			"id":                     s(keyID(t, "k")),
@@ -276,7 +276,7 @@ func TestCrashedHolderIsTakenOver(t *testing.T) {
 
 	t.Run("record written with an ended lease", func(t *testing.T) {
 		table := e.newTable(t)
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(t, e.client, table)
 		now := time.Now()
 		e.putItem(t, table, map[string]types.AttributeValue{
 			"id":                     s(keyID(t, "k")),
@@ -296,7 +296,7 @@ func TestCrashedHolderIsTakenOver(t *testing.T) {
 
 	t.Run("holder vanished mid-call", func(t *testing.T) {
 		table := e.newTable(t)
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(t, e.client, table)
 		// The first caller acquires, then its goroutine ends inside fn without returning
 		// (runtime.Goexit: no error, no panic), as a crashed or timed-out invocation would.
 		entered := make(chan struct{})
@@ -341,7 +341,7 @@ func TestInProgressWithoutLease(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	table := e.newTable(t)
-	store := idempotency.NewDynamoDBStore(e.client, table)
+	store := newStore(t, e.client, table)
 	now := time.Now()
 	e.putItem(t, table, map[string]types.AttributeValue{
 		"id":         s(keyID(t, "k")),
@@ -368,7 +368,7 @@ func TestPayloadMismatch(t *testing.T) {
 			if cache {
 				opts = append(opts, idempotency.WithLocalCache(8))
 			}
-			store := idempotency.NewDynamoDBStore(e.client, e.newTable(t), opts...)
+			store := newStore(t, e.client, e.newTable(t), opts...)
 			var fnCalls atomic.Int32
 			fn := counted(&fnCalls, value("ok"))
 			first := json.RawMessage(`{"amount": 10, "currency": "EUR"}`)
@@ -390,7 +390,7 @@ func TestPayloadMismatch(t *testing.T) {
 	}
 
 	t.Run("in progress", func(t *testing.T) {
-		store := idempotency.NewDynamoDBStore(e.client, e.newTable(t))
+		store := newStore(t, e.client, e.newTable(t))
 		inside := make(chan struct{})
 		release := make(chan struct{})
 		done := make(chan error)
@@ -419,12 +419,12 @@ func TestLocalCache(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	table := e.newTable(t)
-	store := idempotency.NewDynamoDBStore(e.client, table, idempotency.WithLocalCache(16))
+	store := newStore(t, e.client, table, idempotency.WithLocalCache(16))
 
 	var fnCalls atomic.Int32
 	replayed := 0
 	fn := counted(&fnCalls, value(receipt{ID: "c", Amount: 1}))
-	hook := idempotency.WithReplayHook(func(context.Context, *idempotency.Record) { replayed++ })
+	hook := idempotency.WithReplayHook(func(context.Context, *idempotency.Entry) { replayed++ })
 	if _, err := idempotency.Do(ctx, store, "k", "p", fn, hook); err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +443,7 @@ func TestLocalCache(t *testing.T) {
 	}
 
 	// Another store on the same table, with a cache, fills it from the first miss.
-	other := idempotency.NewDynamoDBStore(e.client, table, idempotency.WithLocalCache(16))
+	other := newStore(t, e.client, table, idempotency.WithLocalCache(16))
 	e.calls.reset()
 	if _, err := idempotency.Do(ctx, other, "k", "p", fn); err != nil {
 		t.Fatal(err)
@@ -493,7 +493,7 @@ func TestFnErrorDeletesRecord(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	table := e.newTable(t)
-	store := idempotency.NewDynamoDBStore(e.client, table)
+	store := newStore(t, e.client, table)
 	id := keyID(t, "k")
 
 	fnErr := fmt.Errorf("charge declined: %w", &customErr{402})
@@ -541,7 +541,7 @@ func TestFnPanicDeletesRecord(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	table := e.newTable(t)
-	store := idempotency.NewDynamoDBStore(e.client, table)
+	store := newStore(t, e.client, table)
 	type boom struct{ msg string }
 
 	recovered := func() (p any) {
@@ -575,7 +575,7 @@ func TestReleaseOnlyByOwner(t *testing.T) {
 
 	t.Run("their record in progress", func(t *testing.T) {
 		table := e.newTable(t)
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(t, e.client, table)
 		id := keyID(t, "k")
 		started, finish := make(chan struct{}), make(chan struct{})
 		theirResult := make(chan error, 1)
@@ -621,7 +621,7 @@ func TestReleaseOnlyByOwner(t *testing.T) {
 	for _, fail := range []string{"error", "panic"} {
 		t.Run("their record completed, our fn "+fail, func(t *testing.T) {
 			table := e.newTable(t)
-			store := idempotency.NewDynamoDBStore(e.client, table)
+			store := newStore(t, e.client, table)
 			func() {
 				defer func() {
 					if p := recover(); fail == "panic" && p != errOurs {
@@ -680,7 +680,7 @@ func TestStoreUnreachable(t *testing.T) {
 	t.Run("server stopped", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		store := idempotency.NewDynamoDBStore(e.client, e.newTable(t))
+		store := newStore(t, e.client, e.newTable(t))
 		e.srv.Stop()
 		check(t, store)
 	})
@@ -695,13 +695,13 @@ func TestStoreUnreachable(t *testing.T) {
 		addr := l.Addr().String()
 		l.Close()
 		client := e.srv.Client(func(o *dynamodb.Options) { o.BaseEndpoint = aws.String("http://" + addr) })
-		check(t, idempotency.NewDynamoDBStore(client, "idempotency"))
+		check(t, newStore(t, client, "idempotency"))
 	})
 
 	t.Run("no such table", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		check(t, idempotency.NewDynamoDBStore(e.client, "missing-table"))
+		check(t, newStore(t, e.client, "missing-table"))
 	})
 }
 
@@ -711,7 +711,7 @@ type failingComplete struct {
 	err error
 }
 
-func (f failingComplete) Complete(context.Context, *idempotency.Record) error { return f.err }
+func (f failingComplete) Complete(context.Context, *idempotency.Entry) error { return f.err }
 
 func TestSaveFailure(t *testing.T) {
 	t.Parallel()
@@ -721,7 +721,7 @@ func TestSaveFailure(t *testing.T) {
 	t.Run("Complete fails", func(t *testing.T) {
 		table := e.newTable(t)
 		errSave := errors.New("throttled")
-		store := failingComplete{idempotency.NewDynamoDBStore(e.client, table), errSave}
+		store := failingComplete{newStore(t, e.client, table), errSave}
 		var fnCalls atomic.Int32
 		got, err := idempotency.Do(ctx, store, "k", nil, counted(&fnCalls, value("ran")), fixedClock(t0))
 		var pe *idempotency.PersistenceError
@@ -749,7 +749,7 @@ func TestSaveFailure(t *testing.T) {
 
 	t.Run("table deleted while fn runs", func(t *testing.T) {
 		table := e.newTable(t)
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(t, e.client, table)
 		_, err := idempotency.Do(ctx, store, "k", nil, func(ctx context.Context) (int, error) {
 			_, err := e.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 			return 1, err
@@ -769,7 +769,7 @@ func TestResultTooLarge(t *testing.T) {
 
 	t.Run("just over the limit", func(t *testing.T) {
 		table := e.newTable(t)
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(t, e.client, table)
 		big := strings.Repeat("x", idempotency.MaxData-1) // MaxData+1 bytes of JSON
 		got, err := idempotency.Do(ctx, store, "k", nil, value(big))
 		if !errors.Is(err, idempotency.ErrResultTooLarge) {
@@ -790,7 +790,7 @@ func TestResultTooLarge(t *testing.T) {
 
 	t.Run("at the limit fits in an item", func(t *testing.T) {
 		table := e.newTable(t)
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(t, e.client, table)
 		big := strings.Repeat("y", idempotency.MaxData-2) // MaxData bytes of JSON
 		if _, err := idempotency.Do(ctx, store, strings.Repeat("long key ", 100), "payload", value(big)); err != nil {
 			t.Fatalf("Do with a result of MaxData bytes of JSON: %v", err)
@@ -804,7 +804,7 @@ func TestResultTooLarge(t *testing.T) {
 
 	t.Run("WithoutResult", func(t *testing.T) {
 		table := e.newTable(t)
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(t, e.client, table)
 		huge := strings.Repeat("z", 500<<10)
 		var fnCalls atomic.Int32
 		got, err := idempotency.Do(ctx, store, "k", nil, counted(&fnCalls, value(huge)), idempotency.WithoutResult())
@@ -845,7 +845,7 @@ func TestLease(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			table := e.newTable(t)
-			store := idempotency.NewDynamoDBStore(e.client, table)
+			store := newStore(t, e.client, table)
 			ctx := context.Background()
 			if !tc.deadline.IsZero() {
 				var cancel context.CancelFunc
@@ -878,7 +878,7 @@ func TestLease(t *testing.T) {
 func TestKillSwitch(t *testing.T) {
 	e := newEnv(t)
 	table := e.newTable(t)
-	store := idempotency.NewDynamoDBStore(e.client, table, idempotency.WithLocalCache(8))
+	store := newStore(t, e.client, table, idempotency.WithLocalCache(8))
 	for _, tc := range []struct {
 		value    string
 		disabled bool
@@ -982,7 +982,7 @@ func TestSortKeyLayout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			table := newTable(t, tc.pk, tc.sk)
-			store := idempotency.NewDynamoDBStore(e.client, table, idempotency.WithAttributes(tc.attrs))
+			store := newStore(t, e.client, table, idempotency.WithAttributes(tc.attrs))
 			key := func(id string) map[string]types.AttributeValue {
 				return map[string]types.AttributeValue{tc.pk: s(tc.staticPK), tc.sk: s(id)}
 			}
@@ -1028,7 +1028,7 @@ func TestSortKeyLayout(t *testing.T) {
 	t.Run("default static partition key", func(t *testing.T) {
 		t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "orders-fn")
 		table := newTable(t, "id", "sk")
-		store := idempotency.NewDynamoDBStore(e.client, table, idempotency.WithAttributes(idempotency.Attributes{SortKey: "sk"}))
+		store := newStore(t, e.client, table, idempotency.WithAttributes(idempotency.Attributes{SortKey: "sk"}))
 		if _, err := idempotency.Do(ctx, store, "a", nil, value(1)); err != nil {
 			t.Fatal(err)
 		}
@@ -1076,7 +1076,7 @@ func TestPythonCompatibility(t *testing.T) {
 
 	t.Run("Do replays an item written by Python", func(t *testing.T) {
 		table := e.newTable(t)
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(t, e.client, table)
 		now := time.Now()
 		for _, id := range []string{pyID1, pyID2} {
 			// As DynamoDBPersistenceLayer writes it: _put_record then _update_record, which sets
@@ -1107,7 +1107,7 @@ func TestPythonCompatibility(t *testing.T) {
 
 	t.Run("Python's in-progress record blocks Do", func(t *testing.T) {
 		table := e.newTable(t)
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(t, e.client, table)
 		now := time.Now()
 		e.putItem(t, table, map[string]types.AttributeValue{
 			"id":                     s(pyID1),
@@ -1123,7 +1123,7 @@ func TestPythonCompatibility(t *testing.T) {
 
 	t.Run("Do writes Python's ID and validation", func(t *testing.T) {
 		table := e.newTable(t)
-		store := idempotency.NewDynamoDBStore(e.client, table)
+		store := newStore(t, e.client, table)
 		for key, id := range map[string]string{"order-123": pyID1, pyKey2: pyID2} {
 			if got := keyID(t, key, prefix); got != id {
 				t.Errorf("KeyID(%q) = %q, want %q", key, got, id)
@@ -1177,7 +1177,7 @@ func TestExistingRecordFromConditionFailure(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	client := &allOldClient{Client: e.client}
-	store := idempotency.NewDynamoDBStore(client, e.newTable(t))
+	store := newStore(t, client, e.newTable(t))
 	ctx := context.Background()
 	if _, err := idempotency.Do(ctx, store, "k", "p", value(receipt{"x", 2})); err != nil {
 		t.Fatal(err)
@@ -1202,7 +1202,7 @@ type vanishingStore struct {
 
 func (v *vanishingStore) Format() idempotency.Format { return idempotency.FormatPython }
 
-func (v *vanishingStore) Acquire(context.Context, *idempotency.Record, time.Time) (*idempotency.Record, error) {
+func (v *vanishingStore) Acquire(context.Context, *idempotency.Entry, time.Time) (*idempotency.Entry, error) {
 	v.acquires.Add(1)
 	return nil, idempotency.ErrExists
 }
@@ -1230,7 +1230,7 @@ func TestRecordWithoutExpiration(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	table := e.newTable(t)
-	store := idempotency.NewDynamoDBStore(e.client, table)
+	store := newStore(t, e.client, table)
 	e.putItem(t, table, map[string]types.AttributeValue{
 		"id":     s(keyID(t, "k")),
 		"status": s("COMPLETED"),

@@ -17,7 +17,7 @@ func TestNestedDo(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	table := e.newTable(t)
-	store := idempotency.NewDynamoDBStore(e.client, table)
+	store := newStore(t, e.client, table)
 	ctx := context.Background()
 
 	t.Run("same key runs inside the outer lease", func(t *testing.T) { nestedSameKey(t, e, table, store) })
@@ -73,7 +73,7 @@ func TestNestedDo(t *testing.T) {
 	})
 
 	t.Run("another store is another caller", func(t *testing.T) {
-		other := idempotency.NewDynamoDBStore(e.client, table) // same table, another Store value
+		other := newStore(t, e.client, table) // same table, another Store value
 		_, err := idempotency.Do(ctx, store, "stores-1", nil, func(ctx context.Context) (int, error) {
 			_, err := idempotency.Do(ctx, other, "stores-1", nil, value(0))
 			if !errors.Is(err, idempotency.ErrInProgress) {

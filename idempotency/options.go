@@ -21,7 +21,7 @@ type config struct {
 	defaultLease time.Duration
 	margin       time.Duration
 	newHash      func() hash.Hash
-	onReplay     func(ctx context.Context, r *Record)
+	onReplay     func(ctx context.Context, r *Entry)
 	storeResult  bool
 	now          func() time.Time
 	err          error // the first invalid option
@@ -54,15 +54,15 @@ func (e *optionError) Is(target error) bool { return target == ErrInvalidOption 
 const DisabledEnv = "POWERTOOLS_IDEMPOTENCY_DISABLED"
 
 // WithKeyPrefix sets the prefix of stored IDs, "<prefix>#<hash of the key>". The default is
-// the function's name (AWS_LAMBDA_FUNCTION_NAME), or "idempotency" outside Lambda. Records
-// are found again only under the same prefix: to share records with a Powertools function,
+// the function's name (AWS_LAMBDA_FUNCTION_NAME), or "idempotency" outside Lambda. Entries
+// are found again only under the same prefix: to share entries with a Powertools function,
 // use the prefix it uses (Python: its key_prefix, or "<function name>.<module>.<function>"
 // for a decorated function other than the handler; TypeScript: its keyPrefix, or the
 // function name for a handler). The empty prefix is allowed and gives "#<hash>".
 func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 
-// WithExpiry sets how long a completed record is replayed; d must be positive. The default
-// is 1 hour, as in Powertools. It does not shorten a lease: an in-progress record expires no
+// WithExpiry sets how long a completed entry is replayed; d must be positive. The default
+// is 1 hour, as in Powertools. It does not shorten a lease: an in-progress entry expires no
 // earlier than its lease ends.
 func WithExpiry(d time.Duration) Option {
 	return func(c *config) {
@@ -73,7 +73,7 @@ func WithExpiry(d time.Duration) Option {
 	}
 }
 
-// WithMaxLease caps how long an in-progress record blocks other callers; d must be positive.
+// WithMaxLease caps how long an in-progress entry blocks other callers; d must be positive.
 // By default there is no cap: the lease ends at the context's deadline (the Lambda timeout),
 // so that a function that crashes or times out frees the key when it could no longer be
 // running.
@@ -125,7 +125,7 @@ func WithHash(newHash func() hash.Hash) Option {
 
 // WithReplayHook calls hook each time Do returns a stored result instead of calling fn. By
 // default nothing is called. Given twice, the last one counts.
-func WithReplayHook(hook func(ctx context.Context, r *Record)) Option {
+func WithReplayHook(hook func(ctx context.Context, r *Entry)) Option {
 	return func(c *config) {
 		if hook == nil {
 			c.invalid("WithReplayHook(nil): want a function")

@@ -111,7 +111,7 @@ func TestTypeScriptInterop(t *testing.T) {
 	e := newEnv(t)
 	table := e.newTable(t)
 	const prefix = "orders-fn"
-	store := idempotency.NewDynamoDBStore(e.client, table, idempotency.WithFormat(idempotency.FormatTypeScript))
+	store := newStore(t, e.client, table, idempotency.WithFormat(idempotency.FormatTypeScript))
 	ctx := context.Background()
 	opt := idempotency.WithKeyPrefix(prefix)
 	order := tsOrder{ID: "o-1", Amount: 25.5, Zeta: 1, Alpha: "crème brûlée"}
@@ -151,7 +151,7 @@ func TestTypeScriptInterop(t *testing.T) {
 			t.Errorf("Go Do with another order over TypeScript's record: %v, want ErrPayloadMismatch", err)
 		}
 		// The Python format does not find it: another ID.
-		py := idempotency.NewDynamoDBStore(e.client, table)
+		py := newStore(t, e.client, table)
 		ran := false
 		if _, err := idempotency.Do(ctx, py, "orders-0-1", order, func(context.Context) (int, error) { ran = true; return 0, nil }, opt); err != nil || !ran {
 			t.Errorf("Python-format Do = %v (ran %v), want its own record", err, ran)

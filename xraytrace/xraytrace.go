@@ -65,13 +65,13 @@
 // # What importing this package does
 //
 // Package batch links no tracing SDK; importing this package links aws-xray-sdk-go and,
-// through it, gRPC, fasthttp and golang.org/x/net/trace (about 5 MB on a linux/arm64
-// function, see the README's table). It also links franz-go's Kafka client (about 3 MB more),
-// even in a function that never produces: the hook's producer methods name kgo's record type,
-// and the SDK's dependencies use reflection in a way (text/template calls reflect's Method)
-// that makes the Go linker keep every exported method of the hook, and from the record type,
-// the client. With them comes their package initialisation, which runs whether or not the
-// hook is used:
+// through it, gRPC, fasthttp and golang.org/x/net/trace (about 5 MB on a linux/arm64 function,
+// see the table in docs/performance.md#tracing). It also links franz-go's Kafka client (about
+// 3 MB more), even in a function that never produces: the hook's producer methods name kgo's
+// record type, and the SDK's dependencies use reflection in a way (text/template calls
+// reflect's Method) that makes the Go linker keep every exported method of the hook, and from
+// the record type, the client. With them comes their package initialisation, which runs
+// whether or not the hook is used:
 //   - a malformed AWS_XRAY_DAEMON_ADDRESS makes the function panic at start-up, before main
 //     (the SDK parses it while initialising its package);
 //   - golang.org/x/net/trace registers /debug/requests and /debug/events on

@@ -35,13 +35,25 @@ const topic = "orders"
 // framing that Powertools' kafkaConsumer (which never reads a Confluent or Glue header,
 // reads Protobuf message indexes only when the record has schema metadata, and requires that
 // metadata for Protobuf) and the toolkit (which follows the metadata) both decode.
-func formats() []*format {
-	json := codec.NewSerializer(codec.String(), codec.JSON[Order](),
+func formats() ([]*format, error) {
+	json, err := codec.NewSerializer(codec.String(), codec.JSON[Order](),
 		codec.WithValueSchema(codec.WireConfluent, "1"))
-	avro := codec.NewSerializer(codec.String(), codec.Avro[Order](codec.AvroSchema(avroSchema)),
-		codec.WithValueSchema(codec.WireConfluent, "2"))
-	pb := codec.NewSerializer(codec.String(), codec.Protobuf[*orderpb.Order](),
+	if err != nil {
+		return nil, err
+	}
+	avroCodec, err := codec.Avro[Order](codec.AvroSchema(avroSchema))
+	if err != nil {
+		return nil, err
+	}
+	avro, err := codec.NewSerializer(codec.String(), avroCodec, codec.WithValueSchema(codec.WireConfluent, "2"))
+	if err != nil {
+		return nil, err
+	}
+	pb, err := codec.NewSerializer(codec.String(), codec.Protobuf[*orderpb.Order](),
 		codec.WithValueSchema(codec.WireConfluent, "3", 0))
+	if err != nil {
+		return nil, err
+	}
 	return []*format{
 		{name: "json", data: codec.FormatJSON, schemaID: "1", record: func(ctx context.Context, i int) ([]byte, []byte, error) {
 			o := order(i)
@@ -55,7 +67,7 @@ func formats() []*format {
 			o := order(i)
 			return sourceMode(pb.Record(ctx, topic, o.ID, toProto(&o)))
 		}},
-	}
+	}, nil
 }
 
 // sourceMode returns the key and value of a record serialized with Confluent framing as the

@@ -124,7 +124,10 @@ func run(size, rounds, iterations, warmup int, dir, script, node string) error {
 		return errors.New("-size, -rounds and -iterations must be at least 1, -warmup at least 0")
 	}
 	ctx := context.Background()
-	fs := formats()
+	fs, err := formats()
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

@@ -15,23 +15,32 @@ import (
 func toolkitSide(b *bench) *side {
 	switch b.f.name {
 	case "json":
-		return deserializerSide(b, "codec.JSON[Order]", codec.NewDeserializer(codec.String(), codec.JSON[Order]()),
-			func(o Order) int64 { return o.quantities() })
+		d, err := codec.NewDeserializer(codec.String(), codec.JSON[Order]())
+		return deserializerSide(b, "codec.JSON[Order]", d, err, func(o Order) int64 { return o.quantities() })
 	case "avro":
-		return deserializerSide(b, "codec.Avro[Order] with the .avsc text", codec.NewDeserializer(codec.String(), codec.Avro[Order](codec.AvroSchema(avroSchema))),
-			func(o Order) int64 { return o.quantities() })
+		c, err := codec.Avro[Order](codec.AvroSchema(avroSchema))
+		var d *codec.Deserializer[string, Order]
+		if err == nil {
+			d, err = codec.NewDeserializer(codec.String(), c)
+		}
+		return deserializerSide(b, "codec.Avro[Order] with the .avsc text", d, err, func(o Order) int64 { return o.quantities() })
 	case "protobuf":
-		return deserializerSide(b, "codec.Protobuf[*orderpb.Order]", codec.NewDeserializer(codec.String(), codec.Protobuf[*orderpb.Order]()),
-			protoQuantities)
+		d, err := codec.NewDeserializer(codec.String(), codec.Protobuf[*orderpb.Order]())
+		return deserializerSide(b, "codec.Protobuf[*orderpb.Order]", d, err, protoQuantities)
 	}
 	panic("unknown format " + b.f.name)
 }
 
-func deserializerSide[V any](b *bench, codecName string, d *codec.Deserializer[string, V], quantities func(V) int64) *side {
+// deserializerSide is the toolkit's side with d; err, the error of making d, is the error of
+// every round.
+func deserializerSide[V any](b *bench, codecName string, d *codec.Deserializer[string, V], err error, quantities func(V) int64) *side {
 	return &side{
 		name:  "toolkit",
 		about: "kafkaevent.Parse, codec.Deserializer (" + codecName + "), Record.Value of every record",
 		round: func(n int) (result, error) {
+			if err != nil {
+				return result{}, fmt.Errorf("%s toolkit: %w", b.f.name, err)
+			}
 			// The Lambda runtime gives each invocation a context with the function's deadline.
 			ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
 			defer cancel()

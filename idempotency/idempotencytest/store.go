@@ -36,7 +36,7 @@ import (
 type Store struct {
 	format  idempotency.Format
 	mu      sync.Mutex
-	records map[string]idempotency.Record
+	records map[string]idempotency.Entry
 	err     error
 }
 
@@ -61,7 +61,7 @@ func WithFormat(f idempotency.Format) Option {
 // NewStore returns an empty in-memory store. An invalid option makes every call of the
 // store fail with idempotency.ErrInvalidOption.
 func NewStore(opts ...Option) *Store {
-	s := &Store{records: map[string]idempotency.Record{}}
+	s := &Store{records: map[string]idempotency.Entry{}}
 	for _, o := range opts {
 		if o == nil {
 			if s.err == nil {
@@ -77,7 +77,7 @@ func NewStore(opts ...Option) *Store {
 // live reports whether r holds its ID at now, by the DynamoDB store's condition: an
 // in-progress record with a lease until the lease's last millisecond, whatever its
 // expiration; any other until its expiration second has passed.
-func live(r *idempotency.Record, now time.Time) bool {
+func live(r *idempotency.Entry, now time.Time) bool {
 	if r.Status == idempotency.StatusInProgress && !r.InProgressExpiration.IsZero() {
 		return now.UnixMilli() <= r.InProgressExpiration.UnixMilli()
 	}
@@ -88,7 +88,7 @@ func live(r *idempotency.Record, now time.Time) bool {
 var errNotOwner = errors.New("idempotencytest: the record is no longer this call's (its lease ended, and another caller took it over or it was released)")
 
 // Acquire implements idempotency.Store.
-func (s *Store) Acquire(ctx context.Context, r *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+func (s *Store) Acquire(ctx context.Context, r *idempotency.Entry, now time.Time) (*idempotency.Entry, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (s *Store) Acquire(ctx context.Context, r *idempotency.Record, now time.Tim
 }
 
 // Complete implements idempotency.Store.
-func (s *Store) Complete(ctx context.Context, r *idempotency.Record) error {
+func (s *Store) Complete(ctx context.Context, r *idempotency.Entry) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (s *Store) Complete(ctx context.Context, r *idempotency.Record) error {
 }
 
 // Release implements idempotency.Store.
-func (s *Store) Release(ctx context.Context, r *idempotency.Record) error {
+func (s *Store) Release(ctx context.Context, r *idempotency.Entry) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (s *Store) check(ctx context.Context) error {
 func (s *Store) Format() idempotency.Format { return s.format }
 
 // stored is r as a store keeps it: times to the second and the millisecond.
-func stored(r *idempotency.Record) idempotency.Record {
+func stored(r *idempotency.Entry) idempotency.Entry {
 	c := *r
 	if !c.Expiration.IsZero() {
 		c.Expiration = time.Unix(c.Expiration.Unix(), 0)
@@ -155,19 +155,19 @@ func stored(r *idempotency.Record) idempotency.Record {
 }
 
 // Records returns the stored records, expired ones included, sorted by ID.
-func (s *Store) Records() []idempotency.Record {
+func (s *Store) Records() []idempotency.Entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]idempotency.Record, 0, len(s.records))
+	out := make([]idempotency.Entry, 0, len(s.records))
 	for _, r := range s.records {
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b idempotency.Record) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b idempotency.Entry) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 
-// Record returns the record stored under id, expired or not.
-func (s *Store) Record(id string) (idempotency.Record, bool) {
+// Entry returns the entry stored under id, expired or not.
+func (s *Store) Entry(id string) (idempotency.Entry, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.records[id]

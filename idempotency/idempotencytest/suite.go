@@ -79,8 +79,8 @@ func (s *suite) id(t *testing.T) string {
 }
 
 // inProgress is an in-progress record of a new owner, as Do writes it.
-func (s *suite) inProgress(id string, now time.Time, lease time.Duration) *idempotency.Record {
-	return &idempotency.Record{
+func (s *suite) inProgress(id string, now time.Time, lease time.Duration) *idempotency.Entry {
+	return &idempotency.Entry{
 		ID:                   id,
 		Status:               idempotency.StatusInProgress,
 		Expiration:           now.Add(time.Hour).Truncate(time.Second),
@@ -91,7 +91,7 @@ func (s *suite) inProgress(id string, now time.Time, lease time.Duration) *idemp
 }
 
 // acquire calls Acquire and fails t on an error other than ErrExists.
-func acquire(t *testing.T, st idempotency.Store, r *idempotency.Record, now time.Time) (*idempotency.Record, bool) {
+func acquire(t *testing.T, st idempotency.Store, r *idempotency.Entry, now time.Time) (*idempotency.Entry, bool) {
 	t.Helper()
 	existing, err := st.Acquire(context.Background(), r, now)
 	switch {
@@ -111,14 +111,14 @@ func acquire(t *testing.T, st idempotency.Store, r *idempotency.Record, now time
 	}
 }
 
-func mustAcquire(t *testing.T, st idempotency.Store, r *idempotency.Record, now time.Time) {
+func mustAcquire(t *testing.T, st idempotency.Store, r *idempotency.Entry, now time.Time) {
 	t.Helper()
 	if existing, ok := acquire(t, st, r, now); !ok {
 		t.Fatalf("Acquire(%s) at %v = ErrExists with %+v, want it written", r.ID, now, existing)
 	}
 }
 
-func mustExist(t *testing.T, st idempotency.Store, r *idempotency.Record, now time.Time) *idempotency.Record {
+func mustExist(t *testing.T, st idempotency.Store, r *idempotency.Entry, now time.Time) *idempotency.Entry {
 	t.Helper()
 	existing, ok := acquire(t, st, r, now)
 	if ok {
@@ -128,7 +128,7 @@ func mustExist(t *testing.T, st idempotency.Store, r *idempotency.Record, now ti
 }
 
 // sameRecord fails t unless got is want as a store keeps it.
-func sameRecord(t *testing.T, got, want *idempotency.Record) {
+func sameRecord(t *testing.T, got, want *idempotency.Entry) {
 	t.Helper()
 	if got.ID != want.ID || got.Status != want.Status || got.Validation != want.Validation ||
 		got.Expiration.Unix() != want.Expiration.Unix() || got.Owner != want.Owner {
@@ -259,7 +259,7 @@ func (s *suite) completeOnlyOwn(t *testing.T) {
 	}
 }
 
-func (s *suite) complete(t *testing.T, st idempotency.Store, r *idempotency.Record, data string) *idempotency.Record {
+func (s *suite) complete(t *testing.T, st idempotency.Store, r *idempotency.Entry, data string) *idempotency.Entry {
 	t.Helper()
 	done := *r
 	done.Status = idempotency.StatusCompleted

@@ -28,17 +28,17 @@ type countingStore struct {
 	calls atomic.Int64
 }
 
-func (s *countingStore) Acquire(ctx context.Context, r *idempotency.Record, now time.Time) (*idempotency.Record, error) {
+func (s *countingStore) Acquire(ctx context.Context, r *idempotency.Entry, now time.Time) (*idempotency.Entry, error) {
 	s.calls.Add(1)
 	return s.Store.Acquire(ctx, r, now)
 }
 
-func (s *countingStore) Complete(ctx context.Context, r *idempotency.Record) error {
+func (s *countingStore) Complete(ctx context.Context, r *idempotency.Entry) error {
 	s.calls.Add(1)
 	return s.Store.Complete(ctx, r)
 }
 
-func (s *countingStore) Release(ctx context.Context, r *idempotency.Record) error {
+func (s *countingStore) Release(ctx context.Context, r *idempotency.Entry) error {
 	s.calls.Add(1)
 	return s.Store.Release(ctx, r)
 }

@@ -160,7 +160,7 @@ type dyingStore struct {
 	kill func() bool
 }
 
-func (s *dyingStore) Complete(ctx context.Context, r *idempotency.Record) error {
+func (s *dyingStore) Complete(ctx context.Context, r *idempotency.Entry) error {
 	inv := s.inv.Load()
 	if inv.dead.Load() || s.kill() {
 		inv.dead.Store(true)
@@ -199,7 +199,11 @@ func (e *tpEnv) store(t *testing.T) *idempotency.DynamoDBStore {
 	if err := localserver.CreateTable(ctx, client, idempotency.TableInput(name)); err != nil {
 		t.Fatal(err)
 	}
-	return idempotency.NewDynamoDBStore(client, name)
+	s, err := idempotency.NewDynamoDBStore(client, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // tpKafka is a kfake cluster with an empty topic out, and a producer client for it that

@@ -53,9 +53,13 @@ func newHandler(ctx context.Context, out io.Writer) (batch.KafkaFunc, error) {
 	if err != nil {
 		return nil, err
 	}
+	store, err := idempotency.NewDynamoDBStore(dynamodb.NewFromConfig(cfg), table)
+	if err != nil {
+		return nil, err
+	}
 	log := slog.New(slog.NewJSONHandler(out, nil))
 	opts := []batch.Option{
-		batch.WithIdempotency(idempotency.NewDynamoDBStore(dynamodb.NewFromConfig(cfg), table)),
+		batch.WithIdempotency(store),
 		batch.WithSink(batch.NewSQSSink(sqs.NewFromConfig(cfg), failureQueue), batch.SinkPermanent),
 		batch.WithLogger(log),
 		batch.WithMetrics(out),

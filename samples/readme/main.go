@@ -37,7 +37,10 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	store := idempotency.NewDynamoDBStore(dynamodb.NewFromConfig(cfg), table)
+	store, err := idempotency.NewDynamoDBStore(dynamodb.NewFromConfig(cfg), table)
+	if err != nil {
+		fail(err)
+	}
 	sink := batch.NewSQSSink(sqs.NewFromConfig(cfg), queue)
 	lambda.Start(batch.KafkaHandler(handle,
 		batch.WithIdempotency(store),              // a record delivered again is not applied again

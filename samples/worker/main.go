@@ -53,12 +53,16 @@ func newHandler(ctx context.Context, out io.Writer) (batch.SQSFunc, error) {
 	if err != nil {
 		return nil, err
 	}
+	store, err := idempotency.NewDynamoDBStore(dynamodb.NewFromConfig(cfg), table)
+	if err != nil {
+		return nil, err
+	}
 	log := slog.New(slog.NewJSONHandler(out, nil))
 	api := orders.NewAPI(os.Getenv("ORDERS_API_URL"))
 	return fanout.WorkerHandler(func(ctx context.Context, r *kafkaevent.Record) error {
 		return handle(ctx, log, api, r)
 	},
-		batch.WithIdempotency(idempotency.NewDynamoDBStore(dynamodb.NewFromConfig(cfg), table)),
+		batch.WithIdempotency(store),
 		batch.WithSink(batch.NewSQSSink(sqs.NewFromConfig(cfg), failureQueue), batch.SinkPermanent),
 		batch.WithLogger(log)), nil
 }

@@ -32,7 +32,10 @@ func RunDecode(ctx context.Context, cmd *base.Command, args []string, stdin io.R
 	if err != nil {
 		return base.UsageError(stderr, fs.Name(), err)
 	}
-	des := codec.NewDeserializer(schemajson.OrRaw(keyCodec), schemajson.OrRaw(valueCodec), opts...)
+	des, err := codec.NewDeserializer(schemajson.OrRaw(keyCodec), schemajson.OrRaw(valueCodec), opts...)
+	if err != nil {
+		return base.UsageError(stderr, fs.Name(), err)
+	}
 	name := base.InputName(args)
 	data, err := base.ReadInput(args, stdin, base.EventLimit)
 	if err != nil {

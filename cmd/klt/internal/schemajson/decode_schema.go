@@ -75,7 +75,11 @@ func loadCodec(flagName, path, message string) (sideCodec, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", flagName, path, err)
 		}
-		return avroJSON{codec.Avro[any](codec.AvroSchema(string(text))), sch}, nil
+		c, err := codec.Avro[any](codec.AvroSchema(string(text)))
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", flagName, path, err)
+		}
+		return avroJSON{c, sch}, nil
 	case ".proto":
 		md, err := compileProto(path, message)
 		if err != nil {
@@ -424,7 +428,11 @@ func (f *SchemaFlags) Codecs() (key, value sideCodec, opts []codec.Option, err e
 		opts = append(opts, codec.WithRegistry(reg))
 		if value == nil {
 			// The registry has the writer's schema of every value: Avro.
-			value = avroJSON{c: codec.Avro[any]()} // decode only: no schema to encode with
+			c, err := codec.Avro[any]() // decode only: no schema to encode with
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			value = avroJSON{c: c}
 		}
 	}
 	if f.wire != "" {

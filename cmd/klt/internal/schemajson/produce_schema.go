@@ -91,7 +91,7 @@ func (f *ProduceSchemaFlags) Serializer() (*codec.Serializer[json.RawMessage, js
 	if f.compress {
 		opts = append(opts, codec.WithCompression())
 	}
-	return codec.NewSerializer(OrRaw(key), OrRaw(value), opts...), nil
+	return codec.NewSerializer(OrRaw(key), OrRaw(value), opts...)
 }
 
 // Serialize encodes the key and value of lr into kr as s says. A null value stays null (a

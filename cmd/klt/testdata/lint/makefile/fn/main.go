@@ -10,6 +10,6 @@ import (
 
 func main() {
 	sink := batch.NewSQSSink(nil, os.Getenv("FAILURE_QUEUE_URL"))
-	store := idempotency.NewDynamoDBStore(nil, os.Getenv("IDEMPOTENCY_TABLE"))
-	_, _ = sink, store
+	store, err := idempotency.NewDynamoDBStore(nil, os.Getenv("IDEMPOTENCY_TABLE"))
+	_, _, _ = sink, store, err
 }
