@@ -76,6 +76,6 @@
 //
 // Matching reads the document once, validating all of it and keeping only the values on
 // paths some pattern names; it does not allocate. [Criteria.Which] evaluates every filter on
-// one pass, like a router. The README has the figures against the alternatives, and
+// one pass, like a router. docs/performance.md has the figures against the alternatives, and
 // BenchmarkMatch reproduces them.
 package filter

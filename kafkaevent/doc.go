@@ -33,7 +33,7 @@
 // Package batch's KafkaHandler is such a handler, with partial-batch responses, retries and
 // idempotency on top. A handler function that takes *Event as its parameter also works, since
 // Event implements json.Unmarshaler, but then encoding/json scans the whole payload before
-// Parse sees it, which costs many times what Parse itself costs (README, BenchmarkParse).
+// Parse sees it, which costs many times what Parse itself costs (docs/performance.md, BenchmarkParse).
 //
 // # What Parse keeps
 //
