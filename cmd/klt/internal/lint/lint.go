@@ -2,6 +2,7 @@ package lint
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 // RunLint runs "klt lint [TEMPLATE]".
 func RunLint(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
+	format := fs.String("format", "text", "the output: text (one line a problem) or json (one JSON array)")
 	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
 		return code
@@ -25,24 +27,50 @@ func RunLint(ctx context.Context, cmd *base.Command, args []string, stdin io.Rea
 	default:
 		return base.UsageError(stderr, "lint", fmt.Errorf("want one template, got %d arguments", len(args)))
 	}
+	if *format != "text" && *format != "json" {
+		return base.UsageError(stderr, "lint", fmt.Errorf("-format %q: want text or json", *format))
+	}
 	problems, err := samlint.LintFile(ctx, file)
 	if err != nil {
 		base.Errorf(stderr, "%v", err)
 		return base.ExitFail
 	}
-	for _, p := range problems {
-		fmt.Fprintln(stdout, base.OneLine(p.String()))
+	if *format == "json" {
+		if err := writeJSON(stdout, problems); err != nil {
+			base.Errorf(stderr, "%v", err)
+			return base.ExitFail
+		}
+	} else {
+		for _, p := range problems {
+			fmt.Fprintln(stdout, base.OneLine(p.String()))
+		}
 	}
 	if len(problems) > 0 {
 		base.Errorf(stderr, "%s: %s", file, base.Plural(len(problems), "problem"))
 		return base.ExitFail
 	}
-	fmt.Fprintf(stdout, "ok: %s passes the SAM schema and klt's checks\n", file)
+	if *format == "text" {
+		fmt.Fprintf(stdout, "ok: %s passes the SAM schema and klt's checks\n", file)
+	}
 	return base.ExitOK
 }
 
+// writeJSON writes problems as one JSON array ([] for none), one object a problem.
+func writeJSON(w io.Writer, problems []samlint.Problem) error {
+	out := make([]samlint.ProblemJSON, 0, len(problems))
+	for _, p := range problems {
+		out = append(out, p.JSON())
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
 // UsageLint is the help of "klt lint".
-const UsageLint = `Usage: klt lint [TEMPLATE]
+const UsageLint = `Usage: klt lint [-format text|json] [TEMPLATE]
 
 Lint checks a SAM template (template.yaml when TEMPLATE is not given): first against the
 official SAM JSON schema (vendored in klt, intrinsic functions such as !Ref, !GetAtt and !Sub

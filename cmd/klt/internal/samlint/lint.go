@@ -18,22 +18,6 @@ import (
 	"github.com/kafkalambda/toolkit/internal/template"
 )
 
-// Problem is one mistake klt lint found: printed as "RESOURCE PATH: PROBLEM; fix: FIX".
-type Problem struct {
-	Resource string // logical ID, or Globals
-	Path     string // property path inside the resource, dot-separated
-	Problem  string
-	Fix      string
-}
-
-func (p Problem) String() string {
-	s := p.Resource + " " + p.Path + ": " + p.Problem
-	if p.Fix != "" {
-		s += "; fix: " + p.Fix
-	}
-	return s
-}
-
 // Limits the checks enforce (reference/esm-contract.md).
 const (
 	kafkaMaxBatchSize    = 10000 // MSK and self-managed Kafka BatchSize: 1..10,000
@@ -75,7 +59,10 @@ func LintData(ctx context.Context, file, dir string, data []byte) ([]Problem, er
 	l.filterProblems()
 	l.checkFunctions()
 	l.checkIdempotencyTables()
-	return append(problems, l.problems...), nil
+	l.checkPitfalls()
+	problems = append(problems, l.problems...)
+	l.locate(problems)
+	return problems, nil
 }
 
 // linter holds a template being checked and the problems found.
