@@ -28,7 +28,7 @@ func RunLint(ctx context.Context, cmd *base.Command, args []string, stdin io.Rea
 		return base.UsageError(stderr, "lint", fmt.Errorf("want one template, got %d arguments", len(args)))
 	}
 	if *format != "text" && *format != "json" {
-		return base.UsageError(stderr, "lint", fmt.Errorf("-format %q: want text or json", *format))
+		return base.UsageError(stderr, "lint", fmt.Errorf("--format %q: want text or json", *format))
 	}
 	problems, err := samlint.LintFile(ctx, file)
 	if err != nil {
@@ -70,7 +70,7 @@ func writeJSON(w io.Writer, problems []samlint.Problem) error {
 }
 
 // UsageLint is the help of "klt lint".
-const UsageLint = `Usage: klt lint [-format text|json] [TEMPLATE]
+const UsageLint = `Usage: klt lint [--format text|json] [TEMPLATE]
 
 Lint checks a SAM template (template.yaml when TEMPLATE is not given): first against the
 official SAM JSON schema (vendored in klt, intrinsic functions such as !Ref, !GetAtt and !Sub
@@ -93,18 +93,35 @@ that deploy fine and lose or repeat records:
     or fanout.NewDispatcher, dynamodb:GetItem, PutItem and DeleteItem on the
     idempotency table, kafka-cluster:Connect, WriteData and DescribeTopic for the producer
     package with IAM auth. Policies count as SAM policy templates (SQSSendMessagePolicy,
-    DynamoDBCrudPolicy ...), a few AWS managed policies, and inline statements.
+    DynamoDBCrudPolicy ...), a few AWS managed policies, and inline statements;
+  - the consumer's filter given twice and not equal: an event source's FilterCriteria and
+    its function's FILTER_CRITERIA guard, compared as filter patterns (Lambda commits the
+    offsets of the records its criteria drop, and the guard drops the rest);
+  - a Kafka topic on-failure destination (kafka://...) or a SchemaRegistryConfig on a Kafka
+    event source without ProvisionedPollerConfig: both need provisioned mode;
+  - MaximumRetryAttempts: -1 with an on-failure destination on a Kafka event source: Lambda
+    caps the retries at 10 then;
+  - a batching window on the SQS event of a FIFO queue, which FIFO mappings do not take;
+  - an idempotency table whose key is not a string partition key "id" alone.
 
 A function's code is the Go main package in its CodeUri directory or, with
 Metadata: BuildMethod: makefile, the package its build-LOGICALID target builds (found with
 "make -n"). Each problem is one line on stdout:
 
-  RESOURCE PROPERTY.PATH: problem; fix: what to change
+  FILE:LINE:COL RESOURCE PROPERTY.PATH: problem; fix: what to change
+
+FILE:LINE:COL is the property's place, or for a property left out, where it belongs.
+
+The --format flag chooses the output: text (the default, the lines above and "ok: ..." when
+there is no problem) or json, one JSON array ([] for none) of objects with file, line, column,
+resource, path, problem, fix, severity ("error") and, for the last five checks above, rule:
+for editors and CI annotations.
 
 The exit status is 0 when there is none, 1 when there are problems or the template cannot be
 read, and 2 when the command line is wrong.
 
-Example:
+Examples:
 
   klt lint template.yaml
+  klt lint --format json template.yaml | jq -r '.[] | "\(.file):\(.line):\(.column) \(.problem)"'
 `
