@@ -43,6 +43,7 @@ func TestLintPitfalls(t *testing.T) {
 		{"pitfall-infinite-retries.yaml", 25, "ConsumerMapping Properties.MaximumRetryAttempts: MaximumRetryAttempts -1 asks for retrying a failed batch for ever, but with an on-failure destination Lambda caps the retries at 10", "fix: set MaximumRetryAttempts to the number of retries you mean"},
 		{"pitfall-fifo-window.yaml", 19, "WorkerFunction Properties.Events.Work.Properties.MaximumBatchingWindowInSeconds: MaximumBatchingWindowInSeconds 5 on the FIFO queue WorkQueue", "fix: remove MaximumBatchingWindowInSeconds"},
 		{"pitfall-idempotency-key.yaml", 44, `IdempotencyTable Properties.KeySchema: ConsumerFunction keeps idempotency records here, which idempotency.DynamoDB writes under a partition key "id" (a string) alone, but the partition key is "pk"`, "fix: use KeySchema: [{AttributeName: id, KeyType: HASH}]"},
+		{"pitfall-withidempotency-no-table.yaml", 13, "ConsumerFunction Properties.Environment.Variables: the code calls batch.WithIdempotency but no environment variable names a table of the template", "fix: name the table in IDEMPOTENCY_TABLE"},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {

@@ -40,7 +40,8 @@ type codeInfo struct {
 	dir          string
 	partialBatch string          // why the code returns partial-batch responses; "" when it does not
 	sendsSQS     []string        // the calls that send to SQS (batch.NewSQSSink, fanout.NewDispatcher)
-	idempotency  bool            // imports the idempotency package
+	idempotency  bool            // imports the idempotency package, or calls batch.WithIdempotency
+	withIdem     bool            // calls batch.WithIdempotency
 	producer     bool            // imports the producer package
 	producerIAM  bool            // calls producer.WithIAM
 	literals     map[string]bool // every string literal of the code, to see which variables it reads
@@ -277,6 +278,8 @@ func (c *codeInfo) readFile(path string) error {
 				if !slices.Contains(c.sendsSQS, short) {
 					c.sendsSQS = append(c.sendsSQS, short)
 				}
+			case pkgBatch + ".WithIdempotency": // its records go to idempotency.DynamoDB's table
+				c.idempotency, c.withIdem = true, true
 			case pkgProducer + ".WithIAM":
 				c.producerIAM = true
 			case pkgLambdaEvents + ".SQSEventResponse", pkgLambdaEvents + ".DynamoDBEventResponse", pkgLambdaEvents + ".KinesisEventResponse":

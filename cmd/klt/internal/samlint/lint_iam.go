@@ -67,7 +67,7 @@ func (l *linter) checkIAM(fn string, code *codeInfo) {
 	if code.idempotency && len(tables) == 0 {
 		tables = l.envTargets(env, code, template.TypeTable, template.TypeSimpleTable)
 		if len(tables) == 0 {
-			l.add(fn, "Properties.Environment.Variables", "the code imports "+pkgIdempotency+" but no environment variable names a table of the template, so its TTL and IAM cannot be checked",
+			l.add(fn, "Properties.Environment.Variables", "the code "+code.idempotencyUse()+" but no environment variable names a table of the template, so its TTL and IAM cannot be checked",
 				"name the table in IDEMPOTENCY_TABLE: !Ref TABLE")
 		}
 	}

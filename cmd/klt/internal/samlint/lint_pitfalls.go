@@ -311,3 +311,11 @@ func (l *linter) checkIdempotencyKeys() {
 			`use KeySchema: [{AttributeName: id, KeyType: HASH}] with AttributeDefinitions: [{AttributeName: id, AttributeType: S}]`)
 	}
 }
+
+// idempotencyUse says how the code keeps idempotency records, for problems.
+func (c *codeInfo) idempotencyUse() string {
+	if c.withIdem {
+		return "calls batch.WithIdempotency"
+	}
+	return "imports " + pkgIdempotency
+}
