@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -197,6 +198,14 @@ func TestLintJSON(t *testing.T) {
 	code, got, errOut = lintJSON("../../template.yaml")
 	if code != base.ExitOK || len(got) != 0 || errOut != "" {
 		t.Errorf("template.yaml: exit %d, problems %+v, stderr %q: want 0, [] and nothing", code, got, errOut)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("Resources:\n  Q:\n    Type: AWS::SQS::Queue\n    Properties:\n      QueueName: !Bogus x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, got, errOut = lintJSON(bad)
+	if code != base.ExitFail || len(got) != 1 || got[0].Line != 5 || got[0].Column != 18 || !strings.Contains(errOut, "unknown tag !Bogus") {
+		t.Errorf("a template that cannot be read: exit %d, problems %+v, stderr %q: want 1, one problem at 5:18, the error", code, got, errOut)
 	}
 	var out, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"lint", "--format", "xml", file}, strings.NewReader(""), &out, &stderr); code != base.ExitUsage {

@@ -3,12 +3,14 @@ package lint
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samlint"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
 // RunLint runs "klt lint [TEMPLATE]".
@@ -33,6 +35,11 @@ func RunLint(ctx context.Context, cmd *base.Command, args []string, stdin io.Rea
 	problems, err := samlint.LintFile(ctx, file)
 	if err != nil {
 		base.Errorf(stderr, "%v", err)
+		if te, ok := errors.AsType[*template.Error](err); ok && *format == "json" {
+			// The place of a template that cannot be read, for the editor too.
+			_ = writeJSON(stdout, []samlint.Problem{{Pos: te.Pos, Resource: "(template)", Path: "(whole)",
+				Problem: te.Msg, Fix: "correct the template's text there"}})
+		}
 		return base.ExitFail
 	}
 	if *format == "json" {
@@ -115,7 +122,8 @@ FILE:LINE:COL is the property's place, or for a property left out, where it belo
 The --format flag chooses the output: text (the default, the lines above and "ok: ..." when
 there is no problem) or json, one JSON array ([] for none) of objects with file, line, column,
 resource, path, problem, fix, severity ("error") and, for the last five checks above, rule:
-for editors and CI annotations.
+for editors and CI annotations. A template that cannot be read (bad YAML, an unknown tag) is
+then one such object too, at the place of the mistake, besides the error on stderr.
 
 The exit status is 0 when there is none, 1 when there are problems or the template cannot be
 read, and 2 when the command line is wrong.
