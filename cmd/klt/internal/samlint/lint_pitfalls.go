@@ -215,10 +215,11 @@ func (l *linter) checkOnDemandFeatures(src eventSource) {
 }
 
 // checkInfiniteRetries reports MaximumRetryAttempts: -1 (infinite) beside an on-failure
-// destination on a Kafka event source: with infinite retries and an on-failure destination,
-// Lambda caps the retries at 10 (the "10 retry attempts" sentence of
-// https://docs.aws.amazon.com/lambda/latest/dg/kafka-retry-configurations.html; esm-contract.md
-// 3.2). The writer asked for never giving up and gets ten retries and then the destination.
+// destination on a Kafka event source: "When you configure both infinite retries and an
+// on-failure destination, Lambda automatically applies a maximum of 10 retry attempts"
+// (https://docs.aws.amazon.com/lambda/latest/dg/kafka-retry-configurations.html). The writer
+// asked for never giving up and gets ten retries and then the destination. Only a -1 written
+// out is reported: the default is -1 too, but leaving it out is no claim of infinity.
 func (l *linter) checkInfiniteRetries(src eventSource) {
 	dest := src.props.Get("DestinationConfig").Get("OnFailure").Get("Destination")
 	if on, _ := l.present(dest); !on {
@@ -233,14 +234,14 @@ func (l *linter) checkInfiniteRetries(src eventSource) {
 		return
 	}
 	l.addRule(RuleInfiniteRetries, retries, src.res, src.path+".MaximumRetryAttempts",
-		"MaximumRetryAttempts -1 asks for retrying a failed batch for ever, but with an on-failure destination Lambda caps the retries at 10 and then sends the batch to the destination",
+		"MaximumRetryAttempts -1 asks for retrying a failed batch for ever, but with an on-failure destination Lambda caps the retries at 10 and then sends the batch to the destination (\"When you configure both infinite retries and an on-failure destination, Lambda automatically applies a maximum of 10 retry attempts\")",
 		"set MaximumRetryAttempts to the number of retries you mean (0 to 10,000), or remove the DestinationConfig to retry for ever")
 }
 
 // checkFIFOWindow reports a batching window on an SQS event of a FIFO queue. Lambda's FIFO
-// event source mappings take a batch size of at most 10 and no batching window
-// (esm-contract.md 5.2, from https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html
-// and Powertools' SqsFifoPartialProcessor): the mapping is refused, and a window would anyway hold a
+// event source mappings take no batching window: "Batching window is not supported for FIFO
+// queues" (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html): the
+// mapping is refused, and a window would anyway hold a
 // message group's next messages back by that long, on top of the Timeout that the queue's
 // VisibilityTimeout (6 x Timeout + window, checked by checkSQSEvent) is sized for.
 func (l *linter) checkFIFOWindow(src eventSource) {
@@ -254,7 +255,7 @@ func (l *linter) checkFIFOWindow(src eventSource) {
 			continue
 		}
 		l.addRule(RuleFIFOWindow, w, src.res, src.path+".MaximumBatchingWindowInSeconds",
-			fmt.Sprintf("MaximumBatchingWindowInSeconds %d on the FIFO queue %s: Lambda's FIFO event source mappings take no batching window (batch size at most 10, no window), so the mapping is refused", n, q),
+			fmt.Sprintf("MaximumBatchingWindowInSeconds %d on the FIFO queue %s: Lambda refuses the mapping (\"Batching window is not supported for FIFO queues\")", n, q),
 			"remove MaximumBatchingWindowInSeconds, and keep VisibilityTimeout at least 6 x the function's Timeout")
 	}
 }
