@@ -76,7 +76,8 @@ func TestLintMistakes(t *testing.T) {
 	// Every template of the directory is tested.
 	files, _ := filepath.Glob("testdata/lint/*.yaml")
 	for _, f := range files {
-		if !seen[filepath.Base(f)] {
+		// schema-*.yaml have several mistakes each: TestLintResourceSchemas.
+		if !seen[filepath.Base(f)] && !strings.HasPrefix(filepath.Base(f), "schema-") {
 			t.Errorf("%s has no case in TestLintMistakes", f)
 		}
 	}

@@ -33,6 +33,9 @@ func RunLint(ctx context.Context, cmd *base.Command, args []string, stdin io.Rea
 	for _, p := range problems {
 		fmt.Fprintln(stdout, base.OneLine(p.String()))
 	}
+	if note := samlint.UncheckedNote(ctx, file); note != "" {
+		fmt.Fprintln(stderr, note)
+	}
 	if len(problems) > 0 {
 		base.Errorf(stderr, "%s: %s", file, base.Plural(len(problems), "problem"))
 		return base.ExitFail

@@ -75,6 +75,7 @@ func LintData(ctx context.Context, file, dir string, data []byte) ([]Problem, er
 	l.filterProblems()
 	l.checkFunctions()
 	l.checkIdempotencyTables()
+	l.checkResourceSchemas()
 	return append(problems, l.problems...), nil
 }
 
