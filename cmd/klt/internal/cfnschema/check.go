@@ -17,6 +17,8 @@ type Problem struct {
 	Path    string       // from the resource: Properties.DestinationConfig.OnFailure, Properties.Tags[0]
 	Problem string
 	Fix     string // "" when there is nothing better to say than the problem
+
+	keyed bool // Pos is a key's already, not the value's (see atKey)
 }
 
 // Checker checks the resources of one template.
@@ -58,11 +60,20 @@ func (c *Checker) Resource(r *template.Resource) ([]Problem, error) {
 		props = &template.Node{Kind: template.Mapping, Tag: template.TagMap, Pos: r.Pos}
 	}
 	k.value(props, root, "Properties")
+	if r.Properties != nil {
+		k.atKey(0, r.Properties.Pos, r.Node.KeyPos("Properties"))
+	}
 	return k.problems, nil
 }
 
+// add reports a problem of the value at pos.
 func (k *check) add(pos template.Pos, path, problem, fix string) {
 	k.problems = append(k.problems, Problem{Pos: pos, Path: path, Problem: problem, Fix: fix})
+}
+
+// addAtKey reports a problem of the key at pos.
+func (k *check) addAtKey(pos template.Pos, path, problem, fix string) {
+	k.problems = append(k.problems, Problem{Pos: pos, Path: path, Problem: problem, Fix: fix, keyed: true})
 }
 
 // resolve follows s's $ref (a JSON pointer into the resource's schema, #/definitions/X).
@@ -281,6 +292,12 @@ func (k *check) scalar(n *template.Node, s map[string]any, path string) {
 		}
 		if maxL, ok := s["maxLength"].(float64); ok && l > maxL {
 			k.add(n.Pos, path, fmt.Sprintf("a string of %v characters is longer than %v", l, maxL), "")
+		}
+		// Patterns are checked on strings as written: a number stays a number to cfn-lint.
+		if pat, ok := s["pattern"].(string); ok && n.Tag == template.TagStr {
+			if re := compile(pat); re != nil && !re.MatchString(n.Text) {
+				k.add(n.Pos, path, fmt.Sprintf("%s does not match the pattern %s", strconv.Quote(n.Text), pat), "")
+			}
 		}
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/kafkalambda/toolkit/internal/template"
 )
@@ -33,30 +34,36 @@ func (k *check) object(n *template.Node, s map[string]any, path string) {
 			continue
 		}
 		at := path + "." + p.Key
+		from := len(k.problems)
 		if ps, ok := props[p.Key].(map[string]any); ok {
 			k.value(p.Value, ps, at)
-			continue
-		}
-		if ps, ok := matchPattern(patterns, p.Key); ok {
+		} else if ps, ok := matchPattern(patterns, p.Key); ok {
 			k.value(p.Value, ps, at)
-			continue
-		}
-		switch {
-		case extra != nil:
+		} else if extra != nil {
 			k.value(p.Value, extra, at)
-		case closed && (props != nil || patterns != nil):
+		} else if closed && (props != nil || patterns != nil) {
 			k.unknown(n, p.Key, props, at)
 		}
+		k.atKey(from, p.Value.Pos, p.KeyPos)
 	}
 	k.required(n, s, path)
+}
+
+// atKey moves the problems from index from on that point at the value at pos to the key
+// at keyPos, as cfn-lint reports them: "Properties.BatchSize" is where the key is written.
+func (k *check) atKey(from int, pos, keyPos template.Pos) {
+	for i := from; i < len(k.problems); i++ {
+		if p := &k.problems[i]; !p.keyed && p.Pos == pos {
+			p.Pos, p.keyed = keyPos, true
+		}
+	}
 }
 
 // matchPattern returns the schema of the first patternProperties pattern that key matches.
 // Patterns Go's regexp cannot compile match nothing, and so are not checked.
 func matchPattern(patterns map[string]any, key string) (map[string]any, bool) {
 	for _, pat := range sortedKeys(patterns) {
-		re, err := regexp.Compile(pat)
-		if err == nil && re.MatchString(key) {
+		if re := compile(pat); re != nil && re.MatchString(key) {
 			ps, ok := patterns[pat].(map[string]any)
 			return ps, ok
 		}
@@ -76,7 +83,7 @@ func (k *check) unknown(n *template.Node, key string, props map[string]any, path
 	} else if len(props) > 0 && len(props) <= 12 {
 		fix = "the properties are " + strings.Join(sortedKeys(props), ", ")
 	}
-	k.add(n.KeyPos(key), path, fmt.Sprintf("unknown %s %s", what, key), fix)
+	k.addAtKey(n.KeyPos(key), path, fmt.Sprintf("unknown %s %s", what, key), fix)
 }
 
 // required checks required, dependencies, dependentRequired, dependentExcluded, requiredXor
@@ -101,7 +108,7 @@ func (k *check) required(n *template.Node, s map[string]any, path string) {
 			}
 			for _, need := range strs(m[key]) {
 				if !slices.Contains(has, need) {
-					k.add(n.KeyPos(key), path+"."+key, key+" needs "+need, "add "+need+", or remove "+key)
+					k.addAtKey(n.KeyPos(key), path+"."+key, key+" needs "+need, "add "+need+", or remove "+key)
 				}
 			}
 		}
@@ -110,7 +117,7 @@ func (k *check) required(n *template.Node, s map[string]any, path string) {
 	for _, key := range sortedKeys(excl) {
 		for _, not := range strs(excl[key]) {
 			if slices.Contains(has, key) && slices.Contains(has, not) && key < not {
-				k.add(n.KeyPos(not), path+"."+not, key+" and "+not+" cannot both be set", "remove one of them")
+				k.addAtKey(n.KeyPos(not), path+"."+not, key+" and "+not+" cannot both be set", "remove one of them")
 			}
 		}
 	}
@@ -119,7 +126,7 @@ func (k *check) required(n *template.Node, s map[string]any, path string) {
 		case len(set) == 0:
 			k.add(n.Pos, path, "needs one of "+strings.Join(xor, ", "), "add one of them")
 		case len(set) > 1:
-			k.add(n.KeyPos(set[1]), path, "only one of "+strings.Join(set, ", ")+" may be set", "remove all but one")
+			k.addAtKey(n.KeyPos(set[1]), path, "only one of "+strings.Join(set, ", ")+" may be set", "remove all but one")
 		}
 	}
 	if or := strs(s["requiredOr"]); len(or) > 0 && len(intersect(or, has)) == 0 {
@@ -225,4 +232,20 @@ func subSchemas(v any) []map[string]any {
 		}
 	}
 	return out
+}
+
+// regexps caches the schemas' patterns, compiled; nil for one Go's regexp cannot compile
+// (a lookahead, a backreference), which is then not checked.
+var regexps sync.Map // string -> *regexp.Regexp
+
+func compile(pat string) *regexp.Regexp {
+	if re, ok := regexps.Load(pat); ok {
+		return re.(*regexp.Regexp)
+	}
+	re, err := regexp.Compile(pat)
+	if err != nil {
+		re = nil
+	}
+	regexps.Store(pat, re)
+	return re
 }
