@@ -120,6 +120,7 @@ func TestCheck(t *testing.T) {
 		{"list items", "      Size: 1\n      List: [!Ref One, !If [C, x, w]]\n", []string{
 			`2:35 Properties.List[1]: "w" is not one of the allowed values; use one of x, y`}},
 		{"AWS::NoValue is absent", "      Size: !Ref AWS::NoValue\n      Sise: !Ref AWS::NoValue\n", []string{"1:7 Properties: missing required property Size; add Size"}},
+		{"Fn::Transform beside properties", "      Size: 1\n      Fn::Transform: {Name: AWS::Include}\n", nil},
 		{"Properties an intrinsic", "      Fn::If: [C, {Size: 1}, {Size: 0}]\n", []string{"1:31 Properties.Size: 0 is under the minimum 1"}},
 	}
 	for _, tt := range tests {

@@ -30,8 +30,8 @@ func (k *check) object(n *template.Node, s map[string]any, path string) {
 	closed := s["additionalProperties"] == false
 	extra, _ := s["additionalProperties"].(map[string]any)
 	for _, p := range n.Pairs {
-		if isNoValue(p.Value) {
-			continue
+		if isNoValue(p.Value) || strings.HasPrefix(p.Key, "Fn::") {
+			continue // Fn::Transform (AWS::Include) beside properties: what it gives is not known
 		}
 		at := path + "." + p.Key
 		from := len(k.problems)
