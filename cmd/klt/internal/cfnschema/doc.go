@@ -15,8 +15,10 @@
 // properties, additionalProperties, patternProperties, required, enum, const, minLength,
 // maxLength, minimum, maximum, items, minItems, maxItems, $ref into definitions, allOf, anyOf,
 // oneOf, if/then/else, dependencies, dependentRequired, and cfn-lint's dependentExcluded,
-// requiredXor and requiredOr. Patterns and uniqueItems are not checked: the schemas' patterns
-// are written for other regexp engines, and CloudFormation's own checks of them differ.
+// requiredXor and requiredOr. A pattern is checked on a string written out when Go's regexp
+// compiles it (the schemas are written for ECMAScript and Python engines: one with a
+// lookahead is skipped); uniqueItems, formats and cfn-lint's own rules beyond the schemas are
+// not checked.
 //
 // Scalars are read as CloudFormation reads them: a number or a boolean where a string is
 // wanted is that string, "5" is an integer and "true" a boolean. An intrinsic function stands
