@@ -40,6 +40,13 @@ func TestLintResourceSchemas(t *testing.T) {
 			`testdata/lint/schema-mistakes.yaml:41:5 Table Properties: missing required property KeySchema; fix: add KeySchema`,
 			`testdata/lint/schema-mistakes.yaml:51:7 Rule Properties: only one of CidrIp, SourceSecurityGroupId may be set; fix: remove all but one`,
 		}},
+		// As cfn-lint 1.51.0 has them.
+		{"schema-esm.yaml", []string{
+			`testdata/lint/schema-esm.yaml:17:11 M Properties.AmazonManagedKafkaEventSourceConfig.SchemaRegistryConfig.EventRecordFormat: "JSONX" is not one of the allowed values; fix: use one of JSON, SOURCE`,
+			`testdata/lint/schema-esm.yaml:19:9 M Properties.ProvisionedPollerConfig.MinimumPollers: 0 is under the minimum 1`,
+			`testdata/lint/schema-esm.yaml:21:31 M Properties.MetricsConfig.Metrics[1]: "Bogus" is not one of the allowed values; fix: use one of EventCount, ErrorCount, KafkaMetrics`,
+			`testdata/lint/schema-esm.yaml:24:11 M Properties.DestinationConfig.OnFailure.Destinaton: unknown property Destinaton; fix: did you mean Destination?`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
