@@ -52,6 +52,9 @@ func RunLint(ctx context.Context, cmd *base.Command, args []string, stdin io.Rea
 			fmt.Fprintln(stdout, base.OneLine(p.String()))
 		}
 	}
+	if note := samlint.UncheckedNote(ctx, file); note != "" {
+		fmt.Fprintln(stderr, note)
+	}
 	if len(problems) > 0 {
 		base.Errorf(stderr, "%s: %s", file, base.Plural(len(problems), "problem"))
 		return base.ExitFail

@@ -60,6 +60,7 @@ func LintData(ctx context.Context, file, dir string, data []byte) ([]Problem, er
 	l.checkFunctions()
 	l.checkIdempotencyTables()
 	l.checkPitfalls()
+	l.checkResourceSchemas()
 	problems = append(problems, l.problems...)
 	l.locate(problems)
 	return problems, nil
