@@ -73,9 +73,10 @@ func LintData(ctx context.Context, file, dir string, data []byte) ([]Problem, er
 	}
 	l := &linter{file: file, dir: dir, t: t, ev: &template.Evaluator{Template: t}, ctx: ctx}
 	l.filterProblems()
+	l.checkSAMEvents()
 	l.checkFunctions()
 	l.checkIdempotencyTables()
-	return append(problems, l.problems...), nil
+	return append(dropShadowed(problems, l.problems), l.problems...), nil
 }
 
 // linter holds a template being checked and the problems found.
