@@ -40,6 +40,8 @@ lint:
 	$(GO) vet $(PKGS)
 	$(TOOL) staticcheck $(PKGS)
 	$(GO) run ./cmd/klt lint template.yaml
+	@if command -v cfn-lint >/dev/null; then echo "cfn-lint template.yaml"; cfn-lint template.yaml; \
+	else echo "cfn-lint not installed: template.yaml not checked by it (pip install cfn-lint)"; fi
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

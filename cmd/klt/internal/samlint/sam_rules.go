@@ -22,7 +22,7 @@ const samDeployFails = "sam deploy fails: "
 // FromSAM reports whether p is a refusal of the SAM transform or its schema (what `sam
 // deploy` would refuse), rather than one of klt's own pitfall checks.
 func (p Problem) FromSAM() bool {
-	return strings.HasPrefix(p.Problem, samDeployFails) || strings.HasPrefix(p.Problem, "the SAM schema ")
+	return strings.HasPrefix(p.Problem, samDeployFails) || strings.HasPrefix(p.Problem, cfnFails) || strings.HasPrefix(p.Problem, "the SAM schema ")
 }
 
 // dropShadowed returns the schema problems without those at a place where a rule of the
@@ -87,6 +87,7 @@ type samEvent struct {
 // checkSAMEvents checks every pull event of every AWS::Serverless::Function against the
 // transform's rules.
 func (l *linter) checkSAMEvents() {
+	l.checkIfArity()
 	for _, fn := range l.sortedIDs(template.TypeFunction) {
 		r := l.t.Resource(fn)
 		events := slices.Clone(r.Events)
@@ -132,7 +133,7 @@ func (e *samEvent) check() {
 		return
 	}
 	for _, req := range samRequired[e.ev.Type] {
-		if e.props.Get(req) == nil {
+		if e.props.Get(req).IsNull() {
 			e.failMapping("", fmt.Sprintf("Missing required property '%s'.", req), "add "+req)
 		}
 	}
@@ -156,6 +157,9 @@ func (e *samEvent) check() {
 // a property the transform does not know, or a value of the wrong kind.
 func (e *samEvent) checkKinds() {
 	for _, p := range e.props.Pairs {
+		if p.Value.IsNull() {
+			continue // the transform takes a null property for one not given
+		}
 		k, known := samEventProps[p.Key]
 		if !known && !slices.Contains(samRequired[e.ev.Type], p.Key) {
 			e.failMapping(p.Key, fmt.Sprintf("property %s not defined for resource of type %s", p.Key, e.ev.Type),
@@ -338,5 +342,39 @@ func (e *samEvent) checkSMKAccess(sac *template.Node) {
 	}
 	if subnet != group {
 		e.fail(path, "VPC_SUBNET and VPC_SECURITY_GROUP in SourceAccessConfigurations for SelfManagedKafka must be both provided.", "add the missing VPC_SUBNET or VPC_SECURITY_GROUP entry: Lambda reaches a cluster in a VPC through both")
+	}
+}
+
+// cfnFails begins a problem CloudFormation (or the transform before it) refuses for the
+// template's intrinsic functions.
+const cfnFails = "CloudFormation fails: "
+
+// checkIfArity: Fn::If takes a condition and two values. The transform refuses a
+// malformed one in the places it reads (an EventInvokeConfig's Destination:
+// "Malformed 'Destination' property: Fn::If requires 3 arguments."), CloudFormation
+// everywhere else.
+func (l *linter) checkIfArity() {
+	for _, r := range l.t.Resources {
+		l.walkIf(r.LogicalID, "", r.Node)
+	}
+}
+
+func (l *linter) walkIf(res, path string, n *template.Node) {
+	if n == nil {
+		return
+	}
+	switch n.Kind {
+	case template.Mapping:
+		for _, p := range n.Pairs {
+			sub := strings.TrimPrefix(path+"."+p.Key, ".")
+			if p.Key == "Fn::If" && (p.Value.Kind != template.Sequence || len(p.Value.Items) != 3) {
+				l.add(res, sub, cfnFails+quoteSAM("Fn::If requires a list argument with three elements"), "write Fn::If as [CONDITION, VALUE_IF_TRUE, VALUE_IF_FALSE]")
+			}
+			l.walkIf(res, sub, p.Value)
+		}
+	case template.Sequence:
+		for i, it := range n.Items {
+			l.walkIf(res, fmt.Sprintf("%s[%d]", path, i), it)
+		}
 	}
 }
