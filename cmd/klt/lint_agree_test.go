@@ -54,7 +54,13 @@ func TestLintAgreesWithCfnLint(t *testing.T) {
 	if err != nil || len(fixtures) == 0 {
 		t.Fatalf("fixtures: %v", err)
 	}
-	refused := runCfnLint(t, append(append([]string{"../../template.yaml"}, corpus...), fixtures...))
+	samRules, err := filepath.Glob("testdata/lint/samrules/*.yaml")
+	if err != nil || len(samRules) == 0 {
+		t.Fatalf("testdata/lint/samrules: %v", err)
+	}
+	all := append(append(append([]string{"../../template.yaml"}, corpus...), fixtures...), samRules...)
+	refused := runCfnLint(t, all)
+	checkSAMRulesWording(t, samRules, refused)
 
 	var rejected, disagree int
 	for _, file := range corpus {
@@ -132,4 +138,18 @@ func runCfnLint(t *testing.T, files []string) map[string][]string {
 		t.Fatalf("cfn-lint output not understood:\n%s", out.String())
 	}
 	return refused
+}
+
+// checkSAMRulesWording: for each template of testdata/lint/samrules, cfn-lint gives the
+// message klt lint quotes (samRulesWant), and passes the pass-* ones.
+func checkSAMRulesWording(t *testing.T, files []string, refused map[string][]string) {
+	for _, file := range files {
+		want, cfn := samRulesWant[filepath.Base(file)], refused[file]
+		switch {
+		case want == "" && len(cfn) > 0:
+			t.Errorf("%s: cfn-lint refuses it, klt lint passes it:\n  %s", file, strings.Join(cfn, "\n  "))
+		case want != "" && (len(cfn) != 1 || !strings.HasSuffix(cfn[0], want)):
+			t.Errorf("%s: cfn-lint says\n  %s\nwhere klt lint quotes\n  %s", file, strings.Join(cfn, "\n  "), want)
+		}
+	}
 }

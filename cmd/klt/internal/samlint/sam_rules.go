@@ -113,7 +113,13 @@ func quoteSAM(msg string) string { return "\"" + msg + "\"" }
 // transform gives for an event ("Resource with id [F] is invalid. Event with id [E] is
 // invalid. MSG").
 func (e *samEvent) fail(path, msg, fix string) {
-	full := fmt.Sprintf("Resource with id [%s] is invalid. Event with id [%s] is invalid. %s", e.fn, e.ev.Name, msg)
+	e.failAs(e.ev.Name, path, msg, fix)
+}
+
+// failAs is fail for the rules where the transform names the event by the logical ID of
+// the mapping it makes (DestinationConfig, ConsumerGroupId), not by the event's name.
+func (e *samEvent) failAs(eventID, path, msg, fix string) {
+	full := fmt.Sprintf("Resource with id [%s] is invalid. Event with id [%s] is invalid. %s", e.fn, eventID, msg)
 	e.l.add(e.fn, strings.TrimSuffix(e.path+"."+path, "."), samDeployFails+quoteSAM(full), fix)
 }
 
@@ -139,7 +145,7 @@ func (e *samEvent) check() {
 	}
 	e.checkKinds()
 	if v := e.props.Get("ConsumerGroupId"); v != nil && e.ev.Type != "MSK" && e.ev.Type != "SelfManagedKafka" {
-		e.fail("ConsumerGroupId", fmt.Sprintf("Property ConsumerGroupId not defined for resource of type %s.", e.ev.Type), "remove ConsumerGroupId: only Kafka events have one")
+		e.failAs(e.fn+e.ev.Name, "ConsumerGroupId", fmt.Sprintf("Property ConsumerGroupId not defined for resource of type %s.", e.ev.Type), "remove ConsumerGroupId: only Kafka events have one")
 	}
 	e.checkFilterCriteria()
 	e.checkDestination()
@@ -148,7 +154,7 @@ func (e *samEvent) check() {
 		e.checkSelfManagedKafka()
 		e.checkSchemaRegistry()
 	case "MSK":
-		e.checkOneTopic("Topics for MSK take a single entry (AWS::Lambda::EventSourceMapping allows one topic).")
+		e.checkMSKTopics()
 		e.checkSchemaRegistry()
 	}
 }
@@ -222,7 +228,7 @@ func (e *samEvent) checkDestination() {
 	}
 	of := dc.Get("OnFailure")
 	if of == nil || of.Kind != template.Mapping {
-		e.fail("DestinationConfig.OnFailure", "Property 'DestinationConfig.OnFailure' should be a map.", "write OnFailure: {Type: SQS, Destination: QUEUE_ARN}")
+		e.failAs(e.fn+e.ev.Name, "DestinationConfig.OnFailure", "Property 'DestinationConfig.OnFailure' should be a map.", "write OnFailure: {Type: SQS, Destination: QUEUE_ARN}")
 		return
 	}
 	typ := of.Get("Type")
@@ -230,15 +236,18 @@ func (e *samEvent) checkDestination() {
 		return
 	}
 	if s := typ.String(); typ.Kind != template.Scalar || !slices.Contains([]string{"SQS", "SNS", "S3", "Kafka"}, s) {
-		e.fail("DestinationConfig.OnFailure.Type", "The only valid values for 'Type' are 'SQS', 'SNS', 'S3', and 'Kafka'", "set Type to SQS, SNS, S3 or Kafka (no intrinsic function)")
+		e.failAs(e.fn+e.ev.Name, "DestinationConfig.OnFailure.Type", "The only valid values for 'Type' are 'SQS', 'SNS', 'S3', and 'Kafka'", "set Type to SQS, SNS, S3 or Kafka (no intrinsic function)")
 	}
 }
 
-// checkOneTopic: an event source mapping reads one topic.
-func (e *samEvent) checkOneTopic(msg string) {
+// checkMSKTopics: the event source mapping an MSK event becomes reads one topic; the
+// transform lets more through and CloudFormation's schema of AWS::Lambda::EventSourceMapping
+// refuses them.
+func (e *samEvent) checkMSKTopics() {
 	topics := e.props.Get("Topics")
 	if topics != nil && topics.Kind == template.Sequence && len(topics.Items) > 1 {
-		e.fail("Topics", msg, "give each topic its own event")
+		e.l.add(e.fn, e.path+".Topics", cfnFails+quoteSAM(fmt.Sprintf("expected maximum item count: 1, found: %d", len(topics.Items)))+" (Topics of the AWS::Lambda::EventSourceMapping the event becomes)",
+			"give each topic its own event")
 	}
 }
 
