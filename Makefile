@@ -27,6 +27,7 @@ test: node_modules lint unit
 RACE ?= -race
 unit: node_modules
 	$(GO) test $(RACE) -count=1 -timeout 30m $(PKGS)
+	@command -v cfn-lint >/dev/null || echo "SKIP TestLintAgreesWithCfnLint: cfn-lint not on PATH, klt lint not held against it (pip install cfn-lint)"
 
 # The tools (staticcheck, benchstat) are pinned in their own module, tools/go.mod, so that they
 # never become requirements of the library's go.mod (and so minimum versions in every user's
