@@ -34,7 +34,7 @@ unit: node_modules
 # module graph). TOOL runs one of them from the repository root.
 TOOL      = $(GO) tool -modfile=tools/go.mod
 
-## lint: gofmt, go vet and staticcheck (pinned in tools/go.mod).
+## lint: gofmt, go vet, staticcheck (pinned in tools/go.mod), klt lint and, when installed, cfn-lint on template.yaml.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
