@@ -40,7 +40,7 @@ func TestLintMistakes(t *testing.T) {
 		want string // the start of the one line
 		has  string // and a part of the rest of it
 	}{
-		{"schema.yaml", "ConsumerFunction Properties.Events.Orders.Properties.BatchSzie: the SAM schema does not allow this property here", "fix: remove it"},
+		{"schema.yaml", `ConsumerFunction Properties.Events.Orders.Properties.BatchSzie: sam deploy fails: "Resource with id [ConsumerFunctionOrders] is invalid. property BatchSzie not defined for resource of type MSK"`, "fix: remove it"},
 		{"no-pbr-kafka.yaml", "ConsumerFunction Properties.Events.Orders.Properties.FunctionResponseTypes: the code of ConsumerFunction returns partial-batch responses (it imports github.com/kafkalambda/toolkit/batch) but its MSK event source does not ask for them", "fix: add FunctionResponseTypes: [ReportBatchItemFailures]"},
 		{"no-pbr-sqs.yaml", "WorkerFunction Properties.Events.Work.Properties.FunctionResponseTypes: the code of WorkerFunction returns partial-batch responses (it imports github.com/kafkalambda/toolkit/fanout) but its SQS event source", "fix: add FunctionResponseTypes: [ReportBatchItemFailures]"},
 		{"no-pbr-dynamodb.yaml", "ProducerFunction Properties.Events.Outbox.Properties.FunctionResponseTypes: the code of ProducerFunction returns partial-batch responses (it uses aws-lambda-go's events.DynamoDBEventResponse) but its DynamoDB event source", "failures are lost"},

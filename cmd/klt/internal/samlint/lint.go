@@ -57,11 +57,12 @@ func LintData(ctx context.Context, file, dir string, data []byte) ([]Problem, er
 	}
 	l := &linter{file: file, dir: dir, t: t, ev: &template.Evaluator{Template: t}, ctx: ctx}
 	l.filterProblems()
+	l.checkSAMEvents()
 	l.checkFunctions()
 	l.checkIdempotencyTables()
 	l.checkPitfalls()
 	l.checkResourceSchemas()
-	problems = append(problems, l.problems...)
+	problems = append(dropShadowed(problems, l.problems), l.problems...)
 	l.locate(problems)
 	return problems, nil
 }

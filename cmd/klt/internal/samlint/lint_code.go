@@ -47,6 +47,12 @@ type codeInfo struct {
 	literals     map[string]bool // every string literal of the code, to see which variables it reads
 }
 
+// isCodeArchive reports whether the CodeUri file name is one SAM uploads as the code.
+func isCodeArchive(name string) bool {
+	ext := strings.ToLower(filepath.Ext(name))
+	return ext == ".zip" || ext == ".jar"
+}
+
 // functionCode finds and reads the Go code of function fn. It returns nil and no error for a
 // function without Go code on disk (another runtime, an image, code in S3).
 func (l *linter) functionCode(fn string) (*codeInfo, error) {
@@ -59,11 +65,17 @@ func (l *linter) functionCode(fn string) (*codeInfo, error) {
 	}
 	rel := uri.Text
 	dir := filepath.Join(l.dir, rel)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		if strings.HasPrefix(rel, "s3://") {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("CodeUri %q is not a directory beside the template", rel)
+	if strings.HasPrefix(rel, "s3://") {
+		return nil, nil // the code is in S3
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("CodeUri %q is not a directory or a .zip or .jar file beside the template: %w", rel, err)
+	case !st.IsDir() && isCodeArchive(rel):
+		return nil, nil // SAM uploads a built zip or jar as it is: no Go source to read
+	case !st.IsDir():
+		return nil, fmt.Errorf("CodeUri %q is a file, but SAM takes a directory, a .zip or .jar file, or an s3:// location", rel)
 	}
 	ctx := l.buildContext(fn)
 	if isMainPackage(ctx, dir) {

@@ -102,8 +102,12 @@ func SchemaProblems(doc any) ([]Problem, error) {
 	if !ok {
 		return nil, fmt.Errorf("SAM schema: %w", err)
 	}
+	tol := tolerance{doc: inst}
+	if tol.all(ve) {
+		return nil, nil
+	}
 	var leaves []*jsonschema.ValidationError
-	schemaLeaves(ve, &leaves)
+	tol.leaves(ve, &leaves)
 	p := message.NewPrinter(language.English)
 	var out []Problem
 	seen := map[string]bool{}
@@ -118,14 +122,20 @@ func SchemaProblems(doc any) ([]Problem, error) {
 	return out, nil
 }
 
-// schemaLeaves collects the errors at the bottom of e. For anyOf and oneOf it keeps only
-// the branches whose Type matched, when some did.
-func schemaLeaves(e *jsonschema.ValidationError, out *[]*jsonschema.ValidationError) {
+// leaves collects the errors at the bottom of e that the SAM transform would raise too
+// (see tolerance). For anyOf and oneOf it keeps only the branches whose Type matched, when
+// some did.
+func (tol tolerance) leaves(e *jsonschema.ValidationError, out *[]*jsonschema.ValidationError) {
 	if len(e.Causes) == 0 {
 		*out = append(*out, e)
 		return
 	}
-	causes := e.Causes
+	var causes []*jsonschema.ValidationError
+	for _, c := range e.Causes {
+		if !tol.all(c) {
+			causes = append(causes, c)
+		}
+	}
 	switch e.ErrorKind.(type) {
 	case *kind.AnyOf, *kind.OneOf:
 		typeLoc := append(slices.Clone(e.InstanceLocation), "Type")
@@ -145,7 +155,7 @@ func schemaLeaves(e *jsonschema.ValidationError, out *[]*jsonschema.ValidationEr
 		causes = kept
 	}
 	for _, c := range causes {
-		schemaLeaves(c, out)
+		tol.leaves(c, out)
 	}
 }
 
