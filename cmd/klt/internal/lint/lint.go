@@ -60,7 +60,7 @@ func RunLint(ctx context.Context, cmd *base.Command, args []string, stdin io.Rea
 		return base.ExitFail
 	}
 	if *format == "text" {
-		fmt.Fprintf(stdout, "ok: %s passes the SAM schema and klt's checks\n", file)
+		fmt.Fprintf(stdout, "ok: %s passes the SAM schema and transform rules, the CloudFormation schemas and klt's checks\n", file)
 	}
 	return base.ExitOK
 }
@@ -82,10 +82,20 @@ func writeJSON(w io.Writer, problems []samlint.Problem) error {
 // UsageLint is the help of "klt lint".
 const UsageLint = `Usage: klt lint [--format text|json] [TEMPLATE]
 
-Lint checks a SAM template (template.yaml when TEMPLATE is not given): first against the
-official SAM JSON schema (vendored in klt, intrinsic functions such as !Ref, !GetAtt and !Sub
-read in their long forms), then for the mistakes of Kafka, SQS and DynamoDB Streams functions
-that deploy fine and lose or repeat records:
+Lint checks a SAM template (template.yaml when TEMPLATE is not given) as AWS will, then for
+the mistakes that deploy fine and lose or repeat records. What AWS will refuse:
+
+  - the official SAM JSON schema (vendored in klt; an intrinsic function such as !Ref, !GetAtt
+    or !Sub stands for a value of any type, and where the schema is stricter than the SAM
+    transform, klt follows the transform);
+  - the SAM transform's own rules for MSK, SelfManagedKafka, SQS, Kinesis and DynamoDB events
+    (read from aws-sam-translator), quoting what "sam deploy" says;
+  - every plain CloudFormation resource against its CloudFormation resource schema (vendored
+    from cfn-lint): unknown properties with a "did you mean", types, required properties,
+    enums, lengths and the schema's own rules; a type klt has no schema for is named once on
+    stderr as unchecked.
+
+Then the mistakes of Kafka, SQS and DynamoDB Streams functions:
 
   - a function whose Go code returns partial-batch responses (it uses the toolkit's batch or
     fanout package, or aws-lambda-go's SQS, DynamoDB or Kinesis event responses) with an MSK,
