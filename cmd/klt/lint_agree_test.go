@@ -23,18 +23,6 @@ import (
 // E2xxx (functions and parameters, which klt lint does not claim to check).
 var cfnLintCounts = regexp.MustCompile(`^E(000[01]|3[0-9]{3})$`)
 
-// awaitingResourceSchemas are corpus templates that cfn-lint refuses only for a
-// CloudFormation resource schema rule on a resource the SAM transform makes (a placeholder
-// ARN in a destination or a DLQ), which klt lint does not check yet: the checks of
-// CloudFormation resource schemas cover the resources a template writes. Each is logged,
-// and the test fails when one comes to agree, so that the list shrinks.
-var awaitingResourceSchemas = map[string]string{
-	"sam-function_with_dlq.yaml":                    "E3510: DeadLetterQueue TargetArn 'arn' is no ARN, in the policy the transform writes",
-	"sam-function_with_event_dest.yaml":             "E3031: EventInvokeConfig destination 'my-sqs-arn' is no ARN",
-	"sam-function_with_event_dest_basic.yaml":       "E3031: EventInvokeConfig destination 'my-sns-arn' is no ARN",
-	"sam-function_with_event_dest_conditional.yaml": "E3031: EventInvokeConfig destination 'my-sqs-arn' is no ARN",
-}
-
 // TestLintAgreesWithCfnLint holds klt lint against cfn-lint (AWS's CloudFormation linter,
 // which runs the real SAM transform and then the resource schemas) on the public templates
 // of testdata/lint/corpus (SOURCES.md) and on klt's own lint fixtures. It fails on a
@@ -74,12 +62,7 @@ func TestLintAgreesWithCfnLint(t *testing.T) {
 		if len(cfn) > 0 {
 			rejected++
 		}
-		why, awaiting := awaitingResourceSchemas[name]
 		switch {
-		case awaiting && len(cfn) > 0 && !kltAny:
-			t.Logf("NOT YET CHECKED by klt lint: %s: %s (cfn-lint: %s)", name, why, cfn[0])
-		case awaiting:
-			t.Errorf("%s is in awaitingResourceSchemas but klt and cfn-lint now agree on it: take it off the list", name)
 		case len(cfn) > 0 && !kltAny:
 			disagree++
 			t.Errorf("%s: cfn-lint refuses it and klt lint passes it:\n  %s", name, strings.Join(cfn, "\n  "))
@@ -88,8 +71,8 @@ func TestLintAgreesWithCfnLint(t *testing.T) {
 			t.Errorf("%s: cfn-lint passes it and klt lint refuses it for the SAM transform or schema:\n  %v\n  %v", name, err, problems)
 		}
 	}
-	t.Logf("klt lint and cfn-lint: %d templates, %d refused by cfn-lint (the transform or the schemas), %d disagreements, %d awaiting resource-schema checks of transformed resources",
-		len(corpus), rejected, disagree, len(awaitingResourceSchemas))
+	t.Logf("klt lint and cfn-lint: %d templates, %d refused by cfn-lint (the transform or the schemas), %d disagreements",
+		len(corpus), rejected, disagree)
 
 	// klt's own templates pass cfn-lint, but for the one mistake each is about, where
 	// cfn-lint catches that mistake too (the rule it catches it with).

@@ -47,6 +47,14 @@ func TestLintResourceSchemas(t *testing.T) {
 			`testdata/lint/schema-esm.yaml:21:31 M Properties.MetricsConfig.Metrics[1]: "Bogus" is not one of the allowed values; fix: use one of EventCount, ErrorCount, KafkaMetrics`,
 			`testdata/lint/schema-esm.yaml:24:11 M Properties.DestinationConfig.OnFailure.Destinaton: unknown property Destinaton; fix: did you mean Destination?`,
 		}},
+		// Placeholder ARNs in SAM properties the transform copies into the resources it
+		// writes, at the value written (cfn-lint 1.51.0: E3510 and E3031, at the same places
+		// but the Default, which it reports at Resources).
+		{"schema-sam-arns.yaml", []string{
+			`testdata/lint/schema-sam-arns.yaml:25:20 Worker Properties.DeadLetterQueue.TargetArn: CloudFormation fails: "my-dlq" does not match the pattern of an IAM policy Resource ^(arn:(aws[A-Za-z\-]*?|\*):[^:]+:[^:]*(:(?:\d{12}|\*|aws)?:.+|)|\*)$ (the transform writes it into the role's dead-letter statement); fix: give the ARN of the SQS dead-letter target (arn:aws:SERVICE:REGION:ACCOUNT:NAME), or a !Ref/!GetAtt of one in the template`,
+			`testdata/lint/schema-sam-arns.yaml:30:60 Worker Properties.EventInvokeConfig.DestinationConfig.OnSuccess.Destination: CloudFormation fails: "done-queue" does not match the pattern ^$|arn:(aws[a-zA-Z0-9-]*):([a-zA-Z0-9\-])+:([a-z]+(-[a-z]+)+-\d{1})?:(\d{12})?:(.*) (the Destination of the AWS::Lambda::EventInvokeConfig the transform writes); fix: give the ARN of the queue, topic, function or event bus (arn:aws:SERVICE:REGION:ACCOUNT:NAME), or a !Ref/!GetAtt of one in the template`,
+			`testdata/lint/schema-sam-arns.yaml:8:14 Worker Properties.EventInvokeConfig.DestinationConfig.OnFailure.Destination: CloudFormation fails: "my-topic" (the Default of parameter FailureTopic) does not match the pattern ^$|arn:(aws[a-zA-Z0-9-]*):([a-zA-Z0-9\-])+:([a-z]+(-[a-z]+)+-\d{1})?:(\d{12})?:(.*) (the Destination of the AWS::Lambda::EventInvokeConfig the transform writes); fix: give the ARN of the queue, topic, function or event bus (arn:aws:SERVICE:REGION:ACCOUNT:NAME), or a !Ref/!GetAtt of one in the template`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -58,6 +58,7 @@ func LintData(ctx context.Context, file, dir string, data []byte) ([]Problem, er
 	l := &linter{file: file, dir: dir, t: t, ev: &template.Evaluator{Template: t}, ctx: ctx}
 	l.filterProblems()
 	l.checkSAMEvents()
+	l.checkTransformedARNs()
 	l.checkFunctions()
 	l.checkIdempotencyTables()
 	l.checkPitfalls()
