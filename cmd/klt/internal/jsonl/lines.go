@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/internal/suggest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -530,36 +531,11 @@ func nearest(name string, known []string) string {
 		if strings.EqualFold(k, name) {
 			return k
 		}
-		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestDist {
+		if d := suggest.Distance(strings.ToLower(name), strings.ToLower(k)); d < bestDist {
 			best, bestDist = k, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes. Names longer than 64
-// bytes are never typos of a field name, so they count as far away without the quadratic work.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return math.MaxInt
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
