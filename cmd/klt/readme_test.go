@@ -55,6 +55,7 @@ var readmeSkips = map[skip]string{
 	{"README.md", "make demo"}:                                                          "minutes of load; TestLocalStack runs klt local on the same stack with a smaller load, faults included",
 	{"README.md", "go get github.com/kafkalambda/toolkit@latest"}:                       "needs a Go module of the reader's and the module proxy",
 	{"README.md", "git clone https://github.com/kafkalambda/toolkit.git && cd toolkit"}: "needs the network; the test runs in a copy of this clone's files instead",
+	{"README.md", "make test"}:                                                          "runs this test among all the others",
 	{"README.md", "go install ./cmd/klt"}:                                               "builds the binary the test stands in for: the test binary is klt on the scripts' PATH",
 
 	{"docs/development.md", "make test    # gofmt, go vet, staticcheck, and every test under -race (fuzz seed corpora included)"}: "runs this test among all the others",
