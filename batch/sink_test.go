@@ -9,12 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,115 +21,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/internal/sinktest"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
-	"github.com/kafkalambda/toolkit/kafkaevent"
-	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
-
-// sinkEvent is two partitions of "orders" with keys, binary values, headers (repeated names,
-// a null value, non-UTF-8 bytes) and a tombstone.
-func sinkEvent(topic string) *kafkaevent.Event {
-	b := kafkaeventtest.NewBuilder()
-	for i := range 4 {
-		b.Add(topic, 0, []byte{'v', byte(i), 0x00, 0xff, '"'},
-			kafkaeventtest.WithKey([]byte("key-"+strconv.Itoa(i))),
-			kafkaeventtest.WithHeader("traceparent", []byte("00-abc-"+strconv.Itoa(i))),
-			kafkaeventtest.WithHeader("dup", []byte{0xfe, 0x01}),
-			kafkaeventtest.WithHeader("dup", nil),
-			kafkaeventtest.WithHeader("empty", []byte{}))
-	}
-	b.Add(topic, 1, []byte("p1-0"), kafkaeventtest.WithKey([]byte("k")))
-	b.Add(topic, 1, nil, kafkaeventtest.WithKey([]byte("gone"))) // a tombstone
-	b.Add(topic, 1, []byte("p1-2"), kafkaeventtest.WithOffset(10))
-	return b.Event()
-}
-
-// sinkRecord returns the record of ev at topic-partition@offset.
-func sinkRecord(t *testing.T, ev *kafkaevent.Event, partition int32, offset int64) *kafkaevent.Record {
-	t.Helper()
-	for i := range ev.Partitions {
-		for j := range ev.Partitions[i].Records {
-			if r := &ev.Partitions[i].Records[j]; r.Partition == partition && r.Offset == offset {
-				return r
-			}
-		}
-	}
-	t.Fatalf("no record %d@%d", partition, offset)
-	return nil
-}
-
-// sinkQuiet turns the batch's metrics line into a buffer and its log line off.
-func sinkQuiet(metrics io.Writer) []batch.Option {
-	if metrics == nil {
-		metrics = io.Discard
-	}
-	return []batch.Option{batch.WithMetrics(metrics), batch.WithLogger(slog.New(slog.DiscardHandler)),
-		batch.WithRetry(3, time.Millisecond)}
-}
-
-// sinkFailOn returns a handler that fails the records in fail (by "partition@offset") with
-// err, and records every record it is called for.
-func sinkFailOn(err error, fail ...string) (batch.KafkaRecordHandler, func() []string) {
-	var mu sync.Mutex
-	var seen []string
-	set := map[string]bool{}
-	for _, f := range fail {
-		set[f] = true
-	}
-	h := func(_ context.Context, r *kafkaevent.Record) error {
-		id := fmt.Sprintf("%d@%d", r.Partition, r.Offset)
-		mu.Lock()
-		seen = append(seen, id)
-		mu.Unlock()
-		if set[id] {
-			return err
-		}
-		return nil
-	}
-	return h, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), seen...) }
-}
-
-// sinkSameRecord checks that an envelope read back holds the original record, byte for byte,
-// the difference between a nil and an empty header value and a tombstone included.
-func sinkSameRecord(t *testing.T, got, want *kafkaevent.Record) {
-	t.Helper()
-	if got.Topic != want.Topic || got.Partition != want.Partition || got.Offset != want.Offset {
-		t.Errorf("record %s@%d, want %s@%d", got.PartitionID(), got.Offset, want.PartitionID(), want.Offset)
-	}
-	if !got.Timestamp.Equal(want.Timestamp) || got.TimestampType != want.TimestampType {
-		t.Errorf("timestamp %v %s, want %v %s", got.Timestamp, got.TimestampType, want.Timestamp, want.TimestampType)
-	}
-	if !bytes.Equal(got.Key, want.Key) {
-		t.Errorf("key %q, want %q", got.Key, want.Key)
-	}
-	if !bytes.Equal(got.Value, want.Value) || (got.Value == nil) != (want.Value == nil) {
-		t.Errorf("value %q (nil %v), want %q (nil %v)", got.Value, got.Value == nil, want.Value, want.Value == nil)
-	}
-	if len(got.Headers) != len(want.Headers) {
-		t.Fatalf("headers %v, want %v", got.Headers, want.Headers)
-	}
-	for i, h := range want.Headers {
-		g := got.Headers[i]
-		if g.Key != h.Key || !bytes.Equal(g.Value, h.Value) || (g.Value == nil) != (h.Value == nil) {
-			t.Errorf("header %d: %q=%q (nil %v), want %q=%q (nil %v)", i, g.Key, g.Value, g.Value == nil, h.Key, h.Value, h.Value == nil)
-		}
-	}
-}
-
-// sinkMetric reads one count from the batch's EMF line.
-func sinkMetric(t *testing.T, emf *bytes.Buffer, name string) float64 {
-	t.Helper()
-	var doc map[string]any
-	if err := json.Unmarshal(emf.Bytes(), &doc); err != nil {
-		t.Fatalf("metrics line %q: %v", emf.String(), err)
-	}
-	n, ok := doc[name].(float64)
-	if !ok {
-		t.Fatalf("metrics line has no %s: %s", name, emf.String())
-	}
-	return n
-}
 
 func sinkReceive(t *testing.T, ctx context.Context, c *sqs.Client, queueURL string, max int, wait time.Duration) []types.Message {
 	t.Helper()
@@ -170,10 +62,10 @@ func TestSQSSinkStandardQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ev := sinkEvent("orders")
-	h, seen := sinkFailOn(batch.Permanent(errors.New("bad payload: \u2028\ufffe\x01")), "0@1", "1@1")
+	ev := sinktest.Event("orders")
+	h, seen := sinktest.FailOn(batch.Permanent(errors.New("bad payload: \u2028\ufffe\x01")), "0@1", "1@1")
 	var emf bytes.Buffer
-	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(&emf), batch.WithSink(batch.NewSQSSink(c, q), batch.SinkPermanent))...)
+	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinktest.Quiet(&emf), batch.WithSink(batch.NewSQSSink(c, q), batch.SinkPermanent))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,15 +76,15 @@ func TestSQSSinkStandardQueue(t *testing.T) {
 	if got := strings.Join(seen(), " "); !strings.Contains(got, "0@2") || !strings.Contains(got, "0@3") || !strings.Contains(got, "1@10") {
 		t.Errorf("handler saw %s, want the records after the failed ones too", got)
 	}
-	if n := sinkMetric(t, &emf, "SentToSink"); n != 2 {
+	if n := sinktest.Metric(t, &emf, "SentToSink"); n != 2 {
 		t.Errorf("SentToSink = %v, want 2", n)
 	}
 	// Failed counts the records that failed, wherever they went; Reported, those the
 	// response reports.
-	if n := sinkMetric(t, &emf, "Failed"); n != 2 {
+	if n := sinktest.Metric(t, &emf, "Failed"); n != 2 {
 		t.Errorf("Failed = %v, want 2", n)
 	}
-	if n := sinkMetric(t, &emf, "Reported"); n != 0 {
+	if n := sinktest.Metric(t, &emf, "Reported"); n != 0 {
 		t.Errorf("Reported = %v, want 0", n)
 	}
 
@@ -215,8 +107,8 @@ func TestSQSSinkStandardQueue(t *testing.T) {
 		}
 		id := fmt.Sprintf("%d@%d", env.Partition, env.Offset)
 		got[id] = true
-		want := sinkRecord(t, ev, env.Partition, env.Offset)
-		sinkSameRecord(t, env.Record(), want)
+		want := sinktest.Record(t, ev, env.Partition, env.Offset)
+		sinktest.SameRecord(t, env.Record(), want)
 		if env.Source != "kafka" || env.Error != "bad payload: \u2028\ufffe\x01" || !env.Permanent || env.Attempts != 1 {
 			t.Errorf("%s: source %q error %q permanent %v attempts %d, want kafka, the handler's error, true, 1",
 				id, env.Source, env.Error, env.Permanent, env.Attempts)
@@ -256,11 +148,11 @@ func TestSQSSinkFIFOQueue(t *testing.T) {
 	long := strings.Repeat("t", 200)
 	sink := batch.NewSQSSink(c, q)
 	for _, topic := range []string{"orders", long} {
-		ev := sinkEvent(topic)
-		h, _ := sinkFailOn(batch.Permanent(errors.New("bad")), "0@1", "0@2", "1@0")
+		ev := sinktest.Event(topic)
+		h, _ := sinktest.FailOn(batch.Permanent(errors.New("bad")), "0@1", "0@2", "1@0")
 		// Twice, as when Lambda delivers a batch again: deduplication keeps one copy.
 		for range 2 {
-			resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(nil), batch.WithSink(sink, batch.SinkPermanent))...)
+			resp, err := batch.ProcessKafka(ctx, ev, h, append(sinktest.Quiet(nil), batch.WithSink(sink, batch.SinkPermanent))...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -342,7 +234,7 @@ func TestSQSSinkSQSMessages(t *testing.T) {
 			return batch.Permanent(errors.New("invalid job"))
 		}
 		return nil
-	}, append(sinkQuiet(nil), batch.WithSink(batch.NewSQSSink(c, dlq), batch.SinkPermanent))...)
+	}, append(sinktest.Quiet(nil), batch.WithSink(batch.NewSQSSink(c, dlq), batch.SinkPermanent))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,10 +312,10 @@ func TestSQSSinkFailureReportsRecord(t *testing.T) {
 		{"too large", batch.NewSQSSink(c, small, batch.WithSQSMaxMessageSize(200)), "too large"},
 	}
 	for _, tc := range cases {
-		ev := sinkEvent("orders")
-		h, _ := sinkFailOn(batch.Permanent(errors.New("bad")), "0@1")
+		ev := sinktest.Event("orders")
+		h, _ := sinktest.FailOn(batch.Permanent(errors.New("bad")), "0@1")
 		var emf bytes.Buffer
-		resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(&emf), batch.WithSink(tc.sink, batch.SinkPermanent))...)
+		resp, err := batch.ProcessKafka(ctx, ev, h, append(sinktest.Quiet(&emf), batch.WithSink(tc.sink, batch.SinkPermanent))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -432,7 +324,7 @@ func TestSQSSinkFailureReportsRecord(t *testing.T) {
 		if string(out) != want {
 			t.Errorf("%s: response %s\nwant %s", tc.name, out, want)
 		}
-		if n := sinkMetric(t, &emf, "SentToSink"); n != 0 {
+		if n := sinktest.Metric(t, &emf, "SentToSink"); n != 0 {
 			t.Errorf("%s: SentToSink = %v", tc.name, n)
 		}
 		// The sink's own error says why.
@@ -496,10 +388,10 @@ func TestSinkPolicies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev := sinkEvent("orders")
-		h, seen := sinkFailOn(errors.New("timeout talking to the database"), "1@0")
+		ev := sinktest.Event("orders")
+		h, seen := sinktest.FailOn(errors.New("timeout talking to the database"), "1@0")
 		var emf bytes.Buffer
-		resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(&emf), batch.WithSink(batch.NewSQSSink(c, q), tc.policy))...)
+		resp, err := batch.ProcessKafka(ctx, ev, h, append(sinktest.Quiet(&emf), batch.WithSink(batch.NewSQSSink(c, q), tc.policy))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -525,7 +417,7 @@ func TestSinkPolicies(t *testing.T) {
 		if env.Permanent || env.Attempts != 3 || env.Error != "timeout talking to the database" || env.Offset != 0 || env.Partition != 1 {
 			t.Errorf("%s: envelope permanent %v attempts %d error %q at %d@%d", tc.name, env.Permanent, env.Attempts, env.Error, env.Partition, env.Offset)
 		}
-		if n := sinkMetric(t, &emf, "SentToSink"); n != 1 {
+		if n := sinktest.Metric(t, &emf, "SentToSink"); n != 1 {
 			t.Errorf("%s: SentToSink = %v", tc.name, n)
 		}
 	}

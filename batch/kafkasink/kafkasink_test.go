@@ -8,11 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,115 +19,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/internal/sinktest"
 	"github.com/kafkalambda/toolkit/batch/kafkasink"
-	"github.com/kafkalambda/toolkit/kafkaevent"
-	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 	"github.com/kafkalambda/toolkit/producer"
 )
-
-// sinkEvent is two partitions of "orders" with keys, binary values, headers (repeated names,
-// a null value, non-UTF-8 bytes) and a tombstone.
-func sinkEvent(topic string) *kafkaevent.Event {
-	b := kafkaeventtest.NewBuilder()
-	for i := range 4 {
-		b.Add(topic, 0, []byte{'v', byte(i), 0x00, 0xff, '"'},
-			kafkaeventtest.WithKey([]byte("key-"+strconv.Itoa(i))),
-			kafkaeventtest.WithHeader("traceparent", []byte("00-abc-"+strconv.Itoa(i))),
-			kafkaeventtest.WithHeader("dup", []byte{0xfe, 0x01}),
-			kafkaeventtest.WithHeader("dup", nil),
-			kafkaeventtest.WithHeader("empty", []byte{}))
-	}
-	b.Add(topic, 1, []byte("p1-0"), kafkaeventtest.WithKey([]byte("k")))
-	b.Add(topic, 1, nil, kafkaeventtest.WithKey([]byte("gone"))) // a tombstone
-	b.Add(topic, 1, []byte("p1-2"), kafkaeventtest.WithOffset(10))
-	return b.Event()
-}
-
-// sinkRecord returns the record of ev at topic-partition@offset.
-func sinkRecord(t *testing.T, ev *kafkaevent.Event, partition int32, offset int64) *kafkaevent.Record {
-	t.Helper()
-	for i := range ev.Partitions {
-		for j := range ev.Partitions[i].Records {
-			if r := &ev.Partitions[i].Records[j]; r.Partition == partition && r.Offset == offset {
-				return r
-			}
-		}
-	}
-	t.Fatalf("no record %d@%d", partition, offset)
-	return nil
-}
-
-// sinkQuiet turns the batch's metrics line into a buffer and its log line off.
-func sinkQuiet(metrics io.Writer) []batch.Option {
-	if metrics == nil {
-		metrics = io.Discard
-	}
-	return []batch.Option{batch.WithMetrics(metrics), batch.WithLogger(slog.New(slog.DiscardHandler)),
-		batch.WithRetry(3, time.Millisecond)}
-}
-
-// sinkFailOn returns a handler that fails the records in fail (by "partition@offset") with
-// err, and records every record it is called for.
-func sinkFailOn(err error, fail ...string) (batch.KafkaRecordHandler, func() []string) {
-	var mu sync.Mutex
-	var seen []string
-	set := map[string]bool{}
-	for _, f := range fail {
-		set[f] = true
-	}
-	h := func(_ context.Context, r *kafkaevent.Record) error {
-		id := fmt.Sprintf("%d@%d", r.Partition, r.Offset)
-		mu.Lock()
-		seen = append(seen, id)
-		mu.Unlock()
-		if set[id] {
-			return err
-		}
-		return nil
-	}
-	return h, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), seen...) }
-}
-
-// sinkSameRecord checks that an envelope read back holds the original record, byte for byte,
-// the difference between a nil and an empty header value and a tombstone included.
-func sinkSameRecord(t *testing.T, got, want *kafkaevent.Record) {
-	t.Helper()
-	if got.Topic != want.Topic || got.Partition != want.Partition || got.Offset != want.Offset {
-		t.Errorf("record %s@%d, want %s@%d", got.PartitionID(), got.Offset, want.PartitionID(), want.Offset)
-	}
-	if !got.Timestamp.Equal(want.Timestamp) || got.TimestampType != want.TimestampType {
-		t.Errorf("timestamp %v %s, want %v %s", got.Timestamp, got.TimestampType, want.Timestamp, want.TimestampType)
-	}
-	if !bytes.Equal(got.Key, want.Key) {
-		t.Errorf("key %q, want %q", got.Key, want.Key)
-	}
-	if !bytes.Equal(got.Value, want.Value) || (got.Value == nil) != (want.Value == nil) {
-		t.Errorf("value %q (nil %v), want %q (nil %v)", got.Value, got.Value == nil, want.Value, want.Value == nil)
-	}
-	if len(got.Headers) != len(want.Headers) {
-		t.Fatalf("headers %v, want %v", got.Headers, want.Headers)
-	}
-	for i, h := range want.Headers {
-		g := got.Headers[i]
-		if g.Key != h.Key || !bytes.Equal(g.Value, h.Value) || (g.Value == nil) != (h.Value == nil) {
-			t.Errorf("header %d: %q=%q (nil %v), want %q=%q (nil %v)", i, g.Key, g.Value, g.Value == nil, h.Key, h.Value, h.Value == nil)
-		}
-	}
-}
-
-// sinkMetric reads one count from the batch's EMF line.
-func sinkMetric(t *testing.T, emf *bytes.Buffer, name string) float64 {
-	t.Helper()
-	var doc map[string]any
-	if err := json.Unmarshal(emf.Bytes(), &doc); err != nil {
-		t.Fatalf("metrics line %q: %v", emf.String(), err)
-	}
-	n, ok := doc[name].(float64)
-	if !ok {
-		t.Fatalf("metrics line has no %s: %s", name, emf.String())
-	}
-	return n
-}
 
 // sinkKafka starts a kfake cluster with the given topics (3 partitions each) and a producer
 // client for it, made by package producer as a function would.
@@ -181,10 +73,10 @@ func TestKafkaSink(t *testing.T) {
 	defer cancel()
 	cluster, cl := sinkKafka(t, nil, "orders.dlq")
 
-	ev := sinkEvent("orders")
-	h, seen := sinkFailOn(batch.Permanent(errors.New("schema mismatch")), "0@1", "0@3", "1@1")
+	ev := sinktest.Event("orders")
+	h, seen := sinktest.FailOn(batch.Permanent(errors.New("schema mismatch")), "0@1", "0@3", "1@1")
 	var emf bytes.Buffer
-	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(&emf), batch.WithSink(kafkasink.New(cl, "orders.dlq"), batch.SinkPermanent))...)
+	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinktest.Quiet(&emf), batch.WithSink(kafkasink.New(cl, "orders.dlq"), batch.SinkPermanent))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +86,7 @@ func TestKafkaSink(t *testing.T) {
 	if n := len(seen()); n != 7 {
 		t.Errorf("handler called %d times, want 7 (every record once)", n)
 	}
-	if n := sinkMetric(t, &emf, "SentToSink"); n != 3 {
+	if n := sinktest.Metric(t, &emf, "SentToSink"); n != 3 {
 		t.Errorf("SentToSink = %v, want 3", n)
 	}
 
@@ -207,8 +99,8 @@ func TestKafkaSink(t *testing.T) {
 		}
 		id := fmt.Sprintf("%d@%d", env.Partition, env.Offset)
 		got[id] = true
-		want := sinkRecord(t, ev, env.Partition, env.Offset)
-		sinkSameRecord(t, env.Record(), want)
+		want := sinktest.Record(t, ev, env.Partition, env.Offset)
+		sinktest.SameRecord(t, env.Record(), want)
 		if env.Error != "schema mismatch" || !env.Permanent || env.Attempts != 1 {
 			t.Errorf("%s: error %q permanent %v attempts %d", id, env.Error, env.Permanent, env.Attempts)
 		}
@@ -248,7 +140,7 @@ func TestKafkaSinkSQSMessage(t *testing.T) {
 		EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:jobs.fifo"}
 	ev := &events.SQSEvent{Records: []events.SQSMessage{m}}
 	resp, err := batch.ProcessSQS(ctx, ev, func(context.Context, *events.SQSMessage) error { return batch.Permanent(errors.New("nope")) },
-		append(sinkQuiet(nil), batch.WithSink(kafkasink.New(cl, "jobs.dlq"), batch.SinkPermanent))...)
+		append(sinktest.Quiet(nil), batch.WithSink(kafkasink.New(cl, "jobs.dlq"), batch.SinkPermanent))...)
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("response %+v, %v", resp, err)
 	}
@@ -278,11 +170,11 @@ func TestKafkaSinkFailureReportsRecord(t *testing.T) {
 	defer cancel()
 	_, cl := sinkKafka(t, []kgo.Opt{kgo.UnknownTopicRetries(1), kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond })}, "other")
 
-	ev := sinkEvent("orders")
-	h, _ := sinkFailOn(batch.Permanent(errors.New("bad")), "1@1")
+	ev := sinktest.Event("orders")
+	h, _ := sinktest.FailOn(batch.Permanent(errors.New("bad")), "1@1")
 	sink := kafkasink.New(cl, "missing.dlq")
 	start := time.Now()
-	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinkQuiet(nil), batch.WithSink(sink, batch.SinkPermanent))...)
+	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinktest.Quiet(nil), batch.WithSink(sink, batch.SinkPermanent))...)
 	if err != nil {
 		t.Fatal(err)
 	}
