@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/esm"
+	"github.com/kafkalambda/toolkit/esm"
 )
 
 // fakeClock is a clock a test moves by hand.

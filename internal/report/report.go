@@ -12,7 +12,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/esm"
+	"github.com/kafkalambda/toolkit/esm"
 )
 
 // Report is what one klt local run found. Its JSON form is report.json; the field names are

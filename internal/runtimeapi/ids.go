@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kafkalambda/toolkit/internal/esm"
+	"github.com/kafkalambda/toolkit/esm"
 )
 
 // newUUID returns a random (version 4) UUID, the form of Lambda's request ids.

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/esm"
+	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/internal/procgroup"
 )
 

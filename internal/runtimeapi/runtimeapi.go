@@ -68,7 +68,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/esm"
+	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/internal/procgroup"
 )
 

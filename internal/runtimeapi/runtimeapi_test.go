@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/esm"
+	"github.com/kafkalambda/toolkit/esm"
 )
 
 // bootstrap is testdata/fn, built by TestMain.

@@ -13,6 +13,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
+	"github.com/kafkalambda/toolkit/internal/samstack"
 )
 
 // envVarsConfig holds the flags of "klt env-vars".
@@ -40,13 +41,13 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 	if len(args) != 0 {
 		return base.UsageError(stderr, "env-vars", fmt.Errorf("unexpected argument %q", args[0]))
 	}
-	t, err := samtemplate.ReadInvokeTemplate(c.template)
+	t, err := samstack.ReadInvokeTemplate(c.template)
 	if err != nil {
 		base.Errorf(stderr, "env-vars: %v", err)
 		return base.ExitFail
 	}
 	var need lambdarun.Needs
-	var fns []*samtemplate.FunctionSpec
+	var fns []*samstack.FunctionSpec
 	for _, name := range t.FunctionNames() {
 		f, err := t.Function(name)
 		if err != nil {

@@ -25,8 +25,8 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/samstack"
 	"github.com/kafkalambda/toolkit/internal/template"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
@@ -54,7 +54,7 @@ func Invoke(ctx context.Context, c Config, fn string, event []byte, logs io.Writ
 	if runtime.GOOS != "linux" {
 		return nil, fmt.Errorf("klt invoke runs the function under the Lambda Runtime Interface Emulator, which runs on Linux only (this is %s)", runtime.GOOS)
 	}
-	t, err := samtemplate.ReadInvokeTemplate(c.Template)
+	t, err := samstack.ReadInvokeTemplate(c.Template)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func BuildEmulator(ctx context.Context, dir string) (string, error) {
 // (CGO_ENABLED=0, -tags lambda.norpc, -trimpath, stripped), for the host's GOOS and GOARCH;
 // otherwise, with BuildMethod makefile, its make target runs with ARTIFACTS_DIR=dir and
 // GOOS/GOARCH of the host on the command line, and must leave dir/bootstrap for this machine.
-func BuildBootstrap(ctx context.Context, f *samtemplate.FunctionSpec, dir string, logs io.Writer) (string, error) {
+func BuildBootstrap(ctx context.Context, f *samstack.FunctionSpec, dir string, logs io.Writer) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -248,7 +248,7 @@ type Needs struct{ DDB, SQS, Kafka bool }
 // table, SQS when it refers to a queue, Kafka when it has KAFKA_BOOTSTRAP_SERVERS. (Policies
 // are not looked at: a stream or queue the function only reads through an event source mapping
 // is in its policies too, and a function finds its resources through its environment.)
-func FunctionNeeds(t *samtemplate.InvokeTemplate, f *samtemplate.FunctionSpec) Needs {
+func FunctionNeeds(t *samstack.InvokeTemplate, f *samstack.FunctionSpec) Needs {
 	var n Needs
 	for _, k := range f.EnvOrder {
 		for _, name := range template.Refs(f.Env[k]) {
@@ -267,7 +267,7 @@ func FunctionNeeds(t *samtemplate.InvokeTemplate, f *samtemplate.FunctionSpec) N
 // Servers is the local servers of a run, the template's tables and queues on them, and the
 // resolver of intrinsics to them.
 type Servers struct {
-	Resolver  *samtemplate.Resolver
+	Resolver  *samstack.Resolver
 	Endpoints map[string]string // AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, KAFKA_*
 	Kafka     bool              // a Kafka is needed: startKafka starts it
 	SQS       *localserver.SQS  // nil when no queue is needed
@@ -285,13 +285,13 @@ func (ls *Servers) Stop() {
 // StartServers starts the DynamoDB and SQS servers need names and creates every table and queue of
 // the template on them; Kafka waits for startKafka, once the topics are known. The caller must
 // call stop, also after an error.
-func StartServers(ctx context.Context, t *samtemplate.InvokeTemplate, need Needs) (*Servers, error) {
+func StartServers(ctx context.Context, t *samstack.InvokeTemplate, need Needs) (*Servers, error) {
 	ls := &Servers{Endpoints: map[string]string{}}
 	tables, err := t.Tables()
 	if err != nil {
 		return ls, err
 	}
-	r := &samtemplate.Resolver{T: t, Tables: map[string]samtemplate.LocalTable{}, Queues: map[string]samtemplate.LocalQueue{}, QueueURLs: map[string]string{}}
+	r := &samstack.Resolver{T: t, Tables: map[string]samstack.LocalTable{}, Queues: map[string]samstack.LocalQueue{}, QueueURLs: map[string]string{}}
 	ls.Resolver = r
 	for _, tb := range tables {
 		r.Tables[tb.LogicalID] = tb
@@ -348,7 +348,7 @@ func (ls *Servers) StartKafka(topics []string) error {
 // Vars returns the function's Environment.Variables, evaluated against the local resources.
 // Those the local servers set (KAFKA_BOOTSTRAP_SERVERS...) and those in skip are not evaluated:
 // their local values replace the template's.
-func (ls *Servers) Vars(f *samtemplate.FunctionSpec, skip map[string]string) (map[string]string, error) {
+func (ls *Servers) Vars(f *samstack.FunctionSpec, skip map[string]string) (map[string]string, error) {
 	vars := map[string]string{}
 	for _, k := range f.EnvOrder {
 		_, local := ls.Endpoints[k]
@@ -389,7 +389,7 @@ func TopicsOf(vars map[string]string) []string {
 
 // localEnvironment starts the servers f needs, creates the template's tables and queues on
 // them, and returns the function's environment. stop stops the servers; it is never nil.
-func localEnvironment(ctx context.Context, t *samtemplate.InvokeTemplate, f *samtemplate.FunctionSpec, overrides map[string]string) (env []string, stop func(), err error) {
+func localEnvironment(ctx context.Context, t *samstack.InvokeTemplate, f *samstack.FunctionSpec, overrides map[string]string) (env []string, stop func(), err error) {
 	ls, err := StartServers(ctx, t, FunctionNeeds(t, f))
 	if err != nil {
 		return nil, ls.Stop, err
@@ -408,7 +408,7 @@ func localEnvironment(ctx context.Context, t *samtemplate.InvokeTemplate, f *sam
 // then the template's variables, then the local endpoints, then the --env-vars overrides.
 // Nothing of klt's own environment reaches the function but PATH and HOME, so that a profile or
 // credentials of the user's never do.
-func FunctionEnv(f *samtemplate.FunctionSpec, vars, endpoints, overrides map[string]string) []string {
+func FunctionEnv(f *samstack.FunctionSpec, vars, endpoints, overrides map[string]string) []string {
 	m := map[string]string{
 		"PATH":                            os.Getenv("PATH"),
 		"HOME":                            os.Getenv("HOME"),
@@ -422,9 +422,9 @@ func FunctionEnv(f *samtemplate.FunctionSpec, vars, endpoints, overrides map[str
 		"AWS_LAMBDA_LOG_GROUP_NAME":       "aws/lambda/" + f.LogicalID,
 		"AWS_LAMBDA_LOG_STREAM_NAME":      "$LATEST",
 		"AWS_LAMBDA_INITIALIZATION_TYPE":  "on-demand",
-		"AWS_ACCOUNT_ID":                  samtemplate.LocalAccount,
-		"AWS_REGION":                      samtemplate.LocalRegion,
-		"AWS_DEFAULT_REGION":              samtemplate.LocalRegion,
+		"AWS_ACCOUNT_ID":                  samstack.LocalAccount,
+		"AWS_REGION":                      samstack.LocalRegion,
+		"AWS_DEFAULT_REGION":              samstack.LocalRegion,
 		"AWS_ACCESS_KEY_ID":               "test",
 		"AWS_SECRET_ACCESS_KEY":           "test",
 		"AWS_EC2_METADATA_DISABLED":       "true",
@@ -448,7 +448,7 @@ func FunctionEnv(f *samtemplate.FunctionSpec, vars, endpoints, overrides map[str
 }
 
 // createTables creates the template's tables on a local DynamoDB.
-func createTables(ctx context.Context, client *dynamodb.Client, tables []samtemplate.LocalTable) error {
+func createTables(ctx context.Context, client *dynamodb.Client, tables []samstack.LocalTable) error {
 	for _, tb := range tables {
 		in := &dynamodb.CreateTableInput{TableName: aws.String(tb.Name)}
 		for i, k := range tb.Keys {
@@ -472,15 +472,15 @@ func createTables(ctx context.Context, client *dynamodb.Client, tables []samtemp
 // createQueues creates the template's queues on a local SQS, dead-letter queues first, and
 // records their URLs in r. Attributes that are not SQS queue attributes (QueueName, Tags) are
 // left out; the others are evaluated, RedrivePolicy as JSON.
-func createQueues(ctx context.Context, s *localserver.SQS, r *samtemplate.Resolver) error {
+func createQueues(ctx context.Context, s *localserver.SQS, r *samstack.Resolver) error {
 	client := s.Client()
-	pending := make([]samtemplate.LocalQueue, 0, len(r.Queues))
+	pending := make([]samstack.LocalQueue, 0, len(r.Queues))
 	for _, q := range r.Queues {
 		pending = append(pending, q)
 	}
 	sort.Slice(pending, func(i, j int) bool { return pending[i].LogicalID < pending[j].LogicalID })
 	for len(pending) > 0 {
-		var later []samtemplate.LocalQueue
+		var later []samstack.LocalQueue
 		for _, q := range pending {
 			attrs, err := queueAttributes(q, r)
 			if errors.Is(err, errNotYet) {
@@ -507,7 +507,7 @@ func createQueues(ctx context.Context, s *localserver.SQS, r *samtemplate.Resolv
 var errNotYet = errors.New("refers to a queue not created yet")
 
 // queueAttributes returns the SQS attributes of q.
-func queueAttributes(q samtemplate.LocalQueue, r *samtemplate.Resolver) (map[string]string, error) {
+func queueAttributes(q samstack.LocalQueue, r *samstack.Resolver) (map[string]string, error) {
 	attrs := map[string]string{}
 	for k, n := range q.Attrs {
 		switch k {
@@ -582,7 +582,7 @@ func readEnvVarsFile(path, fn string) (map[string]string, error) {
 
 // runEmulator starts the emulator with bootstrap, posts event and returns the response. The
 // function's output and the emulator's go to logs.
-func runEmulator(ctx context.Context, rie, bootstrap string, f *samtemplate.FunctionSpec, env []string, event []byte, logs io.Writer) ([]byte, error) {
+func runEmulator(ctx context.Context, rie, bootstrap string, f *samstack.FunctionSpec, env []string, event []byte, logs io.Writer) ([]byte, error) {
 	apiPort, err := freeLoopbackPort()
 	if err != nil {
 		return nil, err

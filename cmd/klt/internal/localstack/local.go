@@ -17,9 +17,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
-	"github.com/kafkalambda/toolkit/internal/esm"
+	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/internal/runtimeapi"
+	"github.com/kafkalambda/toolkit/internal/samstack"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/producer"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -108,7 +108,7 @@ func (f CountFlag) get(name string, def int) int {
 // stack is a running local stack: the servers, the functions' instances, the mappings' specs.
 type stack struct {
 	c         Config
-	t         *samtemplate.InvokeTemplate
+	t         *samstack.InvokeTemplate
 	ls        *lambdarun.Servers
 	sqsClient *sqs.Client
 	brokers   []string
@@ -116,9 +116,9 @@ type stack struct {
 	producer  *kgo.Client
 	api       *ordersAPI // nil without the OrdersApiUrl parameter
 	drains    *drains
-	specs     []*samtemplate.MappingSpec
+	specs     []*samstack.MappingSpec
 	pools     map[string]*runtimeapi.Pool // by function
-	functions map[string]*samtemplate.FunctionSpec
+	functions map[string]*samstack.FunctionSpec
 	pipelines []*pipeline
 	logDir    string
 	logFiles  []*os.File
@@ -132,7 +132,7 @@ type stack struct {
 type pipeline struct {
 	name      string // the functions joined by " -> "
 	functions []string
-	specs     []*samtemplate.MappingSpec
+	specs     []*samstack.MappingSpec
 	topic     string
 	queues    map[string]bool // logical IDs of the queues its records can be dead-lettered to
 
@@ -146,7 +146,7 @@ func LocalMain(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("klt local runs functions as Linux processes and freezes them to inject timeouts; this is %s", runtime.GOOS)
 	}
-	s := &stack{c: c, out: stdout, pools: map[string]*runtimeapi.Pool{}, functions: map[string]*samtemplate.FunctionSpec{}}
+	s := &stack{c: c, out: stdout, pools: map[string]*runtimeapi.Pool{}, functions: map[string]*samstack.FunctionSpec{}}
 	defer s.stop()
 	if err := s.start(ctx, stderr); err != nil {
 		return err
@@ -181,7 +181,7 @@ func (s *stack) start(ctx context.Context, stderr io.Writer) error {
 // readMappings reads the template and the event source mappings klt local runs, and returns
 // the template's parameters.
 func (s *stack) readMappings() (map[string]string, error) {
-	t, err := samtemplate.ReadInvokeTemplate(s.c.Template)
+	t, err := samstack.ReadInvokeTemplate(s.c.Template)
 	if err != nil {
 		return nil, err
 	}
@@ -192,11 +192,11 @@ func (s *stack) readMappings() (map[string]string, error) {
 	for k, v := range s.c.Params {
 		params[k] = v
 	}
-	r, err := samtemplate.NewLocalResolver(t, params)
+	r, err := samstack.NewLocalResolver(t, params)
 	if err != nil {
 		return nil, err
 	}
-	specs, skipped, err := samtemplate.LocalMappings(t, r)
+	specs, skipped, err := samstack.LocalMappings(t, r)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +272,7 @@ func (s *stack) startServers(ctx context.Context, params map[string]string) (nam
 	s.pipelines = pipelinesOf(s.specs, vars, ls.Resolver.QueueURLs, s.deadLetterQueueOf)
 	for _, p := range s.pipelines {
 		for _, m := range p.specs {
-			if q, ok := samtemplate.QueueByARN(ls.Resolver, m.OnFailure); ok {
+			if q, ok := samstack.QueueByARN(ls.Resolver, m.OnFailure); ok {
 				p.queues[q] = true
 			}
 		}
@@ -357,7 +357,7 @@ func (s *stack) startDrains() {
 	s.drains = &drains{client: s.sqsClient}
 	read := map[string]bool{}
 	for _, m := range s.specs {
-		if m.Kind == samtemplate.SqsMapping {
+		if m.Kind == samstack.SqsMapping {
 			read[m.Queue] = true
 		}
 	}
@@ -424,21 +424,21 @@ func keysOf[V any](m map[string]V) []string {
 // pipelinesOf links the mappings into pipelines: a Kafka mapping's function, then the
 // function of the SQS mapping reading a queue whose URL is in the first function's
 // environment, and so on.
-func pipelinesOf(specs []*samtemplate.MappingSpec, vars map[string]map[string]string, queueURLs map[string]string, dlqOf func(queue string) string) []*pipeline {
-	byQueue := map[string]*samtemplate.MappingSpec{}
+func pipelinesOf(specs []*samstack.MappingSpec, vars map[string]map[string]string, queueURLs map[string]string, dlqOf func(queue string) string) []*pipeline {
+	byQueue := map[string]*samstack.MappingSpec{}
 	for _, m := range specs {
-		if m.Kind == samtemplate.SqsMapping {
+		if m.Kind == samstack.SqsMapping {
 			byQueue[m.Queue] = m
 		}
 	}
 	var out []*pipeline
 	for _, m := range specs {
-		if m.Kind != samtemplate.KafkaMapping {
+		if m.Kind != samstack.KafkaMapping {
 			continue
 		}
-		p := &pipeline{functions: []string{m.Function}, specs: []*samtemplate.MappingSpec{m}, topic: m.Topics[0]}
+		p := &pipeline{functions: []string{m.Function}, specs: []*samstack.MappingSpec{m}, topic: m.Topics[0]}
 		for cur := m.Function; len(p.specs) < 10; {
-			var next *samtemplate.MappingSpec
+			var next *samstack.MappingSpec
 			for _, v := range keysOf(vars[cur]) {
 				for q, u := range queueURLs {
 					if vars[cur][v] == u && byQueue[q] != nil {
@@ -465,7 +465,7 @@ func pipelinesOf(specs []*samtemplate.MappingSpec, vars map[string]map[string]st
 			}
 		}
 		for _, m := range p.specs {
-			if m.Kind == samtemplate.SqsMapping && dlqOf != nil {
+			if m.Kind == samstack.SqsMapping && dlqOf != nil {
 				if d := dlqOf(m.Queue); d != "" {
 					p.queues[d] = true
 				}
@@ -553,7 +553,7 @@ func (s *stack) stop() {
 
 // running is a mapping running in one phase.
 type running struct {
-	spec     *samtemplate.MappingSpec
+	spec     *samstack.MappingSpec
 	counters *esm.Counters
 	kafka    *esm.Kafka // nil for SQS
 	done     chan error
@@ -561,14 +561,14 @@ type running struct {
 
 // startMappings starts the mappings specs for a phase: Kafka mappings each with a consumer
 // group of their own for the phase, starting at since, so that a phase reads its own records.
-func (s *stack) startMappings(ctx context.Context, specs []*samtemplate.MappingSpec, phase string, since time.Time) ([]*running, error) {
+func (s *stack) startMappings(ctx context.Context, specs []*samstack.MappingSpec, phase string, since time.Time) ([]*running, error) {
 	var out []*running
 	for _, m := range specs {
 		inv := loggedInvoker{s.pools[m.Function], m.Id, s.logs[m.Function]}
 		r := &running{spec: m, done: make(chan error, 1)}
 		var run func(context.Context) error
 		switch m.Kind {
-		case samtemplate.KafkaMapping:
+		case samstack.KafkaMapping:
 			group := m.GroupID
 			if phase != "" {
 				group += "-" + phase
@@ -577,7 +577,7 @@ func (s *stack) startMappings(ctx context.Context, specs []*samtemplate.MappingS
 				esm.WithName(m.Id), esm.WithGroupID(group),
 				esm.WithMaximumRetryAttempts(m.MaxRetry),
 				esm.WithBootstrapServers(s.brokers...),
-				esm.WithFunctionARN("arn:aws:lambda:" + samtemplate.LocalRegion + ":" + samtemplate.LocalAccount + ":function:" + m.Function),
+				esm.WithFunctionARN("arn:aws:lambda:" + samstack.LocalRegion + ":" + samstack.LocalAccount + ":function:" + m.Function),
 			}
 			if phase == "" {
 				opts = append(opts, esm.WithStartingPosition(base.OrDefault(m.StartingPosition, esm.TrimHorizon)))
@@ -610,7 +610,7 @@ func (s *stack) startMappings(ctx context.Context, specs []*samtemplate.MappingS
 			if m.OnFailure != "" {
 				if t, ok := strings.CutPrefix(m.OnFailure, "kafka://"); ok {
 					opts = append(opts, esm.WithOnFailure(esm.OnFailureKafkaTopic(t)))
-				} else if q, ok := samtemplate.QueueByARN(s.ls.Resolver, m.OnFailure); ok {
+				} else if q, ok := samstack.QueueByARN(s.ls.Resolver, m.OnFailure); ok {
 					opts = append(opts, esm.WithOnFailure(esm.OnFailureSQS(s.sqsClient, s.ls.Resolver.QueueURLs[q])))
 				} else {
 					return out, fmt.Errorf("%s: on-failure destination %s is neither a queue of the template nor kafka://TOPIC; klt local has no SNS or S3", m.Id, m.OnFailure)
@@ -621,10 +621,10 @@ func (s *stack) startMappings(ctx context.Context, specs []*samtemplate.MappingS
 				return out, fmt.Errorf("%s: %w", m.Id, err)
 			}
 			r.kafka, r.counters, run = k, k.Counters(), k.Run
-		case samtemplate.SqsMapping:
+		case samstack.SqsMapping:
 			opts := []esm.SQSOption{
 				esm.WithName(m.Id),
-				esm.WithQueueARN("arn:aws:sqs:" + samtemplate.LocalRegion + ":" + samtemplate.LocalAccount + ":" + s.ls.Resolver.Queues[m.Queue].Name),
+				esm.WithQueueARN("arn:aws:sqs:" + samstack.LocalRegion + ":" + samstack.LocalAccount + ":" + s.ls.Resolver.Queues[m.Queue].Name),
 			}
 			if m.BatchSize != 0 {
 				opts = append(opts, esm.WithBatchSize(m.BatchSize))
@@ -666,6 +666,6 @@ func (s *stack) deadLetterQueueOf(queue string) string {
 	}
 	rp, _ := v.(map[string]any)
 	arn, _ := rp["deadLetterTargetArn"].(string)
-	id, _ := samtemplate.QueueByARN(s.ls.Resolver, arn)
+	id, _ := samstack.QueueByARN(s.ls.Resolver, arn)
 	return id
 }

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
-	"github.com/kafkalambda/toolkit/internal/esm"
+	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/internal/samstack"
 )
 
 // live is the set of mappings running now, for the progress lines and the recorder, and
@@ -75,7 +75,7 @@ func (l *live) partitionLag() map[string]int64 {
 
 // source names what the mapping reads: its topic or queue.
 func (r *running) source() string {
-	if r.spec.Kind == samtemplate.KafkaMapping {
+	if r.spec.Kind == samstack.KafkaMapping {
 		return r.spec.Topics[0]
 	}
 	return r.spec.Queue

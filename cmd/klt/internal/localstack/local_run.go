@@ -14,7 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
+	"github.com/kafkalambda/toolkit/internal/samstack"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -119,8 +119,8 @@ func (s *stack) phase(ctx context.Context, name string, pipes []*pipeline, n int
 	since := time.Now()
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var specs []*samtemplate.MappingSpec
-	seen := map[*samtemplate.MappingSpec]bool{}
+	var specs []*samstack.MappingSpec
+	seen := map[*samstack.MappingSpec]bool{}
 	topics := map[string]bool{}
 	for _, p := range pipes {
 		topics[p.topic] = true
@@ -444,7 +444,7 @@ func filteredOut(p *pipeline, r produced) bool {
 		}
 		var ok bool
 		var err error
-		if m.Kind == samtemplate.KafkaMapping {
+		if m.Kind == samstack.KafkaMapping {
 			ok, err = m.Filter.MatchKafka(&kafkaevent.Record{Value: r.value})
 		} else {
 			ok, err = m.Filter.MatchSQS(&events.SQSMessage{Body: string(r.value)})

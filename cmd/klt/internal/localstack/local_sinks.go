@@ -13,9 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
+	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/fanout"
-	"github.com/kafkalambda/toolkit/internal/esm"
+	"github.com/kafkalambda/toolkit/internal/samstack"
 )
 
 // recordKey names a Kafka record as the orders API's Idempotency-Key does:
@@ -131,7 +131,7 @@ func (d *drains) read(queue string, m types.Message) {
 		}
 		return
 	}
-	if r, err := fanout.Record(esm.SQSMessage(m, "", samtemplate.LocalRegion)); err == nil {
+	if r, err := fanout.Record(esm.SQSMessage(m, "", samstack.LocalRegion)); err == nil {
 		d.add(deadLetter{queue, recordKey(r.Topic, r.Partition, r.Offset), now, "receive count reached maxReceiveCount"})
 		return
 	} else {

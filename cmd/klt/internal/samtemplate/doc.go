@@ -1,7 +1,6 @@
-// Package samtemplate is what klt's commands read of a SAM or CloudFormation template, over
-// the one template model of internal/template (which reads the text and evaluates intrinsic
-// functions): the FilterCriteria of "klt filter" and "klt lint" (ParseTemplate, SamTemplate),
-// the functions, tables and queues of "klt invoke", "klt env-vars" and "klt local"
-// (ReadInvokeTemplate) with the local values of their resources (Resolver), and the event
-// source mappings "klt local" runs (LocalMappings).
+// Package samtemplate is what klt filter and klt lint read of a SAM or CloudFormation
+// template, over the one template model of internal/template (which reads the text and
+// evaluates intrinsic functions): the FilterCriteria of each event source mapping
+// (ParseTemplate, SamTemplate). The template as a stack to run locally is package
+// internal/samstack.
 package samtemplate

@@ -48,7 +48,7 @@ func sqsSlowFunction(perMessage time.Duration) InvokerFunc {
 // Run to the last delete; impl=naive is the loop one writes first (receive 10, invoke,
 // delete, repeat), for the ratio.
 //
-//	go test -run '^$' -bench SQSFIFOThroughput -benchtime 1x -count 6 ./internal/esm/
+//	go test -run '^$' -bench SQSFIFOThroughput -benchtime 1x -count 6 ./esm/
 func BenchmarkSQSFIFOThroughput(b *testing.B) {
 	const total, perMessage = 3000, 300 * time.Millisecond
 	for _, groups := range []int{100, 300} {

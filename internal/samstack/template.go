@@ -1,4 +1,4 @@
-package samtemplate
+package samstack
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/internal/template"
 )
 
@@ -56,11 +55,7 @@ type FunctionSpec struct {
 
 // ReadInvokeTemplate reads the template at path.
 func ReadInvokeTemplate(path string) (*InvokeTemplate, error) {
-	data, err := base.ReadInputFile(path, nil, base.TemplateLimit)
-	if err != nil {
-		return nil, err
-	}
-	t, err := template.Read(path, data)
+	t, err := template.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +89,11 @@ func (t *InvokeTemplate) FunctionNames() []string {
 func (t *InvokeTemplate) Function(name string) (*FunctionSpec, error) {
 	res := t.T.Resource(name)
 	if res == nil {
-		return nil, fmt.Errorf("%s: no function %q; functions in the template: %s", t.File, name, OrNone(strings.Join(t.FunctionNames(), ", ")))
+		return nil, fmt.Errorf("%s: no function %q; functions in the template: %s", t.File, name, orNone(strings.Join(t.FunctionNames(), ", ")))
 	}
 	if res.Type != template.TypeFunction {
 		return nil, fmt.Errorf("%s: %s is %s, not an %s; functions in the template: %s",
-			res.Pos, name, OrNone(res.Type), template.TypeFunction, OrNone(strings.Join(t.FunctionNames(), ", ")))
+			res.Pos, name, orNone(res.Type), template.TypeFunction, orNone(strings.Join(t.FunctionNames(), ", ")))
 	}
 	f := &FunctionSpec{LogicalID: name, Timeout: 3, Memory: 128, arch: "x86_64", Env: map[string]*template.Node{}}
 	codeURI := t.T.Property(res, "CodeUri")
@@ -165,7 +160,7 @@ func (t *InvokeTemplate) Tables() ([]LocalTable, error) {
 		}
 		if res.Type == template.TypeSimpleTable {
 			pk := props.Get("PrimaryKey")
-			name, typ := base.OrDefault(pk.Get("Name").String(), "id"), base.OrDefault(pk.Get("Type").String(), "String")
+			name, typ := orDefault(pk.Get("Name").String(), "id"), orDefault(pk.Get("Type").String(), "String")
 			short := map[string]string{"String": "S", "Number": "N", "Binary": "B"}[typ]
 			if short == "" {
 				return nil, fmt.Errorf("%s: table %s: PrimaryKey.Type %q is not String, Number or Binary", res.Pos, id, typ)
@@ -221,3 +216,12 @@ func (t *InvokeTemplate) Queues() []LocalQueue {
 	}
 	return out
 }
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func orNone(s string) string { return orDefault(s, "none") }

@@ -1,4 +1,4 @@
-package samtemplate
+package samstack
 
 import (
 	"errors"

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kafkalambda/toolkit/internal/esm"
+	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
