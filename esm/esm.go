@@ -59,29 +59,36 @@ func (f InvokerFunc) Invoke(ctx context.Context, payload []byte) (Response, erro
 }
 
 // Counters are a mapping's running totals, read at any time (progress lines, the report's
-// time series). All counts are of records (Kafka) or messages (SQS), not of batches.
+// time series). All counts are of records (Kafka) or messages (SQS), not of batches. Each
+// record taken from the source ends as exactly one of Filtered, Succeeded or DeadLettered,
+// or is still on its way (in flight, waiting for a retry, or not yet delivered): In =
+// Filtered + Succeeded + DeadLettered + what is still on its way.
 type Counters struct {
-	In           atomic.Int64 // taken from the source
-	Filtered     atomic.Int64 // dropped by FilterCriteria: committed or deleted, never delivered
-	InFlight     atomic.Int64 // in an invocation right now
-	Done         atomic.Int64 // delivered in an invocation that succeeded for them: committed or deleted
-	Failed       atomic.Int64 // failure occurrences: in a failed invocation, or reported in batchItemFailures
-	DeadLettered atomic.Int64 // given up on and sent to the on-failure destination (Kafka)
-	Invocations  atomic.Int64 // invocations made
-	Errors       atomic.Int64 // invocations that failed (function error, timeout, crash)
-	Lag          atomic.Int64 // Kafka: records in the topic not yet committed by the group; SQS: messages in the queue
+	In             atomic.Int64 // taken from the source
+	Filtered       atomic.Int64 // dropped by FilterCriteria: committed or deleted, never delivered
+	Delivered      atomic.Int64 // deliveries: each record once per invocation that carried it
+	InFlight       atomic.Int64 // in an invocation right now
+	Succeeded      atomic.Int64 // done, each record once: its invocation succeeded for it, and it was committed or deleted
+	ReportedFailed atomic.Int64 // deliveries the function's partial batch response failed (Kafka: the offsets from the lowest one reported)
+	ErrorFailed    atomic.Int64 // deliveries in an invocation that failed as a whole (function error, timeout, crash, bad response)
+	Retried        atomic.Int64 // deliveries of a record after its first: Delivered minus the records delivered at least once
+	DeadLettered   atomic.Int64 // given up on: sent to the on-failure destination (Kafka), moved to the dead-letter queue (SQS)
+	Invocations    atomic.Int64 // invocations made
+	Errors         atomic.Int64 // invocations that failed as a whole
+	Lag            atomic.Int64 // records in the source not yet delivered (Kafka: high watermark minus the next offset to deliver, per partition; SQS: messages visible in the queue)
 }
 
 // Snapshot is a copy of Counters at one moment.
 type Snapshot struct {
-	In, Filtered, InFlight, Done, Failed, DeadLettered, Invocations, Errors, Lag int64
+	In, Filtered, Delivered, InFlight, Succeeded, ReportedFailed, ErrorFailed, Retried, DeadLettered, Invocations, Errors, Lag int64
 }
 
 // Snapshot returns the counters' current values.
 func (c *Counters) Snapshot() Snapshot {
 	return Snapshot{
-		In: c.In.Load(), Filtered: c.Filtered.Load(), InFlight: c.InFlight.Load(), Done: c.Done.Load(),
-		Failed: c.Failed.Load(), DeadLettered: c.DeadLettered.Load(), Invocations: c.Invocations.Load(),
+		In: c.In.Load(), Filtered: c.Filtered.Load(), Delivered: c.Delivered.Load(), InFlight: c.InFlight.Load(),
+		Succeeded: c.Succeeded.Load(), ReportedFailed: c.ReportedFailed.Load(), ErrorFailed: c.ErrorFailed.Load(),
+		Retried: c.Retried.Load(), DeadLettered: c.DeadLettered.Load(), Invocations: c.Invocations.Load(),
 		Errors: c.Errors.Load(), Lag: c.Lag.Load(),
 	}
 }

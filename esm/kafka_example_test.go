@@ -47,7 +47,7 @@ func ExampleNewKafka() {
 		panic(err)
 	}
 	go func() {
-		for m.Counters().Done.Load() < 3 {
+		for m.Counters().Succeeded.Load() < 3 {
 			time.Sleep(10 * time.Millisecond)
 		}
 		cancel()

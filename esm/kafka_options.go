@@ -26,6 +26,7 @@ type kafkaConfig struct {
 	functionARN  string
 	clientOpts   []kgo.Opt
 	backoff      func(retry int) time.Duration // backoff, or shorter in tests
+	schema       *schemaRegistry               // WithSchemaRegistry; nil: records are delivered as they are
 }
 
 // WithGroupID sets the consumer group ID (the mapping's ConsumerGroupId). The default is

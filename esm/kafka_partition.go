@@ -296,12 +296,12 @@ func (w *kafkaPartition) process(ctx context.Context, recs []*kafkaEntry) error 
 				}
 			}
 		}
-		c.Done.Add(int64(done))
+		c.Succeeded.Add(int64(done))
 		if done == len(a.recs) {
 			queue = queue[1:]
 			continue
 		}
-		c.Failed.Add(int64(len(a.recs) - done))
+		c.ReportedFailed.Add(int64(len(a.recs) - done))
 		a.recs = a.recs[done:]
 
 		if funcErr && cfg.bisect && len(a.recs) > 1 {

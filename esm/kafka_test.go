@@ -344,7 +344,7 @@ func TestKafkaFunctionErrorRetriesWholeBatch(t *testing.T) {
 		}
 	}
 	s := m.Counters().Snapshot()
-	if s.Errors != 3 || s.Failed != 15 || s.Done != 5 || s.Invocations != 4 || s.InFlight != 0 {
+	if s.Errors != 3 || (s.ReportedFailed+s.ErrorFailed) != 15 || s.Succeeded != 5 || s.Invocations != 4 || s.InFlight != 0 {
 		t.Errorf("counters %+v", s)
 	}
 }
@@ -379,7 +379,7 @@ func TestKafkaPartialBatchResponse(t *testing.T) {
 				}
 				t.Errorf("invocations %v, want [0..9] then [4..9]", got)
 			}
-			if s := m.Counters().Snapshot(); s.Done != 10 || s.Failed != 6 {
+			if s := m.Counters().Snapshot(); s.Succeeded != 10 || (s.ReportedFailed+s.ErrorFailed) != 6 {
 				t.Errorf("counters %+v, want Done 10 Failed 6", s)
 			}
 		})
@@ -524,7 +524,7 @@ func TestKafkaThroughput(t *testing.T) {
 	}
 	start := time.Now()
 	runKafka(t, m)
-	kafkaWaitFor(t, 10*time.Second, "5000 records", func() bool { return m.Counters().Done.Load() == 5000 })
+	kafkaWaitFor(t, 10*time.Second, "5000 records", func() bool { return m.Counters().Succeeded.Load() == 5000 })
 	d := time.Since(start)
 	t.Logf("5000 records in %v, %d invocations", d, len(fn.snapshot()))
 	if d > 3*time.Second {

@@ -49,6 +49,7 @@ type mappingConfig struct {
 	window        time.Duration
 	filter        *filter.Criteria
 	reportFailure bool
+	observer      Observer
 	bad           []settingError // found while applying options
 }
 

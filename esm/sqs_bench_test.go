@@ -72,7 +72,7 @@ func BenchmarkSQSFIFOThroughput(b *testing.B) {
 					start := time.Now()
 					if impl == "esm" {
 						m, stop := env.run(url, fn, WithName("tp"), WithQueueARN(arn), WithBatchSize(10), WithMaximumConcurrency(50))
-						waitFor(b, 120*time.Second, "all done", func() bool { return m.Counters().Done.Load() == int64(n) })
+						waitFor(b, 120*time.Second, "all done", func() bool { return m.Counters().Succeeded.Load() == int64(n) })
 						if err := stop(); err != nil {
 							b.Fatal(err)
 						}

@@ -175,8 +175,8 @@ func (m *SQS) invoke(ctx context.Context, b []*sqsMsg) error {
 	}
 	deleted := m.delete(context.WithoutCancel(ctx), ok)
 	m.counters.InFlight.Add(-int64(len(b)))
-	m.counters.Done.Add(int64(len(deleted)))
-	m.counters.Failed.Add(int64(len(failed)))
+	m.counters.Succeeded.Add(int64(len(deleted)))
+	m.counters.ReportedFailed.Add(int64(len(failed)))
 
 	m.mu.Lock()
 	defer m.mu.Unlock()

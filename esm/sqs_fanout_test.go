@@ -73,11 +73,11 @@ func TestSQSFanoutRoundTrip(t *testing.T) {
 			return Response{Payload: out}, nil
 		})
 		m, stop := env.run(url, fn, WithName(name), WithQueueARN(arn), WithReportBatchItemFailures())
-		waitFor(t, 15*time.Second, name+": 40 done", func() bool { return m.Counters().Done.Load() == 40 })
+		waitFor(t, 15*time.Second, name+": 40 done", func() bool { return m.Counters().Succeeded.Load() == 40 })
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
-		if s := m.Counters().Snapshot(); s.Failed != 0 || s.Errors != 0 {
+		if s := m.Counters().Snapshot(); (s.ReportedFailed+s.ErrorFailed) != 0 || s.Errors != 0 {
 			t.Errorf("%s: counters %+v", name, s)
 		}
 		n := 0

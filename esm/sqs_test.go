@@ -200,7 +200,7 @@ func TestSQSSuccessDeletes(t *testing.T) {
 	env.send(url, bodies, nil)
 	rec := &sqsRecorder{t: t}
 	m, stop := env.run(url, rec, WithName("ok"), WithQueueARN(arn))
-	waitFor(t, 10*time.Second, "25 messages done", func() bool { return m.Counters().Done.Load() == 25 })
+	waitFor(t, 10*time.Second, "25 messages done", func() bool { return m.Counters().Succeeded.Load() == 25 })
 	time.Sleep(1500 * time.Millisecond) // past the visibility timeout: anything not deleted would be back
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestSQSSuccessDeletes(t *testing.T) {
 		}
 	}
 	s := m.Counters().Snapshot()
-	if s.In != 25 || s.Done != 25 || s.Failed != 0 || s.InFlight != 0 || s.Invocations != int64(len(rec.snapshot())) {
+	if s.In != 25 || s.Succeeded != 25 || (s.ReportedFailed+s.ErrorFailed) != 0 || s.InFlight != 0 || s.Invocations != int64(len(rec.snapshot())) {
 		t.Errorf("counters %+v", s)
 	}
 }
@@ -242,7 +242,7 @@ func TestSQSErrorReturnsBatch(t *testing.T) {
 	}}
 	// BatchSize 3 with a window, so that the three come in one batch.
 	m, _ := env.run(url, rec, WithName("err"), WithQueueARN(arn), WithBatchSize(3), WithBatchingWindow(time.Second))
-	waitFor(t, 15*time.Second, "3 messages done", func() bool { return m.Counters().Done.Load() == 3 })
+	waitFor(t, 15*time.Second, "3 messages done", func() bool { return m.Counters().Succeeded.Load() == 3 })
 	cs := rec.snapshot()
 	if len(cs) != 2 || len(cs[0].ev.Records) != 3 || len(cs[1].ev.Records) != 3 {
 		t.Fatalf("%d invocations, want 2 of 3 messages", len(cs))
@@ -256,7 +256,7 @@ func TestSQSErrorReturnsBatch(t *testing.T) {
 		}
 	}
 	s := m.Counters().Snapshot()
-	if s.Errors != 1 || s.Failed != 3 || s.In != 6 || s.Invocations != 2 {
+	if s.Errors != 1 || (s.ReportedFailed+s.ErrorFailed) != 3 || s.In != 6 || s.Invocations != 2 {
 		t.Errorf("counters %+v", s)
 	}
 }
@@ -285,7 +285,7 @@ func TestSQSPartialBatchResponse(t *testing.T) {
 			return pbr(ids...)
 		}}
 		m, stop := env.run(url, rec, WithName(name), WithQueueARN(arn), WithBatchSize(3), WithBatchingWindow(time.Second), reportBatchItemFailures(report))
-		waitFor(t, 20*time.Second, "all done", func() bool { return m.Counters().Done.Load() == 3 })
+		waitFor(t, 20*time.Second, "all done", func() bool { return m.Counters().Succeeded.Load() == 3 })
 		time.Sleep(1500 * time.Millisecond)
 		if err := stop(); err != nil {
 			t.Fatal(err)
@@ -366,7 +366,7 @@ func TestSQSPartialBatchResponseInvalid(t *testing.T) {
 				return Response{Payload: []byte(tc.resp(ids))}
 			}}
 			m, stop := env.run(url, rec, WithName(tc.name), WithQueueARN(arn), WithBatchSize(2), WithBatchingWindow(time.Second), WithReportBatchItemFailures())
-			waitFor(t, 20*time.Second, "both done", func() bool { return m.Counters().Done.Load() == 2 })
+			waitFor(t, 20*time.Second, "both done", func() bool { return m.Counters().Succeeded.Load() == 2 })
 			time.Sleep(1200 * time.Millisecond)
 			if err := stop(); err != nil {
 				t.Fatal(err)
@@ -468,7 +468,7 @@ func TestSQSFilterDeletes(t *testing.T) {
 	m, stop := env.run(url, rec, WithName("filter"), WithQueueARN(arn), WithFilter(crit))
 	waitFor(t, 10*time.Second, "2 done, 2 filtered", func() bool {
 		s := m.Counters().Snapshot()
-		return s.Done == 2 && s.Filtered == 2
+		return s.Succeeded == 2 && s.Filtered == 2
 	})
 	time.Sleep(1200 * time.Millisecond)
 	if err := stop(); err != nil {
@@ -500,13 +500,13 @@ func TestSQSBatchingWindow(t *testing.T) {
 	env.send(url, bodies, nil)
 	rec := &sqsRecorder{t: t}
 	m, _ := env.run(url, rec, WithName("window"), WithQueueARN(arn), WithBatchSize(25), WithBatchingWindow(2*time.Second))
-	waitFor(t, 10*time.Second, "25 done", func() bool { return m.Counters().Done.Load() == 25 })
+	waitFor(t, 10*time.Second, "25 done", func() bool { return m.Counters().Succeeded.Load() == 25 })
 	if cs := rec.snapshot(); len(cs) != 1 {
 		t.Fatalf("%d invocations, want one of 25", len(cs))
 	}
 	sent := time.Now()
 	env.send(url, bodies[:4], nil)
-	waitFor(t, 10*time.Second, "29 done", func() bool { return m.Counters().Done.Load() == 29 })
+	waitFor(t, 10*time.Second, "29 done", func() bool { return m.Counters().Succeeded.Load() == 29 })
 	cs := rec.snapshot()
 	last := cs[len(cs)-1]
 	if len(cs) != 2 || len(last.ev.Records) != 4 {
@@ -533,7 +533,7 @@ func TestSQSPayloadLimit(t *testing.T) {
 	}
 	rec := &sqsRecorder{t: t}
 	m, _ := env.run(url, rec, WithName("big"), WithQueueARN(arn), WithBatchSize(10), WithBatchingWindow(2*time.Second))
-	waitFor(t, 20*time.Second, "10 done", func() bool { return m.Counters().Done.Load() == 10 })
+	waitFor(t, 20*time.Second, "10 done", func() bool { return m.Counters().Succeeded.Load() == 10 })
 	cs := rec.snapshot()
 	for _, c := range cs {
 		if len(c.payload) > SQSMaxPayload {
@@ -654,7 +654,7 @@ func TestSQSFIFOConcurrency(t *testing.T) {
 		env.send(url, bodies, func(i int) string { return fmt.Sprint("g", i%6) })
 		p := &concurrencyProbe{d: 300 * time.Millisecond}
 		m, stop := env.run(url, p, WithName(name), WithQueueARN(arn), WithBatchSize(1), maximumConcurrency(tc.maxConc))
-		waitFor(t, 20*time.Second, "60 done", func() bool { return m.Counters().Done.Load() == 60 })
+		waitFor(t, 20*time.Second, "60 done", func() bool { return m.Counters().Succeeded.Load() == 60 })
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -718,7 +718,7 @@ func TestSQSFIFOOrderAfterFailure(t *testing.T) {
 			return pbr(failed...), nil
 		})
 		m, stop := env.run(url, fn, WithName(name), WithQueueARN(arn), WithBatchSize(size), WithReportBatchItemFailures())
-		waitFor(t, 20*time.Second, "10 done", func() bool { return m.Counters().Done.Load() == 10 })
+		waitFor(t, 20*time.Second, "10 done", func() bool { return m.Counters().Succeeded.Load() == 10 })
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -763,13 +763,13 @@ func TestSQSLocalDedupQuirk(t *testing.T) {
 	send() // dropped: the first copy is in the queue
 	rec := &sqsRecorder{t: t}
 	m, _ := env.run(url, rec, WithName("dedup"), WithQueueARN(arn))
-	waitFor(t, 10*time.Second, "1 done", func() bool { return m.Counters().Done.Load() == 1 })
+	waitFor(t, 10*time.Second, "1 done", func() bool { return m.Counters().Succeeded.Load() == 1 })
 	time.Sleep(300 * time.Millisecond)
 	if n := len(rec.bodies()); n != 1 {
 		t.Fatalf("%d deliveries of a message sent twice while in the queue, want 1", n)
 	}
 	send() // real SQS: dropped (within 5 minutes); local-aws-sqs: delivered
-	waitFor(t, 10*time.Second, "the resend delivered (local-aws-sqs)", func() bool { return m.Counters().Done.Load() == 2 })
+	waitFor(t, 10*time.Second, "the resend delivered (local-aws-sqs)", func() bool { return m.Counters().Succeeded.Load() == 2 })
 }
 
 // TestNewSQSConfig checks the settings AWS rejects, from

@@ -229,8 +229,8 @@ func (p *Progress) render(now time.Time, st []MappingStatus) []string {
 	fmt.Fprintf(tw, "%-*s\tin\tin flight\tdone\tfailed\tfiltered\tlag\trecords/s\t\n", nw, head)
 	for _, m := range st {
 		s := m.Snapshot
-		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", nw, m.Name, s.In, s.InFlight, s.Done, s.Failed,
-			s.Filtered, s.Lag, fmtNum(p.rate(now, m.Name, s.Done)))
+		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", nw, m.Name, s.In, s.InFlight, s.Succeeded, s.ReportedFailed+s.ErrorFailed,
+			s.Filtered, s.Lag, fmtNum(p.rate(now, m.Name, s.Succeeded)))
 	}
 	tw.Flush()
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")

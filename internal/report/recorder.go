@@ -145,7 +145,7 @@ func (r *Recorder) record(now time.Time) {
 			ms = &MappingSeries{Function: m.Function}
 			r.mappings[m.Name] = ms
 		}
-		rate := r.rate(now, m.Name, m.Snapshot.Done)
+		rate := r.rate(now, m.Name, m.Snapshot.Succeeded)
 		ms.Throughput = append(ms.Throughput, Point{t, rate})
 		ms.Lag = append(ms.Lag, Point{t, float64(m.Snapshot.Lag)})
 		sum[m.Function] += rate

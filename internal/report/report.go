@@ -242,7 +242,7 @@ type Mapping struct {
 func MappingFromSnapshot(name, function, source string, s esm.Snapshot) Mapping {
 	return Mapping{
 		Name: name, Function: function, Source: source,
-		In: s.In, Done: s.Done, Failed: s.Failed, Filtered: s.Filtered, DeadLettered: s.DeadLettered,
+		In: s.In, Done: s.Succeeded, Failed: s.ReportedFailed + s.ErrorFailed, Filtered: s.Filtered, DeadLettered: s.DeadLettered,
 		Invocations: s.Invocations, Errors: s.Errors,
 	}
 }

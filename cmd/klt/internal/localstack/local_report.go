@@ -37,8 +37,8 @@ func (l *live) set(runs []*running) {
 				l.order = append(l.order, r.spec.Id)
 			}
 			t.In += s.In
-			t.Done += s.Done
-			t.Failed += s.Failed
+			t.Done += s.Succeeded
+			t.Failed += s.ReportedFailed + s.ErrorFailed
 			t.Filtered += s.Filtered
 			t.DeadLettered += s.DeadLettered
 			t.Invocations += s.Invocations

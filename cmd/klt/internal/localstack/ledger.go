@@ -1,0 +1,164 @@
+package localstack
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kafkalambda/toolkit/esm"
+)
+
+// The ledger is what klt local observed of every input record, written by the observers
+// (the mappings' esm.Observer, the proxies in front of the local servers, the HTTP sink,
+// the readers of failure queues and output topics) and read by the report. It holds facts
+// only: a record's fate is what the ledger saw, never what klt expected.
+
+// recordID names an input record: where klt produced it.
+type recordID struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+func (id recordID) String() string { return fmt.Sprintf("%s-%d@%d", id.Topic, id.Partition, id.Offset) }
+
+// input is one record klt produced.
+type input struct {
+	ID    recordID
+	Key   []byte
+	Value []byte
+	At    time.Time // its timestamp
+	Phase string
+}
+
+// Kinds of side effect (effect.Kind).
+const (
+	effectTable = "table" // an item written to a table of the template (PutItem, UpdateItem, a transaction...)
+	effectQueue = "queue" // a message sent to a queue of the template
+	effectTopic = "topic" // a record produced to a topic
+	effectHTTP  = "http"  // a request to the local HTTP sink
+)
+
+// effect is one side effect klt observed, with the input record it belongs to.
+type effect struct {
+	Kind     string   // effectTable, effectQueue, effectTopic or effectHTTP
+	Resource string   // the table's or queue's logical ID, the topic, or the sink's parameter name
+	Function string   // the function that caused it, when known ("" when not)
+	Record   recordID // the input record, read from where its identity travels
+	Via      string   // how the identity was read: "record attribute", "source header", "idempotency key", "Idempotency-Key", "envelope"
+	// Failure is set for a message a function sent to its failure queue (a batch sink's
+	// envelope) and for a record an on-failure destination or dead-letter queue received: the
+	// error or condition the message gives.
+	Failure string
+	// Repeat is set when the resource absorbed the effect as a repeat of one it had applied
+	// (the HTTP sink's Idempotency-Key, a conditional write that failed).
+	Repeat bool
+	At     time.Time
+	Body   string // the message or request body, capped at 4 KB, for the report's listing
+}
+
+// unattributed is a side effect whose input record klt could not tell.
+type unattributed struct {
+	Kind, Resource, Why string
+	At                  time.Time
+}
+
+// step is one esm.Event, for one record.
+type step struct {
+	Kind       esm.EventKind
+	Mapping    string
+	Invocation int64
+	Reason     string
+	At         time.Time
+}
+
+// ledger is safe for concurrent use.
+type ledger struct {
+	mu      sync.Mutex
+	inputs  map[recordID]*input
+	order   []recordID
+	steps   map[recordID][]step
+	effects map[recordID][]effect
+	unknown []unattributed
+}
+
+func newLedger() *ledger {
+	return &ledger{inputs: map[recordID]*input{}, steps: map[recordID][]step{}, effects: map[recordID][]effect{}}
+}
+
+// produced records an input record.
+func (l *ledger) produced(in input) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.inputs[in.ID]; !ok {
+		l.order = append(l.order, in.ID)
+	}
+	l.inputs[in.ID] = &in
+}
+
+// observe records a mapping's event for each Kafka record it names (SQS messages name the
+// input record by the fan-out attribute: the caller resolves them, see observer).
+func (l *ledger) step(id recordID, s step) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.steps[id] = append(l.steps[id], s)
+}
+
+// effect records a side effect of input record e.Record.
+func (l *ledger) effect(e effect) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.effects[e.Record] = append(l.effects[e.Record], e)
+}
+
+// unattributed records a side effect whose input record klt could not tell.
+func (l *ledger) unattributed(u unattributed) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.unknown = append(l.unknown, u)
+}
+
+// history returns what the ledger holds of record id: its input (nil when klt did not
+// produce it), its steps and its effects, in the order they were recorded.
+func (l *ledger) history(id recordID) (*input, []step, []effect) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inputs[id], append([]step(nil), l.steps[id]...), append([]effect(nil), l.effects[id]...)
+}
+
+// inputsOf returns the input records of phase ("" for all), in produce order.
+func (l *ledger) inputsOf(phase string) []input {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []input
+	for _, id := range l.order {
+		if in := l.inputs[id]; phase == "" || in.Phase == phase {
+			out = append(out, *in)
+		}
+	}
+	return out
+}
+
+// effectsAt returns every effect on resource (of kind), sorted by time.
+func (l *ledger) effectsAt(kind, resource string) []effect {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []effect
+	for _, es := range l.effects {
+		for _, e := range es {
+			if e.Kind == kind && e.Resource == resource {
+				out = append(out, e)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out
+}
+
+// unattributedEffects returns the side effects klt could not attribute.
+func (l *ledger) unattributedEffects() []unattributed {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]unattributed(nil), l.unknown...)
+}
