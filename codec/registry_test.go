@@ -2,35 +2,21 @@ package codec
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/glue"
+
+	"github.com/kafkalambda/toolkit/internal/registrytest"
 )
 
 const testAvroSchema = `{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}`
-
-// confluentServer is a Confluent Schema Registry speaking the documented REST API for
-// GET /schemas/ids/{id}: the schema, its schemaType (omitted for AVRO) and references; an
-// unknown ID is HTTP 404 with error code 40403.
-type confluentServer struct {
-	*httptest.Server
-	requests atomic.Int64
-	gate     chan struct{} // when not nil, requests wait for it to close
-	failNext atomic.Int64  // this many requests fail with HTTP 500 first
-	sent     atomic.Int64  // bytes of the last huge answer the client took
-}
 
 // The schema IDs whose answers are 64 MiB: a well-formed answer, with a schema of 64 MiB of
 // spaces.
@@ -39,70 +25,20 @@ const (
 	hugeGlueID      = "55555555-5555-5555-5555-555555555555"
 )
 
-// hugeAnswer writes prefix, 64 MiB of spaces and suffix to w, and returns how many bytes the
-// client took before it hung up.
-func hugeAnswer(w http.ResponseWriter, prefix, suffix string) int64 {
-	chunk := []byte(strings.Repeat(" ", 64<<10))
-	n, err := io.WriteString(w, prefix)
-	sent := int64(n)
-	for i := 0; i < 1024 && err == nil; i++ {
-		n, err = w.Write(chunk)
-		sent += int64(n)
-	}
-	if err == nil {
-		n, _ = io.WriteString(w, suffix)
-		sent += int64(n)
-	}
-	return sent
-}
-
-func newConfluentServer(t *testing.T) *confluentServer {
-	cs := &confluentServer{}
-	schemas := map[string]map[string]any{
-		"1": {"schema": testAvroSchema},
-		"2": {"schemaType": "PROTOBUF", "schema": "syntax = \"proto3\";\nmessage Order { string id = 1; }\n"},
-		"3": {"schemaType": "JSON", "schema": `{"type":"object"}`},
-		"4": {"schemaType": "PROTOBUF", "schema": "syntax = \"proto3\";\nimport \"customer.proto\";\nmessage Order { Customer c = 1; }\n",
-			"references": []map[string]any{{"name": "customer.proto", "subject": "customer-value", "version": 3}}},
-	}
-	cs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cs.requests.Add(1)
-		if cs.gate != nil {
-			select {
-			case <-cs.gate:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
-		id, ok := strings.CutPrefix(r.URL.Path, "/schemas/ids/")
-		if r.Method != http.MethodGet || !ok {
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprintf(w, `{"error_code":404,"message":"HTTP 404 Not Found"}`)
-			return
-		}
-		if cs.failNext.Add(-1) >= 0 {
-			w.WriteHeader(http.StatusInternalServerError)
-			fmt.Fprintf(w, `{"error_code":50001,"message":"Error in the backend data store"}`)
-			return
-		}
-		if id == hugeConfluentID {
-			cs.sent.Store(hugeAnswer(w, `{"schema":"`, `"}`))
-			return
-		}
-		s, ok := schemas[id]
-		if !ok {
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprintf(w, `{"error_code":40403,"message":"Schema %s not found"}`, id)
-			return
-		}
-		json.NewEncoder(w).Encode(s)
-	}))
-	t.Cleanup(cs.Close)
+// newConfluentServer starts a Confluent Schema Registry holding schemas 1 (Avro), 2
+// (Protobuf), 3 (JSON Schema), 4 (Protobuf with a reference) and 5 (huge).
+func newConfluentServer(t *testing.T) *registrytest.Confluent {
+	cs := registrytest.NewConfluent(t)
+	cs.Add(1, registrytest.Schema{Text: testAvroSchema})
+	cs.Add(2, registrytest.Schema{Type: "PROTOBUF", Text: "syntax = \"proto3\";\nmessage Order { string id = 1; }\n"})
+	cs.Add(3, registrytest.Schema{Type: "JSON", Text: `{"type":"object"}`})
+	cs.Add(4, registrytest.Schema{Type: "PROTOBUF", Text: "syntax = \"proto3\";\nimport \"customer.proto\";\nmessage Order { Customer c = 1; }\n",
+		References: []registrytest.Reference{{Name: "customer.proto", Subject: "customer-value", Version: 3}}})
+	cs.AddHuge(5)
 	return cs
 }
 
-func newConfluentTestRegistry(t *testing.T, cs *confluentServer) Registry {
+func newConfluentTestRegistry(t *testing.T, cs *registrytest.Confluent) Registry {
 	t.Helper()
 	r, err := NewConfluentRegistry(cs.URL)
 	if err != nil {
@@ -144,13 +80,13 @@ func TestRegistryConfluent(t *testing.T) {
 		t.Errorf("references: %v", err)
 	}
 
-	before := cs.requests.Load()
+	before := cs.Requests()
 	for _, bad := range []string{"", "-1", "abc", "2147483648", " 1"} {
 		if _, err := r.Schema(ctx, bad); err == nil || errors.Is(err, ErrSchemaNotFound) || !strings.Contains(err.Error(), "schema "+bad+" from") {
 			t.Errorf("Schema(%q): %v", bad, err)
 		}
 	}
-	if n := cs.requests.Load() - before; n != 0 {
+	if n := cs.Requests() - before; n != 0 {
 		t.Errorf("malformed IDs made %d requests", n)
 	}
 
@@ -203,31 +139,31 @@ func stampede(t *testing.T, r Registry, id string, n int, gate chan struct{}, re
 func TestRegistryCachedStampede(t *testing.T) {
 	t.Run("confluent", func(t *testing.T) {
 		cs := newConfluentServer(t)
-		cs.gate = make(chan struct{})
+		gate := cs.Hold()
 		r := Cached(newConfluentTestRegistry(t, cs))
-		stampede(t, r, "1", 100, cs.gate, cs.requests.Load, false)
-		if n := cs.requests.Load(); n != 1 {
+		stampede(t, r, "1", 100, gate, cs.Requests, false)
+		if n := cs.Requests(); n != 1 {
 			t.Fatalf("100 concurrent misses made %d requests, want 1", n)
 		}
-		if _, err := r.Schema(context.Background(), "1"); err != nil || cs.requests.Load() != 1 {
-			t.Fatalf("a later call asked again (%d requests) or failed: %v", cs.requests.Load(), err)
+		if _, err := r.Schema(context.Background(), "1"); err != nil || cs.Requests() != 1 {
+			t.Fatalf("a later call asked again (%d requests) or failed: %v", cs.Requests(), err)
 		}
 	})
 	t.Run("glue", func(t *testing.T) {
 		gs := newGlueServer(t)
-		gs.gate = make(chan struct{})
+		gate := gs.Hold()
 		r := Cached(NewGlueRegistry(newGlueTestClient(gs)))
-		stampede(t, r, testUUID, 100, gs.gate, gs.requests.Load, false)
-		if n := gs.requests.Load(); n != 1 {
+		stampede(t, r, testUUID, 100, gate, gs.Requests, false)
+		if n := gs.Requests(); n != 1 {
 			t.Fatalf("100 concurrent misses made %d requests, want 1", n)
 		}
 	})
 	t.Run("uncached control", func(t *testing.T) {
 		// The same stampede without Cached makes one request per call: the test above can fail.
 		cs := newConfluentServer(t)
-		cs.gate = make(chan struct{})
-		stampede(t, newConfluentTestRegistry(t, cs), "1", 100, cs.gate, cs.requests.Load, true)
-		if n := cs.requests.Load(); n != 100 {
+		gate := cs.Hold()
+		stampede(t, newConfluentTestRegistry(t, cs), "1", 100, gate, cs.Requests, true)
+		if n := cs.Requests(); n != 100 {
 			t.Fatalf("uncached: %d requests, want 100", n)
 		}
 	})
@@ -235,7 +171,7 @@ func TestRegistryCachedStampede(t *testing.T) {
 
 func TestRegistryCachedErrorsNotCached(t *testing.T) {
 	cs := newConfluentServer(t)
-	cs.failNext.Store(1)
+	cs.FailNext(1)
 	r := Cached(newConfluentTestRegistry(t, cs))
 	ctx := context.Background()
 	if _, err := r.Schema(ctx, "1"); err == nil || !strings.Contains(err.Error(), "HTTP 500") || !strings.Contains(err.Error(), "codec: schema 1 from") {
@@ -256,7 +192,7 @@ func TestRegistryCachedErrorsNotCached(t *testing.T) {
 	if err != nil || s.Text != testAvroSchema {
 		t.Fatalf("third call: %+v, %v", s, err)
 	}
-	if n := cs.requests.Load(); n != 4 {
+	if n := cs.Requests(); n != 4 {
 		t.Fatalf("%d requests, want 4 (an error, two misses, one success, then the cache)", n)
 	}
 	if Cached(r) != r {
@@ -268,12 +204,12 @@ func TestRegistryCachedLeaderCancelled(t *testing.T) {
 	// The first caller's context ends while its request is in flight; a second caller sharing
 	// that request asks again instead of failing with the first caller's error.
 	cs := newConfluentServer(t)
-	cs.gate = make(chan struct{})
+	gate := cs.Hold()
 	r := Cached(newConfluentTestRegistry(t, cs))
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() { _, err := r.Schema(ctx, "1"); first <- err }()
-	for cs.requests.Load() == 0 {
+	for cs.Requests() == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	second := make(chan error, 1)
@@ -283,85 +219,29 @@ func TestRegistryCachedLeaderCancelled(t *testing.T) {
 	if err := <-first; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "codec: schema 1 from") {
 		t.Fatalf("first caller: %v, want context.Canceled naming the ID", err)
 	}
-	for cs.requests.Load() < 2 {
+	for cs.Requests() < 2 {
 		time.Sleep(time.Millisecond)
 	}
-	close(cs.gate)
+	close(gate)
 	if err := <-second; err != nil {
 		t.Fatalf("second caller: %v", err)
 	}
 }
 
-// glueServer answers the AWS JSON 1.1 protocol of AWS Glue for GetSchemaVersion (POST /,
-// X-Amz-Target: AWSGlue.GetSchemaVersion); an unknown SchemaVersionId is HTTP 400 with the
-// EntityNotFoundException error type.
-type glueServer struct {
-	*httptest.Server
-	requests atomic.Int64
-	gate     chan struct{}
-	sent     atomic.Int64 // bytes of the last huge answer the client took
-}
-
-func newGlueServer(t *testing.T) *glueServer {
-	gs := &glueServer{}
-	gs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gs.requests.Add(1)
-		if gs.gate != nil {
-			select {
-			case <-gs.gate:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-		fail := func(status int, typ, msg string) {
-			w.Header().Set("X-Amzn-ErrorType", typ)
-			w.WriteHeader(status)
-			json.NewEncoder(w).Encode(map[string]string{"__type": typ, "Message": msg})
-		}
-		if r.Method != http.MethodPost || r.Header.Get("X-Amz-Target") != "AWSGlue.GetSchemaVersion" ||
-			r.Header.Get("Content-Type") != "application/x-amz-json-1.1" ||
-			!strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential=AKIDTEST/") {
-			fail(http.StatusBadRequest, "InvalidInputException", fmt.Sprintf("unexpected request %s %s target %q", r.Method, r.URL, r.Header.Get("X-Amz-Target")))
-			return
-		}
-		var in struct{ SchemaVersionId string }
-		body, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(body, &in); err != nil {
-			fail(http.StatusBadRequest, "InvalidInputException", err.Error())
-			return
-		}
-		if in.SchemaVersionId == hugeGlueID {
-			gs.sent.Store(hugeAnswer(w, `{"DataFormat":"AVRO","SchemaVersionId":"`+hugeGlueID+`","SchemaDefinition":"`, `"}`))
-			return
-		}
-		var format, def string
-		switch in.SchemaVersionId {
-		case testUUID:
-			format, def = "AVRO", testAvroSchema
-		case "22222222-2222-2222-2222-222222222222":
-			format, def = "PROTOBUF", "syntax = \"proto3\";\nmessage Order { string id = 1; }\n"
-		case "33333333-3333-3333-3333-333333333333":
-			format, def = "JSON", `{"type":"object"}`
-		default:
-			fail(http.StatusBadRequest, "EntityNotFoundException", "Schema version is not found.")
-			return
-		}
-		json.NewEncoder(w).Encode(map[string]any{
-			"SchemaVersionId":  in.SchemaVersionId,
-			"SchemaDefinition": def,
-			"DataFormat":       format,
-			"SchemaArn":        "arn:aws:glue:us-east-1:123456789012:schema/registry/orders",
-			"VersionNumber":    1,
-			"Status":           "AVAILABLE",
-			"CreatedTime":      "2025-06-20T10:00:00.000Z",
-		})
-	}))
-	t.Cleanup(gs.Close)
+// newGlueServer starts a Glue Schema Registry holding schema versions testUUID (Avro),
+// 2222... (Protobuf), 3333... (JSON Schema) and hugeGlueID, that takes requests signed with
+// the access key AKIDTEST only.
+func newGlueServer(t *testing.T) *registrytest.Glue {
+	gs := registrytest.NewGlue(t)
+	gs.AccessKey = "AKIDTEST"
+	gs.Add(testUUID, registrytest.Schema{Type: "AVRO", Text: testAvroSchema})
+	gs.Add("22222222-2222-2222-2222-222222222222", registrytest.Schema{Type: "PROTOBUF", Text: "syntax = \"proto3\";\nmessage Order { string id = 1; }\n"})
+	gs.Add("33333333-3333-3333-3333-333333333333", registrytest.Schema{Type: "JSON", Text: `{"type":"object"}`})
+	gs.AddHuge(hugeGlueID)
 	return gs
 }
 
-func newGlueTestClient(gs *glueServer) *glue.Client {
+func newGlueTestClient(gs *registrytest.Glue) *glue.Client {
 	return glue.New(glue.Options{
 		Region:           "us-east-1",
 		BaseEndpoint:     aws.String(gs.URL),
@@ -396,13 +276,13 @@ func TestRegistryGlue(t *testing.T) {
 		t.Errorf("missing ID: %v", err)
 	}
 
-	before := gs.requests.Load()
+	before := gs.Requests()
 	for _, bad := range []string{"", "1", "12345678123412341234123456789012"} {
 		if _, err := r.Schema(ctx, bad); err == nil || errors.Is(err, ErrSchemaNotFound) || !strings.Contains(err.Error(), "not a Glue schema version ID") {
 			t.Errorf("Schema(%q): %v", bad, err)
 		}
 	}
-	if n := gs.requests.Load() - before; n != 0 {
+	if n := gs.Requests() - before; n != 0 {
 		t.Errorf("malformed IDs made %d requests", n)
 	}
 	if _, err := NewGlueRegistry(nil).Schema(ctx, testUUID); err == nil {
@@ -422,10 +302,10 @@ func TestRegistryAnswerCap(t *testing.T) {
 		name string
 		r    Registry
 		id   string
-		sent *atomic.Int64
+		sent func() int64
 	}{
-		{"confluent", newConfluentTestRegistry(t, cs), hugeConfluentID, &cs.sent},
-		{"glue", NewGlueRegistry(newGlueTestClient(gs)), hugeGlueID, &gs.sent},
+		{"confluent", newConfluentTestRegistry(t, cs), hugeConfluentID, cs.Sent},
+		{"glue", NewGlueRegistry(newGlueTestClient(gs)), hugeGlueID, gs.Sent},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := c.r.Schema(ctx, c.id)
@@ -439,10 +319,10 @@ func TestRegistryAnswerCap(t *testing.T) {
 			}
 			// The server's count is known once its handler has returned.
 			deadline := time.Now().Add(10 * time.Second)
-			for c.sent.Load() == 0 && time.Now().Before(deadline) {
+			for c.sent() == 0 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
-			if n := c.sent.Load(); n == 0 || n > 16<<20 {
+			if n := c.sent(); n == 0 || n > 16<<20 {
 				t.Errorf("the client took %d bytes of the 64 MiB answer", n)
 			}
 			if _, err := c.r.Schema(ctx, map[string]string{"confluent": "1", "glue": testUUID}[c.name]); err != nil {
