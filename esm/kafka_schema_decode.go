@@ -1,0 +1,429 @@
+package esm
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"reflect"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/bufbuild/protocompile"
+	"github.com/hamba/avro/v2"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/kafkalambda/toolkit/codec"
+)
+
+// protoMessage is what the Protobuf codecs of registry schemas decode into.
+type protoMessage = *dynamicpb.Message
+
+// parsedSchema is a registry's schema made ready to check records with, once per schema ID.
+type parsedSchema struct {
+	text  string
+	err   error                            // wraps errUnusableSchema
+	avro  avro.Schema                      // FormatAvro
+	proto protoreflect.FileDescriptor      // FormatProtobuf
+	glue  []protoreflect.MessageDescriptor // FormatProtobuf: the file's messages by full name (Glue's message index)
+	js    *jsonschema.Schema               // FormatJSON
+	codec map[protoreflect.FullName]codec.Codec[protoMessage]
+}
+
+// parse returns schema made ready, from the cache when its ID was parsed before.
+func (s *schemaRegistry) parse(schema *codec.Schema) *parsedSchema {
+	if v, ok := s.parsed.Load(schema.ID); ok {
+		if p := v.(*parsedSchema); p.text == schema.Text {
+			return p
+		}
+	}
+	p := &parsedSchema{text: schema.Text}
+	var err error
+	switch schema.Format {
+	case codec.FormatAvro:
+		p.avro, err = avro.ParseWithCache(schema.Text, "", &avro.SchemaCache{})
+	case codec.FormatProtobuf:
+		err = p.compileProto(schema)
+	case codec.FormatJSON:
+		err = p.compileJSONSchema(schema)
+	default:
+		err = fmt.Errorf("unknown format %q", schema.Format)
+	}
+	if err != nil {
+		p.err = fmt.Errorf("%w: %s schema %s: %w", errUnusableSchema, schema.Format, schema.ID, err)
+	}
+	s.parsed.Store(schema.ID, p)
+	return p
+}
+
+// compileProto compiles the .proto source of schema, which may import the well-known types
+// (google/protobuf/*.proto) and nothing else: imports of other subjects are references, which
+// codec's registries refuse.
+func (p *parsedSchema) compileProto(schema *codec.Schema) error {
+	name := "registry/" + schema.ID + ".proto"
+	comp := protocompile.Compiler{
+		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
+			Accessor: protocompile.SourceAccessorFromMap(map[string]string{name: schema.Text}),
+		}),
+		MaxParallelism: 1,
+	}
+	files, err := comp.Compile(context.Background(), name)
+	if err != nil {
+		return err
+	}
+	p.proto = files[0]
+	var walk func(ms protoreflect.MessageDescriptors)
+	walk = func(ms protoreflect.MessageDescriptors) {
+		for i := 0; i < ms.Len(); i++ {
+			p.glue = append(p.glue, ms.Get(i))
+			walk(ms.Get(i).Messages())
+		}
+	}
+	walk(p.proto.Messages())
+	slices.SortFunc(p.glue, func(a, b protoreflect.MessageDescriptor) int {
+		return cmp.Compare(a.FullName(), b.FullName())
+	})
+	if len(p.glue) == 0 {
+		return fmt.Errorf("the .proto file defines no message")
+	}
+	p.codec = map[protoreflect.FullName]codec.Codec[protoMessage]{}
+	for _, md := range p.glue {
+		p.codec[md.FullName()] = codec.ProtobufDynamic(md)
+	}
+	return nil
+}
+
+// compileJSONSchema compiles a JSON Schema document. It may refer to itself and to the
+// drafts' meta-schemas only: nothing is loaded from files or the network.
+func (p *parsedSchema) compileJSONSchema(schema *codec.Schema) error {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(schema.Text)))
+	if err != nil {
+		return err
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	loc := "urn:klt:registry:" + schema.ID
+	if err := c.AddResource(loc, doc); err != nil {
+		return err
+	}
+	p.js, err = c.Compile(loc)
+	return err
+}
+
+// decodeAvro decodes an Avro binary payload with the writer's schema.
+func (s *schemaRegistry) decodeAvro(schema *codec.Schema, p *parsedSchema, payload []byte) ([]byte, error) {
+	v, err := s.avro.Decode(context.Background(), payload, schema)
+	if err != nil {
+		return nil, err
+	}
+	if !s.json {
+		return payload, nil
+	}
+	return appendAvroJSON(nil, p.avro, v)
+}
+
+// decodeProtobuf decodes a Protobuf payload, message indexes first, with the writer's .proto.
+func (s *schemaRegistry) decodeProtobuf(p *parsedSchema, payload []byte) ([]byte, error) {
+	var md protoreflect.MessageDescriptor
+	var msg []byte
+	if s.glue {
+		i, rest, err := codec.SplitGlueMessageIndex(payload)
+		if err != nil {
+			return nil, err
+		}
+		if i >= len(p.glue) {
+			return nil, fmt.Errorf("protobuf: message index %d, and the schema has %d messages", i, len(p.glue))
+		}
+		md, msg = p.glue[i], rest
+	} else {
+		idx, rest, err := codec.SplitMessageIndexes(payload)
+		if err != nil {
+			return nil, err
+		}
+		ms := p.proto.Messages()
+		for n, i := range idx {
+			if i >= ms.Len() {
+				return nil, fmt.Errorf("protobuf: message indexes %v: no message %d at level %d (%d there)", idx, i, n, ms.Len())
+			}
+			md = ms.Get(i)
+			ms = md.Messages()
+		}
+		msg = rest
+	}
+	m, err := p.codec[md.FullName()].Decode(context.Background(), msg, nil)
+	if err != nil {
+		return nil, err
+	}
+	if !s.json {
+		return payload, nil
+	}
+	out, err := protojson.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("protobuf: %s to JSON: %w", md.FullName(), err)
+	}
+	// protojson varies its spacing on purpose; the event's bytes should not vary.
+	var b bytes.Buffer
+	if err := json.Compact(&b, out); err != nil {
+		return nil, fmt.Errorf("protobuf: %s to JSON: %w", md.FullName(), err)
+	}
+	return b.Bytes(), nil
+}
+
+// decodeJSON checks a JSON payload against its JSON Schema.
+func (s *schemaRegistry) decodeJSON(p *parsedSchema, payload []byte) ([]byte, error) {
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
+	if err != nil {
+		return nil, fmt.Errorf("json: %w", err)
+	}
+	if err := p.js.Validate(inst); err != nil {
+		return nil, fmt.Errorf("json: %w", err)
+	}
+	return payload, nil
+}
+
+// appendAvroJSON writes v, decoded by hamba/avro with schema sch, as JSON: records as objects
+// in the schema's field order, unions as the value of their branch (not wrapped in an object
+// naming the branch), enums as their symbol, bytes and fixed as strings of the code points
+// U+0000-U+00FF (Avro's JSON encoding of bytes), maps with their keys sorted, and logical
+// types as the value they are written as (a timestamp-millis as its number of milliseconds, a
+// date as its number of days), except decimals, as strings of their decimal value. A float
+// that is NaN or infinite, which JSON has no number for, is the string "NaN", "Infinity" or
+// "-Infinity". AWS does not document its JSON form of Avro; this is the form of Avro's own
+// GenericData.toString, in valid JSON.
+func appendAvroJSON(b []byte, sch avro.Schema, v any) ([]byte, error) {
+	if ref, ok := sch.(*avro.RefSchema); ok {
+		sch = ref.Schema()
+	}
+	switch sch.Type() {
+	case avro.Null:
+		return append(b, "null"...), nil
+	case avro.Boolean:
+		x, ok := v.(bool)
+		if !ok {
+			return nil, avroTypeError(sch, v)
+		}
+		return strconv.AppendBool(b, x), nil
+	case avro.Int, avro.Long:
+		return appendAvroInteger(b, sch, v)
+	case avro.Float, avro.Double:
+		return appendAvroFloat(b, sch, v)
+	case avro.String, avro.Enum:
+		x, ok := v.(string)
+		if !ok {
+			return nil, avroTypeError(sch, v)
+		}
+		return appendJSONString(b, x), nil
+	case avro.Bytes, avro.Fixed:
+		return appendAvroBytes(b, sch, v)
+	case avro.Array:
+		return appendAvroArray(b, sch.(*avro.ArraySchema), v)
+	case avro.Map:
+		return appendAvroMap(b, sch.(*avro.MapSchema), v)
+	case avro.Record:
+		return appendAvroRecord(b, sch.(*avro.RecordSchema), v)
+	case avro.Union:
+		return appendAvroUnion(b, sch.(*avro.UnionSchema), v)
+	}
+	return nil, fmt.Errorf("avro to JSON: unknown schema type %s", sch.Type())
+}
+
+func avroTypeError(sch avro.Schema, v any) error {
+	return fmt.Errorf("avro to JSON: a %s decoded as %T", sch.Type(), v)
+}
+
+// logicalType is sch's logical type, or "".
+func logicalType(sch avro.Schema) avro.LogicalType {
+	if l, ok := sch.(avro.LogicalTypeSchema); ok && l.Logical() != nil {
+		return l.Logical().Type()
+	}
+	return ""
+}
+
+func appendAvroInteger(b []byte, sch avro.Schema, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case time.Time:
+		switch logicalType(sch) {
+		case avro.Date:
+			return strconv.AppendInt(b, x.Unix()/86400, 10), nil
+		case avro.TimestampMicros, avro.LocalTimestampMicros:
+			return strconv.AppendInt(b, x.UnixMicro(), 10), nil
+		default:
+			return strconv.AppendInt(b, x.UnixMilli(), 10), nil
+		}
+	case time.Duration:
+		if logicalType(sch) == avro.TimeMicros {
+			return strconv.AppendInt(b, x.Microseconds(), 10), nil
+		}
+		return strconv.AppendInt(b, x.Milliseconds(), 10), nil
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.AppendInt(b, rv.Int(), 10), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return strconv.AppendUint(b, rv.Uint(), 10), nil
+	}
+	return nil, avroTypeError(sch, v)
+}
+
+func appendAvroFloat(b []byte, sch avro.Schema, v any) ([]byte, error) {
+	var f float64
+	bits := 64
+	switch x := v.(type) {
+	case float32:
+		f, bits = float64(x), 32
+	case float64:
+		f = x
+	default:
+		return nil, avroTypeError(sch, v)
+	}
+	switch {
+	case math.IsNaN(f):
+		return append(b, `"NaN"`...), nil
+	case math.IsInf(f, 1):
+		return append(b, `"Infinity"`...), nil
+	case math.IsInf(f, -1):
+		return append(b, `"-Infinity"`...), nil
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, bits), nil
+}
+
+func appendAvroBytes(b []byte, sch avro.Schema, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case *big.Rat:
+		scale := 0
+		if l, ok := sch.(avro.LogicalTypeSchema); ok {
+			if d, ok := l.Logical().(*avro.DecimalLogicalSchema); ok {
+				scale = d.Scale()
+			}
+		}
+		return appendJSONString(b, x.FloatString(scale)), nil
+	case avro.LogicalDuration:
+		return fmt.Appendf(b, `{"months":%d,"days":%d,"milliseconds":%d}`, x.Months, x.Days, x.Milliseconds), nil
+	case []byte:
+		return appendLatin1(b, x), nil
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Array && rv.Type().Elem().Kind() == reflect.Uint8 {
+		raw := make([]byte, rv.Len())
+		reflect.Copy(reflect.ValueOf(raw), rv)
+		return appendLatin1(b, raw), nil
+	}
+	return nil, avroTypeError(sch, v)
+}
+
+// appendLatin1 writes raw as a JSON string of the code points U+0000-U+00FF, one per byte.
+func appendLatin1(b, raw []byte) []byte {
+	r := make([]rune, len(raw))
+	for i, c := range raw {
+		r[i] = rune(c)
+	}
+	return appendJSONString(b, string(r))
+}
+
+func appendAvroArray(b []byte, sch *avro.ArraySchema, v any) ([]byte, error) {
+	items, ok := v.([]any)
+	if !ok {
+		return nil, avroTypeError(sch, v)
+	}
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendAvroJSON(b, sch.Items(), it); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
+func appendAvroMap(b []byte, sch *avro.MapSchema, v any) ([]byte, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, avroTypeError(sch, v)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		var err error
+		if b, err = appendAvroJSON(b, sch.Values(), m[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func appendAvroRecord(b []byte, sch *avro.RecordSchema, v any) ([]byte, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, avroTypeError(sch, v)
+	}
+	b = append(b, '{')
+	for i, f := range sch.Fields() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, f.Name())
+		b = append(b, ':')
+		var err error
+		if b, err = appendAvroJSON(b, f.Type(), m[f.Name()]); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendAvroUnion writes the value of the union's branch. hamba/avro decodes a union into an
+// any as nil (null) or a map of one entry, the branch's name to its value.
+func appendAvroUnion(b []byte, sch *avro.UnionSchema, v any) ([]byte, error) {
+	m, ok := v.(map[string]any)
+	if v == nil || ok && len(m) == 0 {
+		return append(b, "null"...), nil
+	}
+	if !ok || len(m) != 1 {
+		return nil, avroTypeError(sch, v)
+	}
+	for name, val := range m {
+		for _, t := range sch.Types() {
+			if avroTypeName(t) == name {
+				return appendAvroJSON(b, t, val)
+			}
+		}
+		return nil, fmt.Errorf("avro to JSON: union branch %q is not in the schema", name)
+	}
+	return b, nil // not reached: m has one entry
+}
+
+// avroTypeName is the name hamba/avro gives a union's branch: a named type's full name, else
+// the type, with its logical type after a dot.
+func avroTypeName(sch avro.Schema) string {
+	if ref, ok := sch.(*avro.RefSchema); ok {
+		sch = ref.Schema()
+	}
+	if n, ok := sch.(avro.NamedSchema); ok {
+		return n.FullName()
+	}
+	name := string(sch.Type())
+	if lt := logicalType(sch); lt != "" {
+		name += "." + string(lt)
+	}
+	return name
+}
