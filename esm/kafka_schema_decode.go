@@ -392,24 +392,44 @@ func appendAvroRecord(b []byte, sch *avro.RecordSchema, v any) ([]byte, error) {
 }
 
 // appendAvroUnion writes the value of the union's branch. hamba/avro decodes a union into an
-// any as nil (null) or a map of one entry, the branch's name to its value.
+// any as nil (null), as the value itself for a branch of a primitive type (logical types and
+// bytes included), or as a map of one entry, the branch's name to its value, for an array,
+// map, record, enum or fixed branch.
 func appendAvroUnion(b []byte, sch *avro.UnionSchema, v any) ([]byte, error) {
-	m, ok := v.(map[string]any)
-	if v == nil || ok && len(m) == 0 {
+	if v == nil {
 		return append(b, "null"...), nil
 	}
-	if !ok || len(m) != 1 {
-		return nil, avroTypeError(sch, v)
-	}
-	for name, val := range m {
-		for _, t := range sch.Types() {
-			if avroTypeName(t) == name {
-				return appendAvroJSON(b, t, val)
+	if m, ok := v.(map[string]any); ok && len(m) == 1 {
+		for name, val := range m {
+			for _, t := range sch.Types() {
+				if wrappedInUnion(t) && avroTypeName(t) == name {
+					return appendAvroJSON(b, t, val)
+				}
 			}
 		}
-		return nil, fmt.Errorf("avro to JSON: union branch %q is not in the schema", name)
 	}
-	return b, nil // not reached: m has one entry
+	for _, t := range sch.Types() {
+		if t.Type() == avro.Null || wrappedInUnion(t) {
+			continue
+		}
+		if out, err := appendAvroJSON(b, t, v); err == nil {
+			return out, nil
+		}
+	}
+	return nil, avroTypeError(sch, v)
+}
+
+// wrappedInUnion reports whether hamba/avro decodes a union's branch of type sch into a map
+// naming the branch.
+func wrappedInUnion(sch avro.Schema) bool {
+	if ref, ok := sch.(*avro.RefSchema); ok {
+		sch = ref.Schema()
+	}
+	switch sch.Type() {
+	case avro.Array, avro.Map, avro.Record, avro.Enum, avro.Fixed:
+		return true
+	}
+	return false
 }
 
 // avroTypeName is the name hamba/avro gives a union's branch: a named type's full name, else
