@@ -38,6 +38,10 @@ type MappingSpec struct {
 	MaxRecordAge     time.Duration
 	Bisect           bool
 	OnFailure        string // DestinationConfig.OnFailure.Destination: a queue's ARN or kafka://topic
+	// SchemaRegistry is the SchemaRegistryConfig of the mapping's
+	// AmazonManagedKafkaEventSourceConfig or SelfManagedKafkaEventSourceConfig (a SAM event's
+	// SchemaRegistryConfig); nil when it has none.
+	SchemaRegistry *SchemaRegistrySpec
 
 	// SQS
 	Queue          string // logical ID of the queue
@@ -48,6 +52,9 @@ type MappingSpec struct {
 	Window         time.Duration // MaximumBatchingWindowInSeconds; -1 = the source's default
 	Filter         *filter.Criteria
 	ReportFailures bool // FunctionResponseTypes has ReportBatchItemFailures
+	// Metrics are MetricsConfig.Metrics, in the template's order: MetricEventCount, and for
+	// Kafka MetricErrorCount and MetricKafkaMetrics; none when the mapping has no MetricsConfig.
+	Metrics []string
 }
 
 // skippedSource is an event source of the template klt local does not emulate (DynamoDB
@@ -159,6 +166,9 @@ func mappingFrom(t *InvokeTemplate, r *Resolver, id, fn string, props *template.
 		return nil, skip, err
 	}
 	if err := m.readCommon(p); err != nil {
+		return nil, nil, err
+	}
+	if err := m.readMetrics(p); err != nil {
 		return nil, nil, err
 	}
 	switch m.Kind {
@@ -344,7 +354,7 @@ func (m *MappingSpec) readKafka(p *mappingProps, sam bool) error {
 	if m.GroupID == "" {
 		m.GroupID = m.Id
 	}
-	return nil
+	return m.readSchemaRegistry(p, sam)
 }
 
 // QueueByARN returns the logical ID of the template's queue with this local ARN.
@@ -372,4 +382,135 @@ func NewLocalResolver(t *InvokeTemplate, params map[string]string) (*Resolver, e
 		r.Queues[q.LogicalID] = q
 	}
 	return r, nil
+}
+
+// SchemaRegistrySpec is a Kafka mapping's SchemaRegistryConfig, evaluated: what the emulated
+// mapping needs to validate records against the registry (esm.SchemaRegistryConfig).
+type SchemaRegistrySpec struct {
+	URI               string   // SchemaRegistryURI: a Confluent registry URL or a Glue registry ARN
+	EventRecordFormat string   // JSON or SOURCE
+	Attributes        []string // SchemaValidationConfigs' Attribute values: KEY, VALUE, in the template's order
+}
+
+// The metrics of MetricsConfig.Metrics.
+const (
+	MetricEventCount   = "EventCount"
+	MetricErrorCount   = "ErrorCount"   // Kafka mappings only
+	MetricKafkaMetrics = "KafkaMetrics" // Kafka mappings only
+)
+
+// readSchemaRegistry reads the SchemaRegistryConfig of a Kafka mapping: inside
+// AmazonManagedKafkaEventSourceConfig or SelfManagedKafkaEventSourceConfig, or at the top of a
+// SAM event (sam). A configuration the emulated mapping cannot follow is an error naming the
+// mapping; among them AccessConfigs, whose Secrets Manager secrets klt local cannot read.
+func (m *MappingSpec) readSchemaRegistry(p *mappingProps, sam bool) error {
+	var where, top string // the property read, and its key in the mapping's properties
+	var cfg map[string]any
+	keys := []string{"AmazonManagedKafkaEventSourceConfig", "SelfManagedKafkaEventSourceConfig"}
+	if sam {
+		keys = append(keys, "SchemaRegistryConfig")
+	}
+	for _, key := range keys {
+		v, err := p.get(key)
+		if err != nil {
+			return err
+		}
+		if key != "SchemaRegistryConfig" {
+			c, _ := v.(map[string]any)
+			v = c["SchemaRegistryConfig"]
+			key += ".SchemaRegistryConfig"
+		}
+		if v == nil || v == template.NoValue {
+			continue
+		}
+		topKey, _, _ := strings.Cut(key, ".")
+		c, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: %s.%s: want an object, got %s", p.props.KeyPos(topKey), m.Id, key, template.Describe(v))
+		}
+		if cfg != nil {
+			return fmt.Errorf("%s: %s: two SchemaRegistryConfig (%s and %s): a mapping has one registry", p.props.KeyPos(topKey), m.Id, where, key)
+		}
+		cfg, where, top = c, key, topKey
+	}
+	if cfg == nil {
+		return nil
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s.%s: %s", p.props.KeyPos(top), m.Id, where, fmt.Sprintf(format, args...))
+	}
+	spec := &SchemaRegistrySpec{}
+	spec.URI, _ = cfg["SchemaRegistryURI"].(string)
+	if spec.URI == "" {
+		return bad("SchemaRegistryURI: want the URL of a Confluent registry or the ARN of a Glue registry, got %s", template.Describe(cfg["SchemaRegistryURI"]))
+	}
+	spec.EventRecordFormat, _ = cfg["EventRecordFormat"].(string)
+	if spec.EventRecordFormat != "JSON" && spec.EventRecordFormat != "SOURCE" {
+		return bad("EventRecordFormat: want JSON or SOURCE, got %s", template.Describe(cfg["EventRecordFormat"]))
+	}
+	svc, _ := cfg["SchemaValidationConfigs"].([]any)
+	for _, x := range svc {
+		a, _ := x.(map[string]any)
+		attr, _ := a["Attribute"].(string)
+		if attr != "KEY" && attr != "VALUE" {
+			return bad("SchemaValidationConfigs: want objects {Attribute: KEY or VALUE}, got %s", template.Describe(x))
+		}
+		if !slices.Contains(spec.Attributes, attr) {
+			spec.Attributes = append(spec.Attributes, attr)
+		}
+	}
+	if len(spec.Attributes) == 0 {
+		return bad("SchemaValidationConfigs: none; want KEY, VALUE or both (the mapping would validate nothing)")
+	}
+	if ac, _ := cfg["AccessConfigs"].([]any); len(ac) > 0 {
+		return bad("AccessConfigs: klt local cannot authenticate to the registry (it does not read Secrets Manager secrets): " +
+			"leave AccessConfigs out locally (Fn::If on a condition of a parameter, with AWS::NoValue) and point SchemaRegistryURI at a local registry")
+	}
+	for k := range cfg {
+		switch k {
+		case "SchemaRegistryURI", "EventRecordFormat", "SchemaValidationConfigs", "AccessConfigs":
+		default:
+			return bad("%s: not a property of SchemaRegistryConfig", k)
+		}
+	}
+	m.SchemaRegistry = spec
+	return nil
+}
+
+// readMetrics reads MetricsConfig.Metrics. AWS takes at most 3, each once: EventCount, and for
+// MSK and self-managed Kafka ErrorCount and KafkaMetrics.
+func (m *MappingSpec) readMetrics(p *mappingProps) error {
+	mc, err := p.get("MetricsConfig")
+	if err != nil || mc == nil {
+		return err
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s.MetricsConfig: %s", p.props.KeyPos("MetricsConfig"), m.Id, fmt.Sprintf(format, args...))
+	}
+	c, ok := mc.(map[string]any)
+	if !ok {
+		return bad("want an object {Metrics: [...]}, got %s", template.Describe(mc))
+	}
+	for k := range c {
+		if k != "Metrics" {
+			return bad("%s: not a property of MetricsConfig", k)
+		}
+	}
+	list, ok := c["Metrics"].([]any)
+	if c["Metrics"] != nil && !ok {
+		return bad("Metrics: want a list, got %s", template.Describe(c["Metrics"]))
+	}
+	for _, x := range list {
+		s, _ := x.(string)
+		switch {
+		case s != MetricEventCount && s != MetricErrorCount && s != MetricKafkaMetrics:
+			return bad("Metrics: %s is not EventCount, ErrorCount or KafkaMetrics", template.Describe(x))
+		case s != MetricEventCount && m.Kind != KafkaMapping:
+			return bad("Metrics: %s is for Amazon MSK and self-managed Apache Kafka mappings only", s)
+		case slices.Contains(m.Metrics, s):
+			return bad("Metrics: %s twice", s)
+		}
+		m.Metrics = append(m.Metrics, s)
+	}
+	return nil
 }

@@ -1,0 +1,193 @@
+package samstack
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// localMappings reads the mappings of a template made of a function Fn and resources, with
+// params overriding the parameters' defaults.
+func localMappings(t *testing.T, resources string, params map[string]string) ([]*MappingSpec, error) {
+	t.Helper()
+	tpl := `AWSTemplateFormatVersion: "2010-09-09"
+Transform: AWS::Serverless-2016-10-31
+Parameters:
+  RegistryUrl:
+    Type: String
+    Default: https://registry.example.com
+  Local:
+    Type: String
+    Default: "false"
+Conditions:
+  IsLocal: !Equals [!Ref Local, "true"]
+Resources:
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: .
+      Handler: bootstrap
+      Runtime: provided.al2023
+` + resources
+	dir := t.TempDir()
+	path := filepath.Join(dir, "template.yaml")
+	if err := os.WriteFile(path, []byte(tpl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	it, err := ReadInvokeTemplate(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewLocalResolver(it, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, _, err := LocalMappings(it, r)
+	return ms, err
+}
+
+// kafkaMapping is an EventSourceMapping resource M of a self-managed Kafka topic, with extra
+// properties (indented by 6 spaces).
+func kafkaMapping(extra string) string {
+	return `  M:
+    Type: AWS::Lambda::EventSourceMapping
+    Properties:
+      FunctionName: !Ref Fn
+      SelfManagedEventSource:
+        Endpoints:
+          KafkaBootstrapServers: ["127.0.0.1:9092"]
+      Topics: [orders]
+      StartingPosition: TRIM_HORIZON
+` + extra
+}
+
+// TestMappingSchemaRegistry checks that a Kafka mapping's SchemaRegistryConfig is read, with
+// its intrinsics evaluated, from an EventSourceMapping resource's
+// SelfManagedKafkaEventSourceConfig or AmazonManagedKafkaEventSourceConfig and from a SAM
+// event's SchemaRegistryConfig (which SAM passes to those properties), and that AccessConfigs
+// left out locally with AWS::NoValue are accepted.
+//
+// AWS (CloudFormation AWS::Lambda::EventSourceMapping SchemaRegistryConfig): AccessConfigs,
+// EventRecordFormat (JSON | SOURCE), SchemaRegistryURI, SchemaValidationConfigs (Attribute: KEY
+// | VALUE).
+func TestMappingSchemaRegistry(t *testing.T) {
+	ms, err := localMappings(t, kafkaMapping(`      SelfManagedKafkaEventSourceConfig:
+        ConsumerGroupId: g
+        SchemaRegistryConfig:
+          SchemaRegistryURI: !Ref RegistryUrl
+          EventRecordFormat: !If [IsLocal, SOURCE, JSON]
+          SchemaValidationConfigs:
+            - Attribute: VALUE
+            - Attribute: KEY
+          AccessConfigs: !If
+            - IsLocal
+            - !Ref AWS::NoValue
+            - [{Type: BASIC_AUTH, URI: "arn:aws:secretsmanager:us-east-1:123456789012:secret:sr"}]
+      MetricsConfig:
+        Metrics: [EventCount, KafkaMetrics, ErrorCount]
+`)+`  Msk:
+    Type: AWS::Lambda::EventSourceMapping
+    Properties:
+      FunctionName: !Ref Fn
+      EventSourceArn: arn:aws:kafka:us-east-1:123456789012:cluster/c/abc
+      Topics: [payments]
+      StartingPosition: LATEST
+      AmazonManagedKafkaEventSourceConfig:
+        SchemaRegistryConfig:
+          SchemaRegistryURI: arn:aws:glue:us-east-1:123456789012:registry/payments
+          EventRecordFormat: JSON
+          SchemaValidationConfigs: [{Attribute: VALUE}]
+  Sam:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: .
+      Handler: bootstrap
+      Runtime: provided.al2023
+      Events:
+        Stream:
+          Type: SelfManagedKafka
+          Properties:
+            KafkaBootstrapServers: ["127.0.0.1:9092"]
+            Topics: [refunds]
+            StartingPosition: TRIM_HORIZON
+            SchemaRegistryConfig:
+              SchemaRegistryURI: http://127.0.0.1:8081
+              EventRecordFormat: SOURCE
+              SchemaValidationConfigs: [{Attribute: KEY}]
+            MetricsConfig:
+              Metrics: [EventCount]
+`, map[string]string{"RegistryUrl": "http://127.0.0.1:18081", "Local": "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*MappingSpec{}
+	for _, m := range ms {
+		got[m.Id] = m
+	}
+	for id, want := range map[string]SchemaRegistrySpec{
+		"M":          {URI: "http://127.0.0.1:18081", EventRecordFormat: "SOURCE", Attributes: []string{"VALUE", "KEY"}},
+		"Msk":        {URI: "arn:aws:glue:us-east-1:123456789012:registry/payments", EventRecordFormat: "JSON", Attributes: []string{"VALUE"}},
+		"Sam.Stream": {URI: "http://127.0.0.1:8081", EventRecordFormat: "SOURCE", Attributes: []string{"KEY"}},
+	} {
+		m := got[id]
+		if m == nil || m.SchemaRegistry == nil || m.SchemaRegistry.URI != want.URI || m.SchemaRegistry.EventRecordFormat != want.EventRecordFormat ||
+			!slices.Equal(m.SchemaRegistry.Attributes, want.Attributes) {
+			t.Errorf("%s: schema registry %+v, want %+v", id, m.SchemaRegistry, want)
+		}
+	}
+	if m := got["M"]; m.GroupID != "g" || !slices.Equal(m.Metrics, []string{MetricEventCount, MetricKafkaMetrics, MetricErrorCount}) {
+		t.Errorf("M: group %q, metrics %v", m.GroupID, m.Metrics)
+	}
+	if m := got["Sam.Stream"]; !slices.Equal(m.Metrics, []string{MetricEventCount}) {
+		t.Errorf("Sam.Stream: metrics %v", m.Metrics)
+	}
+	if m := got["Msk"]; m.Metrics != nil {
+		t.Errorf("Msk: metrics %v without a MetricsConfig", m.Metrics)
+	}
+}
+
+// TestMappingSchemaRegistryRefused checks that what the emulated mapping cannot follow is an
+// error naming the mapping and the property: values AWS does not take (CloudFormation:
+// EventRecordFormat "Allowed values: JSON | SOURCE", Attribute "Allowed values: KEY | VALUE";
+// MetricsConfig "Allowed values: EventCount | ErrorCount | KafkaMetrics", and ErrorCount and
+// KafkaMetrics are "(Amazon MSK and self-managed Apache Kafka)" only), and AccessConfigs,
+// whose secrets klt local cannot read.
+func TestMappingSchemaRegistryRefused(t *testing.T) {
+	registry := func(body string) string {
+		return kafkaMapping("      SelfManagedKafkaEventSourceConfig:\n        SchemaRegistryConfig:\n" + body)
+	}
+	for _, c := range []struct{ name, resources, want string }{
+		{"format", registry("          SchemaRegistryURI: http://r\n          EventRecordFormat: AVRO\n          SchemaValidationConfigs: [{Attribute: VALUE}]\n"),
+			`M.SelfManagedKafkaEventSourceConfig.SchemaRegistryConfig: EventRecordFormat: want JSON or SOURCE`},
+		{"attribute", registry("          SchemaRegistryURI: http://r\n          EventRecordFormat: JSON\n          SchemaValidationConfigs: [{Attribute: HEADERS}]\n"),
+			`SchemaValidationConfigs: want objects {Attribute: KEY or VALUE}`},
+		{"no attribute", registry("          SchemaRegistryURI: http://r\n          EventRecordFormat: JSON\n"), `SchemaValidationConfigs: none`},
+		{"no URI", registry("          EventRecordFormat: JSON\n          SchemaValidationConfigs: [{Attribute: VALUE}]\n"), `SchemaRegistryURI: want`},
+		{"access configs", registry("          SchemaRegistryURI: http://r\n          EventRecordFormat: JSON\n          SchemaValidationConfigs: [{Attribute: VALUE}]\n" +
+			"          AccessConfigs: [{Type: BASIC_AUTH, URI: arn:aws:secretsmanager:us-east-1:123456789012:secret:x}]\n"), `M.SelfManagedKafkaEventSourceConfig.SchemaRegistryConfig: AccessConfigs: klt local cannot authenticate`},
+		{"unknown property", registry("          SchemaRegistryURI: http://r\n          EventRecordFormat: JSON\n          SchemaValidationConfigs: [{Attribute: VALUE}]\n          Format: x\n"),
+			`Format: not a property of SchemaRegistryConfig`},
+		{"metric", kafkaMapping("      MetricsConfig:\n        Metrics: [OffsetLag]\n"), `M.MetricsConfig: Metrics: "OffsetLag" is not EventCount`},
+		{"metric twice", kafkaMapping("      MetricsConfig:\n        Metrics: [EventCount, EventCount]\n"), `M.MetricsConfig: Metrics: EventCount twice`},
+		{"kafka metric on SQS", `  Q:
+    Type: AWS::SQS::Queue
+  S:
+    Type: AWS::Lambda::EventSourceMapping
+    Properties:
+      FunctionName: !Ref Fn
+      EventSourceArn: !GetAtt Q.Arn
+      MetricsConfig:
+        Metrics: [EventCount, KafkaMetrics]
+`, `S.MetricsConfig: Metrics: KafkaMetrics is for Amazon MSK and self-managed Apache Kafka mappings only`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := localMappings(t, c.resources, nil)
+			t.Log(err)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one saying %q", err, c.want)
+			}
+		})
+	}
+}
