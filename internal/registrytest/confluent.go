@@ -20,6 +20,7 @@ import (
 //   - GET /schemas/ids/{id}: {"schema": ..., "schemaType": ..., "references": [...]}, schemaType
 //     left out for AVRO; an unknown ID is HTTP 404 with error code 40403;
 //   - GET /schemas/ids/{id}/schema: the schema document alone;
+//   - GET /schemas/ids/{id}/versions: the subjects and versions that have the schema;
 //   - GET /subjects: the subjects;
 //   - POST /subjects/{subject}/versions: registers a schema under the subject, {"id": N}; the
 //     same schema registered again keeps its ID;
@@ -142,6 +143,8 @@ func (c *Confluent) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && len(parts) >= 3 && len(parts) <= 4 && parts[0] == "schemas" && parts[1] == "ids" &&
 		(len(parts) == 3 || parts[3] == "schema"):
 		c.serveID(w, parts[2], len(parts) == 4)
+	case r.Method == http.MethodGet && len(parts) == 4 && parts[0] == "schemas" && parts[1] == "ids" && parts[3] == "versions":
+		c.serveUsages(w, parts[2])
 	case r.Method == http.MethodGet && len(parts) == 1 && parts[0] == "subjects":
 		c.mu.Lock()
 		names := make([]string, 0, len(c.subjects))
@@ -236,4 +239,28 @@ func (c *Confluent) serveVersion(w http.ResponseWriter, subject, version string)
 	}
 	id := ids[v-1]
 	writeJSON(w, http.StatusOK, confluentAnswer(c.schemas[id], map[string]any{"subject": subject, "version": v, "id": id}))
+}
+
+func (c *Confluent) serveUsages(w http.ResponseWriter, idText string) {
+	id, err := strconv.Atoi(idText)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.schemas[id]; err != nil || !ok {
+		confluentError(w, http.StatusNotFound, 40403, fmt.Sprintf("Schema %s not found", idText))
+		return
+	}
+	type usage struct {
+		Subject string `json:"subject"`
+		Version int    `json:"version"`
+	}
+	out := []usage{}
+	for subject, ids := range c.subjects {
+		for i, x := range ids {
+			if x == id {
+				out = append(out, usage{subject, i + 1})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b usage) int { return strings.Compare(a.Subject, b.Subject) })
+	writeJSON(w, http.StatusOK, out)
 }
