@@ -21,31 +21,6 @@ import (
 	"github.com/kafkalambda/toolkit/codec"
 )
 
-// A Kafka mapping with a schema registry (the SchemaRegistryConfig of
-// AmazonManagedKafkaEventSourceConfig or SelfManagedKafkaEventSourceConfig, see
-// https://docs.aws.amazon.com/lambda/latest/dg/services-consume-kafka-events.html) checks the
-// key, the value or both of every record against the writer's schema, found in the registry by
-// the schema ID the producer framed the bytes with, before it delivers the record:
-//
-//   - a key or value that is not framed (no Confluent magic byte 0, no Glue header), or whose
-//     schema ID the registry does not have, makes the record fail with [ConditionSchemaNotFound];
-//   - one that does not decode with its schema (Avro, Protobuf) or does not validate against it
-//     (JSON Schema) fails with [ConditionDeserializationError].
-//
-// Such a record is never delivered: the mapping gives up on it alone, sends it to the
-// on-failure destination (if any) with that condition, and commits it. A registry that cannot
-// be asked (unreachable, HTTP 5xx, no answer within the timeout) fails no record: the record
-// waits and is checked again.
-//
-// A record that passes is delivered with its key or value as EventRecordFormat says:
-// [RecordFormatJSON], the JSON text of the decoded value (base64-encoded, as every key and value
-// of the event); [RecordFormatSource], the producer's bytes without the registry's framing (for
-// Protobuf, the message indexes stay: Confluent's list, Glue's single varint, as observed on
-// AWS). Either way the record carries keySchemaMetadata or valueSchemaMetadata,
-// {"dataFormat":"AVRO"|"PROTOBUF"|"JSON","schemaId":"…"}, the schema ID a Confluent decimal or a
-// Glue schema version UUID. A null key or value has no schema: it is delivered as null, without
-// metadata (AWS does not say what it does with one).
-
 // Event record formats of a schema registry (EventRecordFormat).
 const (
 	// RecordFormatJSON delivers keys and values as JSON text: "Choose JSON to have Lambda
@@ -117,9 +92,37 @@ type schemaRegistry struct {
 }
 
 // WithSchemaRegistry makes the mapping validate records against a schema registry before it
-// delivers them, as AWS does with a SchemaRegistryConfig: see [SchemaRegistryConfig] and the
-// rules above. A configuration the mapping cannot emulate (a Glue ARN without GlueEndpoint, a
-// URI that is neither a URL nor a Glue registry ARN, an unknown format or attribute) is a
+// delivers them, as AWS does with the SchemaRegistryConfig of
+// AmazonManagedKafkaEventSourceConfig or SelfManagedKafkaEventSourceConfig
+// (https://docs.aws.amazon.com/lambda/latest/dg/services-consume-kafka-events.html): it checks
+// the key, the value or both (cfg.Attributes) of every record against the writer's schema,
+// found in the registry by the schema ID the producer framed the bytes with:
+//
+//   - a key or value that is not framed (no Confluent magic byte 0, no Glue header), or whose
+//     schema ID the registry does not have, makes the record fail with [ConditionSchemaNotFound];
+//   - one that does not decode with its schema (Avro, Protobuf) or does not validate against it
+//     (JSON Schema) fails with [ConditionDeserializationError].
+//
+// Such a record is never delivered: the mapping gives up on it alone, at once (a retry cannot
+// make it valid), sends it to the on-failure destination (if any) with that condition, and
+// commits it; cfg.Logger gets one line saying why. A registry that cannot be asked
+// (unreachable, HTTP 5xx, no answer within cfg.Timeout) or whose schema cannot be used (a
+// .proto that does not compile, references to other subjects) fails no record: the record
+// waits and is checked again.
+//
+// A record that passes is delivered with its key or value as cfg.EventRecordFormat says:
+// [RecordFormatJSON], the JSON text of the decoded value (base64-encoded, as every key and value
+// of the event); [RecordFormatSource], the producer's bytes without the registry's framing (for
+// Protobuf the message indexes stay, Confluent's list or Glue's single varint, as observed on
+// AWS; a zlib-compressed Glue payload is inflated). Either way the record carries
+// keySchemaMetadata or valueSchemaMetadata, {"dataFormat":"AVRO"|"PROTOBUF"|"JSON",
+// "schemaId":"…"}, the schema ID a Confluent decimal or a Glue schema version UUID. A null key
+// or value has no schema: it is delivered as null, without metadata (AWS does not say what it
+// does with one). Protobuf schemas are compiled from the registry's .proto source, with the
+// well-known types available; JSON as protobuf's canonical JSON mapping.
+//
+// A configuration the mapping cannot emulate (a Glue ARN without GlueEndpoint, a URI that is
+// neither a URL nor a Glue registry ARN, an unknown format or attribute, no attribute) is a
 // *ConfigError of NewKafka. By default records are delivered as they are.
 func WithSchemaRegistry(cfg SchemaRegistryConfig) KafkaOption {
 	return kafkaOption(func(c *kafkaConfig) {

@@ -355,7 +355,7 @@ func corruptEnum(b []byte) []byte {
 
 // TestKafkaSchemaRegistryDown checks that a registry that fails fails no record: encodeRecord
 // returns an error (the record waits and is checked again), within the timeout when the
-// registry does not answer. AWS does not say what the mapping does when the registry cannot be
+// registry does not answer, and so does a schema the mapping cannot use. AWS does not say what the mapping does when the registry cannot be
 // reached; delivering the record unchecked or giving up on it would both lose the check.
 func TestKafkaSchemaRegistryDown(t *testing.T) {
 	f := newSchemaFixture(t)
@@ -378,6 +378,16 @@ func TestKafkaSchemaRegistryDown(t *testing.T) {
 	check(m, "HTTP 500")
 	if _, cond := encoded(t, m, &kgo.Record{Value: value}); cond != "" {
 		t.Errorf("after the 500: condition %q, want the record delivered", cond)
+	}
+	// Schemas the mapping cannot use are the registry's fault, not the record's.
+	f.cs.Add(4, registrytest.Schema{Type: "PROTOBUF", Text: "syntax = \"proto3\";\nmessage {"})
+	f.cs.Add(5, registrytest.Schema{Type: "PROTOBUF", Text: "syntax = \"proto3\";\nimport \"c.proto\";\nmessage M { C c = 1; }\n",
+		References: []registrytest.Reference{{Name: "c.proto", Subject: "c", Version: 1}}})
+	for _, id := range []uint32{4, 5} {
+		_, cond, err := m.encodeRecord(context.Background(), &kgo.Record{Topic: "orders", Value: f.confluent(id, []int{0}, nil)})
+		if err == nil || cond != "" {
+			t.Errorf("unusable schema %d: condition %q, error %v; want an error", id, cond, err)
+		}
 	}
 	gate := f.cs.Hold()
 	check(schemaMapping(t, cfg), "no answer")
