@@ -62,7 +62,7 @@ func newTestOrder() testOrder {
 // schemaFixture is a Confluent registry holding the test schemas: 1 Avro, 2 Protobuf, 3 JSON
 // Schema.
 type schemaFixture struct {
-	t  *testing.T
+	t  testing.TB
 	cs *registrytest.Confluent
 }
 
@@ -418,6 +418,15 @@ func TestKafkaSchemaGlue(t *testing.T) {
 			t.Errorf("compress %v: condition %q, record %+v", compress, cond, rec)
 		}
 	}
+	// Protobuf: Glue's message index is the message's place among the file's messages sorted
+	// by full name: shop.Customer 0, shop.Order 1, shop.Order.Line 2.
+	const pbID = "22222222-2222-3333-4444-555555555555"
+	gs.Add(pbID, registrytest.Schema{Type: "PROTOBUF", Text: orderProto})
+	_, pb := protoOrder(t)
+	pv, _ := codec.AppendGlue(nil, pbID, false, append([]byte{1}, pb...))
+	if rec, cond := encoded(t, m, &kgo.Record{Value: pv}); cond != "" || string(rec.Value) != `{"id":"o-1","totalCents":"1250","lines":[{"sku":"s-9"}]}` {
+		t.Errorf("Glue Protobuf: condition %q, record %+v", cond, rec)
+	}
 	other, _ := codec.AppendGlue(nil, "99999999-2222-3333-4444-555555555555", false, f.avro(newTestOrder()))
 	if _, cond := encoded(t, m, &kgo.Record{Value: other}); cond != ConditionSchemaNotFound {
 		t.Errorf("unknown schema version: condition %q", cond)
@@ -628,6 +637,25 @@ func TestKafkaSchemaMappingSource(t *testing.T) {
 		if r.KeySchema == nil || *r.KeySchema != (kafkaevent.SchemaMetadata{DataFormat: "JSON", SchemaID: "3"}) ||
 			r.ValueSchema == nil || *r.ValueSchema != (kafkaevent.SchemaMetadata{DataFormat: "PROTOBUF", SchemaID: "2"}) {
 			t.Errorf("metadata key %+v value %+v", r.KeySchema, r.ValueSchema)
+		}
+	}
+}
+
+// BenchmarkKafkaSchemaEncode measures encodeRecord of an Avro value delivered as JSON, the
+// schema cached.
+func BenchmarkKafkaSchemaEncode(b *testing.B) {
+	f := &schemaFixture{t: b, cs: registrytest.NewConfluent(b)}
+	f.cs.Add(1, registrytest.Schema{Text: orderAvro})
+	m, err := NewKafka([]string{"127.0.0.1:1"}, "orders", InvokerFunc(func(context.Context, []byte) (Response, error) { return Response{}, nil }),
+		WithSchemaRegistry(SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue}}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &kgo.Record{Topic: "orders", Value: f.confluent(1, nil, f.avro(newTestOrder()))}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, cond, err := m.encodeRecord(context.Background(), r); err != nil || cond != "" {
+			b.Fatal(cond, err)
 		}
 	}
 }
