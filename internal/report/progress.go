@@ -299,6 +299,7 @@ func (p *Progress) render(now time.Time, st []MappingStatus) (lines []string, fi
 		hdr = append(hdr, "applied/s")
 	}
 	row(tw, head, hdr)
+	fig := []string{strings.Join(hdr, "|")}
 	for _, m := range st {
 		var cells []string
 		for _, c := range shown {
@@ -314,16 +315,14 @@ func (p *Progress) render(now time.Time, st []MappingStatus) (lines []string, fi
 			}
 		}
 		row(tw, m.Name, cells)
+		fig = append(fig, m.Name+"|"+strings.Join(cells, "|"))
 	}
 	tw.Flush()
 	lines = strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " ")
 	}
-	if len(lines) > 0 {
-		figures = strings.Join(append([]string{strings.Join(hdr, "|")}, lines[1:]...), "\n")
-	}
-	return lines, figures
+	return lines, strings.Join(fig, "\n")
 }
 
 // rateOverLastSecond adds a sample of name's done counter to history and returns the
