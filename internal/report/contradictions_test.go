@@ -147,7 +147,9 @@ func TestLagIsRecordsNotYetDelivered(t *testing.T) {
 	if lagAt < 0 || row[lagAt] != "1000" {
 		t.Errorf("lag column: header %q, row %q; want 1000 under lag", hdr, row)
 	}
-	rec, _ := NewRecorder(func() []MappingStatus { return []MappingStatus{{Name: "WorkerMapping", Function: "WorkerFunction", Snapshot: s}} })
+	rec, _ := NewRecorder(func() []MappingStatus {
+		return []MappingStatus{{Name: "WorkerMapping", Function: "WorkerFunction", Snapshot: s}}
+	})
 	rec.start = clk.t
 	rec.record(clk.t)
 	if got := rec.Mappings()["WorkerMapping"].Lag; len(got) != 1 || got[0][1] != 1000 {
@@ -363,13 +365,7 @@ func TestChartsSpanEveryPhase(t *testing.T) {
 	clk := newClock()
 	rec.start = clk.t
 	phase := func(name string, seconds int, perSample int64) {
-		rec.mu.Lock()
-		t0 := clk.t.Sub(rec.start).Seconds()
-		if n := len(rec.phases); n > 0 {
-			rec.phases[n-1].End = t0
-		}
-		rec.phases = append(rec.phases, PhaseSpan{Name: name, Start: t0, End: t0})
-		rec.mu.Unlock()
+		rec.phaseAt(name, clk.t)
 		for range seconds * 2 {
 			clk.add(500 * time.Millisecond)
 			s.Succeeded += perSample
@@ -415,6 +411,19 @@ func TestChartsSpanEveryPhase(t *testing.T) {
 	r.Series.Phases = []PhaseSpan{{Name: "a", Start: 0, End: 10}, {Name: "b", Start: 5, End: 12}}
 	if err := r.Validate(); err == nil {
 		t.Error("overlapping phases: no error")
+	}
+
+	// In real time: Phase marks, Stop ends the last phase at the last sample.
+	rt, _ := NewRecorder(func() []MappingStatus { return nil }, WithInterval(250*time.Millisecond))
+	rt.Phase("load")
+	rt.Start()
+	time.Sleep(300 * time.Millisecond)
+	rt.Phase("faults")
+	time.Sleep(300 * time.Millisecond)
+	rt.Stop()
+	ph := rt.Series().Phases
+	if len(ph) != 2 || ph[0].Start != 0 || ph[0].End != ph[1].Start || ph[1].Start < 0.25 || ph[1].End < ph[1].Start+0.25 {
+		t.Errorf("phases in real time: %+v", ph)
 	}
 }
 
