@@ -472,7 +472,7 @@ func TestSummaryOnInterrupt(t *testing.T) {
 	if err := served.Summary(&b); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "ran: no load") || !strings.Contains(b.String(), "no message reached a failure queue") {
+	if !strings.Contains(b.String(), "ran: no load") || !strings.Contains(b.String(), "no message was read on a failure queue") {
 		t.Errorf("summary of a served stack:\n%s", b.String())
 	}
 }

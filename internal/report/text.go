@@ -175,8 +175,12 @@ func (r *Report) textMappings(b *strings.Builder) {
 	writeTable(b, "  ", rows, 4)
 	var metrics [][]string
 	for _, m := range r.Mappings {
-		for _, x := range m.Metrics {
-			metrics = append(metrics, []string{m.Name, strings.Join(m.MetricGroups, ", "), x.Name, x.Statistic, fmtMetric(x.Value)})
+		for i, x := range m.Metrics {
+			name, groups := m.Name, strings.Join(m.MetricGroups, ", ")
+			if i > 0 { // the mapping and its groups once, on its first metric
+				name, groups = "", ""
+			}
+			metrics = append(metrics, []string{name, groups, x.Name, x.Statistic, fmtMetric(x.Value)})
 		}
 	}
 	if len(metrics) > 0 {
