@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,8 +121,16 @@ func TestNewMetrics(t *testing.T) {
 	if len(ms) != 2 || ms[0] != (Metric{"MaxOffsetLag", "Maximum", 12}) || ms[1] != (Metric{"PolledEventCount", "Sum", 500}) {
 		t.Errorf("metrics %v", ms)
 	}
-	if _, err := NewMetrics(map[string]float64{"PolledEventCount": 1}, nil); err == nil {
-		t.Error("a metric without a statistic: no error")
+	// esm's Metrics: int64 values, the statistics CloudWatch reads them with.
+	ms, err = NewMetrics(map[string]int64{"InvokedEventCount": 7, "MaxOffsetLag": 3, "SumOffsetLag": 5}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Metric{{"InvokedEventCount", "Sum", 7}, {"MaxOffsetLag", "Maximum", 3}, {"SumOffsetLag", "Sum", 5}}; !slices.Equal(ms, want) {
+		t.Errorf("metrics %v, want %v", ms, want)
+	}
+	if _, err := NewMetrics(map[string]int64{"Throttles": 1}, nil); err == nil {
+		t.Error("a metric of unknown statistic: no error")
 	}
 	if _, err := NewMetrics(map[string]float64{"X": math.NaN()}, map[string]string{"X": "Sum"}); err == nil {
 		t.Error("NaN: no error")
