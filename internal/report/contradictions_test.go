@@ -155,9 +155,7 @@ func TestLagIsRecordsNotYetDelivered(t *testing.T) {
 	if got := rec.Mappings()["WorkerMapping"].Lag; len(got) != 1 || got[0][1] != 1000 {
 		t.Errorf("recorded lag %v, want 1000", got)
 	}
-	// The report defines it so, and bounds it: lag counts records in the source, so at the
-	// end of a run it never exceeds what was taken in plus what is still there, and the
-	// chart's axis says "not yet delivered".
+	// The report defines it so, and the lag chart's axis says "not yet delivered".
 	found := false
 	for _, d := range MappingDefinitions {
 		found = found || d.Term == "lag" && strings.Contains(d.Meaning, "not yet delivered")
@@ -167,6 +165,12 @@ func TestLagIsRecordsNotYetDelivered(t *testing.T) {
 	}
 	if !strings.Contains(renderHTML(t, sampleReport()), "records not yet delivered") {
 		t.Error("the lag chart's axis does not say records not yet delivered")
+	}
+	// A run that ended has delivered everything: a lag left at the end is refused.
+	r := sampleReport()
+	r.Mappings[2].Lag = 5777
+	if err := r.Validate(); err == nil {
+		t.Error("a mapping with lag 5777 at the end of a finished run: no error")
 	}
 }
 

@@ -41,6 +41,7 @@ func TestValidateRefusesContradictions(t *testing.T) {
 		"errors beyond invocations":       {func(r *Report) { r.Mappings[0].Errors = 105 }, "errors 105 > invocations 104"},
 		"invocations beyond deliveries":   {func(r *Report) { r.Mappings[1].Invocations = 501 }, "invocations 501 > delivered 500"},
 		"in flight at the end":            {func(r *Report) { r.Mappings[1].InFlight = 1 }, "in flight at the end of a run that was not interrupted"},
+		"lag at the end":                  {func(r *Report) { r.Mappings[2].Lag = 5777 }, "lag 5777 (records in its source not yet delivered) at the end"},
 		"failure queue beyond succeeded":  {func(r *Report) { r.Mappings[2].FailureQueue = Observed(500) }, "failure queue 500"},
 		"pipeline and mapping disagree on filtered": {func(r *Report) {
 			r.Mappings[0].Filtered = 3
@@ -79,6 +80,7 @@ func TestValidateRefusesContradictions(t *testing.T) {
 	r := sampleReport()
 	r.Interrupted = true
 	r.Mappings[0].InFlight = 1
+	r.Mappings[2].Lag = 40
 	r.Pipelines[0].Fates = map[string]int64{FateApplied: 498, FateFailureQueue: 1, FateUnfinished: 1}
 	if err := r.Validate(); err != nil {
 		t.Errorf("interrupted run: %v", err)
