@@ -199,3 +199,23 @@ func TestListingsInTextAndHTML(t *testing.T) {
 		t.Error("JSON shortened the caller's report")
 	}
 }
+
+// The text lists the first 50 records and messages and says how many more the page has.
+func TestTextListsAreBounded(t *testing.T) {
+	r := sampleReport()
+	for range 60 {
+		r.Records = append(r.Records, r.Records[1])
+		r.FailedMessages = append(r.FailedMessages, r.FailedMessages[0])
+	}
+	var b bytes.Buffer
+	if err := r.Text(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(b.String(), "... and 14 more (report.html and report.json list them all)") != 1 ||
+		strings.Count(b.String(), "... and 12 more (report.html and report.json list them all)") != 1 {
+		t.Errorf("the text does not bound its listings:\n%s", b.String())
+	}
+	if n := strings.Count(renderHTML(t, r), "<code>orders-0@40</code>"); n != 62 {
+		t.Errorf("report.html lists the record %d times, want 62 (61 records, 1 fault)", n)
+	}
+}

@@ -211,7 +211,9 @@ type RecordFate struct {
 	// of the pipeline), as klt observed them. 0 only for a record never delivered (filtered,
 	// or unfinished).
 	Attempts int `json:"attempts"`
-	// Applied is how many times its side effect was seen (null when not observable).
+	// Applied is how many times its side effect was seen, on the resource that saw it most
+	// often: 1 for a record applied once on each of its resources, 2 or more for one applied
+	// twice (null when not observable).
 	Applied Count `json:"applied"`
 	// Where says where it went: "OrdersTable", "sent to ConsumerFailureQueue".
 	Where string `json:"where"`
@@ -366,8 +368,8 @@ type Fault struct {
 	// Attempts is how many invocations carried the record (its deliveries), as klt observed
 	// them: at least 1 for a record that was not filtered.
 	Attempts int `json:"attempts"`
-	// Applied is how many times its side effect was applied (1 for a record that recovered,
-	// 0 for one given up on); null when not observable.
+	// Applied is how many times its side effect was applied, on the resource that saw it most
+	// often (1 for a record that recovered, 0 for one given up on); null when not observable.
 	Applied Count `json:"applied"`
 }
 
