@@ -46,7 +46,7 @@ func TestProgressPlainHasNoEscapes(t *testing.T) {
 	var out syncBuffer
 	p, err := NewProgress(&out, func() []MappingStatus {
 		c.In.Add(10)
-		c.Done.Add(5)
+		c.Succeeded.Add(5)
 		return []MappingStatus{{Name: "ConsumerSelfManagedMapping", Snapshot: c.Snapshot()}}
 	}, PlainEvery(300*time.Millisecond))
 	if err != nil {
@@ -72,7 +72,7 @@ func TestProgressPlainHasNoEscapes(t *testing.T) {
 		t.Errorf("%d mapping lines for %d blocks", n, blocks)
 	}
 	lines := strings.Split(strings.TrimSpace(got), "\n")
-	for _, col := range []string{"in", "in flight", "done", "failed", "filtered", "lag", "records/s"} {
+	for _, col := range []string{"delivered", "succeeded", "in flight", "lag", "succeeded/s"} {
 		if !strings.Contains(lines[0], col) {
 			t.Errorf("header %q lacks column %q", lines[0], col)
 		}
@@ -146,7 +146,7 @@ func TestProgressRateOverLastSecond(t *testing.T) {
 	var done atomic.Int64
 	var out bytes.Buffer
 	p, err := NewProgress(&out, func() []MappingStatus {
-		return []MappingStatus{{Name: "M", Snapshot: esm.Snapshot{Done: done.Load()}}}
+		return []MappingStatus{{Name: "M", Snapshot: esm.Snapshot{Succeeded: done.Load()}}}
 	}, Terminal(false), PlainEvery(250*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestProgressRateAfterCounterRestart(t *testing.T) {
 	var done atomic.Int64
 	var out bytes.Buffer
 	p, err := NewProgress(&out, func() []MappingStatus {
-		return []MappingStatus{{Name: "M", Snapshot: esm.Snapshot{Done: done.Load()}}}
+		return []MappingStatus{{Name: "M", Snapshot: esm.Snapshot{Succeeded: done.Load()}}}
 	}, Terminal(false), PlainEvery(250*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -226,9 +226,9 @@ func TestRecorderSeries(t *testing.T) {
 	var lag int64 = 100
 	rec, err := NewRecorder(func() []MappingStatus {
 		return []MappingStatus{
-			{Name: "DirectMapping", Function: "ConsumerFunction", Snapshot: esm.Snapshot{Done: done[0], Lag: lag}},
-			{Name: "WorkerMappingA", Function: "WorkerFunction", Snapshot: esm.Snapshot{Done: done[1]}},
-			{Name: "WorkerMappingB", Function: "WorkerFunction", Snapshot: esm.Snapshot{Done: done[2]}},
+			{Name: "DirectMapping", Function: "ConsumerFunction", Snapshot: esm.Snapshot{Succeeded: done[0], Lag: lag}},
+			{Name: "WorkerMappingA", Function: "WorkerFunction", Snapshot: esm.Snapshot{Succeeded: done[1]}},
+			{Name: "WorkerMappingB", Function: "WorkerFunction", Snapshot: esm.Snapshot{Succeeded: done[2]}},
 		}
 	}, WithPartitionLag(func() map[string]int64 { return map[string]int64{"orders-0": lag, "orders-1": lag / 2} }))
 	if err != nil {
@@ -275,7 +275,7 @@ func TestRecorderSeries(t *testing.T) {
 func TestRecorderRuns(t *testing.T) {
 	var c esm.Counters
 	rec, err := NewRecorder(func() []MappingStatus {
-		c.Done.Add(1)
+		c.Succeeded.Add(1)
 		return []MappingStatus{{Name: "M", Function: "F", Snapshot: c.Snapshot()}}
 	}, WithInterval(250*time.Millisecond))
 	if err != nil {
@@ -367,11 +367,15 @@ func TestProgressWriteBetweenBlocks(t *testing.T) {
 }
 
 // TestProgressTerminalWriteAboveBlock: on a terminal, a message replaces the block on screen
-// and the block is drawn again under it, so the message is neither drawn over nor left inside.
+// and the block is drawn again under it, so the message is neither drawn over nor left inside;
+// the next change of a figure redraws the block in place.
 func TestProgressTerminalWriteAboveBlock(t *testing.T) {
 	clk := newClock()
 	var out bytes.Buffer
-	p, err := NewProgress(&out, func() []MappingStatus { return []MappingStatus{{Name: "A"}} }, Terminal(true))
+	var delivered int64
+	p, err := NewProgress(&out, func() []MappingStatus {
+		return []MappingStatus{{Name: "A", Snapshot: esm.Snapshot{Delivered: delivered}}}
+	}, Terminal(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,6 +392,7 @@ func TestProgressTerminalWriteAboveBlock(t *testing.T) {
 	}
 	out.Reset()
 	clk.add(250 * time.Millisecond)
+	delivered++
 	p.tick(false)
 	if got := out.String(); !strings.HasPrefix(got, "\x1b[2A") {
 		t.Errorf("next block: %q; want it redrawn in place, up 2", got)
