@@ -47,7 +47,8 @@ type Kafka struct {
 	tb      testing.TB
 	cfg     KafkaConfig
 	cluster *kfake.Cluster
-	client  *kgo.Client
+	client  *kgo.Client // producing (franz-go's default partitioner) and reading
+	manual  *kgo.Client // producing to a given partition (ProduceTo)
 	mapping *esm.Kafka
 	rec     *recorder
 	cancel  context.CancelFunc
@@ -89,7 +90,12 @@ func NewKafka(tb testing.TB, h lambda.Handler, cfg KafkaConfig, opts ...esm.Kafk
 		tb.Fatalf("esmtest: %v", err)
 	}
 	tb.Cleanup(client.Close)
-	k := &Kafka{tb: tb, cfg: cfg, cluster: cluster, client: client, done: make(chan struct{}), queued: map[string][]OnFailureRecord{}}
+	manual, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		tb.Fatalf("esmtest: %v", err)
+	}
+	tb.Cleanup(manual.Close)
+	k := &Kafka{tb: tb, cfg: cfg, cluster: cluster, client: client, manual: manual, done: make(chan struct{}), queued: map[string][]OnFailureRecord{}}
 	k.rec = newRecorder(h, cfg.FunctionTimeout, cfg.FunctionName, kafkaRefs)
 	opts = append([]esm.KafkaOption{esm.WithFunctionARN(k.rec.arn)}, opts...)
 	k.mapping, err = esm.NewKafka(cluster.ListenAddrs(), cfg.Topic, k.rec, opts...)
@@ -143,7 +149,8 @@ func (k *Kafka) Mapping() *esm.Kafka { return k.mapping }
 func (k *Kafka) Topic() string { return k.cfg.Topic }
 
 // Produce produces the records, synchronously, in order; a record without a Topic goes to
-// the mapping's topic. It fails the test when a record cannot be produced.
+// the mapping's topic. Records are partitioned as franz-go's default producer does: by the
+// hash of their key, and records without one to one partition per batch. It fails the test when a record cannot be produced.
 func (k *Kafka) Produce(records ...*kgo.Record) {
 	k.tb.Helper()
 	for _, r := range records {
@@ -151,9 +158,24 @@ func (k *Kafka) Produce(records ...*kgo.Record) {
 			r.Topic = k.cfg.Topic
 		}
 	}
+	k.produce(k.client, records)
+}
+
+// ProduceTo produces the records to partition p of the mapping's topic, synchronously, in
+// order. It fails the test when a record cannot be produced.
+func (k *Kafka) ProduceTo(p int32, records ...*kgo.Record) {
+	k.tb.Helper()
+	for _, r := range records {
+		r.Topic, r.Partition = k.cfg.Topic, p
+	}
+	k.produce(k.manual, records)
+}
+
+func (k *Kafka) produce(cl *kgo.Client, records []*kgo.Record) {
+	k.tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
-	if err := k.client.ProduceSync(ctx, records...).FirstErr(); err != nil {
+	if err := cl.ProduceSync(ctx, records...).FirstErr(); err != nil {
 		k.tb.Fatalf("esmtest: producing: %v", err)
 	}
 }
