@@ -15,8 +15,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/kafkalambda/toolkit/esm"
-	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
 // DefaultFunctionTimeout is the function timeout without one in the configuration: Lambda's

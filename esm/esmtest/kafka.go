@@ -55,7 +55,7 @@ type Kafka struct {
 	done    chan struct{}
 
 	mu     sync.Mutex
-	runErr error         // what Run returned, once it has
+	runErr error                        // what Run returned, once it has
 	queued map[string][]OnFailureRecord // records read from each SQS destination, by queue URL
 }
 
