@@ -110,3 +110,44 @@ func TestReadMappingErrors(t *testing.T) {
 		t.Errorf("an SQS mapping without its queue: %v", err)
 	}
 }
+
+// The template's WorkerFunction.Work SQS event (BatchSize 10, ReportBatchItemFailures,
+// MaximumConcurrency 50) on the queue the test made for WorkQueue: the events carry the queue's
+// local ARN, and each message is delivered once.
+func TestReadMappingOfTheTemplateSQS(t *testing.T) {
+	srv := localservertest.StartSQS(t)
+	client := srv.Client()
+	url, err := localserver.CreateQueue(t.Context(), client, "WorkQueue.fifo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := esmtest.ReadMapping("../../template.yaml", "WorkerFunction.Work",
+		esmtest.TemplateEnv{SQS: client, QueueURLs: map[string]string{"WorkQueue": url}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Function != "WorkerFunction" || m.Queue != "WorkQueue" || m.QueueURL != url || len(m.SQSOptions) == 0 {
+		t.Fatalf("mapping %+v", m)
+	}
+	h := handler(func(context.Context, []byte) ([]byte, error) { return []byte(`{"batchItemFailures":[]}`), nil })
+	q := esmtest.NewSQS(t, h, m.SQSConfig(), m.SQSOptions...)
+	q.Send("a", "b", "c")
+	waitIdle(t, q)
+	seen := map[string]int{}
+	for _, inv := range q.Invocations() {
+		if !strings.Contains(string(inv.Event), `"eventSourceARN":"arn:aws:sqs:us-east-1:123456789012:WorkQueue.fifo"`) {
+			t.Errorf("invocation %d: not an event of WorkQueue.fifo: %.300s", inv.N, inv.Event)
+		}
+		for _, r := range inv.Records {
+			seen[r.MessageID]++
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("%d messages delivered, want 3: %v", len(seen), seen)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("message %s delivered %d times", id, n)
+		}
+	}
+}
