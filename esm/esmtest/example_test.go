@@ -63,6 +63,7 @@ type exampleT struct {
 }
 
 func (*exampleT) Helper()                           {}
+func (*exampleT) Logf(string, ...any)               {}
 func (t *exampleT) Cleanup(f func())                { t.cleanups = append(t.cleanups, f) }
 func (*exampleT) Fatal(args ...any)                 { panic(fmt.Sprint(args...)) }
 func (*exampleT) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }

@@ -63,6 +63,7 @@ type recorder struct {
 	timeout time.Duration
 	arn     string
 	parse   func(event []byte) []esm.RecordRef
+	logf    func(format string, args ...any) // the test's Logf: one line per failed invocation
 
 	mu       sync.Mutex
 	done     []Invocation
@@ -70,14 +71,14 @@ type recorder struct {
 	n        int
 }
 
-func newRecorder(h lambda.Handler, timeout time.Duration, fn string, parse func([]byte) []esm.RecordRef) *recorder {
+func newRecorder(tb interface{ Logf(string, ...any) }, h lambda.Handler, timeout time.Duration, fn string, parse func([]byte) []esm.RecordRef) *recorder {
 	if timeout <= 0 {
 		timeout = DefaultFunctionTimeout
 	}
 	if fn == "" {
 		fn = DefaultFunctionName
 	}
-	return &recorder{h: h, timeout: timeout, arn: samstack.LocalFunctionARN(fn), parse: parse}
+	return &recorder{h: h, timeout: timeout, arn: samstack.LocalFunctionARN(fn), parse: parse, logf: tb.Logf}
 }
 
 // outcome is what the handler's goroutine reports.
@@ -123,6 +124,7 @@ func (r *recorder) Invoke(ctx context.Context, payload []byte) (esm.Response, er
 		inv.Response = slices.Clone(o.payload)
 	} else {
 		inv.Err = &esm.InvokeError{Type: o.err.Type, Message: o.err.Message}
+		r.logf("esmtest: invocation %d (%d records) failed: %v", inv.N, len(inv.Records), inv.Err)
 	}
 	r.mu.Lock()
 	r.done = append(r.done, inv)

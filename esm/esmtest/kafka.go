@@ -96,7 +96,7 @@ func NewKafka(tb testing.TB, h lambda.Handler, cfg KafkaConfig, opts ...esm.Kafk
 	}
 	tb.Cleanup(manual.Close)
 	k := &Kafka{tb: tb, cfg: cfg, cluster: cluster, client: client, manual: manual, done: make(chan struct{}), queued: map[string][]OnFailureRecord{}}
-	k.rec = newRecorder(h, cfg.FunctionTimeout, cfg.FunctionName, kafkaRefs)
+	k.rec = newRecorder(tb, h, cfg.FunctionTimeout, cfg.FunctionName, kafkaRefs)
 	opts = append([]esm.KafkaOption{esm.WithFunctionARN(k.rec.arn)}, opts...)
 	k.mapping, err = esm.NewKafka(cluster.ListenAddrs(), cfg.Topic, k.rec, opts...)
 	if err != nil {

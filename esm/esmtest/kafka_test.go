@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -143,6 +144,8 @@ func TestErrorsAndPanicsAreInvocationErrors(t *testing.T) {
 			panic("boom")
 		case 5:
 			panic(errors.New("boom error"))
+		case 6:
+			return nil, messages.InvokeResponse_Error{Type: "Orders.Refused", Message: "as given"}
 		}
 		return nil, nil
 	})
@@ -156,6 +159,7 @@ func TestErrorsAndPanicsAreInvocationErrors(t *testing.T) {
 		{Type: "orderError", Message: "order 8 refused"},
 		{Type: "string", Message: "boom"},
 		{Type: "errorString", Message: "boom error"},
+		{Type: "Orders.Refused", Message: "as given"}, // aws-lambda-go's own error type passes as it is
 	}
 	invs := k.Invocations()
 	if len(invs) != len(want)+1 {

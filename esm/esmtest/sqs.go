@@ -79,7 +79,7 @@ func NewSQS(tb testing.TB, h lambda.Handler, cfg SQSConfig, opts ...esm.SQSOptio
 		}
 	}
 	s := &SQS{tb: tb, cfg: cfg, client: cfg.Client, done: make(chan struct{})}
-	s.rec = newRecorder(h, cfg.FunctionTimeout, cfg.FunctionName, sqsRefs)
+	s.rec = newRecorder(tb, h, cfg.FunctionTimeout, cfg.FunctionName, sqsRefs)
 	var err error
 	s.mapping, err = esm.NewSQS(ctx, cfg.Client, cfg.QueueURL, s.rec, opts...)
 	if err != nil {

@@ -3,6 +3,7 @@ package esmtest_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/esmtest"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
 )
 
 // An SQS mapping on local-aws-sqs (started by NewSQS): a message the partial batch response
@@ -77,4 +80,38 @@ func bodies(ms []types.Message) []string {
 		out = append(out, aws.ToString(m.Body))
 	}
 	return out
+}
+
+// A Kafka mapping's SQS on-failure destination gets one on-failure record per batch given up
+// on, naming its first and last offsets; OnFailure reads it with KafkaConfig.SQS.
+//
+// AWS (https://docs.aws.amazon.com/lambda/latest/dg/kafka-on-failure.html): the SQS record has
+// KafkaBatchInfo with recordsInfo: {"Topic-0": {"firstRecordOffset", "lastRecordOffset", ...}}.
+func TestOnFailureQueueOfAKafkaMapping(t *testing.T) {
+	srv := localservertest.StartSQS(t)
+	client := srv.Client()
+	url, err := localserver.CreateQueue(t.Context(), client, "failed", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := handler(func(context.Context, []byte) ([]byte, error) { return nil, errors.New("down") })
+	dlq := esm.OnFailureSQS(client, url)
+	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{SQS: client},
+		esm.WithBatchingWindow(200*time.Millisecond), esm.WithMaximumRetryAttempts(0), esm.WithOnFailure(dlq))
+	k.Produce(values("a", "b", "c")...)
+	waitIdle(t, k)
+	f := k.OnFailure(dlq)
+	if len(f) != 1 {
+		t.Fatalf("%d on-failure records, want 1 (one per batch): %+v", len(f), f)
+	}
+	if r := f[0]; r.Partition != "topic-0" || r.FirstOffset != 0 || r.LastOffset != 2 || r.InvokeCount != 1 ||
+		r.FunctionError != "Unhandled" || r.Condition != esm.ConditionRetryAttemptsExhausted || r.Payload != nil {
+		t.Errorf("on-failure record %+v", r)
+	}
+	if again := k.OnFailure(dlq); len(again) != 1 {
+		t.Errorf("a second OnFailure: %d records, want the same 1", len(again))
+	}
+	if got := k.Committed()[0]; got != 3 {
+		t.Errorf("committed %d, want 3", got)
+	}
 }
