@@ -98,13 +98,14 @@ func (r *recorder) Invoke(ctx context.Context, payload []byte) (esm.Response, er
 
 	// Lambda's context: a deadline, and the invocation's identity. It is not canceled when
 	// the mapping stops: a function is not told either.
-	hctx, cancel := context.WithDeadline(context.Background(), inv.Start.Add(r.timeout))
+	deadline := inv.Start.Add(r.timeout)
+	hctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	hctx = lambdacontext.NewContext(hctx, &lambdacontext.LambdaContext{AwsRequestID: inv.RequestID, InvokedFunctionArn: r.arn})
 	out := make(chan outcome, 1)
 	go r.call(hctx, payload, out)
 
-	timer := time.NewTimer(r.timeout)
+	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	var o outcome
 	select {
