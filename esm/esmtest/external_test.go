@@ -127,7 +127,11 @@ func TestExternalModule(t *testing.T) {
 	goTest := func(run string) (string, error) {
 		ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, goBin, "test", "-count=1", "-run", run, ".")
+		args := []string{"test", "-count=1", "-run", run}
+		if raceBuild {
+			args = append(args, "-race")
+		}
+		cmd := exec.CommandContext(ctx, goBin, append(args, ".")...)
 		cmd.Dir = dir
 		cmd.Env = append(env, "PATH="+binDir, "HOME="+dir, "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off",
 			"GOTOOLCHAIN=local", "GOWORK=off")
