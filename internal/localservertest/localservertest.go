@@ -3,7 +3,9 @@
 // when the test ends. It also holds helpers only tests need, such as [Receive].
 //
 // A missing node, dynalite or local-aws-sqs fails the test with a message that says how to
-// install it (`make node_modules`; `make test` does it first).
+// install it (in the checkout, `make node_modules`, which `make test` runs first; elsewhere
+// localserver installs the pinned versions into the user's cache, or KLT_NODE_MODULES names
+// them).
 package localservertest
 
 import (
@@ -17,14 +19,14 @@ import (
 // registers a cleanup that stops it. It fails t when the server cannot start.
 func StartDynamoDB(t testing.TB) *localserver.DynamoDB {
 	t.Helper()
-	return start(t, "dynamodb", localserver.StartDynamoDB)
+	return start(t, "dynamodb", func(ctx context.Context) (*localserver.DynamoDB, error) { return localserver.StartDynamoDB(ctx) })
 }
 
 // StartSQS starts a local-aws-sqs server for t (see [localserver.StartSQS]) and registers a
 // cleanup that stops it. It fails t when the server cannot start.
 func StartSQS(t testing.TB) *localserver.SQS {
 	t.Helper()
-	return start(t, "sqs", localserver.StartSQS)
+	return start(t, "sqs", func(ctx context.Context) (*localserver.SQS, error) { return localserver.StartSQS(ctx) })
 }
 
 // StartKafka starts a kfake cluster with MSK IAM checks for t (see [localserver.StartKafka])
