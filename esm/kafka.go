@@ -71,9 +71,9 @@ type Kafka struct {
 	fn       Invoker
 	counters Counters
 
-	env      kafkaEnvelope
-	metrics  metricCounts
-	obsMu    sync.Mutex // one Observe call at a time
+	env     kafkaEnvelope
+	metrics metricCounts
+	obsMu   sync.Mutex // one Observe call at a time
 
 	mu      sync.Mutex
 	started bool

@@ -371,9 +371,11 @@ func (p *kafkaPoller) start(ctx context.Context, a *attempt) {
 // A partition whose queue holds only filtered records is taken at once, to be committed; so is
 // a record to be given up alone (its condition set when drained), once the records before it
 // are done. Otherwise the batch is filled from the free partitions with waiting records in
-// turn, one record from each in partition order, starting after the partition the previous
-// batch started with, until it holds the batch size or the next record would take the event
-// over MaxPayloadBytes. A batch that is not full waits until the batching window, counted
+// turn, starting with the partition after the one the previous batch started with: all the
+// waiting records of one partition, then those of the next, until the batch holds the batch
+// size or the next record would take the event over MaxPayloadBytes. So when records pile up
+// each invocation holds one partition and up to 5 partitions are in invocations at once; when
+// they trickle in, one invocation holds what waits in every partition. A batch that is not full waits until the batching window, counted
 // from the arrival of its oldest record, has passed. With WithOnePartitionPerInvocation a
 // batch holds records of one partition. p.mu must be held.
 func (p *kafkaPoller) take(now time.Time) (*attempt, time.Duration) {
@@ -400,28 +402,21 @@ func (p *kafkaPoller) take(now time.Time) (*attempt, time.Duration) {
 	if cfg.onePartition {
 		cands = cands[:1]
 	}
-	// Fill in turn: next[i] is the index in cands[i].queue of its next record.
+	// Fill in turn: next[i] is the index in cands[i].queue after its last record taken.
 	next := make([]int, len(cands))
 	taken := make([][]*kafkaEntry, len(cands))
 	sz := newKafkaSizer(&p.m.env)
 	n, full := 0, false
-	for progress := true; progress && !full; {
-		progress = false
-		for i, pt := range cands {
-			j := next[i]
-			for j < len(pt.queue) && pt.queue[j].filtered() {
-				j++
-			}
-			if j == len(pt.queue) || pt.queue[j].condition != "" {
-				next[i] = j
+	for i, pt := range cands {
+		for j := 0; j < len(pt.queue) && !full; j++ {
+			e := pt.queue[j]
+			if e.filtered() {
 				continue
 			}
-			if n == cfg.batchSize {
-				full = true
-				break
+			if e.condition != "" {
+				break // given up alone, once the records before it are done
 			}
-			e := pt.queue[j]
-			if n > 0 && sz.with(pt, len(taken[i]) == 0, len(e.json)) > MaxPayloadBytes {
+			if n == cfg.batchSize || n > 0 && sz.with(pt, len(taken[i]) == 0, len(e.json)) > MaxPayloadBytes {
 				full = true
 				break
 			}
@@ -429,7 +424,9 @@ func (p *kafkaPoller) take(now time.Time) (*attempt, time.Duration) {
 			taken[i] = append(taken[i], e)
 			n++
 			next[i] = j + 1
-			progress = true
+		}
+		if full {
+			break
 		}
 	}
 	full = full || n == cfg.batchSize
