@@ -75,7 +75,8 @@ func (m *Kafka) invoke(ctx context.Context, a *attempt) (int64, Response, error)
 // record; a partial batch response fails, in each partition it names, the records from the
 // lowest offset it reports on. The records that succeeded are marked done; the failed ones are
 // retried (split in two first when bisecting a function error) or given up, each partition's
-// records in their own order. The partitions that are done go on in the next invocations.
+// records in their own order, apart from the other partitions' (see below). The partitions
+// that are done go on in the next invocations.
 func (m *Kafka) settle(ctx context.Context, p *kafkaPoller, a *attempt, inv int64, resp Response) error {
 	cfg := &m.cfg
 	c := &m.counters
@@ -124,20 +125,31 @@ func (m *Kafka) settle(ctx context.Context, p *kafkaPoller, a *attempt, inv int6
 	if len(failed) == 0 {
 		return nil
 	}
-	if funcErr && cfg.bisect && len(failed) > 1 {
-		h := len(failed) / 2
-		first := &attempt{recs: failed[:h:h], retries: a.retries, invokes: a.invokes, last: a.last}
-		second := &attempt{recs: failed[h:], retries: a.retries, invokes: a.invokes, last: a.last}
-		first.parts, second.parts = partsOf(first.recs), partsOf(second.recs)
-		p.retry(first, second)
-		return nil
+	// Each partition's failed records go on alone, so that one partition's failure does not
+	// hold the others back: retries, bisection and giving up are counted per partition.
+	var next []*attempt
+	var exhausted []*kafkaEntry // given up together: one on-failure record names each partition's range
+	for _, pt := range partsOf(failed) {
+		recs := slices.DeleteFunc(slices.Clone(failed), func(e *kafkaEntry) bool { return e.part != pt })
+		if funcErr && cfg.bisect && len(recs) > 1 {
+			h := len(recs) / 2
+			next = append(next,
+				&attempt{recs: recs[:h:h], parts: []*kafkaPart{pt}, retries: a.retries, invokes: a.invokes, last: a.last},
+				&attempt{recs: recs[h:], parts: []*kafkaPart{pt}, retries: a.retries, invokes: a.invokes, last: a.last})
+			continue
+		}
+		r := &attempt{recs: recs, parts: []*kafkaPart{pt}, retries: a.retries + 1, invokes: a.invokes, last: a.last}
+		if cfg.retries >= 0 && r.retries > cfg.retries {
+			exhausted = append(exhausted, recs...)
+			continue
+		}
+		r.notBefore = time.Now().Add(cfg.backoff(r.retries))
+		next = append(next, r)
 	}
-	next := &attempt{recs: failed, parts: partsOf(failed), retries: a.retries + 1, invokes: a.invokes, last: a.last}
-	if cfg.retries >= 0 && next.retries > cfg.retries {
-		return m.giveUp(ctx, p, failed, ConditionRetryAttemptsExhausted, next.invokes, next.last)
+	p.retry(next...)
+	if len(exhausted) > 0 {
+		return m.giveUp(ctx, p, exhausted, ConditionRetryAttemptsExhausted, a.invokes, a.last)
 	}
-	next.notBefore = time.Now().Add(cfg.backoff(next.retries))
-	p.retry(next)
 	return nil
 }
 
