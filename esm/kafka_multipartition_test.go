@@ -286,6 +286,7 @@ func TestKafkaPollers(t *testing.T) {
 		}
 	}
 }
+
 // TestKafkaOrderAndOneInvocationPerPartition runs many records through several partitions with a
 // slow function and checks that each partition's records arrive in offset order, exactly once,
 // never in two invocations at once, while invocations run in parallel; by default and with one
@@ -339,4 +340,3 @@ func TestKafkaOrderAndOneInvocationPerPartition(t *testing.T) {
 		})
 	}
 }
-
