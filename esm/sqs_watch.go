@@ -41,7 +41,7 @@ func (m *SQS) watch(ctx context.Context) error {
 // lag reads the queue's visible messages (ApproximateNumberOfMessages) into Lag.
 func (m *SQS) lag(ctx context.Context) error {
 	out, err := m.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: aws.String(m.queueURL),
+		QueueUrl:       aws.String(m.queueURL),
 		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages},
 	})
 	if ctx.Err() != nil {
