@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafkalambda/toolkit/filter"
