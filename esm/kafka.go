@@ -30,41 +30,65 @@ const (
 //
 // # What it does
 //
-// Each partition has its own worker, so partitions are processed in parallel and each has at
-// most one invocation in flight, in offset order. AWS allows one invocation to hold records of
-// several partitions; here an invocation holds one partition's records (the "records" object
-// has one key), which the documentation allows and which keeps each partition's retries
-// independent.
+// The partitions the group assigns are held by pollers: one poller holds them all by default,
+// and [WithPollers] spreads them over several (never more pollers than partitions), as a
+// provisioned mapping's event pollers are. A poller runs up to 5 invocations at once, as AWS's
+// do ("each poller can handle up to 5 concurrent invocations"), and one invocation holds
+// records of one or more partitions, as on AWS ("A single Lambda payload can contain messages
+// from multiple partitions"): the event's "records" object has one key per partition,
+// "topic-N", in ascending order. A partition is in at most one invocation at a time, from the
+// moment its records are taken into a batch until they are committed, so each partition's
+// records are delivered in offset order, and no other invocation holds them meanwhile.
+// [WithOnePartitionPerInvocation] makes every event hold one partition only.
 //
-// A batch holds up to the batch size (default 100) records, and its event is at most
-// [MaxPayloadBytes]. When fewer records are waiting, the worker waits for more for up to the
-// batching window (default 500 ms, Kafka's default), counted from the arrival of the batch's
-// first record; a full batch is sent at once.
+// A batch holds up to the batch size (default 100) records in all, and its event is at most
+// [MaxPayloadBytes]. It is filled from the partitions that have records waiting and no records
+// in an invocation, in turn: all the waiting records of one partition, then the next
+// partition's, starting each batch with the partition after the one the previous batch started
+// with. So when records pile up each invocation holds one partition and up to 5 run in
+// parallel; when they trickle in, one invocation gathers what waits in every partition. A
+// batch that is not full waits for more records for up to the batching window (default 500 ms,
+// Kafka's default), counted from the arrival of its oldest record; a full batch is sent at
+// once.
 //
 // Records that FilterCriteria rejects are never delivered; their offsets are committed with
-// the next batch, or at once when no record is waiting. A record the criteria cannot decide on
-// ([filter.Criteria.MatchKafka] returns an error) is delivered: the mapping fails closed and
-// never drops a record it is not sure about.
+// the next batch of their partition, or at once when no record of it is waiting. A record the
+// criteria cannot decide on ([filter.Criteria.MatchKafka] returns an error) is delivered: the
+// mapping fails closed and never drops a record it is not sure about.
 //
-// After each batch the worker commits the offset after its last record, so a restarted
-// mapping (same group ID) goes on where it stopped.
+// After each invocation the mapping commits, for each partition of it, the offset after the
+// records that are done (succeeded, given up, or filtered out), so a restarted mapping (same
+// group ID) goes on where it stopped.
 //
 // # Errors
 //
-// When the function fails (Response.Err: an error, a timeout, a crash) the whole batch is
-// retried. With ReportBatchItemFailures, a partial batch response makes the partition resume
-// from the lowest offset it names; the records before it are done. A response that names a
-// partition or offset not in the event, or that is not valid, fails the whole batch.
+// When the function fails (Response.Err: an error, a timeout, a crash) every record of the
+// invocation failed. With ReportBatchItemFailures, a partial batch response is read per
+// partition: each partition it names ("partition": "topic-N") resumes from the lowest offset
+// it reports there, and its records before it are done; the partitions it does not name are
+// done and committed. A response that names a partition or offset not in the event, or that is
+// not valid, fails the whole batch.
 //
-// A batch is retried up to MaximumRetryAttempts times (infinite by default; 10 when infinite
+// Failed records are retried per partition: each partition's failed records go on alone, in
+// their own invocations, so one partition's failure does not hold the others back (they go on
+// in the next invocations), and the retry rules below count per partition. A partition's
+// records are retried up to MaximumRetryAttempts times (infinite by default; 10 when infinite
 // and an on-failure destination is set, as AWS does), with a short exponential backoff between
-// attempts (100 ms doubling to at most 1 s; AWS does not document one). With bisect on, a batch
-// the function failed is split in two and each half retried in turn; splitting does not use up
-// a retry (AWS does not say whether it does; this way a single bad record is isolated in
-// log2(batch size) invocations). Records older than MaximumRecordAge are given up before they
-// are (re)sent. Records given up on go to the on-failure destination, if any, and are then
-// committed: the partition moves on. Without a destination and with infinite retries a failing
-// batch is retried forever and the partition never moves past it, as on AWS.
+// attempts (100 ms doubling to at most 1 s; AWS does not document one). With bisect on, a
+// partition's records that the function failed are split in two and each half retried in turn;
+// splitting does not use up a retry (AWS does not say whether it does; this way a single bad
+// record is isolated in log2(batch size) invocations). Records older than MaximumRecordAge are
+// given up before they are (re)sent. Records given up on together go to the on-failure
+// destination, if any, in one on-failure record whose recordsInfo has each partition's range,
+// and are then committed: the partition moves on. Without a destination and with infinite
+// retries a failing partition is retried forever and never moves past its failing records, as
+// on AWS; the other partitions go on.
+//
+// A record that [Kafka.encodeRecord] refuses (with a schema registry: a schema not found, a
+// record it cannot deserialize), or whose event alone would exceed MaxPayloadBytes, is given up
+// alone, in its partition's offset order, with its condition. When the schema registry itself
+// fails, the partition's records wait for the backoff and are tried again; 5 failures in a row
+// stop Run.
 type Kafka struct {
 	cfg      kafkaConfig
 	topic    string
