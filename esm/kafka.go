@@ -307,11 +307,12 @@ func (m *Kafka) Run(ctx context.Context) error {
 		kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
 			m.startWorkers(cl, assigned[m.topic])
 		}),
+		// kgo calls these in every rebalance, with nothing when nothing moves.
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
-			m.stopWorkers(revoked[m.topic])
+			m.revokeWorkers(revoked[m.topic])
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
-			m.stopWorkers(lost[m.topic])
+			m.revokeWorkers(lost[m.topic])
 		}),
 	)
 	cl, err := kgo.NewClient(opts...)
@@ -320,7 +321,7 @@ func (m *Kafka) Run(ctx context.Context) error {
 	}
 	m.client.CompareAndSwap(nil, cl)
 	defer func() {
-		m.stopWorkers(nil)
+		m.stopWorkers()
 		cl.Close()
 	}()
 
@@ -521,23 +522,24 @@ func (m *Kafka) startWorkers(cl *kgo.Client, ps []int32) {
 	}
 }
 
-// stopWorkers stops holding the partitions ps, waiting for their invocations under way, or,
-// when ps is nil, stops every poller and waits for them.
-func (m *Kafka) stopWorkers(ps []int32) {
+// stopWorkers stops every poller and waits for them.
+func (m *Kafka) stopWorkers() {
 	m.mu.Lock()
-	if ps == nil {
-		pollers := m.pollers
-		m.pollers = nil
-		clear(m.parts)
-		m.mu.Unlock()
-		for _, p := range pollers {
-			close(p.stop)
-		}
-		for _, p := range pollers {
-			<-p.done
-		}
-		return
+	pollers := m.pollers
+	m.pollers = nil
+	clear(m.parts)
+	m.mu.Unlock()
+	for _, p := range pollers {
+		close(p.stop)
 	}
+	for _, p := range pollers {
+		<-p.done
+	}
+}
+
+// revokeWorkers stops holding the partitions ps, waiting for their invocations under way.
+func (m *Kafka) revokeWorkers(ps []int32) {
+	m.mu.Lock()
 	byPoller := map[*kafkaPoller][]int32{}
 	for _, num := range ps {
 		if pt := m.parts[num]; pt != nil {

@@ -340,3 +340,65 @@ func TestKafkaOrderAndOneInvocationPerPartition(t *testing.T) {
 		})
 	}
 }
+
+// TestKafkaRebalanceMovesPartitions runs two mappings of one group: when the second joins, the
+// first's poller gives up the partitions that move (after their invocations under way end) and
+// keeps the others (kgo reports a rebalance that revokes nothing with an empty list, which once
+// stopped every partition), every record is still delivered, and no partition is ever in two
+// invocations at once.
+//
+// AWS (https://docs.aws.amazon.com/lambda/latest/dg/with-msk-process.html): "Lambda reads
+// messages sequentially for each Kafka topic partition."
+func TestKafkaRebalanceMovesPartitions(t *testing.T) {
+	const parts, per = 4, 300
+	f := newKafkaFixture(t, "orders", parts)
+	fn := newKafkaFunction(t, func(n int, ev *kafkaevent.Event) Response {
+		time.Sleep(2 * time.Millisecond)
+		return Response{}
+	})
+	opts := []KafkaOption{WithGroupID("shared"), WithBatchSize(20), WithBatchingWindow(5 * time.Millisecond)}
+	m1 := newKafkaMapping(t, f, fn, opts...)
+	runKafka(t, m1)
+	for p := range int32(parts) {
+		f.produceN(p, per/2)
+	}
+	kafkaWaitFor(t, 10*time.Second, "the first mapping under way", func() bool { return m1.Counters().Succeeded.Load() > 0 })
+	m2 := newKafkaMapping(t, f, fn, opts...)
+	runKafka(t, m2)
+	held := func(m *Kafka) int {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.parts)
+	}
+	kafkaWaitFor(t, 20*time.Second, "the partitions shared", func() bool { return held(m1) > 0 && held(m2) > 0 && held(m1)+held(m2) == parts })
+	for p := range int32(parts) {
+		f.produceN(p, per/2)
+	}
+	want := map[string]bool{}
+	for p := range parts {
+		for i := range per / 2 {
+			want[fmt.Sprintf("%d/v%d", p, i)] = true
+		}
+	}
+	kafkaWaitFor(t, 30*time.Second, "every record delivered", func() bool {
+		got := map[string]int{}
+		for _, c := range fn.snapshot() {
+			for _, p := range c.event.Partitions {
+				for _, r := range p.Records {
+					got[fmt.Sprintf("%d/%s", p.Number, r.Value)]++
+				}
+			}
+		}
+		for k := range want {
+			if got[k] < 2 { // each value was produced twice per partition
+				return false
+			}
+		}
+		return true
+	})
+	fn.mu.Lock()
+	defer fn.mu.Unlock()
+	if fn.overlap != nil {
+		t.Error(fn.overlap)
+	}
+}
