@@ -96,6 +96,7 @@ type Kafka struct {
 	counters Counters
 
 	env     kafkaEnvelope
+	encode  func(context.Context, *kgo.Record) ([]byte, string, error) // encodeRecord; tests put faults in front of it
 	metrics metricCounts
 	obsMu   sync.Mutex // one Observe call at a time
 
@@ -161,8 +162,10 @@ func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (
 	default:
 		c.clientOpts = append(c.clientOpts, kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	}
-	return &Kafka{cfg: c, topic: topic, fn: fn, env: newKafkaEnvelope(c.source, c.sourceARN, c.bootstrap),
-		parts: map[int32]*kafkaPart{}, lag: map[int32]*partLag{}}, nil
+	m := &Kafka{cfg: c, topic: topic, fn: fn, env: newKafkaEnvelope(c.source, c.sourceARN, c.bootstrap),
+		parts: map[int32]*kafkaPart{}, lag: map[int32]*partLag{}}
+	m.encode = m.encodeRecord
+	return m, nil
 }
 
 // check reports every bad setting of c as a *ConfigError, joined.

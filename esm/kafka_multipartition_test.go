@@ -1,6 +1,8 @@
 package esm
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -400,5 +402,94 @@ func TestKafkaRebalanceMovesPartitions(t *testing.T) {
 	defer fn.mu.Unlock()
 	if fn.overlap != nil {
 		t.Error(fn.overlap)
+	}
+}
+
+// TestKafkaEncodeConditionGivesUpAlone checks a record that encodeRecord refuses (with a
+// schema registry: a schema not found, a record it cannot deserialize): it is given up alone,
+// with its condition, in its partition's offset order; the records before and after it are
+// delivered, and the partition is committed past it.
+//
+// AWS (https://docs.aws.amazon.com/lambda/latest/dg/services-consume-kafka-events.html): records
+// that fail schema validation go to the on-failure destination, if configured, and are not
+// delivered to the function.
+func TestKafkaEncodeConditionGivesUpAlone(t *testing.T) {
+	f := newKafkaFixture(t, "orders", 1)
+	f.produce(&kgo.Record{Value: []byte("a")}, &kgo.Record{Value: []byte("bad")}, &kgo.Record{Value: []byte("c")})
+	obs := &observed{}
+	fn := newKafkaFunction(t, nil)
+	m := newKafkaMapping(t, f, fn, WithObserver(obs), WithGroupID("g"))
+	encode := m.encode
+	m.encode = func(ctx context.Context, r *kgo.Record) ([]byte, string, error) {
+		if string(r.Value) == "bad" {
+			return nil, "SchemaNotFound", nil
+		}
+		return encode(ctx, r)
+	}
+	runKafka(t, m)
+	kafkaWaitFor(t, 10*time.Second, "offset 3 committed", func() bool { return f.committed("g", 1)[0] == 3 })
+	if got := fn.delivered(); fmt.Sprint(got) != "[a c]" {
+		t.Errorf("delivered %v, want [a c]", got)
+	}
+	var steps []string
+	obs.mu.Lock()
+	for _, e := range obs.events {
+		if e.Kind == Delivered || e.Kind == GaveUp {
+			steps = append(steps, fmt.Sprintf("%v %d %s", e.Kind, e.Records[0].Offset, e.Reason))
+		}
+	}
+	obs.mu.Unlock()
+	if fmt.Sprint(steps) != "[delivered 0  gave up 1 SchemaNotFound delivered 2 ]" {
+		t.Errorf("steps %q: want a delivered, bad given up, c delivered", steps)
+	}
+	if s := m.Counters().Snapshot(); s.DeadLettered != 1 || s.Succeeded != 2 {
+		t.Errorf("counters %+v", s)
+	}
+	checkSettled(t, m.Counters())
+}
+
+// TestKafkaEncodeErrorRetries checks a schema registry that fails: the record is tried again
+// after the backoff and delivered once the registry answers; a registry that fails 5 times in a
+// row stops Run, as the on-failure destination does, rather than skip records.
+func TestKafkaEncodeErrorRetries(t *testing.T) {
+	for _, failures := range []int{2, 1000} {
+		t.Run(fmt.Sprint(failures), func(t *testing.T) {
+			f := newKafkaFixture(t, "orders", 1)
+			f.produceN(0, 2)
+			fn := newKafkaFunction(t, nil)
+			m := newKafkaMapping(t, f, fn, WithMetrics(MetricsErrorCount))
+			encode := m.encode
+			var mu sync.Mutex
+			left := failures
+			m.encode = func(ctx context.Context, r *kgo.Record) ([]byte, string, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if left > 0 {
+					left--
+					return nil, "", errors.New("registry unreachable")
+				}
+				return encode(ctx, r)
+			}
+			if failures >= 5 {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				err := m.Run(ctx)
+				if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "5 times in a row") || !strings.Contains(err.Error(), "registry unreachable") {
+					t.Errorf("Run: %v, want the registry's failure", err)
+				}
+				if got := m.Metrics()[MetricSchemaRegistryErrorCount]; got != 5 {
+					t.Errorf("SchemaRegistryErrorCount = %d, want 5", got)
+				}
+				if len(fn.snapshot()) != 0 {
+					t.Error("records delivered without their encoding")
+				}
+				return
+			}
+			runKafka(t, m)
+			kafkaWaitFor(t, 10*time.Second, "2 records", func() bool { return m.Counters().Succeeded.Load() == 2 })
+			if got := m.Metrics()[MetricSchemaRegistryErrorCount]; got != int64(failures) {
+				t.Errorf("SchemaRegistryErrorCount = %d, want %d", got, failures)
+			}
+		})
 	}
 }

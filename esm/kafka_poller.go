@@ -267,7 +267,7 @@ func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 					continue
 				}
 			}
-			js, cond, err := m.encodeRecord(ctx, r)
+			js, cond, err := m.encode(ctx, r)
 			if err != nil {
 				m.metrics.schemaErrors.Add(1)
 				lastErr = fmt.Errorf("%s: offset %d: %w", w.pt.id, r.Offset, err)
