@@ -25,8 +25,8 @@ import (
 // TestKafkaCountersFiltered checks a filtered record: counted Filtered and committed, never
 // delivered, reported as one Filtered event, and FilteredOutEventCount.
 //
-// AWS (https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html): "If an
-// event doesn't meet any of the filtering criteria, Lambda drops the event."
+// AWS (https://docs.aws.amazon.com/lambda/latest/dg/kafka-filtering.html): "Lambda commits
+// offsets for matched and unmatched messages after successfully invoking the function".
 func TestKafkaCountersFiltered(t *testing.T) {
 	f := newKafkaFixture(t, "orders", 2)
 	f.produce(&kgo.Record{Partition: 0, Value: []byte(`{"keep":false}`)}, &kgo.Record{Partition: 1, Value: []byte(`{"keep":true}`)},
