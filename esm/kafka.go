@@ -30,53 +30,83 @@ const (
 //
 // # What it does
 //
-// Each partition has its own worker, so partitions are processed in parallel and each has at
-// most one invocation in flight, in offset order. AWS allows one invocation to hold records of
-// several partitions; here an invocation holds one partition's records (the "records" object
-// has one key), which the documentation allows and which keeps each partition's retries
-// independent.
+// The partitions the group assigns are held by pollers: one poller holds them all by default,
+// and [WithPollers] spreads them over several (never more pollers than partitions), as a
+// provisioned mapping's event pollers are. A poller runs up to 5 invocations at once, as AWS's
+// do ("each poller can handle up to 5 concurrent invocations"), and one invocation holds
+// records of one or more partitions, as on AWS ("A single Lambda payload can contain messages
+// from multiple partitions"): the event's "records" object has one key per partition,
+// "topic-N", in ascending order. A partition is in at most one invocation at a time, from the
+// moment its records are taken into a batch until they are committed, so each partition's
+// records are delivered in offset order, and no other invocation holds them meanwhile.
+// [WithOnePartitionPerInvocation] makes every event hold one partition only.
 //
-// A batch holds up to the batch size (default 100) records, and its event is at most
-// [MaxPayloadBytes]. When fewer records are waiting, the worker waits for more for up to the
-// batching window (default 500 ms, Kafka's default), counted from the arrival of the batch's
-// first record; a full batch is sent at once.
+// A batch holds up to the batch size (default 100) records in all, and its event is at most
+// [MaxPayloadBytes]. It is filled from the partitions that have records waiting and no records
+// in an invocation, in turn: all the waiting records of one partition, then the next
+// partition's, starting each batch with the partition after the one the previous batch started
+// with. So when records pile up each invocation holds one partition and up to 5 run in
+// parallel; when they trickle in, one invocation gathers what waits in every partition. A
+// batch that is not full waits for more records for up to the batching window (default 500 ms,
+// Kafka's default), counted from the arrival of its oldest record; a full batch is sent at
+// once.
 //
 // Records that FilterCriteria rejects are never delivered; their offsets are committed with
-// the next batch, or at once when no record is waiting. A record the criteria cannot decide on
-// ([filter.Criteria.MatchKafka] returns an error) is delivered: the mapping fails closed and
-// never drops a record it is not sure about.
+// the next batch of their partition, or at once when no record of it is waiting. A record the
+// criteria cannot decide on ([filter.Criteria.MatchKafka] returns an error) is delivered: the
+// mapping fails closed and never drops a record it is not sure about.
 //
-// After each batch the worker commits the offset after its last record, so a restarted
-// mapping (same group ID) goes on where it stopped.
+// After each invocation the mapping commits, for each partition of it, the offset after the
+// records that are done (succeeded, given up, or filtered out), so a restarted mapping (same
+// group ID) goes on where it stopped.
 //
 // # Errors
 //
-// When the function fails (Response.Err: an error, a timeout, a crash) the whole batch is
-// retried. With ReportBatchItemFailures, a partial batch response makes the partition resume
-// from the lowest offset it names; the records before it are done. A response that names a
-// partition or offset not in the event, or that is not valid, fails the whole batch.
+// When the function fails (Response.Err: an error, a timeout, a crash) every record of the
+// invocation failed. With ReportBatchItemFailures, a partial batch response is read per
+// partition: each partition it names ("partition": "topic-N") resumes from the lowest offset
+// it reports there, and its records before it are done; the partitions it does not name are
+// done and committed. A response that names a partition or offset not in the event, or that is
+// not valid, fails the whole batch.
 //
-// A batch is retried up to MaximumRetryAttempts times (infinite by default; 10 when infinite
+// Failed records are retried per partition: each partition's failed records go on alone, in
+// their own invocations, so one partition's failure does not hold the others back (they go on
+// in the next invocations), and the retry rules below count per partition. A partition's
+// records are retried up to MaximumRetryAttempts times (infinite by default; 10 when infinite
 // and an on-failure destination is set, as AWS does), with a short exponential backoff between
-// attempts (100 ms doubling to at most 1 s; AWS does not document one). With bisect on, a batch
-// the function failed is split in two and each half retried in turn; splitting does not use up
-// a retry (AWS does not say whether it does; this way a single bad record is isolated in
-// log2(batch size) invocations). Records older than MaximumRecordAge are given up before they
-// are (re)sent. Records given up on go to the on-failure destination, if any, and are then
-// committed: the partition moves on. Without a destination and with infinite retries a failing
-// batch is retried forever and the partition never moves past it, as on AWS.
+// attempts (100 ms doubling to at most 1 s; AWS does not document one). With bisect on, a
+// partition's records that the function failed are split in two and each half retried in turn;
+// splitting does not use up a retry (AWS does not say whether it does; this way a single bad
+// record is isolated in log2(batch size) invocations). Records older than MaximumRecordAge are
+// given up before they are (re)sent. Records given up on together go to the on-failure
+// destination, if any, in one on-failure record whose recordsInfo has each partition's range,
+// and are then committed: the partition moves on. Without a destination and with infinite
+// retries a failing partition is retried forever and never moves past its failing records, as
+// on AWS; the other partitions go on.
+//
+// A record that [Kafka.encodeRecord] refuses (with a schema registry: a schema not found, a
+// record it cannot deserialize), or whose event alone would exceed MaxPayloadBytes, is given up
+// alone, in its partition's offset order, with its condition. When the schema registry itself
+// fails, the partition's records wait for the backoff and are tried again; 5 failures in a row
+// stop Run.
 type Kafka struct {
 	cfg      kafkaConfig
 	topic    string
 	fn       Invoker
 	counters Counters
 
+	env     kafkaEnvelope
+	encode  func(context.Context, *kgo.Record) ([]byte, string, error) // encodeRecord; tests put faults in front of it
+	metrics metricCounts
+	obsMu   sync.Mutex // one Observe call at a time
+
 	mu      sync.Mutex
 	started bool
 	client  atomic.Pointer[kgo.Client]
 	runCtx  context.Context
-	workers map[int32]*kafkaPartition
-	fail    func(error) // stops Run with an error
+	pollers []*kafkaPoller
+	parts   map[int32]*kafkaPart // the partitions assigned, each held by one poller
+	fail    func(error)          // stops Run with an error
 	failErr error
 	lag     map[int32]*partLag
 }
@@ -84,6 +114,7 @@ type Kafka struct {
 type partLag struct {
 	hwm       int64 // high watermark: offset after the last record
 	committed int64 // offset the group resumes from; -1 when unknown
+	next      int64 // offset of the next record to deliver; -1 when none was taken since the assignment
 }
 
 // NewKafka returns a mapping that reads topic from the Kafka cluster at brokers (host:port) and
@@ -91,7 +122,7 @@ type partLag struct {
 func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (*Kafka, error) {
 	c := kafkaConfig{
 		mappingConfig: mappingConfig{batchSize: 100, window: 500 * time.Millisecond},
-		start:         TrimHorizon, retries: -1, source: kafkaevent.SourceSelfManaged, backoff: backoff,
+		start:         TrimHorizon, retries: -1, source: kafkaevent.SourceSelfManaged, backoff: backoff, pollers: 1,
 	}
 	for _, o := range opts {
 		o.applyKafka(&c)
@@ -131,7 +162,10 @@ func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (
 	default:
 		c.clientOpts = append(c.clientOpts, kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	}
-	return &Kafka{cfg: c, topic: topic, fn: fn, workers: map[int32]*kafkaPartition{}, lag: map[int32]*partLag{}}, nil
+	m := &Kafka{cfg: c, topic: topic, fn: fn, env: newKafkaEnvelope(c.source, c.sourceARN, c.bootstrap),
+		parts: map[int32]*kafkaPart{}, lag: map[int32]*partLag{}}
+	m.encode = m.encodeRecord
+	return m, nil
 }
 
 // check reports every bad setting of c as a *ConfigError, joined.
@@ -149,6 +183,7 @@ func (c *kafkaConfig) check(brokers []string, topic string, fn Invoker) error {
 		c.reject("WithStartingPosition", "%q: want TRIM_HORIZON, LATEST, or AT_TIMESTAMP through WithStartingTimestamp", c.start)
 	}
 	c.checkBatching(10000, 300*time.Second)
+	c.checkMetrics(true)
 	if c.retries < -1 || c.retries > 10000 {
 		c.reject("WithMaximumRetryAttempts", "%d: want -1 to 10000", c.retries)
 	}
@@ -173,10 +208,12 @@ func (c *kafkaConfig) check(brokers []string, topic string, fn Invoker) error {
 // Counters returns the mapping's running totals; they are updated while Run runs.
 func (m *Kafka) Counters() *Counters { return &m.counters }
 
-// PartitionLag returns, per partition of the topic, the records not yet committed by the
-// group: the high watermark minus the committed offset (the offset the group would resume
-// from). It is refreshed every 500 ms and after each commit; empty before Run has read the
-// topic's partitions.
+// PartitionLag returns, per partition of the topic, the records not yet delivered: the high
+// watermark minus the offset of the next record to deliver (before the mapping has taken
+// records of a partition, the offset the group would resume from). Records in an invocation,
+// or waiting for a retry, are not counted. It is refreshed every 500 ms and as records are
+// taken into batches; empty before Run has read the topic's partitions. Counters.Lag is the
+// sum over the partitions.
 func (m *Kafka) PartitionLag() map[int32]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -188,10 +225,49 @@ func (m *Kafka) PartitionLag() map[int32]int64 {
 }
 
 func (l *partLag) value() int64 {
+	from := max(l.committed, l.next)
+	if from < 0 || l.hwm < from {
+		return 0
+	}
+	return l.hwm - from
+}
+
+// offsetLag is AWS's OffsetLag of the partition: the high watermark minus the committed
+// offset, the records the group has not processed.
+func (l *partLag) offsetLag() int64 {
 	if l.committed < 0 || l.hwm < l.committed {
 		return 0
 	}
 	return l.hwm - l.committed
+}
+
+// delivering records that the partition's records before next are taken (delivered, or
+// filtered out or given up before delivery).
+func (m *Kafka) delivering(p int32, next int64) {
+	m.mu.Lock()
+	if l := m.lag[p]; l != nil && next > l.next {
+		l.next = next
+	}
+	m.mu.Unlock()
+	m.sumLag()
+}
+
+// single is the length of the event holding one record of pt whose JSON is n bytes long.
+func (m *Kafka) single(pt *kafkaPart, n int) int {
+	sz := newKafkaSizer(&m.env)
+	return sz.with(pt, true, n)
+}
+
+// observe reports e to the observer, if any, one event at a time.
+func (m *Kafka) observe(e Event) {
+	o := m.cfg.observer
+	if o == nil {
+		return
+	}
+	e.Mapping, e.At = m.cfg.name, time.Now()
+	m.obsMu.Lock()
+	defer m.obsMu.Unlock()
+	o.Observe(e)
 }
 
 // Run joins the group and processes records until ctx is done, then returns nil; records in
@@ -234,11 +310,12 @@ func (m *Kafka) Run(ctx context.Context) error {
 		kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
 			m.startWorkers(cl, assigned[m.topic])
 		}),
+		// kgo calls these in every rebalance, with nothing when nothing moves.
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
-			m.stopWorkers(revoked[m.topic])
+			m.revokeWorkers(revoked[m.topic])
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
-			m.stopWorkers(lost[m.topic])
+			m.revokeWorkers(lost[m.topic])
 		}),
 	)
 	cl, err := kgo.NewClient(opts...)
@@ -247,7 +324,7 @@ func (m *Kafka) Run(ctx context.Context) error {
 	}
 	m.client.CompareAndSwap(nil, cl)
 	defer func() {
-		m.stopWorkers(nil)
+		m.stopWorkers()
 		cl.Close()
 	}()
 
@@ -260,7 +337,7 @@ func (m *Kafka) Run(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	for _, p := range partitions {
-		m.lag[p] = &partLag{committed: -1}
+		m.lag[p] = &partLag{committed: -1, next: -1}
 	}
 	m.mu.Unlock()
 
@@ -282,6 +359,7 @@ func (m *Kafka) Run(ctx context.Context) error {
 			if errors.Is(fe.Err, context.Canceled) || errors.Is(fe.Err, kgo.ErrClientClosed) {
 				continue
 			}
+			m.metrics.pollErrors.Add(1)
 			m.failRun(fmt.Errorf("fetching %s[%d]: %w", fe.Topic, fe.Partition, fe.Err))
 		}
 		fs.EachPartition(func(p kgo.FetchTopicPartition) {
@@ -289,13 +367,13 @@ func (m *Kafka) Run(ctx context.Context) error {
 				return
 			}
 			m.mu.Lock()
-			w := m.workers[p.Partition]
+			pt := m.parts[p.Partition]
 			if l := m.lag[p.Partition]; l != nil && p.HighWatermark > l.hwm {
 				l.hwm = p.HighWatermark
 			}
 			m.mu.Unlock()
-			if w != nil && len(p.Records) > 0 {
-				w.push(p.Records)
+			if pt != nil && len(p.Records) > 0 {
+				pt.poller.push(pt, p.Records)
 			}
 		})
 		cl.AllowRebalance()
@@ -409,10 +487,6 @@ func (m *Kafka) sumLag() {
 
 func (m *Kafka) partitionID(p int32) string { return m.topic + "-" + strconv.FormatInt(int64(p), 10) }
 
-func (m *Kafka) envelope(p int32) kafkaEnvelope {
-	return newKafkaEnvelope(m.cfg.source, m.cfg.sourceARN, m.cfg.bootstrap, m.topic, p)
-}
-
 // failRun stops Run, which returns err.
 func (m *Kafka) failRun(err error) {
 	m.mu.Lock()
@@ -421,54 +495,75 @@ func (m *Kafka) failRun(err error) {
 	fail(err)
 }
 
+// startWorkers gives each newly assigned partition to a poller: a new one while there are
+// fewer than WithPollers, otherwise the one holding the fewest partitions.
 func (m *Kafka) startWorkers(cl *kgo.Client, ps []int32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.client.CompareAndSwap(nil, cl)
-	for _, p := range ps {
-		if m.workers[p] != nil {
+	for _, num := range ps {
+		if m.parts[num] != nil {
 			continue
 		}
-		w := newKafkaPartition(m, p)
-		m.workers[p] = w
-		go w.run(m.runCtx)
+		var p *kafkaPoller
+		if len(m.pollers) < m.cfg.pollers {
+			p = newKafkaPoller(m)
+			m.pollers = append(m.pollers, p)
+			go p.run(m.runCtx)
+		} else {
+			p = m.pollers[0]
+			for _, q := range m.pollers[1:] {
+				if q.size() < p.size() {
+					p = q
+				}
+			}
+		}
+		m.parts[num] = p.add(num)
+		if l := m.lag[num]; l != nil {
+			l.next = -1
+		}
 	}
 }
 
-// stopWorkers stops the workers of ps (all of them when ps is nil) and waits for them.
-func (m *Kafka) stopWorkers(ps []int32) {
+// stopWorkers stops every poller and waits for them.
+func (m *Kafka) stopWorkers() {
 	m.mu.Lock()
-	var ws []*kafkaPartition
-	for p, w := range m.workers {
-		if ps == nil || slices.Contains(ps, p) {
-			ws = append(ws, w)
-			delete(m.workers, p)
+	pollers := m.pollers
+	m.pollers = nil
+	clear(m.parts)
+	m.mu.Unlock()
+	for _, p := range pollers {
+		close(p.stop)
+	}
+	for _, p := range pollers {
+		<-p.done
+	}
+}
+
+// revokeWorkers stops holding the partitions ps, waiting for their invocations under way.
+func (m *Kafka) revokeWorkers(ps []int32) {
+	m.mu.Lock()
+	byPoller := map[*kafkaPoller][]int32{}
+	for _, num := range ps {
+		if pt := m.parts[num]; pt != nil {
+			byPoller[pt.poller] = append(byPoller[pt.poller], num)
+			delete(m.parts, num)
 		}
 	}
 	m.mu.Unlock()
-	for _, w := range ws {
-		close(w.stop)
-	}
-	for _, w := range ws {
-		<-w.done
-		w.mu.Lock()
-		if w.paused {
-			// A partition assigned again gets a new worker, which must get records.
-			w.paused = false
-			m.client.Load().ResumeFetchPartitions(map[string][]int32{m.topic: {w.num}})
-		}
-		w.mu.Unlock()
+	for p, nums := range byPoller {
+		p.revoke(nums)
 	}
 }
 
-// commit commits next as the partition's offset; the commit is not canceled with Run's
-// context, so that a batch the function finished is not delivered again.
-func (m *Kafka) commit(ctx context.Context, p int32, next int64, epoch int32) error {
+// commit commits offsets, the offset after the records done of each partition; the commit is
+// not canceled with Run's context, so that records the function finished are not delivered
+// again.
+func (m *Kafka) commit(ctx context.Context, offsets map[int32]kgo.EpochOffset) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	var cerr error
-	offsets := map[string]map[int32]kgo.EpochOffset{m.topic: {p: {Epoch: epoch, Offset: next}}}
-	m.client.Load().CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+	m.client.Load().CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{m.topic: offsets}, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
 			cerr = err
 			return
@@ -476,17 +571,20 @@ func (m *Kafka) commit(ctx context.Context, p int32, next int64, epoch int32) er
 		for _, t := range resp.Topics {
 			for _, rp := range t.Partitions {
 				if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-					cerr = err
+					cerr = fmt.Errorf("%s: %w", m.partitionID(rp.Partition), err)
 				}
 			}
 		}
 	})
 	if cerr != nil {
-		return fmt.Errorf("committing offset %d of %s: %w", next, m.partitionID(p), cerr)
+		m.metrics.commitErrors.Add(1)
+		return fmt.Errorf("committing offsets %v: %w", offsets, cerr)
 	}
 	m.mu.Lock()
-	if l := m.lag[p]; l != nil {
-		l.committed = next
+	for p, eo := range offsets {
+		if l := m.lag[p]; l != nil {
+			l.committed = eo.Offset
+		}
 	}
 	m.mu.Unlock()
 	m.sumLag()

@@ -13,7 +13,7 @@ import (
 // successfully processed. Any invalid topic-partition_number or offset returned that was not
 // present in the invoked event will be treated as failure and entire batch will be retried."
 func TestParseKafkaResponse(t *testing.T) {
-	offsets := []int64{3, 4, 7, 9}
+	offsets := map[string][]int64{"t-1": {3, 4, 7, 9}, "t-3": {0, 1}}
 	for _, tc := range []struct {
 		in     string
 		from   int64
@@ -45,7 +45,8 @@ func TestParseKafkaResponse(t *testing.T) {
 		{in: `"ok"`, bad: true},
 		{in: `[]`, bad: true},
 	} {
-		from, failed, err := parseKafkaResponse([]byte(tc.in), "t-1", offsets)
+		got, err := parseKafkaResponse([]byte(tc.in), offsets)
+		from, failed := got["t-1"], len(got) > 0
 		var re *ResponseError
 		if tc.bad {
 			if !errors.As(err, &re) {
@@ -66,9 +67,9 @@ func FuzzKafkaResponse(f *testing.F) {
 	f.Add([]byte(`{"batchItemFailures":[{"itemIdentifier":{"topic-partition":"t-1","offset":4}}]}`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"t-1","offset":9223372036854775807}}]}`))
-	offsets := []int64{3, 4, 7, 9}
+	offsets := map[string][]int64{"t-1": {3, 4, 7, 9}, "t-3": {0, 1}}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		from, failed, err := parseKafkaResponse(data, "t-1", offsets)
+		got, err := parseKafkaResponse(data, offsets)
 		if err != nil {
 			var re *ResponseError
 			if !errors.As(err, &re) || re.Error() == "" {
@@ -76,8 +77,28 @@ func FuzzKafkaResponse(f *testing.F) {
 			}
 			return
 		}
-		if failed && !containsOffset(offsets, from) {
-			t.Fatalf("from %d is not an offset of the batch", from)
+		for id, from := range got {
+			if !containsOffset(offsets[id], from) {
+				t.Fatalf("from %d is not an offset of %s in the batch", from, id)
+			}
 		}
 	})
+}
+
+// TestParseKafkaResponseMultiPartition checks that the lowest offset is kept per partition of a
+// multi-partition event, and that the partitions not named are absent (done).
+//
+// AWS (kafka-retry-configurations.html#kafka-partial-batch-response): each item's
+// itemIdentifier is {"partition": "topic-partition_number", "offset": number}.
+func TestParseKafkaResponseMultiPartition(t *testing.T) {
+	offsets := map[string][]int64{"t-1": {3, 4, 7, 9}, "t-3": {0, 1}, "t-4": {5}}
+	got, err := parseKafkaResponse([]byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"t-3","offset":1}},`+
+		`{"itemIdentifier":{"partition":"t-1","offset":9}},{"itemIdentifier":{"partition":"t-3","offset":0}},{"itemIdentifier":{"partition":"t-1","offset":7}}]}`), offsets)
+	if err != nil || len(got) != 2 || got["t-1"] != 7 || got["t-3"] != 0 {
+		t.Errorf("got %v, %v; want t-1 from 7, t-3 from 0, t-4 not named", got, err)
+	}
+	// An offset of another partition of the event is not an offset of this one.
+	if _, err := parseKafkaResponse([]byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"t-4","offset":3}}]}`), offsets); err == nil {
+		t.Error("offset 3 of t-4 accepted")
+	}
 }

@@ -256,9 +256,11 @@ func TestSQSErrorReturnsBatch(t *testing.T) {
 		}
 	}
 	s := m.Counters().Snapshot()
-	if s.Errors != 1 || (s.ReportedFailed+s.ErrorFailed) != 3 || s.In != 6 || s.Invocations != 2 {
+	// Each message counts In once, however often it is received (Counters' invariant).
+	if s.Errors != 1 || s.ErrorFailed != 3 || s.ReportedFailed != 0 || s.In != 3 || s.Delivered != 6 || s.Retried != 3 || s.Invocations != 2 {
 		t.Errorf("counters %+v", s)
 	}
+	checkSettled(t, m.Counters())
 }
 
 // TestSQSPartialBatchResponse follows "To avoid reprocessing successfully processed
@@ -409,7 +411,8 @@ func TestSQSRedriveToDeadLetterQueue(t *testing.T) {
 			}
 			return pbr(ids...)
 		}}
-		_, stop := env.run(url, rec, WithName(name), WithQueueARN(arn), WithBatchSize(1), WithReportBatchItemFailures())
+		obs := &observed{}
+		m, stop := env.run(url, rec, WithName(name), WithQueueARN(arn), WithBatchSize(1), WithReportBatchItemFailures(), WithObserver(obs))
 		var moved []types.Message
 		waitFor(t, 30*time.Second, name+": the poison message in the dead-letter queue", func() bool {
 			got, err := localservertest.Receive(context.Background(), env.c, dlq, 1, 100*time.Millisecond)
@@ -437,6 +440,15 @@ func TestSQSRedriveToDeadLetterQueue(t *testing.T) {
 		}
 		if group != nil && rec.bodies()[len(rec.bodies())-1] != "after" {
 			t.Errorf("%s: FIFO order: %v", name, rec.bodies())
+		}
+		// The mapping tells the move from the third failure: DeadLettered, one GaveUp event.
+		if s := m.Counters().Snapshot(); s.DeadLettered != 1 || s.Succeeded != 1 || s.In != 2 || s.ReportedFailed != 3 || s.Retried != 2 {
+			t.Errorf("%s: counters %+v", name, s)
+		}
+		checkSettled(t, m.Counters())
+		if g := obs.of(GaveUp); len(g) != 1 || len(g[0].Records) != 1 || g[0].Records[0].MessageID != aws.ToString(moved[0].MessageId) ||
+			!strings.Contains(g[0].Reason, "maxReceiveCount 3") {
+			t.Errorf("%s: GaveUp events %+v", name, g)
 		}
 	}
 }
