@@ -87,8 +87,8 @@ const (
 // A record that [Kafka.encodeRecord] refuses (with a schema registry: a schema not found, a
 // record it cannot deserialize), or whose event alone would exceed MaxPayloadBytes, is given up
 // alone, in its partition's offset order, with its condition. When the schema registry itself
-// fails, the partition's records wait for the backoff and are tried again; 5 failures in a row
-// stop Run.
+// fails, the partition's records wait for the backoff and are tried again; a registry that
+// fails every try for a minute stops Run.
 type Kafka struct {
 	cfg      kafkaConfig
 	topic    string
@@ -122,7 +122,7 @@ type partLag struct {
 func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (*Kafka, error) {
 	c := kafkaConfig{
 		mappingConfig: mappingConfig{batchSize: 100, window: 500 * time.Millisecond},
-		start:         TrimHorizon, retries: -1, source: kafkaevent.SourceSelfManaged, backoff: backoff, pollers: 1,
+		start:         TrimHorizon, retries: -1, source: kafkaevent.SourceSelfManaged, backoff: backoff, patience: registryPatience, pollers: 1,
 	}
 	for _, o := range opts {
 		o.applyKafka(&c)

@@ -26,6 +26,7 @@ type kafkaConfig struct {
 	functionARN  string
 	clientOpts   []kgo.Opt
 	backoff      func(retry int) time.Duration // backoff, or shorter in tests
+	patience     time.Duration                 // registryPatience, or shorter in tests
 	schema       *schemaRegistry               // WithSchemaRegistry; nil: records are delivered as they are
 	pollers      int                           // WithPollers
 	onePartition bool                          // WithOnePartitionPerInvocation

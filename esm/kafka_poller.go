@@ -33,6 +33,7 @@ type kafkaPoller struct {
 	running int          // attempts under way
 	changed chan struct{}
 	fails   int             // encodeRecord failures in a row
+	failing time.Time       // when the first of them happened
 	taken   map[int32]int64 // partition: offset after the records just taken, for Lag (applied without mu)
 
 	stop chan struct{} // closed to stop the poller
@@ -234,7 +235,8 @@ func (p *kafkaPoller) run(ctx context.Context) {
 
 // drain moves the partitions' inboxes to their queues, applying FilterCriteria and encoding
 // each record ([Kafka.encodeRecord]). When the schema registry fails, the partition's records
-// from the failed one on wait for the backoff; 5 failures in a row stop Run. drain returns when
+// from the failed one on wait for the backoff; a registry that fails every try for
+// registryPatience stops Run. drain returns when
 // to try again (zero: nothing to wait for).
 func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 	m := p.m
@@ -284,14 +286,17 @@ func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 		w.pt.queue = append(w.pt.queue, out...)
 		if rest != nil {
 			w.pt.inbox = append(rest, w.pt.inbox...)
+			if p.fails == 0 {
+				p.failing = time.Now()
+			}
 			p.fails++
 			w.pt.retryAt = time.Now().Add(m.cfg.backoff(p.fails))
 			if wakeAt.IsZero() || w.pt.retryAt.Before(wakeAt) {
 				wakeAt = w.pt.retryAt
 			}
-			if p.fails >= 5 {
+			if time.Since(p.failing) >= m.cfg.patience {
 				p.mu.Unlock()
-				m.failRun(fmt.Errorf("the schema registry failed 5 times in a row: %w", lastErr))
+				m.failRun(fmt.Errorf("the schema registry failed %d times in a row over %v: %w", p.fails, m.cfg.patience, lastErr))
 				return time.Time{}
 			}
 		} else {
@@ -301,6 +306,13 @@ func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 	}
 	return wakeAt
 }
+
+// registryPatience is how long a schema registry may fail every try before the mapping stops.
+// AWS does not say what a mapping does while its registry is unreachable; records cannot be
+// checked, so they wait (never delivered unchecked, never given up on), and the mapping goes on
+// trying for a minute, long enough for a registry to restart, then stops Run with the error
+// rather than stall without a word.
+const registryPatience = time.Minute
 
 // dispatch starts attempts while fewer than kafkaPollerConcurrency run: first the retries
 // that are due, oldest first, then new batches. It returns how long to wait for a batching

@@ -153,7 +153,8 @@ func encoded(t *testing.T, m *Kafka, r *kgo.Record) (*kafkaevent.Record, string)
 	if !json.Valid(b) {
 		t.Fatalf("record JSON is not valid: %s", b)
 	}
-	ev, err := kafkaevent.Parse(m.envelope(r.Partition).build([][]byte{b}))
+	part := &kafkaPart{num: r.Partition, key: partitionKey(r.Topic, r.Partition)}
+	ev, err := kafkaevent.Parse(m.env.build([]*kafkaEntry{{rec: r, part: part, json: b}}))
 	if err != nil {
 		t.Fatalf("kafkaevent.Parse: %v\n%s", err, b)
 	}
