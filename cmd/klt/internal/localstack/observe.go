@@ -136,6 +136,7 @@ func startObservation(ctx context.Context, c observationConfig) (_ *observation,
 			if !ok {
 				return nil, fmt.Errorf("observation: queue %s to list has no URL", q)
 			}
+			o.lister.watch(u)
 			o.run(rctx, func(ctx context.Context) { o.lister.run(ctx, q, u) })
 		}
 	}
