@@ -63,7 +63,7 @@ func TestAccountObserved(t *testing.T) {
 	h.steps(first, "KafkaMap", esm.Delivered, esm.Succeeded)
 	h.applied(first, 90, false)
 	h.steps(second, "KafkaMap", esm.Delivered, esm.Succeeded)
-	h.applied(second, 85, false) // before first: its key's order broken
+	h.applied(second, 85, false)            // before first: its key's order broken
 	h.steps(gaveUp, "OtherMap", esm.GaveUp) // not this pipeline's mapping: in flight here
 	h.l.unattributed(unattributed{Kind: effectHTTP, Resource: "OrdersApiUrl", Why: "no key"})
 
