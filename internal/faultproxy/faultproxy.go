@@ -20,8 +20,9 @@
 //
 // A fault answers without reaching the server, in the form the service answers: HTTP 500
 // with InternalServerError (DynamoDB's) or InternalFailure (SQS's common error), or HTTP 400
-// with ThrottlingException, with the error code in both the x-amzn-ErrorType header and the
-// body's "__type", as the SDKs read them. The SDKs' standard retryers retry both (a 500, and
+// with ThrottlingException (or DynamoDB's ProvisionedThroughputExceededException), with the
+// error code in both the x-amzn-ErrorType header and the body's "__type", as the SDKs read
+// them. The SDKs' standard retryers retry both (a 500, and
 // the throttling code), so a fault of N requests shows as N extra attempts and a call that
 // succeeds, unless N exceeds the caller's attempts.
 //
@@ -53,6 +54,9 @@ const (
 	InternalServerError
 	// Throttling answers HTTP 400 ThrottlingException.
 	Throttling
+	// ThroughputExceeded answers HTTP 400 ProvisionedThroughputExceededException, DynamoDB's
+	// throttling of a table's reads and writes (ThrottlingException for another service).
+	ThroughputExceeded
 )
 
 func (f Fault) String() string {
@@ -63,6 +67,8 @@ func (f Fault) String() string {
 		return "InternalServerError"
 	case Throttling:
 		return "ThrottlingException"
+	case ThroughputExceeded:
+		return "ProvisionedThroughputExceededException"
 	}
 	return fmt.Sprintf("Fault(%d)", int(f))
 }
@@ -350,8 +356,11 @@ func ErrorResponse(target string, fault Fault) (int, http.Header, []byte) {
 	if fault == InternalServerError && dynamo {
 		code = "InternalServerError"
 	}
-	if fault == Throttling {
+	switch {
+	case fault == Throttling, fault == ThroughputExceeded && !dynamo:
 		status, code, msg = http.StatusBadRequest, "ThrottlingException", "faultproxy: injected throttling: Rate exceeded"
+	case fault == ThroughputExceeded:
+		status, code, msg = http.StatusBadRequest, "ProvisionedThroughputExceededException", "faultproxy: injected throttling: throughput exceeded"
 	}
 	typ := code
 	if dynamo {

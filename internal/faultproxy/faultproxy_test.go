@@ -107,9 +107,14 @@ func TestDynamoDBFaults(t *testing.T) {
 
 	p.FailNext(3, "", faultproxy.InternalServerError)
 	err = put("b")
-	var ae smithy.APIError
-	if !errors.As(err, &ae) || ae.ErrorCode() != "InternalServerError" {
-		t.Fatalf("PutItem with 3 faults and 3 attempts: %v, want InternalServerError", err)
+	var ise *types.InternalServerError // the SDK reads the fault as DynamoDB's modeled error
+	if !errors.As(err, &ise) {
+		t.Fatalf("PutItem with 3 faults and 3 attempts: %v, want *types.InternalServerError", err)
+	}
+	p.FailNext(3, "PutItem", faultproxy.ThroughputExceeded)
+	var pte *types.ProvisionedThroughputExceededException
+	if err := put("b"); !errors.As(err, &pte) {
+		t.Fatalf("PutItem with 3 throughput faults: %v, want *types.ProvisionedThroughputExceededException", err)
 	}
 	got, err := direct.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("tab"),
 		Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "b"}}})

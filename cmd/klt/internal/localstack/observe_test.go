@@ -152,6 +152,9 @@ func TestQueuesObserved(t *testing.T) {
 	if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(urls["WorkQueue"]), MessageBody: aws.String("hello")}); err != nil {
 		t.Fatal(err)
 	}
+	if at := l.effectsAt(effectQueue, "WorkQueue"); len(at) != 2 || at[0].At.After(at[1].At) {
+		t.Errorf("effects at WorkQueue: %+v", at)
+	}
 	for _, off := range []int64{7, 8} {
 		es := effectsOf(l, recordID{"orders", 1, off}, "WorkQueue")
 		if len(es) != 1 || es[0].Via != viaRecordAttribute || es[0].Function != "DispatcherFunction" || es[0].Failure != "" {
@@ -244,7 +247,7 @@ func TestListerLeavesMessages(t *testing.T) {
 // without it is unattributed.
 func TestMappingObserver(t *testing.T) {
 	l := newLedger()
-	obs := mappingObserver{l}
+	obs := (&observation{ledger: l}).mappings()
 	now := time.Now()
 	obs.Observe(esm.Event{Kind: esm.Delivered, Mapping: "Kafka", Invocation: 1, At: now,
 		Records: []esm.RecordRef{{Topic: "orders", Partition: 0, Offset: 5}}})
