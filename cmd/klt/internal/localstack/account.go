@@ -154,15 +154,37 @@ func account(l *ledger, spec accountSpec, phase string) pipelineAccount {
 			a.Unattributed++
 		}
 	}
-	a.say(res)
+	a.say(res, spec)
 	return a
 }
 
 // say fills the totals that depend on observability, and the sentences about it.
-func (a *pipelineAccount) say(res []resource) {
+func (a *pipelineAccount) say(res []resource, spec accountSpec) {
+	steps := 0
+	for _, r := range a.Records {
+		for _, n := range r.Deliveries {
+			steps += n
+		}
+	}
+	if len(a.Records) > 0 && steps == 0 && a.Fates[fateFiltered] == 0 {
+		a.Unobserved = append(a.Unobserved, "deliveries: no event of the mappings seen")
+	}
+	var dests []string
+	for _, m := range spec.Mappings {
+		if d, ok := spec.Destinations[m]; ok && d.Name != "" {
+			dests = append(dests, d.String())
+		}
+	}
+	if len(dests) > 0 {
+		a.Observed = append(a.Observed, "dead-lettered: observed at "+strings.Join(dests, ", "))
+	}
 	if len(res) == 0 {
 		a.Lost, a.AppliedTwice, a.OrderViolations = unobservable, unobservable, unobservable
-		a.Unobserved = append(a.Unobserved, "no side effect of the last function observable: lost, applied twice and order unobservable")
+		last := ""
+		if n := len(spec.Functions); n > 0 {
+			last = spec.Functions[n-1]
+		}
+		a.Unobserved = append(a.Unobserved, "no side effect of "+last+" observable: lost, applied twice and order unobservable")
 		return
 	}
 	twice, order := 0, 0
@@ -170,13 +192,33 @@ func (a *pipelineAccount) say(res []resource) {
 	for _, r := range a.Resources {
 		twice += r.AppliedTwice
 		order += r.OrderViolations
-		where = append(where, r.Resource.String())
+		where = append(where, r.Resource.String()+" ("+strings.Join(viasAt(a.Records, r.Resource), ", ")+")")
 	}
 	a.Lost, a.AppliedTwice, a.OrderViolations = observed(a.Fates[fateLost]), observed(twice), observed(order)
-	a.Observed = append(a.Observed, "applied: observed at "+strings.Join(where, ", "), "order: observed per record key")
+	a.Observed = append(a.Observed, "applied: observed at "+strings.Join(where, "; "), "order: observed per record key")
 	if a.Unattributed > 0 {
 		a.Unobserved = append(a.Unobserved, fmt.Sprintf("%d side effects whose input record could not be told", a.Unattributed))
 	}
+}
+
+// viasAt returns how the records' identities were read at resource r ("nothing seen yet"
+// when no effect is there).
+func viasAt(records []recordAccount, r resource) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, rec := range records {
+		for _, e := range rec.Effects {
+			if e.Kind == r.Kind && e.Resource == r.Name && !seen[e.Via] {
+				seen[e.Via] = true
+				out = append(out, e.Via)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return []string{"nothing seen yet"}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // resourcesOf returns the resources of spec, and those where the ledger holds an effect of

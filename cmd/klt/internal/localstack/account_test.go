@@ -99,7 +99,8 @@ func TestAccountObserved(t *testing.T) {
 	if len(a.Latencies) != 4 || a.Latencies[0] > a.Latencies[3] {
 		t.Errorf("latencies: %v", a.Latencies)
 	}
-	if !strings.Contains(strings.Join(a.Observed, "; "), "http OrdersApiUrl") {
+	if o := strings.Join(a.Observed, "; "); !strings.Contains(o, "http OrdersApiUrl (Idempotency-Key)") ||
+		!strings.Contains(o, "dead-lettered: observed at queue OnFailureQueue") {
 		t.Errorf("observed: %q", a.Observed)
 	}
 }

@@ -84,6 +84,10 @@ type effect struct {
 	Repeat bool
 	At     time.Time
 	Body   string // the message or request body, capped at 4 KB, for the report's listing
+	// ID names the message (its MessageId at the queue) or the output record
+	// (topic-partition@offset) the effect is, when it is one: the ledger keeps one effect per
+	// message and record, as the proxy and the lister both see a failure queue's messages.
+	ID string
 }
 
 // unattributed is a side effect whose input record klt could not tell.
@@ -114,6 +118,16 @@ type ledger struct {
 	// hashes maps the idempotency store's hash of each input's KafkaKey, in both formats
 	// (hex for Powertools Python's layout, base64 for TypeScript's), to the input.
 	hashes map[string]recordID
+	// byID finds the effect of a message or output record: effectKey -> its index in
+	// effects[record].
+	byID map[effectKey]int
+}
+
+// effectKey names the effect of one message or output record for one input record (an
+// on-failure record names many).
+type effectKey struct {
+	kind, resource, id string
+	record             recordID
 }
 
 // maxUnattributed bounds the unattributed effects the ledger keeps the details of; it
@@ -122,7 +136,7 @@ const maxUnattributed = 10000
 
 func newLedger() *ledger {
 	return &ledger{inputs: map[recordID]*input{}, steps: map[recordID][]step{}, effects: map[recordID][]effect{},
-		hashes: map[string]recordID{}}
+		hashes: map[string]recordID{}, byID: map[effectKey]int{}}
 }
 
 // kafkaKey is idempotency.KafkaKey of the record: "topic-partition-offset".
@@ -167,10 +181,22 @@ func (l *ledger) step(id recordID, s step) {
 	l.steps[id] = append(l.steps[id], s)
 }
 
-// effect records a side effect of input record e.Record.
+// effect records a side effect of input record e.Record. An effect of a message or record
+// the ledger holds already (same kind, resource, ID and input record) is not added again:
+// it fills in the function when the first sighting did not know it.
 func (l *ledger) effect(e effect) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if e.ID != "" {
+		k := effectKey{e.Kind, e.Resource, e.ID, e.Record}
+		if i, ok := l.byID[k]; ok {
+			if prev := &l.effects[e.Record][i]; prev.Function == "" {
+				prev.Function = e.Function
+			}
+			return
+		}
+		l.byID[k] = len(l.effects[e.Record])
+	}
 	l.effects[e.Record] = append(l.effects[e.Record], e)
 }
 

@@ -42,6 +42,11 @@ type observationConfig struct {
 	// Kafka is the local cluster, Brokers its addresses.
 	Kafka   *kfake.Cluster
 	Brokers []string
+	// KafkaFaultTopics, when not nil, restricts the Kafka faults to Produce requests that
+	// write to these topics only (the functions' output topics), so that no other producer
+	// takes a fault meant for a function: a mapping's on-failure producer writes to its
+	// destination topic. klt's own producer is exempt either way (ExemptProduceTimeout).
+	KafkaFaultTopics []string
 
 	// Tables maps a table's name (as the functions address it) to its logical ID.
 	Tables map[string]string
@@ -117,6 +122,11 @@ func startObservation(ctx context.Context, c observationConfig) (_ *observation,
 	if c.Kafka != nil {
 		if o.Kafka, err = faultproxy.NewKafkaFaults(c.Kafka, nil); err != nil {
 			return nil, err
+		}
+		if c.KafkaFaultTopics != nil {
+			if err := o.Kafka.OnlyTopics(c.KafkaFaultTopics); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if c.HTTPSink != "" {

@@ -110,7 +110,8 @@ func TestTablesObserved(t *testing.T) {
 
 // The functions' messages, through the proxy, land in the ledger with their record: a
 // fanout Dispatcher's (the record attribute) and a batch sink's envelope, whose error is the
-// effect's Failure. A message with neither is unattributed.
+// effect's Failure. A message with neither is unattributed. The failure queue's message,
+// which the lister lists too, is one effect (by its MessageId).
 func TestQueuesObserved(t *testing.T) {
 	srv := localservertest.StartSQS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -124,7 +125,8 @@ func TestQueuesObserved(t *testing.T) {
 		urls[q] = *out.QueueUrl
 	}
 	l := newLedger()
-	o, err := startObservation(ctx, observationConfig{Ledger: l, SQSEndpoint: srv.Endpoint(), Queues: urls})
+	o, err := startObservation(ctx, observationConfig{Ledger: l, SQSEndpoint: srv.Endpoint(), Queues: urls,
+		SQS: srv.Client(), List: []string{"FailureQueue"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,8 +163,11 @@ func TestQueuesObserved(t *testing.T) {
 			t.Errorf("offset %d: %+v", off, es)
 		}
 	}
+	if err := o.settle(ctx); err != nil {
+		t.Fatal(err)
+	}
 	es := effectsOf(l, recordID{"orders", 1, 9}, "FailureQueue")
-	if len(es) != 1 || es[0].Via != viaEnvelope || es[0].Failure != "invalid order" {
+	if len(es) != 1 || es[0].Via != viaEnvelope || es[0].Failure != "invalid order" || es[0].Function != "DispatcherFunction" || es[0].ID == "" {
 		t.Errorf("envelope: %+v", es)
 	}
 	if u := l.unattributedEffects(); len(u) != 1 || u[0].Resource != "WorkQueue" {

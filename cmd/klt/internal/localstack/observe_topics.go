@@ -71,7 +71,8 @@ func (o *topicObserver) record(r *kgo.Record) {
 	}
 	o.consumed[r.Topic][r.Partition] = r.Offset + 1
 	o.mu.Unlock()
-	e := effect{Kind: effectTopic, Resource: r.Topic, Function: o.topics[r.Topic], Op: "Produce", At: r.Timestamp, Body: capBody(r.Value)}
+	e := effect{Kind: effectTopic, Resource: r.Topic, Function: o.topics[r.Topic], Op: "Produce", At: r.Timestamp, Body: capBody(r.Value),
+		ID: fmt.Sprintf("%s-%d@%d", r.Topic, r.Partition, r.Offset)}
 	kr := &kafkaevent.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
 	for _, h := range r.Headers {
 		kr.Headers = append(kr.Headers, kafkaevent.Header{Key: h.Key, Value: h.Value})

@@ -76,7 +76,7 @@ func (q *queueLister) run(ctx context.Context, queue, url string) {
 		if len(out) == 0 {
 			q.release(ctx, url)
 			q.scanned(url)
-			sleep(ctx, 200*time.Millisecond)
+			sleep(ctx, 500*time.Millisecond)
 			continue
 		}
 		for _, m := range out {
@@ -214,7 +214,7 @@ func (q *queueLister) settle(ctx context.Context) error {
 func (q *queueLister) read(queue string, m types.Message) {
 	now := time.Now()
 	body := aws.ToString(m.Body)
-	e := effect{Kind: effectQueue, Resource: queue, Op: "listed", At: now, Body: capBody([]byte(body))}
+	e := effect{Kind: effectQueue, Resource: queue, Op: "listed", At: now, Body: capBody([]byte(body)), ID: aws.ToString(m.MessageId)}
 	if id, why, ok := recordOfEnvelope(body); ok {
 		e.Record, e.Via, e.Failure = id, viaEnvelope, why
 		q.l.effect(e)
