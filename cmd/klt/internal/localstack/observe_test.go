@@ -2,6 +2,7 @@ package localstack
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -35,9 +36,9 @@ func effectsOf(l *ledger, id recordID, res string) []effect {
 // The functions' writes to DynamoDB, through the proxy, land in the ledger with their
 // record: idempotency.Do's entry (its key "<prefix>#md5" matched against the records klt
 // produced) as a claim and a completion, its replay as a Repeat (the conditional claim
-// fails); an item whose attribute the caller names holds topic-partition-offset; an item
-// that names no record is unattributed. A fault of the next PutItem makes the SDK retry,
-// and the write is in the ledger once.
+// fails), and a failed handler's claim and release; an item whose attribute the caller
+// names holds topic-partition-offset; an item that names no record is unattributed. A
+// fault of the next PutItem makes the SDK retry, and the write is in the ledger once.
 func TestTablesObserved(t *testing.T) {
 	srv := localservertest.StartDynamoDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -72,6 +73,15 @@ func TestTablesObserved(t *testing.T) {
 		if _, err := idempotency.Do(ctx, store, rec.kafkaKey(), nil, func(context.Context) (string, error) { return "done", nil }); err != nil {
 			t.Fatal(err)
 		}
+	}
+	failing := recordID{"orders", 2, 43}
+	l.produced(input{ID: failing, Key: []byte("k"), At: time.Now()})
+	boom := errors.New("boom")
+	if _, err := idempotency.Do(ctx, store, failing.kafkaKey(), nil, func(context.Context) (string, error) { return "", boom }); !errors.Is(err, boom) {
+		t.Fatalf("a failing handler: %v", err)
+	}
+	if es := effectsOf(l, failing, "IdempotencyTable"); len(es) != 2 || es[0].Op != opClaim || es[1].Op != opRelease {
+		t.Errorf("a failed handler's entry: %+v, want its claim and its release", es)
 	}
 	put := func(it map[string]ddbtypes.AttributeValue) {
 		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("items-table"), Item: it}); err != nil {
