@@ -278,3 +278,66 @@ func TestMappingObserver(t *testing.T) {
 		t.Errorf("unattributed: %+v", u)
 	}
 }
+
+// BatchWriteItem's items are effects of the records their items name. dynalite has no
+// TransactWriteItems: the transaction's request, as the SDK writes it (caught at the proxy),
+// is read with the answers DynamoDB gives, applied (200) and cancelled because its condition
+// failed (400 TransactionCanceledException, a Repeat of each of its writes).
+func TestTableBatchAndTransaction(t *testing.T) {
+	srv := localservertest.StartDynamoDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := localserver.CreateTable(ctx, srv.Client(), idempotency.TableInput("items-table")); err != nil {
+		t.Fatal(err)
+	}
+	l := newLedger()
+	a, b := recordID{"orders", 0, 1}, recordID{"orders", 0, 2}
+	l.produced(input{ID: a, At: time.Now()})
+	l.produced(input{ID: b, At: time.Now()})
+	tables := newTableObserver(l, map[string]string{"items-table": "ItemsTable"}, nil)
+	var tx []faultproxy.Exchange
+	p, err := faultproxy.Start(srv.Endpoint(), faultproxy.WithObserver(func(x faultproxy.Exchange) {
+		if x.Operation == "TransactWriteItems" {
+			tx = append(tx, x)
+			return
+		}
+		tables.exchange(x)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	url, err := p.URL("Writer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := srv.Client(func(opt *dynamodb.Options) { opt.BaseEndpoint = aws.String(url) })
+	s := func(v string) ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberS{Value: v} }
+	if _, err := client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]ddbtypes.WriteRequest{
+		"items-table": {{PutRequest: &ddbtypes.PutRequest{Item: map[string]ddbtypes.AttributeValue{"id": s("x"), "src": s(a.kafkaKey())}}}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if es := effectsOf(l, a, "ItemsTable"); len(es) != 1 || es[0].Op != "PutItem" || es[0].Via != viaItemKey || es[0].Function != "Writer" {
+		t.Errorf("batch write: %+v", es)
+	}
+	_, _ = client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{{Put: &ddbtypes.Put{
+		TableName: aws.String("items-table"), Item: map[string]ddbtypes.AttributeValue{"id": s(b.kafkaKey())},
+		ConditionExpression: aws.String("attribute_not_exists(id)"),
+	}}}})
+	if len(tx) == 0 {
+		t.Fatal("no TransactWriteItems request reached the proxy")
+	}
+	x := tx[0]
+	x.Status, x.Response = 200, []byte(`{}`)
+	tables.exchange(x)
+	x.Status = 400
+	x.Response = []byte(`{"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException",` +
+		`"Message":"Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed]",` +
+		`"CancellationReasons":[{"Code":"ConditionalCheckFailed","Message":"The conditional request failed"}]}`)
+	tables.exchange(x)
+	es := effectsOf(l, b, "ItemsTable")
+	if len(es) != 2 || es[0].Repeat || !es[1].Repeat || es[0].Op != "PutItem" {
+		t.Errorf("transactions: %+v, want one write and one repeat", es)
+	}
+}
