@@ -87,7 +87,7 @@ type recordAccount struct {
 type resourceAccount struct {
 	Resource        resource
 	Applied         int // records with at least one effect there that is not a Repeat
-	AppliedTwice    int // records with two or more effects there that are not Repeats
+	AppliedTwice    int // records with two effects there of the same Target, neither a Repeat
 	Repeats         int // effects the resource absorbed as repeats (Idempotency-Key, a failed conditional write)
 	OrderViolations int // records applied there before an earlier-produced record of the same key
 }
@@ -370,7 +370,8 @@ func accountResource(r resource, records []recordAccount, last string) resourceA
 	}
 	first := make([]firstApplied, len(records))
 	for i, rec := range records {
-		n := 0
+		n, twice := 0, false
+		targets := map[string]bool{}
 		for _, e := range rec.Effects {
 			if e.Kind != r.Kind || e.Resource != r.Name || !byLast(e, last) {
 				continue
@@ -383,6 +384,8 @@ func accountResource(r resource, records []recordAccount, last string) resourceA
 				continue
 			}
 			n++
+			twice = twice || targets[e.Target]
+			targets[e.Target] = true
 			if !first[i].ok || e.At.Before(first[i].at) {
 				first[i] = firstApplied{e.At, true}
 			}
@@ -390,7 +393,7 @@ func accountResource(r resource, records []recordAccount, last string) resourceA
 		if n > 0 {
 			ra.Applied++
 		}
-		if n > 1 {
+		if twice {
 			ra.AppliedTwice++
 		}
 	}

@@ -129,3 +129,21 @@ func TestAccountUnobservable(t *testing.T) {
 		t.Errorf("deliveries: %v", a.Records[0].Deliveries)
 	}
 }
+
+// A record applied twice wrote the same target twice: a function that writes two items per
+// record wrote two targets once each.
+func TestAccountTargets(t *testing.T) {
+	h := newHandLedger()
+	two, dup := h.input(0, "a"), h.input(1, "b")
+	for _, w := range []struct {
+		id     recordID
+		target string
+	}{{two, `{"id":"x"}`}, {two, `{"id":"y"}`}, {dup, `{"id":"z"}`}, {dup, `{"id":"z"}`}} {
+		h.steps(w.id, "KafkaMap", esm.Delivered, esm.Succeeded)
+		h.l.effect(effect{Kind: effectTable, Resource: "Items", Function: "Consumer", Record: w.id, Via: viaItemKey, Op: "PutItem", Target: w.target, At: h.at(20)})
+	}
+	a := account(h.l, accountSpec{Name: "direct", Topic: "orders", Mappings: []string{"KafkaMap"}, Functions: []string{"Consumer"}}, "")
+	if len(a.Resources) != 1 || a.Resources[0].Resource != (resource{effectTable, "Items"}) || a.Resources[0].Applied != 2 || a.AppliedTwice != observed(1) {
+		t.Errorf("resources %+v, applied twice %v; want Items (found in the ledger) with 2 applied, 1 twice", a.Resources, a.AppliedTwice)
+	}
+}

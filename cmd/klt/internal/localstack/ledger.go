@@ -88,6 +88,13 @@ type effect struct {
 	// (topic-partition@offset) the effect is, when it is one: the ledger keeps one effect per
 	// message and record, as the proxy and the lister both see a failure queue's messages.
 	ID string
+	// Target is what the effect wrote within its resource: the item's key (tables; the
+	// whole item when klt does not know the table's key), a digest of the message body
+	// (queues), the output's index in its source header (topics), "" for the HTTP sink
+	// (which tells repeats itself). Two effects of one record with the same Target at one
+	// resource, neither a Repeat, are the record applied twice; a function may write
+	// several targets per record.
+	Target string
 }
 
 // unattributed is a side effect whose input record klt could not tell.

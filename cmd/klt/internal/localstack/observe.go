@@ -56,6 +56,10 @@ type observationConfig struct {
 	// from any key attribute, and any string attribute that is exactly
 	// topic-partition-offset of a record klt produced.
 	KeyAttributes map[string][]string
+	// TableKeys names, per table logical ID, the table's key attributes (its KeySchema):
+	// two writes of one record to the same key are the record applied twice, two writes to
+	// two keys are two targets. Without them, a PutItem's target is its whole item.
+	TableKeys map[string][]string
 	// Queues maps a queue's logical ID to its URL.
 	Queues map[string]string
 	// List are the logical IDs of the queues to list without deleting: every queue no
@@ -108,7 +112,7 @@ func startObservation(ctx context.Context, c observationConfig) (_ *observation,
 		}
 	}()
 	if c.DynamoDBEndpoint != "" {
-		o.tables = newTableObserver(c.Ledger, c.Tables, c.KeyAttributes)
+		o.tables = newTableObserver(c.Ledger, c.Tables, c.KeyAttributes, c.TableKeys)
 		if o.DynamoDB, err = faultproxy.Start(c.DynamoDBEndpoint, faultproxy.WithObserver(o.tables.exchange)); err != nil {
 			return nil, err
 		}

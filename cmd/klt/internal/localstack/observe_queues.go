@@ -1,6 +1,8 @@
 package localstack
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -107,7 +109,9 @@ func (o *queueObserver) exchange(x faultproxy.Exchange) {
 
 // record writes one sent message into the ledger.
 func (o *queueObserver) record(fn, queue, op string, m sent, at time.Time) {
-	e := effect{Kind: effectQueue, Resource: queue, Function: fn, Op: op, At: at, Body: capBody([]byte(m.Body)), ID: m.messageID}
+	sum := sha256.Sum256([]byte(m.Body))
+	e := effect{Kind: effectQueue, Resource: queue, Function: fn, Op: op, At: at, Body: capBody([]byte(m.Body)), ID: m.messageID,
+		Target: hex.EncodeToString(sum[:8])}
 	if a, ok := m.Attributes[fanout.RecordAttribute]; ok && a.StringValue != nil {
 		id, err := recordOfAttribute(*a.StringValue)
 		if err == nil {

@@ -54,7 +54,7 @@ func TestTablesObserved(t *testing.T) {
 	l.produced(input{ID: rec, Key: []byte("k"), At: time.Now()})
 	o, err := startObservation(ctx, observationConfig{Ledger: l, DynamoDBEndpoint: srv.Endpoint(),
 		Tables:        map[string]string{"idem-table": "IdempotencyTable", "items-table": "ItemsTable"},
-		KeyAttributes: map[string][]string{"ItemsTable": {"source"}}})
+		KeyAttributes: map[string][]string{"ItemsTable": {"source"}}, TableKeys: map[string][]string{"ItemsTable": {"id"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestTablesObserved(t *testing.T) {
 		t.Errorf("the entry's writes: %q, want a claim, its completion and the replay's refused claim", ops)
 	}
 	items := effectsOf(l, rec, "ItemsTable")
-	if len(items) != 1 || items[0].Via != viaItemKey || items[0].Op != "PutItem" || items[0].Repeat {
+	if len(items) != 1 || items[0].Via != viaItemKey || items[0].Op != "PutItem" || items[0].Repeat || items[0].Target != `{"id":{"S":"order-1"}}` {
 		t.Errorf("item effects %+v", items)
 	}
 	if u := l.unattributedEffects(); len(u) != 1 || u[0].Resource != "ItemsTable" {
@@ -294,7 +294,7 @@ func TestTableBatchAndTransaction(t *testing.T) {
 	a, b := recordID{"orders", 0, 1}, recordID{"orders", 0, 2}
 	l.produced(input{ID: a, At: time.Now()})
 	l.produced(input{ID: b, At: time.Now()})
-	tables := newTableObserver(l, map[string]string{"items-table": "ItemsTable"}, nil)
+	tables := newTableObserver(l, map[string]string{"items-table": "ItemsTable"}, nil, nil)
 	var tx []faultproxy.Exchange
 	p, err := faultproxy.Start(srv.Endpoint(), faultproxy.WithObserver(func(x faultproxy.Exchange) {
 		if x.Operation == "TransactWriteItems" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -79,7 +80,7 @@ func (o *topicObserver) record(r *kgo.Record) {
 	}
 	src, err := producer.ReadSource(kr)
 	if err == nil {
-		e.Record, e.Via = recordID{src.Topic, src.Partition, src.Offset}, viaSourceHeader
+		e.Record, e.Via, e.Target = recordID{src.Topic, src.Partition, src.Offset}, viaSourceHeader, strconv.Itoa(src.Index)
 		o.l.effect(e)
 		return
 	}
