@@ -83,6 +83,18 @@ func TestTablesObserved(t *testing.T) {
 	if es := effectsOf(l, failing, "IdempotencyTable"); len(es) != 2 || es[0].Op != opClaim || es[1].Op != opRelease {
 		t.Errorf("a failed handler's entry: %+v, want its claim and its release", es)
 	}
+	tsRec := recordID{"orders", 2, 44} // Powertools TypeScript's layout: the digest in base64
+	l.produced(input{ID: tsRec, Key: []byte("k"), At: time.Now()})
+	ts, err := idempotency.NewDynamoDBStore(client, "idem-table", idempotency.WithFormat(idempotency.FormatTypeScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := idempotency.Do(ctx, ts, tsRec.kafkaKey(), nil, func(context.Context) (string, error) { return "done", nil }); err != nil {
+		t.Fatal(err)
+	}
+	if es := effectsOf(l, tsRec, "IdempotencyTable"); len(es) != 2 || es[0].Op != opClaim || es[1].Op != opComplete {
+		t.Errorf("a TypeScript-layout entry: %+v", es)
+	}
 	put := func(it map[string]ddbtypes.AttributeValue) {
 		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("items-table"), Item: it}); err != nil {
 			t.Fatal(err)
