@@ -72,8 +72,9 @@ type effect struct {
 	Record   recordID // the input record, read from where its identity travels
 	Via      string   // how the identity was read: one of the via constants
 	// Op is the operation: the AWS operation (PutItem, SendMessage...), "Produce", the HTTP
-	// method, "listed" for a message read from a failure or dead-letter queue, or opClaim,
-	// opComplete, opRelease for an idempotency entry.
+	// method, "listed" for a message read at a failure or dead-letter queue by the lister
+	// (also when the proxy saw it sent: see ledger.effect), or opClaim, opComplete, opRelease
+	// for an idempotency entry.
 	Op string
 	// Failure is set for a message a function sent to its failure queue (a batch sink's
 	// envelope) and for a record an on-failure destination or dead-letter queue received: the
@@ -190,15 +191,20 @@ func (l *ledger) step(id recordID, s step) {
 
 // effect records a side effect of input record e.Record. An effect of a message or record
 // the ledger holds already (same kind, resource, ID and input record) is not added again:
-// it fills in the function when the first sighting did not know it.
+// the one effect takes the function from the sighting that knew it (the proxy's), and is
+// "listed" once the lister has read the message at its queue (whichever saw it first).
 func (l *ledger) effect(e effect) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e.ID != "" {
 		k := effectKey{e.Kind, e.Resource, e.ID, e.Record}
 		if i, ok := l.byID[k]; ok {
-			if prev := &l.effects[e.Record][i]; prev.Function == "" {
+			prev := &l.effects[e.Record][i]
+			if prev.Function == "" {
 				prev.Function = e.Function
+			}
+			if e.Op == "listed" {
+				prev.Op, prev.At = e.Op, e.At
 			}
 			return
 		}

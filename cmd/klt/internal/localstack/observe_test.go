@@ -189,7 +189,8 @@ func TestQueuesObserved(t *testing.T) {
 		t.Fatal(err)
 	}
 	es := effectsOf(l, recordID{"orders", 1, 9}, "FailureQueue")
-	if len(es) != 1 || es[0].Via != viaEnvelope || es[0].Failure != "invalid order" || es[0].Function != "DispatcherFunction" || es[0].ID == "" {
+	if len(es) != 1 || es[0].Via != viaEnvelope || es[0].Failure != "invalid order" || es[0].Function != "DispatcherFunction" ||
+		es[0].ID == "" || es[0].Op != "listed" {
 		t.Errorf("envelope: %+v", es)
 	}
 	if u := l.unattributedEffects(); len(u) != 1 || u[0].Resource != "WorkQueue" {
