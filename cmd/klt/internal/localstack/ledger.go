@@ -72,9 +72,8 @@ type effect struct {
 	Record   recordID // the input record, read from where its identity travels
 	Via      string   // how the identity was read: one of the via constants
 	// Op is the operation: the AWS operation (PutItem, SendMessage...), "Produce", the HTTP
-	// method, "listed" for a message read at a failure or dead-letter queue by the lister
-	// (also when the proxy saw it sent: see ledger.effect), or opClaim, opComplete, opRelease
-	// for an idempotency entry.
+	// method, "listed" for a message the lister read at a failure or dead-letter queue, or
+	// opClaim, opComplete, opRelease for an idempotency entry.
 	Op string
 	// Failure is set for a message a function sent to its failure queue (a batch sink's
 	// envelope) and for a record an on-failure destination or dead-letter queue received: the
@@ -86,8 +85,9 @@ type effect struct {
 	At     time.Time
 	Body   string // the message or request body, capped at 4 KB, for the report's listing
 	// ID names the message (its MessageId at the queue) or the output record
-	// (topic-partition@offset) the effect is, when it is one: the ledger keeps one effect per
-	// message and record, as the proxy and the lister both see a failure queue's messages.
+	// (topic-partition@offset) the effect is, when it is one. A failure queue's message is
+	// two facts, two effects with one ID: the proxy saw a function send it (Op SendMessage,
+	// with the function), and the lister read it there (Op "listed", no function).
 	ID string
 	// Target is what the effect wrote within its resource: the item's key (tables; the
 	// whole item when klt does not know the table's key), a digest of the message body
@@ -126,16 +126,6 @@ type ledger struct {
 	// hashes maps the idempotency store's hash of each input's KafkaKey, in both formats
 	// (hex for Powertools Python's layout, base64 for TypeScript's), to the input.
 	hashes map[string]recordID
-	// byID finds the effect of a message or output record: effectKey -> its index in
-	// effects[record].
-	byID map[effectKey]int
-}
-
-// effectKey names the effect of one message or output record for one input record (an
-// on-failure record names many).
-type effectKey struct {
-	kind, resource, id string
-	record             recordID
 }
 
 // maxUnattributed bounds the unattributed effects the ledger keeps the details of; it
@@ -144,7 +134,7 @@ const maxUnattributed = 10000
 
 func newLedger() *ledger {
 	return &ledger{inputs: map[recordID]*input{}, steps: map[recordID][]step{}, effects: map[recordID][]effect{},
-		hashes: map[string]recordID{}, byID: map[effectKey]int{}}
+		hashes: map[string]recordID{}}
 }
 
 // kafkaKey is idempotency.KafkaKey of the record: "topic-partition-offset".
@@ -189,27 +179,10 @@ func (l *ledger) step(id recordID, s step) {
 	l.steps[id] = append(l.steps[id], s)
 }
 
-// effect records a side effect of input record e.Record. An effect of a message or record
-// the ledger holds already (same kind, resource, ID and input record) is not added again:
-// the one effect takes the function from the sighting that knew it (the proxy's), and is
-// "listed" once the lister has read the message at its queue (whichever saw it first).
+// effect records a side effect of input record e.Record.
 func (l *ledger) effect(e effect) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e.ID != "" {
-		k := effectKey{e.Kind, e.Resource, e.ID, e.Record}
-		if i, ok := l.byID[k]; ok {
-			prev := &l.effects[e.Record][i]
-			if prev.Function == "" {
-				prev.Function = e.Function
-			}
-			if e.Op == "listed" {
-				prev.Op, prev.At = e.Op, e.At
-			}
-			return
-		}
-		l.byID[k] = len(l.effects[e.Record])
-	}
 	l.effects[e.Record] = append(l.effects[e.Record], e)
 }
 
