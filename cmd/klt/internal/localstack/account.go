@@ -90,6 +90,8 @@ type resourceAccount struct {
 	AppliedTwice    int // records with two effects there of the same Target, neither a Repeat
 	Repeats         int // effects the resource absorbed as repeats (Idempotency-Key, a failed conditional write)
 	OrderViolations int // records applied there before an earlier-produced record of the same key
+
+	twice, late map[recordID]bool // the records counted in AppliedTwice and OrderViolations
 }
 
 // pipelineAccount is the accounting of one pipeline in one phase.
@@ -103,8 +105,9 @@ type pipelineAccount struct {
 	Attempts int
 	// Resources are the last function's observed resources, sorted by kind and name.
 	Resources []resourceAccount
-	// Lost, AppliedTwice and OrderViolations are observed only where some side effect of
-	// the last function is (Resources is not empty); unobservable otherwise.
+	// Lost, AppliedTwice and OrderViolations count records (one applied twice at two
+	// resources counts once); they are observed only where some side effect of the last
+	// function is (Resources is not empty), unobservable otherwise.
 	Lost, AppliedTwice, OrderViolations measure
 	// Latencies are the records' latencies in milliseconds, sorted.
 	Latencies []float64
@@ -187,14 +190,19 @@ func (a *pipelineAccount) say(res []resource, spec accountSpec) {
 		a.Unobserved = append(a.Unobserved, "no side effect of "+last+" observable: lost, applied twice and order unobservable")
 		return
 	}
-	twice, order := 0, 0
+	// A record applied twice, or out of order, at two resources is one record of the total.
+	twice, late := map[recordID]bool{}, map[recordID]bool{}
 	var where []string
 	for _, r := range a.Resources {
-		twice += r.AppliedTwice
-		order += r.OrderViolations
+		for id := range r.twice {
+			twice[id] = true
+		}
+		for id := range r.late {
+			late[id] = true
+		}
 		where = append(where, r.Resource.String()+" ("+strings.Join(viasAt(a.Records, r.Resource), ", ")+")")
 	}
-	a.Lost, a.AppliedTwice, a.OrderViolations = observed(a.Fates[fateLost]), observed(twice), observed(order)
+	a.Lost, a.AppliedTwice, a.OrderViolations = observed(a.Fates[fateLost]), observed(len(twice)), observed(len(late))
 	a.Observed = append(a.Observed, "applied: observed at "+strings.Join(where, "; "), "order: observed per record key")
 	if a.Unattributed > 0 {
 		a.Unobserved = append(a.Unobserved, fmt.Sprintf("%d side effects whose input record could not be told", a.Unattributed))
@@ -363,7 +371,7 @@ func fateOf(spec accountSpec, filteredBy string, failed, dead, applied *effect, 
 
 // accountResource counts what the last function applied at r, from the records' effects.
 func accountResource(r resource, records []recordAccount, last string) resourceAccount {
-	ra := resourceAccount{Resource: r}
+	ra := resourceAccount{Resource: r, twice: map[recordID]bool{}, late: map[recordID]bool{}}
 	type firstApplied struct {
 		at time.Time
 		ok bool
@@ -395,6 +403,7 @@ func accountResource(r resource, records []recordAccount, last string) resourceA
 		}
 		if twice {
 			ra.AppliedTwice++
+			ra.twice[rec.ID] = true
 		}
 	}
 	// Order per key: records are in produce order; one applied before the latest first
@@ -407,6 +416,7 @@ func accountResource(r resource, records []recordAccount, last string) resourceA
 		k := string(rec.Key)
 		if t, ok := latest[k]; ok && first[i].at.Before(t) {
 			ra.OrderViolations++
+			ra.late[rec.ID] = true
 		}
 		if first[i].at.After(latest[k]) {
 			latest[k] = first[i].at

@@ -147,3 +147,19 @@ func TestAccountTargets(t *testing.T) {
 		t.Errorf("resources %+v, applied twice %v; want Items (found in the ledger) with 2 applied, 1 twice", a.Resources, a.AppliedTwice)
 	}
 }
+
+// A record applied twice at two resources is one record applied twice in the pipeline's
+// total (each resource counts it).
+func TestAccountTwiceAtTwoResources(t *testing.T) {
+	h := newHandLedger()
+	id := h.input(0, "a")
+	h.steps(id, "KafkaMap", esm.Delivered, esm.Succeeded)
+	for range 2 {
+		h.applied(id, 10, false)
+		h.l.effect(effect{Kind: effectTopic, Resource: "out", Function: "Consumer", Record: id, Via: viaSourceHeader, Target: "0", At: h.at(10)})
+	}
+	a := account(h.l, accountSpec{Name: "direct", Topic: "orders", Mappings: []string{"KafkaMap"}, Functions: []string{"Consumer"}}, "")
+	if len(a.Resources) != 2 || a.Resources[0].AppliedTwice != 1 || a.Resources[1].AppliedTwice != 1 || a.AppliedTwice != observed(1) {
+		t.Errorf("resources %+v, applied twice %v: want 1 at each, 1 in all", a.Resources, a.AppliedTwice)
+	}
+}
