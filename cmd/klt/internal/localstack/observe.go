@@ -99,6 +99,11 @@ type observation struct {
 	done   []chan struct{}
 }
 
+// observedBodies is the cap of the bodies the observers read: whole requests (a
+// BatchWriteItem of 25 items of 400 KB, a SendMessageBatch of ten 1 MiB messages), as they
+// pass one at a time.
+const observedBodies = 32 << 20
+
 // startObservation starts the proxies, the sink, the lister and the output-topic consumer.
 // On error, what started is stopped.
 func startObservation(ctx context.Context, c observationConfig) (_ *observation, err error) {
@@ -113,13 +118,13 @@ func startObservation(ctx context.Context, c observationConfig) (_ *observation,
 	}()
 	if c.DynamoDBEndpoint != "" {
 		o.tables = newTableObserver(c.Ledger, c.Tables, c.KeyAttributes, c.TableKeys)
-		if o.DynamoDB, err = faultproxy.Start(c.DynamoDBEndpoint, faultproxy.WithObserver(o.tables.exchange)); err != nil {
+		if o.DynamoDB, err = faultproxy.Start(c.DynamoDBEndpoint, faultproxy.WithObserver(o.tables.exchange), faultproxy.WithBodyCap(observedBodies)); err != nil {
 			return nil, err
 		}
 	}
 	if c.SQSEndpoint != "" {
 		o.queues = newQueueObserver(c.Ledger, c.Queues)
-		if o.SQS, err = faultproxy.Start(c.SQSEndpoint, faultproxy.WithObserver(o.queues.exchange)); err != nil {
+		if o.SQS, err = faultproxy.Start(c.SQSEndpoint, faultproxy.WithObserver(o.queues.exchange), faultproxy.WithBodyCap(observedBodies)); err != nil {
 			return nil, err
 		}
 	}

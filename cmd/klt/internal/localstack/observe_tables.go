@@ -82,9 +82,14 @@ func (o *tableObserver) exchange(x faultproxy.Exchange) {
 	if x.Fault != faultproxy.NoFault || x.Err != nil {
 		return // the server never saw it
 	}
+	if x.RequestTruncated {
+		o.add("%s from %s: a request of more than %d bytes, not read", x.Target, x.Client, len(x.Request))
+		o.l.unattributed(unattributed{Kind: effectTable, Resource: x.Operation, At: x.At, Why: "request too large to read"})
+		return
+	}
 	writes, err := readWrites(x.Operation, x.Request)
 	if err != nil {
-		o.add("%s %s from %s: %v", x.Target, "request", x.Client, err)
+		o.add("%s from %s: %v", x.Target, x.Client, err)
 		return
 	}
 	if writes == nil {
