@@ -101,7 +101,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num":    fmtNum,
 	"ratio":  fmtRatio,
 	"join":   strings.Join,
-	"status": func(v int64) string { return map[bool]string{true: "ok", false: "bad"}[v == 0] },
+	"status": func(v Count) string { return map[bool]string{true: "ok", false: "bad"}[v.Is(0)] },
 	"sub":    subtitle,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
@@ -180,7 +180,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 {{if .Mappings}}<div class="scroll"><table>
 <thead><tr><th>mapping</th><th class="text">function</th><th class="text">source</th><th>in</th><th>done</th><th>failed</th><th>filtered</th><th>dead-lettered</th><th>invocations</th><th>errors</th></tr></thead>
 <tbody>
-{{range .Mappings}}<tr><td>{{.Name}}</td><td class="text">{{.Function}}</td><td class="text">{{.Source}}</td><td>{{.In}}</td><td>{{.Done}}</td><td>{{.Failed}}</td><td>{{.Filtered}}</td><td>{{.DeadLettered}}</td><td>{{.Invocations}}</td><td>{{.Errors}}</td></tr>
+{{range .Mappings}}<tr><td>{{.Name}}</td><td class="text">{{.Function}}</td><td class="text">{{.Source}}</td><td>{{.In}}</td><td>{{.Succeeded}}</td><td>{{.ReportedFailed}}</td><td>{{.Filtered}}</td><td>{{.DeadLettered}}</td><td>{{.Invocations}}</td><td>{{.Errors}}</td></tr>
 {{end}}</tbody>
 </table></div>{{else}}<p class="empty">No mappings were reported.</p>{{end}}
 </section>

@@ -22,6 +22,14 @@ type MappingStatus struct {
 	Function string
 	// Snapshot is a copy of the mapping's counters.
 	Snapshot esm.Snapshot
+	// FailureQueue counts the records the function sent to its own failure queue so far, as
+	// the caller observed them there (the mapping counts them as succeeded); Unobservable
+	// when the function has no failure queue the caller reads.
+	FailureQueue Count
+	// Applied counts the side effects the caller observed so far of the records this mapping
+	// delivered (items written, messages sent, requests to the sink); Unobservable when it
+	// observes none. The display shows their rate per second, the [Recorder] their series.
+	Applied Count
 }
 
 // sampleEvery is how often Progress samples the counters, so that its rate covers the last

@@ -46,7 +46,7 @@ func TestProgressPlainHasNoEscapes(t *testing.T) {
 	var out syncBuffer
 	p, err := NewProgress(&out, func() []MappingStatus {
 		c.In.Add(10)
-		c.Done.Add(5)
+		c.Succeeded.Add(5)
 		return []MappingStatus{{Name: "ConsumerSelfManagedMapping", Snapshot: c.Snapshot()}}
 	}, PlainEvery(300*time.Millisecond))
 	if err != nil {
@@ -146,7 +146,7 @@ func TestProgressRateOverLastSecond(t *testing.T) {
 	var done atomic.Int64
 	var out bytes.Buffer
 	p, err := NewProgress(&out, func() []MappingStatus {
-		return []MappingStatus{{Name: "M", Snapshot: esm.Snapshot{Done: done.Load()}}}
+		return []MappingStatus{{Name: "M", Snapshot: esm.Snapshot{Succeeded: done.Load()}}}
 	}, Terminal(false), PlainEvery(250*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestProgressRateAfterCounterRestart(t *testing.T) {
 	var done atomic.Int64
 	var out bytes.Buffer
 	p, err := NewProgress(&out, func() []MappingStatus {
-		return []MappingStatus{{Name: "M", Snapshot: esm.Snapshot{Done: done.Load()}}}
+		return []MappingStatus{{Name: "M", Snapshot: esm.Snapshot{Succeeded: done.Load()}}}
 	}, Terminal(false), PlainEvery(250*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -226,9 +226,9 @@ func TestRecorderSeries(t *testing.T) {
 	var lag int64 = 100
 	rec, err := NewRecorder(func() []MappingStatus {
 		return []MappingStatus{
-			{Name: "DirectMapping", Function: "ConsumerFunction", Snapshot: esm.Snapshot{Done: done[0], Lag: lag}},
-			{Name: "WorkerMappingA", Function: "WorkerFunction", Snapshot: esm.Snapshot{Done: done[1]}},
-			{Name: "WorkerMappingB", Function: "WorkerFunction", Snapshot: esm.Snapshot{Done: done[2]}},
+			{Name: "DirectMapping", Function: "ConsumerFunction", Snapshot: esm.Snapshot{Succeeded: done[0], Lag: lag}},
+			{Name: "WorkerMappingA", Function: "WorkerFunction", Snapshot: esm.Snapshot{Succeeded: done[1]}},
+			{Name: "WorkerMappingB", Function: "WorkerFunction", Snapshot: esm.Snapshot{Succeeded: done[2]}},
 		}
 	}, WithPartitionLag(func() map[string]int64 { return map[string]int64{"orders-0": lag, "orders-1": lag / 2} }))
 	if err != nil {
@@ -275,7 +275,7 @@ func TestRecorderSeries(t *testing.T) {
 func TestRecorderRuns(t *testing.T) {
 	var c esm.Counters
 	rec, err := NewRecorder(func() []MappingStatus {
-		c.Done.Add(1)
+		c.Succeeded.Add(1)
 		return []MappingStatus{{Name: "M", Function: "F", Snapshot: c.Snapshot()}}
 	}, WithInterval(250*time.Millisecond))
 	if err != nil {

@@ -27,11 +27,18 @@ type Recorder struct {
 	funcs    map[string]string // mapping -> function
 	funcRate map[string][]Point
 	lag      map[string][]Point
+	applied  map[string]map[string]*appliedSum // per function, per mapping
+	appHist  map[string][]doneAt               // per function, raw samples of the applied sum
+	appRate  map[string][]Point
+	phases   []PhaseSpan
 
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
 }
+
+// appliedSum is what one mapping applied: base over its earlier phases, last in this one.
+type appliedSum struct{ base, last int64 }
 
 // MappingSeries are one mapping's time series.
 type MappingSeries struct {
@@ -79,6 +86,7 @@ func NewRecorder(sample func() []MappingStatus, opts ...RecorderOption) (*Record
 		sample: sample, interval: 500 * time.Millisecond,
 		history: map[string][]doneAt{}, mappings: map[string]*MappingSeries{}, funcs: map[string]string{},
 		funcRate: map[string][]Point{}, lag: map[string][]Point{},
+		applied: map[string]map[string]*appliedSum{}, appHist: map[string][]doneAt{}, appRate: map[string][]Point{},
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	for _, o := range opts {
@@ -149,12 +157,38 @@ func (r *Recorder) record(now time.Time) {
 		ms.Throughput = append(ms.Throughput, Point{t, rate})
 		ms.Lag = append(ms.Lag, Point{t, float64(m.Snapshot.Lag)})
 		sum[m.Function] += rate
+		if n, ok := m.Applied.Value(); ok {
+			if r.applied[m.Function] == nil {
+				r.applied[m.Function] = map[string]*appliedSum{}
+			}
+			a := r.applied[m.Function][m.Name]
+			if a == nil {
+				a = &appliedSum{}
+				r.applied[m.Function][m.Name] = a
+			}
+			if n < a.last { // the mapping started again (a new phase): keep what it applied before
+				a.base += a.last
+			}
+			a.last = n
+		}
 	}
 	for _, fn := range slices.Sorted(maps.Keys(sum)) {
 		r.funcRate[fn] = append(r.funcRate[fn], Point{t, sum[fn]})
 	}
+	// Applied per function: the sum over its mappings of what each applied, over every phase
+	// (so the sum never goes back).
+	for _, fn := range slices.Sorted(maps.Keys(r.applied)) {
+		var total int64
+		for _, a := range r.applied[fn] {
+			total += a.base + a.last
+		}
+		r.appRate[fn] = append(r.appRate[fn], Point{t, rateOverLastSecond(r.appHist, now, fn, total)})
+	}
 	for k, v := range lags {
 		r.lag[k] = append(r.lag[k], Point{t, float64(v)})
+	}
+	if n := len(r.phases); n > 0 {
+		r.phases[n-1].End = t
 	}
 }
 
@@ -164,13 +198,33 @@ func (r *Recorder) rate(now time.Time, name string, done int64) float64 {
 	return rateOverLastSecond(r.history, now, name, done)
 }
 
+// Phase marks the start of a phase of the run, now: the previous phase (if any) ends here.
+// The charts mark each phase. The recorder goes on sampling across phases: start it before
+// the first and stop it after the last, the fault phase included.
+func (r *Recorder) Phase(name string) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.start.IsZero() {
+		r.start = now
+	}
+	t := now.Sub(r.start).Seconds()
+	if n := len(r.phases); n > 0 && r.phases[n-1].End < t {
+		r.phases[n-1].End = t
+	}
+	r.phases = append(r.phases, PhaseSpan{Name: name, Start: t, End: t})
+}
+
 // Series returns a copy of the series recorded so far, as the report holds them.
 func (r *Recorder) Series() Series {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := Series{Throughput: map[string][]Point{}, Lag: map[string][]Point{}}
+	s := Series{Throughput: map[string][]Point{}, Applied: map[string][]Point{}, Lag: map[string][]Point{}, Phases: slices.Clone(r.phases)}
 	for k, v := range r.funcRate {
 		s.Throughput[k] = slices.Clone(v)
+	}
+	for k, v := range r.appRate {
+		s.Applied[k] = slices.Clone(v)
 	}
 	for k, v := range r.lag {
 		s.Lag[k] = slices.Clone(v)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,7 +17,11 @@ import (
 )
 
 // Report is what one klt local run found. Its JSON form is report.json; the field names are
-// part of the contract (scripts and the demo's checks read them).
+// part of the contract (scripts and the demo's checks read them). A name keeps its meaning
+// from one version to the next; a quantity whose meaning changed got a new name.
+//
+// Every counter the report shows is defined in the report itself (see [Definitions]): the text
+// and the page print a legend of one line per counter.
 type Report struct {
 	// Tool names the program that made the report, "klt local".
 	Tool string `json:"tool"`
@@ -28,8 +33,12 @@ type Report struct {
 	Template string `json:"template"`
 	// Machine is where the run happened; [ThisMachine] fills it.
 	Machine Machine `json:"machine"`
-	// Scenario is the load that was produced.
+	// Scenario is the load that was produced. Each pipeline's own record count is its
+	// Pipeline.Records: there is no single count for the run.
 	Scenario Scenario `json:"scenario"`
+	// Interrupted is set when the run was stopped before it ended (Ctrl-C): the figures are
+	// those of the moment it stopped, and records may still have been on their way.
+	Interrupted bool `json:"interrupted"`
 	// Pipelines are the measured paths through the stack, in the order they ran.
 	Pipelines []Pipeline `json:"pipelines"`
 	// Speedup compares two of the pipelines; null when the run had no pair to compare.
@@ -37,9 +46,16 @@ type Report struct {
 	Speedup *Speedup `json:"speedup"`
 	// Faults are the injected faults and where each went.
 	Faults []Fault `json:"faults"`
-	// Mappings are the event source mappings' totals at the end of the run.
+	// Records follows, one by one, the records of the fault phase and every other record that
+	// was not simply succeeded once: its fate, its deliveries, where it went.
+	Records []RecordFate `json:"record_fates"`
+	// FailedMessages lists each message that reached a failure queue, an on-failure
+	// destination or a dead-letter queue during the run, as klt read it there.
+	FailedMessages []FailedMessage `json:"failed_messages"`
+	// Mappings are the event source mappings' totals at the end of the run (summed over the
+	// phases a mapping ran in).
 	Mappings []Mapping `json:"mappings"`
-	// Series are the time series the [Recorder] took.
+	// Series are the time series the [Recorder] took, over every phase.
 	Series Series `json:"series"`
 }
 
@@ -55,55 +71,182 @@ func ThisMachine() Machine {
 	return Machine{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU()}
 }
 
-// Scenario is the load a run produced.
+// Scenario is the load a run produced. How many records went through each pipeline is that
+// pipeline's Records (the field "records" of earlier versions, one number for every
+// pipeline, was wrong when they differed, and is gone).
 type Scenario struct {
-	Records    int     `json:"records"`    // records produced per pipeline
-	Keys       int     `json:"keys"`       // distinct record keys
-	WorkMS     int     `json:"work_ms"`    // time the handler spends on each record, in milliseconds
+	// Source says where the records came from: "records.jsonl, 3 times", "a generator of
+	// 500 records over 50 keys".
+	Source     string  `json:"source"`
+	Keys       int     `json:"keys"`       // distinct record keys; 0 when not known
+	WorkMS     int     `json:"work_ms"`    // time the handler spends on each record, in milliseconds; 0 when not set
 	Partitions int     `json:"partitions"` // partitions of the source topic
 	Rate       float64 `json:"rate"`       // records per second produced; 0 means as fast as possible
 }
 
 // Pipeline is one measured path through the stack: Kafka -> Lambda ("direct"), or Kafka ->
-// Lambda -> SQS FIFO -> Lambda ("fan-out").
+// Lambda -> SQS FIFO -> Lambda ("fan-out"), in one phase of the run.
 type Pipeline struct {
-	// Name identifies the pipeline ("direct", "fan-out").
+	// Name identifies the pipeline ("direct", "fan-out", "direct, with faults").
 	Name string `json:"name"`
 	// Functions are the functions a record goes through, in order.
 	Functions []string `json:"functions"`
+	// Mappings are the event source mappings a record goes through, in order (their names
+	// in Report.Mappings).
+	Mappings []string `json:"mappings"`
 	// Phase is "load" for a run measured for throughput, "faults" for one with injected
 	// faults, whose throughput says little (it waits out a timeout): the report's figures and
 	// bars show the "load" pipelines only.
 	Phase string `json:"phase"`
 	// Records is how many records went in.
 	Records int64 `json:"records"`
-	// Seconds is the time from the first record produced to the last one applied.
+	// Seconds is the time from the first record produced to the last one's fate.
 	Seconds float64 `json:"seconds"`
-	// RecordsPerSecond is Records / Seconds.
+	// RecordsPerSecond is the records that were not filtered, divided by Seconds.
 	RecordsPerSecond float64 `json:"records_per_second"`
 	// LatencyMsP50 and LatencyMsP99 are percentiles of the time from a record's production to
 	// its application, in milliseconds; [Pipeline.SetLatencies] computes them.
 	LatencyMsP50 float64 `json:"latency_ms_p50"`
 	LatencyMsP99 float64 `json:"latency_ms_p99"`
-	// Lost counts records produced and never applied (nor dead-lettered).
-	Lost int64 `json:"lost"`
-	// AppliedTwice counts records whose side effect was applied more than once.
-	AppliedTwice int64 `json:"applied_twice"`
-	// OrderViolations counts records applied before an earlier record of the same key.
-	OrderViolations int64 `json:"order_violations"`
-	// DeadLettered counts records sent to an on-failure destination or dead-letter queue.
+	// Lost counts records produced whose fate klt did not observe: not applied, not
+	// filtered, not in a failure queue, not dead-lettered. Null when klt could not observe
+	// the pipeline's side effects (Unobservable says why).
+	Lost Count `json:"lost"`
+	// AppliedTwice counts records whose side effect was applied more than once, on any
+	// resource. Null when not observable.
+	AppliedTwice Count `json:"applied_twice"`
+	// OrderViolations counts records applied before an earlier record of the same key, on
+	// any resource. Null when not observable.
+	OrderViolations Count `json:"order_violations"`
+	// FailureQueue counts records a function of the pipeline sent to its own failure queue
+	// (a batch handler's sink: the mapping saw a success), as klt read them on that queue.
+	// Null when the pipeline has no failure queue klt can read.
+	FailureQueue Count `json:"failure_queue"`
+	// DeadLettered counts records a mapping of the pipeline gave up on: sent to its
+	// on-failure destination (Kafka) or moved to its queue's dead-letter queue (SQS).
 	DeadLettered int64 `json:"dead_lettered"`
 	// Filtered counts records dropped by FilterCriteria.
 	Filtered int64 `json:"filtered"`
-	// Retried counts records that took more than one attempt at their side effect.
+	// Retried counts records delivered more than once (by any mapping of the pipeline).
 	Retried int64 `json:"retried"`
 	// DuplicateRequests counts requests for a side effect already applied, which the
 	// downstream absorbed by its idempotency key (a function died between the side effect and
 	// recording it as done, and its record was delivered again).
 	DuplicateRequests int64 `json:"duplicate_requests"`
-	// FailedInvocations counts invocations that failed (function error, timeout, crash).
+	// FailedInvocations counts invocations that failed as a whole (function error, timeout,
+	// crash).
 	FailedInvocations int64 `json:"failed_invocations"`
+	// Fates counts the records by fate (the Fate constants): each record has exactly one, so
+	// they sum to Records. Empty when the caller did not follow records one by one.
+	Fates map[string]int64 `json:"fates"`
+	// Observed says what klt could observe of this pipeline, one statement each: "items
+	// written to OrdersTable, by the record attribute".
+	Observed []string `json:"observed"`
+	// Unobservable says what klt could not observe, one statement each: "calls to
+	// https://api.example.com leave the stack". A null count needs one.
+	Unobservable []string `json:"unobservable"`
+	// Resources are the pipeline's side effects, per resource klt observed.
+	Resources []Resource `json:"resources"`
 }
+
+// Fates of a record (Pipeline.Fates, RecordFate.Fate).
+const (
+	FateApplied      = "applied"       // its side effect was observed (once or more: see applied twice)
+	FateSucceeded    = "succeeded"     // the mappings report it succeeded; klt could not observe a side effect
+	FateFiltered     = "filtered"      // dropped by FilterCriteria, never delivered
+	FateFailureQueue = "failure queue" // a function sent it to its own failure queue
+	FateDeadLettered = "dead-lettered" // a mapping gave up on it: on-failure destination or dead-letter queue
+	FateUnfinished   = "unfinished"    // still on its way when the run stopped (interrupted)
+	FateLost         = "lost"          // none of the above was observed
+)
+
+// Fates lists the fates in the order the report prints them.
+var Fates = []string{FateApplied, FateSucceeded, FateFiltered, FateFailureQueue, FateDeadLettered, FateUnfinished, FateLost}
+
+// Resource is what one pipeline did to one resource of the stack (a table, a queue, a topic,
+// the HTTP sink), as klt observed it there.
+type Resource struct {
+	// Resource names it: the table's or queue's logical ID, the topic, the sink's parameter.
+	Resource string `json:"resource"`
+	// Kind is "table", "queue", "topic" or "http".
+	Kind string `json:"kind"`
+	// Via says how klt told the input record of each side effect: "record attribute",
+	// "source header", "Idempotency-Key".
+	Via string `json:"via"`
+	// Applied counts the input records whose side effect klt saw there, each once.
+	Applied Count `json:"applied"`
+	// AppliedTwice counts the records whose side effect klt saw there more than once.
+	AppliedTwice Count `json:"applied_twice"`
+	// OrderViolations counts the records applied there before an earlier record of their key.
+	OrderViolations Count `json:"order_violations"`
+	// LatencyMsP50 and LatencyMsP99 are percentiles of the time from a record's production to
+	// its first side effect there; null when there was none.
+	LatencyMsP50 *float64 `json:"latency_ms_p50"`
+	LatencyMsP99 *float64 `json:"latency_ms_p99"`
+}
+
+// SetLatencies sets the resource's latency percentiles from per-record latencies in
+// milliseconds, as [Pipeline.SetLatencies] does.
+func (r *Resource) SetLatencies(ms []float64) error {
+	p := Pipeline{Name: r.Resource}
+	if err := p.SetLatencies(ms); err != nil {
+		return err
+	}
+	r.LatencyMsP50, r.LatencyMsP99 = &p.LatencyMsP50, &p.LatencyMsP99
+	return nil
+}
+
+// RecordFate is what happened to one input record.
+type RecordFate struct {
+	// Pipeline is the pipeline (Pipeline.Name) the record went into.
+	Pipeline string `json:"pipeline"`
+	// Record identifies it, "topic-partition@offset".
+	Record string `json:"record"`
+	// Key is the record's key, as text (shortened).
+	Key string `json:"key"`
+	// Fate is one of the Fate constants.
+	Fate string `json:"fate"`
+	// Attempts is how many invocations carried the record (its deliveries, by every mapping
+	// of the pipeline), as klt observed them. 0 only for a record never delivered (filtered,
+	// or unfinished).
+	Attempts int `json:"attempts"`
+	// Applied is how many times its side effect was seen (null when not observable).
+	Applied Count `json:"applied"`
+	// Where says where it went: "OrdersTable", "sent to ConsumerFailureQueue".
+	Where string `json:"where"`
+	// Why is the reason the last failing delivery gave, or the fault injected; empty for a
+	// record that never failed.
+	Why string `json:"why"`
+}
+
+// FailedMessage is one message klt read on a failure queue, an on-failure destination or a
+// dead-letter queue.
+type FailedMessage struct {
+	// Pipeline is the pipeline (Pipeline.Name) whose record it carries; empty when klt could
+	// not tell.
+	Pipeline string `json:"pipeline"`
+	// Queue names where it was read: the queue's logical ID or the topic.
+	Queue string `json:"queue"`
+	// Kind is "failure queue" (a function's own), "on-failure destination" (a Kafka mapping's)
+	// or "dead-letter queue" (an SQS queue's redrive).
+	Kind string `json:"kind"`
+	// Record is the input record it carries, "topic-partition@offset"; empty when unknown.
+	Record string `json:"record"`
+	// Why is the error or condition the message gives.
+	Why string `json:"why"`
+	// At is when klt read it.
+	At time.Time `json:"at"`
+	// Body is the message's body, shortened to at most 1,024 characters in report.json (and
+	// 120 in the text and the page).
+	Body string `json:"body"`
+}
+
+// Kinds of failed message (FailedMessage.Kind).
+const (
+	FailureQueueKind         = "failure queue"
+	OnFailureDestinationKind = "on-failure destination"
+	DeadLetterQueueKind      = "dead-letter queue"
+)
 
 // loadPipelines returns the pipelines whose Phase is not "faults".
 func loadPipelines(ps []Pipeline) []Pipeline {
@@ -215,88 +358,126 @@ type Fault struct {
 	Fault string `json:"fault"`
 	// Record identifies the record, "topic-partition@offset".
 	Record string `json:"record"`
+	// Fate is the record's fate, one of the Fate constants.
+	Fate string `json:"fate"`
 	// Outcome says where the record ended up, "sent to ConsumerFailureQueue".
 	Outcome string `json:"outcome"`
-	// Attempts is how many invocations carried the record.
+	// Attempts is how many invocations carried the record (its deliveries), as klt observed
+	// them: at least 1 for a record that was not filtered.
 	Attempts int `json:"attempts"`
 	// Applied is how many times its side effect was applied (1 for a record that recovered,
-	// 0 for one given up on).
-	Applied int `json:"applied"`
+	// 0 for one given up on); null when not observable.
+	Applied Count `json:"applied"`
 }
 
-// Mapping is one event source mapping's totals at the end of a run.
+// Mapping is one event source mapping's totals at the end of a run. Its counters are the
+// mapping's own ([esm.Counters], of records for Kafka and of messages for SQS), except
+// FailureQueue, which klt observed on the function's failure queue.
 type Mapping struct {
-	Name         string `json:"name"`     // the mapping's logical ID in the template
-	Function     string `json:"function"` // the function it invokes
-	Source       string `json:"source"`   // the topic or queue it reads
-	In           int64  `json:"in"`
-	Done         int64  `json:"done"`
-	Failed       int64  `json:"failed"`
-	Filtered     int64  `json:"filtered"`
-	DeadLettered int64  `json:"dead_lettered"`
-	Invocations  int64  `json:"invocations"`
-	Errors       int64  `json:"errors"`
+	Name     string `json:"name"`     // the mapping's logical ID in the template
+	Function string `json:"function"` // the function it invokes
+	Source   string `json:"source"`   // the topic or queue it reads
+	// OnFailure names where the mapping puts what it gives up on: its on-failure
+	// destination (Kafka) or its queue's dead-letter queue (SQS); empty when none.
+	OnFailure string `json:"on_failure"`
+	// The counters, defined as in [esm.Counters] (and in the report's legend).
+	In             int64 `json:"in"`
+	Filtered       int64 `json:"filtered"`
+	Delivered      int64 `json:"delivered"`
+	Succeeded      int64 `json:"succeeded"`
+	ReportedFailed int64 `json:"reported_failed"`
+	ErrorFailed    int64 `json:"error_failed"`
+	Retried        int64 `json:"retried"`
+	DeadLettered   int64 `json:"dead_lettered"`
+	InFlight       int64 `json:"in_flight"`
+	Lag            int64 `json:"lag"`
+	Invocations    int64 `json:"invocations"`
+	Errors         int64 `json:"errors"`
+	// FailureQueue counts what the function sent to its own failure queue while this mapping
+	// ran it (counted among Succeeded: the function reported success for them), observed by
+	// klt; null when the function has no failure queue klt reads.
+	FailureQueue Count `json:"failure_queue"`
+	// MetricGroups are the MetricsConfig groups the mapping enables ("EventCount",
+	// "ErrorCount", "KafkaMetrics").
+	MetricGroups []string `json:"metric_groups"`
+	// Metrics are the figures of those groups as CloudWatch would show them for the run,
+	// sorted by name; [NewMetrics] builds them.
+	Metrics []Metric `json:"metrics"`
 }
 
-// MappingFromSnapshot builds a Mapping from a mapping's final counters.
+// MappingFromSnapshot builds a Mapping from a mapping's final counters (FailureQueue is
+// left unobservable, OnFailure and the metrics empty: the caller sets them).
 func MappingFromSnapshot(name, function, source string, s esm.Snapshot) Mapping {
-	return Mapping{
-		Name: name, Function: function, Source: source,
-		In: s.In, Done: s.Succeeded, Failed: s.ReportedFailed + s.ErrorFailed, Filtered: s.Filtered, DeadLettered: s.DeadLettered,
-		Invocations: s.Invocations, Errors: s.Errors,
+	m := Mapping{Name: name, Function: function, Source: source}
+	m.Add(s)
+	return m
+}
+
+// Add adds the counters of s (a phase's) to m's.
+func (m *Mapping) Add(s esm.Snapshot) {
+	m.In += s.In
+	m.Filtered += s.Filtered
+	m.Delivered += s.Delivered
+	m.Succeeded += s.Succeeded
+	m.ReportedFailed += s.ReportedFailed
+	m.ErrorFailed += s.ErrorFailed
+	m.Retried += s.Retried
+	m.DeadLettered += s.DeadLettered
+	m.InFlight += s.InFlight
+	m.Lag += s.Lag
+	m.Invocations += s.Invocations
+	m.Errors += s.Errors
+}
+
+// Metric is one CloudWatch metric of a mapping's MetricsConfig, over the run.
+type Metric struct {
+	Name      string  `json:"name"`      // "PolledEventCount", "MaxOffsetLag"...
+	Statistic string  `json:"statistic"` // the CloudWatch statistic it is read with: "Sum", "Maximum"
+	Value     float64 `json:"value"`
+}
+
+// NewMetrics builds a mapping's metrics from values (name -> value, as the emulated mapping's
+// Metrics returns them) and the statistic of each, sorted by name. It fails on a metric
+// without a statistic, or a value that is negative or not a finite number.
+func NewMetrics(values map[string]float64, statistics map[string]string) ([]Metric, error) {
+	var out []Metric
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		v := values[name]
+		st := statistics[name]
+		if st == "" {
+			return nil, fmt.Errorf("report: metric %s has no statistic", name)
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return nil, fmt.Errorf("report: metric %s is %v, want a finite value >= 0", name, v)
+		}
+		out = append(out, Metric{Name: name, Statistic: st, Value: v})
 	}
+	return out, nil
 }
 
 // Point is one sample of a time series: seconds since the recording started, and the value.
 // It is written as a JSON array [t, value].
 type Point [2]float64
 
-// Series are the time series of a run.
+// Series are the time series of a run, over every phase.
 type Series struct {
-	// Throughput holds, per function, records done per second over the trailing second.
+	// Throughput holds, per function, records succeeded per second over the trailing second.
 	Throughput map[string][]Point `json:"throughput"`
-	// Lag holds, per partition ("topic-partition"), records not yet committed.
+	// Applied holds, per function, side effects klt observed per second over the trailing
+	// second (for the functions whose side effects it observes).
+	Applied map[string][]Point `json:"applied"`
+	// Lag holds, per partition ("topic-partition") or queue, records not yet delivered.
 	Lag map[string][]Point `json:"lag"`
+	// Phases mark the phases of the run on the same time axis, in order.
+	Phases []PhaseSpan `json:"phases"`
 }
 
-// Validate reports the first thing that makes r unfit to write: a missing tool name, a
-// pipeline without a name or a duplicate one, a speedup or fault naming an unknown pipeline,
-// or a negative count. NaN and infinite numbers are reported by [Report.JSON].
-func (r *Report) Validate() error {
-	if r.Tool == "" {
-		return errors.New("report: report has no tool name")
-	}
-	seen := map[string]bool{}
-	for i, p := range r.Pipelines {
-		if p.Name == "" {
-			return fmt.Errorf("report: pipelines[%d] has no name", i)
-		}
-		if seen[p.Name] {
-			return fmt.Errorf("report: pipelines[%d]: duplicate name %q", i, p.Name)
-		}
-		seen[p.Name] = true
-		for _, c := range []struct {
-			name string
-			v    int64
-		}{{"records", p.Records}, {"lost", p.Lost}, {"applied_twice", p.AppliedTwice},
-			{"order_violations", p.OrderViolations}, {"dead_lettered", p.DeadLettered},
-			{"filtered", p.Filtered}, {"retried", p.Retried}, {"duplicate_requests", p.DuplicateRequests}, {"failed_invocations", p.FailedInvocations}} {
-			if c.v < 0 {
-				return fmt.Errorf("report: pipeline %q: %s is %d, want >= 0", p.Name, c.name, c.v)
-			}
-		}
-	}
-	if s := r.Speedup; s != nil {
-		if !seen[s.Of] || !seen[s.Over] {
-			return fmt.Errorf("report: speedup of %q over %q names a pipeline the report does not have", s.Of, s.Over)
-		}
-	}
-	for i, f := range r.Faults {
-		if !seen[f.Pipeline] {
-			return fmt.Errorf("report: faults[%d] names pipeline %q, which the report does not have", i, f.Pipeline)
-		}
-	}
-	return nil
+// PhaseSpan is one phase of a run on the series' time axis (seconds since the recording
+// started).
+type PhaseSpan struct {
+	Name  string  `json:"name"`
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
 }
 
 // JSON returns r as indented JSON, the content of report.json. Nil slices and maps are written
@@ -315,12 +496,31 @@ func (r *Report) JSON() ([]byte, error) {
 			c.Pipelines[i].Functions = []string{}
 		}
 	}
-	if c.Faults == nil {
-		c.Faults = []Fault{}
+	for i := range c.Pipelines {
+		q := &c.Pipelines[i]
+		q.Mappings = orEmpty(q.Mappings)
+		q.Observed = orEmpty(q.Observed)
+		q.Unobservable = orEmpty(q.Unobservable)
+		q.Resources = orEmpty(q.Resources)
+		if q.Fates == nil {
+			q.Fates = map[string]int64{}
+		}
 	}
-	if c.Mappings == nil {
-		c.Mappings = []Mapping{}
+	c.Faults = orEmpty(c.Faults)
+	c.Records = orEmpty(c.Records)
+	c.FailedMessages = slices.Clone(orEmpty(c.FailedMessages))
+	for i := range c.FailedMessages {
+		c.FailedMessages[i].Body = shorten(c.FailedMessages[i].Body, jsonBodyMax)
 	}
+	c.Mappings = slices.Clone(orEmpty(c.Mappings))
+	for i := range c.Mappings {
+		c.Mappings[i].MetricGroups = orEmpty(c.Mappings[i].MetricGroups)
+		c.Mappings[i].Metrics = orEmpty(c.Mappings[i].Metrics)
+	}
+	if c.Series.Applied == nil {
+		c.Series.Applied = map[string][]Point{}
+	}
+	c.Series.Phases = orEmpty(c.Series.Phases)
 	if c.Series.Throughput == nil {
 		c.Series.Throughput = map[string][]Point{}
 	}
@@ -362,4 +562,28 @@ func (r *Report) Write(dir string) error {
 		}
 	}
 	return nil
+}
+
+// orEmpty returns s, or an empty slice for nil: report.json writes [] rather than null.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// jsonBodyMax and textBodyMax are the characters of a failed message's body that report.json
+// and the text and page keep.
+const (
+	jsonBodyMax = 1024
+	textBodyMax = 120
+)
+
+// shorten returns s cut to at most n characters (runes), ending in "…" when cut.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

@@ -226,13 +226,13 @@ func figures(ps []Pipeline, w float64) chart {
 		cx := x + 18
 		for _, c := range []struct {
 			label string
-			v     int64
+			v     Count
 		}{{"lost", p.Lost}, {"applied twice", p.AppliedTwice}, {"order violations", p.OrderViolations}} {
 			color := goodColor
-			if c.v != 0 {
+			if !c.v.Is(0) {
 				color = badColor
 			}
-			label := fmt.Sprintf("%s %d", c.label, c.v)
+			label := fmt.Sprintf("%s %s", c.label, c.v)
 			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="12" font-weight="600" fill="%s">● %s</text>`, num(cx), num(pad+100), color, esc(label))
 			cx += float64(len(label))*7 + 26
 		}

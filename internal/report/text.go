@@ -43,9 +43,9 @@ func (r *Report) Text(w io.Writer) error {
 		row("records/s", func(p Pipeline) string { return fmtNum(p.RecordsPerSecond) })
 		row("latency p50 ms", func(p Pipeline) string { return fmtNum(p.LatencyMsP50) })
 		row("latency p99 ms", func(p Pipeline) string { return fmtNum(p.LatencyMsP99) })
-		row("lost", func(p Pipeline) string { return strconv.FormatInt(p.Lost, 10) })
-		row("applied twice", func(p Pipeline) string { return strconv.FormatInt(p.AppliedTwice, 10) })
-		row("order violations", func(p Pipeline) string { return strconv.FormatInt(p.OrderViolations, 10) })
+		row("lost", func(p Pipeline) string { return p.Lost.String() })
+		row("applied twice", func(p Pipeline) string { return p.AppliedTwice.String() })
+		row("order violations", func(p Pipeline) string { return p.OrderViolations.String() })
 		row("dead-lettered", func(p Pipeline) string { return strconv.FormatInt(p.DeadLettered, 10) })
 		row("filtered", func(p Pipeline) string { return strconv.FormatInt(p.Filtered, 10) })
 		row("retried", func(p Pipeline) string { return strconv.FormatInt(p.Retried, 10) })
@@ -63,7 +63,7 @@ func (r *Report) Text(w io.Writer) error {
 		tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
 		fmt.Fprintln(tw, "  pipeline\tfault\trecord\tattempts\tapplied\toutcome\t")
 		for _, f := range r.Faults {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\t\n", f.Pipeline, f.Fault, f.Record, f.Attempts, f.Applied, f.Outcome)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\t\n", f.Pipeline, f.Fault, f.Record, f.Attempts, f.Applied.String(), f.Outcome)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -81,7 +81,7 @@ func (r *Report) Text(w io.Writer) error {
 			nw, "mapping", fw, "function", sw, "source")
 		for _, m := range r.Mappings {
 			fmt.Fprintf(tw, "%-*s\t%-*s\t%-*s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", nw, m.Name, fw, m.Function, sw, m.Source,
-				m.In, m.Done, m.Failed, m.Filtered, m.DeadLettered, m.Invocations, m.Errors)
+				m.In, m.Succeeded, m.ReportedFailed+m.ErrorFailed, m.Filtered, m.DeadLettered, m.Invocations, m.Errors)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -100,8 +100,8 @@ func scenarioText(s Scenario) string {
 	if s.Rate > 0 {
 		rate = fmtNum(s.Rate) + " records/s"
 	}
-	return fmt.Sprintf("%d records, %d keys, %d ms of work per record, %d partitions, produced %s",
-		s.Records, s.Keys, s.WorkMS, s.Partitions, rate)
+	return fmt.Sprintf("%s, %d keys, %d ms of work per record, %d partitions, produced %s",
+		s.Source, s.Keys, s.WorkMS, s.Partitions, rate)
 }
 
 func speedupText(r *Report, s *Speedup) string {

@@ -36,13 +36,7 @@ func (l *live) set(runs []*running) {
 				l.totals[r.spec.Id] = t
 				l.order = append(l.order, r.spec.Id)
 			}
-			t.In += s.In
-			t.Done += s.Succeeded
-			t.Failed += s.ReportedFailed + s.ErrorFailed
-			t.Filtered += s.Filtered
-			t.DeadLettered += s.DeadLettered
-			t.Invocations += s.Invocations
-			t.Errors += s.Errors
+			t.Add(s)
 		}
 	}
 	l.runs = runs
@@ -216,7 +210,7 @@ func (s *stack) report(started time.Time, results, faultResults []pipelineResult
 		Tool: "klt local", Version: strings.TrimPrefix(base.VersionLine(), "klt "), Started: started, Template: s.c.Template,
 		Machine: report.ThisMachine(),
 		Scenario: report.Scenario{
-			Records: s.c.Loads.get("", 0), Keys: s.c.Keys, WorkMS: int(s.c.Work.Milliseconds()),
+			Keys: s.c.Keys, WorkMS: int(s.c.Work.Milliseconds()),
 			Rate: s.c.Rate,
 		},
 		Series: rec.Series(),
@@ -228,7 +222,7 @@ func (s *stack) report(started time.Time, results, faultResults []pipelineResult
 		p := report.Pipeline{
 			Name: pipelineName(r.pipe) + suffix, Functions: r.pipe.functions, Phase: phase,
 			Records: int64(r.records), Seconds: r.seconds,
-			Lost: int64(r.lost), AppliedTwice: int64(r.appliedTwice), OrderViolations: int64(r.orderViolations),
+			Lost: report.Observed(int64(r.lost)), AppliedTwice: report.Observed(int64(r.appliedTwice)), OrderViolations: report.Observed(int64(r.orderViolations)),
 			DeadLettered: int64(r.deadLettered), Filtered: int64(r.filtered), Retried: int64(r.retried),
 			DuplicateRequests: int64(r.duplicates), FailedInvocations: r.failedInvocations,
 		}
@@ -248,7 +242,7 @@ func (s *stack) report(started time.Time, results, faultResults []pipelineResult
 		for _, f := range r.faults {
 			rep.Faults = append(rep.Faults, report.Fault{
 				Pipeline: pipelineName(r.pipe) + ", with faults", Fault: f.fault, Record: reportRecord(f.record),
-				Outcome: f.outcome, Attempts: f.attempts, Applied: f.applied,
+				Outcome: f.outcome, Attempts: f.attempts, Applied: report.Observed(int64(f.applied)), Fate: faultFate(f.applied, f.outcome),
 			})
 		}
 	}
@@ -344,4 +338,15 @@ func (s *stack) serve(ctx context.Context) error {
 	}
 	prog.Stop()
 	return runErr
+}
+
+// faultFate is the report's fate of a fault's record (a stopgap until the ledger gives fates).
+func faultFate(applied int, outcome string) string {
+	switch {
+	case applied > 0:
+		return report.FateApplied
+	case strings.HasPrefix(outcome, "sent to"):
+		return report.FateFailureQueue
+	}
+	return report.FateLost
 }
