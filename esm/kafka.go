@@ -71,12 +71,17 @@ type Kafka struct {
 	fn       Invoker
 	counters Counters
 
+	env     kafkaEnvelope
+	metrics metricCounts
+	obsMu   sync.Mutex // one Observe call at a time
+
 	mu      sync.Mutex
 	started bool
 	client  atomic.Pointer[kgo.Client]
 	runCtx  context.Context
-	workers map[int32]*kafkaPartition
-	fail    func(error) // stops Run with an error
+	pollers []*kafkaPoller
+	parts   map[int32]*kafkaPart // the partitions assigned, each held by one poller
+	fail    func(error)          // stops Run with an error
 	failErr error
 	lag     map[int32]*partLag
 }
@@ -84,6 +89,7 @@ type Kafka struct {
 type partLag struct {
 	hwm       int64 // high watermark: offset after the last record
 	committed int64 // offset the group resumes from; -1 when unknown
+	next      int64 // offset of the next record to deliver; -1 when none was taken since the assignment
 }
 
 // NewKafka returns a mapping that reads topic from the Kafka cluster at brokers (host:port) and
@@ -91,7 +97,7 @@ type partLag struct {
 func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (*Kafka, error) {
 	c := kafkaConfig{
 		mappingConfig: mappingConfig{batchSize: 100, window: 500 * time.Millisecond},
-		start:         TrimHorizon, retries: -1, source: kafkaevent.SourceSelfManaged, backoff: backoff,
+		start:         TrimHorizon, retries: -1, source: kafkaevent.SourceSelfManaged, backoff: backoff, pollers: 1,
 	}
 	for _, o := range opts {
 		o.applyKafka(&c)
@@ -131,7 +137,8 @@ func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (
 	default:
 		c.clientOpts = append(c.clientOpts, kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	}
-	return &Kafka{cfg: c, topic: topic, fn: fn, workers: map[int32]*kafkaPartition{}, lag: map[int32]*partLag{}}, nil
+	return &Kafka{cfg: c, topic: topic, fn: fn, env: newKafkaEnvelope(c.source, c.sourceARN, c.bootstrap),
+		parts: map[int32]*kafkaPart{}, lag: map[int32]*partLag{}}, nil
 }
 
 // check reports every bad setting of c as a *ConfigError, joined.
@@ -149,6 +156,7 @@ func (c *kafkaConfig) check(brokers []string, topic string, fn Invoker) error {
 		c.reject("WithStartingPosition", "%q: want TRIM_HORIZON, LATEST, or AT_TIMESTAMP through WithStartingTimestamp", c.start)
 	}
 	c.checkBatching(10000, 300*time.Second)
+	c.checkMetrics(true)
 	if c.retries < -1 || c.retries > 10000 {
 		c.reject("WithMaximumRetryAttempts", "%d: want -1 to 10000", c.retries)
 	}
@@ -173,10 +181,12 @@ func (c *kafkaConfig) check(brokers []string, topic string, fn Invoker) error {
 // Counters returns the mapping's running totals; they are updated while Run runs.
 func (m *Kafka) Counters() *Counters { return &m.counters }
 
-// PartitionLag returns, per partition of the topic, the records not yet committed by the
-// group: the high watermark minus the committed offset (the offset the group would resume
-// from). It is refreshed every 500 ms and after each commit; empty before Run has read the
-// topic's partitions.
+// PartitionLag returns, per partition of the topic, the records not yet delivered: the high
+// watermark minus the offset of the next record to deliver (before the mapping has taken
+// records of a partition, the offset the group would resume from). Records in an invocation,
+// or waiting for a retry, are not counted. It is refreshed every 500 ms and as records are
+// taken into batches; empty before Run has read the topic's partitions. Counters.Lag is the
+// sum over the partitions.
 func (m *Kafka) PartitionLag() map[int32]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -188,10 +198,49 @@ func (m *Kafka) PartitionLag() map[int32]int64 {
 }
 
 func (l *partLag) value() int64 {
+	from := max(l.committed, l.next)
+	if from < 0 || l.hwm < from {
+		return 0
+	}
+	return l.hwm - from
+}
+
+// offsetLag is AWS's OffsetLag of the partition: the high watermark minus the committed
+// offset, the records the group has not processed.
+func (l *partLag) offsetLag() int64 {
 	if l.committed < 0 || l.hwm < l.committed {
 		return 0
 	}
 	return l.hwm - l.committed
+}
+
+// delivering records that the partition's records before next are taken (delivered, or
+// filtered out or given up before delivery).
+func (m *Kafka) delivering(p int32, next int64) {
+	m.mu.Lock()
+	if l := m.lag[p]; l != nil && next > l.next {
+		l.next = next
+	}
+	m.mu.Unlock()
+	m.sumLag()
+}
+
+// single is the length of the event holding one record of pt whose JSON is n bytes long.
+func (m *Kafka) single(pt *kafkaPart, n int) int {
+	sz := newKafkaSizer(&m.env)
+	return sz.with(pt, true, n)
+}
+
+// observe reports e to the observer, if any, one event at a time.
+func (m *Kafka) observe(e Event) {
+	o := m.cfg.observer
+	if o == nil {
+		return
+	}
+	e.Mapping, e.At = m.cfg.name, time.Now()
+	m.obsMu.Lock()
+	defer m.obsMu.Unlock()
+	o.Observe(e)
 }
 
 // Run joins the group and processes records until ctx is done, then returns nil; records in
@@ -260,7 +309,7 @@ func (m *Kafka) Run(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	for _, p := range partitions {
-		m.lag[p] = &partLag{committed: -1}
+		m.lag[p] = &partLag{committed: -1, next: -1}
 	}
 	m.mu.Unlock()
 
@@ -282,6 +331,7 @@ func (m *Kafka) Run(ctx context.Context) error {
 			if errors.Is(fe.Err, context.Canceled) || errors.Is(fe.Err, kgo.ErrClientClosed) {
 				continue
 			}
+			m.metrics.pollErrors.Add(1)
 			m.failRun(fmt.Errorf("fetching %s[%d]: %w", fe.Topic, fe.Partition, fe.Err))
 		}
 		fs.EachPartition(func(p kgo.FetchTopicPartition) {
@@ -289,13 +339,13 @@ func (m *Kafka) Run(ctx context.Context) error {
 				return
 			}
 			m.mu.Lock()
-			w := m.workers[p.Partition]
+			pt := m.parts[p.Partition]
 			if l := m.lag[p.Partition]; l != nil && p.HighWatermark > l.hwm {
 				l.hwm = p.HighWatermark
 			}
 			m.mu.Unlock()
-			if w != nil && len(p.Records) > 0 {
-				w.push(p.Records)
+			if pt != nil && len(p.Records) > 0 {
+				pt.poller.push(pt, p.Records)
 			}
 		})
 		cl.AllowRebalance()
@@ -409,10 +459,6 @@ func (m *Kafka) sumLag() {
 
 func (m *Kafka) partitionID(p int32) string { return m.topic + "-" + strconv.FormatInt(int64(p), 10) }
 
-func (m *Kafka) envelope(p int32) kafkaEnvelope {
-	return newKafkaEnvelope(m.cfg.source, m.cfg.sourceARN, m.cfg.bootstrap, m.topic, p)
-}
-
 // failRun stops Run, which returns err.
 func (m *Kafka) failRun(err error) {
 	m.mu.Lock()
@@ -421,54 +467,74 @@ func (m *Kafka) failRun(err error) {
 	fail(err)
 }
 
+// startWorkers gives each newly assigned partition to a poller: a new one while there are
+// fewer than WithPollers, otherwise the one holding the fewest partitions.
 func (m *Kafka) startWorkers(cl *kgo.Client, ps []int32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.client.CompareAndSwap(nil, cl)
-	for _, p := range ps {
-		if m.workers[p] != nil {
+	for _, num := range ps {
+		if m.parts[num] != nil {
 			continue
 		}
-		w := newKafkaPartition(m, p)
-		m.workers[p] = w
-		go w.run(m.runCtx)
+		var p *kafkaPoller
+		if len(m.pollers) < m.cfg.pollers {
+			p = newKafkaPoller(m)
+			m.pollers = append(m.pollers, p)
+			go p.run(m.runCtx)
+		} else {
+			p = m.pollers[0]
+			for _, q := range m.pollers[1:] {
+				if q.size() < p.size() {
+					p = q
+				}
+			}
+		}
+		m.parts[num] = p.add(num)
+		if l := m.lag[num]; l != nil {
+			l.next = -1
+		}
 	}
 }
 
-// stopWorkers stops the workers of ps (all of them when ps is nil) and waits for them.
+// stopWorkers stops holding the partitions ps, waiting for their invocations under way, or,
+// when ps is nil, stops every poller and waits for them.
 func (m *Kafka) stopWorkers(ps []int32) {
 	m.mu.Lock()
-	var ws []*kafkaPartition
-	for p, w := range m.workers {
-		if ps == nil || slices.Contains(ps, p) {
-			ws = append(ws, w)
-			delete(m.workers, p)
+	if ps == nil {
+		pollers := m.pollers
+		m.pollers = nil
+		clear(m.parts)
+		m.mu.Unlock()
+		for _, p := range pollers {
+			close(p.stop)
+		}
+		for _, p := range pollers {
+			<-p.done
+		}
+		return
+	}
+	byPoller := map[*kafkaPoller][]int32{}
+	for _, num := range ps {
+		if pt := m.parts[num]; pt != nil {
+			byPoller[pt.poller] = append(byPoller[pt.poller], num)
+			delete(m.parts, num)
 		}
 	}
 	m.mu.Unlock()
-	for _, w := range ws {
-		close(w.stop)
-	}
-	for _, w := range ws {
-		<-w.done
-		w.mu.Lock()
-		if w.paused {
-			// A partition assigned again gets a new worker, which must get records.
-			w.paused = false
-			m.client.Load().ResumeFetchPartitions(map[string][]int32{m.topic: {w.num}})
-		}
-		w.mu.Unlock()
+	for p, nums := range byPoller {
+		p.revoke(nums)
 	}
 }
 
-// commit commits next as the partition's offset; the commit is not canceled with Run's
-// context, so that a batch the function finished is not delivered again.
-func (m *Kafka) commit(ctx context.Context, p int32, next int64, epoch int32) error {
+// commit commits offsets, the offset after the records done of each partition; the commit is
+// not canceled with Run's context, so that records the function finished are not delivered
+// again.
+func (m *Kafka) commit(ctx context.Context, offsets map[int32]kgo.EpochOffset) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	var cerr error
-	offsets := map[string]map[int32]kgo.EpochOffset{m.topic: {p: {Epoch: epoch, Offset: next}}}
-	m.client.Load().CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+	m.client.Load().CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{m.topic: offsets}, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
 			cerr = err
 			return
@@ -476,17 +542,20 @@ func (m *Kafka) commit(ctx context.Context, p int32, next int64, epoch int32) er
 		for _, t := range resp.Topics {
 			for _, rp := range t.Partitions {
 				if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-					cerr = err
+					cerr = fmt.Errorf("%s: %w", m.partitionID(rp.Partition), err)
 				}
 			}
 		}
 	})
 	if cerr != nil {
-		return fmt.Errorf("committing offset %d of %s: %w", next, m.partitionID(p), cerr)
+		m.metrics.commitErrors.Add(1)
+		return fmt.Errorf("committing offsets %v: %w", offsets, cerr)
 	}
 	m.mu.Lock()
-	if l := m.lag[p]; l != nil {
-		l.committed = next
+	for p, eo := range offsets {
+		if l := m.lag[p]; l != nil {
+			l.committed = eo.Offset
+		}
 	}
 	m.mu.Unlock()
 	m.sumLag()

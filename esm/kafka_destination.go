@@ -77,18 +77,27 @@ type sqsDestination struct {
 func (d sqsDestination) String() string { return "SQS queue " + d.url }
 
 func (d sqsDestination) send(ctx context.Context, m *Kafka, f *failure) error {
-	first, last := f.records[0], f.records[len(f.records)-1]
+	// recordsInfo has one range per partition: a multi-partition batch is given up on
+	// per partition, the records of each in offset order.
+	ranges := map[string]any{}
+	for i := 0; i < len(f.records); {
+		j := i
+		for j+1 < len(f.records) && f.records[j+1].Partition == f.records[i].Partition {
+			j++
+		}
+		first, last := f.records[i], f.records[j]
+		ranges[m.partitionID(first.Partition)] = map[string]string{
+			"firstRecordOffset":    strconv.FormatInt(first.Offset, 10),
+			"lastRecordOffset":     strconv.FormatInt(last.Offset, 10),
+			"firstRecordTimestamp": isoMillis(first.Timestamp),
+			"lastRecordTimestamp":  isoMillis(last.Timestamp),
+		}
+		i = j + 1
+	}
 	info := map[string]any{
 		"batchSize":   len(f.records),
 		"payloadSize": f.payloadSize,
-		"recordsInfo": map[string]any{
-			m.partitionID(first.Partition): map[string]string{
-				"firstRecordOffset":    strconv.FormatInt(first.Offset, 10),
-				"lastRecordOffset":     strconv.FormatInt(last.Offset, 10),
-				"firstRecordTimestamp": isoMillis(first.Timestamp),
-				"lastRecordTimestamp":  isoMillis(last.Timestamp),
-			},
-		},
+		"recordsInfo": ranges,
 	}
 	m.addSourceInfo(info)
 	body, err := json.Marshal(f.record(m, info, nil))
@@ -109,8 +118,8 @@ func (d kafkaTopicDestination) String() string { return "kafka://" + d.topic }
 func (d kafkaTopicDestination) send(ctx context.Context, m *Kafka, f *failure) error {
 	recs := make([]*kgo.Record, 0, len(f.records))
 	for _, r := range f.records {
-		one := [][]byte{appendKafkaRecord(nil, r)}
-		payload := m.envelope(r.Partition).build(one)
+		pt := &kafkaPart{num: r.Partition, key: partitionKey(m.topic, r.Partition)}
+		payload := m.env.build([]*kafkaEntry{{rec: r, part: pt, json: appendKafkaRecord(nil, r)}})
 		info := map[string]any{
 			"batchSize":   1,
 			"payloadSize": len(payload),
@@ -132,7 +141,8 @@ func (d kafkaTopicDestination) send(ctx context.Context, m *Kafka, f *failure) e
 	return nil
 }
 
-// failure is what a mapping gives up on: records of one partition, in offset order.
+// failure is what a mapping gives up on: records of one or more partitions, grouped by
+// partition, in offset order within each.
 type failure struct {
 	condition   string
 	records     []*kgo.Record

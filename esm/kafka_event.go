@@ -18,14 +18,15 @@ import (
 // (see [OnFailureSQS]).
 const MaxPayloadBytes = 6 << 20
 
-// kafkaEnvelope writes the parts of a Kafka event that are the same for every invocation of
-// one partition: everything before the first record, and everything after the last.
+// kafkaEnvelope writes the parts of a Kafka event that are the same for every invocation:
+// everything before the "records" object's first key, and everything after it. An event
+// holds one array per partition, keyed "topic-N", in ascending partition order.
 type kafkaEnvelope struct {
-	head []byte // {"eventSource":...,"records":{"topic-N":[
-	tail []byte // ]}}
+	head []byte // {"eventSource":...,"records":{
+	tail []byte // }}
 }
 
-func newKafkaEnvelope(source kafkaevent.Source, arn string, bootstrap []string, topic string, partition int32) kafkaEnvelope {
+func newKafkaEnvelope(source kafkaevent.Source, arn string, bootstrap []string) kafkaEnvelope {
 	b := []byte(`{"eventSource":`)
 	b = appendJSONString(b, string(source))
 	if arn != "" {
@@ -37,33 +38,74 @@ func newKafkaEnvelope(source kafkaevent.Source, arn string, bootstrap []string, 
 		b = appendJSONString(b, strings.Join(bootstrap, ","))
 	}
 	b = append(b, `,"records":{`...)
-	b = appendJSONString(b, topic+"-"+strconv.FormatInt(int64(partition), 10))
-	b = append(b, `:[`...)
-	return kafkaEnvelope{head: b, tail: []byte(`]}}`)}
+	return kafkaEnvelope{head: b, tail: []byte(`}}`)}
 }
 
-// size is the length of the event holding records whose JSON lengths add up to recordBytes.
-func (e kafkaEnvelope) size(n, recordBytes int) int {
-	commas := 0
-	if n > 0 {
-		commas = n - 1
-	}
-	return len(e.head) + recordBytes + commas + len(e.tail)
+// partitionKey is the "records" key of a partition with what follows it: "topic-N":[
+func partitionKey(topic string, partition int32) []byte {
+	b := appendJSONString(nil, topic+"-"+strconv.FormatInt(int64(partition), 10))
+	return append(b, `:[`...)
 }
 
-// build writes the event holding the records, each already encoded by appendKafkaRecord.
-func (e kafkaEnvelope) build(records [][]byte) []byte {
-	n := 0
-	for _, r := range records {
-		n += len(r)
+// kafkaSizer adds up the length of an event as records join it. The length does not depend
+// on the order in which they join: each partition adds its key, its brackets and a comma
+// between arrays, each record its JSON and a comma between records.
+type kafkaSizer struct {
+	bytes int // the event's length so far, head and tail included
+	parts int // partitions with records
+}
+
+func newKafkaSizer(env *kafkaEnvelope) kafkaSizer {
+	return kafkaSizer{bytes: len(env.head) + len(env.tail)}
+}
+
+// with returns the event's length once a record of part with JSON length n joins it; first
+// says that it is part's first record in the event.
+func (s kafkaSizer) with(part *kafkaPart, first bool, n int) int {
+	if !first {
+		return s.bytes + 1 + n // comma
 	}
-	b := make([]byte, 0, e.size(len(records), n))
+	b := s.bytes + len(part.key) + 1 + n // "topic-N":[ … ]
+	if s.parts > 0 {
+		b++ // comma between arrays
+	}
+	return b
+}
+
+func (s *kafkaSizer) add(part *kafkaPart, first bool, n int) {
+	s.bytes = s.with(part, first, n)
+	if first {
+		s.parts++
+	}
+}
+
+// build writes the event holding entries, which are grouped by partition in ascending
+// partition order and in offset order within each.
+func (e *kafkaEnvelope) build(entries []*kafkaEntry) []byte {
+	sz := newKafkaSizer(e)
+	var prev *kafkaPart
+	for _, en := range entries {
+		sz.add(en.part, en.part != prev, len(en.json))
+		prev = en.part
+	}
+	b := make([]byte, 0, sz.bytes)
 	b = append(b, e.head...)
-	for i, r := range records {
-		if i > 0 {
+	var last *kafkaPart
+	for _, en := range entries {
+		switch {
+		case en.part != last && last != nil:
+			b = append(b, "],"...)
+			fallthrough
+		case en.part != last:
+			b = append(b, en.part.key...)
+			last = en.part
+		default:
 			b = append(b, ',')
 		}
-		b = append(b, r...)
+		b = append(b, en.json...)
+	}
+	if last != nil {
+		b = append(b, ']')
 	}
 	return append(b, e.tail...)
 }

@@ -27,6 +27,32 @@ type kafkaConfig struct {
 	clientOpts   []kgo.Opt
 	backoff      func(retry int) time.Duration // backoff, or shorter in tests
 	schema       *schemaRegistry               // WithSchemaRegistry; nil: records are delivered as they are
+	pollers      int                           // WithPollers
+	onePartition bool                          // WithOnePartitionPerInvocation
+}
+
+// WithPollers sets how many pollers share the partitions the group assigns: the mapping's
+// event pollers, as ProvisionedPollerConfig's MinimumPollers sets them in provisioned mode.
+// Each poller holds some of the partitions (a new partition goes to a new poller while there
+// are fewer than n, then to the poller holding the fewest) and runs up to 5 invocations at
+// once, as AWS's pollers do; there are never more pollers than partitions, as AWS caps them.
+// 1 to 2,000 (MaximumPollers' limit); the default is 1: one poller holds every partition.
+func WithPollers(n int) KafkaOption {
+	return kafkaOption(func(c *kafkaConfig) {
+		if n < 1 || n > 2000 {
+			c.reject("WithPollers", "%d: want 1 to 2000", n)
+		}
+		c.pollers = n
+	})
+}
+
+// WithOnePartitionPerInvocation makes each invocation hold records of one partition only (the
+// event's "records" object has one key). By default an invocation holds records of several
+// partitions, as on AWS: "A single Lambda payload can contain messages from multiple
+// partitions." Use it to test a function that assumes one partition per event; concurrency is
+// unchanged (up to 5 invocations per poller, each of a different partition).
+func WithOnePartitionPerInvocation() KafkaOption {
+	return kafkaOption(func(c *kafkaConfig) { c.onePartition = true })
 }
 
 // WithGroupID sets the consumer group ID (the mapping's ConsumerGroupId). The default is

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // ResponseError is a function response that a Kafka mapping with ReportBatchItemFailures
@@ -20,63 +22,66 @@ func (e *ResponseError) Error() string {
 }
 
 // parseKafkaResponse reads the function's response as a Kafka partial batch response
-// (esm-contract.md §3.3) for an invocation that held the records of partition id (the
-// "topic-N" key of the event) at the given offsets, sorted ascending.
+// (esm-contract.md §3.3) for an invocation that held, for each partition ("topic-N", the key
+// of the event's "records" object), the records at the given offsets, sorted ascending.
 //
-// It returns failed = false when the whole batch succeeded: an empty payload, null, an object
-// without batchItemFailures, or batchItemFailures null or []. Otherwise failed is true and
-// from is the lowest offset reported, from which the partition resumes. Any other response
-// (invalid JSON, a value that is not an object, an item without a valid itemIdentifier, a
-// partition or offset that was not in the event) is a *ResponseError: the whole batch failed.
-// Both "partition" (the current AWS documentation) and "topic-partition" (an earlier
-// version of the same page) name the partition.
-func parseKafkaResponse(payload []byte, id string, offsets []int64) (from int64, failed bool, err error) {
+// It returns, for each partition the response names, the lowest offset it reports: the
+// partition resumes from there, its records before it are done. A partition it does not name
+// is done. An empty payload, null, an object without batchItemFailures, or batchItemFailures
+// null or [] name no partition: the whole batch succeeded. Any other response (invalid JSON, a
+// value that is not an object, an item without a valid itemIdentifier, a partition or offset
+// that was not in the event) is a *ResponseError: the whole batch failed. Both "partition"
+// (the current AWS documentation) and "topic-partition" (an earlier version of the same page)
+// name the partition.
+func parseKafkaResponse(payload []byte, offsets map[string][]int64) (from map[string]int64, err error) {
 	payload = bytes.TrimSpace(payload)
 	if len(payload) == 0 || string(payload) == "null" {
-		return 0, false, nil
+		return nil, nil
 	}
 	if !json.Valid(payload) {
-		return 0, false, &ResponseError{Reason: "not valid JSON"}
+		return nil, &ResponseError{Reason: "not valid JSON"}
 	}
 	if payload[0] != '{' {
-		return 0, false, &ResponseError{Reason: fmt.Sprintf("want a JSON object or null, got %s", describeJSON(payload))}
+		return nil, &ResponseError{Reason: fmt.Sprintf("want a JSON object or null, got %s", describeJSON(payload))}
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &top); err != nil {
-		return 0, false, &ResponseError{Reason: err.Error()}
+		return nil, &ResponseError{Reason: err.Error()}
 	}
 	raw, ok := top["batchItemFailures"]
 	if !ok || string(raw) == "null" {
-		return 0, false, nil
+		return nil, nil
 	}
 	if raw[0] != '[' {
-		return 0, false, &ResponseError{Reason: fmt.Sprintf("batchItemFailures: want an array, got %s", describeJSON(raw))}
+		return nil, &ResponseError{Reason: fmt.Sprintf("batchItemFailures: want an array, got %s", describeJSON(raw))}
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return 0, false, &ResponseError{Reason: "batchItemFailures: " + err.Error()}
+		return nil, &ResponseError{Reason: "batchItemFailures: " + err.Error()}
 	}
 	for i, item := range items {
 		path := fmt.Sprintf("batchItemFailures[%d]", i)
-		off, err := parseKafkaItem(item, path, id, offsets)
+		id, off, err := parseKafkaItem(item, path, offsets)
 		if err != nil {
-			return 0, false, err
+			return nil, err
 		}
-		if !failed || off < from {
-			from = off
+		if from == nil {
+			from = map[string]int64{}
 		}
-		failed = true
+		if f, ok := from[id]; !ok || off < f {
+			from[id] = off
+		}
 	}
-	return from, failed, nil
+	return from, nil
 }
 
-func parseKafkaItem(item json.RawMessage, path, id string, offsets []int64) (int64, error) {
+func parseKafkaItem(item json.RawMessage, path string, offsets map[string][]int64) (string, int64, error) {
 	if item[0] != '{' {
-		return 0, &ResponseError{Reason: fmt.Sprintf("%s: want an object, got %s", path, describeJSON(item))}
+		return "", 0, &ResponseError{Reason: fmt.Sprintf("%s: want an object, got %s", path, describeJSON(item))}
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(item, &obj); err != nil {
-		return 0, &ResponseError{Reason: path + ": " + err.Error()}
+		return "", 0, &ResponseError{Reason: path + ": " + err.Error()}
 	}
 	ident, ok := obj["itemIdentifier"]
 	if !ok || ident[0] != '{' {
@@ -84,12 +89,12 @@ func parseKafkaItem(item json.RawMessage, path, id string, offsets []int64) (int
 		if ok {
 			got = describeJSON(ident)
 		}
-		return 0, &ResponseError{Reason: fmt.Sprintf("%s.itemIdentifier: want an object, got %s", path, got)}
+		return "", 0, &ResponseError{Reason: fmt.Sprintf("%s.itemIdentifier: want an object, got %s", path, got)}
 	}
 	path += ".itemIdentifier"
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(ident, &fields); err != nil {
-		return 0, &ResponseError{Reason: path + ": " + err.Error()}
+		return "", 0, &ResponseError{Reason: path + ": " + err.Error()}
 	}
 	var partition string
 	var named bool
@@ -100,31 +105,32 @@ func parseKafkaItem(item json.RawMessage, path, id string, offsets []int64) (int
 		}
 		var s string
 		if v[0] != '"' || json.Unmarshal(v, &s) != nil {
-			return 0, &ResponseError{Reason: fmt.Sprintf("%s.%s: want a string, got %s", path, key, describeJSON(v))}
+			return "", 0, &ResponseError{Reason: fmt.Sprintf("%s.%s: want a string, got %s", path, key, describeJSON(v))}
 		}
 		if named && s != partition {
-			return 0, &ResponseError{Reason: fmt.Sprintf("%s: partition %q and topic-partition %q disagree", path, partition, s)}
+			return "", 0, &ResponseError{Reason: fmt.Sprintf("%s: partition %q and topic-partition %q disagree", path, partition, s)}
 		}
 		partition, named = s, true
 	}
 	if !named {
-		return 0, &ResponseError{Reason: path + ": no partition"}
+		return "", 0, &ResponseError{Reason: path + ": no partition"}
 	}
-	if partition != id {
-		return 0, &ResponseError{Reason: fmt.Sprintf("%s.partition: %q was not in the event (it held %q)", path, partition, id)}
+	held, ok := offsets[partition]
+	if !ok {
+		return "", 0, &ResponseError{Reason: fmt.Sprintf("%s.partition: %q was not in the event (it held %s)", path, partition, heldPartitions(offsets))}
 	}
 	v, ok := fields["offset"]
 	if !ok {
-		return 0, &ResponseError{Reason: path + ": no offset"}
+		return "", 0, &ResponseError{Reason: path + ": no offset"}
 	}
 	off, err := strconv.ParseInt(string(v), 10, 64)
 	if err != nil {
-		return 0, &ResponseError{Reason: fmt.Sprintf("%s.offset: want an integer, got %s", path, describeJSON(v))}
+		return "", 0, &ResponseError{Reason: fmt.Sprintf("%s.offset: want an integer, got %s", path, describeJSON(v))}
 	}
-	if !containsOffset(offsets, off) {
-		return 0, &ResponseError{Reason: fmt.Sprintf("%s.offset: %d of %s was not in the event", path, off, id)}
+	if !containsOffset(held, off) {
+		return "", 0, &ResponseError{Reason: fmt.Sprintf("%s.offset: %d of %s was not in the event", path, off, partition)}
 	}
-	return off, nil
+	return partition, off, nil
 }
 
 func containsOffset(sorted []int64, off int64) bool {
@@ -138,6 +144,16 @@ func containsOffset(sorted []int64, off int64) bool {
 		}
 	}
 	return lo < len(sorted) && sorted[lo] == off
+}
+
+// heldPartitions lists the partitions of an event, for an error message.
+func heldPartitions(offsets map[string][]int64) string {
+	ids := make([]string, 0, len(offsets))
+	for id := range offsets {
+		ids = append(ids, strconv.Quote(id))
+	}
+	slices.Sort(ids)
+	return strings.Join(ids, ", ")
 }
 
 // describeJSON quotes a JSON value for an error message, shortened.

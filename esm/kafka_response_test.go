@@ -13,7 +13,7 @@ import (
 // successfully processed. Any invalid topic-partition_number or offset returned that was not
 // present in the invoked event will be treated as failure and entire batch will be retried."
 func TestParseKafkaResponse(t *testing.T) {
-	offsets := []int64{3, 4, 7, 9}
+	offsets := map[string][]int64{"t-1": {3, 4, 7, 9}, "t-3": {0, 1}}
 	for _, tc := range []struct {
 		in     string
 		from   int64
@@ -45,7 +45,8 @@ func TestParseKafkaResponse(t *testing.T) {
 		{in: `"ok"`, bad: true},
 		{in: `[]`, bad: true},
 	} {
-		from, failed, err := parseKafkaResponse([]byte(tc.in), "t-1", offsets)
+		got, err := parseKafkaResponse([]byte(tc.in), offsets)
+		from, failed := got["t-1"], len(got) > 0
 		var re *ResponseError
 		if tc.bad {
 			if !errors.As(err, &re) {
@@ -66,9 +67,9 @@ func FuzzKafkaResponse(f *testing.F) {
 	f.Add([]byte(`{"batchItemFailures":[{"itemIdentifier":{"topic-partition":"t-1","offset":4}}]}`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"t-1","offset":9223372036854775807}}]}`))
-	offsets := []int64{3, 4, 7, 9}
+	offsets := map[string][]int64{"t-1": {3, 4, 7, 9}, "t-3": {0, 1}}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		from, failed, err := parseKafkaResponse(data, "t-1", offsets)
+		got, err := parseKafkaResponse(data, offsets)
 		if err != nil {
 			var re *ResponseError
 			if !errors.As(err, &re) || re.Error() == "" {
@@ -76,8 +77,10 @@ func FuzzKafkaResponse(f *testing.F) {
 			}
 			return
 		}
-		if failed && !containsOffset(offsets, from) {
-			t.Fatalf("from %d is not an offset of the batch", from)
+		for id, from := range got {
+			if !containsOffset(offsets[id], from) {
+				t.Fatalf("from %d is not an offset of %s in the batch", from, id)
+			}
 		}
 	})
 }

@@ -439,69 +439,95 @@ func TestKafkaPartialBatchResponseInvalid(t *testing.T) {
 
 // TestKafkaOrderAndOneInvocationPerPartition runs many records through several partitions with a
 // slow function and checks that each partition's records arrive in offset order, exactly once,
-// never in two invocations at once, while partitions run in parallel.
+// never in two invocations at once, while invocations run in parallel; by default and with one
+// partition per invocation.
 //
 // AWS (https://docs.aws.amazon.com/lambda/latest/dg/with-msk-process.html): "Lambda reads
 // messages sequentially for each Kafka topic partition." (https://docs.aws.amazon.com/lambda/latest/dg/kafka-scaling-modes.html):
 // "to maintain ordered processing within partitions, Lambda caps the MaximumPollers to the
 // number of partitions in the topic."
 func TestKafkaOrderAndOneInvocationPerPartition(t *testing.T) {
-	const parts, per = 4, 500
-	f := newKafkaFixture(t, "orders", parts)
-	fn := newKafkaFunction(t, func(n int, ev *kafkaevent.Event) Response {
-		time.Sleep(time.Duration(n%5) * time.Millisecond)
-		return Response{}
-	})
-	m := newKafkaMapping(t, f, fn, WithBatchSize(37), WithBatchingWindow(5*time.Millisecond))
-	runKafka(t, m)
-	for p := range int32(parts) {
-		go f.produceN(p, per)
-	}
-	kafkaWaitFor(t, 30*time.Second, "all records", func() bool { return len(fn.delivered()) == parts*per })
-	next := map[string]int64{}
-	for _, c := range fn.snapshot() {
-		if len(c.event.Partitions) != 1 {
-			t.Fatalf("an invocation holds %d partitions", len(c.event.Partitions))
-		}
-		p := c.event.Partitions[0]
-		for _, r := range p.Records {
-			if r.Offset != next[p.ID()] {
-				t.Fatalf("%s: offset %d after %d", p.ID(), r.Offset, next[p.ID()]-1)
+	for _, single := range []bool{false, true} {
+		t.Run(fmt.Sprintf("onePartition=%v", single), func(t *testing.T) {
+			const parts, per = 4, 500
+			f := newKafkaFixture(t, "orders", parts)
+			fn := newKafkaFunction(t, func(n int, ev *kafkaevent.Event) Response {
+				time.Sleep(time.Duration(n%5) * time.Millisecond)
+				return Response{}
+			})
+			opts := []KafkaOption{WithBatchSize(37), WithBatchingWindow(5 * time.Millisecond)}
+			if single {
+				opts = append(opts, WithOnePartitionPerInvocation())
 			}
-			next[p.ID()]++
-		}
-	}
-	fn.mu.Lock()
-	defer fn.mu.Unlock()
-	if fn.overlap != nil {
-		t.Error(fn.overlap)
-	}
-	if fn.maxParallel < 2 {
-		t.Errorf("at most %d invocations at once over %d partitions: partitions do not run in parallel", fn.maxParallel, parts)
+			m := newKafkaMapping(t, f, fn, opts...)
+			runKafka(t, m)
+			for p := range int32(parts) {
+				go f.produceN(p, per)
+			}
+			kafkaWaitFor(t, 30*time.Second, "all records", func() bool { return len(fn.delivered()) == parts*per })
+			next := map[string]int64{}
+			for _, c := range fn.snapshot() {
+				if single && len(c.event.Partitions) != 1 {
+					t.Fatalf("an invocation holds %d partitions", len(c.event.Partitions))
+				}
+				for _, p := range c.event.Partitions {
+					for _, r := range p.Records {
+						if r.Offset != next[p.ID()] {
+							t.Fatalf("%s: offset %d after %d", p.ID(), r.Offset, next[p.ID()]-1)
+						}
+						next[p.ID()]++
+					}
+				}
+			}
+			fn.mu.Lock()
+			defer fn.mu.Unlock()
+			if fn.overlap != nil {
+				t.Error(fn.overlap)
+			}
+			if fn.maxParallel < 2 {
+				t.Errorf("at most %d invocations at once over %d partitions: invocations do not run in parallel", fn.maxParallel, parts)
+			}
+		})
 	}
 }
 
-// TestKafkaLag checks PartitionLag and Counters.Lag: the records not yet committed, per partition.
+// TestKafkaLag checks PartitionLag and Counters.Lag: the records not yet delivered, per
+// partition (the high watermark minus the next offset to deliver). Records in an invocation
+// that has not returned are delivered: they are not lag.
 //
 // AWS (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html): "OffsetLag ...
 // the difference in offset between the last record written to a topic and the last record that
-// your function's consumer group processed."
+// your function's consumer group processed." (That is KafkaMetrics' MaxOffsetLag, see
+// TestKafkaMetrics; Lag counts what the function has not seen yet.)
 func TestKafkaLag(t *testing.T) {
 	f := newKafkaFixture(t, "orders", 2)
 	f.produceN(0, 20)
 	f.produceN(1, 5)
 	release := make(chan struct{})
 	fn := newKafkaFunction(t, func(n int, ev *kafkaevent.Event) Response {
-		if ev.Partitions[0].Number == 0 {
-			<-release
+		select {
+		case <-release:
+		case <-time.After(20 * time.Second):
 		}
 		return Response{}
 	})
-	m := newKafkaMapping(t, f, fn, WithBatchSize(10))
+	m := newKafkaMapping(t, f, fn, WithBatchSize(10), WithPollers(1))
 	runKafka(t, m)
-	kafkaWaitFor(t, 10*time.Second, "lag 20 on partition 0 and 0 on 1", func() bool {
+	kafkaWaitFor(t, 10*time.Second, "the first invocations", func() bool { return len(fn.snapshot()) > 0 })
+	// Both partitions are in invocations that have not returned: no more are delivered.
+	time.Sleep(700 * time.Millisecond)
+	delivered := map[int32]int64{}
+	for _, c := range fn.snapshot() {
+		if n := len(c.offsets()); n > 10 {
+			t.Errorf("an invocation holds %d records, over the batch size 10", n)
+		}
+		for _, p := range c.event.Partitions {
+			delivered[p.Number] += int64(len(p.Records))
+		}
+	}
+	kafkaWaitFor(t, 10*time.Second, fmt.Sprintf("lag %d on partition 0 and %d on 1", 20-delivered[0], 5-delivered[1]), func() bool {
 		l := m.PartitionLag()
-		return l[0] == 20 && l[1] == 0 && m.Counters().Lag.Load() == 20
+		return l[0] == 20-delivered[0] && l[1] == 5-delivered[1] && m.Counters().Lag.Load() == 25-delivered[0]-delivered[1]
 	})
 	close(release)
 	kafkaWaitFor(t, 10*time.Second, "no lag", func() bool {

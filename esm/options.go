@@ -50,6 +50,7 @@ type mappingConfig struct {
 	filter        *filter.Criteria
 	reportFailure bool
 	observer      Observer
+	metrics       []string       // WithMetrics
 	bad           []settingError // found while applying options
 }
 

@@ -124,6 +124,8 @@ type SQS struct {
 	batchSize int
 	maxConc   int // cap of concurrent invocations
 	counters  Counters
+	metrics   metricCounts
+	obsMu     sync.Mutex // one Observe call at a time
 
 	mu        sync.Mutex
 	changed   chan struct{} // closed and replaced when the state below changes
@@ -195,6 +197,7 @@ func NewSQS(ctx context.Context, client *sqs.Client, queueURL string, fn Invoker
 		c.reject("queueURL", "empty")
 	}
 	c.checkBatching(SQSMaxBatchSizeStandard, SQSMaxBatchingWindow)
+	c.checkMetrics(false)
 	if err := c.configErr("SQS"); err != nil {
 		return nil, err
 	}

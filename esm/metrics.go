@@ -1,0 +1,143 @@
+package esm
+
+import (
+	"slices"
+	"sync/atomic"
+)
+
+// Metric groups of a mapping's MetricsConfig, for [WithMetrics].
+const (
+	MetricsEventCount = "EventCount"   // counts of records through each step
+	MetricsErrorCount = "ErrorCount"   // counts of errors (Kafka only)
+	MetricsKafka      = "KafkaMetrics" // offset lag and commits (Kafka only)
+)
+
+// The metrics of each group, named as Lambda publishes them to CloudWatch (AWS/Lambda, per
+// event source mapping; https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html#event-source-mapping-metrics).
+// Every count is the Sum statistic since Run started; MaxOffsetLag and SumOffsetLag are values
+// now (the Maximum statistic of OffsetLag over the partitions, and their sum).
+const (
+	// PolledEventCount: records (Kafka) or messages (SQS) read from the source, each time
+	// it is read (an SQS message received again counts again).
+	MetricPolledEventCount = "PolledEventCount"
+	// FilteredOutEventCount: dropped by FilterCriteria.
+	MetricFilteredOutEventCount = "FilteredOutEventCount"
+	// InvokedEventCount: records in invocations, once per invocation that carried them.
+	MetricInvokedEventCount = "InvokedEventCount"
+	// FailedInvokeEventCount: records in invocations that failed for them (a function
+	// error, a bad response, or a partial batch response naming them).
+	MetricFailedInvokeEventCount = "FailedInvokeEventCount"
+	// DroppedEventCount (Kafka): given up on without an on-failure destination.
+	MetricDroppedEventCount = "DroppedEventCount"
+	// OnFailureDestinationDeliveredEventCount (Kafka): sent to the on-failure destination.
+	MetricOnFailureDestinationDeliveredEventCount = "OnFailureDestinationDeliveredEventCount"
+	// DeletedEventCount (SQS): deleted from the queue after their invocation succeeded.
+	MetricDeletedEventCount = "DeletedEventCount"
+
+	// CommittedEventCount (KafkaMetrics): records whose offsets were committed, whatever
+	// their outcome (succeeded, filtered out, given up).
+	MetricCommittedEventCount = "CommittedEventCount"
+	// MaxOffsetLag, SumOffsetLag (KafkaMetrics): AWS's OffsetLag per partition, the high
+	// watermark minus the committed offset, at its maximum over the partitions and summed.
+	MetricMaxOffsetLag = "MaxOffsetLag"
+	MetricSumOffsetLag = "SumOffsetLag"
+
+	// ErrorCount group (Kafka). The AWS page lists polling, invocation, schema-registry,
+	// commit and destination errors; these names were not checked against the page from here.
+	MetricPollingErrorCount                      = "PollingErrorCount"
+	MetricInvokeErrorCount                       = "InvokeErrorCount"
+	MetricSchemaRegistryErrorCount               = "SchemaRegistryErrorCount"
+	MetricCommitErrorCount                       = "CommitErrorCount"
+	MetricOnFailureDestinationDeliveryErrorCount = "OnFailureDestinationDeliveryErrorCount"
+)
+
+// WithMetrics sets the mapping's MetricsConfig: the groups of metrics [Kafka.Metrics] and
+// [SQS.Metrics] return, as CloudFormation's MetricsConfig.Metrics takes them: at most 3, each
+// once, of [MetricsEventCount], [MetricsErrorCount] and [MetricsKafka]; the last two for Kafka
+// mappings only. None by default (Metrics returns an empty map).
+func WithMetrics(groups ...string) Option {
+	return option(func(c *mappingConfig) {
+		if len(groups) > 3 {
+			c.reject("WithMetrics", "%d groups: at most 3", len(groups))
+		}
+		for i, g := range groups {
+			switch {
+			case g != MetricsEventCount && g != MetricsErrorCount && g != MetricsKafka:
+				c.reject("WithMetrics", "%q: want EventCount, ErrorCount or KafkaMetrics", g)
+			case slices.Contains(groups[:i], g):
+				c.reject("WithMetrics", "%q twice", g)
+			}
+		}
+		c.metrics = groups
+	})
+}
+
+// checkMetrics rejects the Kafka-only groups for an SQS mapping.
+func (c *mappingConfig) checkMetrics(kafka bool) {
+	if kafka {
+		return
+	}
+	for _, g := range c.metrics {
+		if g == MetricsErrorCount || g == MetricsKafka {
+			c.reject("WithMetrics", "%q is for Kafka mappings only", g)
+		}
+	}
+}
+
+// metricCounts are the running sums behind the metrics that Counters does not hold.
+type metricCounts struct {
+	polled, failedInvoke, dropped, destDelivered, deleted, committed atomic.Int64
+	pollErrors, invokeErrors, schemaErrors, commitErrors, destErrors atomic.Int64
+}
+
+// Metrics returns the metrics of the groups WithMetrics enabled, metric name to value, as
+// CloudWatch would show them for the mapping since Run started (counts as the Sum statistic,
+// lags as they are now).
+func (m *Kafka) Metrics() map[string]int64 {
+	out := map[string]int64{}
+	mc, c := &m.metrics, &m.counters
+	for _, g := range m.cfg.metrics {
+		switch g {
+		case MetricsEventCount:
+			out[MetricPolledEventCount] = mc.polled.Load()
+			out[MetricFilteredOutEventCount] = c.Filtered.Load()
+			out[MetricInvokedEventCount] = c.Delivered.Load()
+			out[MetricFailedInvokeEventCount] = mc.failedInvoke.Load()
+			out[MetricDroppedEventCount] = mc.dropped.Load()
+			out[MetricOnFailureDestinationDeliveredEventCount] = mc.destDelivered.Load()
+		case MetricsErrorCount:
+			out[MetricPollingErrorCount] = mc.pollErrors.Load()
+			out[MetricInvokeErrorCount] = mc.invokeErrors.Load()
+			out[MetricSchemaRegistryErrorCount] = mc.schemaErrors.Load()
+			out[MetricCommitErrorCount] = mc.commitErrors.Load()
+			out[MetricOnFailureDestinationDeliveryErrorCount] = mc.destErrors.Load()
+		case MetricsKafka:
+			out[MetricCommittedEventCount] = mc.committed.Load()
+			var maxLag, sum int64
+			m.mu.Lock()
+			for _, l := range m.lag {
+				v := l.offsetLag()
+				maxLag, sum = max(maxLag, v), sum+v
+			}
+			m.mu.Unlock()
+			out[MetricMaxOffsetLag], out[MetricSumOffsetLag] = maxLag, sum
+		}
+	}
+	return out
+}
+
+// Metrics returns the metrics of the groups WithMetrics enabled (only EventCount applies to an
+// SQS mapping), metric name to value, as CloudWatch would show them for the mapping since Run
+// started (the Sum statistic).
+func (m *SQS) Metrics() map[string]int64 {
+	out := map[string]int64{}
+	mc, c := &m.metrics, &m.counters
+	if slices.Contains(m.cfg.metrics, MetricsEventCount) {
+		out[MetricPolledEventCount] = mc.polled.Load()
+		out[MetricFilteredOutEventCount] = c.Filtered.Load()
+		out[MetricInvokedEventCount] = c.Delivered.Load()
+		out[MetricFailedInvokeEventCount] = mc.failedInvoke.Load()
+		out[MetricDeletedEventCount] = mc.deleted.Load()
+	}
+	return out
+}
