@@ -67,7 +67,7 @@ func (s *stack) startMappings(ctx context.Context, specs []*samstack.MappingSpec
 			if err != nil {
 				return out, err
 			}
-			opts = append(opts, esm.WithObserver(s.obs.mappings()))
+			opts = append(opts, esm.WithObserver(s.obs.mappings()), esm.WithMetrics(sqsMetricGroups...))
 			q, err := esm.NewSQS(ctx, s.sqsClient, s.ls.Resolver.QueueURLs[m.Queue], inv, opts...)
 			if err != nil {
 				return out, fmt.Errorf("%s: %w", m.Id, err)
@@ -80,10 +80,23 @@ func (s *stack) startMappings(ctx context.Context, specs []*samstack.MappingSpec
 	return out, nil
 }
 
-// kafkaOptions are the options klt local's flags give every Kafka mapping.
+// kafkaOptions are the options klt local gives every Kafka mapping: every MetricsConfig
+// group (the report shows them all, whatever the template enables), and one partition per
+// invocation when the flag asks.
 func (s *stack) kafkaOptions() []esm.KafkaOption {
-	return nil
+	opts := []esm.KafkaOption{esm.WithMetrics(kafkaMetricGroups...)}
+	if s.c.OnePartitionPerInvocation {
+		opts = append(opts, esm.WithOnePartitionPerInvocation())
+	}
+	return opts
 }
+
+// The MetricsConfig groups klt local enables, per kind of mapping (ErrorCount and
+// KafkaMetrics are Kafka-only).
+var (
+	kafkaMetricGroups = []string{esm.MetricsEventCount, esm.MetricsErrorCount, esm.MetricsKafka}
+	sqsMetricGroups   = []string{esm.MetricsEventCount}
+)
 
 // deadLetterQueueOf returns the logical ID of queue's dead-letter queue (its RedrivePolicy's
 // deadLetterTargetArn), or "".

@@ -2,9 +2,11 @@ package localstack
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
+	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
 	"github.com/kafkalambda/toolkit/internal/report"
 	"github.com/kafkalambda/toolkit/internal/samstack"
@@ -270,5 +272,40 @@ func (a *pipelineAccount) timedOutAsLost() {
 	a.Lost = observed(a.Fates[fateLost])
 }
 
-// addMetrics adds the MetricsConfig figures of a mapping's phase to its totals.
-func (s *stack) addMetrics(t *report.Mapping, r *running) {}
+// addMetrics adds the MetricsConfig figures of a mapping's phase to its totals, as CloudWatch
+// would show them over the run: the counts summed over the phases (the Sum statistic), the
+// offset lags as at the end of the last phase.
+func (s *stack) addMetrics(t *report.Mapping, r *running) {
+	var values map[string]int64
+	t.MetricGroups = sqsMetricGroups
+	if r.kafka != nil {
+		values, t.MetricGroups = r.kafka.Metrics(), kafkaMetricGroups
+	} else if r.sqs != nil {
+		values = r.sqs.Metrics()
+	}
+	sum := map[string]float64{}
+	for _, m := range t.Metrics {
+		sum[m.Name] = m.Value
+	}
+	stats := map[string]string{}
+	for _, m := range t.Metrics {
+		stats[m.Name] = m.Statistic
+	}
+	for name, v := range values {
+		stats[name] = "Sum"
+		switch name {
+		case esm.MetricMaxOffsetLag:
+			stats[name] = "Maximum"
+			sum[name] = float64(v)
+		case esm.MetricSumOffsetLag:
+			sum[name] = float64(v)
+		default:
+			sum[name] += float64(v)
+		}
+	}
+	if ms, err := report.NewMetrics(sum, stats); err == nil {
+		t.Metrics = ms
+	} else {
+		fmt.Fprintf(s.out, "klt local: %s: %v\n", t.Name, err)
+	}
+}
