@@ -1,8 +1,12 @@
 package localstack
 
 import (
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -40,13 +44,37 @@ const (
 	effectHTTP  = "http"  // a request to the local HTTP sink
 )
 
+// How an effect's input record was read (effect.Via).
+const (
+	viaRecordAttribute = "record attribute"  // fanout's kafka.record message attribute
+	viaSourceHeader    = "source header"     // producer.SourceHeader of an output record
+	viaIdempotencyKey  = "idempotency key"   // the idempotency store's entry key (idempotency.KafkaKey, hashed)
+	viaItemKey         = "item key"          // an attribute of the item holding topic-partition-offset
+	viaIdempotencyHdr  = "Idempotency-Key"   // the HTTP request's Idempotency-Key header
+	viaEnvelope        = "envelope"          // a batch sink's envelope (a failure queue's message)
+	viaOnFailure       = "on-failure record" // a Kafka mapping's on-failure record (KafkaBatchInfo)
+)
+
+// Operations of an idempotency entry (effect.Op), told apart from the item's other writes:
+// the claim (a conditional PutItem of an INPROGRESS entry) and the release (the DeleteItem
+// of a handler that failed) are bookkeeping; the completion is the application.
+const (
+	opClaim    = "claim"
+	opComplete = "complete"
+	opRelease  = "release"
+)
+
 // effect is one side effect klt observed, with the input record it belongs to.
 type effect struct {
 	Kind     string   // effectTable, effectQueue, effectTopic or effectHTTP
 	Resource string   // the table's or queue's logical ID, the topic, or the sink's parameter name
 	Function string   // the function that caused it, when known ("" when not)
 	Record   recordID // the input record, read from where its identity travels
-	Via      string   // how the identity was read: "record attribute", "source header", "idempotency key", "Idempotency-Key", "envelope"
+	Via      string   // how the identity was read: one of the via constants
+	// Op is the operation: the AWS operation (PutItem, SendMessage...), "Produce", the HTTP
+	// method, "listed" for a message read from a failure or dead-letter queue, or opClaim,
+	// opComplete, opRelease for an idempotency entry.
+	Op string
 	// Failure is set for a message a function sent to its failure queue (a batch sink's
 	// envelope) and for a record an on-failure destination or dead-letter queue received: the
 	// error or condition the message gives.
@@ -80,11 +108,43 @@ type ledger struct {
 	order   []recordID
 	steps   map[recordID][]step
 	effects map[recordID][]effect
-	unknown []unattributed
+	unknown []unattributed // the first maxUnattributed
+	// unknownN counts every unattributed effect, kept or not.
+	unknownN int
+	// hashes maps the idempotency store's hash of each input's KafkaKey, in both formats
+	// (hex for Powertools Python's layout, base64 for TypeScript's), to the input.
+	hashes map[string]recordID
 }
 
+// maxUnattributed bounds the unattributed effects the ledger keeps the details of; it
+// counts them all.
+const maxUnattributed = 10000
+
 func newLedger() *ledger {
-	return &ledger{inputs: map[recordID]*input{}, steps: map[recordID][]step{}, effects: map[recordID][]effect{}}
+	return &ledger{inputs: map[recordID]*input{}, steps: map[recordID][]step{}, effects: map[recordID][]effect{},
+		hashes: map[string]recordID{}}
+}
+
+// kafkaKey is idempotency.KafkaKey of the record: "topic-partition-offset".
+func (id recordID) kafkaKey() string {
+	return id.Topic + "-" + strconv.Itoa(int(id.Partition)) + "-" + strconv.FormatInt(id.Offset, 10)
+}
+
+// idempotencyHashes returns the digests the idempotency store writes after "<prefix>#" for
+// the key idempotency.KafkaKey of id: md5 of the key as a JSON string (a topic name is ASCII
+// without quotes or backslashes, so both Powertools editions serialise it the same way),
+// hex (FormatPython) and standard base64 (FormatTypeScript). See idempotency's Format.
+func (id recordID) idempotencyHashes() (hexSum, b64Sum string) {
+	sum := md5.Sum([]byte(strconv.Quote(id.kafkaKey())))
+	return hex.EncodeToString(sum[:]), base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// byHash returns the input whose KafkaKey the idempotency store hashed to h.
+func (l *ledger) byHash(h string) (recordID, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	id, ok := l.hashes[h]
+	return id, ok
 }
 
 // produced records an input record.
@@ -93,6 +153,8 @@ func (l *ledger) produced(in input) {
 	defer l.mu.Unlock()
 	if _, ok := l.inputs[in.ID]; !ok {
 		l.order = append(l.order, in.ID)
+		h, b := in.ID.idempotencyHashes()
+		l.hashes[h], l.hashes[b] = in.ID, in.ID
 	}
 	l.inputs[in.ID] = &in
 }
@@ -116,7 +178,17 @@ func (l *ledger) effect(e effect) {
 func (l *ledger) unattributed(u unattributed) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.unknown = append(l.unknown, u)
+	l.unknownN++
+	if len(l.unknown) < maxUnattributed {
+		l.unknown = append(l.unknown, u)
+	}
+}
+
+// unattributedCount returns how many side effects klt could not attribute.
+func (l *ledger) unattributedCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.unknownN
 }
 
 // history returns what the ledger holds of record id: its input (nil when klt did not
@@ -156,9 +228,46 @@ func (l *ledger) effectsAt(kind, resource string) []effect {
 	return out
 }
 
-// unattributedEffects returns the side effects klt could not attribute.
+// unattributedEffects returns the side effects klt could not attribute (the first
+// maxUnattributed of them: unattributedCount counts them all).
 func (l *ledger) unattributedEffects() []unattributed {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]unattributed(nil), l.unknown...)
+}
+
+// resourcesOf returns the resources at which the ledger holds an effect of function fn that
+// is not a failure, sorted by kind and name.
+func (l *ledger) resourcesOf(fn string) []resource {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := map[resource]bool{}
+	var out []resource
+	for _, es := range l.effects {
+		for _, e := range es {
+			r := resource{e.Kind, e.Resource}
+			if e.Function == fn && fn != "" && e.Failure == "" && !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// input returns the input record id, and whether klt produced it.
+func (l *ledger) input(id recordID) (input, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	in, ok := l.inputs[id]
+	if !ok {
+		return input{}, false
+	}
+	return *in, true
 }
