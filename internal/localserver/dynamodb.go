@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +20,7 @@ import (
 // Each [StartDynamoDB] runs its own dynalite process (in-memory store) on its own free
 // loopback port, started as
 //
-//	node <repo>/node_modules/dynalite/cli.js --host 127.0.0.1 --port N \
+//	node <node_modules>/dynalite/cli.js --host 127.0.0.1 --port N \
 //	     --createTableMs 0 --deleteTableMs 0 --updateTableMs 0
 //
 // Known differences from real DynamoDB (dynalite 4.0.0): ReturnValuesOnConditionCheckFailure
@@ -31,20 +32,23 @@ type DynamoDB struct {
 }
 
 // StartDynamoDB starts a dynalite server and returns once it answers ListTables. ctx bounds
-// the start (at most [StartTimeout]), not the server's life: the caller must call
-// [DynamoDB.Stop]. It fails when node or dynalite is missing (the error ends in
-// [InstallHint]) or the server does not answer in time.
-func StartDynamoDB(ctx context.Context) (*DynamoDB, error) {
-	node, _, cli, err := Locate("dynalite", "cli.js")
+// the start (at most [StartTimeout], after the first use's installation, at most
+// [InstallTimeout]), not the server's life: the caller must call [DynamoDB.Stop]. opts say
+// where dynalite is (see the package doc). It fails when node or dynalite is missing and
+// cannot be installed (the error says what to install or set) or the server does not answer
+// in time.
+func StartDynamoDB(ctx context.Context, opts ...NodeOption) (*DynamoDB, error) {
+	ns, err := locateServers(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
+	node, cli := ns.node, filepath.Join(ns.modules, "dynalite", "cli.js")
 	ctx, cancel := startContext(ctx)
 	defer cancel()
 	// A free port found by listening on :0 may be taken by another process before dynalite binds
 	// it; dynalite then exits with EADDRINUSE and another port is tried.
 	for attempt := 1; ; attempt++ {
-		s, err := launchDynalite(ctx, node, cli)
+		s, err := launchDynalite(ctx, node, cli, ns.env)
 		if err == nil {
 			return s, nil
 		}
@@ -120,7 +124,7 @@ func freePort() (int, error) {
 }
 
 // launchDynalite starts one dynalite process and waits until it answers, or kills it.
-func launchDynalite(ctx context.Context, node, cli string) (*DynamoDB, error) {
+func launchDynalite(ctx context.Context, node, cli string, env []string) (*DynamoDB, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, fmt.Errorf("find a free port: %w", err)
@@ -136,6 +140,7 @@ func launchDynalite(ctx context.Context, node, cli string) (*DynamoDB, error) {
 		Args: []string{"--host", "127.0.0.1", "--port", strconv.Itoa(port),
 			"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"},
 		Ready: func(line string) (string, bool) { return "", line == listening },
+		Env:   env,
 	})
 	if err != nil {
 		return nil, err

@@ -11,10 +11,14 @@
 // dynalite and local-aws-sqs are Node.js programs, run as child processes in a process group
 // of their own (internal/procgroup; on Linux also killed when the calling process dies), each
 // on its own loopback port, so parallel tests and several test binaries never share state.
-// They are found under the repository root, the directory of the nearest go.mod above the
-// working directory (go test runs in the package directory; klt runs in the stack's
-// repository), pinned in its package.json and installed by `make node_modules` (npm ci). A
-// missing node or package is an error ending in [InstallHint].
+// They run from, in this order: a node_modules directory the caller names ([WithNodeModules],
+// or the environment variable [NodeModulesEnv], KLT_NODE_MODULES); inside the toolkit's
+// checkout, its own node_modules (`make node_modules`, which `make test` runs); else the
+// versions of the repository's package-lock.json, whose package.json and lock are embedded in
+// the binary and installed with npm ci, on first use, into the user's cache directory
+// (os.UserCacheDir()/klt/node-servers/KEY, KEY a hash of the lock; see install.go). So klt
+// works from any directory, `go install`ed too. A missing node, npm or package is an error
+// that says what to install or which variable to set.
 //
 // The Start functions take a context that bounds the start only (at most [StartTimeout]):
 // a server runs until its Stop method is called.
@@ -43,7 +47,7 @@ import (
 )
 
 // InstallHint is appended to every error about a missing or broken installation.
-const InstallHint = "run `make node_modules` (npm ci --no-audit --no-fund) at the repository root; `make test` does it for you"
+const InstallHint = "klt installs dynalite and local-aws-sqs with npm on first use (node and npm on PATH, the npm registry reachable), or runs them from the node_modules directory " + NodeModulesEnv + " names; in the toolkit's checkout, `make node_modules` installs them (`make test` does it for you)"
 
 // StartTimeout bounds how long a Start function waits for its server to answer, whatever the
 // deadline of the context it is given.
@@ -55,12 +59,15 @@ const Region = "us-east-1"
 // errExited is returned by [process.waitReady] and [process.poll] when the process exits first.
 var errExited = errors.New("process exited")
 
-// Locate returns the path of node, the repository root, and root/node_modules/pkg/file, after
-// checking that the last exists. Its errors name pkg and end in [InstallHint].
+// Locate returns the path of node, the root of the toolkit's checkout around the working
+// directory, and root/node_modules/pkg/file, after checking that the last exists: for tests
+// that run other packages of the checkout's package.json. Its errors name pkg and end in
+// [InstallHint].
 func Locate(pkg, file string) (node, root, path string, err error) {
-	root, err = repoRoot()
-	if err != nil {
-		return "", "", "", err
+	root, ok := toolkitCheckout()
+	if !ok {
+		wd, _ := os.Getwd()
+		return "", "", "", fmt.Errorf("%s is in the toolkit's package.json, and %s is not inside the toolkit's checkout", pkg, wd)
 	}
 	node, err = exec.LookPath("node")
 	if err != nil {
@@ -71,24 +78,6 @@ func Locate(pkg, file string) (node, root, path string, err error) {
 		return "", "", "", fmt.Errorf("%s is not installed (%v); %s", pkg, err, InstallHint)
 	}
 	return node, root, path, nil
-}
-
-// repoRoot walks up from the working directory to the nearest directory holding go.mod.
-func repoRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("working directory: %w", err)
-	}
-	for dir := wd; ; {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod in %s or any parent directory", wd)
-		}
-		dir = parent
-	}
 }
 
 // command describes a Node.js server process for [startProcess].
@@ -104,6 +93,8 @@ type command struct {
 	Ready func(line string) (string, bool)
 	// Stdin gives the process a pipe as standard input, closed by [process.stop].
 	Stdin bool
+	// Env is added to the process's environment (klt's own).
+	Env []string
 }
 
 // process is one running server process. Its methods are safe for concurrent use.
@@ -128,6 +119,9 @@ func startProcess(c command) (*process, error) {
 
 	cmd := exec.Command(c.Node, append([]string{c.Script}, c.Args...)...)
 	cmd.Dir = filepath.Dir(c.Script)
+	if len(c.Env) > 0 {
+		cmd.Env = append(os.Environ(), c.Env...)
+	}
 	cmd.Stdout = stdout
 	cmd.Stderr = out
 	cmd.WaitDelay = 2 * time.Second

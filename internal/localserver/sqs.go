@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -27,7 +25,10 @@ const readyPrefix = "local-aws-sqs listening at: "
 // queues. local-aws-sqs has no command line of its own; the process is started directly with
 // [os/exec.Command] as
 //
-//	node <repo>/internal/localserver/server.cjs --host 127.0.0.1 --port 0 --exit-on-stdin-close
+//	node <dir>/server.cjs --host 127.0.0.1 --port 0 --exit-on-stdin-close
+//
+// (server.cjs is this package's launcher, embedded in the binary: see the package doc for
+// where it and local-aws-sqs are.)
 //
 // Port 0 lets the kernel choose a free port, which the server
 // prints and uses in the queue URLs it returns, so no port can be lost to a race. The server
@@ -46,17 +47,19 @@ type SQS struct {
 }
 
 // StartSQS starts a local-aws-sqs server and returns once it answers ListQueues. ctx bounds
-// the start (at most [StartTimeout]), not the server's life: the caller must call [SQS.Stop].
-// It fails when node or local-aws-sqs is missing (the error ends in [InstallHint]) or the
-// server does not answer in time.
-func StartSQS(ctx context.Context) (*SQS, error) {
-	node, script, err := locateSQS()
+// the start (at most [StartTimeout], after the first use's installation, at most
+// [InstallTimeout]), not the server's life: the caller must call [SQS.Stop]. opts say where
+// local-aws-sqs is (see the package doc). It fails when node or local-aws-sqs is missing and
+// cannot be installed (the error says what to install or set) or the server does not answer
+// in time.
+func StartSQS(ctx context.Context, opts ...NodeOption) (*SQS, error) {
+	ns, err := locateServers(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := startContext(ctx)
 	defer cancel()
-	return launchSQS(ctx, node, script)
+	return launchSQS(ctx, ns.node, ns.sqsScript, ns.env)
 }
 
 // Endpoint returns the server's base URL, "http://127.0.0.1:PORT".
@@ -113,22 +116,8 @@ func CreateQueue(ctx context.Context, client QueueClient, name string, attribute
 	return aws.ToString(out.QueueUrl), nil
 }
 
-// locateSQS finds node and server.cjs under the repository root, and checks that
-// local-aws-sqs is installed there.
-func locateSQS() (node, script string, err error) {
-	node, root, _, err := Locate("local-aws-sqs", "package.json")
-	if err != nil {
-		return "", "", err
-	}
-	script = filepath.Join(root, "internal", "localserver", "server.cjs")
-	if _, err := os.Stat(script); err != nil {
-		return "", "", fmt.Errorf("the launcher script is missing: %v", err)
-	}
-	return node, script, nil
-}
-
 // launchSQS starts one server process and waits until it answers ListQueues, or kills it.
-func launchSQS(ctx context.Context, node, script string) (*SQS, error) {
+func launchSQS(ctx context.Context, node, script string, env []string) (*SQS, error) {
 	proc, err := startProcess(command{
 		Name:   "local-aws-sqs",
 		Node:   node,
@@ -136,6 +125,7 @@ func launchSQS(ctx context.Context, node, script string) (*SQS, error) {
 		Args:   []string{"--host", "127.0.0.1", "--port", "0", "--exit-on-stdin-close"},
 		Ready:  func(line string) (string, bool) { return strings.CutPrefix(line, readyPrefix) },
 		Stdin:  true,
+		Env:    env,
 	})
 	if err != nil {
 		return nil, err

@@ -17,14 +17,14 @@ import (
 // registers a cleanup that stops it. It fails t when the server cannot start.
 func StartDynamoDB(t testing.TB) *localserver.DynamoDB {
 	t.Helper()
-	return start(t, "dynamodb", localserver.StartDynamoDB)
+	return start(t, "dynamodb", func(ctx context.Context) (*localserver.DynamoDB, error) { return localserver.StartDynamoDB(ctx) })
 }
 
 // StartSQS starts a local-aws-sqs server for t (see [localserver.StartSQS]) and registers a
 // cleanup that stops it. It fails t when the server cannot start.
 func StartSQS(t testing.TB) *localserver.SQS {
 	t.Helper()
-	return start(t, "sqs", localserver.StartSQS)
+	return start(t, "sqs", func(ctx context.Context) (*localserver.SQS, error) { return localserver.StartSQS(ctx) })
 }
 
 // StartKafka starts a kfake cluster with MSK IAM checks for t (see [localserver.StartKafka])
