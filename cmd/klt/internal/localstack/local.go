@@ -15,13 +15,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
-	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
 	"github.com/kafkalambda/toolkit/internal/runtimeapi"
 	"github.com/kafkalambda/toolkit/internal/samstack"
-	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/producer"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -291,11 +288,13 @@ func (s *stack) startServers(ctx context.Context, params map[string]string) ([]s
 	// The variables first with the sink's parameter as a placeholder, for the topics; then,
 	// with the observation started, with each function's own sink URL.
 	var topics []string
+	s.vars = map[string]map[string]string{}
 	for _, fn := range names {
 		v, err := ls.Vars(s.functions[fn], nil)
 		if err != nil {
 			return nil, err
 		}
+		s.vars[fn] = v
 		topics = append(topics, lambdarun.TopicsOf(v)...)
 	}
 	var read []string // the topics the mappings read and klt produces to
@@ -312,7 +311,6 @@ func (s *stack) startServers(ctx context.Context, params map[string]string) ([]s
 	if err := s.startObservation(ctx, topics, read); err != nil {
 		return nil, err
 	}
-	s.vars = map[string]map[string]string{}
 	for _, fn := range names {
 		if s.c.HTTPSink != "" {
 			params[s.c.HTTPSink] = s.obs.HTTP.URL(fn)

@@ -36,10 +36,17 @@ func (s *stack) startObservation(ctx context.Context, topics, read []string) err
 			list = append(list, q)
 		}
 	}
-	var outputs []string
+	outputs := map[string]string{} // topic -> the function that produces to it
 	for _, t := range topics {
-		if !contains(read, t) && !contains(outputs, t) {
-			outputs = append(outputs, t)
+		if !contains(read, t) {
+			outputs[t] = ""
+		}
+	}
+	for fn, vars := range s.vars {
+		for _, t := range lambdarun.TopicsOf(vars) {
+			if _, ok := outputs[t]; ok {
+				outputs[t] = fn
+			}
 		}
 	}
 	o, err := startObservation(ctx, observationConfig{
@@ -53,7 +60,7 @@ func (s *stack) startObservation(ctx context.Context, topics, read []string) err
 		Queues:           r.QueueURLs,
 		List:             list,
 		OutputTopics:     outputs,
-		HTTPSink:         s.c.HTTPSink != "",
+		HTTPSink:         s.c.HTTPSink,
 		HTTPWork:         s.c.Work,
 	})
 	if err != nil {
@@ -88,7 +95,7 @@ func (s *stack) functionEndpoints(fn string) (map[string]string, error) {
 // reaches the function, the topics and tables of its environment (the queues it sends to
 // are found in the ledger).
 func (s *stack) accountSpec(p *pipeline) accountSpec {
-	spec := accountSpec{Name: p.name, Functions: p.functions, Destinations: map[string]resource{}}
+	spec := accountSpec{Name: p.name, Topic: p.topic, Functions: p.functions, Destinations: map[string]resource{}}
 	r := s.ls.Resolver
 	for _, m := range p.specs {
 		spec.Mappings = append(spec.Mappings, m.Id)

@@ -169,7 +169,11 @@ func (res *phaseResult) account(s *stack, since time.Time) {
 			a.timedOutAsLost()
 		}
 		res.accounts = append(res.accounts, a)
-		res.seconds = append(res.seconds, s.lastFate(a).Sub(since).Seconds())
+		last := s.lastFate(a)
+		if last.Before(since) {
+			last = since
+		}
+		res.seconds = append(res.seconds, last.Sub(since).Seconds())
 	}
 }
 
