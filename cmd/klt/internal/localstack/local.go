@@ -573,7 +573,6 @@ func (s *stack) stop() {
 	}
 }
 
-
 // newLocalResolver resolves the template's parameters: --parameter-overrides, the Defaults,
 // and the local Kafka's brokers for a parameter that gives a mapping its bootstrap servers.
 func newLocalResolver(t *samstack.InvokeTemplate, params map[string]string, brokers []string) (*samstack.Resolver, error) {
