@@ -41,16 +41,20 @@ type LocalQueue struct {
 	Attrs           map[string]*template.Node // attribute name -> value node (intrinsics allowed)
 }
 
-// FunctionSpec is what klt invoke needs of one AWS::Serverless::Function.
+// FunctionSpec is what klt needs of one AWS::Serverless::Function, Globals.Function merged in
+// and intrinsics evaluated (Environment's values are evaluated later, once the local servers
+// run: see [Resolver.Eval]).
 type FunctionSpec struct {
-	LogicalID   string
-	CodeURI     string // absolute directory
-	BuildMethod string // Metadata.BuildMethod, or ""
-	Timeout     int    // seconds
-	Memory      int    // MB
-	arch        string // x86_64 or arm64, as the template says (informative: klt builds for the host)
-	Env         map[string]*template.Node
-	EnvOrder    []string
+	LogicalID    string
+	CodeURI      string // absolute directory
+	BuildMethod  string // Metadata.BuildMethod, or ""
+	Handler      string // "" when the template has none
+	Runtime      string // "" when the template has none
+	Architecture string // x86_64 or arm64, as the template says (klt builds for the host)
+	Timeout      int    // seconds
+	Memory       int    // MB
+	Env          map[string]*template.Node
+	EnvOrder     []string
 }
 
 // ReadInvokeTemplate reads the template at path.
@@ -84,9 +88,18 @@ func (t *InvokeTemplate) FunctionNames() []string {
 	return names
 }
 
-// function returns the configuration of the function name, Globals.Function merged in as SAM
-// merges it (the function's own values win; Environment.Variables merge by name).
+// Function returns the configuration of the function name, evaluated with the parameters'
+// Defaults only (see [Resolver.Function] for overrides and local endpoints).
 func (t *InvokeTemplate) Function(name string) (*FunctionSpec, error) {
+	return (&Resolver{T: t}).Function(name)
+}
+
+// Function returns the configuration of the function name with r's values, Globals.Function
+// merged in as SAM merges it (the function's own values win; Environment.Variables merge by
+// name). CodeUri, Handler, Runtime, Architectures, Timeout and MemorySize may be intrinsics
+// (Timeout: !Ref FunctionTimeout); a parameter without a value there is an error naming it.
+func (r *Resolver) Function(name string) (*FunctionSpec, error) {
+	t := r.T
 	res := t.T.Resource(name)
 	if res == nil {
 		return nil, fmt.Errorf("%s: no function %q; functions in the template: %s", t.File, name, orNone(strings.Join(t.FunctionNames(), ", ")))
@@ -95,32 +108,43 @@ func (t *InvokeTemplate) Function(name string) (*FunctionSpec, error) {
 		return nil, fmt.Errorf("%s: %s is %s, not an %s; functions in the template: %s",
 			res.Pos, name, orNone(res.Type), template.TypeFunction, orNone(strings.Join(t.FunctionNames(), ", ")))
 	}
-	f := &FunctionSpec{LogicalID: name, Timeout: 3, Memory: 128, arch: "x86_64", Env: map[string]*template.Node{}}
-	codeURI := t.T.Property(res, "CodeUri")
-	switch {
-	case codeURI == nil:
-		return nil, fmt.Errorf("%s: function %s has no CodeUri", res.Pos, name)
-	case !codeURI.IsString():
-		return nil, fmt.Errorf("%s: function %s: CodeUri must be a local directory, a plain string", codeURI.Pos, name)
+	f := &FunctionSpec{LogicalID: name, Timeout: 3, Memory: 128, Architecture: "x86_64", Env: map[string]*template.Node{}}
+	codeURI, err := r.codeURI(res)
+	if err != nil {
+		return nil, err
 	}
-	f.CodeURI = filepath.Join(t.dir, filepath.FromSlash(codeURI.Text))
+	f.CodeURI = filepath.Join(t.dir, filepath.FromSlash(codeURI))
 	f.BuildMethod = res.Metadata.Get("BuildMethod").String()
 	for _, n := range []struct {
-		key string
-		dst *int
-	}{{"Timeout", &f.Timeout}, {"MemorySize", &f.Memory}} {
+		key     string
+		dst     *int
+		atMost  int
+		meaning string
+	}{{"Timeout", &f.Timeout, 900, "seconds"}, {"MemorySize", &f.Memory, 10240, "MB"}} {
 		v := t.T.Property(res, n.key)
 		if v == nil {
 			continue
 		}
-		i, err := strconv.Atoi(v.Text)
-		if v.Kind != template.Scalar || err != nil || i <= 0 {
-			return nil, fmt.Errorf("%s: function %s: %s must be a positive whole number, not %s", v.Pos, name, n.key, describeNode(v))
+		s, err := r.Str(v, name+"."+n.key)
+		if err != nil {
+			return nil, err
+		}
+		i, err := strconv.Atoi(s)
+		if err != nil || i <= 0 || i > n.atMost {
+			return nil, fmt.Errorf("%s: function %s: %s must be a whole number of %s from 1 to %d, not %s", v.Pos, name, n.key, n.meaning, n.atMost, describeValue(v, s))
 		}
 		*n.dst = i
 	}
-	if a := t.T.Property(res, "Architectures"); a != nil && a.Kind == template.Sequence && len(a.Items) == 1 {
-		f.arch = a.Items[0].String()
+	for _, n := range []struct {
+		key string
+		dst *string
+	}{{"Handler", &f.Handler}, {"Runtime", &f.Runtime}} {
+		if *n.dst, err = r.Str(t.T.Property(res, n.key), name+"."+n.key); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.architecture(res, f); err != nil {
+		return nil, err
 	}
 	env, err := t.T.Environment(res)
 	if err != nil {
@@ -131,6 +155,55 @@ func (t *InvokeTemplate) Function(name string) (*FunctionSpec, error) {
 		f.Env[p.Key] = p.Value
 	}
 	return f, nil
+}
+
+// codeURI returns the function's CodeUri, evaluated: a local directory relative to the
+// template. An S3 location is code built elsewhere, which klt cannot build.
+func (r *Resolver) codeURI(res *template.Resource) (string, error) {
+	n := r.T.T.Property(res, "CodeUri")
+	if n == nil {
+		return "", fmt.Errorf("%s: function %s has no CodeUri (nor has Globals.Function): klt builds the function from that directory", res.Pos, res.LogicalID)
+	}
+	v, err := r.Eval(n, res.LogicalID+".CodeUri")
+	if err != nil {
+		return "", err
+	}
+	s, ok := v.(string)
+	switch {
+	case !ok:
+		return "", fmt.Errorf("%s: function %s: CodeUri is %s: klt builds a local directory, not code uploaded to S3 (Bucket and Key)", n.Pos, res.LogicalID, template.Describe(v))
+	case s == "":
+		return "", fmt.Errorf("%s: function %s: CodeUri is empty", n.Pos, res.LogicalID)
+	case strings.HasPrefix(s, "s3://"):
+		return "", fmt.Errorf("%s: function %s: CodeUri %s is in S3: klt builds a local directory", n.Pos, res.LogicalID, s)
+	}
+	return s, nil
+}
+
+// architecture sets f.Architecture from Architectures, a list of one: x86_64 or arm64.
+func (r *Resolver) architecture(res *template.Resource, f *FunctionSpec) error {
+	n := r.T.T.Property(res, "Architectures")
+	if n == nil {
+		return nil
+	}
+	v, err := r.Eval(n, res.LogicalID+".Architectures")
+	if err != nil {
+		return err
+	}
+	l, _ := v.([]any)
+	if len(l) != 1 || (l[0] != "x86_64" && l[0] != "arm64") {
+		return fmt.Errorf("%s: function %s: Architectures must be [x86_64] or [arm64], not %s", n.Pos, res.LogicalID, template.Describe(v))
+	}
+	f.Architecture = l[0].(string)
+	return nil
+}
+
+// describeValue says what n is, evaluated to s, for a message about a value of the wrong kind.
+func describeValue(n *template.Node, s string) string {
+	if n.Kind == template.Scalar && n.Written() == "" {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%s (%q)", describeNode(n), s)
 }
 
 // describeNode says what n is, for a message about a value of the wrong kind.

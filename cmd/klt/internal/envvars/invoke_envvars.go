@@ -20,12 +20,15 @@ import (
 type envVarsConfig struct {
 	template string
 	output   string
+	params   lambdarun.ParamsFlag
 }
 
 func newEnvVarsFlags(c *envVarsConfig) *flag.FlagSet {
+	c.params = lambdarun.ParamsFlag{}
 	fs := flag.NewFlagSet("env-vars", flag.ContinueOnError)
 	fs.StringVar(&c.template, "template", "template.yaml", "the SAM `FILE` whose functions the file is for")
 	fs.StringVar(&c.output, "o", "env.json", "write the --env-vars file to `FILE`")
+	fs.Var(c.params, "parameter-overrides", "give the template parameter NAME the value VALUE (`NAME=VALUE`, repeatable)")
 	return fs
 }
 
@@ -46,10 +49,14 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 		base.Errorf(stderr, "env-vars: %v", err)
 		return base.ExitFail
 	}
+	if err := samstack.CheckParameters(t, c.params); err != nil {
+		base.Errorf(stderr, "env-vars: --parameter-overrides: %v", err)
+		return base.ExitFail
+	}
 	var need lambdarun.Needs
 	var fns []*samstack.FunctionSpec
 	for _, name := range t.FunctionNames() {
-		f, err := t.Function(name)
+		f, err := (&samstack.Resolver{T: t, Params: c.params}).Function(name)
 		if err != nil {
 			base.Errorf(stderr, "env-vars: %v", err)
 			return base.ExitFail
@@ -68,6 +75,11 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 		base.Errorf(stderr, "env-vars: %v", err)
 		return base.ExitFail
 	}
+	ls.Resolver.Params = c.params
+	if err := ls.StartKafka(nil); err != nil {
+		base.Errorf(stderr, "env-vars: %v", err)
+		return base.ExitFail
+	}
 	file := map[string]map[string]string{}
 	var topics []string
 	for _, f := range fns {
@@ -79,7 +91,7 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 		topics = append(topics, lambdarun.TopicsOf(vars)...)
 		file[f.LogicalID] = vars
 	}
-	if err := ls.StartKafka(topics); err != nil {
+	if err := ls.CreateTopics(ctx, 1, topics...); err != nil {
 		base.Errorf(stderr, "env-vars: %v", err)
 		return base.ExitFail
 	}
@@ -126,6 +138,13 @@ The servers listen on 127.0.0.1, which the function's container reaches with
 --docker-network host. sam local invoke sets only the variables a function declares in
 Environment.Variables, so the template declares AWS_ENDPOINT_URL_DYNAMODB and the others
 (klt env-vars warns about each one a function lacks).
+
+A Ref of a parameter gives its --parameter-overrides value, else its Default, else, for a
+parameter the template uses as Kafka bootstrap servers, the local Kafka's address; any other
+parameter without a value is an error naming it. dynalite and local-aws-sqs run from the
+node_modules directory $KLT_NODE_MODULES names; else, in the toolkit's checkout, from its
+node_modules; else klt installs the versions it pins into your cache directory on first use
+(npm ci; node and npm on PATH, the npm registry reachable).
 `
 
 // EnvVarsFlags returns the flags of "klt env-vars", for its help.

@@ -14,10 +14,12 @@ import (
 )
 
 func newInvokeFlags(c *lambdarun.Config) *flag.FlagSet {
+	c.Params = lambdarun.ParamsFlag{}
 	fs := flag.NewFlagSet("invoke", flag.ContinueOnError)
 	fs.StringVar(&c.Template, "template", "template.yaml", "the SAM `FILE` that defines the function")
 	fs.StringVar(&c.Emulator, "emulator", "", "run this aws-lambda-rie `binary` instead of building the one pinned in tools/go.mod")
 	fs.StringVar(&c.EnvVars, "env-vars", "", "a sam local invoke --env-vars JSON `FILE` whose values override the function's environment")
+	fs.Var(c.Params, "parameter-overrides", "give the template parameter NAME the value VALUE (`NAME=VALUE`, repeatable)")
 	return fs
 }
 
@@ -66,18 +68,27 @@ func RunInvoke(ctx context.Context, cmd *base.Command, args []string, stdin io.R
 const UsageInvoke = `Usage: klt invoke [flags] FUNCTION EVENT
 
 Invoke one function of a SAM template with an event, as sam local invoke -e does, without
-Docker: klt builds the function's bootstrap for this machine, runs it under the AWS Lambda
-Runtime Interface Emulator (pinned in tools/go.mod), posts EVENT ("-" for stdin) and prints the
-response on stdout; the function's logs go to stderr.
+Docker, from any directory: klt builds the function's bootstrap for this machine as sam build
+does (Metadata BuildMethod makefile: make build-<LogicalId> in the CodeUri directory with
+ARTIFACTS_DIR set; go1.x: go build there), runs it under the AWS Lambda Runtime Interface
+Emulator (pinned in tools/go.mod), posts EVENT ("-" for stdin) and prints the response on
+stdout; the function's logs go to stderr.
 
 The function gets the environment sam local invoke gives it (AWS_LAMBDA_FUNCTION_NAME is the
 logical ID, AWS_REGION us-east-1, credentials test/test) and its Environment.Variables from the
 template, with intrinsics resolved to local resources: a Ref or GetAtt of a DynamoDB table or an
-SQS queue names the local one, a Ref of a parameter gives its Default. When the function refers
-to a table, klt starts dynalite and sets AWS_ENDPOINT_URL_DYNAMODB; to a queue, local-aws-sqs and
-AWS_ENDPOINT_URL_SQS; when it has KAFKA_BOOTSTRAP_SERVERS, an in-process Kafka (kfake) with
-KAFKA_AUTH=plaintext. Every table and queue of the template is created there. All of it stops
-when the invocation ends.
+SQS queue names the local one; a Ref of a parameter gives its --parameter-overrides value, else
+its Default, else, for a parameter the template uses as Kafka bootstrap servers, the local
+Kafka's address (any other parameter without a value is an error naming it). When the function
+refers to a table, klt starts dynalite and sets AWS_ENDPOINT_URL_DYNAMODB; to a queue,
+local-aws-sqs and AWS_ENDPOINT_URL_SQS; when it has KAFKA_BOOTSTRAP_SERVERS (or another
+variable of brokers), an in-process Kafka (kfake) with KAFKA_AUTH=plaintext. Every table and
+queue of the template is created there. All of it stops when the invocation ends.
+
+dynalite and local-aws-sqs are Node.js programs: klt runs them from the node_modules directory
+$KLT_NODE_MODULES names; else, in the toolkit's checkout, from its node_modules; else it
+installs the versions it pins into your cache directory on first use (npm ci; node and npm on
+PATH, the npm registry reachable).
 
 The exit status is 1 when the function returns an error or times out, the template has no such
 function, EVENT is not JSON, the build fails or the emulator does not start.

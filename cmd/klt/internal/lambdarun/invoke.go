@@ -3,7 +3,6 @@ package lambdarun
 import (
 	"bytes"
 	"context"
-	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,17 +27,18 @@ import (
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/samstack"
 	"github.com/kafkalambda/toolkit/internal/template"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// rieModule is the package of the Runtime Interface Emulator, pinned in tools/go.mod.
-const rieModule = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie"
 
 // Bounds on the steps of klt invoke that do not depend on the function.
 const (
 	buildTimeout    = 5 * time.Minute  // building bootstrap or the emulator (a cold cache)
 	emulatorStartup = 15 * time.Second // the emulator listening
 	invokeMargin    = 10 * time.Second // over the function's Timeout, for init and the emulator's own reply
+	topicsTimeout   = 10 * time.Second // creating the topics on the local Kafka
 )
 
 // Config holds the flags of "klt invoke".
@@ -46,6 +46,29 @@ type Config struct {
 	Template string
 	Emulator string
 	EnvVars  string
+	Params   ParamsFlag // --parameter-overrides
+}
+
+// ParamsFlag is a repeatable flag of NAME=VALUE template parameter values
+// (--parameter-overrides), which replace the parameters' Defaults.
+type ParamsFlag map[string]string
+
+func (f ParamsFlag) String() string {
+	var parts []string
+	for k, v := range f {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+func (f ParamsFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", s)
+	}
+	f[name] = value
+	return nil
 }
 
 // Invoke does the work of klt invoke: it returns the function's response (also when the
@@ -58,7 +81,10 @@ func Invoke(ctx context.Context, c Config, fn string, event []byte, logs io.Writ
 	if err != nil {
 		return nil, err
 	}
-	spec, err := t.Function(fn)
+	if err := samstack.CheckParameters(t, c.Params); err != nil {
+		return nil, fmt.Errorf("--parameter-overrides: %w", err)
+	}
+	spec, err := (&samstack.Resolver{T: t, Params: c.Params}).Function(fn)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +122,7 @@ func Invoke(ctx context.Context, c Config, fn string, event []byte, logs io.Writ
 		return nil, rie.err
 	}
 
-	env, stop, err := localEnvironment(ctx, t, spec, overrides)
+	env, stop, err := localEnvironment(ctx, t, spec, c.Params, overrides)
 	defer stop()
 	if err != nil {
 		return nil, err
@@ -104,148 +130,12 @@ func Invoke(ctx context.Context, c Config, fn string, event []byte, logs io.Writ
 	return runEmulator(ctx, rie.path, bootstrap, spec, env, event, logs)
 }
 
-// BuildEmulator builds aws-lambda-rie, as pinned in the tools/go.mod of the module around the
-// working directory, into dir.
-func BuildEmulator(ctx context.Context, dir string) (string, error) {
-	root, err := moduleRoot()
-	if err != nil {
-		return "", err
-	}
-	modfile := filepath.Join(root, "tools", "go.mod")
-	if _, err := os.Stat(modfile); err != nil {
-		return "", fmt.Errorf("the emulator is pinned in tools/go.mod of the toolkit's repository, and %s has none: run klt invoke from a clone of the toolkit, or give --emulator", root)
-	}
-	out := filepath.Join(dir, "aws-lambda-rie")
-	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, GoCommand(), "build", "-modfile="+modfile, "-o", out, rieModule)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the Runtime Interface Emulator (go build -modfile=tools/go.mod %s): %v\n%s", rieModule, err, strings.TrimSpace(string(msg)))
-	}
-	return out, nil
-}
-
-// BuildBootstrap builds the function's bootstrap for this machine into dir and returns its
-// path. A CodeUri that is a Go main package is built as the function's make target builds it
-// (CGO_ENABLED=0, -tags lambda.norpc, -trimpath, stripped), for the host's GOOS and GOARCH;
-// otherwise, with BuildMethod makefile, its make target runs with ARTIFACTS_DIR=dir and
-// GOOS/GOARCH of the host on the command line, and must leave dir/bootstrap for this machine.
-func BuildBootstrap(ctx context.Context, f *samstack.FunctionSpec, dir string, logs io.Writer) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, "bootstrap")
-	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
-	defer cancel()
-	if _, err := os.Stat(f.CodeURI); err != nil {
-		return "", fmt.Errorf("CodeUri: %v", err)
-	}
-	hostEnv := append(os.Environ(), "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
-	isMain, err := invokeMainDir(f.CodeURI)
-	if err != nil {
-		return "", fmt.Errorf("CodeUri: %w", err)
-	}
-	var cmd *exec.Cmd
-	var what string
-	switch {
-	case isMain:
-		cmd = exec.CommandContext(ctx, GoCommand(), "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", out, ".")
-		cmd.Dir = f.CodeURI
-		what = "go build of " + f.CodeURI
-	case f.BuildMethod == "makefile":
-		mk := filepath.Join(f.CodeURI, "Makefile")
-		if _, err := os.Stat(mk); err != nil {
-			return "", fmt.Errorf("BuildMethod makefile, but %v", err)
-		}
-		target := "build-" + f.LogicalID
-		cmd = exec.CommandContext(ctx, "make", "--no-print-directory", "--makefile", mk, target,
-			"ARTIFACTS_DIR="+dir, "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH, "LAMBDA_ARCH="+runtime.GOARCH)
-		cmd.Dir = f.CodeURI
-		what = "make " + target
-	default:
-		return "", fmt.Errorf("CodeUri %s is not a Go main package, and Metadata BuildMethod is %q, not makefile: klt invoke cannot build it", f.CodeURI, f.BuildMethod)
-	}
-	cmd.Env = append(hostEnv, "ARTIFACTS_DIR="+dir)
-	var msg bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &msg, &msg
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (%v)", err, ctx.Err())
-		}
-		return "", fmt.Errorf("build failed: %s: %v\n%s", what, err, strings.TrimSpace(msg.String()))
-	}
-	if err := checkHostBinary(out); err != nil {
-		return "", fmt.Errorf("%s: %v", what, err)
-	}
-	return out, nil
-}
-
-// invokeMainDir reports whether dir holds Go files of package main. A Go file it cannot read
-// (or one over sourceLimit) is an error, not a "no": the build would then take another way.
-func invokeMainDir(dir string) (bool, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		return false, err
-	}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		data, err := base.ReadFileCapped(f, base.SourceLimit)
-		if err != nil {
-			return false, err
-		}
-		if bytes.Contains(data, []byte("\npackage main\n")) || bytes.HasPrefix(data, []byte("package main\n")) {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// checkHostBinary checks that path is an executable this machine runs: an ELF file of its
-// architecture.
-func checkHostBinary(path string) error {
-	f, err := elf.Open(path)
-	if err != nil {
-		return fmt.Errorf("no bootstrap for this machine at %s: %v", path, err)
-	}
-	defer f.Close()
-	want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64, "386": elf.EM_386, "riscv64": elf.EM_RISCV}[runtime.GOARCH]
-	if want != 0 && f.Machine != want {
-		return fmt.Errorf("bootstrap is built for %v, not for this machine's %s: let the make target take GOARCH from the make command line (GOARCH ?= arm64)", f.Machine, runtime.GOARCH)
-	}
-	return nil
-}
-
-// GoCommand returns the go command to build with: "go" from PATH (go run and go test put
-// their toolchain's first).
-func GoCommand() string { return "go" }
-
-// moduleRoot returns the directory of the nearest go.mod above the working directory.
-func moduleRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for dir := wd; ; {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod in %s or any parent directory: run klt invoke from a clone of the toolkit, or give --emulator", wd)
-		}
-		dir = parent
-	}
-}
-
 // Needs says which local servers a function uses: those its environment names.
 type Needs struct{ DDB, SQS, Kafka bool }
 
 // FunctionNeeds returns the servers function f uses: DynamoDB when its Environment refers to a
-// table, SQS when it refers to a queue, Kafka when it has KAFKA_BOOTSTRAP_SERVERS. (Policies
+// table, SQS when it refers to a queue, Kafka when it has a variable of brokers
+// (KAFKA_BOOTSTRAP_SERVERS, or another name samstack.IsBrokersVariable accepts). (Policies
 // are not looked at: a stream or queue the function only reads through an event source mapping
 // is in its policies too, and a function finds its resources through its environment.)
 func FunctionNeeds(t *samstack.InvokeTemplate, f *samstack.FunctionSpec) Needs {
@@ -260,7 +150,9 @@ func FunctionNeeds(t *samstack.InvokeTemplate, f *samstack.FunctionSpec) Needs {
 			}
 		}
 	}
-	_, n.Kafka = f.Env["KAFKA_BOOTSTRAP_SERVERS"]
+	for _, k := range f.EnvOrder {
+		n.Kafka = n.Kafka || samstack.IsBrokersVariable(k)
+	}
 	return n
 }
 
@@ -269,9 +161,11 @@ func FunctionNeeds(t *samstack.InvokeTemplate, f *samstack.FunctionSpec) Needs {
 type Servers struct {
 	Resolver  *samstack.Resolver
 	Endpoints map[string]string // AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, KAFKA_*
-	Kafka     bool              // a Kafka is needed: startKafka starts it
+	Kafka     bool              // a Kafka is needed: StartKafka starts it
 	SQS       *localserver.SQS  // nil when no queue is needed
 	Stops     []func()
+
+	kafka *kfake.Cluster // once StartKafka has started it
 }
 
 // Stop stops the servers, last started first.
@@ -283,8 +177,9 @@ func (ls *Servers) Stop() {
 }
 
 // StartServers starts the DynamoDB and SQS servers need names and creates every table and queue of
-// the template on them; Kafka waits for startKafka, once the topics are known. The caller must
-// call stop, also after an error.
+// the template on them; Kafka waits for StartKafka. The caller must call Stop, also after an
+// error. The Resolver has no parameter values yet: set its Params (--parameter-overrides)
+// before evaluating; StartKafka sets its Local endpoints.
 func StartServers(ctx context.Context, t *samstack.InvokeTemplate, need Needs) (*Servers, error) {
 	ls := &Servers{Endpoints: map[string]string{}}
 	tables, err := t.Tables()
@@ -326,7 +221,9 @@ func StartServers(ctx context.Context, t *samstack.InvokeTemplate, need Needs) (
 	return ls, nil
 }
 
-// StartKafka starts an in-process Kafka (kfake) when the stack needs one, with topics created.
+// StartKafka starts an in-process Kafka (kfake) when the stack needs one, with topics created
+// (more with CreateTopics), and makes its address the Resolver's local Kafka, the value of
+// the template's broker parameters (samstack.KafkaBrokerParameters) that have no other.
 func (ls *Servers) StartKafka(topics []string) error {
 	if !ls.Kafka {
 		return nil
@@ -339,9 +236,54 @@ func (ls *Servers) StartKafka(topics []string) error {
 	if err != nil {
 		return fmt.Errorf("starting kfake for KAFKA_BOOTSTRAP_SERVERS: %w", err)
 	}
+	ls.kafka = kc
 	ls.Stops = append(ls.Stops, kc.Close)
-	ls.Endpoints["KAFKA_BOOTSTRAP_SERVERS"] = strings.Join(kc.ListenAddrs(), ",")
+	addrs := strings.Join(kc.ListenAddrs(), ",")
+	ls.Endpoints["KAFKA_BOOTSTRAP_SERVERS"] = addrs
 	ls.Endpoints["KAFKA_AUTH"] = "plaintext"
+	if ls.Resolver != nil {
+		ls.Resolver.Local.KafkaBootstrapServers = addrs
+	}
+	return nil
+}
+
+// CreateTopics creates topics (those that exist are left as they are) with partitions each on
+// the Kafka StartKafka started.
+func (ls *Servers) CreateTopics(ctx context.Context, partitions int32, topics ...string) error {
+	if len(topics) == 0 {
+		return nil
+	}
+	if ls.kafka == nil {
+		return fmt.Errorf("creating topics %s: no local Kafka runs (internal error)", strings.Join(topics, ", "))
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(ls.kafka.ListenAddrs()...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, topicsTimeout)
+	defer cancel()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = int32(topicsTimeout.Milliseconds())
+	seen := map[string]bool{}
+	for _, t := range topics {
+		if t == "" || seen[t] {
+			continue
+		}
+		seen[t] = true
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = t, partitions, 1
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("creating topics on the local Kafka: %w", err)
+	}
+	for _, t := range resp.Topics {
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("creating topic %s on the local Kafka: %w", t.Topic, err)
+		}
+	}
 	return nil
 }
 
@@ -387,18 +329,24 @@ func TopicsOf(vars map[string]string) []string {
 	return topics
 }
 
-// localEnvironment starts the servers f needs, creates the template's tables and queues on
-// them, and returns the function's environment. stop stops the servers; it is never nil.
-func localEnvironment(ctx context.Context, t *samstack.InvokeTemplate, f *samstack.FunctionSpec, overrides map[string]string) (env []string, stop func(), err error) {
+// localEnvironment starts the servers f needs, creates the template's tables and queues (and
+// the topics its variables name) on them, and returns the function's environment, evaluated
+// with params (--parameter-overrides) and the local servers. stop stops the servers; it is
+// never nil.
+func localEnvironment(ctx context.Context, t *samstack.InvokeTemplate, f *samstack.FunctionSpec, params, overrides map[string]string) (env []string, stop func(), err error) {
 	ls, err := StartServers(ctx, t, FunctionNeeds(t, f))
 	if err != nil {
+		return nil, ls.Stop, err
+	}
+	ls.Resolver.Params = params
+	if err := ls.StartKafka(nil); err != nil {
 		return nil, ls.Stop, err
 	}
 	vars, err := ls.Vars(f, overrides)
 	if err != nil {
 		return nil, ls.Stop, err
 	}
-	if err := ls.StartKafka(TopicsOf(vars)); err != nil {
+	if err := ls.CreateTopics(ctx, 1, TopicsOf(vars)...); err != nil {
 		return nil, ls.Stop, err
 	}
 	return FunctionEnv(f, vars, ls.Endpoints, overrides), ls.Stop, nil
