@@ -19,15 +19,22 @@ func (r *Report) HTML(w io.Writer) error {
 	}
 	data := struct {
 		*Report
-		StartedText, ScenarioText, SpeedupText string
-		Figures, Bars, Throughput, Lag         template.HTML
+		StartedText, ScenarioText, RecordsText, SpeedupText string
+		Figures, Bars, Throughput, Applied, Lag             template.HTML
+		PipelineLegend, MappingLegend                       []Definition
 	}{
-		Report:       r,
-		ScenarioText: scenarioText(r.Scenario),
-		Figures:      template.HTML(figures(loadPipelines(r.Pipelines), chartWidth).element(`class="chart" id="figures"`)),
-		Bars:         template.HTML(barChart(loadPipelines(r.Pipelines), r.Speedup, chartWidth).element(`class="chart" id="bars"`)),
-		Throughput:   template.HTML(throughputChart(r).element(`class="chart" id="throughput"`)),
-		Lag:          template.HTML(lagChart(r).element(`class="chart" id="lag"`)),
+		Report:         r,
+		ScenarioText:   scenarioText(r.Scenario),
+		RecordsText:    recordsText(r.Pipelines),
+		PipelineLegend: PipelineDefinitions,
+		MappingLegend:  MappingDefinitions,
+		Figures:        template.HTML(figures(loadPipelines(r.Pipelines), chartWidth).element(`class="chart" id="figures"`)),
+		Bars:           template.HTML(barChart(loadPipelines(r.Pipelines), r.Speedup, chartWidth).element(`class="chart" id="bars"`)),
+		Throughput:     template.HTML(throughputChart(r).element(`class="chart" id="throughput"`)),
+		Lag:            template.HTML(lagChart(r).element(`class="chart" id="lag"`)),
+	}
+	if len(r.Series.Applied) > 0 {
+		data.Applied = template.HTML(appliedChart(r).element(`class="chart" id="applied"`))
 	}
 	if !r.Started.IsZero() {
 		data.StartedText = r.Started.Format(time.RFC3339)
@@ -44,11 +51,18 @@ func (r *Report) HTML(w io.Writer) error {
 }
 
 func throughputChart(r *Report) chart {
-	return lineChart("Throughput per function", "seconds since start", "records per second (log scale)", r.Series.Throughput, chartWidth, 340, true)
+	return lineChart("Records succeeded per second, per function", "seconds since start", "records per second (log scale)",
+		r.Series.Throughput, r.Series.Phases, chartWidth, 340, true)
+}
+
+func appliedChart(r *Report) chart {
+	return lineChart("Side effects observed per second, per function", "seconds since start", "side effects per second (log scale)",
+		r.Series.Applied, r.Series.Phases, chartWidth, 340, true)
 }
 
 func lagChart(r *Report) chart {
-	return lineChart("Lag per partition", "seconds since start", "records not yet committed", r.Series.Lag, chartWidth, 340, false)
+	return lineChart("Lag per partition and queue", "seconds since start", "records not yet delivered",
+		r.Series.Lag, r.Series.Phases, chartWidth, 340, false)
 }
 
 // SVG writes the report's key figures and charts as one standalone SVG picture, the content
@@ -72,6 +86,9 @@ func (r *Report) SVG(w io.Writer) error {
 	place(figures(loadPipelines(r.Pipelines), chartWidth))
 	place(barChart(loadPipelines(r.Pipelines), r.Speedup, chartWidth))
 	place(throughputChart(r))
+	if len(r.Series.Applied) > 0 {
+		place(appliedChart(r))
+	}
 	place(lagChart(r))
 	if len(r.Faults) > 0 {
 		place(faultsChart(r.Faults, chartWidth))
@@ -101,7 +118,18 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num":    fmtNum,
 	"ratio":  fmtRatio,
 	"join":   strings.Join,
-	"status": func(v Count) string { return map[bool]string{true: "ok", false: "bad"}[v.Is(0)] },
+	"status": countClass,
+	"dash":   countOrDash,
+	"lat":    fmtLatency,
+	"fates":  fatesText,
+	"short":  func(s string) string { return oneLine(shorten(s, textBodyMax)) },
+	"at": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format("15:04:05.000")
+	},
+	"metric": fmtMetric,
 	"sub":    subtitle,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
@@ -131,6 +159,14 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
   td.ok { color: #15803d; font-weight: 700; background: #f0fdf4; }
   td.bad { color: #b91c1c; font-weight: 700; background: #fef2f2; }
   .empty { color: #6b7280; }
+  td.unobservable { color: #92400e; font-weight: 700; background: #fffbeb; }
+  .interrupted { color: #92400e; }
+  h3 { font-size: 14px; margin: 16px 0 8px; }
+  .observed ul { margin: 0; padding-left: 20px; }
+  li.unseen { color: #92400e; }
+  dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 0; font-size: 13px; }
+  dt { font-weight: 600; }
+  dd { margin: 0; color: #374151; }
   footer { color: #9ca3af; font-size: 12px; margin-top: 18px; text-align: center; }
 </style>
 </head>
@@ -140,6 +176,8 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
   <h1>{{.Tool}}: throughput report</h1>
   <p class="meta">{{sub .Report}}</p>
   <p class="meta">{{.ScenarioText}}</p>
+  {{with .RecordsText}}<p class="meta" id="records-per-pipeline">records: {{.}}</p>{{end}}
+  {{if .Interrupted}}<p class="interrupted"><strong>Interrupted:</strong> the run was stopped before it ended; the figures are those of that moment.</p>{{end}}
 </header>
 
 <section class="charts">
@@ -150,39 +188,94 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 
 <section id="pipelines">
 <h2>Pipelines</h2>
-<div class="scroll"><table>
-<thead><tr><th>pipeline</th><th>records</th><th>seconds</th><th>records/s</th><th>p50 ms</th><th>p99 ms</th><th>lost</th><th>applied twice</th><th>order violations</th><th>dead-lettered</th><th>filtered</th><th>retried</th><th>duplicate requests</th><th>failed invocations</th></tr></thead>
+<div class="scroll"><table id="pipeline-table">
+<thead><tr><th>pipeline</th><th>phase</th><th>records</th><th>seconds</th><th>records/s</th><th>p50 ms</th><th>p99 ms</th><th>lost</th><th>applied twice</th><th>order violations</th><th>failure queue</th><th>dead-lettered</th><th>filtered</th><th>records retried</th><th>duplicate requests</th><th>failed invocations</th><th class="text">fates</th></tr></thead>
 <tbody>
-{{range .Pipelines}}<tr><td title="{{join .Functions " → "}}"><strong>{{.Name}}</strong></td><td>{{.Records}}</td><td>{{num .Seconds}}</td><td><strong>{{num .RecordsPerSecond}}</strong></td><td>{{num .LatencyMsP50}}</td><td>{{num .LatencyMsP99}}</td><td class="{{status .Lost}}">{{.Lost}}</td><td class="{{status .AppliedTwice}}">{{.AppliedTwice}}</td><td class="{{status .OrderViolations}}">{{.OrderViolations}}</td><td>{{.DeadLettered}}</td><td>{{.Filtered}}</td><td>{{.Retried}}</td><td>{{.DuplicateRequests}}</td><td>{{.FailedInvocations}}</td></tr>
+{{range .Pipelines}}<tr><td title="{{join .Functions " → "}}"><strong>{{.Name}}</strong></td><td>{{.Phase}}</td><td>{{.Records}}</td><td>{{num .Seconds}}</td><td><strong>{{num .RecordsPerSecond}}</strong></td><td>{{num .LatencyMsP50}}</td><td>{{num .LatencyMsP99}}</td><td class="{{status .Lost}}">{{.Lost}}</td><td class="{{status .AppliedTwice}}">{{.AppliedTwice}}</td><td class="{{status .OrderViolations}}">{{.OrderViolations}}</td><td>{{dash .FailureQueue}}</td><td>{{.DeadLettered}}</td><td>{{.Filtered}}</td><td>{{.Retried}}</td><td>{{.DuplicateRequests}}</td><td>{{.FailedInvocations}}</td><td class="text">{{fates .Fates}}</td></tr>
 {{end}}</tbody>
+</table></div>
+{{range .Pipelines}}{{if or .Observed .Unobservable}}<div class="observed"><h3>{{.Name}}: what klt could and could not observe</h3><ul>
+{{range .Observed}}<li class="seen">observed: {{.}}</li>
+{{end}}{{range .Unobservable}}<li class="unseen"><strong>not observable:</strong> {{.}}</li>
+{{end}}</ul></div>
+{{end}}{{end}}
+<h3>Side effects per resource</h3>
+<div class="scroll"><table id="resources">
+<thead><tr><th>pipeline</th><th class="text">resource</th><th class="text">kind</th><th class="text">via</th><th>applied</th><th>applied twice</th><th>order violations</th><th>p50 ms</th><th>p99 ms</th></tr></thead>
+<tbody>
+{{range $p := .Pipelines}}{{range .Resources}}<tr><td>{{$p.Name}}</td><td class="text">{{.Resource}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Via}}</td><td class="{{if .Applied.IsObserved}}{{else}}unobservable{{end}}">{{.Applied}}</td><td class="{{status .AppliedTwice}}">{{.AppliedTwice}}</td><td class="{{status .OrderViolations}}">{{.OrderViolations}}</td><td>{{lat .LatencyMsP50}}</td><td>{{lat .LatencyMsP99}}</td></tr>
+{{end}}{{end}}</tbody>
 </table></div>
 </section>
 
 <section class="charts">
 {{.Throughput}}
 </section>
-<section class="charts">
+{{with .Applied}}<section class="charts">
+{{.}}
+</section>
+{{end}}<section class="charts">
 {{.Lag}}
 </section>
 
 <section id="faults">
 <h2>Injected faults</h2>
 {{if .Faults}}<div class="scroll"><table>
-<thead><tr><th>pipeline</th><th class="text">fault</th><th class="text">record</th><th>attempts</th><th>applied</th><th class="text">outcome</th></tr></thead>
+<thead><tr><th>pipeline</th><th class="text">fault</th><th class="text">record</th><th class="text">fate</th><th>attempts</th><th>applied</th><th class="text">outcome</th></tr></thead>
 <tbody>
-{{range .Faults}}<tr><td>{{.Pipeline}}</td><td class="text">{{.Fault}}</td><td class="text"><code>{{.Record}}</code></td><td>{{.Attempts}}</td><td>{{.Applied}}</td><td class="text">{{.Outcome}}</td></tr>
+{{range .Faults}}<tr><td>{{.Pipeline}}</td><td class="text">{{.Fault}}</td><td class="text"><code>{{.Record}}</code></td><td class="text">{{.Fate}}</td><td>{{.Attempts}}</td><td>{{.Applied}}</td><td class="text">{{.Outcome}}</td></tr>
 {{end}}</tbody>
 </table></div>{{else}}<p class="empty">No faults were injected in this run.</p>{{end}}
+</section>
+
+<section id="records">
+<h2>Records followed one by one</h2>
+<p class="meta">The fault phase's records, and every other record that was not simply succeeded once.</p>
+{{if .Records}}<div class="scroll"><table>
+<thead><tr><th>pipeline</th><th class="text">record</th><th class="text">key</th><th class="text">fate</th><th>attempts</th><th>applied</th><th class="text">where</th><th class="text">why</th></tr></thead>
+<tbody>
+{{range .Records}}<tr><td>{{.Pipeline}}</td><td class="text"><code>{{.Record}}</code></td><td class="text">{{.Key}}</td><td class="text">{{.Fate}}</td><td>{{.Attempts}}</td><td>{{.Applied}}</td><td class="text">{{.Where}}</td><td class="text">{{.Why}}</td></tr>
+{{end}}</tbody>
+</table></div>{{else}}<p class="empty">Every record succeeded once.</p>{{end}}
+</section>
+
+<section id="failed-messages">
+<h2>Failure queues, on-failure destinations and dead-letter queues</h2>
+{{if .FailedMessages}}<div class="scroll"><table>
+<thead><tr><th>queue</th><th class="text">kind</th><th class="text">pipeline</th><th class="text">record</th><th class="text">at</th><th class="text">why</th><th class="text">body</th></tr></thead>
+<tbody>
+{{range .FailedMessages}}<tr><td>{{.Queue}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Pipeline}}</td><td class="text"><code>{{.Record}}</code></td><td class="text">{{at .At}}</td><td class="text">{{.Why}}</td><td class="text"><code>{{short .Body}}</code></td></tr>
+{{end}}</tbody>
+</table></div>{{else}}<p class="empty">No message reached a failure queue, an on-failure destination or a dead-letter queue.</p>{{end}}
 </section>
 
 <section id="mappings">
 <h2>Event source mappings</h2>
 {{if .Mappings}}<div class="scroll"><table>
-<thead><tr><th>mapping</th><th class="text">function</th><th class="text">source</th><th>in</th><th>done</th><th>failed</th><th>filtered</th><th>dead-lettered</th><th>invocations</th><th>errors</th></tr></thead>
+<thead><tr><th>mapping</th><th class="text">function</th><th class="text">source</th><th class="text">gives up to</th><th>in</th><th>delivered</th><th>succeeded</th><th>failure queue</th><th>reported failed</th><th>error failed</th><th>retried</th><th>dead-lettered</th><th>filtered</th><th>in flight</th><th>lag</th><th>invocations</th><th>failed invocations</th></tr></thead>
 <tbody>
-{{range .Mappings}}<tr><td>{{.Name}}</td><td class="text">{{.Function}}</td><td class="text">{{.Source}}</td><td>{{.In}}</td><td>{{.Succeeded}}</td><td>{{.ReportedFailed}}</td><td>{{.Filtered}}</td><td>{{.DeadLettered}}</td><td>{{.Invocations}}</td><td>{{.Errors}}</td></tr>
+{{range .Mappings}}<tr><td>{{.Name}}</td><td class="text">{{.Function}}</td><td class="text">{{.Source}}</td><td class="text">{{or .OnFailure "-"}}</td><td>{{.In}}</td><td>{{.Delivered}}</td><td>{{.Succeeded}}</td><td>{{dash .FailureQueue}}</td><td>{{.ReportedFailed}}</td><td>{{.ErrorFailed}}</td><td>{{.Retried}}</td><td>{{.DeadLettered}}</td><td>{{.Filtered}}</td><td>{{.InFlight}}</td><td>{{.Lag}}</td><td>{{.Invocations}}</td><td>{{.Errors}}</td></tr>
 {{end}}</tbody>
+</table></div>
+<h3>MetricsConfig figures, as CloudWatch would show them for the run</h3>
+<div class="scroll"><table id="metrics">
+<thead><tr><th>mapping</th><th class="text">groups</th><th class="text">metric</th><th class="text">statistic</th><th>value</th></tr></thead>
+<tbody>
+{{range $m := .Mappings}}{{range .Metrics}}<tr><td>{{$m.Name}}</td><td class="text">{{join $m.MetricGroups ", "}}</td><td class="text">{{.Name}}</td><td class="text">{{.Statistic}}</td><td>{{metric .Value}}</td></tr>
+{{end}}{{end}}</tbody>
 </table></div>{{else}}<p class="empty">No mappings were reported.</p>{{end}}
+</section>
+
+<section id="legend">
+<h2>Legend</h2>
+<h3>Pipelines, records, resources and faults</h3>
+<dl>
+{{range .PipelineLegend}}<dt>{{.Term}}</dt><dd>{{.Meaning}}</dd>
+{{end}}</dl>
+<h3>Mappings (and the live display)</h3>
+<dl>
+{{range .MappingLegend}}<dt>{{.Term}}</dt><dd>{{.Meaning}}</dd>
+{{end}}</dl>
 </section>
 
 <footer>{{.Tool}} {{.Version}}: a local emulation of the event source mappings; figures depend on this machine.</footer>
@@ -190,3 +283,15 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 </body>
 </html>
 `))
+
+// countClass is the class of a cell holding a count that should be 0: ok when it is, bad when
+// it is not, unobservable when klt could not observe it.
+func countClass(c Count) string {
+	switch {
+	case !c.IsObserved():
+		return "unobservable"
+	case c.Is(0):
+		return "ok"
+	}
+	return "bad"
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -53,13 +54,15 @@ type Progress struct {
 	terminal   bool
 	plainEvery time.Duration
 
-	mu      sync.Mutex
-	started time.Time
-	history map[string][]doneAt // per mapping, samples of the last second or so
-	drawn   int                 // lines of the block on screen (terminal mode)
-	block   []string            // the lines of the block on screen (terminal mode)
-	lastOut time.Time           // when the last plain block was printed
-	err     error               // first write error
+	mu         sync.Mutex
+	started    time.Time
+	history    map[string][]doneAt // per mapping, samples of Succeeded over the last second or so
+	appHistory map[string][]doneAt // per mapping, samples of Applied
+	shown      string              // the figures of the block last written (see render)
+	drawn      int                 // lines of the block on screen (terminal mode)
+	block      []string            // the lines of the block on screen (terminal mode)
+	lastOut    time.Time           // when the last block was written
+	err        error               // first write error
 
 	stop chan struct{}
 	done chan struct{}
@@ -96,7 +99,7 @@ func NewProgress(w io.Writer, sample func() []MappingStatus, opts ...ProgressOpt
 	}
 	p := &Progress{
 		w: w, sample: sample, terminal: isTerminal(w), plainEvery: 2 * time.Second,
-		history: map[string][]doneAt{}, stop: make(chan struct{}), done: make(chan struct{}),
+		history: map[string][]doneAt{}, appHistory: map[string][]doneAt{}, stop: make(chan struct{}), done: make(chan struct{}),
 		now: time.Now,
 	}
 	for _, o := range opts {
@@ -158,7 +161,9 @@ func (p *Progress) Stop() error {
 	return p.err
 }
 
-// tick samples the mappings and draws a block when it is due (or when force is set).
+// tick samples the mappings and writes a block when a figure changed since the last block
+// written and the last one is old enough (250 ms on a terminal, PlainEvery otherwise), or
+// when force is set. An idle stack writes nothing.
 func (p *Progress) tick(force bool) {
 	st := p.sample()
 	p.mu.Lock()
@@ -167,19 +172,21 @@ func (p *Progress) tick(force bool) {
 	if p.started.IsZero() {
 		p.started = now
 	}
-	lines := p.render(now, st)
+	lines, figures := p.render(now, st)
 	if p.err != nil {
 		return
 	}
-	var out string
-	switch {
-	case p.terminal:
-		out = p.redraw(lines)
-	case force || now.Sub(p.lastOut) >= p.plainEvery:
-		out = strings.Join(lines, "\n") + "\n"
-		p.lastOut = now
-	default:
+	every := p.plainEvery
+	if p.terminal {
+		every = sampleEvery
+	}
+	if !force && (figures == p.shown || now.Sub(p.lastOut) < every) {
 		return
+	}
+	p.shown, p.lastOut = figures, now
+	out := strings.Join(lines, "\n") + "\n"
+	if p.terminal {
+		out = p.redraw(lines)
 	}
 	_, err := io.WriteString(p.w, out)
 	p.noteErr(err)
@@ -223,35 +230,99 @@ func (p *Progress) noteErr(err error) {
 	}
 }
 
-// render records the sample and returns the block's lines: a header with the elapsed time,
-// then one line per mapping.
-func (p *Progress) render(now time.Time, st []MappingStatus) []string {
-	var b strings.Builder
-	// Names left-aligned (padded here), counts right-aligned (by the tabwriter).
+// column is one counter of the live display: its name (the report's, defined in its legend),
+// its value for a status, and whether it is shown even while every mapping's value is 0.
+type column struct {
+	name   string
+	always bool
+	value  func(m MappingStatus) (v int64, observed bool)
+}
+
+func snap(f func(s esm.Snapshot) int64) func(m MappingStatus) (int64, bool) {
+	return func(m MappingStatus) (int64, bool) { return f(m.Snapshot), true }
+}
+
+// columns are the live display's counters, named as the report's mappings table names them.
+// A column that is 0 for every mapping (or unobservable, for the failure queue) is left out
+// until it is not, so that the block fits a terminal; delivered, succeeded, in flight and lag
+// are always there.
+var columns = []column{
+	{"delivered", true, snap(func(s esm.Snapshot) int64 { return s.Delivered })},
+	{"succeeded", true, snap(func(s esm.Snapshot) int64 { return s.Succeeded })},
+	{"failure queue", false, func(m MappingStatus) (int64, bool) { return m.FailureQueue.Value() }},
+	{"reported failed", false, snap(func(s esm.Snapshot) int64 { return s.ReportedFailed })},
+	{"error failed", false, snap(func(s esm.Snapshot) int64 { return s.ErrorFailed })},
+	{"retried", false, snap(func(s esm.Snapshot) int64 { return s.Retried })},
+	{"dead-lettered", false, snap(func(s esm.Snapshot) int64 { return s.DeadLettered })},
+	{"filtered", false, snap(func(s esm.Snapshot) int64 { return s.Filtered })},
+	{"in flight", true, snap(func(s esm.Snapshot) int64 { return s.InFlight })},
+	{"lag", true, snap(func(s esm.Snapshot) int64 { return s.Lag })},
+}
+
+// render records the sample and returns the block's lines, a header with the elapsed time
+// then one line per mapping, and its figures: the lines without the elapsed time, which
+// change only when a count or a rate does.
+func (p *Progress) render(now time.Time, st []MappingStatus) (lines []string, figures string) {
+	var shown []column
+	for _, c := range columns {
+		show := c.always
+		for _, m := range st {
+			if v, ok := c.value(m); ok && (v != 0 || c.name == "failure queue") {
+				show = true
+			}
+		}
+		if show {
+			shown = append(shown, c)
+		}
+	}
+	applied := false
+	for _, m := range st {
+		applied = applied || m.Applied.IsObserved()
+	}
 	head := "mappings at " + fmtElapsed(now.Sub(p.started))
 	nw := len(head)
 	for _, m := range st {
 		nw = max(nw, len(m.Name))
 	}
+	row := func(b io.Writer, name string, cells []string) {
+		fmt.Fprintf(b, "%-*s\t%s\t\n", nw, name, strings.Join(cells, "\t"))
+	}
+	var b strings.Builder
+	// Names left-aligned (padded here), counts right-aligned (by the tabwriter).
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tin\tin flight\tdone\tfailed\tfiltered\tlag\trecords/s\t\n", nw, head)
+	var hdr []string
+	for _, c := range shown {
+		hdr = append(hdr, c.name)
+	}
+	hdr = append(hdr, "succeeded/s")
+	if applied {
+		hdr = append(hdr, "applied/s")
+	}
+	row(tw, head, hdr)
+	fig := []string{strings.Join(hdr, "|")}
 	for _, m := range st {
-		s := m.Snapshot
-		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", nw, m.Name, s.In, s.InFlight, s.Succeeded, s.ReportedFailed+s.ErrorFailed,
-			s.Filtered, s.Lag, fmtNum(p.rate(now, m.Name, s.Succeeded)))
+		var cells []string
+		for _, c := range shown {
+			v, ok := c.value(m)
+			cells = append(cells, map[bool]string{true: strconv.FormatInt(v, 10), false: "-"}[ok])
+		}
+		cells = append(cells, fmtNum(rateOverLastSecond(p.history, now, m.Name, m.Snapshot.Succeeded)))
+		if applied {
+			if n, ok := m.Applied.Value(); ok {
+				cells = append(cells, fmtNum(rateOverLastSecond(p.appHistory, now, m.Name, n)))
+			} else {
+				cells = append(cells, "-")
+			}
+		}
+		row(tw, m.Name, cells)
+		fig = append(fig, m.Name+"|"+strings.Join(cells, "|"))
 	}
 	tw.Flush()
-	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	lines = strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " ")
 	}
-	return lines
-}
-
-// rate adds a sample for mapping name and returns the records done per second over the last
-// second (over the time since the first sample, while there is less than a second).
-func (p *Progress) rate(now time.Time, name string, done int64) float64 {
-	return rateOverLastSecond(p.history, now, name, done)
+	return lines, strings.Join(fig, "\n")
 }
 
 // rateOverLastSecond adds a sample of name's done counter to history and returns the

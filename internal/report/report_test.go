@@ -39,7 +39,10 @@ func wantKeys(t *testing.T, v any, where string, want ...string) {
 	}
 }
 
-// The field names of report.json are fixed by issue 12; scripts and the demo's checks read them.
+// The field names of report.json are fixed by issue 12, and extended by issue 19: a name keeps
+// its meaning, a quantity whose meaning changed got a new name (mappings' "done" and
+// "failed" became "succeeded", "reported_failed" and "error_failed"; the scenario's single
+// "records" gave way to each pipeline's own).
 func TestJSONFieldNames(t *testing.T) {
 	js, err := sampleReport().JSON()
 	if err != nil {
@@ -49,21 +52,29 @@ func TestJSONFieldNames(t *testing.T) {
 	if err := json.Unmarshal(js, &doc); err != nil {
 		t.Fatal(err)
 	}
-	wantKeys(t, doc, "report", "tool", "version", "started", "template", "machine", "scenario", "pipelines", "speedup", "faults", "mappings", "series")
+	wantKeys(t, doc, "report", "tool", "version", "started", "template", "machine", "scenario", "interrupted", "pipelines", "speedup",
+		"faults", "record_fates", "failed_messages", "mappings", "series")
 	wantKeys(t, doc["machine"], "machine", "goos", "goarch", "cpus")
-	wantKeys(t, doc["scenario"], "scenario", "records", "keys", "work_ms", "partitions", "rate")
+	wantKeys(t, doc["scenario"], "scenario", "source", "keys", "work_ms", "partitions", "rate")
 	p := doc["pipelines"].([]any)
 	if len(p) != 2 {
 		t.Fatalf("pipelines: %d, want 2", len(p))
 	}
-	wantKeys(t, p[0], "pipelines[0]", "name", "functions", "phase", "records", "seconds", "records_per_second",
-		"latency_ms_p50", "latency_ms_p99", "lost", "applied_twice", "order_violations", "dead_lettered",
-		"filtered", "retried", "duplicate_requests", "failed_invocations")
+	wantKeys(t, p[0], "pipelines[0]", "name", "functions", "mappings", "phase", "records", "seconds", "records_per_second",
+		"latency_ms_p50", "latency_ms_p99", "lost", "applied_twice", "order_violations", "failure_queue", "dead_lettered",
+		"filtered", "retried", "duplicate_requests", "failed_invocations", "fates", "observed", "unobservable", "resources")
+	wantKeys(t, p[0].(map[string]any)["resources"].([]any)[0], "resources[0]", "resource", "kind", "via", "applied", "applied_twice",
+		"order_violations", "latency_ms_p50", "latency_ms_p99")
 	wantKeys(t, doc["speedup"], "speedup", "of", "over", "ratio")
-	wantKeys(t, doc["faults"].([]any)[0], "faults[0]", "pipeline", "fault", "record", "outcome", "attempts", "applied")
-	wantKeys(t, doc["mappings"].([]any)[0], "mappings[0]", "name", "function", "source", "in", "done", "failed",
-		"filtered", "dead_lettered", "invocations", "errors")
-	wantKeys(t, doc["series"], "series", "throughput", "lag")
+	wantKeys(t, doc["faults"].([]any)[0], "faults[0]", "pipeline", "fault", "record", "fate", "outcome", "attempts", "applied")
+	wantKeys(t, doc["record_fates"].([]any)[0], "record_fates[0]", "pipeline", "record", "key", "fate", "attempts", "applied", "where", "why")
+	wantKeys(t, doc["failed_messages"].([]any)[0], "failed_messages[0]", "pipeline", "queue", "kind", "record", "why", "at", "body")
+	wantKeys(t, doc["mappings"].([]any)[0], "mappings[0]", "name", "function", "source", "on_failure", "in", "filtered", "delivered",
+		"succeeded", "reported_failed", "error_failed", "retried", "dead_lettered", "in_flight", "lag", "invocations", "errors",
+		"failure_queue", "metric_groups", "metrics")
+	wantKeys(t, doc["mappings"].([]any)[0].(map[string]any)["metrics"].([]any)[0], "metrics[0]", "name", "statistic", "value")
+	wantKeys(t, doc["series"], "series", "throughput", "applied", "lag", "phases")
+	wantKeys(t, doc["series"].(map[string]any)["phases"].([]any)[0], "phases[0]", "name", "start", "end")
 
 	if got := doc["started"]; got != "2025-11-03T14:05:09Z" {
 		t.Errorf("started = %v, want RFC 3339 2025-11-03T14:05:09Z", got)
@@ -80,12 +91,13 @@ func TestJSONFieldNames(t *testing.T) {
 }
 
 func TestJSONEmptyCollectionsAreNotNull(t *testing.T) {
-	r := &Report{Tool: "klt local", Pipelines: []Pipeline{{Name: "direct"}}}
+	r := &Report{Tool: "klt local", Pipelines: []Pipeline{{Name: "direct", Lost: Observed(0), AppliedTwice: Observed(0), OrderViolations: Observed(0)}}}
 	js, err := r.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"faults": []`, `"mappings": []`, `"throughput": {}`, `"lag": {}`, `"functions": []`, `"speedup": null`} {
+	for _, want := range []string{`"faults": []`, `"mappings": []`, `"throughput": {}`, `"lag": {}`, `"functions": []`, `"speedup": null`,
+		`"record_fates": []`, `"failed_messages": []`, `"applied": {}`, `"phases": []`, `"fates": {}`, `"resources": []`, `"observed": []`} {
 		if !bytes.Contains(js, []byte(want)) {
 			t.Errorf("report.json lacks %s:\n%s", want, js)
 		}
@@ -97,7 +109,7 @@ func TestValidate(t *testing.T) {
 		"no tool":           func(r *Report) { r.Tool = "" },
 		"unnamed pipeline":  func(r *Report) { r.Pipelines[0].Name = "" },
 		"duplicate":         func(r *Report) { r.Pipelines[1].Name = "direct" },
-		"negative lost":     func(r *Report) { r.Pipelines[0].Lost = -1 },
+		"negative lost":     func(r *Report) { r.Pipelines[0].Lost = Observed(-1) },
 		"speedup unknown":   func(r *Report) { r.Speedup.Over = "nope" },
 		"fault unknown":     func(r *Report) { r.Faults[0].Pipeline = "nope" },
 		"NaN in a pipeline": func(r *Report) { r.Pipelines[0].Seconds = math.NaN() },
@@ -343,6 +355,20 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 	r.Faults[0].Pipeline = evil
 	r.Faults[1].Pipeline = evil
 	r.Faults[0].Outcome = evil
+	for i := range r.Records {
+		if r.Records[i].Pipeline == "direct" {
+			r.Records[i].Pipeline = evil
+		}
+		r.Records[i].Why = evil
+	}
+	for i := range r.FailedMessages {
+		if r.FailedMessages[i].Pipeline == "direct" {
+			r.FailedMessages[i].Pipeline = evil
+		}
+		r.FailedMessages[i].Body = evil
+	}
+	r.Series.Phases[0].Name = evil
+	r.Mappings[0].Metrics[0].Name = evil
 	r.Series.Throughput[evil] = []Point{{0, 1}}
 	page := renderHTML(t, r)
 	if strings.Contains(page, "<script") {
@@ -442,18 +468,22 @@ func TestChartsOnePolylinePerSeries(t *testing.T) {
 
 func TestPipelineCountsColoured(t *testing.T) {
 	r := sampleReport()
-	r.Pipelines[1].Lost = 3
+	r.Pipelines[1].Lost = Observed(3)
+	r.Pipelines[1].Fates = map[string]int64{FateApplied: 496, FateDeadLettered: 1, FateLost: 3}
+	r.Pipelines[0].OrderViolations = Unobservable
+	r.Pipelines[0].Unobservable = []string{"the order of applications: the orders API is called from outside the stack"}
 	doc, err := html.Parse(strings.NewReader(renderHTML(t, r)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var classes []string
 	for n := range doc.Descendants() {
-		if n.Type == html.ElementNode && n.Data == "td" && (attr(n, "class") == "ok" || attr(n, "class") == "bad") {
+		if n.Type == html.ElementNode && n.Data == "td" && attr(n.Parent.Parent.Parent, "id") == "pipeline-table" &&
+			slices.Contains([]string{"ok", "bad", "unobservable"}, attr(n, "class")) {
 			classes = append(classes, attr(n, "class")+":"+n.FirstChild.Data)
 		}
 	}
-	want := []string{"ok:0", "ok:0", "ok:0", "bad:3", "ok:0", "ok:0"}
+	want := []string{"ok:0", "ok:0", "unobservable:UNOBSERVABLE", "bad:3", "ok:0", "ok:0"}
 	if !slices.Equal(classes, want) {
 		t.Errorf("lost / applied twice / order violations cells %q, want %q", classes, want)
 	}

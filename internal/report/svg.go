@@ -23,6 +23,8 @@ const (
 	gridColor = "#e5e7eb"
 	goodColor = "#15803d"
 	badColor  = "#b91c1c"
+	// unobservedColor marks a count klt could not observe: neither good nor bad.
+	unobservedColor = "#92400e"
 )
 
 // chart is an SVG drawing of size w x h; body is its content in those coordinates.
@@ -84,7 +86,11 @@ func tickLabel(v, step float64) string {
 // the right. Series are drawn in name order, each with the next palette colour. With logY the
 // y axis is logarithmic, with a tick at each power of ten from 1 (values below 1 sit on the
 // axis), so that series a hundred times apart are both readable.
-func lineChart(title, xLabel, yLabel string, series map[string][]Point, w, h float64, logY bool) chart {
+//
+// Phases are marked on the time axis, each by a dashed line where it starts, its name, and a
+// light band across its span; the axis covers every phase, so a chart whose series ended
+// before the last phase shows that they did.
+func lineChart(title, xLabel, yLabel string, series map[string][]Point, phases []PhaseSpan, w, h float64, logY bool) chart {
 	const left, top, right, bottom = 64.0, 44.0, 200.0, 50.0
 	pw, ph := w-left-right, h-top-bottom
 	var b strings.Builder
@@ -98,6 +104,9 @@ func lineChart(title, xLabel, yLabel string, series map[string][]Point, w, h flo
 			maxT = math.Max(maxT, p[0])
 			maxV = math.Max(maxV, p[1])
 		}
+	}
+	for _, ph := range phases {
+		maxT = math.Max(maxT, ph.End)
 	}
 	xStep, xTop := niceScale(maxT, 8)
 	yStep, yTop := niceScale(maxV, 5)
@@ -134,6 +143,7 @@ func lineChart(title, xLabel, yLabel string, series map[string][]Point, w, h flo
 	fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="12" fill="%s" text-anchor="middle">%s</text>`, num(left+pw/2), num(h-12), inkColor, esc(xLabel))
 	fmt.Fprintf(&b, `<text transform="translate(16 %s) rotate(-90)" font-size="12" fill="%s" text-anchor="middle">%s</text>`, num(top+ph/2), inkColor, esc(yLabel))
 
+	drawPhases(&b, phases, x, top, ph)
 	if len(names) == 0 {
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" fill="%s" text-anchor="middle">no samples</text>`, num(left+pw/2), num(top+ph/2), mutedInk)
 	}
@@ -160,6 +170,21 @@ func lineChart(title, xLabel, yLabel string, series map[string][]Point, w, h flo
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="12" fill="%s">and %d more</text>`, num(left+pw+40), num(top+8+legendRows*20+4), mutedInk, extra)
 	}
 	return chart{w, h, b.String()}
+}
+
+// drawPhases marks each phase on a chart whose time axis is x, plotted from top over height
+// ph: a band over its span (every other phase), a dashed line where it starts, its name.
+func drawPhases(b *strings.Builder, phases []PhaseSpan, x func(float64) float64, top, ph float64) {
+	for i, p := range phases {
+		x0, x1 := x(p.Start), x(p.End)
+		fmt.Fprintf(b, `<g class="phase" data-phase="%s" data-start="%s" data-end="%s">`, esc(p.Name), num(p.Start), num(p.End))
+		if i%2 == 1 {
+			fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="#f3f4f6" opacity="0.7"/>`, num(x0), num(top), num(math.Max(x1-x0, 0)), num(ph))
+		}
+		fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-dasharray="4 3"/>`, num(x0), num(top), num(x0), num(top+ph), mutedInk)
+		fmt.Fprintf(b, `<text x="%s" y="%s" font-size="11" fill="%s">%s</text><title>phase %s: %s s to %s s</title></g>`,
+			num(x0+4), num(top+12), mutedInk, esc(ellipsis(p.Name, 24)), esc(p.Name), fmtNum(p.Start), fmtNum(p.End))
+	}
 }
 
 // barChart draws one horizontal bar per pipeline for its records per second, on a linear
@@ -229,7 +254,10 @@ func figures(ps []Pipeline, w float64) chart {
 			v     Count
 		}{{"lost", p.Lost}, {"applied twice", p.AppliedTwice}, {"order violations", p.OrderViolations}} {
 			color := goodColor
-			if !c.v.Is(0) {
+			switch {
+			case !c.v.IsObserved():
+				color = unobservedColor
+			case !c.v.Is(0):
 				color = badColor
 			}
 			label := fmt.Sprintf("%s %s", c.label, c.v)
@@ -248,13 +276,13 @@ func faultsChart(fs []Fault, w float64) chart {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<rect width="%s" height="%s" fill="#ffffff"/>`, num(w), num(h))
 	fmt.Fprintf(&b, `<text x="24" y="24" font-size="16" font-weight="600" fill="%s">Injected faults</text>`, inkColor)
-	cols := []float64{24, 130, 230, 360, 440}
-	for i, hd := range []string{"pipeline", "fault", "record", "attempts", "outcome"} {
+	cols := []float64{24, 150, 240, 360, 470, 540}
+	for i, hd := range []string{"pipeline", "fault", "record", "fate", "attempts", "outcome"} {
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" font-weight="600" fill="%s">%s</text>`, num(cols[i]), num(top), mutedInk, hd)
 	}
 	for i, f := range fs {
 		y := top + float64(i+1)*row
-		for j, v := range []string{ellipsis(f.Pipeline, 14), ellipsis(f.Fault, 12), ellipsis(f.Record, 18), strconv.Itoa(f.Attempts), ellipsis(f.Outcome, 80)} {
+		for j, v := range []string{ellipsis(f.Pipeline, 18), ellipsis(f.Fault, 12), ellipsis(f.Record, 18), ellipsis(f.Fate, 14), strconv.Itoa(f.Attempts), ellipsis(f.Outcome, 64)} {
 			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" fill="%s">%s</text>`, num(cols[j]), num(y), inkColor, esc(v))
 		}
 	}

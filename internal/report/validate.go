@@ -70,7 +70,49 @@ func (r *Report) Validate() error {
 	if err := r.validateRecords(pipes); err != nil {
 		return err
 	}
+	if err := r.crossCheck(); err != nil {
+		return err
+	}
 	return r.Series.validate()
+}
+
+// crossCheck compares the pipelines' counts with their mappings' where they count the same
+// records: when every pipeline that names a mapping goes through that mapping alone, the
+// mapping's dead-lettered, filtered and failure-queue counts are the sums of theirs (what
+// the pipelines table says of a mapping's records, the mappings table says too).
+func (r *Report) crossCheck() error {
+	for i := range r.Mappings {
+		m := &r.Mappings[i]
+		var names []string
+		var dead, filtered, fq int64
+		fqSeen, alone := false, true
+		for _, p := range r.Pipelines {
+			if !slices.Contains(p.Mappings, m.Name) {
+				continue
+			}
+			names = append(names, p.Name)
+			alone = alone && len(p.Mappings) == 1
+			dead += p.DeadLettered
+			filtered += p.Filtered
+			if n, ok := p.FailureQueue.Value(); ok {
+				fq += n
+				fqSeen = true
+			}
+		}
+		if len(names) == 0 || !alone {
+			continue
+		}
+		if dead != m.DeadLettered {
+			return fmt.Errorf("report: pipelines %q say %d records dead-lettered by mapping %q, which says %d", names, dead, m.Name, m.DeadLettered)
+		}
+		if filtered != m.Filtered {
+			return fmt.Errorf("report: pipelines %q say %d records filtered by mapping %q, which says %d", names, filtered, m.Name, m.Filtered)
+		}
+		if n, ok := m.FailureQueue.Value(); ok && fqSeen && n != fq {
+			return fmt.Errorf("report: pipelines %q say %d records in %s's failure queue, mapping %q says %d", names, fq, m.Function, m.Name, n)
+		}
+	}
+	return nil
 }
 
 // validateRecords checks the faults, the per-record fates and the failed messages.
