@@ -1,18 +1,23 @@
 package faultproxy
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // KafkaFaults fails Produce requests to a kfake cluster with a retriable Kafka error,
-// NOT_LEADER_OR_FOLLOWER on every partition of the request, as a broker answers while
-// leadership moves: a producer refreshes its metadata and retries the batch, so a fault of
-// N requests shows as N extra requests and records that land once.
+// NOT_ENOUGH_REPLICAS on every partition of the request, as a broker answers an acks=all
+// produce while its followers lag: a producer retries the batch, so a fault of N requests
+// shows as N extra requests and records that land once. (franz-go refreshes its metadata
+// before each retry, at most every MetadataMinAge, 5 s by default: each fault delays a
+// function's produce by up to that.)
 //
 // kfake's control functions see a request, not the client that sent it (its ClientID stays
 // inside kfake), so the producers that must not be faulted, klt's own and the mappings'
@@ -22,8 +27,10 @@ import (
 // [KafkaFaults.OnlyTopics] set, neither is one that writes to a topic outside them.
 type KafkaFaults struct {
 	observe func(KafkaExchange)
+	cl      *kgo.Client // for the topics' IDs
 
 	mu     sync.Mutex
+	ids    map[[16]byte]string // topic ID -> name: Produce v13 names topics by ID only
 	rules  []*kafkaRule
 	only   map[string]bool
 	calls  int
@@ -38,7 +45,7 @@ const ExemptProduceTimeout = 9999 * time.Millisecond
 // KafkaExchange is one Produce request KafkaFaults saw (exempt ones are not reported).
 type KafkaExchange struct {
 	Topics []string // the topics it writes to
-	Fault  bool     // it was answered NOT_LEADER_OR_FOLLOWER
+	Fault  bool     // it was answered NOT_ENOUGH_REPLICAS
 	At     time.Time
 }
 
@@ -49,19 +56,63 @@ type kafkaRule struct {
 
 // NewKafkaFaults installs its control function on c's Produce requests; observe, when not
 // nil, is called with every request that is not exempt, from kfake's request loop: it must
-// be quick and must not call into c.
-func NewKafkaFaults(c *kfake.Cluster, observe func(KafkaExchange)) *KafkaFaults {
-	k := &KafkaFaults{observe: observe}
+// be quick and must not call into c. Close releases its client.
+func NewKafkaFaults(c *kfake.Cluster, observe func(KafkaExchange)) (*KafkaFaults, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ClientID("klt-faultproxy"))
+	if err != nil {
+		return nil, fmt.Errorf("faultproxy: a client of the cluster: %w", err)
+	}
+	k := &KafkaFaults{observe: observe, cl: cl, ids: map[[16]byte]string{}}
 	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		return k.control(req)
 	})
-	return k
+	return k, nil
+}
+
+// Close closes the client KafkaFaults reads topic IDs with; the control function stays
+// (with no rules left it fails nothing).
+func (k *KafkaFaults) Close() { k.cl.Close() }
+
+// learnIDs reads the IDs of the cluster's topics: a Produce request of version 13 or later
+// names its topics by ID, and the control function, which runs inside kfake's loop, cannot
+// ask the cluster itself.
+func (k *KafkaFaults) learnIDs() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, k.cl) // nil Topics: all of them
+	if err != nil {
+		return fmt.Errorf("faultproxy: the topics' IDs: %w", err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, t := range resp.Topics {
+		if t.Topic != nil && t.TopicID != ([16]byte{}) {
+			k.ids[t.TopicID] = *t.Topic
+		}
+	}
+	return nil
+}
+
+// name returns a produced topic's name, from its ID when the request gives only that.
+func (k *KafkaFaults) name(topic string, id [16]byte) string {
+	if topic != "" {
+		return topic
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n, ok := k.ids[id]; ok {
+		return n
+	}
+	return fmt.Sprintf("topic ID %x", id)
 }
 
 // OnlyTopics restricts faults to Produce requests that write to these topics only (the
-// functions' output topics); nil lifts the restriction.
-func (k *KafkaFaults) OnlyTopics(topics []string) {
+// functions' output topics, which must exist); nil lifts the restriction.
+func (k *KafkaFaults) OnlyTopics(topics []string) error {
+	if err := k.learnIDs(); err != nil {
+		return err
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.only = nil
@@ -71,16 +122,22 @@ func (k *KafkaFaults) OnlyTopics(topics []string) {
 			k.only[t] = true
 		}
 	}
+	return nil
 }
 
-// FailNext fails the next n Produce requests that write to topic ("" for any topic).
-func (k *KafkaFaults) FailNext(n int, topic string) {
+// FailNext fails the next n Produce requests that write to topic ("" for any topic; a topic
+// must exist).
+func (k *KafkaFaults) FailNext(n int, topic string) error {
 	if n <= 0 {
-		return
+		return nil
+	}
+	if err := k.learnIDs(); err != nil {
+		return err
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.rules = append(k.rules, &kafkaRule{topic: topic, n: n})
+	return nil
 }
 
 // Pending returns how many faults the rules have left.
@@ -109,7 +166,7 @@ func (k *KafkaFaults) control(req kmsg.Request) (kmsg.Response, error, bool) {
 	}
 	x := KafkaExchange{At: time.Now()}
 	for _, t := range pr.Topics {
-		x.Topics = append(x.Topics, t.Topic)
+		x.Topics = append(x.Topics, k.name(t.Topic, t.TopicID))
 	}
 	x.Fault = k.take(x.Topics)
 	if k.observe != nil {
@@ -125,7 +182,7 @@ func (k *KafkaFaults) control(req kmsg.Request) (kmsg.Response, error, bool) {
 		for _, p := range t.Partitions {
 			rp := kmsg.NewProduceResponseTopicPartition()
 			rp.Partition = p.Partition
-			rp.ErrorCode = kerr.NotLeaderForPartition.Code
+			rp.ErrorCode = kerr.NotEnoughReplicas.Code
 			rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
 			rt.Partitions = append(rt.Partitions, rp)
 		}

@@ -115,7 +115,9 @@ func startObservation(ctx context.Context, c observationConfig) (_ *observation,
 		}
 	}
 	if c.Kafka != nil {
-		o.Kafka = faultproxy.NewKafkaFaults(c.Kafka, nil)
+		if o.Kafka, err = faultproxy.NewKafkaFaults(c.Kafka, nil); err != nil {
+			return nil, err
+		}
 	}
 	if c.HTTPSink != "" {
 		if o.HTTP, err = startHTTPSink(c.Ledger, c.HTTPSink, c.HTTPWork); err != nil {
@@ -134,6 +136,7 @@ func startObservation(ctx context.Context, c observationConfig) (_ *observation,
 			if !ok {
 				return nil, fmt.Errorf("observation: queue %s to list has no URL", q)
 			}
+			o.lister.watch(u)
 			o.run(rctx, func(ctx context.Context) { o.lister.run(ctx, q, u) })
 		}
 	}
@@ -212,5 +215,8 @@ func (o *observation) close() {
 	}
 	if o.HTTP != nil {
 		o.HTTP.close()
+	}
+	if o.Kafka != nil {
+		o.Kafka.Close()
 	}
 }

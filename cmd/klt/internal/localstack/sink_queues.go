@@ -53,6 +53,15 @@ func newQueueLister(l *ledger, client *sqs.Client) *queueLister {
 		scans: map[string]int{}, waitCh: make(chan struct{})}
 }
 
+// watch registers url as a queue being listed, before its run starts: settle waits for it.
+func (q *queueLister) watch(url string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, ok := q.scans[url]; !ok {
+		q.scans[url] = 0
+	}
+}
+
 // run scans queue (logical ID) at url until ctx ends.
 func (q *queueLister) run(ctx context.Context, queue, url string) {
 	for ctx.Err() == nil {

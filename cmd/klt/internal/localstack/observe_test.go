@@ -1,0 +1,262 @@
+package localstack
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/esm"
+	"github.com/kafkalambda/toolkit/fanout"
+	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/internal/faultproxy"
+	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
+)
+
+// effectsOf returns the effects the ledger holds of id at resource (any when "").
+func effectsOf(l *ledger, id recordID, res string) []effect {
+	_, _, es := l.history(id)
+	var out []effect
+	for _, e := range es {
+		if res == "" || e.Resource == res {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// The functions' writes to DynamoDB, through the proxy, land in the ledger with their
+// record: idempotency.Do's entry (its key "<prefix>#md5" matched against the records klt
+// produced) as a claim and a completion, its replay as a Repeat (the conditional claim
+// fails); an item whose attribute the caller names holds topic-partition-offset; an item
+// that names no record is unattributed. A fault of the next PutItem makes the SDK retry,
+// and the write is in the ledger once.
+func TestTablesObserved(t *testing.T) {
+	srv := localservertest.StartDynamoDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, name := range []string{"idem-table", "items-table"} {
+		in := idempotency.TableInput(name)
+		if err := localserver.CreateTable(ctx, srv.Client(), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := newLedger()
+	rec := recordID{"orders", 2, 42}
+	l.produced(input{ID: rec, Key: []byte("k"), At: time.Now()})
+	o, err := startObservation(ctx, observationConfig{Ledger: l, DynamoDBEndpoint: srv.Endpoint(),
+		Tables:        map[string]string{"idem-table": "IdempotencyTable", "items-table": "ItemsTable"},
+		KeyAttributes: map[string][]string{"ItemsTable": {"source"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.close()
+	url, err := o.DynamoDB.URL("ConsumerFunction")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := srv.Client(func(opt *dynamodb.Options) { opt.BaseEndpoint = aws.String(url) })
+	store, err := idempotency.NewDynamoDBStore(client, "idem-table")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.DynamoDB.FailNext(1, "PutItem", faultproxy.InternalServerError)
+	for range 2 { // the second is a redelivery: replayed
+		if _, err := idempotency.Do(ctx, store, rec.kafkaKey(), nil, func(context.Context) (string, error) { return "done", nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(it map[string]ddbtypes.AttributeValue) {
+		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("items-table"), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(map[string]ddbtypes.AttributeValue{"id": &ddbtypes.AttributeValueMemberS{Value: "order-1"},
+		"source": &ddbtypes.AttributeValueMemberS{Value: "orders-2-42"}})
+	put(map[string]ddbtypes.AttributeValue{"id": &ddbtypes.AttributeValueMemberS{Value: "order-2"}})
+
+	var ops []string
+	for _, e := range effectsOf(l, rec, "IdempotencyTable") {
+		if e.Function != "ConsumerFunction" || e.Via != viaIdempotencyKey || e.Kind != effectTable {
+			t.Errorf("entry effect %+v", e)
+		}
+		op := e.Op
+		if e.Repeat {
+			op += " (repeat)"
+		}
+		ops = append(ops, op)
+	}
+	if strings.Join(ops, ", ") != "claim, complete, claim (repeat)" {
+		t.Errorf("the entry's writes: %q, want a claim, its completion and the replay's refused claim", ops)
+	}
+	items := effectsOf(l, rec, "ItemsTable")
+	if len(items) != 1 || items[0].Via != viaItemKey || items[0].Op != "PutItem" || items[0].Repeat {
+		t.Errorf("item effects %+v", items)
+	}
+	if u := l.unattributedEffects(); len(u) != 1 || u[0].Resource != "ItemsTable" {
+		t.Errorf("unattributed: %+v", u)
+	}
+	if o.DynamoDB.Faults("PutItem") != 1 {
+		t.Errorf("PutItem faults: %d", o.DynamoDB.Faults("PutItem"))
+	}
+}
+
+// The functions' messages, through the proxy, land in the ledger with their record: a
+// fanout Dispatcher's (the record attribute) and a batch sink's envelope, whose error is the
+// effect's Failure. A message with neither is unattributed.
+func TestQueuesObserved(t *testing.T) {
+	srv := localservertest.StartSQS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	urls := map[string]string{}
+	for _, q := range []string{"WorkQueue", "FailureQueue"} {
+		out, err := srv.Client().CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("local-" + q)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls[q] = *out.QueueUrl
+	}
+	l := newLedger()
+	o, err := startObservation(ctx, observationConfig{Ledger: l, SQSEndpoint: srv.Endpoint(), Queues: urls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.close()
+	url, err := o.SQS.URL("DispatcherFunction")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := srv.Client(func(opt *sqs.Options) { opt.BaseEndpoint = aws.String(url) })
+	ev := kafkaeventtest.NewBuilder().
+		Add("orders", 1, []byte(`{"n":1}`), kafkaeventtest.WithOffset(7)).
+		Add("orders", 1, []byte(`{"n":2}`), kafkaeventtest.WithOffset(8)).Event()
+	d, err := fanout.NewDispatcher(client, urls["WorkQueue"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Dispatch(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	sink := batch.NewSQSSink(client, urls["FailureQueue"])
+	if err := sink.Send(ctx, &batch.Envelope{Version: batch.EnvelopeVersion, Source: "kafka", Topic: "orders", Partition: 1, Offset: 9,
+		Error: "invalid order", Permanent: true, Attempts: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(urls["WorkQueue"]), MessageBody: aws.String("hello")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []int64{7, 8} {
+		es := effectsOf(l, recordID{"orders", 1, off}, "WorkQueue")
+		if len(es) != 1 || es[0].Via != viaRecordAttribute || es[0].Function != "DispatcherFunction" || es[0].Failure != "" {
+			t.Errorf("offset %d: %+v", off, es)
+		}
+	}
+	es := effectsOf(l, recordID{"orders", 1, 9}, "FailureQueue")
+	if len(es) != 1 || es[0].Via != viaEnvelope || es[0].Failure != "invalid order" {
+		t.Errorf("envelope: %+v", es)
+	}
+	if u := l.unattributedEffects(); len(u) != 1 || u[0].Resource != "WorkQueue" {
+		t.Errorf("unattributed: %+v", u)
+	}
+}
+
+// The lister reads every message of a dead-letter queue into the ledger, and leaves every
+// message there: a fanout message redrive moved (its record), a Kafka on-failure record
+// (each offset of its range, with the condition), a batch sink's envelope, and one it
+// cannot read (noted and unattributed). After a scan, the queue still holds all four, and
+// the next scans read none of them twice.
+func TestListerLeavesMessages(t *testing.T) {
+	srv := localservertest.StartSQS(t)
+	client := srv.Client()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	q, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("dlq")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := kafkaeventtest.NewBuilder().Add("orders", 3, []byte(`{"orderId":1}`), kafkaeventtest.WithOffset(41)).Event()
+	d, err := fanout.NewDispatcher(client, *q.QueueUrl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Dispatch(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{
+		`{"requestContext":{"condition":"RetryAttemptsExhausted","functionArn":"arn:aws:lambda:us-east-1:123456789012:function:ConsumerFunction"},` +
+			`"KafkaBatchInfo":{"recordsInfo":{"orders-2":{"firstRecordOffset":"5","lastRecordOffset":"7"}}}}`,
+		`{"version":1,"source":"kafka","topic":"orders","partition":0,"offset":3,"key":null,"value":null,"error":"poison","permanent":true,"attempts":1,"firstAttempt":"2026-01-01T00:00:00Z","failedAt":"2026-01-01T00:00:00Z"}`,
+		"hello",
+	} {
+		if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := newLedger()
+	o, err := startObservation(ctx, observationConfig{Ledger: l, SQS: client, Queues: map[string]string{"DeadLetterQueue": *q.QueueUrl},
+		List: []string{"DeadLetterQueue"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.close()
+	for range 2 { // the second settle: messages released by the first scan are not read again
+		sctx, scancel := context.WithTimeout(ctx, 20*time.Second)
+		if err := o.settle(sctx); err != nil {
+			t.Fatal(err)
+		}
+		scancel()
+	}
+	if es := effectsOf(l, recordID{"orders", 3, 41}, "DeadLetterQueue"); len(es) != 1 || es[0].Via != viaRecordAttribute ||
+		!strings.Contains(es[0].Failure, "dead-letter queue") {
+		t.Errorf("redriven fanout message: %+v", es)
+	}
+	for off := int64(5); off <= 7; off++ {
+		if es := effectsOf(l, recordID{"orders", 2, off}, "DeadLetterQueue"); len(es) != 1 || es[0].Via != viaOnFailure ||
+			es[0].Failure != "RetryAttemptsExhausted" || es[0].Function != "ConsumerFunction" {
+			t.Errorf("on-failure offset %d: %+v", off, es)
+		}
+	}
+	if es := effectsOf(l, recordID{"orders", 0, 3}, "DeadLetterQueue"); len(es) != 1 || es[0].Failure != "poison" {
+		t.Errorf("envelope: %+v", es)
+	}
+	if p := o.problems(); len(p) != 1 || !strings.Contains(p[0], "not a batch sink's envelope") {
+		t.Errorf("problems: %q", p)
+	}
+	if n := l.unattributedCount(); n != 1 {
+		t.Errorf("unattributed: %d", n)
+	}
+	o.close()
+	msgs, err := localservertest.Receive(ctx, client, *q.QueueUrl, 4, 5*time.Second)
+	if err != nil || len(msgs) != 4 {
+		t.Fatalf("after listing, the queue holds %d messages (%v), want all 4", len(msgs), err)
+	}
+}
+
+// The mappings' observer turns a Kafka mapping's events into steps of their records, and
+// an SQS mapping's into steps of the records their fan-out attribute names; a message
+// without it is unattributed.
+func TestMappingObserver(t *testing.T) {
+	l := newLedger()
+	obs := mappingObserver{l}
+	now := time.Now()
+	obs.Observe(esm.Event{Kind: esm.Delivered, Mapping: "Kafka", Invocation: 1, At: now,
+		Records: []esm.RecordRef{{Topic: "orders", Partition: 0, Offset: 5}}})
+	obs.Observe(esm.Event{Kind: esm.Succeeded, Mapping: "Work", Invocation: 3, At: now, Records: []esm.RecordRef{
+		{MessageID: "m-1", Attributes: map[string]string{fanout.RecordAttribute: `{"v":1,"topic":"orders","partition":0,"offset":5,"timestamp":1,"value":"text"}`}},
+		{MessageID: "m-2", Attributes: map[string]string{}},
+	}})
+	_, steps, _ := l.history(recordID{"orders", 0, 5})
+	if len(steps) != 2 || steps[0].Mapping != "Kafka" || steps[0].Kind != esm.Delivered || steps[1].Mapping != "Work" || steps[1].Invocation != 3 {
+		t.Errorf("steps: %+v", steps)
+	}
+	if u := l.unattributedEffects(); len(u) != 1 || !strings.Contains(u[0].Why, "m-2") {
+		t.Errorf("unattributed: %+v", u)
+	}
+}
