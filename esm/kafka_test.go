@@ -437,60 +437,6 @@ func TestKafkaPartialBatchResponseInvalid(t *testing.T) {
 	}
 }
 
-// TestKafkaOrderAndOneInvocationPerPartition runs many records through several partitions with a
-// slow function and checks that each partition's records arrive in offset order, exactly once,
-// never in two invocations at once, while invocations run in parallel; by default and with one
-// partition per invocation.
-//
-// AWS (https://docs.aws.amazon.com/lambda/latest/dg/with-msk-process.html): "Lambda reads
-// messages sequentially for each Kafka topic partition." (https://docs.aws.amazon.com/lambda/latest/dg/kafka-scaling-modes.html):
-// "to maintain ordered processing within partitions, Lambda caps the MaximumPollers to the
-// number of partitions in the topic."
-func TestKafkaOrderAndOneInvocationPerPartition(t *testing.T) {
-	for _, single := range []bool{false, true} {
-		t.Run(fmt.Sprintf("onePartition=%v", single), func(t *testing.T) {
-			const parts, per = 4, 500
-			f := newKafkaFixture(t, "orders", parts)
-			fn := newKafkaFunction(t, func(n int, ev *kafkaevent.Event) Response {
-				time.Sleep(time.Duration(n%5) * time.Millisecond)
-				return Response{}
-			})
-			opts := []KafkaOption{WithBatchSize(37), WithBatchingWindow(5 * time.Millisecond)}
-			if single {
-				opts = append(opts, WithOnePartitionPerInvocation())
-			}
-			m := newKafkaMapping(t, f, fn, opts...)
-			runKafka(t, m)
-			for p := range int32(parts) {
-				go f.produceN(p, per)
-			}
-			kafkaWaitFor(t, 30*time.Second, "all records", func() bool { return len(fn.delivered()) == parts*per })
-			next := map[string]int64{}
-			for _, c := range fn.snapshot() {
-				if single && len(c.event.Partitions) != 1 {
-					t.Fatalf("an invocation holds %d partitions", len(c.event.Partitions))
-				}
-				for _, p := range c.event.Partitions {
-					for _, r := range p.Records {
-						if r.Offset != next[p.ID()] {
-							t.Fatalf("%s: offset %d after %d", p.ID(), r.Offset, next[p.ID()]-1)
-						}
-						next[p.ID()]++
-					}
-				}
-			}
-			fn.mu.Lock()
-			defer fn.mu.Unlock()
-			if fn.overlap != nil {
-				t.Error(fn.overlap)
-			}
-			if fn.maxParallel < 2 {
-				t.Errorf("at most %d invocations at once over %d partitions: invocations do not run in parallel", fn.maxParallel, parts)
-			}
-		})
-	}
-}
-
 // TestKafkaLag checks PartitionLag and Counters.Lag: the records not yet delivered, per
 // partition (the high watermark minus the next offset to deliver). Records in an invocation
 // that has not returned are delivered: they are not lag.

@@ -131,6 +131,7 @@ type SQS struct {
 	changed   chan struct{} // closed and replaced when the state below changes
 	pending   []*sqsMsg     // received, not yet in an invocation, in receive order
 	byID      map[string]*sqsMsg
+	known     map[string]int // messages counted In and not yet settled: their deliveries so far
 	groups    map[string]*sqsGroup
 	order     uint64          // next receive order
 	busy      int             // invocations running
@@ -209,7 +210,7 @@ func NewSQS(ctx context.Context, client *sqs.Client, queueURL string, fn Invoker
 	if err != nil {
 		return nil, fmt.Errorf("esm: SQS mapping %q: reading the attributes of %s: %w", c.name, queueURL, err)
 	}
-	m := &SQS{cfg: c, client: client, queueURL: queueURL, fn: fn, changed: make(chan struct{}), byID: map[string]*sqsMsg{},
+	m := &SQS{cfg: c, client: client, queueURL: queueURL, fn: fn, changed: make(chan struct{}), byID: map[string]*sqsMsg{}, known: map[string]int{},
 		groups: map[string]*sqsGroup{}, calls: map[uint64]bool{}, idle: true, batchSize: c.batchSize}
 	m.useAttributes(out.Attributes)
 	if err := m.cfg.configErr("SQS"); err != nil {
@@ -277,10 +278,11 @@ func sqsMaxReceiveCount(policy string) (int, error) {
 	return n, nil
 }
 
-// Counters returns the mapping's counters. In counts each receipt of a message the mapping
-// did not already hold (a message delivered again after a failure counts again, as Failed
-// counts each failure); Lag is the queue's ApproximateNumberOfMessages plus
-// ApproximateNumberOfMessagesNotVisible, read every second while Run runs.
+// Counters returns the mapping's counters (see [Counters]). In counts each message once, at
+// its first receipt; DeadLettered counts the messages the queue's RedrivePolicy will move to
+// the dead-letter queue, as far as the mapping can tell (a message that failed once its
+// receive count reached maxReceiveCount). Lag is the queue's ApproximateNumberOfMessages (the
+// visible messages, not yet delivered), read every second while Run runs.
 func (m *SQS) Counters() *Counters { return &m.counters }
 
 // FIFO reports whether the queue is a FIFO queue.

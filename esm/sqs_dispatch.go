@@ -140,9 +140,11 @@ func (m *SQS) invoke(ctx context.Context, b []*sqsMsg) error {
 	payload.WriteString(`]}`)
 	m.mu.Unlock()
 
-	m.counters.Invocations.Add(1)
+	inv := m.delivering(b)
 	resp, err := m.fn.Invoke(ctx, payload.Bytes())
+	invoked := err == nil
 	failed := map[string]bool{}
+	whole := "" // why the whole batch failed, if it did
 	switch {
 	case err != nil:
 		for _, p := range b {
@@ -154,17 +156,21 @@ func (m *SQS) invoke(ctx context.Context, b []*sqsMsg) error {
 			err = nil
 		}
 	case resp.Err != nil:
-		m.counters.Errors.Add(1)
-		for _, p := range b {
-			failed[p.id] = true
-		}
+		whole = resp.Err.Type + ": " + resp.Err.Message
 	case m.cfg.reportFailure:
 		ids := make(map[string]bool, len(b))
 		for _, p := range b {
 			ids[p.id] = true
 		}
-		if failed, err = parseSQSBatchResponse(resp.Payload, ids); err != nil {
-			failed, err = ids, nil
+		var perr error
+		if failed, perr = parseSQSBatchResponse(resp.Payload, ids); perr != nil {
+			whole = perr.Error()
+		}
+	}
+	if whole != "" {
+		failed = make(map[string]bool, len(b))
+		for _, p := range b {
+			failed[p.id] = true
 		}
 	}
 	var ok []*sqsMsg
@@ -175,8 +181,7 @@ func (m *SQS) invoke(ctx context.Context, b []*sqsMsg) error {
 	}
 	deleted := m.delete(context.WithoutCancel(ctx), ok)
 	m.counters.InFlight.Add(-int64(len(b)))
-	m.counters.Succeeded.Add(int64(len(deleted)))
-	m.counters.ReportedFailed.Add(int64(len(failed)))
+	m.settled(inv, b, failed, deleted, whole, invoked)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -193,8 +198,7 @@ func (m *SQS) invoke(ctx context.Context, b []*sqsMsg) error {
 			if g.awaiting == nil {
 				g.awaiting = map[string]*sqsAwait{}
 			}
-			count, _ := strconv.Atoi(p.msg.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
-			a := &sqsAwait{order: p.order, ext: p.ext, due: p.visMax, dlq: m.maxRecv > 0 && count >= m.maxRecv}
+			a := &sqsAwait{order: p.order, ext: p.ext, due: p.visMax, dlq: m.toDLQ(p)}
 			if a.due.Before(now) {
 				a.due = now
 			}

@@ -127,6 +127,7 @@ func (m *SQS) add(ctx context.Context, wg *sync.WaitGroup, msgs []types.Message,
 	delete(m.calls, call.ticket)
 	m.idle = len(msgs) == 0
 	m.received += len(msgs)
+	m.metrics.polled.Add(int64(len(msgs)))
 	// A message of a FIFO group may be dispatched only once every call that was under way
 	// when it arrived has answered: one of them may hold an earlier message of its group.
 	barrier := m.ticket - 1
@@ -153,7 +154,7 @@ func (m *SQS) add(ctx context.Context, wg *sync.WaitGroup, msgs []types.Message,
 				return fmt.Errorf("esm: SQS mapping %q: FIFO message %s came without its MessageGroupId attribute", m.cfg.name, id)
 			}
 		}
-		m.counters.In.Add(1)
+		m.firstReceipt(id)
 		if m.cfg.filter != nil {
 			ev := SQSMessage(msg, m.cfg.queueARN, m.region)
 			ok, err := m.cfg.filter.MatchSQS(&ev)
@@ -251,6 +252,5 @@ func sqsLocalCounter(s string) uint64 {
 
 // deleteFiltered deletes messages that matched no filter.
 func (m *SQS) deleteFiltered(ctx context.Context, drop []*sqsMsg) {
-	ok := m.delete(ctx, drop)
-	m.counters.Filtered.Add(int64(len(ok)))
+	m.filteredOut(m.delete(ctx, drop))
 }

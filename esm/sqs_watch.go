@@ -2,7 +2,6 @@ package esm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -12,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
-// watch reads the queue's depth into Lag every second, and every 200 ms extends the
+// watch reads the queue's visible messages into Lag every second, and every 200 ms extends the
 // visibility of held FIFO messages and gives up waiting for failed ones that went to the
 // dead-letter queue.
 func (m *SQS) watch(ctx context.Context) error {
@@ -39,12 +38,11 @@ func (m *SQS) watch(ctx context.Context) error {
 	}
 }
 
-// lag reads the queue's depth into Lag.
+// lag reads the queue's visible messages (ApproximateNumberOfMessages) into Lag.
 func (m *SQS) lag(ctx context.Context) error {
 	out, err := m.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: aws.String(m.queueURL),
-		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages,
-			types.QueueAttributeNameApproximateNumberOfMessagesNotVisible},
+		QueueUrl:       aws.String(m.queueURL),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages},
 	})
 	if ctx.Err() != nil {
 		return nil
@@ -52,12 +50,11 @@ func (m *SQS) lag(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("esm: SQS mapping %q: reading the depth of %s: %w", m.cfg.name, m.queueURL, err)
 	}
-	visible, err1 := strconv.ParseInt(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)], 10, 64)
-	hidden, err2 := strconv.ParseInt(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
+	visible, err := strconv.ParseInt(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)], 10, 64)
+	if err != nil {
 		return fmt.Errorf("esm: SQS mapping %q: the depth of %s: %w", m.cfg.name, m.queueURL, err)
 	}
-	m.counters.Lag.Store(visible + hidden)
+	m.counters.Lag.Store(visible)
 	return nil
 }
 
