@@ -250,9 +250,6 @@ func (s *stack) readMappings() (map[string]string, error) {
 	if len(s.specs) == 0 {
 		return nil, fmt.Errorf("%s has no Kafka or SQS event source mapping to run", s.c.Template)
 	}
-	for k, v := range r.Params {
-		params[k] = v
-	}
 	return params, nil
 }
 
@@ -268,6 +265,7 @@ func (s *stack) startServers(ctx context.Context, params map[string]string) ([]s
 	}
 	ls.Stops = append(ls.Stops, s.kafka.Close)
 	ls.Resolver.Params = params
+	ls.Resolver.Local = samstack.LocalEndpoints{KafkaBootstrapServers: strings.Join(s.brokers, ",")}
 	s.sqsClient = ls.SQS.Client()
 	ls.Endpoints["KAFKA_BOOTSTRAP_SERVERS"] = strings.Join(s.brokers, ",")
 	ls.Endpoints["KAFKA_AUTH"] = "plaintext"
@@ -276,7 +274,7 @@ func (s *stack) startServers(ctx context.Context, params map[string]string) ([]s
 	var names []string
 	for _, m := range s.specs {
 		if _, ok := s.functions[m.Function]; !ok {
-			f, err := t.Function(m.Function)
+			f, err := ls.Resolver.Function(m.Function)
 			if err != nil {
 				return nil, err
 			}
@@ -576,5 +574,13 @@ func (s *stack) stop() {
 // newLocalResolver resolves the template's parameters: --parameter-overrides, the Defaults,
 // and the local Kafka's brokers for a parameter that gives a mapping its bootstrap servers.
 func newLocalResolver(t *samstack.InvokeTemplate, params map[string]string, brokers []string) (*samstack.Resolver, error) {
-	return samstack.NewLocalResolver(t, params)
+	if err := samstack.CheckParameters(t, params); err != nil {
+		return nil, err
+	}
+	r, err := samstack.NewLocalResolver(t, params)
+	if err != nil {
+		return nil, err
+	}
+	r.Local = samstack.LocalEndpoints{KafkaBootstrapServers: strings.Join(brokers, ",")}
+	return r, nil
 }

@@ -217,7 +217,7 @@ func (s *stack) faultsAnswered(f FaultSpec) int {
 func (s *stack) failureQueueCount(fn string) report.Count {
 	n := 0
 	for _, e := range s.obs.ledger.failureEffects() {
-		if e.Function == fn && e.Via == viaEnvelope {
+		if e.Function == fn && e.Via == viaEnvelope && e.Op != opListed {
 			n++
 		}
 	}
@@ -233,6 +233,10 @@ func (s *stack) appliedCount(fn string) report.Count {
 	}
 	return report.Observed(int64(n))
 }
+
+// opListed is the effect.Op of a message the lister read on a failure or dead-letter queue
+// (sink_queues.go): each such message is listed once in the report, as read there.
+const opListed = "listed"
 
 // failureEffects returns every effect that is a failure (a failure queue's, a dead-letter
 // queue's, an on-failure destination's message), in the order recorded per record.

@@ -44,6 +44,7 @@ func (l *live) set(phase string, runs []*running) {
 				t.Add(r.counters.Snapshot())
 			}
 			l.s.addMetrics(t, r)
+			t.FailureQueue = l.s.failureQueueCount(r.spec.Function)
 		}
 	} else if l.rec != nil && phase != "" {
 		l.rec.Phase(phase)
@@ -177,7 +178,7 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 		fmt.Fprintf(s.out, "klt local: %s (%s): %d records\n", names[p], p.name, n)
 		res, err := s.phase(ctx, fmt.Sprintf("p%d", i+1), []*pipeline{p}, n, s.c.FaultLoad == 0 && len(s.c.Faults) > 0, lv)
 		if err != nil {
-			return err
+			return s.interrupted(ctx, err, started, phases, names, lv, rec, stopDisplay)
 		}
 		phases = append(phases, res)
 	}
@@ -185,7 +186,7 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 		fmt.Fprintf(s.out, "klt local: every pipeline at once, %d records with the faults %s\n", s.c.FaultLoad, FaultsFlag{&s.c.Faults}.String())
 		res, err := s.phase(ctx, "faults", s.pipelines, s.c.FaultLoad, true, lv)
 		if err != nil {
-			return err
+			return s.interrupted(ctx, err, started, phases, names, lv, rec, stopDisplay)
 		}
 		phases = append(phases, res)
 	}
@@ -207,6 +208,21 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 		fmt.Fprintf(s.out, "klt local: function logs in %s\n", s.logDir)
 	}
 	return verdict(s.out, rep)
+}
+
+// interrupted ends a load that err stopped: on Ctrl-C (ctx done), with the summary of the
+// phases that ended and the mappings' counters.
+func (s *stack) interrupted(ctx context.Context, err error, started time.Time, phases []*phaseResult, names map[*pipeline]string, lv *live, rec *report.Recorder, stopDisplay func()) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	stopDisplay()
+	rep := s.report(started, phases, names, lv, rec)
+	rep.Interrupted = true
+	if err := rep.Summary(s.out); err != nil {
+		return err
+	}
+	return fmt.Errorf("interrupted: %w", ctx.Err())
 }
 
 // verdict fails a run whose report counted a record lost, applied twice or out of order.
@@ -361,7 +377,7 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 			})
 		}
 		for _, e := range ra.Effects {
-			if e.Failure != "" {
+			if e.Failure != "" && e.Op == opListed {
 				rep.FailedMessages = append(rep.FailedMessages, report.FailedMessage{
 					Pipeline: name, Queue: e.Resource, Kind: failedKind(e), Record: ra.ID.String(), Why: e.Failure, At: e.At, Body: e.Body,
 				})

@@ -57,7 +57,7 @@ func (s *stack) serve(ctx context.Context) error {
 	s.out = out
 	lv.set("", nil)
 	rep := s.summary(started, lv)
-	if err := rep.Text(s.out); err != nil && runErr == nil {
+	if err := rep.Summary(s.out); err != nil && runErr == nil {
 		runErr = err
 	}
 	return runErr
@@ -75,6 +75,9 @@ func (s *stack) summary(started time.Time, lv *live) *report.Report {
 		rep.Scenario.Partitions = s.c.Partitions.get(s.pipelines[0].topic, 1)
 	}
 	for _, e := range s.obs.ledger.failureEffects() {
+		if e.Op != opListed {
+			continue // the function's SendMessage: the lister's reading of it is listed
+		}
 		rep.FailedMessages = append(rep.FailedMessages, report.FailedMessage{
 			Queue: e.Resource, Kind: failedKind(e), Record: e.Record.String(), Why: e.Failure, At: e.At, Body: e.Body,
 		})
