@@ -347,7 +347,7 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 	}
 	for _, res := range a.Resources {
 		rp.DuplicateRequests += int64(res.Repeats)
-		rp.Resources = append(rp.Resources, s.reportResource(a, res))
+		rp.Resources = append(rp.Resources, s.reportResource(a, res, p.applier()))
 	}
 	for _, r := range ph.runs {
 		if p.has(r.spec.Function) {
@@ -369,15 +369,15 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 	}
 	for _, ra := range a.Records {
 		fate := reportFate(ra.Fate, a)
-		applied := appliedOf(ra, a)
+		applied := appliedOf(ra, a, p.applier())
 		if ph.faulted || fate != report.FateApplied || !applied.Is(1) || deliveries(ra) > 1 {
 			rep.Records = append(rep.Records, report.RecordFate{
 				Pipeline: name, Record: ra.ID.String(), Key: shortKey(ra.Key), Fate: fate,
-				Attempts: deliveries(ra), Applied: applied, Where: whereOf(ra), Why: ra.Why,
+				Attempts: deliveries(ra), Applied: applied, Where: whereOf(ra, p), Why: ra.Why,
 			})
 		}
 		for _, e := range ra.Effects {
-			if e.Failure != "" && e.Op == opListed {
+			if e.Failure != "" && e.Op == opListed && p.queues[e.Resource] {
 				rep.FailedMessages = append(rep.FailedMessages, report.FailedMessage{
 					Pipeline: name, Queue: e.Resource, Kind: failedKind(e), Record: ra.ID.String(), Why: e.Failure, At: e.At, Body: e.Body,
 				})
@@ -429,8 +429,10 @@ func countOf(m measure) report.Count {
 	return report.Observed(int64(m.N))
 }
 
-// appliedOf counts the record's applications at the pipeline's observed resources.
-func appliedOf(ra recordAccount, a pipelineAccount) report.Count {
+// appliedOf counts the record's applications by the pipeline's last function: at the
+// resource where it was applied most often, so that a record applied once at each of two
+// resources (an idempotency table and a sink) counts once.
+func appliedOf(ra recordAccount, a pipelineAccount, last string) report.Count {
 	if !a.Lost.Observed {
 		return report.Unobservable
 	}
@@ -438,22 +440,31 @@ func appliedOf(ra recordAccount, a pipelineAccount) report.Count {
 	for _, r := range a.Resources {
 		res[r.Resource] = true
 	}
+	per := map[resource]int{}
 	n := 0
 	for _, e := range ra.Effects {
-		if res[resource{e.Kind, e.Resource}] && !e.Repeat && e.Failure == "" && isApplication(e) {
-			n++
+		r := resource{e.Kind, e.Resource}
+		if res[r] && byLast(e, last) && applies(e) && !e.Repeat {
+			per[r]++
+			n = max(n, per[r])
 		}
 	}
 	return report.Observed(int64(n))
 }
 
-// whereOf says where a record went: the resources of its effects.
-func whereOf(ra recordAccount) string {
+// whereOf says where a record went in pipeline p: the resources of its last function's
+// effects, and the queues its failures reached.
+func whereOf(ra recordAccount, p *pipeline) string {
 	var out []string
 	for _, e := range ra.Effects {
 		w := e.Resource
-		if e.Failure != "" {
+		switch {
+		case e.Failure != "" && !p.queues[e.Resource]:
+			continue // a queue of another pipeline's functions, which read the same record
+		case e.Failure != "":
 			w = "sent to " + e.Resource
+		case !byLast(e, p.applier()) || !applies(e):
+			continue
 		}
 		if !contains(out, w) {
 			out = append(out, w)
@@ -483,7 +494,7 @@ func shortKey(k []byte) string {
 }
 
 // reportResource is the report's account of one resource.
-func (s *stack) reportResource(a pipelineAccount, res resourceAccount) report.Resource {
+func (s *stack) reportResource(a pipelineAccount, res resourceAccount, last string) report.Resource {
 	r := report.Resource{
 		Resource: res.Resource.Name, Kind: res.Resource.Kind,
 		Applied: report.Observed(int64(res.Applied)), AppliedTwice: report.Observed(int64(res.AppliedTwice)),
@@ -493,7 +504,7 @@ func (s *stack) reportResource(a pipelineAccount, res resourceAccount) report.Re
 	for _, ra := range a.Records {
 		in, ok := s.obs.ledger.input(ra.ID)
 		for _, e := range ra.Effects {
-			if e.Kind != res.Resource.Kind || e.Resource != res.Resource.Name || e.Repeat || e.Failure != "" || !isApplication(e) {
+			if e.Kind != res.Resource.Kind || e.Resource != res.Resource.Name || e.Repeat || !applies(e) || !byLast(e, last) {
 				continue
 			}
 			if r.Via == "" {
@@ -557,11 +568,16 @@ func (s *stack) faultOutcome(pipe string, p *pipeline, a pipelineAccount, f arme
 		out.Outcome = "the record is not among the pipeline's records"
 		return out
 	}
-	out.Fate, out.Attempts, out.Applied = reportFate(ra.Fate, a), deliveries(*ra), appliedOf(*ra, a)
+	out.Fate, out.Attempts, out.Applied = reportFate(ra.Fate, a), deliveries(*ra), appliedOf(*ra, a, p.applier())
 	what := ""
 	switch f.spec.Kind {
 	case faultTimeout, faultCrash:
-		fired := s.faults.firedIn(f.id, f.spec.Kind)
+		var fired []string
+		for _, fn := range s.faults.firedIn(f.id, f.spec.Kind) {
+			if p.has(fn) {
+				fired = append(fired, fn)
+			}
+		}
 		verb := map[string]string{faultTimeout: "timed out", faultCrash: "crashed (kill -9)"}[f.spec.Kind]
 		if len(fired) == 0 {
 			what = "no invocation carrying it was faulted; "
@@ -573,20 +589,20 @@ func (s *stack) faultOutcome(pipe string, p *pipeline, a pipelineAccount, f arme
 	case faultValue:
 		what = "produced with the value of --fault; "
 	}
-	out.Outcome = what + fateText(*ra, out)
+	out.Outcome = what + fateText(*ra, p, out)
 	return out
 }
 
 // fateText says a record's fate in words.
-func fateText(ra recordAccount, f report.Fault) string {
+func fateText(ra recordAccount, p *pipeline, f report.Fault) string {
 	switch f.Fate {
 	case report.FateApplied:
 		n, _ := f.Applied.Value()
-		return fmt.Sprintf("applied %d time(s) after %d deliveries (%s)", n, f.Attempts, whereOf(ra))
+		return fmt.Sprintf("applied %d time(s) after %d deliveries (%s)", n, f.Attempts, whereOf(ra, p))
 	case report.FateSucceeded:
 		return fmt.Sprintf("succeeded after %d deliveries (no side effect observable)", f.Attempts)
 	case report.FateFailureQueue, report.FateDeadLettered:
-		return fmt.Sprintf("%s after %d deliveries (%s)", whereOf(ra), f.Attempts, base.OneLine(ra.Why))
+		return fmt.Sprintf("%s after %d deliveries (%s)", whereOf(ra, p), f.Attempts, base.OneLine(ra.Why))
 	case report.FateFiltered:
 		return "filtered out by the mapping's FilterCriteria"
 	}
