@@ -373,7 +373,7 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 		if ph.faulted || fate != report.FateApplied || !applied.Is(1) || deliveries(ra) > 1 {
 			rep.Records = append(rep.Records, report.RecordFate{
 				Pipeline: name, Record: ra.ID.String(), Key: shortKey(ra.Key), Fate: fate,
-				Attempts: deliveries(ra), Applied: applied, Where: whereOf(ra, p), Why: ra.Why,
+				Attempts: deliveries(ra), Applied: applied, Where: whereOf(ra, p), Why: whyOf(ra, p),
 			})
 		}
 		for _, e := range ra.Effects {
@@ -471,6 +471,17 @@ func whereOf(ra recordAccount, p *pipeline) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// whyOf says why a record reached a failure or dead-letter queue of pipeline p, as the
+// message there says, or how the accounting told its fate.
+func whyOf(ra recordAccount, p *pipeline) string {
+	for _, e := range ra.Effects {
+		if e.Failure != "" && p.queues[e.Resource] {
+			return "at " + e.Resource + ": " + e.Failure
+		}
+	}
+	return ra.Why
 }
 
 // failedKind is the report's kind of a failure effect.
@@ -602,7 +613,7 @@ func fateText(ra recordAccount, p *pipeline, f report.Fault) string {
 	case report.FateSucceeded:
 		return fmt.Sprintf("succeeded after %d deliveries (no side effect observable)", f.Attempts)
 	case report.FateFailureQueue, report.FateDeadLettered:
-		return fmt.Sprintf("%s after %d deliveries (%s)", whereOf(ra, p), f.Attempts, base.OneLine(ra.Why))
+		return fmt.Sprintf("%s after %d deliveries (%s)", whereOf(ra, p), f.Attempts, base.OneLine(whyOf(ra, p)))
 	case report.FateFiltered:
 		return "filtered out by the mapping's FilterCriteria"
 	}
