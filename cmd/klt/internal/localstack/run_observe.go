@@ -212,26 +212,32 @@ func (s *stack) faultsAnswered(f FaultSpec) int {
 	return 0
 }
 
-// failureQueueCount is how many records function fn sent to its failure queues, as klt read
-// them there.
+// failureQueueCount is how many records function fn sent to its failure queues, as the SQS
+// proxy saw them go (the lister reads them there too).
 func (s *stack) failureQueueCount(fn string) report.Count {
-	n := 0
-	for _, e := range s.obs.ledger.failureEffects() {
-		if e.Function == fn && e.Via == viaEnvelope && e.Op != opListed {
-			n++
-		}
-	}
-	return report.Observed(int64(n))
+	failed, _ := s.obs.ledger.countsByFunction()
+	return report.Observed(int64(failed[fn]))
 }
 
-// appliedCount is how many side effects of function fn klt observed (repeats and
-// idempotency bookkeeping aside); unobservable when it observed none.
-func (s *stack) appliedCount(fn string) report.Count {
-	n := s.obs.ledger.applicationsOf(fn)
-	if n == 0 {
-		return report.Unobservable
+// countsByFunction counts, per function, in one pass over the ledger: the records it sent to
+// a failure queue (a batch sink's envelope), and its side effects that apply a record
+// (repeats and idempotency bookkeeping aside).
+func (l *ledger) countsByFunction() (failed, applied map[string]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	failed, applied = map[string]int{}, map[string]int{}
+	for _, es := range l.effects {
+		for _, e := range es {
+			switch {
+			case e.Function == "":
+			case e.Failure != "" && e.Via == viaEnvelope && e.Op != opListed:
+				failed[e.Function]++
+			case e.Failure == "" && !e.Repeat && applies(e):
+				applied[e.Function]++
+			}
+		}
 	}
-	return report.Observed(int64(n))
+	return failed, applied
 }
 
 // opListed is the effect.Op of a message the lister read on a failure or dead-letter queue
@@ -252,21 +258,6 @@ func (l *ledger) failureEffects() []effect {
 		}
 	}
 	return out
-}
-
-// applicationsOf counts the effects of fn that apply a record.
-func (l *ledger) applicationsOf(fn string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, es := range l.effects {
-		for _, e := range es {
-			if e.Function == fn && e.Failure == "" && !e.Repeat && isApplication(e) {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // timedOutAsLost makes the records still in flight when a phase timed out lost: the mappings

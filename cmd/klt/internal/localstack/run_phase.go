@@ -128,17 +128,23 @@ func (s *stack) waitPhase(ctx context.Context, res *phaseResult, since time.Time
 			default:
 			}
 		}
-		res.account(s, since)
-		waiting := 0
-		for _, a := range res.accounts {
-			waiting += a.Fates[fateInFlight]
-		}
-		idle := waiting == 0
+		// The mappings first: while one has records in flight or waiting, the phase is not
+		// over, and the accounting, which reads the whole ledger, can wait.
+		idle := true
 		for _, r := range res.runs {
 			snap := r.counters.Snapshot()
 			if snap.InFlight != 0 || snap.Lag != 0 {
 				idle = false
 			}
+		}
+		waiting := -1
+		if idle || time.Now().After(deadline) {
+			res.account(s, since)
+			waiting = 0
+			for _, a := range res.accounts {
+				waiting += a.Fates[fateInFlight]
+			}
+			idle = idle && waiting == 0
 		}
 		switch {
 		case !idle:
@@ -147,11 +153,19 @@ func (s *stack) waitPhase(ctx context.Context, res *phaseResult, since time.Time
 			idleSince = time.Now()
 		case time.Since(idleSince) >= 1500*time.Millisecond:
 			// Accounted for, and nothing moved for 1.5 s: a late duplicate would have shown.
+			// The observers settle first: every message on the listed queues and every
+			// record on the output topics as of now is in the ledger.
+			sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			err := s.obs.settle(sctx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("phase %s: the observers did not settle: %w", res.name, err)
+			}
 			res.account(s, since)
 			return nil
 		}
 		if time.Now().After(deadline) {
-			fmt.Fprintf(s.out, "klt local: phase %s timed out after %v (--phase-timeout) with %d records on their way: they count as lost\n", res.name, s.c.PhaseTimeout, waiting)
+			fmt.Fprintf(s.out, "klt local: phase %s timed out after %v (--phase-timeout) with %d records on their way: they count as lost\n", res.name, s.c.PhaseTimeout, max(waiting, 0))
 			res.timedOut = true
 			res.account(s, since)
 			return nil

@@ -56,9 +56,14 @@ func (l *live) statuses() []report.MappingStatus {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]report.MappingStatus, len(l.runs))
+	failed, applied := l.s.obs.ledger.countsByFunction()
 	for i, r := range l.runs {
-		out[i] = report.MappingStatus{Name: r.spec.Id, Function: r.spec.Function, Snapshot: r.counters.Snapshot(),
-			FailureQueue: l.s.failureQueueCount(r.spec.Function), Applied: l.s.appliedCount(r.spec.Function)}
+		fn := r.spec.Function
+		out[i] = report.MappingStatus{Name: r.spec.Id, Function: fn, Snapshot: r.counters.Snapshot(),
+			FailureQueue: report.Observed(int64(failed[fn])), Applied: report.Unobservable}
+		if applied[fn] > 0 {
+			out[i].Applied = report.Observed(int64(applied[fn]))
+		}
 	}
 	return out
 }
