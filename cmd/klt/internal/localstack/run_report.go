@@ -346,8 +346,11 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 	rp.FailureQueue = report.Observed(int64(a.Fates[fateFailureQueue]))
 	for _, ra := range a.Records {
 		rp.Fates[reportFate(ra.Fate, a)]++
-		if deliveries(ra) > 1 {
-			rp.Retried++
+		for _, n := range ra.Deliveries {
+			if n > 1 { // delivered again by one mapping (each of a fan-out's mappings delivers it once)
+				rp.Retried++
+				break
+			}
 		}
 	}
 	for _, res := range a.Resources {
@@ -375,7 +378,7 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 	for _, ra := range a.Records {
 		fate := reportFate(ra.Fate, a)
 		applied := appliedOf(ra, a, p.applier())
-		if ph.faulted || fate != report.FateApplied || !applied.Is(1) || deliveries(ra) > 1 {
+		if ph.faulted || fate != report.FateApplied || !applied.Is(1) || deliveries(ra) > len(p.specs) {
 			rep.Records = append(rep.Records, report.RecordFate{
 				Pipeline: name, Record: ra.ID.String(), Key: shortKey(ra.Key), Fate: fate,
 				Attempts: deliveries(ra), Applied: applied, Where: whereOf(ra, p), Why: whyOf(ra, p),
