@@ -44,7 +44,8 @@ func kltCommand(t *testing.T, ctx context.Context, dir string, args ...string) *
 // (testdata/local/enricher: its own module and Makefile, its own parameter names, Kafka ->
 // EnricherFunction -> Kafka), from a directory outside the checkout, with records of the
 // test's own (--records: readings, a few of them not numbers) and faults: the function's first
-// three produce requests fail (kafka:3) and the invocation carrying the 4th record times out.
+// three produce requests fail (kafka:3), the invocation carrying the 4th record times out and
+// the process of the one carrying the 17th is killed.
 // The report's account of every record must match what the test counts from its own inputs:
 // each reading that is a number applied once at the output topic (the source header of the
 // output names it), each that is not in the failure queue, none lost or applied twice, and
@@ -75,7 +76,7 @@ func TestLocalEnricher(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	cmd := kltCommand(t, ctx, work, "local", "--template", tmpl, "--partitions", "3",
 		"--parameter-overrides", "SubnetIds=subnet-1,subnet-2", "--parameter-overrides", "SecurityGroupIds=sg-1",
-		"--records", "readings.jsonl", "--fault", "kafka:3", "--fault", "timeout:seq=4", "--report", "out")
+		"--records", "readings.jsonl", "--fault", "kafka:3", "--fault", "timeout:seq=4", "--fault", "crash:seq=17", "--report", "out")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("klt local: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
@@ -125,6 +126,7 @@ func TestLocalEnricher(t *testing.T) {
 	checkFaults(t, rep.Faults, map[string]string{
 		"kafka:3":       "3 calls failed",
 		"timeout:seq=4": "the invocation of EnricherFunction carrying it timed out",
+		"crash:seq=17":  "the invocation of EnricherFunction carrying it crashed (kill -9)",
 	})
 }
 

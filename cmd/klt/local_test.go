@@ -43,6 +43,10 @@ func TestLocalStack(t *testing.T) {
 		t.Fatalf("klt local: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	t.Logf("%s", stdout.String())
+	// The header states where the records came from, never one count for every pipeline.
+	if m := regexp.MustCompile(`(?m)^scenario:.*`).FindString(stdout.String()); !strings.Contains(m, "generated from") || regexp.MustCompile(`\d+ records`).MatchString(m) {
+		t.Errorf("the report's scenario line: %q", m)
+	}
 	rep := readReport(t, filepath.Join(dir, "report.json"))
 	want := map[string]int64{"direct": 50, "fan-out": 300, "direct, with faults": 30, "fan-out, with faults": 30}
 	if len(rep.Pipelines) != len(want) {
