@@ -542,12 +542,6 @@ func (s *stack) reportResource(a pipelineAccount, res resourceAccount, last stri
 	return r
 }
 
-// isApplication reports whether an effect applies its record: not the claim or release of
-// an idempotency entry (bookkeeping), nor a message read from a queue.
-func isApplication(e effect) bool {
-	return e.Op != opClaim && e.Op != opRelease
-}
-
 // faultOutcome says where one fault's record went in pipeline p, from what klt observed.
 func (s *stack) faultOutcome(pipe string, p *pipeline, a pipelineAccount, f armed) report.Fault {
 	out := report.Fault{Pipeline: pipe, Fault: f.spec.Text, Fate: report.FateLost, Applied: report.Unobservable}
