@@ -220,18 +220,23 @@ func (s *stack) failureQueueCount(fn string) report.Count {
 }
 
 // countsByFunction counts, per function, in one pass over the ledger: the records it sent to
-// a failure queue (a batch sink's envelope), and its side effects that apply a record
+// a failure queue (a batch sink's envelope; a record sent twice, as when its batch is
+// delivered again after a timeout, counts once), and its side effects that apply a record
 // (repeats and idempotency bookkeeping aside).
 func (l *ledger) countsByFunction() (failed, applied map[string]int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	failed, applied = map[string]int{}, map[string]int{}
 	for _, es := range l.effects {
+		sent := map[string]bool{}
 		for _, e := range es {
 			switch {
 			case e.Function == "":
 			case e.Failure != "" && e.Via == viaEnvelope && e.Op != opListed:
-				failed[e.Function]++
+				if !sent[e.Function] {
+					sent[e.Function] = true
+					failed[e.Function]++
+				}
 			case e.Failure == "" && !e.Repeat && applies(e):
 				applied[e.Function]++
 			}
