@@ -198,9 +198,9 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 	stopDisplay()
 
 	rep := s.report(started, phases, names, lv, rec)
-	if err := rep.Validate(); err != nil {
-		return err
-	}
+	// A report that contradicts itself is still printed and written, so that what klt saw
+	// can be read; the run then fails, saying what does not add up.
+	invalid := rep.Validate()
 	if err := rep.Text(s.out); err != nil {
 		return err
 	}
@@ -211,6 +211,9 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 		fmt.Fprintf(s.out, "klt local: wrote %s/report.json and %s/report.html; function logs in %s\n", s.c.Report, s.c.Report, s.logDir)
 	} else {
 		fmt.Fprintf(s.out, "klt local: function logs in %s\n", s.logDir)
+	}
+	if invalid != nil {
+		return invalid
 	}
 	return verdict(s.out, rep)
 }
