@@ -35,20 +35,26 @@
 //     a dead TCP peer does, and returns the context's error. Only a deadline on the context (or
 //     an HTTP client timeout) ends it, which is what a test of deadlines needs.
 //
+// ServerError and Throttle answer with internal/faultproxy's ErrorResponse, the errors klt
+// local's fault proxy gives the functions: this client-side transport and that proxy fail
+// calls alike.
+//
 // [Transport.Client] returns an *http.Client with no timeout of its own, so that a call ends
 // only when the caller's context says so: plug it in through the SDK client's HTTPClient
 // option. A Transport is safe for concurrent use, and rules may be added while calls run.
 package faulthttp
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/kafkalambda/toolkit/internal/faultproxy"
 )
 
 // Fault is what happens to a matching call.
@@ -182,14 +188,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
 	case ServerError:
 		discard(req)
-		return answer(req, http.StatusInternalServerError, errorType(op, "InternalServerError"), "faulthttp: injected server error"), nil
+		return answer(req, faultproxy.InternalServerError), nil
 	case Throttle:
 		discard(req)
-		code := "ThrottlingException"
-		if strings.HasPrefix(op, "DynamoDB") {
-			code = "ProvisionedThroughputExceededException"
-		}
-		return answer(req, http.StatusBadRequest, errorType(op, code), "faulthttp: injected throttling"), nil
+		return answer(req, faultproxy.ThroughputExceeded), nil
 	case BlackHole:
 		discard(req)
 		<-req.Context().Done()
@@ -224,25 +226,18 @@ func discard(req *http.Request) {
 	}
 }
 
-// errorType is the "__type" of an AWS JSON protocol error, in the namespace the service uses.
-func errorType(op, code string) string {
-	if strings.HasPrefix(op, "DynamoDB_20120810.") {
-		return "com.amazonaws.dynamodb.v20120810#" + code
-	}
-	return code
-}
-
-// answer is an AWS JSON protocol error response to req.
-func answer(req *http.Request, status int, typ, msg string) *http.Response {
-	body := fmt.Sprintf(`{"__type":%q,"message":%q}`, typ, msg)
+// answer is the AWS JSON protocol error response to req that faultproxy, klt local's fault
+// proxy, answers for fault: the same bytes a test and klt local see.
+func answer(req *http.Request, fault faultproxy.Fault) *http.Response {
+	status, header, body := faultproxy.ErrorResponse(req.Header.Get("X-Amz-Target"), fault)
 	return &http.Response{
 		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
 		StatusCode:    status,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        http.Header{"Content-Type": {"application/x-amz-json-1.0"}, "X-Amzn-Requestid": {"faulthttp"}},
-		Body:          io.NopCloser(strings.NewReader(body)),
+		Header:        header,
+		Body:          io.NopCloser(bytes.NewReader(body)),
 		ContentLength: int64(len(body)),
 		Request:       req,
 	}

@@ -20,8 +20,9 @@
 //
 // A fault answers without reaching the server, in the form the service answers: HTTP 500
 // with InternalServerError (DynamoDB's) or InternalFailure (SQS's common error), or HTTP 400
-// with ThrottlingException, with the error code in both the x-amzn-ErrorType header and the
-// body's "__type", as the SDKs read them. The SDKs' standard retryers retry both (a 500, and
+// with ThrottlingException (or DynamoDB's ProvisionedThroughputExceededException), with the
+// error code in both the x-amzn-ErrorType header and the body's "__type", as the SDKs read
+// them. The SDKs' standard retryers retry both (a 500, and
 // the throttling code), so a fault of N requests shows as N extra attempts and a call that
 // succeeds, unless N exceeds the caller's attempts.
 //
@@ -53,6 +54,9 @@ const (
 	InternalServerError
 	// Throttling answers HTTP 400 ThrottlingException.
 	Throttling
+	// ThroughputExceeded answers HTTP 400 ProvisionedThroughputExceededException, DynamoDB's
+	// throttling of a table's reads and writes (ThrottlingException for another service).
+	ThroughputExceeded
 )
 
 func (f Fault) String() string {
@@ -63,6 +67,8 @@ func (f Fault) String() string {
 		return "InternalServerError"
 	case Throttling:
 		return "ThrottlingException"
+	case ThroughputExceeded:
+		return "ProvisionedThroughputExceededException"
 	}
 	return fmt.Sprintf("Fault(%d)", int(f))
 }
@@ -76,7 +82,7 @@ type Exchange struct {
 	Response  []byte // the response body, capped (ResponseTruncated says so)
 	// RequestTruncated and ResponseTruncated are set when a body was longer than the cap.
 	RequestTruncated, ResponseTruncated bool
-	Status                              int   // the HTTP status the client got (0 when the server could not be reached)
+	Status                              int   // the HTTP status the client got (502 or 504, with Err, when the server could not be reached)
 	Fault                               Fault // the injected fault, or NoFault
 	Err                                 error // why the server could not be reached
 	At                                  time.Time
@@ -96,7 +102,8 @@ type Rule struct {
 type Option func(*Proxy)
 
 // WithObserver reports every exchange to fn, called from the request's goroutine once the
-// client's answer is known; fn must be safe for concurrent use and quick.
+// answer is known and before the client gets it; fn must be safe for concurrent use and
+// quick.
 func WithObserver(fn func(Exchange)) Option { return func(p *Proxy) { p.observe = fn } }
 
 // WithBodyCap caps the bodies an Exchange carries at n bytes (default 4 MiB: a whole
@@ -257,46 +264,57 @@ func (p *Proxy) serve(client string, w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	target := r.Header.Get("X-Amz-Target")
 	_, op, _ := strings.Cut(target, ".")
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
 	x := Exchange{Client: client, Target: target, Operation: op, At: start}
-	defer func() {
-		x.Duration = time.Since(start)
-		if p.observe != nil {
-			p.observe(x)
-		}
-	}()
+	status, header, resp := p.answer(&x, r)
+	x.Duration = time.Since(start)
+	// The observer sees the exchange before the client sees the answer: once a call has
+	// returned, what it did is in the observer's hands.
+	if p.observe != nil {
+		p.observe(x)
+	}
+	for k, v := range header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(status)
+	w.Write(resp)
+}
+
+// answer reads the request, faults it or forwards it, fills x and returns the answer.
+func (p *Proxy) answer(x *Exchange, r *http.Request) (int, http.Header, []byte) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
 	x.Request, x.RequestTruncated = capped(body, p.bodyCap)
 	switch {
 	case err != nil:
-		x.Err = fmt.Errorf("reading the request: %w", err)
-		x.Status = http.StatusBadRequest
-		http.Error(w, x.Err.Error(), x.Status)
-		return
+		x.Err, x.Status = fmt.Errorf("reading the request: %w", err), http.StatusBadRequest
+		return x.Status, nil, []byte(x.Err.Error())
 	case len(body) > maxRequest:
-		x.Err = fmt.Errorf("request body over %d bytes", maxRequest)
-		x.Status = http.StatusRequestEntityTooLarge
-		http.Error(w, x.Err.Error(), x.Status)
-		return
+		x.Err, x.Status = fmt.Errorf("request body over %d bytes", maxRequest), http.StatusRequestEntityTooLarge
+		return x.Status, nil, []byte(x.Err.Error())
 	}
-	if x.Fault = p.take(client, op); x.Fault != NoFault {
-		status, header, resp := ErrorResponse(target, x.Fault)
-		for k, v := range header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(status)
-		w.Write(resp)
+	if x.Fault = p.take(x.Client, x.Operation); x.Fault != NoFault {
+		status, header, resp := ErrorResponse(x.Target, x.Fault)
 		x.Status, x.Response = status, resp
-		return
+		return status, header, resp
 	}
-	x.Status, x.Response, x.ResponseTruncated, x.Err = p.forward(r, body, w)
+	status, header, resp, err := p.forward(r, body)
+	x.Status, x.Err = status, err
+	x.Response, x.ResponseTruncated = capped(resp, p.bodyCap)
+	return status, header, resp
 }
 
-// forward sends the request to the server and its answer to the client.
-func (p *Proxy) forward(r *http.Request, body []byte, w http.ResponseWriter) (int, []byte, bool, error) {
+// forward sends the request to the server and returns its answer, or a 502 (504 when the
+// server did not answer in time) and the error.
+func (p *Proxy) forward(r *http.Request, body []byte) (int, http.Header, []byte, error) {
+	fail := func(err error) (int, http.Header, []byte, error) {
+		status := http.StatusBadGateway
+		if errors.Is(err, context.DeadlineExceeded) {
+			status = http.StatusGatewayTimeout
+		}
+		return status, nil, []byte("faultproxy: " + err.Error()), err
+	}
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, p.upstream+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return 0, nil, false, err
+		return fail(err)
 	}
 	for k, v := range r.Header {
 		if !hopByHop[http.CanonicalHeaderKey(k)] {
@@ -305,28 +323,20 @@ func (p *Proxy) forward(r *http.Request, body []byte, w http.ResponseWriter) (in
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
-		status := http.StatusBadGateway
-		if errors.Is(err, context.DeadlineExceeded) {
-			status = http.StatusGatewayTimeout
-		}
-		http.Error(w, "faultproxy: "+err.Error(), status)
-		return 0, nil, false, err
+		return fail(err)
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, maxRequest))
 	if err != nil {
-		http.Error(w, "faultproxy: reading the answer: "+err.Error(), http.StatusBadGateway)
-		return 0, nil, false, err
+		return fail(fmt.Errorf("reading the answer: %w", err))
 	}
+	header := http.Header{}
 	for k, v := range resp.Header {
 		if !hopByHop[k] && k != "Content-Length" {
-			w.Header()[k] = v
+			header[k] = v
 		}
 	}
-	w.WriteHeader(resp.StatusCode)
-	w.Write(out)
-	c, trunc := capped(out, p.bodyCap)
-	return resp.StatusCode, c, trunc, nil
+	return resp.StatusCode, header, out, nil
 }
 
 // hopByHop are the headers a proxy does not pass on (RFC 9110, 7.6.1).
@@ -350,8 +360,11 @@ func ErrorResponse(target string, fault Fault) (int, http.Header, []byte) {
 	if fault == InternalServerError && dynamo {
 		code = "InternalServerError"
 	}
-	if fault == Throttling {
+	switch {
+	case fault == Throttling, fault == ThroughputExceeded && !dynamo:
 		status, code, msg = http.StatusBadRequest, "ThrottlingException", "faultproxy: injected throttling: Rate exceeded"
+	case fault == ThroughputExceeded:
+		status, code, msg = http.StatusBadRequest, "ProvisionedThroughputExceededException", "faultproxy: injected throttling: throughput exceeded"
 	}
 	typ := code
 	if dynamo {

@@ -3,6 +3,7 @@ package faultproxy_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -107,9 +108,14 @@ func TestDynamoDBFaults(t *testing.T) {
 
 	p.FailNext(3, "", faultproxy.InternalServerError)
 	err = put("b")
-	var ae smithy.APIError
-	if !errors.As(err, &ae) || ae.ErrorCode() != "InternalServerError" {
-		t.Fatalf("PutItem with 3 faults and 3 attempts: %v, want InternalServerError", err)
+	var ise *types.InternalServerError // the SDK reads the fault as DynamoDB's modeled error
+	if !errors.As(err, &ise) {
+		t.Fatalf("PutItem with 3 faults and 3 attempts: %v, want *types.InternalServerError", err)
+	}
+	p.FailNext(3, "PutItem", faultproxy.ThroughputExceeded)
+	var pte *types.ProvisionedThroughputExceededException
+	if err := put("b"); !errors.As(err, &pte) {
+		t.Fatalf("PutItem with 3 throughput faults: %v, want *types.ProvisionedThroughputExceededException", err)
 	}
 	got, err := direct.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("tab"),
 		Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "b"}}})
@@ -188,5 +194,33 @@ func TestRuleOfOneClient(t *testing.T) {
 	}
 	if p.Faults("ListQueues") != 1 || p.Pending() != 0 {
 		t.Fatalf("A's call: faults %d, pending %d", p.Faults("ListQueues"), p.Pending())
+	}
+}
+
+// A server that cannot be reached is answered 502 and reported with the error, never as a
+// success; the observer has the exchange once the client has its answer.
+func TestUnreachableServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	xs := &exchanges{}
+	p := startProxy(t, dead, xs)
+	url, err := p.URL("F")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url+"/", strings.NewReader(`{}`))
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.PutItem")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	got := xs.of("PutItem")
+	if resp.StatusCode != http.StatusBadGateway || len(got) != 1 || got[0].Err == nil || got[0].Status != http.StatusBadGateway {
+		t.Fatalf("status %d, exchanges %+v", resp.StatusCode, got)
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // FailNext(2, "out") answers the next two Produce requests to topic out with
-// NOT_LEADER_OR_FOLLOWER: the producer retries and the record lands once. A producer made
+// NOT_ENOUGH_REPLICAS: the producer retries and the record lands once. A producer made
 // with ExemptProduceTimeout (klt's own) is never faulted, and neither is a request to a
 // topic outside OnlyTopics.
 func TestKafkaProduceFaults(t *testing.T) {

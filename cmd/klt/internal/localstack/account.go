@@ -87,9 +87,11 @@ type recordAccount struct {
 type resourceAccount struct {
 	Resource        resource
 	Applied         int // records with at least one effect there that is not a Repeat
-	AppliedTwice    int // records with two or more effects there that are not Repeats
+	AppliedTwice    int // records with two effects there of the same Target, neither a Repeat
 	Repeats         int // effects the resource absorbed as repeats (Idempotency-Key, a failed conditional write)
 	OrderViolations int // records applied there before an earlier-produced record of the same key
+
+	twice, late map[recordID]bool // the records counted in AppliedTwice and OrderViolations
 }
 
 // pipelineAccount is the accounting of one pipeline in one phase.
@@ -103,8 +105,9 @@ type pipelineAccount struct {
 	Attempts int
 	// Resources are the last function's observed resources, sorted by kind and name.
 	Resources []resourceAccount
-	// Lost, AppliedTwice and OrderViolations are observed only where some side effect of
-	// the last function is (Resources is not empty); unobservable otherwise.
+	// Lost, AppliedTwice and OrderViolations count records (one applied twice at two
+	// resources counts once); they are observed only where some side effect of the last
+	// function is (Resources is not empty), unobservable otherwise.
 	Lost, AppliedTwice, OrderViolations measure
 	// Latencies are the records' latencies in milliseconds, sorted.
 	Latencies []float64
@@ -154,29 +157,76 @@ func account(l *ledger, spec accountSpec, phase string) pipelineAccount {
 			a.Unattributed++
 		}
 	}
-	a.say(res)
+	a.say(res, spec)
 	return a
 }
 
 // say fills the totals that depend on observability, and the sentences about it.
-func (a *pipelineAccount) say(res []resource) {
+func (a *pipelineAccount) say(res []resource, spec accountSpec) {
+	steps := 0
+	for _, r := range a.Records {
+		for _, n := range r.Deliveries {
+			steps += n
+		}
+	}
+	if len(a.Records) > 0 && steps == 0 && a.Fates[fateFiltered] == 0 {
+		a.Unobserved = append(a.Unobserved, "deliveries: no event of the mappings seen")
+	}
+	var dests []string
+	for _, m := range spec.Mappings {
+		if d, ok := spec.Destinations[m]; ok && d.Name != "" {
+			dests = append(dests, d.String())
+		}
+	}
+	if len(dests) > 0 {
+		a.Observed = append(a.Observed, "dead-lettered: observed at "+strings.Join(dests, ", "))
+	}
 	if len(res) == 0 {
 		a.Lost, a.AppliedTwice, a.OrderViolations = unobservable, unobservable, unobservable
-		a.Unobserved = append(a.Unobserved, "no side effect of the last function observable: lost, applied twice and order unobservable")
+		last := ""
+		if n := len(spec.Functions); n > 0 {
+			last = spec.Functions[n-1]
+		}
+		a.Unobserved = append(a.Unobserved, "no side effect of "+last+" observable: lost, applied twice and order unobservable")
 		return
 	}
-	twice, order := 0, 0
+	// A record applied twice, or out of order, at two resources is one record of the total.
+	twice, late := map[recordID]bool{}, map[recordID]bool{}
 	var where []string
 	for _, r := range a.Resources {
-		twice += r.AppliedTwice
-		order += r.OrderViolations
-		where = append(where, r.Resource.String())
+		for id := range r.twice {
+			twice[id] = true
+		}
+		for id := range r.late {
+			late[id] = true
+		}
+		where = append(where, r.Resource.String()+" ("+strings.Join(viasAt(a.Records, r.Resource), ", ")+")")
 	}
-	a.Lost, a.AppliedTwice, a.OrderViolations = observed(a.Fates[fateLost]), observed(twice), observed(order)
-	a.Observed = append(a.Observed, "applied: observed at "+strings.Join(where, ", "), "order: observed per record key")
+	a.Lost, a.AppliedTwice, a.OrderViolations = observed(a.Fates[fateLost]), observed(len(twice)), observed(len(late))
+	a.Observed = append(a.Observed, "applied: observed at "+strings.Join(where, "; "), "order: observed per record key")
 	if a.Unattributed > 0 {
 		a.Unobserved = append(a.Unobserved, fmt.Sprintf("%d side effects whose input record could not be told", a.Unattributed))
 	}
+}
+
+// viasAt returns how the records' identities were read at resource r ("nothing seen yet"
+// when no effect is there).
+func viasAt(records []recordAccount, r resource) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, rec := range records {
+		for _, e := range rec.Effects {
+			if e.Kind == r.Kind && e.Resource == r.Name && !seen[e.Via] {
+				seen[e.Via] = true
+				out = append(out, e.Via)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return []string{"nothing seen yet"}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // resourcesOf returns the resources of spec, and those where the ledger holds an effect of
@@ -321,14 +371,15 @@ func fateOf(spec accountSpec, filteredBy string, failed, dead, applied *effect, 
 
 // accountResource counts what the last function applied at r, from the records' effects.
 func accountResource(r resource, records []recordAccount, last string) resourceAccount {
-	ra := resourceAccount{Resource: r}
+	ra := resourceAccount{Resource: r, twice: map[recordID]bool{}, late: map[recordID]bool{}}
 	type firstApplied struct {
 		at time.Time
 		ok bool
 	}
 	first := make([]firstApplied, len(records))
 	for i, rec := range records {
-		n := 0
+		n, twice := 0, false
+		targets := map[string]bool{}
 		for _, e := range rec.Effects {
 			if e.Kind != r.Kind || e.Resource != r.Name || !byLast(e, last) {
 				continue
@@ -341,6 +392,8 @@ func accountResource(r resource, records []recordAccount, last string) resourceA
 				continue
 			}
 			n++
+			twice = twice || targets[e.Target]
+			targets[e.Target] = true
 			if !first[i].ok || e.At.Before(first[i].at) {
 				first[i] = firstApplied{e.At, true}
 			}
@@ -348,8 +401,9 @@ func accountResource(r resource, records []recordAccount, last string) resourceA
 		if n > 0 {
 			ra.Applied++
 		}
-		if n > 1 {
+		if twice {
 			ra.AppliedTwice++
+			ra.twice[rec.ID] = true
 		}
 	}
 	// Order per key: records are in produce order; one applied before the latest first
@@ -362,6 +416,7 @@ func accountResource(r resource, records []recordAccount, last string) resourceA
 		k := string(rec.Key)
 		if t, ok := latest[k]; ok && first[i].at.Before(t) {
 			ra.OrderViolations++
+			ra.late[rec.ID] = true
 		}
 		if first[i].at.After(latest[k]) {
 			latest[k] = first[i].at

@@ -72,8 +72,8 @@ type effect struct {
 	Record   recordID // the input record, read from where its identity travels
 	Via      string   // how the identity was read: one of the via constants
 	// Op is the operation: the AWS operation (PutItem, SendMessage...), "Produce", the HTTP
-	// method, "listed" for a message read from a failure or dead-letter queue, or opClaim,
-	// opComplete, opRelease for an idempotency entry.
+	// method, "listed" for a message the lister read at a failure or dead-letter queue, or
+	// opClaim, opComplete, opRelease for an idempotency entry.
 	Op string
 	// Failure is set for a message a function sent to its failure queue (a batch sink's
 	// envelope) and for a record an on-failure destination or dead-letter queue received: the
@@ -84,6 +84,18 @@ type effect struct {
 	Repeat bool
 	At     time.Time
 	Body   string // the message or request body, capped at 4 KB, for the report's listing
+	// ID names the message (its MessageId at the queue) or the output record
+	// (topic-partition@offset) the effect is, when it is one. A failure queue's message is
+	// two facts, two effects with one ID: the proxy saw a function send it (Op SendMessage,
+	// with the function), and the lister read it there (Op "listed", no function).
+	ID string
+	// Target is what the effect wrote within its resource: the item's key (tables; the
+	// whole item when klt does not know the table's key), a digest of the message body
+	// (queues), the output's index in its source header (topics), "" for the HTTP sink
+	// (which tells repeats itself). Two effects of one record with the same Target at one
+	// resource, neither a Repeat, are the record applied twice; a function may write
+	// several targets per record.
+	Target string
 }
 
 // unattributed is a side effect whose input record klt could not tell.

@@ -42,6 +42,11 @@ type observationConfig struct {
 	// Kafka is the local cluster, Brokers its addresses.
 	Kafka   *kfake.Cluster
 	Brokers []string
+	// KafkaFaultTopics, when not nil, restricts the Kafka faults to Produce requests that
+	// write to these topics only (the functions' output topics), so that no other producer
+	// takes a fault meant for a function: a mapping's on-failure producer writes to its
+	// destination topic. klt's own producer is exempt either way (ExemptProduceTimeout).
+	KafkaFaultTopics []string
 
 	// Tables maps a table's name (as the functions address it) to its logical ID.
 	Tables map[string]string
@@ -51,6 +56,10 @@ type observationConfig struct {
 	// from any key attribute, and any string attribute that is exactly
 	// topic-partition-offset of a record klt produced.
 	KeyAttributes map[string][]string
+	// TableKeys names, per table logical ID, the table's key attributes (its KeySchema):
+	// two writes of one record to the same key are the record applied twice, two writes to
+	// two keys are two targets. Without them, a PutItem's target is its whole item.
+	TableKeys map[string][]string
 	// Queues maps a queue's logical ID to its URL.
 	Queues map[string]string
 	// List are the logical IDs of the queues to list without deleting: every queue no
@@ -90,6 +99,11 @@ type observation struct {
 	done   []chan struct{}
 }
 
+// observedBodies is the cap of the bodies the observers read: whole requests (a
+// BatchWriteItem of 25 items of 400 KB, a SendMessageBatch of ten 1 MiB messages), as they
+// pass one at a time.
+const observedBodies = 32 << 20
+
 // startObservation starts the proxies, the sink, the lister and the output-topic consumer.
 // On error, what started is stopped.
 func startObservation(ctx context.Context, c observationConfig) (_ *observation, err error) {
@@ -103,20 +117,25 @@ func startObservation(ctx context.Context, c observationConfig) (_ *observation,
 		}
 	}()
 	if c.DynamoDBEndpoint != "" {
-		o.tables = newTableObserver(c.Ledger, c.Tables, c.KeyAttributes)
-		if o.DynamoDB, err = faultproxy.Start(c.DynamoDBEndpoint, faultproxy.WithObserver(o.tables.exchange)); err != nil {
+		o.tables = newTableObserver(c.Ledger, c.Tables, c.KeyAttributes, c.TableKeys)
+		if o.DynamoDB, err = faultproxy.Start(c.DynamoDBEndpoint, faultproxy.WithObserver(o.tables.exchange), faultproxy.WithBodyCap(observedBodies)); err != nil {
 			return nil, err
 		}
 	}
 	if c.SQSEndpoint != "" {
 		o.queues = newQueueObserver(c.Ledger, c.Queues)
-		if o.SQS, err = faultproxy.Start(c.SQSEndpoint, faultproxy.WithObserver(o.queues.exchange)); err != nil {
+		if o.SQS, err = faultproxy.Start(c.SQSEndpoint, faultproxy.WithObserver(o.queues.exchange), faultproxy.WithBodyCap(observedBodies)); err != nil {
 			return nil, err
 		}
 	}
 	if c.Kafka != nil {
 		if o.Kafka, err = faultproxy.NewKafkaFaults(c.Kafka, nil); err != nil {
 			return nil, err
+		}
+		if c.KafkaFaultTopics != nil {
+			if err := o.Kafka.OnlyTopics(c.KafkaFaultTopics); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if c.HTTPSink != "" {

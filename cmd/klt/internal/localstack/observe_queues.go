@@ -1,6 +1,8 @@
 package localstack
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -40,6 +42,7 @@ type sent struct {
 		StringValue *string
 		BinaryValue []byte
 	} `json:"MessageAttributes"`
+	messageID string // from the answer
 }
 
 func (o *queueObserver) exchange(x faultproxy.Exchange) {
@@ -54,17 +57,25 @@ func (o *queueObserver) exchange(x faultproxy.Exchange) {
 			QueueURL string `json:"QueueUrl"`
 			sent
 		}
+		var resp struct{ MessageId string }
 		if err := json.Unmarshal(x.Request, &r); err != nil {
 			o.add("SendMessage from %s: %v", x.Client, err)
 			return
 		}
+		if err := json.Unmarshal(x.Response, &resp); err != nil {
+			o.add("SendMessage's answer to %s: %v", x.Client, err)
+			return
+		}
+		r.sent.messageID = resp.MessageId
 		url, msgs = r.QueueURL, []sent{r.sent}
 	case "SendMessageBatch":
 		var r struct {
 			QueueURL string `json:"QueueUrl"`
 			Entries  []sent
 		}
-		var resp struct{ Successful []struct{ Id string } }
+		var resp struct {
+			Successful []struct{ Id, MessageId string }
+		}
 		if err := json.Unmarshal(x.Request, &r); err != nil {
 			o.add("SendMessageBatch from %s: %v", x.Client, err)
 			return
@@ -73,13 +84,14 @@ func (o *queueObserver) exchange(x faultproxy.Exchange) {
 			o.add("SendMessageBatch's answer to %s: %v", x.Client, err)
 			return
 		}
-		ok := map[string]bool{}
+		ok := map[string]string{} // entry ID -> MessageId
 		for _, s := range resp.Successful {
-			ok[s.Id] = true
+			ok[s.Id] = s.MessageId
 		}
 		url = r.QueueURL
 		for _, e := range r.Entries {
-			if ok[e.ID] {
+			if id, sent := ok[e.ID]; sent {
+				e.messageID = id
 				msgs = append(msgs, e)
 			}
 		}
@@ -97,7 +109,9 @@ func (o *queueObserver) exchange(x faultproxy.Exchange) {
 
 // record writes one sent message into the ledger.
 func (o *queueObserver) record(fn, queue, op string, m sent, at time.Time) {
-	e := effect{Kind: effectQueue, Resource: queue, Function: fn, Op: op, At: at, Body: capBody([]byte(m.Body))}
+	sum := sha256.Sum256([]byte(m.Body))
+	e := effect{Kind: effectQueue, Resource: queue, Function: fn, Op: op, At: at, Body: capBody([]byte(m.Body)), ID: m.messageID,
+		Target: hex.EncodeToString(sum[:8])}
 	if a, ok := m.Attributes[fanout.RecordAttribute]; ok && a.StringValue != nil {
 		id, err := recordOfAttribute(*a.StringValue)
 		if err == nil {

@@ -29,14 +29,32 @@ import (
 //
 // A write none of these name is unattributed: counted, never dropped.
 type tableObserver struct {
-	l      *ledger
-	tables map[string]string   // table name -> logical ID
-	keys   map[string][]string // logical ID -> attributes holding topic-partition-offset
+	l       *ledger
+	tables  map[string]string   // table name -> logical ID
+	keys    map[string][]string // logical ID -> attributes holding topic-partition-offset
+	schemas map[string][]string // logical ID -> the table's key attributes
 	notes
 }
 
-func newTableObserver(l *ledger, tables map[string]string, keys map[string][]string) *tableObserver {
-	return &tableObserver{l: l, tables: tables, keys: keys}
+func newTableObserver(l *ledger, tables map[string]string, keys, schemas map[string][]string) *tableObserver {
+	return &tableObserver{l: l, tables: tables, keys: keys, schemas: schemas}
+}
+
+// target is what a write wrote: its item's key, as compact JSON of the key attributes
+// (the whole item when the table's key is not known).
+func (o *tableObserver) target(tableID string, w write) string {
+	it := w.item
+	if names := o.schemas[tableID]; len(names) > 0 && w.op == "PutItem" {
+		it = item{}
+		for _, n := range names {
+			it[n] = w.item[n]
+		}
+	}
+	b, err := json.Marshal(it)
+	if err != nil {
+		return string(w.body)
+	}
+	return string(b)
 }
 
 // item is a DynamoDB item (or key) in the JSON protocol: attribute -> {"S": "..."}.
@@ -64,9 +82,14 @@ func (o *tableObserver) exchange(x faultproxy.Exchange) {
 	if x.Fault != faultproxy.NoFault || x.Err != nil {
 		return // the server never saw it
 	}
+	if x.RequestTruncated {
+		o.add("%s from %s: a request of more than %d bytes, not read", x.Target, x.Client, len(x.Request))
+		o.l.unattributed(unattributed{Kind: effectTable, Resource: x.Operation, At: x.At, Why: "request too large to read"})
+		return
+	}
 	writes, err := readWrites(x.Operation, x.Request)
 	if err != nil {
-		o.add("%s %s from %s: %v", x.Target, "request", x.Client, err)
+		o.add("%s from %s: %v", x.Target, x.Client, err)
 		return
 	}
 	if writes == nil {
@@ -105,7 +128,7 @@ func (o *tableObserver) record(x faultproxy.Exchange, w write, repeat bool) {
 		op = entryOp(w)
 	}
 	o.l.effect(effect{Kind: effectTable, Resource: tableID, Function: x.Client, Record: id, Via: via, Op: op,
-		Repeat: repeat, At: x.At.Add(x.Duration), Body: capBody(w.body)})
+		Repeat: repeat, At: x.At.Add(x.Duration), Body: capBody(w.body), Target: o.target(tableID, w)})
 }
 
 // entryOp tells an idempotency entry's write: its claim, completion or release.

@@ -2,6 +2,7 @@ package localstack
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -35,9 +36,9 @@ func effectsOf(l *ledger, id recordID, res string) []effect {
 // The functions' writes to DynamoDB, through the proxy, land in the ledger with their
 // record: idempotency.Do's entry (its key "<prefix>#md5" matched against the records klt
 // produced) as a claim and a completion, its replay as a Repeat (the conditional claim
-// fails); an item whose attribute the caller names holds topic-partition-offset; an item
-// that names no record is unattributed. A fault of the next PutItem makes the SDK retry,
-// and the write is in the ledger once.
+// fails), and a failed handler's claim and release; an item whose attribute the caller
+// names holds topic-partition-offset; an item that names no record is unattributed. A
+// fault of the next PutItem makes the SDK retry, and the write is in the ledger once.
 func TestTablesObserved(t *testing.T) {
 	srv := localservertest.StartDynamoDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -53,7 +54,7 @@ func TestTablesObserved(t *testing.T) {
 	l.produced(input{ID: rec, Key: []byte("k"), At: time.Now()})
 	o, err := startObservation(ctx, observationConfig{Ledger: l, DynamoDBEndpoint: srv.Endpoint(),
 		Tables:        map[string]string{"idem-table": "IdempotencyTable", "items-table": "ItemsTable"},
-		KeyAttributes: map[string][]string{"ItemsTable": {"source"}}})
+		KeyAttributes: map[string][]string{"ItemsTable": {"source"}}, TableKeys: map[string][]string{"ItemsTable": {"id"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +73,27 @@ func TestTablesObserved(t *testing.T) {
 		if _, err := idempotency.Do(ctx, store, rec.kafkaKey(), nil, func(context.Context) (string, error) { return "done", nil }); err != nil {
 			t.Fatal(err)
 		}
+	}
+	failing := recordID{"orders", 2, 43}
+	l.produced(input{ID: failing, Key: []byte("k"), At: time.Now()})
+	boom := errors.New("boom")
+	if _, err := idempotency.Do(ctx, store, failing.kafkaKey(), nil, func(context.Context) (string, error) { return "", boom }); !errors.Is(err, boom) {
+		t.Fatalf("a failing handler: %v", err)
+	}
+	if es := effectsOf(l, failing, "IdempotencyTable"); len(es) != 2 || es[0].Op != opClaim || es[1].Op != opRelease {
+		t.Errorf("a failed handler's entry: %+v, want its claim and its release", es)
+	}
+	tsRec := recordID{"orders", 2, 44} // Powertools TypeScript's layout: the digest in base64
+	l.produced(input{ID: tsRec, Key: []byte("k"), At: time.Now()})
+	ts, err := idempotency.NewDynamoDBStore(client, "idem-table", idempotency.WithFormat(idempotency.FormatTypeScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := idempotency.Do(ctx, ts, tsRec.kafkaKey(), nil, func(context.Context) (string, error) { return "done", nil }); err != nil {
+		t.Fatal(err)
+	}
+	if es := effectsOf(l, tsRec, "IdempotencyTable"); len(es) != 2 || es[0].Op != opClaim || es[1].Op != opComplete {
+		t.Errorf("a TypeScript-layout entry: %+v", es)
 	}
 	put := func(it map[string]ddbtypes.AttributeValue) {
 		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("items-table"), Item: it}); err != nil {
@@ -97,7 +119,7 @@ func TestTablesObserved(t *testing.T) {
 		t.Errorf("the entry's writes: %q, want a claim, its completion and the replay's refused claim", ops)
 	}
 	items := effectsOf(l, rec, "ItemsTable")
-	if len(items) != 1 || items[0].Via != viaItemKey || items[0].Op != "PutItem" || items[0].Repeat {
+	if len(items) != 1 || items[0].Via != viaItemKey || items[0].Op != "PutItem" || items[0].Repeat || items[0].Target != `{"id":{"S":"order-1"}}` {
 		t.Errorf("item effects %+v", items)
 	}
 	if u := l.unattributedEffects(); len(u) != 1 || u[0].Resource != "ItemsTable" {
@@ -110,7 +132,8 @@ func TestTablesObserved(t *testing.T) {
 
 // The functions' messages, through the proxy, land in the ledger with their record: a
 // fanout Dispatcher's (the record attribute) and a batch sink's envelope, whose error is the
-// effect's Failure. A message with neither is unattributed.
+// effect's Failure. A message with neither is unattributed. The failure queue's message is
+// also read by the lister there: a second fact about the same message (its MessageId).
 func TestQueuesObserved(t *testing.T) {
 	srv := localservertest.StartSQS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -124,7 +147,8 @@ func TestQueuesObserved(t *testing.T) {
 		urls[q] = *out.QueueUrl
 	}
 	l := newLedger()
-	o, err := startObservation(ctx, observationConfig{Ledger: l, SQSEndpoint: srv.Endpoint(), Queues: urls})
+	o, err := startObservation(ctx, observationConfig{Ledger: l, SQSEndpoint: srv.Endpoint(), Queues: urls,
+		SQS: srv.Client(), List: []string{"FailureQueue"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,15 +176,25 @@ func TestQueuesObserved(t *testing.T) {
 	if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(urls["WorkQueue"]), MessageBody: aws.String("hello")}); err != nil {
 		t.Fatal(err)
 	}
+	if at := l.effectsAt(effectQueue, "WorkQueue"); len(at) != 2 || at[0].At.After(at[1].At) {
+		t.Errorf("effects at WorkQueue: %+v", at)
+	}
 	for _, off := range []int64{7, 8} {
 		es := effectsOf(l, recordID{"orders", 1, off}, "WorkQueue")
 		if len(es) != 1 || es[0].Via != viaRecordAttribute || es[0].Function != "DispatcherFunction" || es[0].Failure != "" {
 			t.Errorf("offset %d: %+v", off, es)
 		}
 	}
+	if err := o.settle(ctx); err != nil {
+		t.Fatal(err)
+	}
 	es := effectsOf(l, recordID{"orders", 1, 9}, "FailureQueue")
-	if len(es) != 1 || es[0].Via != viaEnvelope || es[0].Failure != "invalid order" {
-		t.Errorf("envelope: %+v", es)
+	if len(es) == 2 && es[0].Op == "listed" { // the lister read it before the proxy's report: a race the ledger allows
+		es[0], es[1] = es[1], es[0]
+	}
+	if len(es) != 2 || es[0].Via != viaEnvelope || es[0].Failure != "invalid order" || es[0].Function != "DispatcherFunction" ||
+		es[0].Op != "SendMessage" || es[1].Op != "listed" || es[1].Failure != "invalid order" || es[0].ID == "" || es[1].ID != es[0].ID {
+		t.Errorf("envelope: %+v, want the proxy's sighting and the lister's, with one message ID", es)
 	}
 	if u := l.unattributedEffects(); len(u) != 1 || u[0].Resource != "WorkQueue" {
 		t.Errorf("unattributed: %+v", u)
@@ -244,7 +278,7 @@ func TestListerLeavesMessages(t *testing.T) {
 // without it is unattributed.
 func TestMappingObserver(t *testing.T) {
 	l := newLedger()
-	obs := mappingObserver{l}
+	obs := (&observation{ledger: l}).mappings()
 	now := time.Now()
 	obs.Observe(esm.Event{Kind: esm.Delivered, Mapping: "Kafka", Invocation: 1, At: now,
 		Records: []esm.RecordRef{{Topic: "orders", Partition: 0, Offset: 5}}})
@@ -258,5 +292,68 @@ func TestMappingObserver(t *testing.T) {
 	}
 	if u := l.unattributedEffects(); len(u) != 1 || !strings.Contains(u[0].Why, "m-2") {
 		t.Errorf("unattributed: %+v", u)
+	}
+}
+
+// BatchWriteItem's items are effects of the records their items name. dynalite has no
+// TransactWriteItems: the transaction's request, as the SDK writes it (caught at the proxy),
+// is read with the answers DynamoDB gives, applied (200) and cancelled because its condition
+// failed (400 TransactionCanceledException, a Repeat of each of its writes).
+func TestTableBatchAndTransaction(t *testing.T) {
+	srv := localservertest.StartDynamoDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := localserver.CreateTable(ctx, srv.Client(), idempotency.TableInput("items-table")); err != nil {
+		t.Fatal(err)
+	}
+	l := newLedger()
+	a, b := recordID{"orders", 0, 1}, recordID{"orders", 0, 2}
+	l.produced(input{ID: a, At: time.Now()})
+	l.produced(input{ID: b, At: time.Now()})
+	tables := newTableObserver(l, map[string]string{"items-table": "ItemsTable"}, nil, nil)
+	var tx []faultproxy.Exchange
+	p, err := faultproxy.Start(srv.Endpoint(), faultproxy.WithObserver(func(x faultproxy.Exchange) {
+		if x.Operation == "TransactWriteItems" {
+			tx = append(tx, x)
+			return
+		}
+		tables.exchange(x)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	url, err := p.URL("Writer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := srv.Client(func(opt *dynamodb.Options) { opt.BaseEndpoint = aws.String(url) })
+	s := func(v string) ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberS{Value: v} }
+	if _, err := client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]ddbtypes.WriteRequest{
+		"items-table": {{PutRequest: &ddbtypes.PutRequest{Item: map[string]ddbtypes.AttributeValue{"id": s("x"), "src": s(a.kafkaKey())}}}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if es := effectsOf(l, a, "ItemsTable"); len(es) != 1 || es[0].Op != "PutItem" || es[0].Via != viaItemKey || es[0].Function != "Writer" {
+		t.Errorf("batch write: %+v", es)
+	}
+	_, _ = client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{{Put: &ddbtypes.Put{
+		TableName: aws.String("items-table"), Item: map[string]ddbtypes.AttributeValue{"id": s(b.kafkaKey())},
+		ConditionExpression: aws.String("attribute_not_exists(id)"),
+	}}}})
+	if len(tx) == 0 {
+		t.Fatal("no TransactWriteItems request reached the proxy")
+	}
+	x := tx[0]
+	x.Status, x.Response = 200, []byte(`{}`)
+	tables.exchange(x)
+	x.Status = 400
+	x.Response = []byte(`{"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException",` +
+		`"Message":"Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed]",` +
+		`"CancellationReasons":[{"Code":"ConditionalCheckFailed","Message":"The conditional request failed"}]}`)
+	tables.exchange(x)
+	es := effectsOf(l, b, "ItemsTable")
+	if len(es) != 2 || es[0].Repeat || !es[1].Repeat || es[0].Op != "PutItem" {
+		t.Errorf("transactions: %+v, want one write and one repeat", es)
 	}
 }

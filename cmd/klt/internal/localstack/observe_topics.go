@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -71,14 +72,15 @@ func (o *topicObserver) record(r *kgo.Record) {
 	}
 	o.consumed[r.Topic][r.Partition] = r.Offset + 1
 	o.mu.Unlock()
-	e := effect{Kind: effectTopic, Resource: r.Topic, Function: o.topics[r.Topic], Op: "Produce", At: r.Timestamp, Body: capBody(r.Value)}
+	e := effect{Kind: effectTopic, Resource: r.Topic, Function: o.topics[r.Topic], Op: "Produce", At: r.Timestamp, Body: capBody(r.Value),
+		ID: fmt.Sprintf("%s-%d@%d", r.Topic, r.Partition, r.Offset)}
 	kr := &kafkaevent.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
 	for _, h := range r.Headers {
 		kr.Headers = append(kr.Headers, kafkaevent.Header{Key: h.Key, Value: h.Value})
 	}
 	src, err := producer.ReadSource(kr)
 	if err == nil {
-		e.Record, e.Via = recordID{src.Topic, src.Partition, src.Offset}, viaSourceHeader
+		e.Record, e.Via, e.Target = recordID{src.Topic, src.Partition, src.Offset}, viaSourceHeader, strconv.Itoa(src.Index)
 		o.l.effect(e)
 		return
 	}

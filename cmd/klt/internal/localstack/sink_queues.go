@@ -29,8 +29,10 @@ import (
 // messages with a visibility timeout of listVisibility, which hides them from other readers
 // meanwhile, until a receive comes back empty: the scan has seen every message. It then
 // makes them visible again (ChangeMessageVisibility 0) and starts the next scan. Each
-// receive adds 1 to a message's ApproximateReceiveCount; these queues have no redrive of
-// their own in the stacks klt runs, and a scan says so when one does (see run).
+// receive adds 1 to a message's ApproximateReceiveCount (these queues seldom have a redrive
+// of their own). A FIFO queue hides the rest of a message group while some of its messages
+// are received, so a scan of one sees at most the first 10 messages of each group: the
+// lister says so (problems) for each FIFO queue it lists.
 type queueLister struct {
 	l      *ledger
 	client *sqs.Client
@@ -59,6 +61,9 @@ func (q *queueLister) watch(url string) {
 	defer q.mu.Unlock()
 	if _, ok := q.scans[url]; !ok {
 		q.scans[url] = 0
+		if strings.HasSuffix(url, ".fifo") {
+			q.notes.add("%s is a FIFO queue: listed without deleting, it shows at most the first 10 messages of each message group", url)
+		}
 	}
 }
 
@@ -76,7 +81,7 @@ func (q *queueLister) run(ctx context.Context, queue, url string) {
 		if len(out) == 0 {
 			q.release(ctx, url)
 			q.scanned(url)
-			sleep(ctx, 200*time.Millisecond)
+			sleep(ctx, 500*time.Millisecond)
 			continue
 		}
 		for _, m := range out {
@@ -214,7 +219,7 @@ func (q *queueLister) settle(ctx context.Context) error {
 func (q *queueLister) read(queue string, m types.Message) {
 	now := time.Now()
 	body := aws.ToString(m.Body)
-	e := effect{Kind: effectQueue, Resource: queue, Op: "listed", At: now, Body: capBody([]byte(body))}
+	e := effect{Kind: effectQueue, Resource: queue, Op: "listed", At: now, Body: capBody([]byte(body)), ID: aws.ToString(m.MessageId)}
 	if id, why, ok := recordOfEnvelope(body); ok {
 		e.Record, e.Via, e.Failure = id, viaEnvelope, why
 		q.l.effect(e)
