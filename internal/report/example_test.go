@@ -93,6 +93,6 @@ func ExampleReport_Text() {
 	//   failed invocations  invocations that failed as a whole (function error, timeout, crash)
 	//   fates               each record's one fate: applied (side effect seen), succeeded (the mappings say so; no side effect observable), filtered, failure queue, dead-lettered, unfinished (run interrupted), lost
 	//   attempts            deliveries of the record: the invocations that carried it, as klt observed them
-	//   applied             times klt saw the record's side effect
+	//   applied             times klt saw the record's side effect, on the resource that saw it most often (1: applied once everywhere)
 	//   UNOBSERVABLE        klt could not observe this (see what the pipeline could not observe); never counted as 0
 }

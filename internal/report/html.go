@@ -82,7 +82,16 @@ func (r *Report) SVG(w io.Writer) error {
 	fmt.Fprintf(&head, `<text x="%s" y="34" font-size="22" font-weight="700" fill="%s">%s: throughput report</text>`, num(pad), inkColor, esc(r.Tool))
 	fmt.Fprintf(&head, `<text x="%s" y="58" font-size="13" fill="%s">%s</text>`, num(pad), mutedInk, esc(subtitle(r)))
 	fmt.Fprintf(&head, `<text x="%s" y="78" font-size="13" fill="%s">%s</text>`, num(pad), mutedInk, esc(scenarioText(r.Scenario)))
-	place(chart{chartWidth, 88, head.String()})
+	hh := 88.0
+	if len(r.Pipelines) > 0 {
+		fmt.Fprintf(&head, `<text x="%s" y="98" font-size="13" fill="%s">records: %s</text>`, num(pad), mutedInk, esc(ellipsis(recordsText(r.Pipelines), 140)))
+		hh = 108
+	}
+	if r.Interrupted {
+		fmt.Fprintf(&head, `<text x="%s" y="%s" font-size="13" font-weight="600" fill="%s">interrupted: the figures are those of the moment the run stopped</text>`, num(pad), num(hh+10), unobservedColor)
+		hh += 20
+	}
+	place(chart{chartWidth, hh, head.String()})
 	place(figures(loadPipelines(r.Pipelines), chartWidth))
 	place(barChart(loadPipelines(r.Pipelines), r.Speedup, chartWidth))
 	place(throughputChart(r))
@@ -92,6 +101,9 @@ func (r *Report) SVG(w io.Writer) error {
 	place(lagChart(r))
 	if len(r.Faults) > 0 {
 		place(faultsChart(r.Faults, chartWidth))
+	}
+	if len(r.FailedMessages) > 0 {
+		place(failedMessagesChart(r.FailedMessages, chartWidth))
 	}
 	_, err := fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" font-family="%s"><rect width="100%%" height="100%%" fill="#ffffff"/>%s</svg>
@@ -236,7 +248,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 <tbody>
 {{range .Records}}<tr><td>{{.Pipeline}}</td><td class="text"><code>{{.Record}}</code></td><td class="text">{{.Key}}</td><td class="text">{{.Fate}}</td><td>{{.Attempts}}</td><td>{{.Applied}}</td><td class="text">{{.Where}}</td><td class="text">{{.Why}}</td></tr>
 {{end}}</tbody>
-</table></div>{{else}}<p class="empty">Every record succeeded once.</p>{{end}}
+</table></div>{{else}}<p class="empty">No record is listed: the run followed none that was not simply succeeded once.</p>{{end}}
 </section>
 
 <section id="failed-messages">
@@ -246,7 +258,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 <tbody>
 {{range .FailedMessages}}<tr><td>{{.Queue}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Pipeline}}</td><td class="text"><code>{{.Record}}</code></td><td class="text">{{at .At}}</td><td class="text">{{.Why}}</td><td class="text"><code>{{short .Body}}</code></td></tr>
 {{end}}</tbody>
-</table></div>{{else}}<p class="empty">No message reached a failure queue, an on-failure destination or a dead-letter queue.</p>{{end}}
+</table></div>{{else}}<p class="empty">No message was read on a failure queue, an on-failure destination or a dead-letter queue.</p>{{end}}
 </section>
 
 <section id="mappings">

@@ -37,12 +37,18 @@ type MappingStatus struct {
 // second whatever its drawing interval.
 const sampleEvery = 250 * time.Millisecond
 
-// Progress is the live display of a run: one line per mapping with records in, in flight,
-// done, failed, filtered, lag, and the rate of records done over the last second.
+// Progress is the live display of a run: one line per mapping with its counters, named and
+// defined as the report's mappings table names them ([MappingDefinitions]): delivered,
+// succeeded, in flight, lag, and, once any mapping's is not 0, failure queue, reported
+// failed, error failed, retried, dead-lettered and filtered; then the records succeeded per
+// second over the last second and, when the caller observes side effects
+// (MappingStatus.Applied), the side effects per second. The counters move per record, as each
+// response arrives (esm counts so).
 //
-// On a terminal it redraws its block in place (ANSI cursor-up and clear-line) every 250 ms.
-// Anywhere else it prints the block as plain lines every 2 s (see [PlainEvery]), with no
-// escape codes, so that logs and CI output stay readable.
+// It writes a block only when a figure changed since the last one it wrote: on a terminal it
+// redraws the block in place (ANSI cursor-up and clear-line), at most every 250 ms; anywhere
+// else it prints the block as plain lines, at most every 2 s (see [PlainEvery]), with no
+// escape codes, so that logs and CI output stay readable. An idle stack writes nothing.
 //
 // A Progress is started once and stopped once; its methods are safe for concurrent use. While
 // it runs, write the run's other messages to the same writer through the Progress itself (it
@@ -83,8 +89,9 @@ type ProgressOption func(*Progress)
 // "dumb", and off otherwise.
 func Terminal(on bool) ProgressOption { return func(p *Progress) { p.terminal = on } }
 
-// PlainEvery sets how often a Progress not in terminal mode prints a block. The default is
-// 2 s; values below 250 ms count as 250 ms, the sampling interval.
+// PlainEvery sets how often at most a Progress not in terminal mode prints a block (it prints
+// one only when a figure changed). The default is 2 s; values below 250 ms count as 250 ms,
+// the sampling interval.
 func PlainEvery(d time.Duration) ProgressOption { return func(p *Progress) { p.plainEvery = d } }
 
 // NewProgress returns a Progress that writes to w the statuses sample returns. sample is
@@ -121,7 +128,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // Start begins sampling and drawing in a goroutine of its own. It draws the first block at
-// once.
+// once; after that, a block only when a figure changed.
 func (p *Progress) Start() {
 	p.mu.Lock()
 	p.started = p.now()

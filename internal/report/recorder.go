@@ -10,9 +10,12 @@ import (
 )
 
 // Recorder samples the mappings' counters at a fixed interval into time series: for each
-// mapping, records done per second (over the trailing second) and lag; for each function, the
-// sum of its mappings' rates (the report's throughput); and, when [WithPartitionLag] is given,
-// the lag of each partition. Times are seconds since [Recorder.Start].
+// mapping, records succeeded per second (over the trailing second) and lag (records not yet
+// delivered); for each function, the sum of its mappings' rates (the report's throughput)
+// and, when the caller observes side effects (MappingStatus.Applied), the side effects per
+// second; and, when [WithPartitionLag] is given, the lag of each partition. Times are seconds
+// since [Recorder.Start]. It records every phase of a run, the fault phase included: start it
+// before the first, mark each with [Recorder.Phase], stop it after the last.
 //
 // A Recorder is started once and stopped once; its methods are safe for concurrent use.
 type Recorder struct {
@@ -43,8 +46,8 @@ type appliedSum struct{ base, last int64 }
 // MappingSeries are one mapping's time series.
 type MappingSeries struct {
 	Function   string  // the function the mapping invokes
-	Throughput []Point // records done per second over the trailing second
-	Lag        []Point // the mapping's lag
+	Throughput []Point // records succeeded per second over the trailing second
+	Lag        []Point // the mapping's lag: records not yet delivered
 }
 
 // RecorderOption configures a [Recorder].
@@ -101,7 +104,9 @@ func NewRecorder(sample func() []MappingStatus, opts ...RecorderOption) (*Record
 func (r *Recorder) Start() {
 	now := time.Now()
 	r.mu.Lock()
-	r.start = now
+	if r.start.IsZero() { // a Phase marked before Start started the clock
+		r.start = now
+	}
 	r.mu.Unlock()
 	r.record(now)
 	go func() {
@@ -119,7 +124,8 @@ func (r *Recorder) Start() {
 	}()
 }
 
-// Stop ends sampling and takes a last sample. Calling it again does nothing.
+// Stop ends sampling and takes a last sample, which ends the last phase. Calling it again
+// does nothing.
 func (r *Recorder) Stop() {
 	r.once.Do(func() {
 		close(r.stop)
@@ -201,8 +207,9 @@ func (r *Recorder) rate(now time.Time, name string, done int64) float64 {
 // Phase marks the start of a phase of the run, now: the previous phase (if any) ends here.
 // The charts mark each phase. The recorder goes on sampling across phases: start it before
 // the first and stop it after the last, the fault phase included.
-func (r *Recorder) Phase(name string) {
-	now := time.Now()
+func (r *Recorder) Phase(name string) { r.phaseAt(name, time.Now()) }
+
+func (r *Recorder) phaseAt(name string, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.start.IsZero() {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kafkalambda/toolkit/esm"
@@ -210,7 +211,9 @@ type RecordFate struct {
 	// of the pipeline), as klt observed them. 0 only for a record never delivered (filtered,
 	// or unfinished).
 	Attempts int `json:"attempts"`
-	// Applied is how many times its side effect was seen (null when not observable).
+	// Applied is how many times its side effect was seen, on the resource that saw it most
+	// often: 1 for a record applied once on each of its resources, 2 or more for one applied
+	// twice (null when not observable).
 	Applied Count `json:"applied"`
 	// Where says where it went: "OrdersTable", "sent to ConsumerFailureQueue".
 	Where string `json:"where"`
@@ -365,8 +368,8 @@ type Fault struct {
 	// Attempts is how many invocations carried the record (its deliveries), as klt observed
 	// them: at least 1 for a record that was not filtered.
 	Attempts int `json:"attempts"`
-	// Applied is how many times its side effect was applied (1 for a record that recovered,
-	// 0 for one given up on); null when not observable.
+	// Applied is how many times its side effect was applied, on the resource that saw it most
+	// often (1 for a record that recovered, 0 for one given up on); null when not observable.
 	Applied Count `json:"applied"`
 }
 
@@ -437,13 +440,17 @@ type Metric struct {
 }
 
 // NewMetrics builds a mapping's metrics from values (name -> value, as the emulated mapping's
-// Metrics returns them) and the statistic of each, sorted by name. It fails on a metric
-// without a statistic, or a value that is negative or not a finite number.
-func NewMetrics(values map[string]float64, statistics map[string]string) ([]Metric, error) {
+// Metrics returns them), sorted by name. Each metric's statistic is statistics[name], or,
+// when statistics does not name it, [CloudWatchStatistic]'s. It fails on a metric without a
+// statistic, or a value that is negative or not a finite number.
+func NewMetrics[V int64 | float64](values map[string]V, statistics map[string]string) ([]Metric, error) {
 	var out []Metric
 	for _, name := range slices.Sorted(maps.Keys(values)) {
-		v := values[name]
+		v := float64(values[name])
 		st := statistics[name]
+		if st == "" {
+			st = CloudWatchStatistic(name)
+		}
 		if st == "" {
 			return nil, fmt.Errorf("report: metric %s has no statistic", name)
 		}
@@ -453,6 +460,20 @@ func NewMetrics(values map[string]float64, statistics map[string]string) ([]Metr
 		out = append(out, Metric{Name: name, Statistic: st, Value: v})
 	}
 	return out, nil
+}
+
+// CloudWatchStatistic is the statistic a mapping's metric is read with in CloudWatch, as the
+// emulated mappings compute them: "Sum" for the counts (names ending in "Count") and for
+// SumOffsetLag (OffsetLag summed over the partitions), "Maximum" for MaxOffsetLag (OffsetLag
+// at its largest partition); "" for a name it does not know.
+func CloudWatchStatistic(name string) string {
+	switch {
+	case name == "MaxOffsetLag":
+		return "Maximum"
+	case name == "SumOffsetLag", strings.HasSuffix(name, "Count"):
+		return "Sum"
+	}
+	return ""
 }
 
 // Point is one sample of a time series: seconds since the recording started, and the value.

@@ -55,7 +55,7 @@ func sampleReport() *Report {
 				Invocations: 104, Errors: 3, MetricGroups: []string{"EventCount", "ErrorCount", "KafkaMetrics"},
 				Metrics: []Metric{{"DroppedEventCount", "Sum", 0}, {"FailedInvokeEventCount", "Sum", 5}, {"FilteredOutEventCount", "Sum", 0},
 					{"InvokedEventCount", "Sum", 505}, {"MaxOffsetLag", "Maximum", 100}, {"OnFailureDestinationDeliveredEventCount", "Sum", 0},
-					{"PolledEventCount", "Sum", 500}, {"SumOffsetLag", "Maximum", 500}}},
+					{"PolledEventCount", "Sum", 500}, {"SumOffsetLag", "Sum", 500}}},
 			{Name: "DispatcherMapping", Function: "DispatcherFunction", Source: "orders", In: 500, Delivered: 500, Succeeded: 500, Invocations: 6},
 			{Name: "WorkerMapping", Function: "WorkerFunction", Source: "WorkQueue.fifo", OnFailure: "WorkDeadLetterQueue.fifo",
 				In: 500, Delivered: 503, Succeeded: 499, ReportedFailed: 1, ErrorFailed: 2, Retried: 3, DeadLettered: 1, Invocations: 170, Errors: 2},

@@ -41,7 +41,7 @@ func (r *Report) Summary(w io.Writer) error {
 		b.WriteString("\nno mapping ran\n")
 	}
 	if len(r.FailedMessages) == 0 {
-		b.WriteString("\nno message reached a failure queue, an on-failure destination or a dead-letter queue\n")
+		b.WriteString("\nno message was read on a failure queue, an on-failure destination or a dead-letter queue\n")
 	}
 	r.textFailedMessages(&b)
 	for i := range r.Mappings {

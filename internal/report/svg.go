@@ -288,3 +288,31 @@ func faultsChart(fs []Fault, w float64) chart {
 	}
 	return chart{w, h, b.String()}
 }
+
+// failedMessagesChart lists the messages read on failure queues, on-failure destinations and
+// dead-letter queues, for report.svg (the first 12; report.html has them all).
+func failedMessagesChart(ms []FailedMessage, w float64) chart {
+	const top, row, most = 44.0, 22.0, 12
+	n := min(len(ms), most)
+	h := top + float64(n)*row + 12
+	if len(ms) > most {
+		h += row
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<rect width="%s" height="%s" fill="#ffffff"/>`, num(w), num(h))
+	fmt.Fprintf(&b, `<text x="24" y="24" font-size="16" font-weight="600" fill="%s">Failure queues and dead-letter queues: %d messages</text>`, inkColor, len(ms))
+	cols := []float64{24, 230, 390, 500}
+	for i, hd := range []string{"queue", "kind", "record", "why"} {
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" font-weight="600" fill="%s">%s</text>`, num(cols[i]), num(top), mutedInk, hd)
+	}
+	for i, m := range ms[:n] {
+		y := top + float64(i+1)*row
+		for j, v := range []string{ellipsis(m.Queue, 28), ellipsis(m.Kind, 22), ellipsis(m.Record, 16), ellipsis(m.Why, 70)} {
+			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" fill="%s">%s</text>`, num(cols[j]), num(y), inkColor, esc(v))
+		}
+	}
+	if len(ms) > most {
+		fmt.Fprintf(&b, `<text x="24" y="%s" font-size="12" fill="%s">and %d more in report.html</text>`, num(top+float64(n+1)*row), mutedInk, len(ms)-most)
+	}
+	return chart{w, h, b.String()}
+}

@@ -132,17 +132,18 @@ func (r *Report) textRecords(b *strings.Builder) {
 		b.WriteString("\nfaults:\n")
 		rows := [][]string{{"pipeline", "fault", "record", "fate", "attempts", "applied", "outcome"}}
 		for _, f := range r.Faults {
-			rows = append(rows, []string{f.Pipeline, f.Fault, f.Record, f.Fate, strconv.Itoa(f.Attempts), f.Applied.String(), f.Outcome})
+			rows = append(rows, []string{f.Pipeline, shorten(f.Fault, 48), f.Record, f.Fate, strconv.Itoa(f.Attempts), f.Applied.String(), f.Outcome})
 		}
 		writeTable(b, "  ", rows, 4, 6)
 	}
 	if len(r.Records) > 0 {
 		b.WriteString("\nrecords (the fault phase's, and every other not simply succeeded once):\n")
 		rows := [][]string{{"pipeline", "record", "key", "fate", "attempts", "applied", "where", "why"}}
-		for _, x := range r.Records {
+		for _, x := range r.Records[:min(len(r.Records), textRowsMax)] {
 			rows = append(rows, []string{x.Pipeline, x.Record, shorten(x.Key, 24), x.Fate, strconv.Itoa(x.Attempts), x.Applied.String(), x.Where, x.Why})
 		}
 		writeTable(b, "  ", rows, 4, 6, 7)
+		moreRows(b, len(r.Records))
 	}
 }
 
@@ -152,7 +153,7 @@ func (r *Report) textFailedMessages(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "\nmessages in failure queues, on-failure destinations and dead-letter queues (%d):\n", len(r.FailedMessages))
 	rows := [][]string{{"queue", "kind", "pipeline", "record", "at", "why", "body"}}
-	for _, m := range r.FailedMessages {
+	for _, m := range r.FailedMessages[:min(len(r.FailedMessages), textRowsMax)] {
 		at := ""
 		if !m.At.IsZero() {
 			at = m.At.UTC().Format("15:04:05.000")
@@ -160,6 +161,7 @@ func (r *Report) textFailedMessages(b *strings.Builder) {
 		rows = append(rows, []string{m.Queue, m.Kind, m.Pipeline, m.Record, at, m.Why, oneLine(shorten(m.Body, textBodyMax))})
 	}
 	writeTable(b, "  ", rows, 7)
+	moreRows(b, len(r.FailedMessages))
 }
 
 func (r *Report) textMappings(b *strings.Builder) {
@@ -175,13 +177,28 @@ func (r *Report) textMappings(b *strings.Builder) {
 	writeTable(b, "  ", rows, 4)
 	var metrics [][]string
 	for _, m := range r.Mappings {
-		for _, x := range m.Metrics {
-			metrics = append(metrics, []string{m.Name, strings.Join(m.MetricGroups, ", "), x.Name, x.Statistic, fmtMetric(x.Value)})
+		for i, x := range m.Metrics {
+			name, groups := m.Name, strings.Join(m.MetricGroups, ", ")
+			if i > 0 { // the mapping and its groups once, on its first metric
+				name, groups = "", ""
+			}
+			metrics = append(metrics, []string{name, groups, x.Name, x.Statistic, fmtMetric(x.Value)})
 		}
 	}
 	if len(metrics) > 0 {
 		b.WriteString("\nMetricsConfig figures, as CloudWatch would show them for the run:\n")
 		writeTable(b, "  ", append([][]string{{"mapping", "groups", "metric", "statistic", "value"}}, metrics...), 4)
+	}
+}
+
+// textRowsMax is how many records and messages the text lists; report.html and report.json
+// list them all.
+const textRowsMax = 50
+
+// moreRows says how many rows of n the text left out, if any.
+func moreRows(b *strings.Builder, n int) {
+	if n > textRowsMax {
+		fmt.Fprintf(b, "  ... and %d more (report.html and report.json list them all)\n", n-textRowsMax)
 	}
 }
 

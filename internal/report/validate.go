@@ -21,7 +21,8 @@ import (
 //   - a mapping whose counters do not add up (more succeeded, filtered and dead-lettered than
 //     taken in; more succeeded than delivered; failures or records in flight beyond the
 //     deliveries; more errors than invocations; a failure queue beyond what succeeded), or
-//     records still in flight in a run that was not interrupted;
+//     records still in flight or not yet delivered (lag) at the end of a run that was not
+//     interrupted;
 //   - a metric without a statistic, or phases that overlap or run backwards.
 //
 // NaN and infinite numbers in the pipelines are reported by [Report.JSON].
@@ -299,6 +300,8 @@ func (m *Mapping) validate(interrupted bool) error {
 		return bad("invocations %d > delivered %d (an invocation carries at least one record)", m.Invocations, m.Delivered)
 	case m.InFlight > 0 && !interrupted:
 		return fmt.Errorf("report: mapping %q: %d records in flight at the end of a run that was not interrupted", m.Name, m.InFlight)
+	case m.Lag > 0 && !interrupted:
+		return fmt.Errorf("report: mapping %q: lag %d (records in its source not yet delivered) at the end of a run that was not interrupted", m.Name, m.Lag)
 	}
 	if n, ok := m.FailureQueue.Value(); ok && (n < 0 || n > m.Succeeded) {
 		return bad("failure queue %d, want between 0 and succeeded %d (the function reported success for what it sent there)", n, m.Succeeded)
