@@ -287,3 +287,26 @@ func TestInstallLock(t *testing.T) {
 		t.Errorf("unlock left the lock file (%v)", err)
 	}
 }
+
+// TestRegistryUnreachable: when npm cannot reach the registry (here a closed port, with an
+// empty npm cache and no retries), the install fails within its bound, with npm's words, the
+// variable to set instead, and no half-installed cache.
+func TestRegistryUnreachable(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv(NodeModulesEnv, "")
+	t.Setenv("npm_config_registry", "http://127.0.0.1:9/")
+	t.Setenv("npm_config_cache", t.TempDir())
+	t.Setenv("npm_config_fetch_retries", "0")
+	cache := t.TempDir()
+	start := time.Now()
+	_, err := StartDynamoDB(context.Background(), WithCacheDir(cache))
+	if err == nil || !strings.Contains(err.Error(), "with npm ci into") || !strings.Contains(err.Error(), "ECONNREFUSED") ||
+		!strings.Contains(err.Error(), "set "+NodeModulesEnv+"=DIR") {
+		t.Fatalf("got %v, want npm's connection error and %s", err, NodeModulesEnv)
+	}
+	t.Logf("failed after %v", time.Since(start).Round(time.Millisecond))
+	entries, _ := os.ReadDir(filepath.Join(cache, "node-servers"))
+	if len(entries) != 0 {
+		t.Errorf("the cache holds %d entries after a failed install, want none", len(entries))
+	}
+}

@@ -3,7 +3,9 @@
 // when the test ends. It also holds helpers only tests need, such as [Receive].
 //
 // A missing node, dynalite or local-aws-sqs fails the test with a message that says how to
-// install it (`make node_modules`; `make test` does it first).
+// install it (in the checkout, `make node_modules`, which `make test` runs first; elsewhere
+// localserver installs the pinned versions into the user's cache, or KLT_NODE_MODULES names
+// them).
 package localservertest
 
 import (

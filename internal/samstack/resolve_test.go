@@ -199,7 +199,7 @@ func TestFunctionIntrinsics(t *testing.T) {
 	for name, want := range map[string]string{
 		"NoMemory":   "NoMemory.MemorySize: parameter Memory has no Default, and no value was given; give it one with --parameter-overrides Memory=VALUE",
 		"S3Code":     "function S3Code: CodeUri is a mapping {Bucket, Key}: klt builds a local directory",
-		"BadTimeout": `function BadTimeout: Timeout must be a whole number of seconds from 1 to 900, not !Sub ("4200")`,
+		"BadTimeout": `function BadTimeout: Timeout must be a whole number of seconds from 1 to 900, not !Sub ${Seconds}00 ("4200")`,
 	} {
 		_, err := r.Function(name)
 		if err == nil || !strings.Contains(err.Error(), want) {

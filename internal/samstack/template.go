@@ -203,6 +203,9 @@ func describeValue(n *template.Node, s string) string {
 	if n.Kind == template.Scalar && n.Written() == "" {
 		return fmt.Sprintf("%q", s)
 	}
+	if _, arg, ok := n.Intrinsic(); ok && arg.Kind == template.Scalar {
+		return fmt.Sprintf("%s %s (%q)", describeNode(n), arg.Text, s)
+	}
 	return fmt.Sprintf("%s (%q)", describeNode(n), s)
 }
 

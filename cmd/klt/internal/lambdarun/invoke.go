@@ -247,6 +247,9 @@ func (ls *Servers) StartKafka(topics []string) error {
 	return nil
 }
 
+// KafkaCluster returns the Kafka StartKafka started, or nil.
+func (ls *Servers) KafkaCluster() *kfake.Cluster { return ls.kafka }
+
 // CreateTopics creates topics (those that exist are left as they are) with partitions each on
 // the Kafka StartKafka started.
 func (ls *Servers) CreateTopics(ctx context.Context, partitions int32, topics ...string) error {
