@@ -16,6 +16,14 @@
 //	k, err := esm.NewKafka(brokers, "orders", fn, esm.WithBatchSize(50), esm.WithReportBatchItemFailures())
 //	q, err := esm.NewSQS(ctx, client, queueURL, fn, esm.WithBatchSize(50), esm.WithBatchingWindow(time.Second))
 //
+// A Kafka mapping invokes with records of several partitions at once, as AWS does (see
+// [Kafka]); [WithOnePartitionPerInvocation] gives each invocation one partition.
+//
+// A mapping shows its progress three ways: [Counters], running totals per record (In,
+// Filtered, Delivered, Succeeded, DeadLettered, ...); an [Observer] ([WithObserver]) that
+// sees each step of every record; and [Kafka.Metrics] and [SQS.Metrics], the CloudWatch
+// metrics of the groups a MetricsConfig enables ([WithMetrics]).
+//
 // Each rule has a conformance test that quotes the sentence of the AWS documentation it
 // follows. Where the documentation is silent, the package says what it does and why.
 package esm
@@ -65,14 +73,14 @@ func (f InvokerFunc) Invoke(ctx context.Context, payload []byte) (Response, erro
 // Filtered + Succeeded + DeadLettered + what is still on its way.
 type Counters struct {
 	In             atomic.Int64 // taken from the source
-	Filtered       atomic.Int64 // dropped by FilterCriteria: committed or deleted, never delivered
+	Filtered       atomic.Int64 // dropped by FilterCriteria, never delivered: counted once committed (Kafka) or deleted (SQS)
 	Delivered      atomic.Int64 // deliveries: each record once per invocation that carried it
 	InFlight       atomic.Int64 // in an invocation right now
 	Succeeded      atomic.Int64 // done, each record once: its invocation succeeded for it, and it was committed or deleted
 	ReportedFailed atomic.Int64 // deliveries the function's partial batch response failed (Kafka: the offsets from the lowest one reported)
 	ErrorFailed    atomic.Int64 // deliveries in an invocation that failed as a whole (function error, timeout, crash, bad response)
 	Retried        atomic.Int64 // deliveries of a record after its first: Delivered minus the records delivered at least once
-	DeadLettered   atomic.Int64 // given up on: sent to the on-failure destination (Kafka), moved to the dead-letter queue (SQS)
+	DeadLettered   atomic.Int64 // given up on: sent to the on-failure destination or, without one, dropped and committed (Kafka); moved to the dead-letter queue (SQS, as far as the mapping can tell: see [SQS.Counters])
 	Invocations    atomic.Int64 // invocations made
 	Errors         atomic.Int64 // invocations that failed as a whole
 	Lag            atomic.Int64 // records in the source not yet delivered (Kafka: high watermark minus the next offset to deliver, per partition; SQS: messages visible in the queue)

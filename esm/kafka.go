@@ -30,41 +30,65 @@ const (
 //
 // # What it does
 //
-// Each partition has its own worker, so partitions are processed in parallel and each has at
-// most one invocation in flight, in offset order. AWS allows one invocation to hold records of
-// several partitions; here an invocation holds one partition's records (the "records" object
-// has one key), which the documentation allows and which keeps each partition's retries
-// independent.
+// The partitions the group assigns are held by pollers: one poller holds them all by default,
+// and [WithPollers] spreads them over several (never more pollers than partitions), as a
+// provisioned mapping's event pollers are. A poller runs up to 5 invocations at once, as AWS's
+// do ("each poller can handle up to 5 concurrent invocations"), and one invocation holds
+// records of one or more partitions, as on AWS ("A single Lambda payload can contain messages
+// from multiple partitions"): the event's "records" object has one key per partition,
+// "topic-N", in ascending order. A partition is in at most one invocation at a time, from the
+// moment its records are taken into a batch until they are committed, so each partition's
+// records are delivered in offset order, and no other invocation holds them meanwhile.
+// [WithOnePartitionPerInvocation] makes every event hold one partition only.
 //
-// A batch holds up to the batch size (default 100) records, and its event is at most
-// [MaxPayloadBytes]. When fewer records are waiting, the worker waits for more for up to the
-// batching window (default 500 ms, Kafka's default), counted from the arrival of the batch's
-// first record; a full batch is sent at once.
+// A batch holds up to the batch size (default 100) records in all, and its event is at most
+// [MaxPayloadBytes]. It is filled from the partitions that have records waiting and no records
+// in an invocation, in turn: all the waiting records of one partition, then the next
+// partition's, starting each batch with the partition after the one the previous batch started
+// with. So when records pile up each invocation holds one partition and up to 5 run in
+// parallel; when they trickle in, one invocation gathers what waits in every partition. A
+// batch that is not full waits for more records for up to the batching window (default 500 ms,
+// Kafka's default), counted from the arrival of its oldest record; a full batch is sent at
+// once.
 //
 // Records that FilterCriteria rejects are never delivered; their offsets are committed with
-// the next batch, or at once when no record is waiting. A record the criteria cannot decide on
-// ([filter.Criteria.MatchKafka] returns an error) is delivered: the mapping fails closed and
-// never drops a record it is not sure about.
+// the next batch of their partition, or at once when no record of it is waiting. A record the
+// criteria cannot decide on ([filter.Criteria.MatchKafka] returns an error) is delivered: the
+// mapping fails closed and never drops a record it is not sure about.
 //
-// After each batch the worker commits the offset after its last record, so a restarted
-// mapping (same group ID) goes on where it stopped.
+// After each invocation the mapping commits, for each partition of it, the offset after the
+// records that are done (succeeded, given up, or filtered out), so a restarted mapping (same
+// group ID) goes on where it stopped.
 //
 // # Errors
 //
-// When the function fails (Response.Err: an error, a timeout, a crash) the whole batch is
-// retried. With ReportBatchItemFailures, a partial batch response makes the partition resume
-// from the lowest offset it names; the records before it are done. A response that names a
-// partition or offset not in the event, or that is not valid, fails the whole batch.
+// When the function fails (Response.Err: an error, a timeout, a crash) every record of the
+// invocation failed. With ReportBatchItemFailures, a partial batch response is read per
+// partition: each partition it names ("partition": "topic-N") resumes from the lowest offset
+// it reports there, and its records before it are done; the partitions it does not name are
+// done and committed. A response that names a partition or offset not in the event, or that is
+// not valid, fails the whole batch.
 //
-// A batch is retried up to MaximumRetryAttempts times (infinite by default; 10 when infinite
+// Failed records are retried per partition: each partition's failed records go on alone, in
+// their own invocations, so one partition's failure does not hold the others back (they go on
+// in the next invocations), and the retry rules below count per partition. A partition's
+// records are retried up to MaximumRetryAttempts times (infinite by default; 10 when infinite
 // and an on-failure destination is set, as AWS does), with a short exponential backoff between
-// attempts (100 ms doubling to at most 1 s; AWS does not document one). With bisect on, a batch
-// the function failed is split in two and each half retried in turn; splitting does not use up
-// a retry (AWS does not say whether it does; this way a single bad record is isolated in
-// log2(batch size) invocations). Records older than MaximumRecordAge are given up before they
-// are (re)sent. Records given up on go to the on-failure destination, if any, and are then
-// committed: the partition moves on. Without a destination and with infinite retries a failing
-// batch is retried forever and the partition never moves past it, as on AWS.
+// attempts (100 ms doubling to at most 1 s; AWS does not document one). With bisect on, a
+// partition's records that the function failed are split in two and each half retried in turn;
+// splitting does not use up a retry (AWS does not say whether it does; this way a single bad
+// record is isolated in log2(batch size) invocations). Records older than MaximumRecordAge are
+// given up before they are (re)sent. Records given up on together go to the on-failure
+// destination, if any, in one on-failure record whose recordsInfo has each partition's range,
+// and are then committed: the partition moves on. Without a destination and with infinite
+// retries a failing partition is retried forever and never moves past its failing records, as
+// on AWS; the other partitions go on.
+//
+// A record that [Kafka.encodeRecord] refuses (with a schema registry: a schema not found, a
+// record it cannot deserialize), or whose event alone would exceed MaxPayloadBytes, is given up
+// alone, in its partition's offset order, with its condition. When the schema registry itself
+// fails, the partition's records wait for the backoff and are tried again; 5 failures in a row
+// stop Run.
 type Kafka struct {
 	cfg      kafkaConfig
 	topic    string
@@ -72,6 +96,7 @@ type Kafka struct {
 	counters Counters
 
 	env     kafkaEnvelope
+	encode  func(context.Context, *kgo.Record) ([]byte, string, error) // encodeRecord; tests put faults in front of it
 	metrics metricCounts
 	obsMu   sync.Mutex // one Observe call at a time
 
@@ -137,8 +162,10 @@ func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (
 	default:
 		c.clientOpts = append(c.clientOpts, kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	}
-	return &Kafka{cfg: c, topic: topic, fn: fn, env: newKafkaEnvelope(c.source, c.sourceARN, c.bootstrap),
-		parts: map[int32]*kafkaPart{}, lag: map[int32]*partLag{}}, nil
+	m := &Kafka{cfg: c, topic: topic, fn: fn, env: newKafkaEnvelope(c.source, c.sourceARN, c.bootstrap),
+		parts: map[int32]*kafkaPart{}, lag: map[int32]*partLag{}}
+	m.encode = m.encodeRecord
+	return m, nil
 }
 
 // check reports every bad setting of c as a *ConfigError, joined.
@@ -283,11 +310,12 @@ func (m *Kafka) Run(ctx context.Context) error {
 		kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
 			m.startWorkers(cl, assigned[m.topic])
 		}),
+		// kgo calls these in every rebalance, with nothing when nothing moves.
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
-			m.stopWorkers(revoked[m.topic])
+			m.revokeWorkers(revoked[m.topic])
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
-			m.stopWorkers(lost[m.topic])
+			m.revokeWorkers(lost[m.topic])
 		}),
 	)
 	cl, err := kgo.NewClient(opts...)
@@ -296,7 +324,7 @@ func (m *Kafka) Run(ctx context.Context) error {
 	}
 	m.client.CompareAndSwap(nil, cl)
 	defer func() {
-		m.stopWorkers(nil)
+		m.stopWorkers()
 		cl.Close()
 	}()
 
@@ -497,23 +525,24 @@ func (m *Kafka) startWorkers(cl *kgo.Client, ps []int32) {
 	}
 }
 
-// stopWorkers stops holding the partitions ps, waiting for their invocations under way, or,
-// when ps is nil, stops every poller and waits for them.
-func (m *Kafka) stopWorkers(ps []int32) {
+// stopWorkers stops every poller and waits for them.
+func (m *Kafka) stopWorkers() {
 	m.mu.Lock()
-	if ps == nil {
-		pollers := m.pollers
-		m.pollers = nil
-		clear(m.parts)
-		m.mu.Unlock()
-		for _, p := range pollers {
-			close(p.stop)
-		}
-		for _, p := range pollers {
-			<-p.done
-		}
-		return
+	pollers := m.pollers
+	m.pollers = nil
+	clear(m.parts)
+	m.mu.Unlock()
+	for _, p := range pollers {
+		close(p.stop)
 	}
+	for _, p := range pollers {
+		<-p.done
+	}
+}
+
+// revokeWorkers stops holding the partitions ps, waiting for their invocations under way.
+func (m *Kafka) revokeWorkers(ps []int32) {
+	m.mu.Lock()
 	byPoller := map[*kafkaPoller][]int32{}
 	for _, num := range ps {
 		if pt := m.parts[num]; pt != nil {

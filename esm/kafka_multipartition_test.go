@@ -1,6 +1,8 @@
 package esm
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -194,9 +196,10 @@ func TestKafkaForeignPartitionFailsWholeBatch(t *testing.T) {
 // partition of the batch, from its first record, and that a partition failing again does not
 // hold back the other, which goes on.
 //
-// AWS (kafka-retry-configurations.html): "By default, if your function returns an error, the
-// event source mapping reprocesses the entire batch until the function succeeds, or the items
-// in the batch expire."
+// AWS (kafka-retry-configurations.html): "Maximum retry attempts – The maximum number of times
+// Lambda retries when your function returns an error." AWS does not say how a multi-partition
+// batch is retried; the emulator retries each partition's records on their own, so that a
+// failing partition does not hold back the others (see Kafka's doc).
 func TestKafkaFunctionErrorRetriesEveryPartition(t *testing.T) {
 	f := newKafkaFixture(t, "orders", 2)
 	f.produceTo(2, 0, 1)
@@ -336,6 +339,157 @@ func TestKafkaOrderAndOneInvocationPerPartition(t *testing.T) {
 			}
 			if fn.maxParallel < 2 {
 				t.Errorf("at most %d invocations at once over %d partitions: invocations do not run in parallel", fn.maxParallel, parts)
+			}
+		})
+	}
+}
+
+// TestKafkaRebalanceMovesPartitions runs two mappings of one group: when the second joins, the
+// first's poller gives up the partitions that move (after their invocations under way end) and
+// keeps the others (kgo reports a rebalance that revokes nothing with an empty list, which once
+// stopped every partition), every record is still delivered, and no partition is ever in two
+// invocations at once.
+//
+// AWS (https://docs.aws.amazon.com/lambda/latest/dg/with-msk-process.html): "Lambda reads
+// messages sequentially for each Kafka topic partition."
+func TestKafkaRebalanceMovesPartitions(t *testing.T) {
+	const parts, per = 4, 300
+	f := newKafkaFixture(t, "orders", parts)
+	fn := newKafkaFunction(t, func(n int, ev *kafkaevent.Event) Response {
+		time.Sleep(2 * time.Millisecond)
+		return Response{}
+	})
+	opts := []KafkaOption{WithGroupID("shared"), WithBatchSize(20), WithBatchingWindow(5 * time.Millisecond)}
+	m1 := newKafkaMapping(t, f, fn, opts...)
+	runKafka(t, m1)
+	for p := range int32(parts) {
+		f.produceN(p, per/2)
+	}
+	kafkaWaitFor(t, 10*time.Second, "the first mapping under way", func() bool { return m1.Counters().Succeeded.Load() > 0 })
+	m2 := newKafkaMapping(t, f, fn, opts...)
+	runKafka(t, m2)
+	held := func(m *Kafka) int {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.parts)
+	}
+	kafkaWaitFor(t, 20*time.Second, "the partitions shared", func() bool { return held(m1) > 0 && held(m2) > 0 && held(m1)+held(m2) == parts })
+	for p := range int32(parts) {
+		f.produceN(p, per/2)
+	}
+	want := map[string]bool{}
+	for p := range parts {
+		for i := range per / 2 {
+			want[fmt.Sprintf("%d/v%d", p, i)] = true
+		}
+	}
+	kafkaWaitFor(t, 30*time.Second, "every record delivered", func() bool {
+		got := map[string]int{}
+		for _, c := range fn.snapshot() {
+			for _, p := range c.event.Partitions {
+				for _, r := range p.Records {
+					got[fmt.Sprintf("%d/%s", p.Number, r.Value)]++
+				}
+			}
+		}
+		for k := range want {
+			if got[k] < 2 { // each value was produced twice per partition
+				return false
+			}
+		}
+		return true
+	})
+	fn.mu.Lock()
+	defer fn.mu.Unlock()
+	if fn.overlap != nil {
+		t.Error(fn.overlap)
+	}
+}
+
+// TestKafkaEncodeConditionGivesUpAlone checks a record that encodeRecord refuses (with a
+// schema registry: a schema not found, a record it cannot deserialize): it is given up alone,
+// with its condition, in its partition's offset order; the records before and after it are
+// delivered, and the partition is committed past it.
+//
+// AWS does not document the order in which such records are given up on; the emulator keeps the
+// partition's offset order, so that the commit never passes a record not yet settled (see
+// Kafka's doc and encodeRecord).
+func TestKafkaEncodeConditionGivesUpAlone(t *testing.T) {
+	f := newKafkaFixture(t, "orders", 1)
+	f.produce(&kgo.Record{Value: []byte("a")}, &kgo.Record{Value: []byte("bad")}, &kgo.Record{Value: []byte("c")})
+	obs := &observed{}
+	fn := newKafkaFunction(t, nil)
+	m := newKafkaMapping(t, f, fn, WithObserver(obs), WithGroupID("g"))
+	encode := m.encode
+	m.encode = func(ctx context.Context, r *kgo.Record) ([]byte, string, error) {
+		if string(r.Value) == "bad" {
+			return nil, "SchemaNotFound", nil
+		}
+		return encode(ctx, r)
+	}
+	runKafka(t, m)
+	kafkaWaitFor(t, 10*time.Second, "offset 3 committed", func() bool { return f.committed("g", 1)[0] == 3 })
+	if got := fn.delivered(); fmt.Sprint(got) != "[a c]" {
+		t.Errorf("delivered %v, want [a c]", got)
+	}
+	var steps []string
+	obs.mu.Lock()
+	for _, e := range obs.events {
+		if e.Kind == Delivered || e.Kind == GaveUp {
+			steps = append(steps, fmt.Sprintf("%v %d %s", e.Kind, e.Records[0].Offset, e.Reason))
+		}
+	}
+	obs.mu.Unlock()
+	if fmt.Sprint(steps) != "[delivered 0  gave up 1 SchemaNotFound delivered 2 ]" {
+		t.Errorf("steps %q: want a delivered, bad given up, c delivered", steps)
+	}
+	if s := m.Counters().Snapshot(); s.DeadLettered != 1 || s.Succeeded != 2 {
+		t.Errorf("counters %+v", s)
+	}
+	checkSettled(t, m.Counters())
+}
+
+// TestKafkaEncodeErrorRetries checks a schema registry that fails: the record is tried again
+// after the backoff and delivered once the registry answers; a registry that fails 5 times in a
+// row stops Run, as the on-failure destination does, rather than skip records.
+func TestKafkaEncodeErrorRetries(t *testing.T) {
+	for _, failures := range []int{2, 1000} {
+		t.Run(fmt.Sprint(failures), func(t *testing.T) {
+			f := newKafkaFixture(t, "orders", 1)
+			f.produceN(0, 2)
+			fn := newKafkaFunction(t, nil)
+			m := newKafkaMapping(t, f, fn, WithMetrics(MetricsErrorCount))
+			encode := m.encode
+			var mu sync.Mutex
+			left := failures
+			m.encode = func(ctx context.Context, r *kgo.Record) ([]byte, string, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if left > 0 {
+					left--
+					return nil, "", errors.New("registry unreachable")
+				}
+				return encode(ctx, r)
+			}
+			if failures >= 5 {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				err := m.Run(ctx)
+				if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "5 times in a row") || !strings.Contains(err.Error(), "registry unreachable") {
+					t.Errorf("Run: %v, want the registry's failure", err)
+				}
+				if got := m.Metrics()[MetricSchemaRegistryErrorCount]; got != 5 {
+					t.Errorf("SchemaRegistryErrorCount = %d, want 5", got)
+				}
+				if len(fn.snapshot()) != 0 {
+					t.Error("records delivered without their encoding")
+				}
+				return
+			}
+			runKafka(t, m)
+			kafkaWaitFor(t, 10*time.Second, "2 records", func() bool { return m.Counters().Succeeded.Load() == 2 })
+			if got := m.Metrics()[MetricSchemaRegistryErrorCount]; got != int64(failures) {
+				t.Errorf("SchemaRegistryErrorCount = %d, want %d", got, failures)
 			}
 		})
 	}

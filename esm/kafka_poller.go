@@ -32,7 +32,8 @@ type kafkaPoller struct {
 	pending []*attempt   // failed records waiting for their next try, oldest first
 	running int          // attempts under way
 	changed chan struct{}
-	fails   int // encodeRecord failures in a row
+	fails   int             // encodeRecord failures in a row
+	taken   map[int32]int64 // partition: offset after the records just taken, for Lag (applied without mu)
 
 	stop chan struct{} // closed to stop the poller
 	done chan struct{} // closed when it and its attempts have stopped
@@ -108,13 +109,13 @@ func (p *kafkaPoller) add(num int32) *kafkaPart {
 
 // push hands records fetched for pt to the poller.
 func (p *kafkaPoller) push(pt *kafkaPart, recs []*kgo.Record) {
-	p.m.counters.In.Add(int64(len(recs)))
-	p.m.metrics.polled.Add(int64(len(recs)))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if pt.revoked {
-		return
+		return // its next owner fetches them again
 	}
+	p.m.counters.In.Add(int64(len(recs)))
+	p.m.metrics.polled.Add(int64(len(recs)))
 	pt.inbox = append(pt.inbox, recs...)
 	pt.buffered += len(recs)
 	if !pt.paused && pt.buffered >= p.highWater() {
@@ -202,8 +203,12 @@ func (p *kafkaPoller) run(ctx context.Context) {
 		wakeAt := p.drain(ctx)
 		p.mu.Lock()
 		wait := p.dispatch(ctx, time.Now())
-		ch := p.changed
+		ch, taken := p.changed, p.taken
+		p.taken = nil
 		p.mu.Unlock()
+		for num, next := range taken {
+			p.m.delivering(num, next)
+		}
 		if !wakeAt.IsZero() && (wait == 0 || time.Until(wakeAt) < wait) {
 			wait = max(time.Until(wakeAt), time.Millisecond)
 		}
@@ -262,7 +267,7 @@ func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 					continue
 				}
 			}
-			js, cond, err := m.encodeRecord(ctx, r)
+			js, cond, err := m.encode(ctx, r)
 			if err != nil {
 				m.metrics.schemaErrors.Add(1)
 				lastErr = fmt.Errorf("%s: offset %d: %w", w.pt.id, r.Offset, err)
@@ -473,7 +478,10 @@ func (p *kafkaPoller) takeSpan(pt *kafkaPart, end int, a *attempt) *attempt {
 	pt.span = append(pt.span, pt.queue[:end]...)
 	pt.queue = slices.Clone(pt.queue[end:])
 	p.release(pt, end)
-	p.m.delivering(pt.num, pt.span[len(pt.span)-1].rec.Offset+1)
+	if p.taken == nil {
+		p.taken = map[int32]int64{}
+	}
+	p.taken[pt.num] = pt.span[len(pt.span)-1].rec.Offset + 1
 	return a
 }
 

@@ -84,3 +84,21 @@ func FuzzKafkaResponse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseKafkaResponseMultiPartition checks that the lowest offset is kept per partition of a
+// multi-partition event, and that the partitions not named are absent (done).
+//
+// AWS (kafka-retry-configurations.html#kafka-partial-batch-response): each item's
+// itemIdentifier is {"partition": "topic-partition_number", "offset": number}.
+func TestParseKafkaResponseMultiPartition(t *testing.T) {
+	offsets := map[string][]int64{"t-1": {3, 4, 7, 9}, "t-3": {0, 1}, "t-4": {5}}
+	got, err := parseKafkaResponse([]byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"t-3","offset":1}},`+
+		`{"itemIdentifier":{"partition":"t-1","offset":9}},{"itemIdentifier":{"partition":"t-3","offset":0}},{"itemIdentifier":{"partition":"t-1","offset":7}}]}`), offsets)
+	if err != nil || len(got) != 2 || got["t-1"] != 7 || got["t-3"] != 0 {
+		t.Errorf("got %v, %v; want t-1 from 7, t-3 from 0, t-4 not named", got, err)
+	}
+	// An offset of another partition of the event is not an offset of this one.
+	if _, err := parseKafkaResponse([]byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"t-4","offset":3}}]}`), offsets); err == nil {
+		t.Error("offset 3 of t-4 accepted")
+	}
+}

@@ -554,6 +554,9 @@ func TestNewKafkaConfig(t *testing.T) {
 		{"WithOnFailure", WithOnFailure(OnFailureKafkaTopic("t"))},
 		{"WithStartingPosition", WithStartingPosition("NOW")},
 		{"WithEventSource", WithEventSource(kafkaevent.SourceMSK, "")},
+		{"WithPollers", WithPollers(0)},
+		{"WithPollers", WithPollers(2001)},
+		{"WithMetrics", WithMetrics("Lag")},
 	}
 	for _, tc := range cases {
 		_, err := NewKafka([]string{"x:9092"}, "t", fn, WithName("m"), tc.opt)

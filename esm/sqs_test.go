@@ -411,7 +411,8 @@ func TestSQSRedriveToDeadLetterQueue(t *testing.T) {
 			}
 			return pbr(ids...)
 		}}
-		_, stop := env.run(url, rec, WithName(name), WithQueueARN(arn), WithBatchSize(1), WithReportBatchItemFailures())
+		obs := &observed{}
+		m, stop := env.run(url, rec, WithName(name), WithQueueARN(arn), WithBatchSize(1), WithReportBatchItemFailures(), WithObserver(obs))
 		var moved []types.Message
 		waitFor(t, 30*time.Second, name+": the poison message in the dead-letter queue", func() bool {
 			got, err := localservertest.Receive(context.Background(), env.c, dlq, 1, 100*time.Millisecond)
@@ -439,6 +440,15 @@ func TestSQSRedriveToDeadLetterQueue(t *testing.T) {
 		}
 		if group != nil && rec.bodies()[len(rec.bodies())-1] != "after" {
 			t.Errorf("%s: FIFO order: %v", name, rec.bodies())
+		}
+		// The mapping tells the move from the third failure: DeadLettered, one GaveUp event.
+		if s := m.Counters().Snapshot(); s.DeadLettered != 1 || s.Succeeded != 1 || s.In != 2 || s.ReportedFailed != 3 || s.Retried != 2 {
+			t.Errorf("%s: counters %+v", name, s)
+		}
+		checkSettled(t, m.Counters())
+		if g := obs.of(GaveUp); len(g) != 1 || len(g[0].Records) != 1 || g[0].Records[0].MessageID != aws.ToString(moved[0].MessageId) ||
+			!strings.Contains(g[0].Reason, "maxReceiveCount 3") {
+			t.Errorf("%s: GaveUp events %+v", name, g)
 		}
 	}
 }
