@@ -1,0 +1,76 @@
+package esmtest_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/esm"
+	"github.com/kafkalambda/toolkit/esm/esmtest"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// A batch.KafkaFunc behind a Kafka mapping with partial batch responses, one retry and an
+// on-failure topic: the record that cannot be read fails with the rest of its partition
+// (batch reports them so that they come back in order), the mapping resumes from it, retries
+// once, then gives both records up to the destination and commits past them.
+//
+// In a test, pass the test's t to NewKafka; an example has no t, so this one passes a
+// stand-in (exampleT, below) that panics on a failure and runs the cleanups at the end.
+func ExampleNewKafka() {
+	t := &exampleT{}
+	defer t.done()
+
+	h := batch.KafkaHandler(func(_ context.Context, r *kafkaevent.Record) error {
+		if _, err := strconv.Atoi(string(r.Value)); err != nil {
+			return batch.Permanent(err)
+		}
+		return nil
+	})
+	failed := esm.OnFailureKafkaTopic("orders-failed")
+	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{Topic: "orders", Topics: []string{"orders-failed"}},
+		esm.WithBatchingWindow(200*time.Millisecond), esm.WithReportBatchItemFailures(),
+		esm.WithMaximumRetryAttempts(1), esm.WithOnFailure(failed))
+	k.Produce(kgo.StringRecord("1"), kgo.StringRecord("2"), kgo.StringRecord("x"), kgo.StringRecord("4"))
+	if err := k.WaitIdle(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, inv := range k.Invocations() {
+		fmt.Printf("invocation %d: offsets %v: %s\n", inv.N, inv.Offsets(0), inv.Response)
+	}
+	for _, f := range k.OnFailure(failed) {
+		fmt.Printf("on-failure: %s offset %d: %s after %d invocations\n", f.Partition, f.FirstOffset, f.Condition, f.InvokeCount)
+	}
+	fmt.Println("committed:", k.Committed())
+	// Output:
+	// invocation 1: offsets [0 1 2 3]: {"batchItemFailures":[{"itemIdentifier":{"partition":"orders-0","offset":2}},{"itemIdentifier":{"partition":"orders-0","offset":3}}]}
+	// invocation 2: offsets [2 3]: {"batchItemFailures":[{"itemIdentifier":{"partition":"orders-0","offset":2}},{"itemIdentifier":{"partition":"orders-0","offset":3}}]}
+	// on-failure: orders-0 offset 2: RetryAttemptsExhausted after 2 invocations
+	// on-failure: orders-0 offset 3: RetryAttemptsExhausted after 2 invocations
+	// committed: map[0:4]
+}
+
+// exampleT stands in for a test's t in an example: esmtest calls only the methods below.
+type exampleT struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (*exampleT) Helper()                           {}
+func (*exampleT) Logf(string, ...any)               {}
+func (t *exampleT) Cleanup(f func())                { t.cleanups = append(t.cleanups, f) }
+func (*exampleT) Fatal(args ...any)                 { panic(fmt.Sprint(args...)) }
+func (*exampleT) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+func (*exampleT) Errorf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+
+func (t *exampleT) done() {
+	for i := len(t.cleanups) - 1; i >= 0; i-- {
+		t.cleanups[i]()
+	}
+}

@@ -1,0 +1,214 @@
+package esmtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambda/messages"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/google/uuid"
+
+	"github.com/kafkalambda/toolkit/esm"
+	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// DefaultFunctionTimeout is the function timeout without one in the configuration: Lambda's
+// default, 3 seconds.
+const DefaultFunctionTimeout = 3 * time.Second
+
+// DefaultFunctionName is the function's name without one in the configuration.
+const DefaultFunctionName = "function"
+
+// Invocation is one invocation the mapping made, as the function saw it and as the mapping
+// saw its outcome.
+type Invocation struct {
+	N         int    // 1 for the mapping's first invocation, then 2, 3...
+	RequestID string // the context's lambdacontext.AwsRequestID
+	// Records are the records (Kafka: topic, partition, offset) or messages (SQS: message ID
+	// and attributes) of the event, in the event's order.
+	Records []esm.RecordRef
+	Event   []byte // the event, as the function got it
+	// Response is the function's response payload; nil when Err is set.
+	Response []byte
+	// Err is the failed invocation as Lambda reports it to the mapping: a returned error
+	// (its type's name and message), a panic, or "Sandbox.Timedout".
+	Err      *esm.InvokeError
+	Start    time.Time
+	Duration time.Duration
+}
+
+// Offsets returns the offsets of the invocation's records of partition p (Kafka), in the
+// event's order.
+func (inv Invocation) Offsets(p int32) []int64 {
+	var out []int64
+	for _, r := range inv.Records {
+		if r.Partition == p {
+			out = append(out, r.Offset)
+		}
+	}
+	return out
+}
+
+// recorder runs a lambda.Handler in process, as Lambda's Go runtime would, and keeps every
+// invocation. It is the mapping's esm.Invoker.
+type recorder struct {
+	h       lambda.Handler
+	timeout time.Duration
+	arn     string
+	parse   func(event []byte) []esm.RecordRef
+	logf    func(format string, args ...any) // the test's Logf: one line per failed invocation
+
+	mu       sync.Mutex
+	done     []Invocation
+	inFlight int
+	n        int
+}
+
+func newRecorder(tb interface{ Logf(string, ...any) }, h lambda.Handler, timeout time.Duration, fn string, parse func([]byte) []esm.RecordRef) *recorder {
+	if timeout <= 0 {
+		timeout = DefaultFunctionTimeout
+	}
+	if fn == "" {
+		fn = DefaultFunctionName
+	}
+	return &recorder{h: h, timeout: timeout, arn: samstack.LocalFunctionARN(fn), parse: parse, logf: tb.Logf}
+}
+
+// outcome is what the handler's goroutine reports.
+type outcome struct {
+	payload []byte
+	err     *esm.InvokeError
+}
+
+// Invoke implements esm.Invoker.
+func (r *recorder) Invoke(ctx context.Context, payload []byte) (esm.Response, error) {
+	r.mu.Lock()
+	r.n++
+	inv := Invocation{N: r.n, RequestID: uuid.NewString(), Event: slices.Clone(payload), Start: time.Now()}
+	r.inFlight++
+	r.mu.Unlock()
+	inv.Records = r.parse(payload)
+
+	// Lambda's context: a deadline, and the invocation's identity. It is not canceled when
+	// the mapping stops: a function is not told either.
+	deadline := inv.Start.Add(r.timeout)
+	hctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	hctx = lambdacontext.NewContext(hctx, &lambdacontext.LambdaContext{AwsRequestID: inv.RequestID, InvokedFunctionArn: r.arn})
+	out := make(chan outcome, 1)
+	go r.call(hctx, payload, out)
+
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	var o outcome
+	select {
+	case o = <-out:
+	case <-timer.C:
+		// The goroutine cannot be stopped: it runs on, and its result is dropped.
+		o.err = &esm.InvokeError{Type: "Sandbox.Timedout", Message: fmt.Sprintf("Task timed out after %.2f seconds", r.timeout.Seconds())}
+	case <-ctx.Done():
+		r.mu.Lock()
+		r.inFlight--
+		r.mu.Unlock()
+		return esm.Response{}, ctx.Err()
+	}
+	inv.Duration = time.Since(inv.Start)
+	resp := esm.Response{Payload: o.payload, Err: o.err}
+	if o.err == nil {
+		inv.Response = slices.Clone(o.payload)
+	} else {
+		inv.Err = &esm.InvokeError{Type: o.err.Type, Message: o.err.Message}
+		r.logf("esmtest: invocation %d (%d records) failed: %v", inv.N, len(inv.Records), inv.Err)
+	}
+	r.mu.Lock()
+	r.done = append(r.done, inv)
+	r.inFlight--
+	r.mu.Unlock()
+	return resp, nil
+}
+
+// call runs the handler, reporting its result, its error or its panic as Lambda's Go runtime
+// does (github.com/aws/aws-lambda-go/lambda: errorType is the type's name, without package
+// or pointer; a panic's errorMessage is its value printed with %v).
+func (r *recorder) call(ctx context.Context, payload []byte, out chan<- outcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			out <- outcome{err: invokeError(v, fmt.Sprintf("%v", v))}
+		}
+	}()
+	p, err := r.h.Invoke(ctx, payload)
+	if err != nil {
+		out <- outcome{err: invokeError(err, err.Error())}
+		return
+	}
+	out <- outcome{payload: p}
+}
+
+// invokeError is v (a returned error or a panic's value) as the Go runtime reports it.
+func invokeError(v any, msg string) *esm.InvokeError {
+	if ie, ok := v.(messages.InvokeResponse_Error); ok {
+		return &esm.InvokeError{Type: ie.Type, Message: ie.Message}
+	}
+	t := reflect.TypeOf(v)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return &esm.InvokeError{Type: t.Name(), Message: msg}
+}
+
+// invocations returns a copy of the finished invocations, in the order they finished, and
+// how many are under way.
+func (r *recorder) invocations() ([]Invocation, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.done), r.inFlight
+}
+
+// kafkaRefs names the records of a Kafka event; nil when it is not one.
+func kafkaRefs(event []byte) []esm.RecordRef {
+	ev, err := kafkaevent.Parse(event)
+	if err != nil {
+		return nil
+	}
+	var out []esm.RecordRef
+	for rec := range ev.All() {
+		out = append(out, esm.RecordRef{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset})
+	}
+	return out
+}
+
+// sqsRefs names the messages of an SQS event; nil when it is not one.
+func sqsRefs(event []byte) []esm.RecordRef {
+	var ev struct {
+		Records []struct {
+			MessageID  string `json:"messageId"`
+			Attributes map[string]struct {
+				StringValue *string `json:"stringValue"`
+			} `json:"messageAttributes"`
+		} `json:"Records"`
+	}
+	if json.Unmarshal(event, &ev) != nil {
+		return nil
+	}
+	var out []esm.RecordRef
+	for _, m := range ev.Records {
+		ref := esm.RecordRef{MessageID: m.MessageID}
+		for k, v := range m.Attributes {
+			if v.StringValue != nil {
+				if ref.Attributes == nil {
+					ref.Attributes = map[string]string{}
+				}
+				ref.Attributes[k] = *v.StringValue
+			}
+		}
+		out = append(out, ref)
+	}
+	return out
+}
