@@ -21,7 +21,7 @@ func newLocalFlags(c *localstack.Config) *flag.FlagSet {
 	fs.BoolVar(&c.OnePartitionPerInvocation, "one-partition-per-invocation", false, "give each Kafka invocation the records of one partition only (default: one event holds\nrecords of several partitions, as AWS makes them)")
 
 	fs.StringVar(&c.Input.Records, "records", "", "produce the records of `FILE`, JSON Lines as klt event build reads them (a key, a value,\nheaders), to each pipeline's topic")
-	fs.IntVar(&c.Input.Repeat, "repeat", 1, "go through the --records file up to `N` times (0: cycle through it as long as --load asks)")
+	fs.IntVar(&c.Input.Repeat, "repeat", 1, "go through the --records file up to `N` times (0: cycle through it as long as --load\nasks)")
 	fs.StringVar(&c.Input.Generate, "generate", "", "produce records whose value is `TEMPLATE`, with {{seq}} the record's number in its phase\nand {{key}} its key (also the record's key)")
 	fs.IntVar(&c.Input.Keys, "keys", 100, "with --generate: draw the keys from `K` keys, key-0 to key-(K-1), in turn")
 	fs.Var(c.Loads, "load", "produce `N` records to each pipeline, or PIPELINE=N to the one starting at that\nfunction (repeatable; default: every record of --records, --repeat times)")
@@ -163,9 +163,10 @@ const UsageLocalExamples = `
 Examples:
 
   klt local --partitions 5
-  klt local --template stack/template.yaml --records readings.jsonl --fault kafka:3 --fault timeout:seq=4
+  klt local --template stack/template.yaml --records readings.jsonl \
+    --fault kafka:3 --fault timeout:seq=4
   klt local --partitions 5 --http-sink OrdersApiUrl --work 300ms \
-    --generate '{"orderId":{{seq}},"customer":"{{key}}","total":12.5,"currency":"EUR"}' --keys 1000 \
+    --generate '{"orderId":{{seq}},"customer":"{{key}}","total":1,"currency":"EUR"}' --keys 1000 \
     --load ConsumerFunction=500 --load 5000 --report demo
   make demo
 `
