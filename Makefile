@@ -48,15 +48,21 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 ## demo: the sample stack of template.yaml on this machine (klt local): 500 orders straight from
-## Kafka (5 partitions, the orders API taking 300 ms per order), 5,000 through the SQS FIFO
-## fan-out, then both at once on 60 orders with a poison record, a transient API error and a
-## timed-out invocation. Progress on stdout; the report in $(DEMO_DIR)/report.html and .json.
+## Kafka (5 partitions, the local HTTP sink at OrdersApiUrl taking 300 ms per order), 5,000
+## through the SQS FIFO fan-out, then both at once on 60 orders with a poison order (a negative
+## total: the demo's value, not klt's), a transient sink error and a timed-out invocation.
+## Progress on stdout; the report in $(DEMO_DIR)/report.html and .json.
 DEMO_DIR ?= demo
+DEMO_ORDER := {"orderId":{{seq}},"customer":"{{key}}","total":{{seq}}.5,"currency":"EUR","status":"placed"}
+DEMO_POISON := {"orderId":{{seq}},"customer":"{{key}}","total":-1,"currency":"EUR","status":"placed"}
 # klt is built as the functions are (CGO_ENABLED=0, -trimpath), so that the packages they share
 # are compiled once.
 demo: node_modules
-	CGO_ENABLED=0 $(GO) run -trimpath ./cmd/klt local --template template.yaml --partitions 5 --keys 1000 --work 300ms \
-	  --load ConsumerFunction=500 --load 5000 --faults 60 --report $(DEMO_DIR)
+	CGO_ENABLED=0 $(GO) run -trimpath ./cmd/klt local --template template.yaml --partitions 5 \
+	  --http-sink OrdersApiUrl --work 300ms --generate '$(DEMO_ORDER)' --keys 1000 \
+	  --load ConsumerFunction=500 --load 5000 \
+	  --fault-load 60 --fault 'value:seq=12:$(DEMO_POISON)' --fault http:seq=20 --fault timeout:seq=30 \
+	  --report $(DEMO_DIR)
 
 ## bench: every benchmark beside its alternative, summarised by benchstat.
 bench: node_modules

@@ -21,7 +21,8 @@ var helpExampleSkips = map[string]string{
 	"klt produce --iam --topic orders < records.jsonl":                                               "needs an Amazon MSK cluster and AWS credentials (MSK IAM)",
 	"klt consume --iam --topic orders --from-beginning --max 3 --event > testdata/orders-event.json": "needs an Amazon MSK cluster and AWS credentials (MSK IAM)",
 	"klt local --partitions 5": "serves until interrupted; TestLocalServe runs it",
-	"klt local --partitions 5 --keys 1000 --work 300ms --load ConsumerFunction=500 --load 5000 --faults 60 --report demo": "minutes of load (make demo runs it); TestLocalStack runs a smaller one",
+	`klt local --partitions 5 --http-sink OrdersApiUrl --work 300ms --generate '{"orderId":{{seq}},"customer":"{{key}}","total":1,"currency":"EUR"}' --keys 1000 --load ConsumerFunction=500 --load 5000 --report demo`: "minutes of load (make demo runs it); TestLocalStack runs a smaller one",
+	"klt local --template stack/template.yaml --records readings.jsonl --fault kafka:3 --fault timeout:seq=4":                                                                                                           "needs a stack and records of the reader's; TestLocalEnricher runs one of another shape",
 }
 
 // helpExamples returns the example command lines of every help text, each once: the lines that

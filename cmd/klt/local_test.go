@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,64 +13,75 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/internal/report"
-	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// demoGenerate is make demo's order template (the Makefile's), and demoPoison the value of
+// its poison record: a negative total, which the samples refuse (samples/internal/orders).
+const (
+	demoGenerate = `{"orderId":{{seq}},"customer":"{{key}}","total":{{seq}}.5,"currency":"EUR","status":"placed"}`
+	demoPoison   = `{"orderId":{{seq}},"customer":"{{key}}","total":-1,"currency":"EUR","status":"placed"}`
 )
 
 // TestLocalStack runs the sample stack of template.yaml under klt local, as make demo does on a
-// smaller load: both pipelines, then the faults. It checks the report: nothing lost, applied
-// twice or out of key order, and each fault where it belongs.
+// smaller load, with the generic flags only (nothing of the sample's domain is in klt): both
+// pipelines, then the fault run with a poison value, a transient sink error and a timeout. It
+// checks the report: each pipeline's own record count (no header count for all), nothing
+// lost, applied twice or out of key order, each fault where it belongs, and charts that cover
+// every phase, the fault run included.
 func TestLocalStack(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"local", "--template", "../../template.yaml", "--partitions", "5", "--keys", "20",
-		"--work", "100ms", "--load", "ConsumerFunction=50", "--load", "300", "--faults", "30", "--report", dir}, nil, &stdout, &stderr)
+	code := run(ctx, []string{"local", "--template", "../../template.yaml", "--partitions", "5",
+		"--http-sink", "OrdersApiUrl", "--work", "100ms", "--generate", demoGenerate, "--keys", "20",
+		"--load", "ConsumerFunction=50", "--load", "300", "--fault-load", "30",
+		"--fault", "value:seq=6:" + demoPoison, "--fault", "http:seq=10", "--fault", "timeout:seq=15",
+		"--report", dir}, nil, &stdout, &stderr)
 	if code != base.ExitOK {
 		t.Fatalf("klt local: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	t.Logf("%s", stdout.String())
-	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
-	if err != nil {
-		t.Fatal(err)
+	// The header states where the records came from, never one count for every pipeline.
+	if m := regexp.MustCompile(`(?m)^scenario:.*`).FindString(stdout.String()); !strings.Contains(m, "generated from") || regexp.MustCompile(`\d+ records`).MatchString(m) {
+		t.Errorf("the report's scenario line: %q", m)
 	}
-	var rep report.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readReport(t, filepath.Join(dir, "report.json"))
 	want := map[string]int64{"direct": 50, "fan-out": 300, "direct, with faults": 30, "fan-out, with faults": 30}
 	if len(rep.Pipelines) != len(want) {
 		t.Fatalf("pipelines: %+v", rep.Pipelines)
 	}
 	for _, p := range rep.Pipelines {
 		if p.Records != want[p.Name] || !p.Lost.Is(0) || !p.AppliedTwice.Is(0) || !p.OrderViolations.Is(0) || p.RecordsPerSecond <= 0 {
-			t.Errorf("pipeline %+v", p)
+			t.Errorf("pipeline %s: records %d, lost %s, twice %s, order %s, %v/s", p.Name, p.Records, p.Lost, p.AppliedTwice, p.OrderViolations, p.RecordsPerSecond)
 		}
 	}
 	if rep.Speedup == nil || rep.Speedup.Of != "fan-out" || rep.Speedup.Over != "direct" || rep.Speedup.Ratio <= 1 {
 		t.Errorf("speedup %+v", rep.Speedup)
 	}
+	poison := "value:seq=6:" + demoPoison
 	wantFault := map[string]string{
-		"direct/poison":     "sent to ConsumerFailureQueue",
-		"fan-out/poison":    "sent to WorkerFailureQueue",
-		"direct/transient":  "applied once, after 2 attempts",
-		"fan-out/transient": "applied once, after 2 attempts",
-		"direct/timeout":    "the invocation of ConsumerFunction timed out",
-		"fan-out/timeout":   "the invocation of WorkerFunction timed out",
+		"direct/" + poison:       "sent to ConsumerFailureQueue",
+		"fan-out/" + poison:      "sent to WorkerFailureQueue",
+		"direct/http:seq=10":     "the HTTP sink answered 503 to its first request; applied 1 time(s)",
+		"fan-out/http:seq=10":    "the HTTP sink answered 503 to its first request; applied 1 time(s)",
+		"direct/timeout:seq=15":  "the invocation of ConsumerFunction carrying it timed out",
+		"fan-out/timeout:seq=15": "the invocation of WorkerFunction carrying it timed out",
 	}
 	if len(rep.Faults) != len(wantFault) {
 		t.Errorf("faults: %+v", rep.Faults)
 	}
 	for _, f := range rep.Faults {
 		k := strings.TrimSuffix(f.Pipeline, ", with faults") + "/" + f.Fault
-		if !strings.HasPrefix(f.Outcome, wantFault[k]) {
-			t.Errorf("fault %s: %q, want %q...", k, f.Outcome, wantFault[k])
+		if !strings.Contains(f.Outcome, wantFault[k]) {
+			t.Errorf("fault %s: %q, want %q", k, f.Outcome, wantFault[k])
 		}
-		if wantApplied := map[bool]int{true: 0, false: 1}[f.Fault == "poison"]; !f.Applied.Is(int64(wantApplied)) {
+		if wantApplied := map[bool]int64{true: 0, false: 1}[f.Fault == poison]; !f.Applied.Is(wantApplied) {
 			t.Errorf("fault %s applied %s times, want %d", k, f.Applied, wantApplied)
 		}
 	}
+	checkPhases(t, rep, []string{"p1", "p2", "faults"})
 	for _, fn := range []string{"ConsumerFunction", "WorkerFunction"} {
 		b, _ := os.ReadFile(filepath.Join(dir, "logs", fn+".log"))
 		if !strings.Contains(string(b), "invocation failed: Sandbox.Timedout") {
@@ -81,6 +91,26 @@ func TestLocalStack(t *testing.T) {
 	for _, name := range []string{"report.html", "report.svg", "logs/ConsumerFunction.log", "logs/WorkerFunction.log"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// checkPhases checks that the report's charts cover every phase, the fault run included: the
+// phases are marked, and the throughput series go on to the end of the last one.
+func checkPhases(t *testing.T, rep *report.Report, want []string) {
+	t.Helper()
+	var got []string
+	for _, ph := range rep.Series.Phases {
+		got = append(got, ph.Name)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("phases on the charts: %v, want %v", got, want)
+		return
+	}
+	last := rep.Series.Phases[len(rep.Series.Phases)-1]
+	for fn, pts := range rep.Series.Throughput {
+		if len(pts) == 0 || pts[len(pts)-1][0] < last.Start {
+			t.Errorf("throughput of %s stops before the last phase (%s, from %.1fs)", fn, last.Name, last.Start)
 		}
 	}
 }
@@ -103,9 +133,11 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestLocalServe runs klt local without --load, as a user does to try a stack by hand: it
-// prints the broker, a record produced there goes through the consumer (filtered or applied as
-// the template says), and cancelling (Ctrl-C) stops everything with exit status 0.
+// TestLocalServe runs klt local without a load, as a user does to try a stack by hand: it
+// prints the broker and the klt produce line; the records of testdata/local/orders.jsonl (the
+// ones docs/local.md gives) all pass the sample's filter and are applied by both pipelines;
+// a poison order goes to both failure queues; an idle stack prints nothing; and Ctrl-C stops
+// everything with exit status 0 and a summary that lists the failure queues' messages.
 func TestLocalServe(t *testing.T) {
 	t.Parallel()
 	logs := t.TempDir()
@@ -117,7 +149,7 @@ func TestLocalServe(t *testing.T) {
 	go func() {
 		code <- run(ctx, []string{"local", "--template", "../../template.yaml", "--partitions", "2", "--logs", logs}, nil, out, &stderr)
 	}()
-	brokerRE := regexp.MustCompile(`--brokers (\S+) --no-tls --topic orders`)
+	brokerRE := regexp.MustCompile(`klt produce --brokers (\S+) --no-tls --topic orders`)
 	var broker string
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
@@ -139,29 +171,31 @@ func TestLocalServe(t *testing.T) {
 		}
 		return m != nil
 	})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(broker))
-	if err != nil {
-		t.Fatal(err)
+	// The produce line the docs give, on the records they give.
+	var pout, perr bytes.Buffer
+	if c := run(ctx, []string{"produce", "--brokers", broker, "--no-tls", "--topic", "orders", "testdata/local/orders.jsonl"}, nil, &pout, &perr); c != base.ExitOK {
+		t.Fatalf("klt produce: exit %d: %s", c, perr.String())
 	}
-	defer cl.Close()
-	recs := []*kgo.Record{
-		{Topic: "orders", Key: []byte("c-1"), Value: []byte(`{"orderId":41,"customer":"c-1","total":5,"currency":"EUR"}`)},
-		{Topic: "orders", Key: []byte("c-2"), Value: []byte(`{"orderId":42,"customer":"c-2","total":5,"currency":"GBP"}`)},
-	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
+	poison := `{"key":"customer-9","value":{"orderId":99,"customer":"customer-9","total":-1,"currency":"EUR"}}` + "\n"
+	if c := run(ctx, []string{"produce", "--brokers", broker, "--no-tls", "--topic", "orders"}, strings.NewReader(poison), &pout, &perr); c != base.ExitOK {
+		t.Fatalf("klt produce: exit %d: %s", c, perr.String())
 	}
 	read := func(fn string) string {
 		b, _ := os.ReadFile(filepath.Join(logs, fn+".log"))
 		return string(b)
 	}
-	// The consumer applies the EUR order and never sees the GBP one (its mapping's filter);
-	// the worker, behind the dispatcher and with no filter, applies both.
+	// Every order of the file passes the consumer's filter and is accepted; the worker,
+	// behind the dispatcher, applies each; the poison order is refused by both.
 	waitFor("orders applied", func() bool {
-		return strings.Contains(read("ConsumerFunction"), `"orderId":41`) && strings.Count(read("WorkerFunction"), `"order applied"`) == 2
+		return strings.Count(read("ConsumerFunction"), `"order accepted"`) == 5 && strings.Count(read("WorkerFunction"), `"order applied"`) == 5 &&
+			strings.Contains(read("ConsumerFunction"), `invalid order 99`) && strings.Contains(read("WorkerFunction"), `invalid order 99`)
 	})
-	if strings.Contains(read("ConsumerFunction"), `"orderId":42`) {
-		t.Error("the consumer saw the order its mapping's FilterCriteria filter out")
+	// Idle: once the counters settle, nothing more is printed.
+	time.Sleep(3 * time.Second)
+	before := out.String()
+	time.Sleep(5 * time.Second)
+	if after := out.String(); after != before {
+		t.Errorf("an idle stack printed:\n%s", strings.TrimPrefix(after, before))
 	}
 	cancel()
 	select {
@@ -171,5 +205,11 @@ func TestLocalServe(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("klt local did not stop within 30 s of Ctrl-C")
+	}
+	summary := strings.TrimPrefix(out.String(), before)
+	for _, want := range []string{"ConsumerSelfManagedMapping", "WorkerFunction.Work", "ConsumerFailureQueue", "WorkerFailureQueue", "invalid order 99"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("the summary at Ctrl-C does not say %q:\n%s", want, summary)
+		}
 	}
 }

@@ -15,34 +15,49 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
-	"github.com/kafkalambda/toolkit/esm"
+	"github.com/kafkalambda/toolkit/internal/faultproxy"
 	"github.com/kafkalambda/toolkit/internal/runtimeapi"
 	"github.com/kafkalambda/toolkit/internal/samstack"
-	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/producer"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// ordersAPIParam is the template parameter klt local serves its local orders API to.
-const ordersAPIParam = "OrdersApiUrl"
 
 // Config is the command line of klt local.
 type Config struct {
-	Template     string
-	Loads        CountFlag // pipeline (its first function) -> records; "" = every pipeline
-	Partitions   CountFlag // topic -> partitions; "" = every topic
-	Rate         float64
-	Keys         int
-	Work         time.Duration
-	Faults       int
+	Template string
+	Params   ParamsFlag
+	// Partitions: topic -> partitions; "" = every topic.
+	Partitions CountFlag
+	// OnePartitionPerInvocation gives each Kafka invocation one partition's records.
+	OnePartitionPerInvocation bool
+
+	// Input is where a load's records come from; none: the stack is served until Ctrl-C.
+	Input Input
+	// Loads: pipeline (its first function) -> records; "" = every pipeline.
+	Loads CountFlag
+	// Rate is records per second to produce; 0 = as fast as Kafka takes them.
+	Rate float64
+	// Faults are the --fault faults; FaultLoad, when positive, the records of the phase
+	// that runs every pipeline at once with them (else they apply to each load phase).
+	Faults    []FaultSpec
+	FaultLoad int
+
+	// HTTPSink is the template parameter the local HTTP sink's URL goes to ("": no sink);
+	// Work its time per request.
+	HTTPSink string
+	Work     time.Duration
+
 	Report       string
 	Logs         string
 	PhaseTimeout time.Duration
-	Params       ParamsFlag
 }
+
+// Load reports whether c measures the stack (records to produce) rather than serving it.
+func (c *Config) Load() bool { return c.Input.Records != "" || c.Input.Generate != "" }
 
 // ParamsFlag is a repeatable flag of NAME=VALUE template parameter values.
 type ParamsFlag map[string]string
@@ -109,21 +124,22 @@ func (f CountFlag) get(name string, def int) int {
 type stack struct {
 	c         Config
 	t         *samstack.InvokeTemplate
+	source    recordSource // nil when serving
 	ls        *lambdarun.Servers
 	sqsClient *sqs.Client
 	brokers   []string
 	kafka     *kfake.Cluster
 	producer  *kgo.Client
-	api       *ordersAPI // nil without the OrdersApiUrl parameter
-	drains    *drains
 	specs     []*samstack.MappingSpec
 	pools     map[string]*runtimeapi.Pool // by function
 	functions map[string]*samstack.FunctionSpec
+	vars      map[string]map[string]string // by function: its environment variables
 	pipelines []*pipeline
 	logDir    string
 	logFiles  []*os.File
 	logs      map[string]*lockedWriter // by function: its processes' lines and klt's about it
-	timeouts  *timeoutFaults
+	faults    *processFaults
+	obs       *observation
 	out       io.Writer
 }
 
@@ -135,35 +151,53 @@ type pipeline struct {
 	specs     []*samstack.MappingSpec
 	topic     string
 	queues    map[string]bool // logical IDs of the queues its records can be dead-lettered to
-
-	filteredKeys map[string]bool // record key -> filtered out (stack.filtered's answers)
 }
 
-// applier returns the function that applies the records (the last one).
+// applier returns the function whose side effects the report follows (the last one).
 func (p *pipeline) applier() string { return p.functions[len(p.functions)-1] }
 
+// has reports whether fn is a function of p.
+func (p *pipeline) has(fn string) bool {
+	for _, f := range p.functions {
+		if f == fn {
+			return true
+		}
+	}
+	return false
+}
+
+// LocalMain runs klt local with c.
 func LocalMain(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("klt local runs functions as Linux processes and freezes them to inject timeouts; this is %s", runtime.GOOS)
 	}
 	s := &stack{c: c, out: stdout, pools: map[string]*runtimeapi.Pool{}, functions: map[string]*samstack.FunctionSpec{}}
 	defer s.stop()
+	src, err := newRecordSource(ctx, c.Input)
+	if err != nil {
+		return err
+	}
+	s.source = src
 	if err := s.start(ctx, stderr); err != nil {
 		return err
 	}
-	if len(c.Loads) == 0 {
+	if src == nil {
 		return s.serve(ctx)
 	}
 	return s.loadAndReport(ctx)
 }
 
-// start reads the template, starts the servers, builds and starts the functions.
+// start starts Kafka, reads the template (a parameter that gives a mapping its bootstrap
+// servers gets the local Kafka's), starts the other servers, the observers and the functions.
 func (s *stack) start(ctx context.Context, stderr io.Writer) error {
+	if err := s.startKafka(); err != nil {
+		return err
+	}
 	params, err := s.readMappings()
 	if err != nil {
 		return err
 	}
-	names, vars, err := s.startServers(ctx, params)
+	names, err := s.startServers(ctx, params)
 	if err != nil {
 		return err
 	}
@@ -171,28 +205,31 @@ func (s *stack) start(ctx context.Context, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := s.startFunctions(names, boots, vars); err != nil {
-		return err
-	}
-	s.startDrains()
-	return nil
+	return s.startFunctions(names, boots)
 }
 
 // readMappings reads the template and the event source mappings klt local runs, and returns
-// the template's parameters.
+// the template's parameters as given (--parameter-overrides).
 func (s *stack) readMappings() (map[string]string, error) {
 	t, err := samstack.ReadInvokeTemplate(s.c.Template)
 	if err != nil {
 		return nil, err
 	}
 	s.t = t
-	// The sample template's cluster parameters, for a self-managed cluster (the local one):
-	// its self-managed mappings run. --parameter-overrides sets these and any others.
-	params := map[string]string{"KafkaClusterArn": "", "KafkaAuth": "plaintext", "KafkaBootstrapServers": "127.0.0.1:9092"}
+	params := map[string]string{}
 	for k, v := range s.c.Params {
 		params[k] = v
 	}
-	r, err := samstack.NewLocalResolver(t, params)
+	if s.c.HTTPSink != "" {
+		if t.T.Parameter(s.c.HTTPSink) == nil {
+			return nil, fmt.Errorf("--http-sink %s: %s has no parameter %s", s.c.HTTPSink, s.c.Template, s.c.HTTPSink)
+		}
+		if _, given := params[s.c.HTTPSink]; given {
+			return nil, fmt.Errorf("--http-sink %s and --parameter-overrides %s=...: the sink gives the parameter its value", s.c.HTTPSink, s.c.HTTPSink)
+		}
+		params[s.c.HTTPSink] = "http://127.0.0.1/" // each function's own URL replaces it (startServers)
+	}
+	r, err := newLocalResolver(t, params, s.brokers)
 	if err != nil {
 		return nil, err
 	}
@@ -216,60 +253,73 @@ func (s *stack) readMappings() (map[string]string, error) {
 	return params, nil
 }
 
-// startServers starts the servers of all the template's tables, queues and topics (and the
-// orders API when the template takes its URL), and returns the functions the mappings invoke
-// and their environment variables.
-func (s *stack) startServers(ctx context.Context, params map[string]string) (names []string, vars map[string]map[string]string, err error) {
+// startServers starts the servers of all the template's tables and queues, creates its
+// topics, starts the observers (and the HTTP sink), and returns the functions the mappings
+// invoke, with their environment variables in s.vars.
+func (s *stack) startServers(ctx context.Context, params map[string]string) ([]string, error) {
 	t := s.t
 	ls, err := lambdarun.StartServers(ctx, t, lambdarun.Needs{DDB: true, SQS: true})
 	s.ls = ls
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	ls.Stops = append(ls.Stops, s.kafka.Close)
 	ls.Resolver.Params = params
+	ls.Resolver.Local = samstack.LocalEndpoints{KafkaBootstrapServers: strings.Join(s.brokers, ",")}
 	s.sqsClient = ls.SQS.Client()
+	ls.Endpoints["KAFKA_BOOTSTRAP_SERVERS"] = strings.Join(s.brokers, ",")
+	ls.Endpoints["KAFKA_AUTH"] = "plaintext"
+	ls.Kafka = true
 
-	// The functions each mapping invokes, and their environments.
+	var names []string
 	for _, m := range s.specs {
 		if _, ok := s.functions[m.Function]; !ok {
-			f, err := t.Function(m.Function)
+			f, err := ls.Resolver.Function(m.Function)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			s.functions[m.Function] = f
 			names = append(names, m.Function)
 		}
 	}
 	sort.Strings(names)
-	vars = map[string]map[string]string{}
-	if t.T.Parameter(ordersAPIParam) != nil {
-		if s.api, err = startOrdersAPI(s.c.Work); err != nil {
-			return nil, nil, err
-		}
-	}
+	// The variables first with the sink's parameter as a placeholder, for the topics; then,
+	// with the observation started, with each function's own sink URL.
 	var topics []string
+	s.vars = map[string]map[string]string{}
 	for _, fn := range names {
-		if s.api != nil {
-			params[ordersAPIParam] = s.api.url(fn)
-		}
 		v, err := ls.Vars(s.functions[fn], nil)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		vars[fn] = v
+		s.vars[fn] = v
 		topics = append(topics, lambdarun.TopicsOf(v)...)
 	}
+	var read []string // the topics the mappings read and klt produces to
 	for _, m := range s.specs {
 		topics = append(topics, m.Topics...)
-		if t, ok := strings.CutPrefix(m.OnFailure, "kafka://"); ok {
+		read = append(read, m.Topics...)
+		if t := m.OnFailureTopic(); t != "" {
 			topics = append(topics, t)
 		}
 	}
-	if err := s.startKafka(topics); err != nil {
-		return nil, nil, err
+	if err := s.createTopics(ctx, topics); err != nil {
+		return nil, err
 	}
-	params["KafkaBootstrapServers"] = strings.Join(s.brokers, ",")
-	s.pipelines = pipelinesOf(s.specs, vars, ls.Resolver.QueueURLs, s.deadLetterQueueOf)
+	if err := s.startObservation(ctx, topics, read); err != nil {
+		return nil, err
+	}
+	for _, fn := range names {
+		if s.c.HTTPSink != "" {
+			params[s.c.HTTPSink] = s.obs.HTTP.URL(fn)
+		}
+		v, err := ls.Vars(s.functions[fn], nil)
+		if err != nil {
+			return nil, err
+		}
+		s.vars[fn] = v
+	}
+	s.pipelines = pipelinesOf(s.specs, s.vars, ls.Resolver.QueueURLs, s.deadLetterQueueOf)
 	for _, p := range s.pipelines {
 		for _, m := range p.specs {
 			if q, ok := samstack.QueueByARN(ls.Resolver, m.OnFailure); ok {
@@ -277,7 +327,7 @@ func (s *stack) startServers(ctx context.Context, params map[string]string) (nam
 			}
 		}
 	}
-	return names, vars, nil
+	return names, nil
 }
 
 // build builds the bootstrap of each function of names and returns their paths. Builds run
@@ -295,37 +345,26 @@ func (s *stack) build(ctx context.Context, names []string, stderr io.Writer) ([]
 	fmt.Fprintf(s.out, "klt local: building %s\n", strings.Join(names, ", "))
 	start := time.Now()
 	boots := make([]string, len(names))
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 1)
 	for i, fn := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			boots[i], errs[i] = lambdarun.BuildBootstrap(ctx, s.functions[fn], filepath.Join(work, fn), stderr)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		if boots[i], err = lambdarun.BuildBootstrap(ctx, s.functions[fn], filepath.Join(work, fn), stderr); err != nil {
+			return nil, err
+		}
 	}
 	fmt.Fprintf(s.out, "klt local: built in %.1fs\n", time.Since(start).Seconds())
 	return boots, nil
 }
 
 // startFunctions starts a pool of instances of each function of names, running its bootstrap
-// of boots with its environment variables of vars.
-func (s *stack) startFunctions(names, boots []string, vars map[string]map[string]string) error {
-	ls := s.ls
-	s.timeouts = &timeoutFaults{}
-	appliers := map[string]bool{}
-	for _, p := range s.pipelines {
-		appliers[p.applier()] = true
-	}
+// of boots with its environment: the functions reach DynamoDB and SQS through the fault
+// proxies, which observe their calls.
+func (s *stack) startFunctions(names, boots []string) error {
+	s.faults = &processFaults{}
 	for i, fn := range names {
 		f := s.functions[fn]
+		endpoints, err := s.functionEndpoints(fn)
+		if err != nil {
+			return err
+		}
 		logf, err := s.logFile(fn)
 		if err != nil {
 			return err
@@ -333,14 +372,12 @@ func (s *stack) startFunctions(names, boots []string, vars map[string]map[string
 		cfg := runtimeapi.Config{
 			Name:      fn,
 			Bootstrap: boots[i],
-			Env:       lambdarun.FunctionEnv(f, vars[fn], ls.Endpoints, nil),
+			Env:       lambdarun.FunctionEnv(f, s.vars[fn], endpoints, nil),
 			Timeout:   time.Duration(f.Timeout) * time.Second,
 			Logs: func(instance int, line []byte) {
 				fmt.Fprintf(logf, "[%d] %s\n", instance, line)
 			},
-		}
-		if appliers[fn] { // the timeout fault freezes the function that applies the record
-			cfg.OnEvent = s.timeouts.onEvent(fn)
+			OnEvent: s.faults.onEvent(fn),
 		}
 		pool, err := runtimeapi.Start(cfg)
 		if err != nil {
@@ -351,64 +388,63 @@ func (s *stack) startFunctions(names, boots []string, vars map[string]map[string
 	return nil
 }
 
-// startDrains starts the drains: they read every queue no mapping reads.
-func (s *stack) startDrains() {
-	ls := s.ls
-	s.drains = &drains{client: s.sqsClient}
-	read := map[string]bool{}
-	for _, m := range s.specs {
-		if m.Kind == samstack.SqsMapping {
-			read[m.Queue] = true
-		}
+// startKafka starts kfake, before the template is read: a parameter that gives a mapping its
+// bootstrap servers takes its address. klt's own producer is exempt from the Kafka faults
+// (--fault kafka:N): they hit the functions' produce requests only.
+func (s *stack) startKafka() error {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
+	if err != nil {
+		return fmt.Errorf("starting kfake: %w", err)
 	}
-	dctx, cancel := context.WithCancel(context.Background())
-	var dwg sync.WaitGroup
-	for id, u := range ls.Resolver.QueueURLs {
-		if !read[id] {
-			dwg.Add(1)
-			go func() { defer dwg.Done(); s.drains.run(dctx, id, u) }()
-		}
+	s.kafka = kc
+	s.brokers = kc.ListenAddrs()
+	cl, err := producer.NewClient(producer.WithBrokers(s.brokers...), producer.WithPlaintext(),
+		producer.WithClientOptions(kgo.ClientID(kltClientID), kgo.ProduceRequestTimeout(faultproxy.ExemptProduceTimeout)))
+	if err != nil {
+		kc.Close()
+		return err
 	}
-	ls.Stops = append(ls.Stops, func() { cancel(); dwg.Wait() })
+	s.producer = cl
+	return nil
 }
 
-// startKafka starts kfake with the topics, each with its partitions.
-func (s *stack) startKafka(topics []string) error {
-	byCount := map[int][]string{}
+// kltClientID is the Kafka ClientID of klt local's own clients; their produce requests
+// carry faultproxy's ExemptProduceTimeout, which is how the Kafka faults tell them apart.
+const kltClientID = "klt-local"
+
+// createTopics creates the topics, each with its partitions (--partitions).
+func (s *stack) createTopics(ctx context.Context, topics []string) error {
+	s.ls.Stops = append(s.ls.Stops, s.producer.Close)
 	seen := map[string]bool{}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10_000
 	for _, t := range topics {
 		if t == "" || seen[t] {
 			continue
 		}
 		seen[t] = true
-		n := s.c.Partitions.get(t, 1)
-		byCount[n] = append(byCount[n], t)
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic = t
+		rt.NumPartitions = int32(s.c.Partitions.get(t, 1))
+		rt.ReplicationFactor = 1
+		req.Topics = append(req.Topics, rt)
 	}
 	for t := range s.c.Partitions {
 		if t != "" && !seen[t] {
 			return fmt.Errorf("--partitions %s: the stack has no topic %q (topics: %s)", t, t, strings.Join(keysOf(seen), ", "))
 		}
 	}
-	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation()}
-	for n, ts := range byCount {
-		opts = append(opts, kfake.SeedTopics(int32(n), ts...))
-	}
-	kc, err := kfake.NewCluster(opts...)
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(cctx, s.producer)
 	if err != nil {
-		return fmt.Errorf("starting kfake: %w", err)
+		return fmt.Errorf("creating the topics: %w", err)
 	}
-	s.kafka = kc
-	s.ls.Stops = append(s.ls.Stops, kc.Close)
-	s.brokers = kc.ListenAddrs()
-	s.ls.Endpoints["KAFKA_BOOTSTRAP_SERVERS"] = strings.Join(s.brokers, ",")
-	s.ls.Endpoints["KAFKA_AUTH"] = "plaintext"
-	s.ls.Kafka = true
-	cl, err := producer.NewClient(producer.WithBrokers(s.brokers...), producer.WithPlaintext())
-	if err != nil {
-		return err
+	for _, t := range resp.Topics {
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("creating topic %s: %w", t.Topic, err)
+		}
 	}
-	s.producer = cl
-	s.ls.Stops = append(s.ls.Stops, cl.Close)
 	return nil
 }
 
@@ -519,29 +555,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// loggedInvoker writes one line to the function's log for each invocation that fails as a
-// whole (a function error, a timeout, a crash), which the function itself may never log.
-type loggedInvoker struct {
-	esm.Invoker
-	mapping string
-	log     io.Writer
-}
-
-func (l loggedInvoker) Invoke(ctx context.Context, payload []byte) (esm.Response, error) {
-	resp, err := l.Invoker.Invoke(ctx, payload)
-	if resp.Err != nil {
-		fmt.Fprintf(l.log, "[klt] %s: invocation failed: %s\n", l.mapping, base.OneLine(resp.Err.Error()))
-	}
-	return resp, err
-}
-
 // stop stops everything, the functions first.
 func (s *stack) stop() {
 	for _, p := range s.pools {
 		p.Close()
 	}
-	if s.api != nil {
-		s.api.close()
+	if s.obs != nil {
+		s.obs.close()
 	}
 	if s.ls != nil {
 		s.ls.Stop()
@@ -551,121 +571,16 @@ func (s *stack) stop() {
 	}
 }
 
-// running is a mapping running in one phase.
-type running struct {
-	spec     *samstack.MappingSpec
-	counters *esm.Counters
-	kafka    *esm.Kafka // nil for SQS
-	done     chan error
-}
-
-// startMappings starts the mappings specs for a phase: Kafka mappings each with a consumer
-// group of their own for the phase, starting at since, so that a phase reads its own records.
-func (s *stack) startMappings(ctx context.Context, specs []*samstack.MappingSpec, phase string, since time.Time) ([]*running, error) {
-	var out []*running
-	for _, m := range specs {
-		inv := loggedInvoker{s.pools[m.Function], m.Id, s.logs[m.Function]}
-		r := &running{spec: m, done: make(chan error, 1)}
-		var run func(context.Context) error
-		switch m.Kind {
-		case samstack.KafkaMapping:
-			group := m.GroupID
-			if phase != "" {
-				group += "-" + phase
-			}
-			opts := []esm.KafkaOption{
-				esm.WithName(m.Id), esm.WithGroupID(group),
-				esm.WithMaximumRetryAttempts(m.MaxRetry),
-				esm.WithBootstrapServers(s.brokers...),
-				esm.WithFunctionARN("arn:aws:lambda:" + samstack.LocalRegion + ":" + samstack.LocalAccount + ":function:" + m.Function),
-			}
-			if phase == "" {
-				opts = append(opts, esm.WithStartingPosition(base.OrDefault(m.StartingPosition, esm.TrimHorizon)))
-			} else {
-				opts = append(opts, esm.WithStartingTimestamp(since))
-			}
-			if m.Msk {
-				opts = append(opts, esm.WithEventSource(kafkaevent.SourceMSK, m.SourceARN))
-			} else {
-				opts = append(opts, esm.WithEventSource(kafkaevent.SourceSelfManaged, ""))
-			}
-			if m.BatchSize > 0 {
-				opts = append(opts, esm.WithBatchSize(m.BatchSize))
-			}
-			if m.Window >= 0 {
-				opts = append(opts, esm.WithBatchingWindow(m.Window))
-			}
-			if m.Filter != nil {
-				opts = append(opts, esm.WithFilter(m.Filter))
-			}
-			if m.ReportFailures {
-				opts = append(opts, esm.WithReportBatchItemFailures())
-			}
-			if m.MaxRecordAge > 0 {
-				opts = append(opts, esm.WithMaximumRecordAge(m.MaxRecordAge))
-			}
-			if m.Bisect {
-				opts = append(opts, esm.WithBisectBatchOnFunctionError())
-			}
-			if m.OnFailure != "" {
-				if t, ok := strings.CutPrefix(m.OnFailure, "kafka://"); ok {
-					opts = append(opts, esm.WithOnFailure(esm.OnFailureKafkaTopic(t)))
-				} else if q, ok := samstack.QueueByARN(s.ls.Resolver, m.OnFailure); ok {
-					opts = append(opts, esm.WithOnFailure(esm.OnFailureSQS(s.sqsClient, s.ls.Resolver.QueueURLs[q])))
-				} else {
-					return out, fmt.Errorf("%s: on-failure destination %s is neither a queue of the template nor kafka://TOPIC; klt local has no SNS or S3", m.Id, m.OnFailure)
-				}
-			}
-			k, err := esm.NewKafka(s.brokers, m.Topics[0], inv, opts...)
-			if err != nil {
-				return out, fmt.Errorf("%s: %w", m.Id, err)
-			}
-			r.kafka, r.counters, run = k, k.Counters(), k.Run
-		case samstack.SqsMapping:
-			opts := []esm.SQSOption{
-				esm.WithName(m.Id),
-				esm.WithQueueARN("arn:aws:sqs:" + samstack.LocalRegion + ":" + samstack.LocalAccount + ":" + s.ls.Resolver.Queues[m.Queue].Name),
-			}
-			if m.BatchSize != 0 {
-				opts = append(opts, esm.WithBatchSize(m.BatchSize))
-			}
-			if m.Window >= 0 {
-				opts = append(opts, esm.WithBatchingWindow(m.Window))
-			}
-			if m.Filter != nil {
-				opts = append(opts, esm.WithFilter(m.Filter))
-			}
-			if m.ReportFailures {
-				opts = append(opts, esm.WithReportBatchItemFailures())
-			}
-			if m.MaxConcurrency != 0 {
-				opts = append(opts, esm.WithMaximumConcurrency(m.MaxConcurrency))
-			}
-			q, err := esm.NewSQS(ctx, s.sqsClient, s.ls.Resolver.QueueURLs[m.Queue], inv, opts...)
-			if err != nil {
-				return out, fmt.Errorf("%s: %w", m.Id, err)
-			}
-			r.counters, run = q.Counters(), q.Run
-		}
-		go func() { r.done <- run(ctx) }()
-		out = append(out, r)
+// newLocalResolver resolves the template's parameters: --parameter-overrides, the Defaults,
+// and the local Kafka's brokers for a parameter that gives a mapping its bootstrap servers.
+func newLocalResolver(t *samstack.InvokeTemplate, params map[string]string, brokers []string) (*samstack.Resolver, error) {
+	if err := samstack.CheckParameters(t, params); err != nil {
+		return nil, err
 	}
-	return out, nil
-}
-
-// deadLetterQueueOf returns the logical ID of queue's dead-letter queue (its RedrivePolicy's
-// deadLetterTargetArn), or "".
-func (s *stack) deadLetterQueueOf(queue string) string {
-	q, ok := s.ls.Resolver.Queues[queue]
-	if !ok || q.Attrs["RedrivePolicy"] == nil {
-		return ""
-	}
-	v, err := s.ls.Resolver.Eval(q.Attrs["RedrivePolicy"], queue+".RedrivePolicy")
+	r, err := samstack.NewLocalResolver(t, params)
 	if err != nil {
-		return ""
+		return nil, err
 	}
-	rp, _ := v.(map[string]any)
-	arn, _ := rp["deadLetterTargetArn"].(string)
-	id, _ := samstack.QueueByARN(s.ls.Resolver, arn)
-	return id
+	r.Local = samstack.LocalEndpoints{KafkaBootstrapServers: strings.Join(brokers, ",")}
+	return r, nil
 }

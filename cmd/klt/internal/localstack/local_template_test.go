@@ -45,22 +45,3 @@ func TestLocalMappingsOfTheTemplate(t *testing.T) {
 		t.Errorf("skipped: %+v", skipped)
 	}
 }
-
-func TestAppliedSeries(t *testing.T) {
-	start := time.Unix(1000, 0)
-	var apps []application
-	for i := range 20 { // 10 a second for 2 s, from 0.05 s on
-		apps = append(apps, application{function: "F", at: start.Add(50*time.Millisecond + time.Duration(i)*100*time.Millisecond)})
-	}
-	apps = append(apps, application{function: "G", at: start.Add(time.Second)})
-	got := appliedSeries(apps, "F", start, start.Add(3*time.Second))
-	want := map[float64]float64{0.5: 5, 1: 10, 1.5: 10, 2: 10, 2.5: 5, 3: 0, 3.5: 0}
-	if len(got) != len(want) {
-		t.Fatalf("points %v", got)
-	}
-	for _, p := range got {
-		if want[p[0]] != p[1] {
-			t.Errorf("at %vs: %v a second, want %v", p[0], p[1], want[p[0]])
-		}
-	}
-}
