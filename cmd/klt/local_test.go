@@ -142,8 +142,8 @@ func (s *syncBuffer) String() string {
 // prints the broker and the klt produce line; the records of testdata/local/orders.jsonl (the
 // ones docs/local.md gives) all pass the sample's filter and are applied by both pipelines;
 // a poison order goes to both failure queues and stays there (klt lists it, it does not take
-// it); an idle stack prints nothing; and Ctrl-C stops
-// everything with exit status 0 and a summary that lists the failure queues' messages.
+// it); an idle stack prints nothing; and Ctrl-C stops everything with exit status 0 and a
+// summary that lists the failure queues' messages.
 func TestLocalServe(t *testing.T) {
 	t.Parallel()
 	logs := t.TempDir()
