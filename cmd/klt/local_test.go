@@ -6,12 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/report"
 )
 
@@ -136,8 +141,9 @@ func (s *syncBuffer) String() string {
 // TestLocalServe runs klt local without a load, as a user does to try a stack by hand: it
 // prints the broker and the klt produce line; the records of testdata/local/orders.jsonl (the
 // ones docs/local.md gives) all pass the sample's filter and are applied by both pipelines;
-// a poison order goes to both failure queues; an idle stack prints nothing; and Ctrl-C stops
-// everything with exit status 0 and a summary that lists the failure queues' messages.
+// a poison order goes to both failure queues and stays there (klt lists it, it does not take
+// it); an idle stack prints nothing; and Ctrl-C stops everything with exit status 0 and a
+// summary that lists the failure queues' messages.
 func TestLocalServe(t *testing.T) {
 	t.Parallel()
 	logs := t.TempDir()
@@ -190,6 +196,13 @@ func TestLocalServe(t *testing.T) {
 		return strings.Count(read("ConsumerFunction"), `"order accepted"`) == 5 && strings.Count(read("WorkerFunction"), `"order applied"`) == 5 &&
 			strings.Contains(read("ConsumerFunction"), `invalid order 99`) && strings.Contains(read("WorkerFunction"), `invalid order 99`)
 	})
+	// The failure queues keep the poison order: klt lists their messages, it does not take them.
+	sqsRE := regexp.MustCompile(`AWS_ENDPOINT_URL_SQS=(\S+?),`)
+	m := sqsRE.FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no SQS endpoint printed:\n%s", out.String())
+	}
+	waitFor("the poison order kept in ConsumerFailureQueue", func() bool { return queueHolds(t, ctx, m[1], "ConsumerFailureQueue") > 0 })
 	// Idle: once the counters settle, nothing more is printed.
 	time.Sleep(3 * time.Second)
 	before := out.String()
@@ -212,4 +225,26 @@ func TestLocalServe(t *testing.T) {
 			t.Errorf("the summary at Ctrl-C does not say %q:\n%s", want, summary)
 		}
 	}
+}
+
+// queueHolds returns the messages the queue named name holds at the SQS endpoint, visible or
+// not (a lister holding one does not take it away).
+func queueHolds(t *testing.T, ctx context.Context, endpoint, name string) int {
+	t.Helper()
+	cl := sqs.NewFromConfig(localserver.ClientConfig(localserver.Region), func(o *sqs.Options) { o.BaseEndpoint = aws.String(endpoint) })
+	u, err := cl.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+	if err != nil {
+		t.Fatalf("GetQueueUrl %s: %v", name, err)
+	}
+	a, err := cl.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: u.QueueUrl,
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+	if err != nil {
+		t.Fatalf("GetQueueAttributes %s: %v", name, err)
+	}
+	n := 0
+	for _, k := range []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible} {
+		v, _ := strconv.Atoi(a.Attributes[string(k)])
+		n += v
+	}
+	return n
 }

@@ -280,8 +280,8 @@ func (a *pipelineAccount) timedOutAsLost() {
 }
 
 // addMetrics adds the MetricsConfig figures of a mapping's phase to its totals, as CloudWatch
-// would show them over the run: the counts summed over the phases (the Sum statistic), the
-// offset lags as at the end of the last phase.
+// would show them over the run, each with report.CloudWatchStatistic's statistic: the counts
+// summed over the phases, the offset lags as at the end of the last phase.
 func (s *stack) addMetrics(t *report.Mapping, r *running) {
 	var values map[string]int64
 	t.MetricGroups = sqsMetricGroups
@@ -294,23 +294,14 @@ func (s *stack) addMetrics(t *report.Mapping, r *running) {
 	for _, m := range t.Metrics {
 		sum[m.Name] = m.Value
 	}
-	stats := map[string]string{}
-	for _, m := range t.Metrics {
-		stats[m.Name] = m.Statistic
-	}
 	for name, v := range values {
-		stats[name] = "Sum"
-		switch name {
-		case esm.MetricMaxOffsetLag:
-			stats[name] = "Maximum"
-			sum[name] = float64(v)
-		case esm.MetricSumOffsetLag:
-			sum[name] = float64(v)
-		default:
-			sum[name] += float64(v)
+		if name == esm.MetricMaxOffsetLag || name == esm.MetricSumOffsetLag {
+			sum[name] = float64(v) // gauges: as at the end of the last phase
+		} else {
+			sum[name] += float64(v) // counts: summed over the phases
 		}
 	}
-	if ms, err := report.NewMetrics(sum, stats); err == nil {
+	if ms, err := report.NewMetrics(sum, nil); err == nil {
 		t.Metrics = ms
 	} else {
 		fmt.Fprintf(s.out, "klt local: %s: %v\n", t.Name, err)

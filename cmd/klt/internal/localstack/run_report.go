@@ -293,8 +293,15 @@ func (s *stack) report(started time.Time, phases []*phaseResult, names map[*pipe
 		Series:   rec.Series(),
 		Mappings: lv.mappings(),
 	}
-	if g, ok := s.source.(*generator); ok {
-		rep.Scenario.Keys = g.keys
+	switch src := s.source.(type) {
+	case *generator:
+		rep.Scenario.Keys = src.keys
+	case *fileSource:
+		keys := map[string]bool{}
+		for _, l := range src.lines {
+			keys[string(l.Record.Key)] = true
+		}
+		rep.Scenario.Keys = len(keys)
 	}
 	if len(s.pipelines) > 0 {
 		rep.Scenario.Partitions = s.c.Partitions.get(s.pipelines[0].topic, 1)
