@@ -90,6 +90,12 @@ type metricCounts struct {
 	pollErrors, invokeErrors, schemaErrors, commitErrors, destErrors atomic.Int64
 }
 
+// MetricGroups returns the MetricsConfig groups WithMetrics enabled, in its order.
+func (m *Kafka) MetricGroups() []string { return slices.Clone(m.cfg.metrics) }
+
+// MetricGroups returns the MetricsConfig groups WithMetrics enabled, in its order.
+func (m *SQS) MetricGroups() []string { return slices.Clone(m.cfg.metrics) }
+
 // Metrics returns the metrics of the groups WithMetrics enabled, metric name to value, as
 // CloudWatch would show them for the mapping since Run started (counts as the Sum statistic,
 // lags as they are now).

@@ -1,11 +1,14 @@
 package samstack
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kafkalambda/toolkit/esm"
 )
 
 // localMappings reads the mappings of a template made of a function Fn and resources, with
@@ -145,6 +148,23 @@ func TestMappingSchemaRegistry(t *testing.T) {
 	}
 	if m := got["Msk"]; m.Metrics != nil {
 		t.Errorf("Msk: metrics %v without a MetricsConfig", m.Metrics)
+	}
+	// The options the specs give a mapping carry both: NewKafka checks the registry's
+	// settings, and the mapping reports the template's metric groups.
+	for id, want := range map[string][]string{"M": {MetricEventCount, MetricKafkaMetrics, MetricErrorCount}, "Sam.Stream": {MetricEventCount}} {
+		opts, err := got[id].KafkaOptions(&Resolver{}, KafkaTargets{Brokers: []string{"127.0.0.1:9092"}})
+		if err != nil {
+			t.Fatalf("%s: KafkaOptions: %v", id, err)
+		}
+		k, err := esm.NewKafka([]string{"127.0.0.1:9092"}, got[id].Topics[0], esm.InvokerFunc(func(context.Context, []byte) (esm.Response, error) {
+			return esm.Response{}, nil
+		}), opts...)
+		if err != nil {
+			t.Fatalf("%s: NewKafka: %v", id, err)
+		}
+		if g := k.MetricGroups(); !slices.Equal(g, want) {
+			t.Errorf("%s: the mapping's metric groups %v, want the template's %v", id, g, want)
+		}
 	}
 }
 

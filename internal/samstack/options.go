@@ -87,6 +87,14 @@ func (m *MappingSpec) KafkaOptions(r *Resolver, t KafkaTargets) ([]esm.KafkaOpti
 	if d != nil {
 		opts = append(opts, esm.WithOnFailure(d))
 	}
+	if sr := m.SchemaRegistry; sr != nil {
+		opts = append(opts, esm.WithSchemaRegistry(esm.SchemaRegistryConfig{
+			SchemaRegistryURI: sr.URI, EventRecordFormat: sr.EventRecordFormat, Attributes: sr.Attributes,
+		}))
+	}
+	if len(m.Metrics) > 0 {
+		opts = append(opts, esm.WithMetrics(m.Metrics...))
+	}
 	return opts, nil
 }
 
@@ -124,7 +132,7 @@ func (m *MappingSpec) Destination(r *Resolver, client esm.SQSSender) (esm.Destin
 
 // SQSOptions returns the esm options of an SQS mapping: its name (the mapping's Id), the
 // queue's local ARN (the events' eventSourceARN), BatchSize, MaximumBatchingWindowInSeconds,
-// FilterCriteria, ReportBatchItemFailures and ScalingConfig.MaximumConcurrency. The queue
+// FilterCriteria, ReportBatchItemFailures, ScalingConfig.MaximumConcurrency and MetricsConfig. The queue
 // itself, r.QueueURLs[m.Queue], is esm.NewSQS's argument.
 func (m *MappingSpec) SQSOptions(r *Resolver) ([]esm.SQSOption, error) {
 	if m.Kind != SqsMapping {
@@ -152,6 +160,9 @@ func (m *MappingSpec) SQSOptions(r *Resolver) ([]esm.SQSOption, error) {
 	}
 	if m.MaxConcurrency != 0 {
 		opts = append(opts, esm.WithMaximumConcurrency(m.MaxConcurrency))
+	}
+	if len(m.Metrics) > 0 {
+		opts = append(opts, esm.WithMetrics(m.Metrics...))
 	}
 	return opts, nil
 }

@@ -56,7 +56,7 @@ func (s *stack) startMappings(ctx context.Context, specs []*samstack.MappingSpec
 			if phase != "" {
 				opts = append(opts, esm.WithGroupID(m.GroupID+"-"+phase), esm.WithStartingTimestamp(since))
 			}
-			opts = append(opts, s.kafkaOptions()...)
+			opts = append(s.kafkaOptions(), opts...) // the template's MetricsConfig wins
 			k, err := esm.NewKafka(s.brokers, m.Topics[0], inv, opts...)
 			if err != nil {
 				return out, fmt.Errorf("%s: %w", m.Id, err)
@@ -67,7 +67,9 @@ func (s *stack) startMappings(ctx context.Context, specs []*samstack.MappingSpec
 			if err != nil {
 				return out, err
 			}
-			opts = append(opts, esm.WithObserver(s.obs.mappings()), esm.WithMetrics(sqsMetricGroups...))
+			// Every group for a mapping whose template enables none; the template's wins.
+			opts = append([]esm.SQSOption{esm.WithMetrics(sqsMetricGroups...)}, opts...)
+			opts = append(opts, esm.WithObserver(s.obs.mappings()))
 			q, err := esm.NewSQS(ctx, s.sqsClient, s.ls.Resolver.QueueURLs[m.Queue], inv, opts...)
 			if err != nil {
 				return out, fmt.Errorf("%s: %w", m.Id, err)
@@ -80,9 +82,10 @@ func (s *stack) startMappings(ctx context.Context, specs []*samstack.MappingSpec
 	return out, nil
 }
 
-// kafkaOptions are the options klt local gives every Kafka mapping: every MetricsConfig
-// group (the report shows them all, whatever the template enables), and one partition per
-// invocation when the flag asks.
+// kafkaOptions are the options klt local gives every Kafka mapping before the template's:
+// every MetricsConfig group, for a mapping whose template enables none (one that does gets its
+// own groups only, as CloudWatch would show them: the template's option comes later and wins),
+// and one partition per invocation when the flag asks.
 func (s *stack) kafkaOptions() []esm.KafkaOption {
 	opts := []esm.KafkaOption{esm.WithMetrics(kafkaMetricGroups...)}
 	if s.c.OnePartitionPerInvocation {

@@ -284,11 +284,10 @@ func (a *pipelineAccount) timedOutAsLost() {
 // summed over the phases, the offset lags as at the end of the last phase.
 func (s *stack) addMetrics(t *report.Mapping, r *running) {
 	var values map[string]int64
-	t.MetricGroups = sqsMetricGroups
 	if r.kafka != nil {
-		values, t.MetricGroups = r.kafka.Metrics(), kafkaMetricGroups
+		values, t.MetricGroups = r.kafka.Metrics(), r.kafka.MetricGroups()
 	} else if r.sqs != nil {
-		values = r.sqs.Metrics()
+		values, t.MetricGroups = r.sqs.Metrics(), r.sqs.MetricGroups()
 	}
 	sum := map[string]float64{}
 	for _, m := range t.Metrics {
