@@ -259,16 +259,7 @@ func (m *Kafka) single(pt *kafkaPart, n int) int {
 }
 
 // observe reports e to the observer, if any, one event at a time.
-func (m *Kafka) observe(e Event) {
-	o := m.cfg.observer
-	if o == nil {
-		return
-	}
-	e.Mapping, e.At = m.cfg.name, time.Now()
-	m.obsMu.Lock()
-	defer m.obsMu.Unlock()
-	o.Observe(e)
-}
+func (m *Kafka) observe(e Event) { m.cfg.notify(&m.obsMu, e) }
 
 // Run joins the group and processes records until ctx is done, then returns nil; records in
 // an unfinished invocation are not committed and are delivered again by the next Run. It

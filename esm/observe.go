@@ -1,6 +1,9 @@
 package esm
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // An Observer sees each step of every record's way through a mapping, as it happens: klt
 // local's report follows each record with one, and package esmtest records them for a
@@ -85,4 +88,16 @@ func WithObserver(o Observer) Option {
 		}
 		c.observer = o
 	})
+}
+
+// notify reports e to the observer, if any, one event at a time: mu serialises the events of
+// one mapping, whose goroutines report concurrently.
+func (c *mappingConfig) notify(mu *sync.Mutex, e Event) {
+	if c.observer == nil {
+		return
+	}
+	e.Mapping, e.At = c.name, time.Now()
+	mu.Lock()
+	defer mu.Unlock()
+	c.observer.Observe(e)
 }

@@ -3,7 +3,6 @@ package esm
 import (
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
@@ -138,13 +137,4 @@ func sqsRefs(b []*sqsMsg) []RecordRef {
 }
 
 // observe reports e to the observer, if any, one event at a time.
-func (m *SQS) observe(e Event) {
-	o := m.cfg.observer
-	if o == nil {
-		return
-	}
-	e.Mapping, e.At = m.cfg.name, time.Now()
-	m.obsMu.Lock()
-	defer m.obsMu.Unlock()
-	o.Observe(e)
-}
+func (m *SQS) observe(e Event) { m.cfg.notify(&m.obsMu, e) }

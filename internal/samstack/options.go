@@ -62,17 +62,8 @@ func (m *MappingSpec) KafkaOptions(r *Resolver, t KafkaTargets) ([]esm.KafkaOpti
 	} else {
 		opts = append(opts, esm.WithEventSource(kafkaevent.SourceSelfManaged, ""))
 	}
-	if m.BatchSize > 0 {
-		opts = append(opts, esm.WithBatchSize(m.BatchSize))
-	}
-	if m.Window >= 0 {
-		opts = append(opts, esm.WithBatchingWindow(m.Window))
-	}
-	if m.Filter != nil {
-		opts = append(opts, esm.WithFilter(m.Filter))
-	}
-	if m.ReportFailures {
-		opts = append(opts, esm.WithReportBatchItemFailures())
+	for _, o := range m.commonOptions() {
+		opts = append(opts, o)
 	}
 	if m.MaxRecordAge > 0 {
 		opts = append(opts, esm.WithMaximumRecordAge(m.MaxRecordAge))
@@ -91,9 +82,6 @@ func (m *MappingSpec) KafkaOptions(r *Resolver, t KafkaTargets) ([]esm.KafkaOpti
 		opts = append(opts, esm.WithSchemaRegistry(esm.SchemaRegistryConfig{
 			SchemaRegistryURI: sr.URI, EventRecordFormat: sr.EventRecordFormat, Attributes: sr.Attributes,
 		}))
-	}
-	if len(m.Metrics) > 0 {
-		opts = append(opts, esm.WithMetrics(m.Metrics...))
 	}
 	return opts, nil
 }
@@ -146,7 +134,20 @@ func (m *MappingSpec) SQSOptions(r *Resolver) ([]esm.SQSOption, error) {
 		esm.WithName(m.Id),
 		esm.WithQueueARN("arn:aws:sqs:" + LocalRegion + ":" + LocalAccount + ":" + q.Name),
 	}
-	if m.BatchSize != 0 {
+	for _, o := range m.commonOptions() {
+		opts = append(opts, o)
+	}
+	if m.MaxConcurrency != 0 {
+		opts = append(opts, esm.WithMaximumConcurrency(m.MaxConcurrency))
+	}
+	return opts, nil
+}
+
+// commonOptions returns the options both kinds of mapping take from the template: BatchSize,
+// MaximumBatchingWindowInSeconds, FilterCriteria, ReportBatchItemFailures and MetricsConfig.
+func (m *MappingSpec) commonOptions() []esm.Option {
+	var opts []esm.Option
+	if m.BatchSize > 0 {
 		opts = append(opts, esm.WithBatchSize(m.BatchSize))
 	}
 	if m.Window >= 0 {
@@ -158,11 +159,8 @@ func (m *MappingSpec) SQSOptions(r *Resolver) ([]esm.SQSOption, error) {
 	if m.ReportFailures {
 		opts = append(opts, esm.WithReportBatchItemFailures())
 	}
-	if m.MaxConcurrency != 0 {
-		opts = append(opts, esm.WithMaximumConcurrency(m.MaxConcurrency))
-	}
 	if len(m.Metrics) > 0 {
 		opts = append(opts, esm.WithMetrics(m.Metrics...))
 	}
-	return opts, nil
+	return opts
 }

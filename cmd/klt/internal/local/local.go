@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/localstack"
 )
 
 func newLocalFlags(c *localstack.Config) *flag.FlagSet {
-	c.Loads, c.Partitions, c.Params = localstack.CountFlag{}, localstack.CountFlag{}, localstack.ParamsFlag{}
+	c.Loads, c.Partitions, c.Params = localstack.CountFlag{}, localstack.CountFlag{}, lambdarun.ParamsFlag{}
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	fs.StringVar(&c.Template, "template", "template.yaml", "the SAM `FILE` of the stack")
 	fs.Var(c.Params, "parameter-overrides", "give the template parameter NAME the value VALUE (`NAME=VALUE`, repeatable)")

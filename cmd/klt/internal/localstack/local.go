@@ -29,7 +29,7 @@ import (
 // Config is the command line of klt local.
 type Config struct {
 	Template string
-	Params   ParamsFlag
+	Params   lambdarun.ParamsFlag
 	// Partitions: topic -> partitions; "" = every topic.
 	Partitions CountFlag
 	// OnePartitionPerInvocation gives each Kafka invocation one partition's records.
@@ -58,27 +58,6 @@ type Config struct {
 
 // Load reports whether c measures the stack (records to produce) rather than serving it.
 func (c *Config) Load() bool { return c.Input.Records != "" || c.Input.Generate != "" }
-
-// ParamsFlag is a repeatable flag of NAME=VALUE template parameter values.
-type ParamsFlag map[string]string
-
-func (f ParamsFlag) String() string {
-	var parts []string
-	for k, v := range f {
-		parts = append(parts, k+"="+v)
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, " ")
-}
-
-func (f ParamsFlag) Set(s string) error {
-	name, value, ok := strings.Cut(s, "=")
-	if !ok || name == "" {
-		return fmt.Errorf("want NAME=VALUE, got %q", s)
-	}
-	f[name] = value
-	return nil
-}
 
 // CountFlag is a repeatable flag of N or NAME=N values.
 type CountFlag map[string]int
