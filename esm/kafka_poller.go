@@ -201,10 +201,16 @@ func (p *kafkaPoller) run(ctx context.Context) {
 		}
 	}()
 	for {
+		// The channel is taken before draining: a push after drain has read the inboxes
+		// closes it, so its records are drained on the next turn rather than left waiting
+		// for another push (which may never come).
+		p.mu.Lock()
+		ch := p.changed
+		p.mu.Unlock()
 		wakeAt := p.drain(ctx)
 		p.mu.Lock()
 		wait := p.dispatch(ctx, time.Now())
-		ch, taken := p.changed, p.taken
+		taken := p.taken
 		p.taken = nil
 		p.mu.Unlock()
 		for num, next := range taken {
