@@ -141,11 +141,9 @@ Environment.Variables, so the template declares AWS_ENDPOINT_URL_DYNAMODB and th
 
 A Ref of a parameter gives its --parameter-overrides value, else its Default, else, for a
 parameter the template uses as Kafka bootstrap servers, the local Kafka's address; any other
-parameter without a value is an error naming it. dynalite and local-aws-sqs run from the
-node_modules directory $KLT_NODE_MODULES names; else, in the toolkit's checkout, from its
-node_modules; else klt installs the versions it pins into your cache directory on first use
-(npm ci; node and npm on PATH, the npm registry reachable).
-`
+parameter without a value is an error naming it.
+
+` + lambdarun.NodeServersHelp
 
 // EnvVarsFlags returns the flags of "klt env-vars", for its help.
 func EnvVarsFlags() *flag.FlagSet { return newEnvVarsFlags(new(envVarsConfig)) }

@@ -85,11 +85,7 @@ local-aws-sqs and AWS_ENDPOINT_URL_SQS; when it has KAFKA_BOOTSTRAP_SERVERS (or 
 variable of brokers), an in-process Kafka (kfake) with KAFKA_AUTH=plaintext. Every table and
 queue of the template is created there. All of it stops when the invocation ends.
 
-dynalite and local-aws-sqs are Node.js programs: klt runs them from the node_modules directory
-$KLT_NODE_MODULES names; else, in the toolkit's checkout, from its node_modules; else it
-installs the versions it pins into your cache directory on first use (npm ci; node and npm on
-PATH, the npm registry reachable).
-
+` + lambdarun.NodeServersHelp + `
 The exit status is 1 when the function returns an error or times out, the template has no such
 function, EVENT is not JSON, the build fails or the emulator does not start.
 `

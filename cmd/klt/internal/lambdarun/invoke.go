@@ -49,6 +49,14 @@ type Config struct {
 	Params   ParamsFlag // --parameter-overrides
 }
 
+// NodeServersHelp is the paragraph of the commands' help that says where the Node servers
+// come from (internal/localserver's order).
+const NodeServersHelp = `dynalite and local-aws-sqs are Node.js programs: klt runs them from the node_modules directory
+$KLT_NODE_MODULES names; else, in the toolkit's checkout, from its node_modules; else it
+installs the versions it pins into your cache directory on first use (npm ci; node and npm on
+PATH, the npm registry reachable).
+`
+
 // ParamsFlag is a repeatable flag of NAME=VALUE template parameter values
 // (--parameter-overrides), which replace the parameters' Defaults.
 type ParamsFlag map[string]string

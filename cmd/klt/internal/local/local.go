@@ -117,6 +117,7 @@ order and scaling. DynamoDB stream and other event sources are listed and not ru
 parameters take --parameter-overrides, their Default, or, for one that gives a Kafka mapping
 its bootstrap servers, the local Kafka's address.
 
+` + lambdarun.NodeServersHelp + `
 Without --records or --generate, the stack runs until Ctrl-C with the template's consumer
 groups: produce to it with klt produce (the line to use is printed). A line per mapping shows
 its counters when one changes; Ctrl-C prints a summary, the messages of the failure and
