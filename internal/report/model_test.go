@@ -219,3 +219,15 @@ func TestTextListsAreBounded(t *testing.T) {
 		t.Errorf("report.html lists the record %d times, want 62 (61 records, 1 fault)", n)
 	}
 }
+
+// TestScenarioTextCounts checks the scenario line's counts read as English: one partition,
+// several keys, the records' source once.
+func TestScenarioTextCounts(t *testing.T) {
+	got := scenarioText(Scenario{Source: "r.jsonl (2 records)", Keys: 2, Partitions: 1})
+	if want := "r.jsonl (2 records); 2 keys; 1 partition; produced as fast as possible"; got != want {
+		t.Errorf("scenario %q, want %q", got, want)
+	}
+	if got := scenarioText(Scenario{Keys: 1, Partitions: 5}); !strings.HasPrefix(got, "1 key; 5 partitions;") {
+		t.Errorf("scenario %q", got)
+	}
+}

@@ -308,16 +308,24 @@ func scenarioText(s Scenario) string {
 		parts = append(parts, s.Source)
 	}
 	if s.Keys > 0 {
-		parts = append(parts, fmt.Sprintf("%d keys", s.Keys))
+		parts = append(parts, countOf(s.Keys, "key"))
 	}
 	if s.WorkMS > 0 {
 		parts = append(parts, fmt.Sprintf("%d ms of work per record", s.WorkMS))
 	}
 	if s.Partitions > 0 {
-		parts = append(parts, fmt.Sprintf("%d partitions", s.Partitions))
+		parts = append(parts, countOf(s.Partitions, "partition"))
 	}
 	parts = append(parts, "produced "+rate)
 	return strings.Join(parts, "; ")
+}
+
+// countOf writes n things: "1 key", "5 keys".
+func countOf(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // recordsText states each pipeline's own record count: "direct 500; fan-out 500".
