@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"crypto/md5"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -52,6 +53,12 @@ func (f Format) String() string {
 }
 
 func (f Format) valid() bool { return f == FormatPython || f == FormatTypeScript }
+
+// Digest returns what the edition's entry for key holds after "<prefix>#" in its ID, with the
+// default hash (MD5; see WithHash): the digest of the key's serialized text, hex for Python,
+// base64 for TypeScript. A tool that reads a table of entries (klt local) uses it to tell
+// which key an entry is for.
+func (f Format) Digest(key string) (string, error) { return f.hash(md5.New, key) }
 
 // hash returns the edition's hash of v: the digest of its serialized text, hex for Python and
 // base64 for TypeScript.

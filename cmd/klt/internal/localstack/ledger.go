@@ -1,16 +1,14 @@
 package localstack
 
 import (
-	"crypto/md5"
-	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/kafkalambda/toolkit/esm"
+	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
 // The ledger is what klt local observed of every input record, written by the observers
@@ -139,16 +137,21 @@ func newLedger() *ledger {
 
 // kafkaKey is idempotency.KafkaKey of the record: "topic-partition-offset".
 func (id recordID) kafkaKey() string {
-	return id.Topic + "-" + strconv.Itoa(int(id.Partition)) + "-" + strconv.FormatInt(id.Offset, 10)
+	return idempotency.KafkaKey(&kafkaevent.Record{Topic: id.Topic, Partition: id.Partition, Offset: id.Offset})
 }
 
 // idempotencyHashes returns the digests the idempotency store writes after "<prefix>#" for
-// the key idempotency.KafkaKey of id: md5 of the key as a JSON string (a topic name is ASCII
-// without quotes or backslashes, so both Powertools editions serialise it the same way),
-// hex (FormatPython) and standard base64 (FormatTypeScript). See idempotency's Format.
-func (id recordID) idempotencyHashes() (hexSum, b64Sum string) {
-	sum := md5.Sum([]byte(strconv.Quote(id.kafkaKey())))
-	return hex.EncodeToString(sum[:]), base64.StdEncoding.EncodeToString(sum[:])
+// the key idempotency.KafkaKey of id, in Python's and TypeScript's formats.
+func (id recordID) idempotencyHashes() ([]string, error) {
+	var out []string
+	for _, f := range []idempotency.Format{idempotency.FormatPython, idempotency.FormatTypeScript} {
+		d, err := f.Digest(id.kafkaKey())
+		if err != nil {
+			return nil, fmt.Errorf("the %v idempotency digest of %s: %w", f, id, err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // byHash returns the input whose KafkaKey the idempotency store hashed to h.
@@ -165,8 +168,13 @@ func (l *ledger) produced(in input) {
 	defer l.mu.Unlock()
 	if _, ok := l.inputs[in.ID]; !ok {
 		l.order = append(l.order, in.ID)
-		h, b := in.ID.idempotencyHashes()
-		l.hashes[h], l.hashes[b] = in.ID, in.ID
+		ds, err := in.ID.idempotencyHashes()
+		if err != nil { // its table entries cannot be told: say so rather than miss them
+			l.unknown = append(l.unknown, unattributed{Kind: effectTable, Why: err.Error(), At: time.Now()})
+		}
+		for _, d := range ds {
+			l.hashes[d] = in.ID
+		}
 	}
 	l.inputs[in.ID] = &in
 }
