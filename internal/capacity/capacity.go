@@ -1,0 +1,248 @@
+// Package capacity sizes and prices a Kafka -> Lambda stack before it is built: for a target
+// rate of records, their size and the time a handler spends on them, it says what each of the
+// two designs the toolkit ships can reach and what bounds it, how many partitions, event
+// pollers, event poller units and concurrent invocations the target needs, the lag a burst
+// leaves and how long it takes to drain, and what a month costs, line by line.
+//
+// The two designs:
+//
+//   - direct: Kafka -> event source mapping -> the function (samples/consumer);
+//   - fanout: Kafka -> event source mapping -> a dispatcher -> an SQS queue (FIFO or
+//     standard) -> event source mapping -> workers (samples/dispatcher, samples/worker).
+//
+// Every figure of a [Plan] carries the formula that produced it and the documented limit or
+// price it rests on ([Figure], [CostLine]): the model is AWS's published arithmetic, put
+// together, and nothing else. klt plan prints it; klt local's report sets the throughput it
+// predicts beside the one it measured (the same [Plan], made from the measured durations).
+package capacity
+
+import (
+	"errors"
+	"time"
+)
+
+// Input is what a plan is made from. The zero value of a field means "not given"; [Plan]
+// fills each from its documented default (Defaults) and reports the filled Input in
+// Plan.Input.
+type Input struct {
+	// Rate is the target: records per second, steady. Required (> 0).
+	Rate float64 `json:"rate"`
+	// Burst is a higher rate, records per second, lasting BurstFor; 0 when there is none.
+	Burst    float64  `json:"burst,omitempty"`
+	BurstFor Duration `json:"burst_for,omitempty"`
+	// RecordSize is one record's size in bytes as the event carries it (key, value and
+	// headers, before base64). Default 1,024.
+	RecordSize int `json:"record_size,omitempty"`
+
+	// Duration is the time the direct design's function spends on one record; the
+	// invocation's time is then BatchSize (or the records it carries) times Duration: the
+	// handler takes its records one after another. BatchDuration is one invocation's time for
+	// a full batch, instead (a handler that works on partitions in parallel). One of the two
+	// is required.
+	Duration      Duration `json:"duration,omitempty"`
+	BatchDuration Duration `json:"batch_duration,omitempty"`
+
+	// BatchSize and Window are the Kafka mapping's BatchSize and
+	// MaximumBatchingWindowInSeconds. Defaults 100 and 500 ms, Lambda's for Kafka.
+	BatchSize int      `json:"batch_size,omitempty"`
+	Window    Duration `json:"window,omitempty"`
+	// Partitions of the source topic; 0: the plan says how many the target needs and
+	// computes max_records_per_second at that count.
+	Partitions int `json:"partitions,omitempty"`
+	// PartitionsPerInvocation is how many partitions one invocation holds on average (an
+	// event may carry records of several; a partition is in one invocation at a time, so at
+	// most Partitions / PartitionsPerInvocation invocations run at once). Default 1. klt
+	// local's report measures it.
+	PartitionsPerInvocation float64 `json:"partitions_per_invocation,omitempty"`
+	// Mode is the Kafka mappings' scaling mode, "provisioned" (default: the sample stack's,
+	// and what error handling and schema registries need) or "on-demand" (no event poller
+	// units to pay; Lambda picks the pollers).
+	Mode string `json:"mode,omitempty"`
+	// MaximumPollers caps the pollers of a Kafka mapping (ProvisionedPollerConfig); default
+	// 2,000, and never more than the partitions.
+	MaximumPollers int `json:"maximum_pollers,omitempty"`
+	// PollerGroup: the mappings share event poller units in a poller group (PollerGroupName)
+	// instead of each paying its own.
+	PollerGroup bool `json:"poller_group,omitempty"`
+
+	// Memory is each function's memory in MB (default 256, the sample stack's) and
+	// Architecture "arm64" (default) or "x86_64": they price the GB-seconds.
+	Memory       int    `json:"memory,omitempty"`
+	Architecture string `json:"architecture,omitempty"`
+	// Concurrency caps the concurrent invocations of each function: reserved concurrency, the
+	// account's quota (1,000 by default), or, for a plan checked against klt local, what this
+	// machine runs at once. 0: the account default.
+	Concurrency int `json:"concurrency,omitempty"`
+
+	// Fanout describes the fan-out design's dispatcher, queue and workers.
+	Fanout Fanout `json:"fanout,omitempty"`
+
+	// IdempotencyWrites is the DynamoDB writes per record for exactly-once side effects
+	// (package idempotency: a conditional PutItem in progress, a PutItem completed); default
+	// 2, -1 for none. IdempotencyItemSize is the item's size in bytes (default 300), which
+	// sets the write units each write takes.
+	IdempotencyWrites   int `json:"idempotency_writes,omitempty"`
+	IdempotencyItemSize int `json:"idempotency_item_size,omitempty"`
+	// EgressBytes is the bytes per record the functions send out of the AWS Region (an
+	// external API): data transfer out is charged; inside the Region between Lambda, MSK,
+	// SQS and DynamoDB it is not. Default 0.
+	EgressBytes int `json:"egress_bytes,omitempty"`
+
+	// Prices are the unit prices; a zero field takes the us-east-1 price (DefaultPrices).
+	Prices Prices `json:"prices,omitempty"`
+}
+
+// Fanout is the fan-out design's part of an Input.
+type Fanout struct {
+	// Queue is "fifo" (default, as the sample's WorkQueue) or "standard".
+	Queue string `json:"queue,omitempty"`
+	// HighThroughput: a FIFO queue in high throughput mode (FifoThroughputLimit
+	// perMessageGroupId): its per-queue limit is the Region's high-throughput quota.
+	HighThroughput bool `json:"high_throughput,omitempty"`
+	// MessageGroups is the number of distinct message groups with messages (FIFO: the
+	// dispatcher's group is the record's key, so the distinct keys); default 1,000.
+	MessageGroups int `json:"message_groups,omitempty"`
+	// DispatchDuration is the dispatcher's time per record (default 1 ms) or
+	// DispatchBatchDuration its time for a full batch, instead.
+	DispatchDuration      Duration `json:"dispatch_duration,omitempty"`
+	DispatchBatchDuration Duration `json:"dispatch_batch_duration,omitempty"`
+	// DispatchBatchSize is the dispatcher mapping's BatchSize (default 500, the sample's).
+	DispatchBatchSize int `json:"dispatch_batch_size,omitempty"`
+	// WorkerDuration is a worker's time per message (default Input.Duration) or
+	// WorkerBatchDuration its time for a full batch, instead.
+	WorkerDuration      Duration `json:"worker_duration,omitempty"`
+	WorkerBatchDuration Duration `json:"worker_batch_duration,omitempty"`
+	// WorkerBatchSize is the SQS mapping's BatchSize (default 10, the most a FIFO queue's
+	// mapping takes).
+	WorkerBatchSize int `json:"worker_batch_size,omitempty"`
+	// MaximumConcurrency is the SQS mapping's ScalingConfig.MaximumConcurrency; 0: none.
+	MaximumConcurrency int `json:"maximum_concurrency,omitempty"`
+}
+
+// Prices are unit prices in US dollars. Each is documented with its source in prices.go.
+type Prices struct {
+	LambdaGBSecond       float64 `json:"lambda_gb_second,omitempty"`        // per GB-second of duration, for Input.Architecture
+	LambdaRequests       float64 `json:"lambda_requests_per_million,omitempty"` // per million requests (invocations)
+	EventPollerUnitHour  float64 `json:"event_poller_unit_hour,omitempty"`  // per EPU-hour, provisioned mode
+	SQSStandardRequests  float64 `json:"sqs_standard_per_million,omitempty"` // per million requests (64 KB chunks)
+	SQSFIFORequests      float64 `json:"sqs_fifo_per_million,omitempty"`     // per million requests (64 KB chunks)
+	DynamoDBWriteUnits   float64 `json:"dynamodb_write_per_million,omitempty"` // on-demand, per million write request units
+	DataTransferOutPerGB float64 `json:"data_transfer_out_per_gb,omitempty"`  // to the internet, first 10 TB a month
+}
+
+// Duration is a time.Duration that reads and writes as Go's duration text ("300ms", "1.5s")
+// in JSON and YAML inputs, and as a number of milliseconds in JSON output.
+type Duration time.Duration
+
+// Plan is the result: the filled Input and one Design per design.
+type Plan struct {
+	Input  Input  `json:"input"`
+	Direct Design `json:"direct"`
+	Fanout Design `json:"fanout"`
+	// Cheaper names the design that reaches the target at the lower monthly cost, "direct"
+	// or "fanout"; empty when neither reaches it.
+	Cheaper string `json:"cheaper"`
+	// Notes are what the plan assumed and a reader must know: "the handler takes its
+	// records one after another (Duration, not BatchDuration)".
+	Notes []string `json:"notes"`
+}
+
+// Design is one design's figures.
+type Design struct {
+	// Name is "direct" or "fanout".
+	Name string `json:"name"`
+	// MaxRecordsPerSecond is the most the design reaches with Input.Partitions (or, when
+	// not given, with PartitionsNeeded), and Bound says what limits it, in words: "5
+	// partitions, one invocation each at a time, 30 s per invocation of 100 records".
+	MaxRecordsPerSecond float64 `json:"max_records_per_second"`
+	Bound               string  `json:"bound"`
+	// ReachesTarget is MaxRecordsPerSecond >= Input.Rate.
+	ReachesTarget bool `json:"reaches_target"`
+	// The minimum of each that reaches Input.Rate: the Kafka mapping's pollers, the
+	// function's concurrent invocations (fanout: the workers'), the topic's partitions.
+	// 0 with ReachesTarget false when no count reaches it (Bound says why).
+	PollersNeeded     int `json:"pollers_needed"`
+	ConcurrencyNeeded int `json:"concurrency_needed"`
+	PartitionsNeeded  int `json:"partitions_needed"`
+	// EventPollerUnits is the EPUs the Kafka mapping's pollers take (provisioned mode).
+	EventPollerUnits int `json:"event_poller_units"`
+	// Recommended is the headroom: what to configure for the burst on top of the minimum.
+	Recommended Recommended `json:"recommended"`
+	// Burst is the lag a burst leaves; null without Input.Burst.
+	Burst *Burst `json:"burst"`
+	// MonthlyCostUSD is the sum of CostLines, at Input.Rate for a 30-day month.
+	MonthlyCostUSD float64    `json:"monthly_cost_usd"`
+	CostLines      []CostLine `json:"cost_lines"`
+	// Stages are the design's steps (direct: one; fanout: dispatcher, queue, workers), each
+	// with its own maximum and bound; the design's maximum is the smallest.
+	Stages []Stage `json:"stages"`
+	// Figures are every intermediate figure, with its formula and source.
+	Figures []Figure `json:"figures"`
+}
+
+// Recommended is the configuration with headroom: MinimumPollers for the steady rate,
+// MaximumPollers, partitions and concurrency for the burst (equal to the minimum without
+// one).
+type Recommended struct {
+	MinimumPollers int `json:"minimum_pollers"`
+	MaximumPollers int `json:"maximum_pollers"`
+	Partitions     int `json:"partitions"`
+	Concurrency    int `json:"concurrency"`
+}
+
+// Stage is one step of a design.
+type Stage struct {
+	Name                string  `json:"name"` // "function", "dispatcher", "queue", "workers"
+	MaxRecordsPerSecond float64 `json:"max_records_per_second"`
+	Bound               string  `json:"bound"`
+	Formula             string  `json:"formula"`
+	Source              string  `json:"source"`
+}
+
+// Burst is the lag a burst leaves: it grows while the burst outruns the design
+// (Input.Burst - MaxRecordsPerSecond records a second, for BurstFor), then drains at
+// MaxRecordsPerSecond - Input.Rate.
+type Burst struct {
+	LagRecords float64 `json:"lag_records"` // the largest lag, at the burst's end
+	// DrainSeconds is the time from the burst's end until the lag is gone; null when the
+	// design does not outrun even the steady rate (the lag never drains).
+	DrainSeconds *float64 `json:"drain_seconds"`
+	// Curve is the lag over time from the burst's start, for the chart.
+	Curve []Point `json:"curve"`
+}
+
+// Point is one point of a curve.
+type Point struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+}
+
+// Figure is one computed figure: its value, the formula that produced it with the numbers
+// put in, and the source (an AWS documentation URL, and the sentence's gist).
+type Figure struct {
+	Name    string  `json:"name"`
+	Value   float64 `json:"value"`
+	Unit    string  `json:"unit"`
+	Formula string  `json:"formula"`
+	Source  string  `json:"source"`
+}
+
+// CostLine is one line of a design's monthly cost.
+type CostLine struct {
+	Item       string  `json:"item"` // "Lambda requests (ConsumerFunction)"
+	Quantity   float64 `json:"quantity"`
+	Unit       string  `json:"unit"` // "million requests", "GB-seconds", "EPU-hours"
+	UnitPrice  float64 `json:"unit_price_usd"`
+	MonthlyUSD float64 `json:"monthly_usd"`
+	Formula    string  `json:"formula"`
+	Source     string  `json:"source"`
+}
+
+// ErrInput is wrapped by every error about an Input.
+var ErrInput = errors.New("capacity: invalid input")
+
+// Make makes the plan for in. It fails (wrapping ErrInput) on an input out of its stated
+// bounds, saying which field and why; it never guesses a missing required figure.
+func Make(in Input) (*Plan, error) {
+	return nil, errors.New("capacity: not implemented")
+}
