@@ -8,6 +8,7 @@
 //	klt produce --topic orders < records.jsonl      # JSON Lines records -> Kafka (MSK IAM too)
 //	klt consume --topic orders --event > event.json # Kafka records -> one ESM event
 //	klt local --partitions 5 --load 500             # the template's stack, mappings emulated
+//	klt plan --rate 100 --partitions 5 --duration 300ms # size and price both designs
 //
 // Run "klt help" for the commands and "klt help event build" for the record line format.
 package main
@@ -29,6 +30,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/invoke"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lint"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/local"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/plancmd"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/produce"
 )
 
@@ -71,6 +73,8 @@ func commands() *base.Command {
 				Long: envvars.UsageEnvVars, Flags: envvars.EnvVarsFlags, Run: envvars.RunEnvVars},
 			{Name: "local", Short: "run a SAM stack locally, event source mappings included; --load measures it",
 				Long: local.UsageLocal, Flags: local.LocalFlags, Examples: local.UsageLocalExamples, Run: local.RunLocal},
+			{Name: "plan", Short: "size and price a Kafka -> Lambda stack, direct and fanned out, before building it",
+				Long: plancmd.UsagePlan, Flags: plancmd.PlanFlags, Examples: plancmd.UsagePlanExamples, Run: plancmd.RunPlan},
 			{Name: "lint", Short: "check a SAM template: the SAM schema, and the mistakes that lose records",
 				Long: lint.UsageLint, Run: lint.RunLint},
 			{Name: "help", Short: `show help: "klt help event build" shows the record line format`,

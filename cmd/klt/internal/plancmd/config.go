@@ -1,0 +1,195 @@
+package plancmd
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/kafkalambda/toolkit/internal/capacity"
+	"github.com/kafkalambda/toolkit/internal/suggest"
+	"github.com/kafkalambda/toolkit/internal/template"
+)
+
+// The bounds of the files klt plan reads.
+const (
+	// configLimit caps a --config file: a plan's inputs are three dozen keys, a few hundred
+	// bytes; 64 KiB is a hundred times that.
+	configLimit = 64 << 10
+	// reportLimit caps a --from-report file: klt local's report.json of make demo is a few
+	// hundred KB (it lists at most the records it followed one by one, and series sampled
+	// each second); 64 MiB is far past any run.
+	reportLimit = 64 << 20
+)
+
+// readCapped reads the file name, failing when it holds more than limit bytes (what is the
+// file, for the message).
+func readCapped(name string, limit int64, what string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: more than %d bytes, klt's limit for %s; klt read no further", name, limit, what)
+	}
+	return data, nil
+}
+
+// ReadConfig reads a --config file, YAML or JSON, whose keys are capacity.Input's JSON names
+// (fanout and prices are mappings of theirs), into in: each value is read by the parser of
+// the option's flag (a size takes 1KB, a duration 300ms), and must be of the option's kind (a
+// number for a rate, a string for a duration, true or false for a switch). It refuses, naming
+// the line and column: a key that is not an input (with the nearest one), a key given twice
+// (the reader's refusal, which YAML leaves to it), a null, a list or mapping where a figure
+// goes, and whatever the parsers refuse. The file is read by the toolkit's one YAML reader,
+// template.ReadNode, with its bounds on aliases and depth.
+func ReadConfig(name string, data []byte, in *capacity.Input) error {
+	root, err := template.ReadNode(name, data)
+	if err != nil {
+		return err
+	}
+	if root.Kind != template.Mapping {
+		return fmt.Errorf("%s: want a mapping of the plan's inputs (rate: 100, duration: 300ms ...), not %s", root.Pos, describe(root))
+	}
+	return readMapping(root, "", in)
+}
+
+// readMapping reads the pairs of the mapping n, whose keys are prefix followed by an input's
+// name.
+func readMapping(n *template.Node, prefix string, in *capacity.Input) error {
+	for _, p := range n.Pairs {
+		key := prefix + p.Key
+		switch {
+		case key == "prices":
+			if err := readPrices(p.Value, &in.Prices); err != nil {
+				return err
+			}
+			continue
+		case key == "fanout":
+			if p.Value.Kind != template.Mapping {
+				return fmt.Errorf("%s: fanout: want a mapping of the fan-out's inputs (queue: fifo ...), not %s", p.Value.Pos, describe(p.Value))
+			}
+			if err := readMapping(p.Value, "fanout.", in); err != nil {
+				return err
+			}
+			continue
+		}
+		opt := optionByKey(key)
+		if opt == nil {
+			return fmt.Errorf("%s: unknown key %q%s", p.KeyPos, p.Key, didYouMean(key))
+		}
+		text, err := scalarText(p.Value, opt.value(in))
+		if err == nil {
+			err = opt.value(in).Set(text)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", p.Value.Pos, key, err)
+		}
+	}
+	return nil
+}
+
+// readPrices reads the prices mapping n into prices.
+func readPrices(n *template.Node, prices *capacity.Prices) error {
+	if n.Kind != template.Mapping {
+		return fmt.Errorf("%s: prices: want a mapping of unit prices (lambda_gb_second: 0.0000133334 ...), not %s", n.Pos, describe(n))
+	}
+	for _, p := range n.Pairs {
+		if p.Value.Kind != template.Scalar || p.Value.Tag != template.TagInt && p.Value.Tag != template.TagFloat {
+			return fmt.Errorf("%s: prices.%s: want a price in US dollars, not %s", p.Value.Pos, p.Key, describe(p.Value))
+		}
+		v, err := p.Value.Float()
+		if err == nil {
+			err = setPrice(prices, p.Key, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		if err != nil {
+			return fmt.Errorf("%s: prices: %w", p.KeyPos, err)
+		}
+	}
+	return nil
+}
+
+// scalarText returns the text of the value n for the option whose flag.Value is v, after
+// checking that n is of the option's kind: a number (a size also as a string: 1KB), a string
+// for a duration or a choice, a bool for a switch.
+func scalarText(n *template.Node, v flag.Value) (string, error) {
+	if n.Kind != template.Scalar || n.Tag == template.TagNull {
+		return "", fmt.Errorf("want a value, not %s", describe(n))
+	}
+	number := n.Tag == template.TagInt || n.Tag == template.TagFloat
+	switch v.(type) {
+	case *floatValue, *intValue, *sizeValue:
+		if number {
+			f, err := n.Float()
+			if err != nil {
+				return "", err
+			}
+			if _, isFloat := v.(*floatValue); !isFloat && (f != math.Trunc(f) || math.Abs(f) > maxSize) {
+				return "", fmt.Errorf("%s is not a whole number klt takes", n.Text)
+			}
+			return strconv.FormatFloat(f, 'f', -1, 64), nil
+		}
+		if _, isSize := v.(*sizeValue); isSize && n.IsString() {
+			return n.Text, nil
+		}
+		return "", fmt.Errorf("want a number, not %s", describe(n))
+	case *boolValue:
+		if n.Tag != template.TagBool {
+			return "", fmt.Errorf("want true or false, not %s", describe(n))
+		}
+		b, err := n.Plain()
+		return fmt.Sprint(b), err
+	}
+	if !n.IsString() {
+		return "", fmt.Errorf("want a string, not %s", describe(n))
+	}
+	return n.Text, nil
+}
+
+// describe names what n is, for a message: "the number 3", "a list", "null".
+func describe(n *template.Node) string {
+	switch {
+	case n.Kind == template.Mapping:
+		return "a mapping"
+	case n.Kind == template.Sequence:
+		return "a list"
+	case n.Tag == template.TagNull:
+		return "null"
+	case n.Tag == template.TagInt || n.Tag == template.TagFloat:
+		return "the number " + n.Text
+	case n.Tag == template.TagBool:
+		return "the bool " + n.Text
+	}
+	return strconv.Quote(n.Text)
+}
+
+// didYouMean returns ` (did you mean "x"?)` for the input key nearest to key, when one is
+// near enough to be a slip.
+func didYouMean(key string) string {
+	best, bestD := "", math.MaxInt
+	for _, o := range options {
+		if d := suggest.Distance(strings.ToLower(key), o.key); d < bestD {
+			best, bestD = o.key, d
+		}
+	}
+	for _, k := range []string{"prices", "fanout"} {
+		if d := suggest.Distance(strings.ToLower(key), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if 3*bestD > len(key) {
+		if o := optionByKey("fanout." + key); o != nil {
+			return fmt.Sprintf(" (did you mean %q, under fanout?)", key)
+		}
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}

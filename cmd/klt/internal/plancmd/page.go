@@ -1,0 +1,328 @@
+package plancmd
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/kafkalambda/toolkit/internal/capacity"
+	"github.com/kafkalambda/toolkit/internal/report"
+)
+
+// The page of --report: one self-contained HTML file (inline CSS and SVG, no script, nothing
+// loaded), with the charts the text cannot show and the text's tables. Each chart is the plan
+// made again by capacity.Make over a range of one input, the others as given.
+
+const (
+	chartWidth  = 1000
+	chartHeight = 340
+	// gridPoints is about how many points a swept chart has: enough for a smooth curve, few
+	// enough that the page stays small.
+	gridPoints = 64
+)
+
+// grid returns about gridPoints whole numbers from 1 to top: every one when there are few,
+// evenly spaced otherwise, top included.
+func grid(top int) []int {
+	top = max(top, 1)
+	step := max(1, int(math.Ceil(float64(top)/gridPoints)))
+	var xs []int
+	for x := 1; x < top; x += step {
+		xs = append(xs, x)
+	}
+	return append(xs, top)
+}
+
+// sweepInput is in for a chart: without the burst, which a sweep of the rate would cross.
+func sweepInput(in capacity.Input) capacity.Input {
+	in.Burst, in.BurstFor = 0, 0
+	return in
+}
+
+// sweep makes the plan at each x, set into a copy of in by set, and returns the points of
+// each design: x and the figure y picks of it. A design's point is left out where keep says
+// so (a cost where the design does not reach the rate). A failed plan is an error of the
+// page, never a gap in a curve.
+func sweep(what string, in capacity.Input, xs []float64, set func(*capacity.Input, float64),
+	y func(*capacity.Design) float64, keep func(*capacity.Design) bool) (map[string][]report.Point, error) {
+	series := map[string][]report.Point{}
+	for _, x := range xs {
+		at := sweepInput(in)
+		set(&at, x)
+		p, err := capacity.Make(at)
+		if err != nil {
+			return nil, fmt.Errorf("the chart of %s, at %s: %w", what, fmtNum(x), err)
+		}
+		for _, d := range []*capacity.Design{&p.Direct, &p.Fanout} {
+			if !keep(d) {
+				continue
+			}
+			v := y(d)
+			if !finite(v) {
+				return nil, fmt.Errorf("the chart of %s, at %s: %s's figure is %v", what, fmtNum(x), d.Name, v)
+			}
+			series[d.Name] = append(series[d.Name], report.Point{x, v})
+		}
+	}
+	return series, nil
+}
+
+func always(*capacity.Design) bool           { return true }
+func maxRecords(d *capacity.Design) float64  { return d.MaxRecordsPerSecond }
+func monthlyCost(d *capacity.Design) float64 { return d.MonthlyCostUSD }
+func reaches(d *capacity.Design) bool        { return d.ReachesTarget }
+func floats(xs []int) (fs []float64) {
+	for _, x := range xs {
+		fs = append(fs, float64(x))
+	}
+	return fs
+}
+
+// charts returns the page's charts, as <svg> elements: throughput against partitions and
+// against concurrency, cost against throughput, and the burst's lag when there is one.
+func charts(in capacity.Input, p *capacity.Plan) ([]template.HTML, error) {
+	var out []template.HTML
+	add := func(id, title, xLabel, yLabel string, series map[string][]report.Point) {
+		out = append(out, template.HTML(report.LineChartSVG(title, xLabel, yLabel, series, chartWidth, chartHeight, false,
+			fmt.Sprintf(`class="chart" id="%s"`, id))))
+	}
+	partitions := max(2*max(p.Direct.PartitionsNeeded, p.Fanout.PartitionsNeeded, in.Partitions), 64)
+	s, err := sweep("throughput against partitions", in, floats(grid(partitions)),
+		func(at *capacity.Input, x float64) { at.Partitions = int(x) }, maxRecords, always)
+	if err != nil {
+		return nil, err
+	}
+	add("throughput-partitions", "Most records per second, against the topic's partitions", "partitions", "records per second", s)
+
+	concurrency := max(2*max(p.Direct.ConcurrencyNeeded, p.Fanout.ConcurrencyNeeded), p.Input.Concurrency)
+	s, err = sweep("throughput against concurrency", in, floats(grid(concurrency)),
+		func(at *capacity.Input, x float64) { at.Concurrency = int(x) }, maxRecords, always)
+	if err != nil {
+		return nil, err
+	}
+	add("throughput-concurrency", "Most records per second, against each function's concurrency", "concurrent invocations", "records per second", s)
+
+	top := 2 * p.Input.Rate
+	var rates []float64
+	for i := 1; i <= gridPoints; i++ {
+		rates = append(rates, top*float64(i)/gridPoints)
+	}
+	s, err = sweep("cost against throughput", in, rates,
+		func(at *capacity.Input, x float64) { at.Rate = x }, monthlyCost, reaches)
+	if err != nil {
+		return nil, err
+	}
+	add("cost-throughput", "Monthly cost against the steady rate, where the design reaches it", "records per second", "US dollars a month", s)
+
+	if p.Direct.Burst != nil || p.Fanout.Burst != nil {
+		lag := map[string][]report.Point{}
+		for _, d := range []*capacity.Design{&p.Direct, &p.Fanout} {
+			if d.Burst == nil {
+				continue
+			}
+			for _, pt := range d.Burst.Curve {
+				if !finite(pt.X, pt.Y) {
+					return nil, fmt.Errorf("the burst's lag curve of %s has a point that is not a number", d.Name)
+				}
+				lag[d.Name] = append(lag[d.Name], report.Point{pt.X, pt.Y})
+			}
+		}
+		add("burst-lag", fmt.Sprintf("Lag of a burst of %s records/s for %s", fmtNum(p.Input.Burst), time.Duration(p.Input.BurstFor)),
+			"seconds since the burst's start", "records behind", lag)
+	}
+	return out, nil
+}
+
+// pageDesign is one design's part of the page.
+type pageDesign struct {
+	*capacity.Design
+	Title, Max, Reaches, Pollers, Concurrency, Partitions, Recommended, Burst, Total string
+	Stages, Figures, Costs                                                           [][]string
+}
+
+// planPage returns the page of the plan p; given is the input as given.
+func planPage(given capacity.Input, p *capacity.Plan) ([]byte, error) {
+	svgs, err := charts(given, p)
+	if err != nil {
+		return nil, err
+	}
+	src := &sources{}
+	data := struct {
+		Plan    *capacity.Plan
+		Title   string
+		Inputs  [][2]string
+		Designs []pageDesign
+		Cheaper string
+		Charts  []template.HTML
+		Sources []source
+	}{Plan: p, Inputs: inputRows(given, p.Input), Charts: svgs}
+	data.Title = fmt.Sprintf("klt plan: %s records/s", fmtNum(p.Input.Rate))
+	for _, d := range []*capacity.Design{&p.Direct, &p.Fanout} {
+		data.Designs = append(data.Designs, newPageDesign(d, src))
+	}
+	data.Cheaper = "neither design reaches the target"
+	if p.Cheaper != "" {
+		data.Cheaper = fmt.Sprintf("%s, $%s a month", p.Cheaper, fmtUSD(design(p, p.Cheaper).MonthlyCostUSD))
+	}
+	for i, s := range src.list {
+		data.Sources = append(data.Sources, newSource(i+1, s))
+	}
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, data); err != nil {
+		return nil, fmt.Errorf("plan.html: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// newPageDesign makes the page's figures of d, its sources numbered in src.
+func newPageDesign(d *capacity.Design, src *sources) pageDesign {
+	pd := pageDesign{Design: d, Title: designTitles[d.Name], Reaches: "no", Total: "$" + fmtUSD(d.MonthlyCostUSD)}
+	bound := boundingStage(d)
+	pd.Max = fmtNum(d.MaxRecordsPerSecond) + src.cite(bound.Formula, bound.Source)
+	if d.ReachesTarget {
+		pd.Reaches = "yes"
+	}
+	pd.Pollers, pd.Concurrency, pd.Partitions = neededText(d.PollersNeeded, d), neededText(d.ConcurrencyNeeded, d), neededText(d.PartitionsNeeded, d)
+	r := d.Recommended
+	pd.Recommended = fmt.Sprintf("pollers %s to %s, partitions %s, concurrency %s", fmtInt(r.MinimumPollers), fmtInt(r.MaximumPollers), fmtInt(r.Partitions), fmtInt(r.Concurrency))
+	if d.Burst != nil {
+		pd.Burst = burstText(d.Burst)
+	}
+	for _, s := range d.Stages {
+		pd.Stages = append(pd.Stages, []string{s.Name, fmtNum(s.MaxRecordsPerSecond), s.Bound, s.Formula, src.ref(s.Source)})
+	}
+	for _, f := range d.Figures {
+		pd.Figures = append(pd.Figures, []string{f.Name, strings.TrimSpace(fmtNum(f.Value) + " " + f.Unit), f.Formula, src.ref(f.Source)})
+	}
+	for _, c := range d.CostLines {
+		pd.Costs = append(pd.Costs, []string{c.Item, fmtNum(c.Quantity) + " " + c.Unit, "$" + fmtPrice(c.UnitPrice), "$" + fmtUSD(c.MonthlyUSD), c.Formula, src.ref(c.Source)})
+	}
+	return pd
+}
+
+// source is one numbered source of the page; URL is set when it starts with one.
+type source struct {
+	N         int
+	URL, Text string
+}
+
+// newSource splits a source into its URL, when it starts with one, and the rest.
+func newSource(n int, s string) source {
+	if !strings.HasPrefix(s, "https://") && !strings.HasPrefix(s, "http://") {
+		return source{N: n, Text: s}
+	}
+	url, _, _ := strings.Cut(s, " ")
+	url = strings.TrimRight(url, ",;:.")
+	return source{N: n, URL: url, Text: strings.TrimLeft(strings.TrimPrefix(s, url), ",;: ")}
+}
+
+var pageTemplate = template.Must(template.New("plan").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+  :root { color-scheme: light; }
+  * { box-sizing: border-box; }
+  body { margin: 0; background: #f3f4f6; color: #1f2937;
+         font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Helvetica, Arial, sans-serif; }
+  main { max-width: 1120px; margin: 0 auto; padding: 28px 24px 40px; }
+  h1 { font-size: 24px; margin: 0 0 4px; }
+  h2 { font-size: 16px; margin: 0 0 12px; }
+  h3 { font-size: 14px; margin: 16px 0 8px; }
+  section { background: #fff; border: 1px solid #e5e7eb; border-radius: 10px; padding: 20px; margin-top: 18px; }
+  section.charts { padding: 8px 4px; }
+  svg.chart { display: block; width: 100%; height: auto; }
+  table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; font-size: 13px; }
+  .scroll { overflow-x: auto; }
+  th, td { padding: 5px; border-bottom: 1px solid #e5e7eb; text-align: left; vertical-align: top; }
+  th { font-weight: 600; color: #6b7280; font-size: 12px; }
+  td.num { text-align: right; white-space: nowrap; }
+  .yes { color: #15803d; font-weight: 700; }
+  .no { color: #b91c1c; font-weight: 700; }
+  .meta { color: #6b7280; margin: 0; }
+  footer { color: #9ca3af; font-size: 12px; margin-top: 18px; text-align: center; }
+</style>
+</head>
+<body>
+<main>
+<header>
+  <h1>{{.Title}}</h1>
+  <p class="meta">Cheaper: <strong id="cheaper">{{.Cheaper}}</strong>. Every figure gives its formula and the number of its source, listed at the end.</p>
+</header>
+
+{{range .Charts}}<section class="charts">
+{{.}}
+</section>
+{{end}}
+{{range .Designs}}<section id="design-{{.Name}}">
+<h2>{{.Name}}: {{.Title}}</h2>
+<div class="scroll"><table>
+<tbody>
+<tr><th>max records/s</th><td>{{.Max}}</td></tr>
+<tr><th>bound</th><td>{{.Bound}}</td></tr>
+<tr><th>reaches the target</th><td class="{{.Reaches}}">{{.Reaches}}</td></tr>
+<tr><th>pollers needed</th><td>{{.Pollers}}</td></tr>
+<tr><th>concurrency needed</th><td>{{.Concurrency}}</td></tr>
+<tr><th>partitions needed</th><td>{{.Partitions}}</td></tr>
+<tr><th>event poller units</th><td>{{.EventPollerUnits}}</td></tr>
+<tr><th>recommended</th><td>{{.Recommended}}</td></tr>
+{{with .Burst}}<tr><th>burst</th><td>{{.}}</td></tr>{{end}}
+</tbody>
+</table></div>
+<h3>Stages</h3>
+<div class="scroll"><table>
+<thead><tr><th>stage</th><th>max records/s</th><th>bound</th><th>formula</th><th>source</th></tr></thead>
+<tbody>
+{{range .Stages}}<tr><td>{{index . 0}}</td><td class="num">{{index . 1}}</td><td>{{index . 2}}</td><td>{{index . 3}}</td><td>{{index . 4}}</td></tr>
+{{end}}</tbody>
+</table></div>
+<h3>Figures</h3>
+<div class="scroll"><table>
+<thead><tr><th>figure</th><th>value</th><th>formula</th><th>source</th></tr></thead>
+<tbody>
+{{range .Figures}}<tr><td>{{index . 0}}</td><td class="num">{{index . 1}}</td><td>{{index . 2}}</td><td>{{index . 3}}</td></tr>
+{{end}}</tbody>
+</table></div>
+<h3>Monthly cost: {{.Total}}</h3>
+<div class="scroll"><table class="cost">
+<thead><tr><th>item</th><th>quantity</th><th>unit price</th><th>a month</th><th>formula</th><th>source</th></tr></thead>
+<tbody>
+{{range .Costs}}<tr><td>{{index . 0}}</td><td class="num">{{index . 1}}</td><td class="num">{{index . 2}}</td><td class="num">{{index . 3}}</td><td>{{index . 4}}</td><td>{{index . 5}}</td></tr>
+{{end}}<tr><th>total</th><td></td><td></td><td class="num"><strong>{{.Total}}</strong></td><td></td><td></td></tr>
+</tbody>
+</table></div>
+</section>
+{{end}}
+<section id="inputs">
+<h2>Inputs</h2>
+<p class="meta">* the model's default, not given.</p>
+<div class="scroll"><table>
+<tbody>
+{{range .Inputs}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>
+{{end}}</tbody>
+</table></div>
+</section>
+
+{{with .Plan.Notes}}<section id="notes">
+<h2>Notes</h2>
+<ul>
+{{range .}}<li>{{.}}</li>
+{{end}}</ul>
+</section>
+{{end}}
+<section id="sources">
+<h2>Sources</h2>
+<ol>
+{{range .Sources}}<li value="{{.N}}">{{if .URL}}<a href="{{.URL}}">{{.URL}}</a> {{end}}{{.Text}}</li>
+{{end}}</ol>
+</section>
+<footer>klt plan: AWS's published limits and prices put together; no cold starts, no downstream throttling, no free tier.</footer>
+</main>
+</body>
+</html>
+`))
