@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -128,14 +129,12 @@ func scalarText(n *template.Node, v flag.Value) (string, error) {
 	switch v.(type) {
 	case *floatValue, *intValue, *sizeValue:
 		if number {
-			f, err := n.Float()
-			if err != nil {
-				return "", err
+			// The number's text goes to the flag's parser, so that the file and the flag read
+			// it alike; YAML 1.1's octal (0010 is 8) and other bases are refused as slips.
+			if octal.MatchString(n.Text) || strings.ContainsAny(n.Text, "_xXoObB") {
+				return "", fmt.Errorf("%s: write the number in decimal, without leading zeros or underscores (YAML 1.1 reads 0010 as 8)", n.Text)
 			}
-			if _, isFloat := v.(*floatValue); !isFloat && (f != math.Trunc(f) || math.Abs(f) > maxSize) {
-				return "", fmt.Errorf("%s is not a whole number klt takes", n.Text)
-			}
-			return strconv.FormatFloat(f, 'f', -1, 64), nil
+			return n.Text, nil
 		}
 		if _, isSize := v.(*sizeValue); isSize && n.IsString() {
 			return n.Text, nil
@@ -153,6 +152,9 @@ func scalarText(n *template.Node, v flag.Value) (string, error) {
 	}
 	return n.Text, nil
 }
+
+// octal matches a number YAML 1.1 reads as octal: a leading 0 followed by a digit.
+var octal = regexp.MustCompile(`^[+-]?0[0-9]`)
 
 // describe names what n is, for a message: "the number 3", "a list", "null".
 func describe(n *template.Node) string {

@@ -95,7 +95,11 @@ func charts(in capacity.Input, p *capacity.Plan) ([]template.HTML, error) {
 	if err != nil {
 		return nil, err
 	}
-	add("throughput-partitions", "Most records per second, against the topic's partitions", "partitions", "records per second", s)
+	target := func(s map[string][]report.Point, top float64) map[string][]report.Point {
+		s["target"] = []report.Point{{1, p.Input.Rate}, {top, p.Input.Rate}}
+		return s
+	}
+	add("throughput-partitions", "Most records per second, against the topic's partitions", "partitions", "records per second", target(s, float64(partitions)))
 
 	concurrency := max(2*max(p.Direct.ConcurrencyNeeded, p.Fanout.ConcurrencyNeeded), p.Input.Concurrency)
 	s, err = sweep("throughput against concurrency", in, floats(grid(concurrency)),
@@ -103,7 +107,7 @@ func charts(in capacity.Input, p *capacity.Plan) ([]template.HTML, error) {
 	if err != nil {
 		return nil, err
 	}
-	add("throughput-concurrency", "Most records per second, against each function's concurrency", "concurrent invocations", "records per second", s)
+	add("throughput-concurrency", "Most records per second, against each function's concurrency", "concurrent invocations", "records per second", target(s, float64(concurrency)))
 
 	top := 2 * p.Input.Rate
 	var rates []float64
