@@ -12,4 +12,3 @@ package report
 func LineChartSVG(title, xLabel, yLabel string, series map[string][]Point, w, h float64, logY bool, attrs string) string {
 	return lineChart(title, xLabel, yLabel, series, nil, w, h, logY).element(attrs)
 }
-
