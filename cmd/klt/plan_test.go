@@ -369,3 +369,26 @@ func TestPlanFromReportRefused(t *testing.T) {
 		t.Errorf("a missing report: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+func TestPlanFromReport(t *testing.T) {
+	// --from-report plans from a klt local run (testdata/plan/report.json: klt local on the
+	// template, 5 partitions, a 100 ms HTTP sink): the stack's configuration and measured
+	// times, and the measured records a second as the rate; flags given win over them.
+	const rep = "testdata/plan/report.json"
+	p := planJSON(t, 0, "--from-report", rep)
+	if p.Input.Partitions != 5 || p.Input.Rate <= 0 {
+		t.Errorf("input from the report: %+v; want its 5 partitions and its measured rate", p.Input)
+	}
+	over := planJSON(t, 0, "--from-report", rep, "--partitions", "10", "--rate", "20")
+	if over.Input.Partitions != 10 || over.Input.Rate != 20 {
+		t.Errorf("--partitions 10 --rate 20 over the report: %+v", over.Input)
+	}
+	p99 := planJSON(t, 0, "--from-report", rep, "--from-report-stat", "p99")
+	if p99.Direct.MaxRecordsPerSecond > p.Direct.MaxRecordsPerSecond {
+		t.Errorf("direct from the p99 times: %v records/s, more than from the mean ones, %v", p99.Direct.MaxRecordsPerSecond, p.Direct.MaxRecordsPerSecond)
+	}
+	r := klt(t, "", "plan", "--from-report", rep)
+	if r.code != 0 || !strings.Contains(r.stdout, "\nNotes:\n  - from "+rep+": ") {
+		t.Errorf("exit %d; the notes do not say what was read from the report:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -271,8 +271,8 @@ func (c *config) check(in capacity.Input) error {
 			return fmt.Errorf("--%s and --%s: give one of them (%s and %s in --config)", x.flagName(), y.flagName(), x.key, y.key)
 		}
 	}
-	if in.Burst != 0 && (in.BurstFor == 0 || in.Burst <= in.Rate) {
-		return fmt.Errorf("--burst %s: give --burst-for D too, and a burst above --rate %s", fmtNum(in.Burst), fmtNum(in.Rate))
+	if in.Burst != 0 && (in.BurstFor == 0 || in.Burst < in.Rate) {
+		return fmt.Errorf("--burst %s: give --burst-for D too, and a burst of at least --rate %s", fmtNum(in.Burst), fmtNum(in.Rate))
 	}
 	if in.Burst == 0 && in.BurstFor != 0 {
 		return errors.New("--burst-for goes with --burst R")

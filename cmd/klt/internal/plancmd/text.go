@@ -225,6 +225,15 @@ func inputText(o *option, in *capacity.Input) string {
 		return fmtInt(*v.p) + " bytes"
 	case *intValue:
 		return fmtInt(*v.p)
+	case *durationValue:
+		// A measured time (--from-report) has nanoseconds no one reads: four digits do.
+		d := time.Duration(*v.p)
+		for unit := time.Duration(1e17); unit >= 1; unit /= 10 {
+			if d >= unit {
+				return d.Round(max(unit/1000, 1)).String()
+			}
+		}
+		return d.String()
 	case *floatValue:
 		if o.key == "rate" || o.key == "burst" {
 			return fmtNum(*v.p) + " records/s"
