@@ -247,6 +247,8 @@ func inputText(o *option, in *capacity.Input) string {
 // (thousands separated), three significant digits below 1.
 func fmtNum(v float64) string {
 	switch {
+	case math.IsInf(v, 1):
+		return "unlimited" // a stage with no documented limit (a standard queue's API calls)
 	case !finite(v):
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	case v == 0:
