@@ -2,6 +2,7 @@ package plancmd
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html/template"
 	"math"
@@ -36,44 +37,55 @@ func grid(top int) []int {
 	return append(xs, top)
 }
 
-// sweepInput is in for a chart: without the burst, which a sweep of the rate would cross.
-func sweepInput(in capacity.Input) capacity.Input {
-	in.Burst, in.BurstFor = 0, 0
-	return in
+// sweep is one swept chart: the plan made at each x, set into a copy of the input.
+type sweep struct {
+	id, title, xLabel, yLabel string
+	what                      string  // the swept input, for messages: "partitions"
+	planned                   float64 // the plan's own value of it: no model bound below it
+	xs                        []float64
+	set                       func(*capacity.Input, float64)
+	y                         func(*capacity.Design) float64
+	keep                      func(*capacity.Design) bool // whether a design has a point there
+	target                    bool                        // draw the target rate across
 }
 
-// sweep makes the plan at each x, set into a copy of in by set, and returns the points of
-// each design: x and the figure y picks of it. A design's point is left out where keep says
-// so (a cost where the design does not reach the rate). A failed plan is an error of the
-// page, never a gap in a curve.
-func sweep(what string, in capacity.Input, xs []float64, set func(*capacity.Input, float64),
-	y func(*capacity.Design) float64, keep func(*capacity.Design) bool) (map[string][]report.Point, error) {
-	series := map[string][]report.Point{}
-	for _, x := range xs {
-		at := sweepInput(in)
-		set(&at, x)
+// points makes the plan at each x and returns each design's points: x and the figure y picks,
+// where keep says the design has one (a cost where the design reaches the rate). A plan that
+// fails is an error of the page, never a gap in a curve, with one exception said on the
+// chart: past the plan's own value the model may refuse the input (a rate past its bound),
+// and the curves end there, the caption saying where and why.
+func (sw *sweep) points(in capacity.Input) (series map[string][]report.Point, caption string, err error) {
+	series = map[string][]report.Point{}
+	for _, x := range sw.xs {
+		at := in
+		at.Burst, at.BurstFor = 0, 0 // a sweep of the rate would cross the burst
+		sw.set(&at, x)
 		p, err := capacity.Make(at)
+		if errors.Is(err, capacity.ErrInput) && x > sw.planned {
+			return series, fmt.Sprintf("The curves end before %s %s: %v.", fmtNum(x), sw.what, err), nil
+		}
 		if err != nil {
-			return nil, fmt.Errorf("the chart of %s, at %s: %w", what, fmtNum(x), err)
+			return nil, "", fmt.Errorf("the chart of %s, at %s %s: %w", sw.title, fmtNum(x), sw.what, err)
 		}
 		for _, d := range []*capacity.Design{&p.Direct, &p.Fanout} {
-			if !keep(d) {
+			if !sw.keep(d) {
 				continue
 			}
-			v := y(d)
+			v := sw.y(d)
 			if !finite(v) {
-				return nil, fmt.Errorf("the chart of %s, at %s: %s's figure is %v", what, fmtNum(x), d.Name, v)
+				return nil, "", fmt.Errorf("the chart of %s, at %s %s: %s's figure is %v", sw.title, fmtNum(x), sw.what, d.Name, v)
 			}
 			series[d.Name] = append(series[d.Name], report.Point{x, v})
 		}
 	}
-	return series, nil
+	return series, "", nil
 }
 
 func always(*capacity.Design) bool           { return true }
 func maxRecords(d *capacity.Design) float64  { return d.MaxRecordsPerSecond }
 func monthlyCost(d *capacity.Design) float64 { return d.MonthlyCostUSD }
 func reaches(d *capacity.Design) bool        { return d.ReachesTarget }
+
 func floats(xs []int) (fs []float64) {
 	for _, x := range xs {
 		fs = append(fs, float64(x))
@@ -81,62 +93,70 @@ func floats(xs []int) (fs []float64) {
 	return fs
 }
 
-// charts returns the page's charts, as <svg> elements: throughput against partitions and
-// against concurrency, cost against throughput, and the burst's lag when there is one.
-func charts(in capacity.Input, p *capacity.Plan) ([]template.HTML, error) {
-	var out []template.HTML
-	add := func(id, title, xLabel, yLabel string, series map[string][]report.Point) {
-		out = append(out, template.HTML(report.LineChartSVG(title, xLabel, yLabel, series, chartWidth, chartHeight, false,
-			fmt.Sprintf(`class="chart" id="%s"`, id))))
-	}
+// pageChart is one chart of the page and what it says under it.
+type pageChart struct {
+	SVG     template.HTML
+	Caption string
+}
+
+// sweeps are the page's swept charts for the plan p of the input in: the most records a second
+// against the partitions (1 to twice the most needed, at least 64) and against the concurrency
+// (1 to twice the most needed, at least the plan's), the monthly cost against the rate (up to
+// twice the target).
+func sweeps(in capacity.Input, p *capacity.Plan) []*sweep {
 	partitions := max(2*max(p.Direct.PartitionsNeeded, p.Fanout.PartitionsNeeded, in.Partitions), 64)
-	s, err := sweep("throughput against partitions", in, floats(grid(partitions)),
-		func(at *capacity.Input, x float64) { at.Partitions = int(x) }, maxRecords, always)
-	if err != nil {
-		return nil, err
-	}
-	target := func(s map[string][]report.Point, top float64) map[string][]report.Point {
-		s["target"] = []report.Point{{1, p.Input.Rate}, {top, p.Input.Rate}}
-		return s
-	}
-	add("throughput-partitions", "Most records per second, against the topic's partitions", "partitions", "records per second", target(s, float64(partitions)))
-
 	concurrency := max(2*max(p.Direct.ConcurrencyNeeded, p.Fanout.ConcurrencyNeeded), p.Input.Concurrency)
-	s, err = sweep("throughput against concurrency", in, floats(grid(concurrency)),
-		func(at *capacity.Input, x float64) { at.Concurrency = int(x) }, maxRecords, always)
-	if err != nil {
-		return nil, err
-	}
-	add("throughput-concurrency", "Most records per second, against each function's concurrency", "concurrent invocations", "records per second", target(s, float64(concurrency)))
-
-	top := 2 * p.Input.Rate
 	var rates []float64
 	for i := 1; i <= gridPoints; i++ {
-		rates = append(rates, top*float64(i)/gridPoints)
+		rates = append(rates, 2*p.Input.Rate*float64(i)/gridPoints)
 	}
-	s, err = sweep("cost against throughput", in, rates,
-		func(at *capacity.Input, x float64) { at.Rate = x }, monthlyCost, reaches)
-	if err != nil {
-		return nil, err
+	return []*sweep{
+		{id: "throughput-partitions", title: "Most records per second, against the topic's partitions", xLabel: "partitions", yLabel: "records per second",
+			what: "partitions", planned: float64(max(p.Input.Partitions, p.Direct.PartitionsNeeded, p.Fanout.PartitionsNeeded)), xs: floats(grid(partitions)),
+			set: func(at *capacity.Input, x float64) { at.Partitions = int(x) }, y: maxRecords, keep: always, target: true},
+		{id: "throughput-concurrency", title: "Most records per second, against each function's concurrency", xLabel: "concurrent invocations", yLabel: "records per second",
+			what: "concurrent invocations", planned: float64(p.Input.Concurrency), xs: floats(grid(concurrency)),
+			set: func(at *capacity.Input, x float64) { at.Concurrency = int(x) }, y: maxRecords, keep: always, target: true},
+		{id: "cost-throughput", title: "Monthly cost against the steady rate, where the design reaches it", xLabel: "records per second", yLabel: "US dollars a month",
+			what: "records per second", planned: p.Input.Rate, xs: rates,
+			set: func(at *capacity.Input, x float64) { at.Rate = x }, y: monthlyCost, keep: reaches},
 	}
-	add("cost-throughput", "Monthly cost against the steady rate, where the design reaches it", "records per second", "US dollars a month", s)
+}
 
-	if p.Direct.Burst != nil || p.Fanout.Burst != nil {
-		lag := map[string][]report.Point{}
-		for _, d := range []*capacity.Design{&p.Direct, &p.Fanout} {
-			if d.Burst == nil {
-				continue
-			}
-			for _, pt := range d.Burst.Curve {
-				if !finite(pt.X, pt.Y) {
-					return nil, fmt.Errorf("the burst's lag curve of %s has a point that is not a number", d.Name)
-				}
-				lag[d.Name] = append(lag[d.Name], report.Point{pt.X, pt.Y})
-			}
-		}
-		add("burst-lag", fmt.Sprintf("Lag of a burst of %s records/s for %s", fmtNum(p.Input.Burst), time.Duration(p.Input.BurstFor)),
-			"seconds since the burst's start", "records behind", lag)
+// charts returns the page's charts: the sweeps, then the burst's lag when there is one.
+func charts(in capacity.Input, p *capacity.Plan) ([]pageChart, error) {
+	var out []pageChart
+	add := func(id, title, xLabel, yLabel string, series map[string][]report.Point, caption string) {
+		svg := report.LineChartSVG(title, xLabel, yLabel, series, chartWidth, chartHeight, false, fmt.Sprintf(`class="chart" id="%s"`, id))
+		out = append(out, pageChart{template.HTML(svg), caption})
 	}
+	for _, sw := range sweeps(in, p) {
+		series, caption, err := sw.points(in)
+		if err != nil {
+			return nil, err
+		}
+		if sw.target {
+			series[fmt.Sprintf("target, %s/s", fmtNum(p.Input.Rate))] = []report.Point{{sw.xs[0], p.Input.Rate}, {sw.xs[len(sw.xs)-1], p.Input.Rate}}
+		}
+		add(sw.id, sw.title, sw.xLabel, sw.yLabel, series, caption)
+	}
+	if p.Direct.Burst == nil && p.Fanout.Burst == nil {
+		return out, nil
+	}
+	lag := map[string][]report.Point{}
+	for _, d := range []*capacity.Design{&p.Direct, &p.Fanout} {
+		if d.Burst == nil {
+			continue
+		}
+		for _, pt := range d.Burst.Curve {
+			if !finite(pt.X, pt.Y) {
+				return nil, fmt.Errorf("the burst's lag curve of %s has a point that is not a number", d.Name)
+			}
+			lag[d.Name] = append(lag[d.Name], report.Point{pt.X, pt.Y})
+		}
+	}
+	add("burst-lag", fmt.Sprintf("Lag of a burst of %s records/s for %s", fmtNum(p.Input.Burst), time.Duration(p.Input.BurstFor)),
+		"seconds since the burst's start", "records behind", lag, "")
 	return out, nil
 }
 
@@ -160,7 +180,7 @@ func planPage(given capacity.Input, p *capacity.Plan) ([]byte, error) {
 		Inputs  [][2]string
 		Designs []pageDesign
 		Cheaper string
-		Charts  []template.HTML
+		Charts  []pageChart
 		Sources []source
 	}{Plan: p, Inputs: inputRows(given, p.Input), Charts: svgs}
 	data.Title = fmt.Sprintf("klt plan: %s records/s", fmtNum(p.Input.Rate))
@@ -249,6 +269,7 @@ var pageTemplate = template.Must(template.New("plan").Parse(`<!DOCTYPE html>
   .yes { color: #15803d; font-weight: 700; }
   .no { color: #b91c1c; font-weight: 700; }
   .meta { color: #6b7280; margin: 0; }
+  .caption { color: #92400e; margin: 4px 20px 8px; }
   footer { color: #9ca3af; font-size: 12px; margin-top: 18px; text-align: center; }
 </style>
 </head>
@@ -260,7 +281,8 @@ var pageTemplate = template.Must(template.New("plan").Parse(`<!DOCTYPE html>
 </header>
 
 {{range .Charts}}<section class="charts">
-{{.}}
+{{.SVG}}
+{{with .Caption}}<p class="caption">{{.}}</p>{{end}}
 </section>
 {{end}}
 {{range .Designs}}<section id="design-{{.Name}}">
