@@ -392,3 +392,34 @@ func TestPlanFromReport(t *testing.T) {
 		t.Errorf("exit %d; the notes do not say what was read from the report:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+func TestPlanPrices(t *testing.T) {
+	// --price NAME=USD replaces one unit price (its JSON name in the plan's input): twice the
+	// EPU-hour price, twice the event poller units' line, and nothing else changes.
+	args := []string{"--rate", "100", "--partitions", "5", "--duration", "300ms"}
+	base := planJSON(t, 0, args...)
+	double := planJSON(t, 0, append(args, "--price", "event_poller_unit_hour=0.37")...)
+	lines := func(d planDesign) map[string]float64 {
+		m := map[string]float64{}
+		for _, c := range d.CostLines {
+			m[c.Item] = c.MonthlyUSD
+		}
+		return m
+	}
+	b, d := lines(base.Direct), lines(double.Direct)
+	epu := false
+	for item, usd := range b {
+		switch {
+		case strings.Contains(strings.ToLower(item), "event poller unit"):
+			epu = true
+			if !near(d[item], 2*usd, 1e-9) {
+				t.Errorf("%s: $%v at $0.37 an EPU-hour, $%v at the default", item, d[item], usd)
+			}
+		case d[item] != usd:
+			t.Errorf("%s: $%v, was $%v: only the EPU line may change", item, d[item], usd)
+		}
+	}
+	if !epu {
+		t.Errorf("no event poller units line among %v", b)
+	}
+}
