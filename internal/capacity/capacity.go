@@ -46,6 +46,10 @@ type Input struct {
 	// MaximumBatchingWindowInSeconds. Defaults 100 and 500 ms, Lambda's for Kafka.
 	BatchSize int      `json:"batch_size,omitempty"`
 	Window    Duration `json:"window,omitempty"`
+	// LowLatency sets the window to 0 (MaximumBatchingWindowInSeconds 0: Lambda invokes with
+	// the records it has, AWS's low-latency configuration with provisioned mode), which a zero
+	// Window cannot say since it means "not given". Window must then be 0.
+	LowLatency bool `json:"low_latency,omitempty"`
 	// Partitions of the source topic; 0: the plan says how many the target needs and
 	// computes max_records_per_second at that count.
 	Partitions int `json:"partitions,omitempty"`
@@ -99,6 +103,9 @@ type Fanout struct {
 	// HighThroughput: a FIFO queue in high throughput mode (FifoThroughputLimit
 	// perMessageGroupId): its per-queue limit is the Region's high-throughput quota.
 	HighThroughput bool `json:"high_throughput,omitempty"`
+	// FIFOCallsPerSecond is the Region's high-throughput FIFO quota, API calls per second per
+	// action (us-east-1, us-west-2, eu-west-1: 70,000); default 2,400, the lowest Regions'.
+	FIFOCallsPerSecond int `json:"fifo_calls_per_second,omitempty"`
 	// MessageGroups is the number of distinct message groups with messages (FIFO: the
 	// dispatcher's group is the record's key, so the distinct keys); default 1,000.
 	MessageGroups int `json:"message_groups,omitempty"`
@@ -121,13 +128,13 @@ type Fanout struct {
 
 // Prices are unit prices in US dollars. Each is documented with its source in prices.go.
 type Prices struct {
-	LambdaGBSecond       float64 `json:"lambda_gb_second,omitempty"`        // per GB-second of duration, for Input.Architecture
+	LambdaGBSecond       float64 `json:"lambda_gb_second,omitempty"`            // per GB-second of duration, for Input.Architecture
 	LambdaRequests       float64 `json:"lambda_requests_per_million,omitempty"` // per million requests (invocations)
-	EventPollerUnitHour  float64 `json:"event_poller_unit_hour,omitempty"`  // per EPU-hour, provisioned mode
-	SQSStandardRequests  float64 `json:"sqs_standard_per_million,omitempty"` // per million requests (64 KB chunks)
-	SQSFIFORequests      float64 `json:"sqs_fifo_per_million,omitempty"`     // per million requests (64 KB chunks)
-	DynamoDBWriteUnits   float64 `json:"dynamodb_write_per_million,omitempty"` // on-demand, per million write request units
-	DataTransferOutPerGB float64 `json:"data_transfer_out_per_gb,omitempty"`  // to the internet, first 10 TB a month
+	EventPollerUnitHour  float64 `json:"event_poller_unit_hour,omitempty"`      // per EPU-hour, provisioned mode
+	SQSStandardRequests  float64 `json:"sqs_standard_per_million,omitempty"`    // per million requests (64 KB chunks)
+	SQSFIFORequests      float64 `json:"sqs_fifo_per_million,omitempty"`        // per million requests (64 KB chunks)
+	DynamoDBWriteUnits   float64 `json:"dynamodb_write_per_million,omitempty"`  // on-demand, per million write request units
+	DataTransferOutPerGB float64 `json:"data_transfer_out_per_gb,omitempty"`    // to the internet, first 10 TB a month
 }
 
 // Duration is a time.Duration that reads and writes as Go's duration text ("300ms", "1.5s")
@@ -244,5 +251,9 @@ var ErrInput = errors.New("capacity: invalid input")
 // Make makes the plan for in. It fails (wrapping ErrInput) on an input out of its stated
 // bounds, saying which field and why; it never guesses a missing required figure.
 func Make(in Input) (*Plan, error) {
-	return nil, errors.New("capacity: not implemented")
+	f, notes, err := in.filled()
+	if err != nil {
+		return nil, err
+	}
+	return makePlan(f, notes)
 }
