@@ -62,7 +62,7 @@ func direct(in *Input) (Design, error) {
 		d.Bound = n.why
 	} else {
 		d.PollersNeeded, d.ConcurrencyNeeded, d.PartitionsNeeded = n.pollers, n.conc, n.partitions
-		s.figs.addNeeds(s.name, n, in.Rate)
+		s.figs.addNeeds(s, n, in.Rate)
 		d.EventPollerUnits = s.epus(in.Rate, n.pollers)
 		beff, formula := s.perInvocationBatch(in.Rate, n)
 		s.figs.add(s.name+".records_per_invocation_at_rate", beff, "records", formula, srcESMConfig)
@@ -120,7 +120,7 @@ func fanout(in *Input) (Design, error) {
 		d.Bound = why
 	} else {
 		d.PollersNeeded, d.ConcurrencyNeeded, d.PartitionsNeeded = n.pollers, wc, n.partitions
-		disp.figs.addNeeds(disp.name, n, in.Rate)
+		disp.figs.addNeeds(disp, n, in.Rate)
 		w.figs.add("workers.concurrency_needed", float64(wc), "invocations",
 			fmt.Sprintf("ceil(%.6g records/s × %.6g s / %d) = %d", in.Rate, w.invocation(float64(w.bw)), w.bw, wc), srcSQSScaling)
 		d.EventPollerUnits = disp.epus(in.Rate, n.pollers)
@@ -175,13 +175,14 @@ func firstOf(s ...string) string {
 }
 
 // addNeeds records the counts a rate needs as figures.
-func (f *figures) addNeeds(stage string, n need, rate float64) {
+func (f *figures) addNeeds(s *kafkaStage, n need, rate float64) {
+	stage := s.name
 	f.add(stage+".concurrency_needed", float64(n.conc), "invocations",
-		fmt.Sprintf("ceil(%.6g records/s × Db(B) / B) = %d", rate, n.conc), srcOnePartition)
+		fmt.Sprintf("ceil(%.6g records/s × %.6g s / %d records) = %d", rate, s.invocation(float64(s.b)), s.b, n.conc), srcOnePartition)
 	f.add(stage+".pollers_needed", float64(n.pollers), "pollers",
-		fmt.Sprintf("max(ceil(%d / %d invocations), ceil(%.6g records/s × record bytes / %d B/s)) = %d (0 in on-demand mode: Lambda picks them)", n.conc, invocationsPerPoller, rate, pollerBytesPerSecond, n.pollers), srcLowLatency)
+		fmt.Sprintf("max(ceil(%d / %d invocations), ceil(%.6g records/s × %d B / %d B/s)) = %d (0 in on-demand mode: Lambda picks them)", n.conc, invocationsPerPoller, rate, s.in.RecordSize, pollerBytesPerSecond, n.pollers), srcLowLatency)
 	f.add(stage+".partitions_needed", float64(n.partitions), "partitions",
-		fmt.Sprintf("max(ceil(%d × partitions per invocation), %d pollers) = %d", n.conc, n.pollers, n.partitions), srcScalingModes)
+		fmt.Sprintf("max(ceil(%d × %.6g partitions per invocation), %d pollers) = %d", n.conc, s.in.PartitionsPerInvocation, n.pollers, n.partitions), srcScalingModes)
 }
 
 // recommend is the configuration with headroom: MinimumPollers for the steady rate (at most
