@@ -12,9 +12,6 @@ import (
 // String writes d as Go's duration text: "300ms", "1.5s".
 func (d Duration) String() string { return time.Duration(d).String() }
 
-// seconds is d in seconds.
-func (d Duration) seconds() float64 { return time.Duration(d).Seconds() }
-
 // MarshalJSON writes d as a number of milliseconds (fractions kept: 0.5 for 500µs), the unit
 // of every duration in a plan's JSON.
 func (d Duration) MarshalJSON() ([]byte, error) {

@@ -211,7 +211,7 @@ func planNotes(in *Input) []string {
 		"data transfer inside the Region between Lambda, MSK, SQS and DynamoDB is not charged (https://aws.amazon.com/lambda/pricing/, Data Transfer): only egress_bytes, sent out of the Region, is",
 		"concurrency caps each function; the fan-out design's dispatcher and workers draw on the same account's concurrent executions",
 		"SQS requests count the dispatcher's sends and the mapping's receives and deletes; the mapping's empty long polls of an idle queue are not counted",
-		"the SQS mapping is in its default (on-demand) scaling; provisioned mode for SQS mappings is not modelled",
+		"the SQS mapping is in its default (on-demand) scaling; provisioned mode for SQS mappings is not modelled; its cap is taken as 1,250 concurrent invocations (services-sqs-scaling: up to 1,250 once the account's quota is raised, 1,000 batches otherwise), which the account's default 1,000 caps first",
 	}
 	if in.Duration > 0 {
 		n = append(n, "the handler takes its records one after another (duration, not batch_duration): an invocation of n records lasts n × duration")
@@ -221,7 +221,10 @@ func planNotes(in *Input) []string {
 	if in.Mode == modeOnDem {
 		n = append(n, "on-demand mode: Lambda picks the pollers from the offset lag, so there are no event poller units to pay and no 5 MB/s per poller bound in the plan; pollers_needed is 0")
 	} else {
-		n = append(n, fmt.Sprintf("maximum_pollers %d: AWS's default MaximumPollers is 200, so set it on the mapping when the plan needs more", in.MaximumPollers))
+		n = append(n, fmt.Sprintf("maximum_pollers %d: AWS's default MaximumPollers is 200, so set it on the mapping when the plan needs more; recommended.minimum_pollers is at most %d, MinimumPollers' bound", in.MaximumPollers, maxMinimumPollers))
+	}
+	if in.PollerGroup {
+		n = append(n, fmt.Sprintf("poller_group: the mapping pays its share of its group's event poller units, unrounded; a group holds up to %d mappings whose maximum pollers add up to at most %d (%s)", pollerGroupMappings, maxPollers, srcPollerConfig))
 	}
 	if in.Fanout.HighThroughput {
 		n = append(n, fmt.Sprintf("the high-throughput FIFO queue takes %d API calls per second per action (fifo_calls_per_second; 2,400 by default, the lowest Regions' quota; us-east-1, us-west-2 and eu-west-1 have 70,000)", in.Fanout.FIFOCallsPerSecond))
