@@ -14,6 +14,28 @@
 // price it rests on ([Figure], [CostLine]): the model is AWS's published arithmetic, put
 // together, and nothing else. klt plan prints it; klt local's report sets the throughput it
 // predicts beside the one it measured (the same [Plan], made from the measured durations).
+//
+// # The model
+//
+// A record of s bytes takes e = ceil(s × 4/3) + 200 bytes in a Kafka event (its value in
+// base64 and the JSON around it, an estimate), so an invocation carries B = min(BatchSize,
+// floor(6,291,456 / e)) records, the 6 MB payload's worth. It lasts Db(n) = n × Duration (the
+// handler takes its records one after another) or BatchDuration × n / BatchSize (a handler
+// whose time grows linearly with its batch). A partition is in one invocation at a time; a
+// provisioned poller holds 5 invocations and reads 5 MB/s (MB is 1,000,000 bytes here); the
+// pollers are at most MaximumPollers, the partitions and 2,000. So a Kafka stage reaches
+//
+//	min(concurrency × B / Db(B), pollers × 5 MB/s / s)
+//	concurrency = min(5 × pollers, floor(partitions / PartitionsPerInvocation), Concurrency)
+//
+// and a rate R needs ceil(R × Db(B) / B) concurrent invocations, max(ceil(that / 5),
+// ceil(R × s / 5 MB/s)) pollers, and as many partitions as invocations (times
+// PartitionsPerInvocation), at least one a poller. On-demand mode drops the pollers: Lambda
+// picks them. The fan-out design adds a queue (FIFO: 300 API calls a second per action, 10
+// messages each; high throughput: the Region's quota; standard: no documented limit) and the
+// workers (at most the SQS mapping's 1,250, MaximumConcurrency, Concurrency, and, FIFO, one
+// batch in flight per message group); its maximum is its slowest stage's. A month is 30 days,
+// as AWS's pricing examples have it; limits.go and prices.go cite every number.
 package capacity
 
 import (
