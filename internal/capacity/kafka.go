@@ -117,6 +117,8 @@ func (s *kafkaStage) needs(rate float64) need {
 func (s *kafkaStage) stage(partitions int) Stage {
 	in := s.in
 	d := s.invocation(float64(s.b))
+	// floor(partitions / PartitionsPerInvocation) invocations at once, and at least one: a
+	// topic with fewer partitions than an invocation holds on average still has one running.
 	byParts := max(1, int(float64(partitions)/in.PartitionsPerInvocation))
 	conc := min(byParts, in.Concurrency)
 	pollers := 0

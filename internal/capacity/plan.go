@@ -56,7 +56,7 @@ func direct(in *Input) (Design, error) {
 	}
 	n := s.needs(in.Rate)
 	st := s.stage(partitionsFor(in, n))
-	d := Design{Name: designDir, MaxRecordsPerSecond: st.MaxRecordsPerSecond, Bound: st.Bound, Stages: []Stage{st}}
+	d := Design{Name: designDir, MaxRecordsPerSecond: st.MaxRecordsPerSecond, Bound: st.Bound, Stages: []Stage{st}, CostLines: []CostLine{}}
 	d.ReachesTarget = n.why == "" && reaches(d.MaxRecordsPerSecond, in.Rate)
 	if n.why != "" {
 		d.Bound = n.why
@@ -102,7 +102,7 @@ func fanout(in *Input) (Design, error) {
 	sd := disp.stage(partitionsFor(in, n))
 	sq, qwhy := q.stage()
 	sw := w.stage()
-	d := Design{Name: designFan, Stages: []Stage{sd, sq, sw}}
+	d := Design{Name: designFan, Stages: []Stage{sd, sq, sw}, CostLines: []CostLine{}}
 	low := sd
 	for _, st := range d.Stages[1:] {
 		if st.MaxRecordsPerSecond < low.MaxRecordsPerSecond {
