@@ -28,6 +28,7 @@ func FuzzMake(f *testing.F) {
 		`{"rate":1,"duration":1,"prices":{"lambda_gb_second":1e6,"sqs_fifo_per_million":1e6}}`,
 		`{"rate":1,"duration":"99999999999h"}`,
 		`{"rate":1,"duration":1e300}`,
+		`{"rate":1e9,"batch_duration":"1ns","batch_size":10000,"fanout":{"queue":"standard"}}`,
 		`{}`,
 		`[]`,
 	} {

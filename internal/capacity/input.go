@@ -82,7 +82,7 @@ func (in Input) filled() (Input, []string, error) {
 		if in.Duration > 0 {
 			f.WorkerDuration = in.Duration
 		} else {
-			f.WorkerDuration = Duration(int64(in.BatchDuration) / int64(in.BatchSize))
+			f.WorkerDuration = Duration(max(1, int64(in.BatchDuration)/int64(in.BatchSize)))
 			notes = append(notes, fmt.Sprintf("a worker's time per message is taken as the batch_duration per record, %v / %d = %v (worker_duration not given)", in.BatchDuration, in.BatchSize, f.WorkerDuration))
 		}
 	}
