@@ -12,9 +12,7 @@ import (
 type kafkaStage struct {
 	name     string // "function" or "dispatcher"
 	function string // the sample stack's function: "ConsumerFunction"
-	// field names the input the stage's time came from, for errors.
-	field string
-	in    *Input
+	in       *Input
 	// batchSize is the mapping's BatchSize; perRecord or perBatch the handler's time.
 	batchSize int
 	perRecord time.Duration
@@ -25,10 +23,11 @@ type kafkaStage struct {
 	figs       figures
 }
 
-// newKafkaStage checks the stage's invocation against the payload and the timeout and
-// records the figures every other one rests on.
+// newKafkaStage checks the stage's invocation against the payload and the timeout (field
+// names the input its time came from, for the error) and records the figures every other
+// one rests on.
 func newKafkaStage(in *Input, name, function, field string, batchSize int, perRecord, perBatch Duration) (*kafkaStage, error) {
-	s := &kafkaStage{name: name, function: function, field: field, in: in, batchSize: batchSize,
+	s := &kafkaStage{name: name, function: function, in: in, batchSize: batchSize,
 		perRecord: time.Duration(perRecord), perBatch: time.Duration(perBatch)}
 	s.eventBytes = eventBytes(in.RecordSize)
 	s.figs.add(name+".event_bytes_per_record", float64(s.eventBytes), "bytes",
