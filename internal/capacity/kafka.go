@@ -102,7 +102,7 @@ func (s *kafkaStage) needs(rate float64) need {
 	n.partitions = max(ceilInt(float64(n.conc)*s.in.PartitionsPerInvocation), n.pollers)
 	switch {
 	case n.pollers > maxPollers:
-		n.why = fmt.Sprintf("%s: %d pollers needed, over the %d a mapping can have (%s)", s.name, n.pollers, maxPollers, srcPollerConfig)
+		n.why = fmt.Sprintf("%s: %d pollers needed, over the %d a mapping can have (ProvisionedPollerConfig's MaximumPollers)", s.name, n.pollers, maxPollers)
 	case n.conc > s.in.Concurrency:
 		n.why = fmt.Sprintf("%s: %d concurrent invocations needed, over the concurrency of %d", s.name, n.conc, s.in.Concurrency)
 	case n.partitions > maxPartitions:
@@ -134,7 +134,7 @@ func (s *kafkaStage) stage(partitions int) Stage {
 		Formula: fmt.Sprintf("%d concurrent invocations × %d records / %.6g s = %.6g records/s", conc, s.b, d, byConc)}
 	switch {
 	case conc == byParts && byParts <= in.Concurrency:
-		st.Bound = fmt.Sprintf("%d partitions, one invocation each at a time (%.6g partitions per invocation), %.6g s per invocation of %d records", partitions, in.PartitionsPerInvocation, d, s.b)
+		st.Bound = fmt.Sprintf("%d partitions, one invocation each at a time (partitions per invocation: %.6g), %.6g s per invocation of %d records", partitions, in.PartitionsPerInvocation, d, s.b)
 	case conc == in.Concurrency:
 		st.Bound = fmt.Sprintf("the concurrency of %d invocations, %.6g s per invocation of %d records", in.Concurrency, d, s.b)
 	default:
