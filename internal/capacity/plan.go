@@ -227,7 +227,7 @@ func planNotes(in *Input) []string {
 		n = append(n, fmt.Sprintf("poller_group: the mapping pays its share of its group's event poller units, unrounded; a group holds up to %d mappings whose maximum pollers add up to at most %d (%s)", pollerGroupMappings, maxPollers, srcPollerConfig))
 	}
 	if in.Fanout.Queue == queueStd {
-		n = append(n, "a standard queue has no documented throughput limit: its stage's max_records_per_second is null in JSON (+Inf in the model)")
+		n = append(n, "a standard queue has no documented throughput limit: its stage's max_records_per_second is null in JSON (unbounded in the model)")
 	}
 	if in.Fanout.HighThroughput {
 		n = append(n, fmt.Sprintf("the high-throughput FIFO queue takes %d API calls per second per action (fifo_calls_per_second; 2,400 by default, the lowest Regions' quota; us-east-1, us-west-2 and eu-west-1 have 70,000)", in.Fanout.FIFOCallsPerSecond))
