@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samlint"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
 // observeTemplate is a stack of a function, an MSK mapping, a queue and its SAM SQS event, and
@@ -165,5 +167,87 @@ func TestLintObserveCases(t *testing.T) {
 				t.Errorf("rules %v, want %v; problems: %v", rules, tt.want, problems)
 			}
 		})
+	}
+}
+
+// TestTemplateObservable holds template.yaml to what issue 20 asks of the sample stack: every
+// Kafka mapping turns on MetricsConfig (all three groups in provisioned mode) and, in
+// provisioned mode only, LoggingConfig at MappingLogLevel; the SQS and DynamoDB events ask for
+// EventCount; each function with a Kafka mapping has an OffsetLag alarm, each failure or
+// dead-letter queue a message alarm on its QueueName, each function an Errors and a Throttles
+// alarm; every alarm's threshold is a parameter with a Description and a MinValue, its missing
+// data is treated as chosen, and its actions are AlarmTopicArn's under HasAlarmTopic.
+func TestTemplateObservable(t *testing.T) {
+	tpl, err := template.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := func(n *template.Node) string {
+		v, err := n.Plain()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	const (
+		allMetrics = `{"Metrics":{"Fn::If":["UseProvisionedPollers",["EventCount","ErrorCount","KafkaMetrics"],["EventCount"]]}}`
+		logging    = `{"Fn::If":["UseProvisionedPollers",{"SystemLogLevel":{"Ref":"MappingLogLevel"}},{"Ref":"AWS::NoValue"}]}`
+		actions    = `{"Fn::If":["HasAlarmTopic",[{"Ref":"AlarmTopicArn"}],{"Ref":"AWS::NoValue"}]}`
+	)
+	for _, id := range []string{"ConsumerMSKMapping", "ConsumerSelfManagedMapping", "DispatcherMSKMapping", "DispatcherSelfManagedMapping"} {
+		p := tpl.Resource(id).Properties
+		if got := plain(p.Get("MetricsConfig")); got != allMetrics {
+			t.Errorf("%s MetricsConfig %s, want %s", id, got, allMetrics)
+		}
+		if got := plain(p.Get("LoggingConfig")); got != logging {
+			t.Errorf("%s LoggingConfig %s, want %s", id, got, logging)
+		}
+	}
+	for _, ev := range []string{"WorkerFunction.Work", "ProducerFunction.Outbox"} {
+		fn, name, _ := strings.Cut(ev, ".")
+		if got := plain(tpl.Resource(fn).Event(name).Properties.Get("MetricsConfig")); got != `{"Metrics":["EventCount"]}` {
+			t.Errorf("%s MetricsConfig %s", ev, got)
+		}
+	}
+	// What each alarm watches: namespace metric dimension=value, and how missing data counts.
+	watched := map[string]string{}
+	for _, a := range tpl.OfType("AWS::CloudWatch::Alarm") {
+		p := a.Properties
+		dims := p.Get("Dimensions").List()
+		if len(dims) != 1 {
+			t.Errorf("%s: %d dimensions, want 1", a.LogicalID, len(dims))
+			continue
+		}
+		key := p.Get("Namespace").String() + " " + p.Get("MetricName").String() + " " + dims[0].Get("Name").String() + "=" + plain(dims[0].Get("Value"))
+		watched[key] = p.Get("TreatMissingData").String()
+		if plain(p.Get("AlarmActions")) != actions || plain(p.Get("OKActions")) != actions {
+			t.Errorf("%s: actions %s, %s, want %s", a.LogicalID, plain(p.Get("AlarmActions")), plain(p.Get("OKActions")), actions)
+		}
+		_, arg, ok := p.Get("Threshold").Intrinsic()
+		param := tpl.Parameter(arg.String())
+		if !ok || param == nil || param.Node.Get("MinValue") == nil || param.Node.Get("Description") == nil {
+			t.Errorf("%s: Threshold %s is not a parameter with a MinValue and a Description", a.LogicalID, plain(p.Get("Threshold")))
+		}
+	}
+	want := map[string]string{}
+	for _, fn := range []string{"ConsumerFunction", "DispatcherFunction"} {
+		want[`AWS/Lambda OffsetLag FunctionName={"Ref":"`+fn+`"}`] = "missing"
+	}
+	for _, q := range []string{"ConsumerFailureQueue", "WorkerFailureQueue", "KafkaOnFailureQueue", "WorkDeadLetterQueue", "OutboxOnFailureQueue"} {
+		want[`AWS/SQS ApproximateNumberOfMessagesVisible QueueName={"Fn::GetAtt":["`+q+`","QueueName"]}`] = "notBreaching"
+	}
+	for _, fn := range []string{"ConsumerFunction", "DispatcherFunction", "WorkerFunction", "ProducerFunction"} {
+		for _, m := range []string{"Errors", "Throttles"} {
+			want[`AWS/Lambda `+m+` FunctionName={"Ref":"`+fn+`"}`] = "notBreaching"
+		}
+	}
+	for k, v := range want {
+		if got, ok := watched[k]; !ok || got != v {
+			t.Errorf("no alarm on %s with TreatMissingData %s (got %q)", k, v, got)
+		}
+	}
+	if len(watched) != len(want) {
+		t.Errorf("%d alarms, want %d: %v", len(watched), len(want), watched)
 	}
 }
