@@ -44,6 +44,11 @@ func TestLintPitfalls(t *testing.T) {
 		{"pitfall-infinite-retries.yaml", 25, "ConsumerMapping Properties.MaximumRetryAttempts: MaximumRetryAttempts -1 asks for retrying a failed batch for ever, but with an on-failure destination Lambda caps the retries at 10", "fix: set MaximumRetryAttempts to the number of retries you mean"},
 		{"pitfall-fifo-window.yaml", 19, "WorkerFunction Properties.Events.Work.Properties.MaximumBatchingWindowInSeconds: MaximumBatchingWindowInSeconds 5 on the FIFO queue WorkQueue", "fix: remove MaximumBatchingWindowInSeconds"},
 		{"pitfall-idempotency-key.yaml", 44, `IdempotencyTable Properties.KeySchema: ConsumerFunction keeps idempotency records here, which idempotency.DynamoDB writes under a partition key "id" (a string) alone, but the partition key is "pk"`, "fix: use KeySchema: [{AttributeName: id, KeyType: HASH}]"},
+		{"pitfall-logging-on-demand.yaml", 28, "ConsumerMapping Properties.LoggingConfig: the event pollers' system logs (LoggingConfig) need provisioned mode", "fix: add ProvisionedPollerConfig"},
+		{"pitfall-kafka-metrics-sqs.yaml", 19, "WorkerFunction Properties.Events.Work.Properties.MetricsConfig.Metrics: the ErrorCount metrics are for Amazon MSK and self-managed Apache Kafka mappings only", "fix: keep Metrics: [EventCount]"},
+		{"pitfall-logging-sqs.yaml", 20, "WorkMapping Properties.LoggingConfig: LoggingConfig (the event pollers' system logs) is for Amazon MSK and self-managed Apache Kafka mappings only", "fix: remove LoggingConfig"},
+		{"pitfall-alarm-queue-url.yaml", 16, "FailureQueueAlarm Properties.Dimensions[0].Value: the AWS/SQS QueueName dimension is !Ref FailureQueue, which gives the queue's URL", "fix: write !GetAtt FailureQueue.QueueName"},
+		{"pitfall-alarm-logical-id.yaml", 20, `ConsumerErrorsAlarm Properties.Dimensions[0].Value: the AWS/Lambda FunctionName dimension is "ConsumerFunction", the logical ID of ConsumerFunction`, "fix: write !Ref ConsumerFunction"},
 		{"pitfall-withidempotency-no-table.yaml", 13, "ConsumerFunction Properties.Environment.Variables: the code calls batch.WithIdempotency but no environment variable names a table of the template", "fix: name the table in IDEMPOTENCY_TABLE"},
 	}
 	seen := map[string]bool{}

@@ -14,6 +14,28 @@
 // price it rests on ([Figure], [CostLine]): the model is AWS's published arithmetic, put
 // together, and nothing else. klt plan prints it; klt local's report sets the throughput it
 // predicts beside the one it measured (the same [Plan], made from the measured durations).
+//
+// # The model
+//
+// A record of s bytes takes e = ceil(s × 4/3) + 200 bytes in a Kafka event (its value in
+// base64 and the JSON around it, an estimate), so an invocation carries B = min(BatchSize,
+// floor(6,291,456 / e)) records, the 6 MB payload's worth. It lasts Db(n) = n × Duration (the
+// handler takes its records one after another) or BatchDuration × n / BatchSize (a handler
+// whose time grows linearly with its batch). A partition is in one invocation at a time; a
+// provisioned poller holds 5 invocations and reads 5 MB/s (MB is 1,000,000 bytes here); the
+// pollers are at most MaximumPollers, the partitions and 2,000. So a Kafka stage reaches
+//
+//	min(concurrency × B / Db(B), pollers × 5 MB/s / s)
+//	concurrency = min(5 × pollers, floor(partitions / PartitionsPerInvocation), Concurrency)
+//
+// and a rate R needs ceil(R × Db(B) / B) concurrent invocations, max(ceil(that / 5),
+// ceil(R × s / 5 MB/s)) pollers, and as many partitions as invocations (times
+// PartitionsPerInvocation), at least one a poller. On-demand mode drops the pollers: Lambda
+// picks them. The fan-out design adds a queue (FIFO: 300 API calls a second per action, 10
+// messages each; high throughput: the Region's quota; standard: no documented limit) and the
+// workers (at most the SQS mapping's 1,250, MaximumConcurrency, Concurrency, and, FIFO, one
+// batch in flight per message group); its maximum is its slowest stage's. A month is 30 days,
+// as AWS's pricing examples have it; limits.go and prices.go cite every number.
 package capacity
 
 import (
@@ -46,6 +68,10 @@ type Input struct {
 	// MaximumBatchingWindowInSeconds. Defaults 100 and 500 ms, Lambda's for Kafka.
 	BatchSize int      `json:"batch_size,omitempty"`
 	Window    Duration `json:"window,omitempty"`
+	// LowLatency sets the window to 0 (MaximumBatchingWindowInSeconds 0: Lambda invokes with
+	// the records it has, AWS's low-latency configuration with provisioned mode), which a zero
+	// Window cannot say since it means "not given". Window must then be 0.
+	LowLatency bool `json:"low_latency,omitempty"`
 	// Partitions of the source topic; 0: the plan says how many the target needs and
 	// computes max_records_per_second at that count.
 	Partitions int `json:"partitions,omitempty"`
@@ -99,6 +125,9 @@ type Fanout struct {
 	// HighThroughput: a FIFO queue in high throughput mode (FifoThroughputLimit
 	// perMessageGroupId): its per-queue limit is the Region's high-throughput quota.
 	HighThroughput bool `json:"high_throughput,omitempty"`
+	// FIFOCallsPerSecond is the Region's high-throughput FIFO quota, API calls per second per
+	// action (us-east-1, us-west-2, eu-west-1: 70,000); default 2,400, the lowest Regions'.
+	FIFOCallsPerSecond int `json:"fifo_calls_per_second,omitempty"`
 	// MessageGroups is the number of distinct message groups with messages (FIFO: the
 	// dispatcher's group is the record's key, so the distinct keys); default 1,000.
 	MessageGroups int `json:"message_groups,omitempty"`
@@ -121,13 +150,13 @@ type Fanout struct {
 
 // Prices are unit prices in US dollars. Each is documented with its source in prices.go.
 type Prices struct {
-	LambdaGBSecond       float64 `json:"lambda_gb_second,omitempty"`        // per GB-second of duration, for Input.Architecture
+	LambdaGBSecond       float64 `json:"lambda_gb_second,omitempty"`            // per GB-second of duration, for Input.Architecture
 	LambdaRequests       float64 `json:"lambda_requests_per_million,omitempty"` // per million requests (invocations)
-	EventPollerUnitHour  float64 `json:"event_poller_unit_hour,omitempty"`  // per EPU-hour, provisioned mode
-	SQSStandardRequests  float64 `json:"sqs_standard_per_million,omitempty"` // per million requests (64 KB chunks)
-	SQSFIFORequests      float64 `json:"sqs_fifo_per_million,omitempty"`     // per million requests (64 KB chunks)
-	DynamoDBWriteUnits   float64 `json:"dynamodb_write_per_million,omitempty"` // on-demand, per million write request units
-	DataTransferOutPerGB float64 `json:"data_transfer_out_per_gb,omitempty"`  // to the internet, first 10 TB a month
+	EventPollerUnitHour  float64 `json:"event_poller_unit_hour,omitempty"`      // per EPU-hour, provisioned mode
+	SQSStandardRequests  float64 `json:"sqs_standard_per_million,omitempty"`    // per million requests (64 KB chunks)
+	SQSFIFORequests      float64 `json:"sqs_fifo_per_million,omitempty"`        // per million requests (64 KB chunks)
+	DynamoDBWriteUnits   float64 `json:"dynamodb_write_per_million,omitempty"`  // on-demand, per million write request units
+	DataTransferOutPerGB float64 `json:"data_transfer_out_per_gb,omitempty"`    // to the internet, first 10 TB a month
 }
 
 // Duration is a time.Duration that reads and writes as Go's duration text ("300ms", "1.5s")
@@ -244,5 +273,9 @@ var ErrInput = errors.New("capacity: invalid input")
 // Make makes the plan for in. It fails (wrapping ErrInput) on an input out of its stated
 // bounds, saying which field and why; it never guesses a missing required figure.
 func Make(in Input) (*Plan, error) {
-	return nil, errors.New("capacity: not implemented")
+	f, notes, err := in.filled()
+	if err != nil {
+		return nil, err
+	}
+	return makePlan(f, notes)
 }

@@ -55,6 +55,21 @@ type MappingSpec struct {
 	// Metrics are MetricsConfig.Metrics, in the template's order: MetricEventCount, and for
 	// Kafka MetricErrorCount and MetricKafkaMetrics; none when the mapping has no MetricsConfig.
 	Metrics []string
+	// SystemLogLevel is a Kafka mapping's LoggingConfig.SystemLogLevel (DEBUG, INFO or WARN),
+	// "" without LoggingConfig. klt local writes no event poller system logs: NotEmulated
+	// says so.
+	SystemLogLevel string
+}
+
+// NotEmulated returns what the template asks of the mapping that klt local accepts but does
+// not do, one sentence each, for klt local to print beside the mappings it runs: nothing of
+// the template is silently dropped.
+func (m *MappingSpec) NotEmulated() []string {
+	var out []string
+	if m.SystemLogLevel != "" {
+		out = append(out, "LoggingConfig (SystemLogLevel "+m.SystemLogLevel+"): the event pollers' system logs are not written locally; the function's own logs are")
+	}
+	return out
 }
 
 // skippedSource is an event source of the template klt local does not emulate (DynamoDB
@@ -169,6 +184,9 @@ func mappingFrom(t *InvokeTemplate, r *Resolver, id, fn string, props *template.
 		return nil, nil, err
 	}
 	if err := m.readMetrics(p); err != nil {
+		return nil, nil, err
+	}
+	if err := m.readLogging(p); err != nil {
 		return nil, nil, err
 	}
 	switch m.Kind {
@@ -512,5 +530,39 @@ func (m *MappingSpec) readMetrics(p *mappingProps) error {
 		}
 		m.Metrics = append(m.Metrics, s)
 	}
+	return nil
+}
+
+// System log levels of LoggingConfig.SystemLogLevel, most detail first.
+var systemLogLevels = []string{"DEBUG", "INFO", "WARN"}
+
+// readLogging reads LoggingConfig: SystemLogLevel, DEBUG, INFO or WARN, on a Kafka mapping
+// only (AWS, EventSourceMappingLoggingConfig: "(Amazon MSK, and self-managed Apache Kafka
+// only)"). Provisioned mode, which the feature needs too, is klt lint's check.
+func (m *MappingSpec) readLogging(p *mappingProps) error {
+	lc, err := p.get("LoggingConfig")
+	if err != nil || lc == nil {
+		return err
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s.LoggingConfig: %s", p.props.KeyPos("LoggingConfig"), m.Id, fmt.Sprintf(format, args...))
+	}
+	if m.Kind != KafkaMapping {
+		return bad("for Amazon MSK and self-managed Apache Kafka mappings only")
+	}
+	c, ok := lc.(map[string]any)
+	if !ok {
+		return bad("want an object {SystemLogLevel: ...}, got %s", template.Describe(lc))
+	}
+	for k := range c {
+		if k != "SystemLogLevel" {
+			return bad("%s: not a property of LoggingConfig", k)
+		}
+	}
+	level, _ := c["SystemLogLevel"].(string)
+	if !slices.Contains(systemLogLevels, level) {
+		return bad("SystemLogLevel: want DEBUG, INFO or WARN, got %s", template.Describe(c["SystemLogLevel"]))
+	}
+	m.SystemLogLevel = level
 	return nil
 }

@@ -24,6 +24,9 @@ Parameters:
   Local:
     Type: String
     Default: "false"
+  Level:
+    Type: String
+    Default: WARN
 Conditions:
   IsLocal: !Equals [!Ref Local, "true"]
 Resources:
@@ -189,6 +192,18 @@ func TestMappingSchemaRegistryRefused(t *testing.T) {
 			"          AccessConfigs: [{Type: BASIC_AUTH, URI: arn:aws:secretsmanager:us-east-1:123456789012:secret:x}]\n"), `M.SelfManagedKafkaEventSourceConfig.SchemaRegistryConfig: AccessConfigs: klt local cannot authenticate`},
 		{"unknown property", registry("          SchemaRegistryURI: http://r\n          EventRecordFormat: JSON\n          SchemaValidationConfigs: [{Attribute: VALUE}]\n          Format: x\n"),
 			`Format: not a property of SchemaRegistryConfig`},
+		{"log level", kafkaMapping("      LoggingConfig:\n        SystemLogLevel: ERROR\n"), `M.LoggingConfig: SystemLogLevel: want DEBUG, INFO or WARN, got "ERROR"`},
+		{"logging property", kafkaMapping("      LoggingConfig:\n        ApplicationLogLevel: INFO\n"), `M.LoggingConfig: ApplicationLogLevel: not a property of LoggingConfig`},
+		{"logging on SQS", `  Q:
+    Type: AWS::SQS::Queue
+  S:
+    Type: AWS::Lambda::EventSourceMapping
+    Properties:
+      FunctionName: !Ref Fn
+      EventSourceArn: !GetAtt Q.Arn
+      LoggingConfig:
+        SystemLogLevel: WARN
+`, `S.LoggingConfig: for Amazon MSK and self-managed Apache Kafka mappings only`},
 		{"metric", kafkaMapping("      MetricsConfig:\n        Metrics: [OffsetLag]\n"), `M.MetricsConfig: Metrics: "OffsetLag" is not EventCount`},
 		{"metric twice", kafkaMapping("      MetricsConfig:\n        Metrics: [EventCount, EventCount]\n"), `M.MetricsConfig: Metrics: EventCount twice`},
 		{"kafka metric on SQS", `  Q:
@@ -209,5 +224,38 @@ func TestMappingSchemaRegistryRefused(t *testing.T) {
 				t.Errorf("error %v, want one saying %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestMappingLogging: a Kafka mapping's LoggingConfig is read, through intrinsics, and named
+// among what klt local does not emulate (the event pollers' system logs), never dropped
+// silently; a mapping without one has nothing there. AWS (EventSourceMappingLoggingConfig):
+// "SystemLogLevel ... Valid Values: DEBUG | INFO | WARN".
+func TestMappingLogging(t *testing.T) {
+	ms, err := localMappings(t, kafkaMapping(`      LoggingConfig: !If
+        - IsLocal
+        - SystemLogLevel: !Ref Level
+        - !Ref AWS::NoValue
+`)+`  Plain:
+    Type: AWS::Lambda::EventSourceMapping
+    Properties:
+      FunctionName: !Ref Fn
+      SelfManagedEventSource:
+        Endpoints:
+          KafkaBootstrapServers: ["127.0.0.1:9092"]
+      Topics: [refunds]
+`, map[string]string{"Local": "true", "Level": "INFO"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*MappingSpec{}
+	for _, m := range ms {
+		got[m.Id] = m
+	}
+	if m := got["M"]; m == nil || m.SystemLogLevel != "INFO" || len(m.NotEmulated()) != 1 || !strings.Contains(m.NotEmulated()[0], "LoggingConfig (SystemLogLevel INFO)") {
+		t.Errorf("M: %+v, not emulated %q", m, m.NotEmulated())
+	}
+	if m := got["Plain"]; m == nil || m.SystemLogLevel != "" || m.NotEmulated() != nil {
+		t.Errorf("Plain: %+v, not emulated %q", m, m.NotEmulated())
 	}
 }

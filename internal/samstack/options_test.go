@@ -3,6 +3,7 @@ package samstack_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,6 +50,12 @@ func TestKafkaOptionsOfTheTemplate(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no ConsumerSelfManagedMapping among %v", ms)
 	}
+	// The template's defaults are provisioned mode: the three metric groups, and the system
+	// logs at WARN, which klt local names as not emulated.
+	if !slices.Equal(m.Metrics, []string{samstack.MetricEventCount, samstack.MetricErrorCount, samstack.MetricKafkaMetrics}) ||
+		m.SystemLogLevel != "WARN" || len(m.NotEmulated()) != 1 {
+		t.Errorf("metrics %v, log level %q, not emulated %q", m.Metrics, m.SystemLogLevel, m.NotEmulated())
+	}
 	if _, err := m.KafkaOptions(r, samstack.KafkaTargets{}); err == nil || !strings.Contains(err.Error(), "KafkaOnFailureQueue") {
 		t.Errorf("options without the on-failure queue's URL: %v", err)
 	}
@@ -58,9 +65,9 @@ func TestKafkaOptionsOfTheTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	// name, group, retries, function ARN, starting position, bootstrap servers, event source,
-	// batch size, window, filter, partial batch responses, destination.
-	if len(opts) != 12 {
-		t.Errorf("%d options, want 12", len(opts))
+	// batch size, window, filter, partial batch responses, metrics (MetricsConfig), destination.
+	if len(opts) != 13 {
+		t.Errorf("%d options, want 13", len(opts))
 	}
 	fn := esm.InvokerFunc(func(context.Context, []byte) (esm.Response, error) { return esm.Response{}, nil })
 	if _, err := esm.NewKafka([]string{"127.0.0.1:9092"}, m.Topics[0], fn, opts...); err != nil {
@@ -93,9 +100,10 @@ func TestSQSOptionsOfTheTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// name, queue ARN, batch size, partial batch responses, maximum concurrency.
-	if len(opts) != 5 {
-		t.Errorf("%d options, want 5", len(opts))
+	// name, queue ARN, batch size, partial batch responses, metrics (MetricsConfig: EventCount),
+	// maximum concurrency.
+	if len(opts) != 6 {
+		t.Errorf("%d options, want 6", len(opts))
 	}
 	if _, err := m.KafkaOptions(r, samstack.KafkaTargets{}); err == nil {
 		t.Error("Kafka options of an SQS mapping: no error")

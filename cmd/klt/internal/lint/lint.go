@@ -117,12 +117,19 @@ Then the mistakes of Kafka, SQS and DynamoDB Streams functions:
   - the consumer's filter given twice and not equal: an event source's FilterCriteria and
     its function's FILTER_CRITERIA guard, compared as filter patterns (Lambda commits the
     offsets of the records its criteria drop, and the guard drops the rest);
-  - a Kafka topic on-failure destination (kafka://...) or a SchemaRegistryConfig on a Kafka
-    event source without ProvisionedPollerConfig: both need provisioned mode;
+  - a Kafka topic on-failure destination (kafka://...), a SchemaRegistryConfig or a
+    LoggingConfig (the event pollers' system logs) on a Kafka event source without
+    ProvisionedPollerConfig: all need provisioned mode;
   - MaximumRetryAttempts: -1 with an on-failure destination on a Kafka event source: Lambda
     caps the retries at 10 then;
   - a batching window on the SQS event of a FIFO queue, which FIFO mappings do not take;
-  - an idempotency table whose key is not a string partition key "id" alone.
+  - an idempotency table whose key is not a string partition key "id" alone;
+  - the Kafka-only MetricsConfig groups (ErrorCount, KafkaMetrics) or a LoggingConfig on an
+    SQS, DynamoDB or Kinesis event source;
+  - a CloudWatch alarm whose metric dimension cannot match the metric of a resource of the
+    stack: a logical ID written out (FunctionName: MyFunction), a queue's Ref (its URL) as
+    QueueName, an ARN as FunctionName, a resource of another type, or a name that is no
+    resource or parameter of the template.
 
 A function's code is the Go main package in its CodeUri directory or, with
 Metadata: BuildMethod: makefile, the package its build-LOGICALID target builds (found with
@@ -134,7 +141,7 @@ FILE:LINE:COL is the property's place, or for a property left out, where it belo
 
 The --format flag chooses the output: text (the default, the lines above and "ok: ..." when
 there is no problem) or json, one JSON array ([] for none) of objects with file, line, column,
-resource, path, problem, fix, severity ("error") and, for the last five checks above, rule:
+resource, path, problem, fix, severity ("error") and, for the last seven checks above, rule:
 for editors and CI annotations. A template that cannot be read (bad YAML, an unknown tag) is
 then one such object too, at the place of the mistake, besides the error on stderr.
 

@@ -42,9 +42,11 @@ func (l *linter) checkPitfalls() {
 			case "SQS":
 				l.checkFIFOWindow(src)
 			}
+			l.checkKafkaOnly(src)
 		}
 	}
 	l.checkIdempotencyKeys()
+	l.checkAlarms()
 }
 
 // addRule adds a problem of a pitfall rule, at node n when it is known.
@@ -188,8 +190,8 @@ func schemaRegistry(props *template.Node) (*template.Node, string) {
 	return nil, ""
 }
 
-// checkOnDemandFeatures reports a Kafka-topic on-failure destination or a schema registry on
-// a Kafka event source without ProvisionedPollerConfig. The Kafka topic destination's page
+// checkOnDemandFeatures reports a Kafka-topic on-failure destination, a schema registry or a
+// LoggingConfig (checkLoggingOnDemand) on a Kafka event source without ProvisionedPollerConfig. The Kafka topic destination's page
 // says "Provisioned mode required"
 // (https://docs.aws.amazon.com/lambda/latest/dg/kafka-on-failure-destination.html), and the
 // schema registry integration works in provisioned mode only (esm-contract.md 1.4, from
@@ -205,6 +207,7 @@ func (l *linter) checkOnDemandFeatures(src eventSource) {
 			fmt.Sprintf("a Kafka topic on-failure destination (%s) needs provisioned mode, and this %s event source has no ProvisionedPollerConfig: Lambda refuses the mapping", s, src.typ),
 			"add ProvisionedPollerConfig: {MinimumPollers: 1, MaximumPollers: N}, or send failures to an SQS queue, SNS topic or S3 bucket")
 	}
+	l.checkLoggingOnDemand(src)
 	if reg, at := schemaRegistry(src.props); reg != nil {
 		if on, _ := l.present(reg); on {
 			l.addRule(RuleOnDemandFeature, reg, src.res, src.path+"."+at,

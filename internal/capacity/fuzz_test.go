@@ -1,0 +1,86 @@
+package capacity
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// FuzzMake reads any JSON as an Input and makes its plan: Make never panics, fails only with
+// ErrInput, and a plan always marshals to JSON (no Inf or NaN anywhere in it) with every
+// figure, stage and cost finite or, for a standard queue's maximum, null.
+func FuzzMake(f *testing.F) {
+	for _, seed := range []string{
+		`{"rate":20000,"batch_size":20,"batch_duration":"50ms"}`,
+		`{"rate":100,"partitions":5,"duration":300,"batch_size":100,"burst":300,"burst_for":"60s"}`,
+		`{"rate":1e9,"record_size":6291456,"duration":"1ns"}`,
+		`{"rate":1e9,"burst":1e9,"burst_for":"168h","duration":"1ns","partitions":100000,"partitions_per_invocation":100000}`,
+		`{"rate":1e-300,"duration":"1ns","low_latency":true}`,
+		`{"rate":0}`,
+		`{"rate":-1,"duration":1}`,
+		`{"rate":1,"duration":840000,"batch_size":1}`,
+		`{"rate":1e9,"duration":"1ms","mode":"on-demand","concurrency":1000000}`,
+		`{"rate":5e8,"duration":"1us","fanout":{"queue":"standard","worker_batch_size":10000,"maximum_concurrency":2}}`,
+		`{"rate":3000,"duration":"10ms","fanout":{"high_throughput":true,"fifo_calls_per_second":1000000,"message_groups":100000000}}`,
+		`{"rate":1,"record_size":1,"duration":1,"idempotency_writes":100,"idempotency_item_size":409600,"egress_bytes":1000000000,"poller_group":true}`,
+		`{"rate":1,"duration":1,"prices":{"lambda_gb_second":1e6,"sqs_fifo_per_million":1e6}}`,
+		`{"rate":1,"duration":"99999999999h"}`,
+		`{"rate":1,"duration":1e300}`,
+		`{"rate":1e9,"batch_duration":"1ns","batch_size":10000,"fanout":{"queue":"standard"}}`,
+		`{}`,
+		`[]`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var in Input
+		if json.Unmarshal([]byte(s), &in) != nil {
+			return
+		}
+		p, err := Make(in)
+		if err != nil {
+			if !errors.Is(err, ErrInput) {
+				t.Fatalf("Make: %v, want ErrInput", err)
+			}
+			return
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatalf("Marshal: %v", err)
+		}
+		if strings.Contains(string(b), "NaN") || strings.Contains(string(b), "Inf") {
+			t.Fatalf("plan JSON has NaN or Inf: %.300s", b)
+		}
+		for _, d := range []Design{p.Direct, p.Fanout} {
+			checkFinite(t, d)
+		}
+	})
+}
+
+func checkFinite(t *testing.T, d Design) {
+	t.Helper()
+	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) || v < 0 }
+	if bad(d.MaxRecordsPerSecond) || bad(d.MonthlyCostUSD) {
+		t.Fatalf("%s: max %v, cost %v", d.Name, d.MaxRecordsPerSecond, d.MonthlyCostUSD)
+	}
+	for _, f := range d.Figures {
+		if bad(f.Value) {
+			t.Fatalf("%s: figure %s = %v", d.Name, f.Name, f.Value)
+		}
+	}
+	for _, l := range d.CostLines {
+		if bad(l.Quantity) || bad(l.MonthlyUSD) {
+			t.Fatalf("%s: cost %s = %v, $%v", d.Name, l.Item, l.Quantity, l.MonthlyUSD)
+		}
+	}
+	for _, s := range d.Stages {
+		if math.IsNaN(s.MaxRecordsPerSecond) || s.MaxRecordsPerSecond < 0 || math.IsInf(s.MaxRecordsPerSecond, 0) && s.Name != "queue" {
+			t.Fatalf("%s: stage %s = %v", d.Name, s.Name, s.MaxRecordsPerSecond)
+		}
+	}
+	if d.PollersNeeded < 0 || d.ConcurrencyNeeded < 0 || d.PartitionsNeeded < 0 {
+		t.Fatalf("%s: negative needs %+v", d.Name, d)
+	}
+}
