@@ -105,8 +105,8 @@ func checkPlanJSON(t *testing.T, js []byte) {
 	}
 }
 
-// near reports whether got is want within a relative tolerance tol.
-func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
+// within reports whether got is want within a relative tolerance tol.
+func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
 
 func TestPlanTalkExample(t *testing.T) {
 	// The talk's example: 5 partitions, 300 ms per record. "Lambda processes each partition
@@ -121,7 +121,7 @@ func TestPlanTalkExample(t *testing.T) {
 	if p.Direct.ReachesTarget || !strings.Contains(strings.ToLower(p.Direct.Bound), "partition") {
 		t.Errorf("direct: reaches %v, bound %q; want false, bound by the partitions", p.Direct.ReachesTarget, p.Direct.Bound)
 	}
-	if got := p.Fanout.MaxRecordsPerSecond; !near(got, 1000, 0.05) || !p.Fanout.ReachesTarget {
+	if got := p.Fanout.MaxRecordsPerSecond; !within(got, 1000, 0.05) || !p.Fanout.ReachesTarget {
 		t.Errorf("fanout: %v records/s (reaches %v), want about 1,000", got, p.Fanout.ReachesTarget)
 	}
 	if p.Cheaper != "fanout" {
@@ -153,7 +153,7 @@ func TestPlanPollerExample(t *testing.T) {
 		for _, c := range d.CostLines {
 			sum += c.MonthlyUSD
 		}
-		if !near(sum, d.MonthlyCostUSD, 1e-9) {
+		if !within(sum, d.MonthlyCostUSD, 1e-9) {
 			t.Errorf("cost lines sum to %v, monthly_cost_usd is %v", sum, d.MonthlyCostUSD)
 		}
 	}
@@ -174,12 +174,12 @@ func TestPlanConfig(t *testing.T) {
 	}
 	// A flag given wins: 10 partitions instead of the file's 5 double the direct design.
 	p := planJSON(t, 0, "--config", yaml, "--partitions", "10")
-	if p.Input.Partitions != 10 || !near(p.Direct.MaxRecordsPerSecond, 2*flags.Direct.MaxRecordsPerSecond, 1e-9) {
+	if p.Input.Partitions != 10 || !within(p.Direct.MaxRecordsPerSecond, 2*flags.Direct.MaxRecordsPerSecond, 1e-9) {
 		t.Errorf("--partitions 10 over the file's 5: partitions %d, direct %v", p.Input.Partitions, p.Direct.MaxRecordsPerSecond)
 	}
 	// --batch-duration given replaces the file's duration, its alternative.
 	p = planJSON(t, 0, "--config", yaml, "--batch-duration", "3s")
-	if !near(p.Direct.MaxRecordsPerSecond, 10*flags.Direct.MaxRecordsPerSecond, 1e-9) {
+	if !within(p.Direct.MaxRecordsPerSecond, 10*flags.Direct.MaxRecordsPerSecond, 1e-9) {
 		t.Errorf("--batch-duration 3s over the file's duration: direct %v", p.Direct.MaxRecordsPerSecond)
 	}
 }
@@ -313,11 +313,11 @@ func TestPlanReport(t *testing.T) {
 			case "script", "link", "img", "iframe", "object":
 				t.Errorf("the page has a <%s>", n.Data)
 			case "svg":
-				chart = attr(n, "id")
+				chart = htmlAttr(n, "id")
 				curves[chart] = map[string]bool{}
 			case "polyline":
-				if pts := attr(n, "points"); pts != "" && strings.Contains(attr(n, "class"), "series") {
-					curves[chart][attr(n, "data-series")] = true
+				if pts := htmlAttr(n, "points"); pts != "" && strings.Contains(htmlAttr(n, "class"), "series") {
+					curves[chart][htmlAttr(n, "data-series")] = true
 				}
 			}
 			for _, a := range n.Attr {
@@ -343,8 +343,8 @@ func TestPlanReport(t *testing.T) {
 	}
 }
 
-// attr returns the attribute key of n, or "".
-func attr(n *html.Node, key string) string {
+// htmlAttr returns the attribute key of n, or "".
+func htmlAttr(n *html.Node, key string) string {
 	for _, a := range n.Attr {
 		if a.Key == key {
 			return a.Val
@@ -412,7 +412,7 @@ func TestPlanPrices(t *testing.T) {
 		switch {
 		case strings.Contains(strings.ToLower(item), "event poller unit"):
 			epu = true
-			if !near(d[item], 2*usd, 1e-9) {
+			if !within(d[item], 2*usd, 1e-9) {
 				t.Errorf("%s: $%v at $0.37 an EPU-hour, $%v at the default", item, d[item], usd)
 			}
 		case d[item] != usd:
