@@ -177,6 +177,17 @@ func TestPlanConfig(t *testing.T) {
 	if p.Input.Partitions != 10 || !within(p.Direct.MaxRecordsPerSecond, 2*flags.Direct.MaxRecordsPerSecond, 1e-9) {
 		t.Errorf("--partitions 10 over the file's 5: partitions %d, direct %v", p.Input.Partitions, p.Direct.MaxRecordsPerSecond)
 	}
+	// The "input" of a plan's JSON, durations in milliseconds, is a --config file: the same
+	// plan again.
+	r := klt(t, "", "plan", "--format", "json", "--config", yaml)
+	var doc struct{ Input json.RawMessage }
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	again := klt(t, "", "plan", "--format", "json", "--config", writeFile(t, "input.json", string(doc.Input)))
+	if again.code != 0 || again.stdout != r.stdout {
+		t.Errorf("the plan's input as --config: exit %d, %s; the plan differs:\n%s\nfrom\n%s", again.code, again.stderr, again.stdout, r.stdout)
+	}
 	// --batch-duration given replaces the file's duration, its alternative.
 	p = planJSON(t, 0, "--config", yaml, "--batch-duration", "3s")
 	if !within(p.Direct.MaxRecordsPerSecond, 10*flags.Direct.MaxRecordsPerSecond, 1e-9) {
@@ -192,7 +203,9 @@ func TestPlanConfigRefused(t *testing.T) {
 		{"nested.yaml", "rate: 100\nduration: 300ms\nqueue: fifo\n", `unknown key "queue" (did you mean "queue", under fanout?)`},
 		{"twice.yaml", "rate: 100\nduration: 300ms\nrate: 200\n", `twice.yaml:3:1: `},
 		{"twice.json", `{"rate": 100, "duration": "300ms", "fanout": {"queue": "fifo", "queue": "standard"}}`, `twice.json:1:`},
-		{"kind.yaml", "rate: 100\nduration: 300\n", `kind.yaml:2:11: duration: want a string, not the number 300`},
+		{"kind.yaml", "rate: 100\nduration: true\n", `kind.yaml:2:11: duration: want a string, not the bool true`},
+		{"ms.yaml", "rate: 100\nduration: -300\n", `ms.yaml:2:11: duration: -300: want a duration (300ms) or a number of milliseconds`},
+		{"rate.json", `{"rate": "100", "duration": "1s"}`, `rate.json:1:10: rate: want a number, not "100"`},
 		{"null.json", `{"rate": null, "duration": "300ms"}`, `null.json:1:10: rate: want a value, not null`},
 		{"size.yaml", "rate: 100\nduration: 1s\nrecord_size: 1e309\n", `size.yaml:3:14: record_size: `},
 		{"list.yaml", "- rate\n", `list.yaml:1:1: want a mapping`},

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kafkalambda/toolkit/internal/capacity"
 	"github.com/kafkalambda/toolkit/internal/suggest"
@@ -45,13 +46,14 @@ func readCapped(name string, limit int64, what string) ([]byte, error) {
 }
 
 // ReadConfig reads a --config file, YAML or JSON, whose keys are capacity.Input's JSON names
-// (fanout and prices are mappings of theirs), into in: each value is read by the parser of
-// the option's flag (a size takes 1KB, a duration 300ms), and must be of the option's kind (a
-// number for a rate, a string for a duration, true or false for a switch). It refuses, naming
-// the line and column: a key that is not an input (with the nearest one), a key given twice
-// (the reader's refusal, which YAML leaves to it), a null, a list or mapping where a figure
-// goes, and whatever the parsers refuse. The file is read by the toolkit's one YAML reader,
-// template.ReadNode, with its bounds on aliases and depth.
+// (fanout and prices are mappings of theirs), into in. Each value is read by the parser of the
+// option's flag (a size takes 1KB, a duration 300ms) and must be of the option's kind: a number
+// for a rate or a count, a string for a duration or a number of milliseconds (as the plan's
+// JSON writes one: the "input" of a plan's JSON is a --config file), true or false for a
+// switch. It refuses, naming the line and column: a key that is not an input (with the
+// nearest one), a key given twice (the reader's refusal, which YAML leaves to it), a null, a
+// list or mapping where a figure goes, and whatever the parsers refuse. The file is read by
+// the toolkit's one YAML reader, template.ReadNode, with its bounds on aliases and depth.
 func ReadConfig(name string, data []byte, in *capacity.Input) error {
 	root, err := template.ReadNode(name, data)
 	if err != nil {
@@ -120,7 +122,7 @@ func readPrices(n *template.Node, prices *capacity.Prices) error {
 
 // scalarText returns the text of the value n for the option whose flag.Value is v, after
 // checking that n is of the option's kind: a number (a size also as a string: 1KB), a string
-// for a duration or a choice, a bool for a switch.
+// or a number of milliseconds for a duration, a string for a choice, a bool for a switch.
 func scalarText(n *template.Node, v flag.Value) (string, error) {
 	if n.Kind != template.Scalar || n.Tag == template.TagNull {
 		return "", fmt.Errorf("want a value, not %s", describe(n))
@@ -140,6 +142,20 @@ func scalarText(n *template.Node, v flag.Value) (string, error) {
 			return n.Text, nil
 		}
 		return "", fmt.Errorf("want a number, not %s", describe(n))
+	case *durationValue:
+		if !number {
+			break
+		}
+		// A number is milliseconds, as the plan's JSON writes a duration (its "input" read
+		// back is a --config file).
+		ms, err := parseNumber(n.Text)
+		if err != nil || octal.MatchString(n.Text) {
+			return "", fmt.Errorf("%s: want a duration (300ms) or a number of milliseconds", n.Text)
+		}
+		if ms*float64(time.Millisecond) > float64(maxDuration) {
+			return "", fmt.Errorf("%s ms is longer than a year", n.Text)
+		}
+		return time.Duration(math.Round(ms * float64(time.Millisecond))).String(), nil
 	case *boolValue:
 		if n.Tag != template.TagBool {
 			return "", fmt.Errorf("want true or false, not %s", describe(n))

@@ -27,7 +27,9 @@ an unknown key and a key given twice are errors. Flags given win over --config, 
 over the report.
 
 Sizes are bytes (1024) or a number with a unit: 1KB, 1.5MiB, 6MB (KB and KiB are both 1,024
-bytes, as AWS's limits count them). Durations are Go's: 300ms, 1.5s, 5m.
+bytes, as AWS's limits count them). Durations are Go's: 300ms, 1.5s, 5m; in --config also a
+number of milliseconds, as the JSON writes them, so that the "input" of a plan's JSON is a
+--config file.
 
 --format json prints the plan as JSON: "input" (with the defaults filled in; durations in
 milliseconds), "direct" and "fanout" (each with max_records_per_second, bound,
