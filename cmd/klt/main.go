@@ -8,7 +8,7 @@
 //	klt produce --topic orders < records.jsonl      # JSON Lines records -> Kafka (MSK IAM too)
 //	klt consume --topic orders --event > event.json # Kafka records -> one ESM event
 //	klt local --partitions 5 --load 500             # the template's stack, mappings emulated
-//	klt plan --rate 100 --partitions 5 --duration 300ms # size and price both designs
+//	klt plan --rate 100 --duration 300ms            # partitions, pollers, cost of both designs
 //
 // Run "klt help" for the commands and "klt help event build" for the record line format.
 package main
