@@ -100,12 +100,13 @@ type pageChart struct {
 }
 
 // sweeps are the page's swept charts for the plan p of the input in: the most records a second
-// against the partitions (1 to twice the most needed, at least 64) and against the concurrency
-// (1 to twice the most needed, at least the plan's), the monthly cost against the rate (up to
-// twice the target).
+// against the partitions (1 to twice the most needed, at least 64) and against the concurrency,
+// the monthly cost against the rate (up to twice the target).
 func sweeps(in capacity.Input, p *capacity.Plan) []*sweep {
 	partitions := max(2*max(p.Direct.PartitionsNeeded, p.Fanout.PartitionsNeeded, in.Partitions), 64)
-	concurrency := max(2*max(p.Direct.ConcurrencyNeeded, p.Fanout.ConcurrencyNeeded), p.Input.Concurrency)
+	// The concurrency axis shows where the curves flatten: four times the most needed, or the
+	// plan's concurrency up to 128 (not the account's 1,000, which would squeeze them left).
+	concurrency := max(4*max(p.Direct.ConcurrencyNeeded, p.Fanout.ConcurrencyNeeded), min(p.Input.Concurrency, 128))
 	var rates []float64
 	for i := 1; i <= gridPoints; i++ {
 		rates = append(rates, 2*p.Input.Rate*float64(i)/gridPoints)
