@@ -257,6 +257,9 @@ func TestPlanUsageErrors(t *testing.T) {
 		{[]string{"--rate", "100"}, "--duration"},
 		{append([]string{"extra"}, base...), `unexpected argument "extra"`},
 		{append([]string{"--nope"}, base...), "-nope"},
+		// the model's bounds, named by the flag
+		{append([]string{"--batch-size", "20000"}, base...), "klt plan: --batch-size 20000: "},
+		{append([]string{"--maximum-concurrency", "1"}, base...), "klt plan: --maximum-concurrency 1: "},
 	} {
 		r := klt(t, "", append([]string{"plan"}, c.args...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, `Run "klt help plan"`) {

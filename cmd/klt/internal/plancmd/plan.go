@@ -110,7 +110,7 @@ func RunPlan(_ context.Context, cmd *base.Command, args []string, _ io.Reader, s
 	}
 	p, err := capacity.Make(in)
 	if errors.Is(err, capacity.ErrInput) {
-		return base.UsageError(stderr, "plan", err)
+		return base.UsageError(stderr, "plan", inFlagWords(err))
 	}
 	if err != nil {
 		base.Errorf(stderr, "plan: %v", err)
@@ -214,6 +214,25 @@ func (c *config) input() (capacity.Input, []string, error) {
 	}
 	mergePrices(&in.Prices, c.flags.Prices)
 	return in, notes, nil
+}
+
+// inFlagWords says the model's error about an input field (capacity: invalid input: FIELD
+// VALUE: why) in the words of the command line, its flag for its JSON name (the --config key
+// the flag's name says): "--batch-size 20000: want 1 to 10000". An error of another form is
+// returned as it is.
+func inFlagWords(err error) error {
+	rest, ok := strings.CutPrefix(err.Error(), capacity.ErrInput.Error()+": ")
+	key, _, _ := strings.Cut(rest, " ")
+	if !ok || key == "" {
+		return err
+	}
+	if o := optionByKey(key); o != nil {
+		return fmt.Errorf("--%s%s", o.flagName(), strings.TrimPrefix(rest, key))
+	}
+	if name, ok := strings.CutPrefix(key, "prices."); ok {
+		return fmt.Errorf("--price %s=%s", name, strings.TrimPrefix(strings.TrimPrefix(rest, key), " "))
+	}
+	return err
 }
 
 // alternatives are the pairs of options of which a plan takes one: a time per record or per
