@@ -334,6 +334,7 @@ func (s *stack) report(started time.Time, phases []*phaseResult, names map[*pipe
 			rep.Speedup = sp
 		}
 	}
+	s.predict(rep)
 	return rep
 }
 

@@ -1,0 +1,205 @@
+package capacity
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kafkalambda/toolkit/internal/report"
+)
+
+// A plan's max_records_per_second is the rate a long run settles at. A klt local run is
+// finite: its N records are produced at once (or at the scenario's rate), and its time is
+// not N / max. PredictRun says what the same plan predicts for the run itself:
+//
+//   - the first batch waits: a Kafka batch that is not full is sent when the batching window
+//     has passed since its first record, so a run whose records do not fill the first batch
+//     waits the window w (with a produce rate λ, the batch fills after B/λ: w = min(window,
+//     B/λ));
+//   - a Kafka stage runs in rounds: its poller fills batches from every partition with
+//     records waiting, and a partition is in one invocation at a time, so its invocations
+//     start together and the next ones when they end: ceil(N / (R × D)) rounds of D, where R
+//     is the stage's max_records_per_second and D the measured invocation time (R × D is the
+//     records one round carries);
+//   - an SQS stage runs continuously: its mapping starts a batch as soon as one is received
+//     and a slot is free, and the invocations end on their own time, so the slots stay busy
+//     until the queue is empty: N / R. A standard queue's mapping starts with 5 concurrent
+//     batches and adds 5 a second (300 a minute) up to its cap C = R × D / r, so it first
+//     does (r/D) × (5t + 2.5t²) records in t seconds;
+//   - the fan-out pipeline ends when its slower stage is done and the stage after it has
+//     done what it got last: T = w + max(T_dispatcher + D_worker, D_dispatcher + T_workers).
+//
+// The direct pipeline: T = w + T_function. The prediction is N / T, and never above the
+// steady rate (T >= N / max).
+
+// RunPrediction is what a plan predicts for one load pipeline of a klt local run.
+type RunPrediction struct {
+	Pipeline string // the report's pipeline name
+	Design   string // "direct" or "fanout"
+	// RecordsPerSecond is the prediction for the run, N / Seconds.
+	RecordsPerSecond float64
+	Seconds          float64
+	// Steady and Bound are the plan's max_records_per_second and bound for the design.
+	Steady float64
+	Bound  string
+	// Formula is the run's formula with its numbers put in.
+	Formula string
+	Notes   []string
+}
+
+// PredictRuns predicts each load pipeline of r (its first direct and first fan-out
+// pipeline, as FromReport reads them) from p, the plan FromReport(r, stat)'s Input made.
+func PredictRuns(p *Plan, r *report.Report, stat string) ([]RunPrediction, error) {
+	if p == nil || r == nil {
+		return nil, fmt.Errorf("%w: no plan or no report", ErrInput)
+	}
+	direct, fan := reportPipelines(r)
+	var out []RunPrediction
+	if direct != nil {
+		pr, err := runPredictDirect(p, r, direct, stat)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pr)
+	}
+	if fan != nil {
+		pr, err := runPredictFanout(p, r, fan, stat)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pr)
+	}
+	return out, nil
+}
+
+// runRecords is the records of pipeline p a run's stages carried: those not filtered.
+func runRecords(p *report.Pipeline) (float64, error) {
+	n := float64(p.Records - p.Filtered)
+	if !(n > 0) {
+		return 0, fmt.Errorf("%w: pipeline %q carried no record", ErrInput, p.Name)
+	}
+	return n, nil
+}
+
+// runFirstWait is the first batch's wait w of a Kafka stage of batch size b and window (s) for
+// n records produced at rate (0: at once).
+func runFirstWait(n float64, b int, window, rate float64) (w float64, why string) {
+	switch {
+	case rate > 0:
+		w = math.Min(window, float64(min(float64(b), n))/rate)
+		if n < float64(b) {
+			w = window
+		}
+		return w, fmt.Sprintf("w = min(window %s s, B %d / rate %s) = %s s", frNum(window), b, frNum(rate), frNum(w))
+	case n < float64(b):
+		return window, fmt.Sprintf("w = window %s s (%s records do not fill a batch of %d)", frNum(window), frNum(n), b)
+	}
+	return 0, fmt.Sprintf("w = 0 (the first batch of %d fills at once)", b)
+}
+
+// runRounds is a Kafka stage's time for n records: ceil(n / (rate x d)) rounds of d seconds.
+func runRounds(n, rate, d float64) (float64, string) {
+	k := math.Ceil(n/(rate*d) - 1e-9)
+	return k * d, fmt.Sprintf("ceil(%s / (%s/s x %s s)) = %s rounds x %s s", frNum(n), frNum(rate), frNum(d), frNum(k), frNum(d))
+}
+
+func runPredictDirect(p *Plan, r *report.Report, pipe *report.Pipeline, stat string) (RunPrediction, error) {
+	k, err := reportMapping(r, pipe, 0, report.KindKafka)
+	if err != nil {
+		return RunPrediction{}, err
+	}
+	n, err := runRecords(pipe)
+	if err != nil {
+		return RunPrediction{}, err
+	}
+	R := p.Direct.MaxRecordsPerSecond
+	if !(R > 0) {
+		return RunPrediction{}, fmt.Errorf("capacity: the plan's direct design reaches %v records/s: nothing to predict the run from (%s)", R, p.Direct.Bound)
+	}
+	d := frStatMS(k.Load, stat) / 1000
+	w, why := runFirstWait(n, k.Config.BatchSize, k.Config.WindowMS/1000, r.Scenario.Rate)
+	tf, rf := runRounds(n, R, d)
+	t := w + tf
+	formula := fmt.Sprintf("N / (w + T_function) = %s / (%s + %s) ; %s ; T_function = %s", frNum(n), frNum(w), frNum(tf), why, rf)
+	return runFinishRun(pipe, "direct", p.Direct, n, t, r.Scenario.Rate, d, formula), nil
+}
+
+func runPredictFanout(p *Plan, r *report.Report, pipe *report.Pipeline, stat string) (RunPrediction, error) {
+	k, err := reportMapping(r, pipe, 0, report.KindKafka)
+	if err != nil {
+		return RunPrediction{}, err
+	}
+	q, err := reportMapping(r, pipe, len(pipe.Mappings)-1, report.KindSQS)
+	if err != nil {
+		return RunPrediction{}, err
+	}
+	n, err := runRecords(pipe)
+	if err != nil {
+		return RunPrediction{}, err
+	}
+	rk, rq, rw := runStageRate(p.Fanout, "dispatcher"), runStageRate(p.Fanout, "queue"), runStageRate(p.Fanout, "workers")
+	if !(rk > 0) || !(rw > 0) {
+		return RunPrediction{}, fmt.Errorf("capacity: the plan's fan-out has no dispatcher or workers stage reaching a rate (%v, %v records/s; %s)", rk, rw, p.Fanout.Bound)
+	}
+	dk, dw := frStatMS(k.Load, stat)/1000, frStatMS(q.Load, stat)/1000
+	w, why := runFirstWait(n, k.Config.BatchSize, k.Config.WindowMS/1000, r.Scenario.Rate)
+	tk, rkf := runRounds(n, rk, dk)
+	ts, rsf := runContinuous(n, rw, rq, dw, q.Load.RecordsPerInvocation, q.Config.Queue == report.QueueStandard)
+	t := w + math.Max(tk+dw, dk+ts)
+	formula := fmt.Sprintf("N / (w + max(T_dispatcher + D_worker, D_dispatcher + T_workers)) = %s / (%s + max(%s + %s, %s + %s)) ; %s ; T_dispatcher = %s ; T_workers = %s",
+		frNum(n), frNum(w), frNum(tk), frNum(dw), frNum(dk), frNum(ts), why, rkf, rsf)
+	return runFinishRun(pipe, "fanout", p.Fanout, n, t, r.Scenario.Rate, dk+dw, formula), nil
+}
+
+// runContinuous is an SQS stage's time for n messages at the workers' rate rw (the queue's rq
+// when lower, 0 for none), with the standard queue's ramp when standard: D is an
+// invocation's time and r its messages.
+func runContinuous(n, rw, rq, d, r float64, standard bool) (float64, string) {
+	rate := rw
+	if rq > 0 && rq < rw {
+		rate = rq
+	}
+	c := rw * d / r // the workers' concurrency the plan's rate stands for
+	if !standard || c <= 5 || rate < rw {
+		t := n / rate
+		return t, fmt.Sprintf("%s / %s/s = %s s", frNum(n), frNum(rate), frNum(t))
+	}
+	per := r / d // records a second one invocation slot does
+	tr := (c - 5) / 5
+	nr := per * (5*tr + 2.5*tr*tr)
+	var t float64
+	if n <= nr {
+		t = (-5 + math.Sqrt(25+10*n/per)) / 5
+	} else {
+		t = tr + (n-nr)/rate
+	}
+	return t, fmt.Sprintf("standard queue ramp from 5 concurrent batches, +5/s to %s: %s records/s per batch, %s s", frNum(c), frNum(per), frNum(t))
+}
+
+// runStageRate is the max_records_per_second of the design's stage named name; 0 when absent,
+// which the callers refuse (queue: no limit).
+func runStageRate(d Design, name string) float64 {
+	for _, s := range d.Stages {
+		if s.Name == name {
+			return s.MaxRecordsPerSecond
+		}
+	}
+	return 0
+}
+
+// runFinishRun makes the prediction of t seconds for n records: with a produce rate, the run
+// lasts at least the production and the stages' time for its last record (last); never
+// shorter than n / the design's steady rate.
+func runFinishRun(pipe *report.Pipeline, design string, d Design, n, t, rate, last float64, formula string) RunPrediction {
+	pr := RunPrediction{Pipeline: pipe.Name, Design: design, Steady: d.MaxRecordsPerSecond, Bound: d.Bound}
+	if rate > 0 && n/rate+last > t {
+		t = n/rate + last
+		pr.Notes = append(pr.Notes, fmt.Sprintf("the production at %s records/s bounds the run: T = N / rate + %s s", frNum(rate), frNum(last)))
+	}
+	if steady := n / d.MaxRecordsPerSecond; t < steady {
+		t = steady
+		pr.Notes = append(pr.Notes, "the steady rate bounds the run: T = N / max")
+	}
+	pr.Seconds, pr.RecordsPerSecond = t, n/t
+	pr.Formula = formula + fmt.Sprintf(" ; = %s records/s (steady: %s)", frNum(pr.RecordsPerSecond), frNum(d.MaxRecordsPerSecond))
+	return pr
+}
