@@ -535,6 +535,11 @@ func (r *Report) JSON() ([]byte, error) {
 		if q.Fates == nil {
 			q.Fates = map[string]int64{}
 		}
+		if q.Predicted != nil {
+			pr := *q.Predicted
+			pr.Notes = orEmpty(pr.Notes)
+			q.Predicted = &pr
+		}
 	}
 	c.Faults = orEmpty(c.Faults)
 	c.Records = orEmpty(c.Records)
