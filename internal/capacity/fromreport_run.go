@@ -8,28 +8,32 @@ import (
 )
 
 // A plan's max_records_per_second is the rate a long run settles at. A klt local run is
-// finite: its N records are produced at once (or at the scenario's rate), and its time is
-// not N / max. PredictRun says what the same plan predicts for the run itself:
+// finite: its N records are produced at once (or at the scenario's rate λ), and its time is
+// not N / max. PredictRuns says what the same plan predicts for the run itself, from the
+// plan's stage rates R and the run's measured invocation times D:
 //
-//   - the first batch waits: a Kafka batch that is not full is sent when the batching window
-//     has passed since its first record, so a run whose records do not fill the first batch
-//     waits the window w (with a produce rate λ, the batch fills after B/λ: w = min(window,
-//     B/λ));
 //   - a Kafka stage runs in rounds: its poller fills batches from every partition with
 //     records waiting, and a partition is in one invocation at a time, so its invocations
-//     start together and the next ones when they end: ceil(N / (R × D)) rounds of D, where R
-//     is the stage's max_records_per_second and D the measured invocation time (R × D is the
-//     records one round carries);
+//     start together and the next ones when they end: k = ceil(N / (R × D)) rounds of D (R ×
+//     D is the records one round carries);
+//   - a batch that is not full waits: it is sent when the batching window has passed since
+//     its oldest record arrived, so when the run's last batch is not full (N is not a
+//     multiple of the batch size B) the last round starts no earlier than the window:
+//     T_kafka = max((k − 1) × D, w_last) + D, w_last = window when N mod B ≠ 0, else 0 (with a
+//     produce rate, the records arrive over N / λ and the run lasts at least N / λ + D);
 //   - an SQS stage runs continuously: its mapping starts a batch as soon as one is received
-//     and a slot is free, and the invocations end on their own time, so the slots stay busy
-//     until the queue is empty: N / R. A standard queue's mapping starts with 5 concurrent
-//     batches and adds 5 a second (300 a minute) up to its cap C = R × D / r, so it first
-//     does (r/D) × (5t + 2.5t²) records in t seconds;
-//   - the fan-out pipeline ends when its slower stage is done and the stage after it has
-//     done what it got last: T = w + max(T_dispatcher + D_worker, D_dispatcher + T_workers).
+//     and a slot is free, and the dispatcher sends while it runs, so the workers start with
+//     the first batch (after the window when N < B: w_first) and stay busy until the queue is
+//     empty: the slots' work is done at N / R on average, and since each slot's last
+//     invocation ends at its own time, spread over about one invocation, the last one ends
+//     half an invocation later: T_sqs = N / R + D / 2. A standard queue's mapping starts
+//     with 5 concurrent batches and adds 5 a second (300 a minute) up to its cap C = R × D /
+//     r (r messages a batch), so in t seconds it first does (r/D) × (5t + 2.5t²) messages;
+//   - the fan-out pipeline ends when the workers are done, and no earlier than one worker
+//     invocation after the dispatcher's last: T = max(T_kafka + D_worker, w_first + T_sqs).
 //
-// The direct pipeline: T = w + T_function. The prediction is N / T, and never above the
-// steady rate (T >= N / max).
+// The direct pipeline: T = T_kafka. The prediction is N / T, never above the steady rate
+// (T >= N / max).
 
 // RunPrediction is what a plan predicts for one load pipeline of a klt local run.
 type RunPrediction struct {
@@ -80,26 +84,17 @@ func runRecords(p *report.Pipeline) (float64, error) {
 	return n, nil
 }
 
-// runFirstWait is the first batch's wait w of a Kafka stage of batch size b and window (s) for
-// n records produced at rate (0: at once).
-func runFirstWait(n float64, b int, window, rate float64) (w float64, why string) {
-	switch {
-	case rate > 0:
-		w = math.Min(window, float64(min(float64(b), n))/rate)
-		if n < float64(b) {
-			w = window
-		}
-		return w, fmt.Sprintf("w = min(window %s s, B %d / rate %s) = %s s", frNum(window), b, frNum(rate), frNum(w))
-	case n < float64(b):
-		return window, fmt.Sprintf("w = window %s s (%s records do not fill a batch of %d)", frNum(window), frNum(n), b)
-	}
-	return 0, fmt.Sprintf("w = 0 (the first batch of %d fills at once)", b)
-}
-
-// runRounds is a Kafka stage's time for n records: ceil(n / (rate x d)) rounds of d seconds.
-func runRounds(n, rate, d float64) (float64, string) {
+// runKafka is a Kafka stage's time for n records at rate (the stage's records/s), d seconds
+// an invocation, batch size b and window (s).
+func runKafka(n, rate, d float64, b int, window float64) (float64, string) {
 	k := math.Ceil(n/(rate*d) - 1e-9)
-	return k * d, fmt.Sprintf("ceil(%s / (%s/s x %s s)) = %s rounds x %s s", frNum(n), frNum(rate), frNum(d), frNum(k), frNum(d))
+	wl, why := 0.0, fmt.Sprintf("w_last = 0 (%s records fill batches of %d)", frNum(n), b)
+	if math.Mod(n, float64(b)) != 0 {
+		wl, why = window, fmt.Sprintf("w_last = window %s s (the last batch is not full)", frNum(window))
+	}
+	t := math.Max((k-1)*d, wl) + d
+	return t, fmt.Sprintf("k = ceil(%s / (%s/s x %s s)) = %s rounds ; %s ; max((k - 1) x %s, %s) + %s = %s s",
+		frNum(n), frNum(rate), frNum(d), frNum(k), why, frNum(d), frNum(wl), frNum(d), frNum(t))
 }
 
 func runPredictDirect(p *Plan, r *report.Report, pipe *report.Pipeline, stat string) (RunPrediction, error) {
@@ -116,10 +111,8 @@ func runPredictDirect(p *Plan, r *report.Report, pipe *report.Pipeline, stat str
 		return RunPrediction{}, fmt.Errorf("capacity: the plan's direct design reaches %v records/s: nothing to predict the run from (%s)", R, p.Direct.Bound)
 	}
 	d := frStatMS(k.Load, stat) / 1000
-	w, why := runFirstWait(n, k.Config.BatchSize, k.Config.WindowMS/1000, r.Scenario.Rate)
-	tf, rf := runRounds(n, R, d)
-	t := w + tf
-	formula := fmt.Sprintf("N / (w + T_function) = %s / (%s + %s) ; %s ; T_function = %s", frNum(n), frNum(w), frNum(tf), why, rf)
+	t, tf := runKafka(n, R, d, k.Config.BatchSize, k.Config.WindowMS/1000)
+	formula := fmt.Sprintf("N / T_kafka = %s / %s ; T_kafka: %s", frNum(n), frNum(t), tf)
 	return runFinishRun(pipe, "direct", p.Direct, n, t, r.Scenario.Rate, d, formula), nil
 }
 
@@ -141,12 +134,16 @@ func runPredictFanout(p *Plan, r *report.Report, pipe *report.Pipeline, stat str
 		return RunPrediction{}, fmt.Errorf("capacity: the plan's fan-out has no dispatcher or workers stage reaching a rate (%v, %v records/s; %s)", rk, rw, p.Fanout.Bound)
 	}
 	dk, dw := frStatMS(k.Load, stat)/1000, frStatMS(q.Load, stat)/1000
-	w, why := runFirstWait(n, k.Config.BatchSize, k.Config.WindowMS/1000, r.Scenario.Rate)
-	tk, rkf := runRounds(n, rk, dk)
+	window := k.Config.WindowMS / 1000
+	tk, rkf := runKafka(n, rk, dk, k.Config.BatchSize, window)
 	ts, rsf := runContinuous(n, rw, rq, dw, q.Load.RecordsPerInvocation, q.Config.Queue == report.QueueStandard)
-	t := w + math.Max(tk+dw, dk+ts)
-	formula := fmt.Sprintf("N / (w + max(T_dispatcher + D_worker, D_dispatcher + T_workers)) = %s / (%s + max(%s + %s, %s + %s)) ; %s ; T_dispatcher = %s ; T_workers = %s",
-		frNum(n), frNum(w), frNum(tk), frNum(dw), frNum(dk), frNum(ts), why, rkf, rsf)
+	wf := 0.0
+	if n < float64(k.Config.BatchSize) {
+		wf = window
+	}
+	t := math.Max(tk+dw, wf+ts)
+	formula := fmt.Sprintf("N / max(T_kafka + D_worker, w_first + T_sqs) = %s / max(%s + %s, %s + %s) ; T_kafka (dispatcher): %s ; T_sqs (workers): %s",
+		frNum(n), frNum(tk), frNum(dw), frNum(wf), frNum(ts), rkf, rsf)
 	return runFinishRun(pipe, "fanout", p.Fanout, n, t, r.Scenario.Rate, dk+dw, formula), nil
 }
 
@@ -160,8 +157,8 @@ func runContinuous(n, rw, rq, d, r float64, standard bool) (float64, string) {
 	}
 	c := rw * d / r // the workers' concurrency the plan's rate stands for
 	if !standard || c <= 5 || rate < rw {
-		t := n / rate
-		return t, fmt.Sprintf("%s / %s/s = %s s", frNum(n), frNum(rate), frNum(t))
+		t := n/rate + d/2
+		return t, fmt.Sprintf("%s / %s/s + %s s / 2 = %s s", frNum(n), frNum(rate), frNum(d), frNum(t))
 	}
 	per := r / d // records a second one invocation slot does
 	tr := (c - 5) / 5
@@ -172,7 +169,8 @@ func runContinuous(n, rw, rq, d, r float64, standard bool) (float64, string) {
 	} else {
 		t = tr + (n-nr)/rate
 	}
-	return t, fmt.Sprintf("standard queue ramp from 5 concurrent batches, +5/s to %s: %s records/s per batch, %s s", frNum(c), frNum(per), frNum(t))
+	t += d / 2
+	return t, fmt.Sprintf("a standard queue's ramp from 5 concurrent batches, +5/s up to %s, %s records/s a batch, + %s s / 2: %s s", frNum(c), frNum(per), frNum(d), frNum(t))
 }
 
 // runStageRate is the max_records_per_second of the design's stage named name; 0 when absent,
