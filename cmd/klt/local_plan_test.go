@@ -20,10 +20,9 @@ import (
 // within 20% for both pipelines"). The plan from report.json (what `klt plan --from-report`
 // reads: capacity.FromReport, capacity.Make) gives the same predicted figures as the report.
 //
-// The direct pipeline's 150 records (30 a partition) do not fill a round of its 5 partitions:
-// the poller packs them into 3 invocations, about 2 partitions each, so 2 run at once and the
-// run takes 2 rounds; the fan-out's workers share this machine's CPU, and the prediction is
-// told the concurrency they reached.
+// The direct pipeline's 150 records (30 a partition) are packed into 3 invocations of about 2
+// partitions each, so 2 run at once: one round of full batches; the fan-out's workers share
+// this machine's CPU, and the prediction is told the concurrency they reached.
 func TestLocalPlanAgrees(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -3,6 +3,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/kafkalambda/toolkit/internal/report"
 )
@@ -10,21 +11,29 @@ import (
 // A plan's max_records_per_second is the rate a long run settles at. A klt local run is
 // finite: its N records are produced at once (or at the scenario's rate λ), and its time is
 // not N / max. PredictRuns says what the same plan predicts for the run itself, from the
-// plan's stage rates R and the run's measured invocation times D:
+// plan's stage rates R and the run's measured invocation times:
 //
 //   - a Kafka stage runs in rounds: its poller fills batches from every partition with
 //     records waiting, and a partition is in one invocation at a time, so its invocations
-//     start together and the next ones when they end: k = ceil(N / (R × D)) rounds of D (R ×
-//     D is the records one round carries);
+//     start together and the next ones when they end. A round is the plan's C concurrent
+//     invocations of a full batch of B records, each taking the plan's batch time Db (the
+//     measured invocation time scaled to a full batch): R × Db = C × B records a round, and
+//     k = ceil(N / (R × Db)) rounds. (A round lasts as long as its longest invocations, those
+//     that hold the most records of one partition: the mean invocation, pulled down by the
+//     short ones that carry a partition's last records beside them, would make it too short.)
 //   - a batch that is not full waits: it is sent when the batching window has passed since
-//     its oldest record arrived, so when the run's last batch is not full (N is not a
-//     multiple of the batch size B) the last round starts no earlier than the window:
-//     T_kafka = max((k − 1) × D, w_last) + D, w_last = window when N mod B ≠ 0, else 0 (with a
-//     produce rate, the records arrive over N / λ and the run lasts at least N / λ + D);
+//     its oldest record arrived. The last round holds rem = N − (k − 1) × R × Db records:
+//     with a full batch among them it starts at once (its last, partial batch waits beside
+//     the full ones, and is shorter), T_kafka = k × Db; with less than a batch it is that
+//     partial batch alone, which starts no earlier than the window and takes Db × rem / B
+//     (the plan's time is linear in the records): T_kafka = max((k − 1) × Db, window) + Db ×
+//     rem / B. So N < B records take the window and then their batch. (With a produce rate
+//     λ the records arrive over N / λ, and the run lasts at least N / λ plus the stages'
+//     time for the last record.)
 //   - an SQS stage runs continuously: its mapping starts a batch as soon as one is received
 //     and a slot is free, and the dispatcher sends while it runs, so the workers start with
 //     the first batch (after the window when N < B: w_first) and stay busy until the queue is
-//     empty: the slots' work is done at N / R on average, and since each slot's last
+//     empty; with D the measured invocation time of the workers: the slots' work is done at N / R on average, and since each slot's last
 //     invocation ends at its own time, spread over about one invocation, the last one ends
 //     half an invocation later: T_sqs = N / R + D / 2. A standard queue's mapping starts
 //     with 5 concurrent batches and adds 5 a second (300 a minute) up to its cap C = R × D /
@@ -85,16 +94,18 @@ func runRecords(p *report.Pipeline) (float64, error) {
 }
 
 // runKafka is a Kafka stage's time for n records at rate (the stage's records/s), d seconds
-// an invocation, batch size b and window (s).
+// for a full batch of b records, and window (s).
 func runKafka(n, rate, d float64, b int, window float64) (float64, string) {
-	k := math.Ceil(n/(rate*d) - 1e-9)
-	wl, why := 0.0, fmt.Sprintf("w_last = 0 (%s records fill batches of %d)", frNum(n), b)
-	if math.Mod(n, float64(b)) != 0 {
-		wl, why = window, fmt.Sprintf("w_last = window %s s (the last batch is not full)", frNum(window))
+	perRound := rate * d
+	k := math.Ceil(n/perRound - 1e-9)
+	rem := n - (k-1)*perRound
+	if rem >= float64(b)-1e-9 {
+		t := k * d
+		return t, fmt.Sprintf("k = ceil(%s / (%s/s x %s s)) = %s rounds of %s s = %s s", frNum(n), frNum(rate), frNum(d), frNum(k), frNum(d), frNum(t))
 	}
-	t := math.Max((k-1)*d, wl) + d
-	return t, fmt.Sprintf("k = ceil(%s / (%s/s x %s s)) = %s rounds ; %s ; max((k - 1) x %s, %s) + %s = %s s",
-		frNum(n), frNum(rate), frNum(d), frNum(k), why, frNum(d), frNum(wl), frNum(d), frNum(t))
+	t := math.Max((k-1)*d, window) + d*rem/float64(b)
+	return t, fmt.Sprintf("k = ceil(%s / (%s/s x %s s)) = %s rounds, the last a partial batch of %s records after the %s s window: max(%s x %s, %s) + %s x %s / %d = %s s",
+		frNum(n), frNum(rate), frNum(d), frNum(k), frNum(rem), frNum(window), frNum(k-1), frNum(d), frNum(window), frNum(d), frNum(rem), b, frNum(t))
 }
 
 func runPredictDirect(p *Plan, r *report.Report, pipe *report.Pipeline, stat string) (RunPrediction, error) {
@@ -110,7 +121,11 @@ func runPredictDirect(p *Plan, r *report.Report, pipe *report.Pipeline, stat str
 	if !(R > 0) {
 		return RunPrediction{}, fmt.Errorf("capacity: the plan's direct design reaches %v records/s: nothing to predict the run from (%s)", R, p.Direct.Bound)
 	}
-	d := frStatMS(k.Load, stat) / 1000
+	db, err := frFullBatch(k, stat)
+	if err != nil {
+		return RunPrediction{}, err
+	}
+	d := time.Duration(db).Seconds()
 	t, tf := runKafka(n, R, d, k.Config.BatchSize, k.Config.WindowMS/1000)
 	formula := fmt.Sprintf("N / T_kafka = %s / %s ; T_kafka: %s", frNum(n), frNum(t), tf)
 	return runFinishRun(pipe, "direct", p.Direct, n, t, r.Scenario.Rate, d, formula), nil
@@ -133,7 +148,11 @@ func runPredictFanout(p *Plan, r *report.Report, pipe *report.Pipeline, stat str
 	if !(rk > 0) || !(rw > 0) {
 		return RunPrediction{}, fmt.Errorf("capacity: the plan's fan-out has no dispatcher or workers stage reaching a rate (%v, %v records/s; %s)", rk, rw, p.Fanout.Bound)
 	}
-	dk, dw := frStatMS(k.Load, stat)/1000, frStatMS(q.Load, stat)/1000
+	dbk, err := frFullBatch(k, stat)
+	if err != nil {
+		return RunPrediction{}, err
+	}
+	dk, dw := time.Duration(dbk).Seconds(), frStatMS(q.Load, stat)/1000
 	window := k.Config.WindowMS / 1000
 	tk, rkf := runKafka(n, rk, dk, k.Config.BatchSize, window)
 	ts, rsf := runContinuous(n, rw, rq, dw, q.Load.RecordsPerInvocation, q.Config.Queue == report.QueueStandard)

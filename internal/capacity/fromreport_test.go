@@ -114,9 +114,9 @@ func frDemoPlan() *Plan {
 
 // PredictRuns predicts the finite run, by hand:
 //
-//   - direct: N 150, R 12.5/s, D 8 s: k = ceil(150 / (12.5 x 8)) = 2 rounds; 150 is not a
-//     multiple of the batch of 100, so the last round starts no earlier than the 1 s
-//     window: T = max(1 x 8, 1) + 8 = 16 s, 9.375 records/s;
+//   - direct: N 150, R 12.5/s, a full batch's Db = 8 s x 100 / 50 = 16 s: a round carries
+//     12.5 x 16 = 200 records (2 invocations of 100), so k = ceil(150 / 200) = 1 round, which
+//     holds a full batch: T = 16 s, 9.375 records/s;
 //   - fan-out: dispatcher k = ceil(1,000 / (2,000 x 0.5)) = 1, 1,000 fills batches of 500:
 //     T_kafka = max(0, 0) + 0.5 = 0.5 s; workers T_sqs = 1,000 / 125 + 4 / 2 = 10 s;
 //     T = max(0.5 + 4, 0 + 10) = 10 s, 100 records/s.
@@ -138,8 +138,20 @@ func TestPredictRuns(t *testing.T) {
 			t.Errorf("run %d:\n got %+v\nwant %+v", i, got, want)
 		}
 	}
-	if f := runs[0].Formula; !strings.Contains(f, "2 rounds") || !strings.Contains(f, "window 1 s") {
-		t.Errorf("the direct formula does not say its rounds and window: %s", f)
+	if f := runs[0].Formula; !strings.Contains(f, "1 rounds of 16 s") {
+		t.Errorf("the direct formula does not say its rounds: %s", f)
+	}
+
+	// 50 records do not fill a batch of 100: they wait the 1 s window, then take 16 x 50 /
+	// 100 = 8 s.
+	r := frDemoReport()
+	r.Pipelines[0].Records = 50
+	runs, err = PredictRuns(frDemoPlan(), r, StatMean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !frClose(runs[0].Seconds, 9) || !strings.Contains(runs[0].Formula, "after the 1 s window") {
+		t.Errorf("a partial batch: %+v, want 9 s", runs[0])
 	}
 }
 
@@ -164,13 +176,13 @@ func TestPredictRunsRampAndBounds(t *testing.T) {
 	}
 
 	r = frDemoReport()
-	r.Scenario.Rate = 5 // 150 records over 30 s, then one invocation of 8 s
+	r.Scenario.Rate = 5 // 150 records over 30 s, then a batch's 16 s
 	runs, err = PredictRuns(frDemoPlan(), r, StatMean)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !frClose(runs[0].Seconds, 38) || len(runs[0].Notes) != 1 {
-		t.Errorf("production bound: %+v, want 38 s", runs[0])
+	if !frClose(runs[0].Seconds, 46) || len(runs[0].Notes) != 1 {
+		t.Errorf("production bound: %+v, want 46 s", runs[0])
 	}
 
 	p = frDemoPlan()
