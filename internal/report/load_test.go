@@ -124,6 +124,19 @@ func TestLoadShown(t *testing.T) {
 			t.Errorf("the page lacks %s", want)
 		}
 	}
+	// A prediction that could not be made says why, in both.
+	r.Pipelines[1].Predicted = &Predicted{Error: "capacity: not implemented"}
+	text.Reset()
+	page.Reset()
+	if err := r.Text(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.HTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "fan-out: no prediction: capacity: not implemented") || !strings.Contains(page.String(), "capacity: not implemented") {
+		t.Errorf("the error of a prediction is not shown:\n%s", text.String())
+	}
 	// A report without predictions shows none of it.
 	text.Reset()
 	if err := sampleReport().Text(&text); err != nil {
