@@ -67,7 +67,7 @@ func FromReport(r *report.Report, stat string) (in Input, notes []string, err er
 		return Input{}, nil, fmt.Errorf("%w: the report's pipeline measured %v records per second: no rate to plan for", ErrInput, in.Rate)
 	}
 	notes = append(notes, fmt.Sprintf("rate: %s records/s, the measured %s", frNum(in.Rate), frRateSource(direct, fan)),
-		fmt.Sprintf("pollers: klt local runs %d poller per Kafka mapping (the emulator's default), planned as provisioned mode with MaximumPollers %d", in.MaximumPollers, in.MaximumPollers))
+		fmt.Sprintf("pollers: klt local ran %d poller(s) on the Kafka mapping (MinimumPollers, or the emulator's default of 1), planned as provisioned mode with MaximumPollers %d", in.MaximumPollers, in.MaximumPollers))
 	return in, notes, nil
 }
 

@@ -70,7 +70,7 @@ func TestFromReport(t *testing.T) {
 		}
 		text := strings.Join(notes, "\n")
 		for _, w := range []string{"this machine ran at most 50 worker invocations at once", "AWS would run up to 50 (MaximumConcurrency)",
-			"klt local runs 1 poller", "the dispatcher is planned with the direct mapping's 2 partitions per invocation (its own: 5)"} {
+			"klt local ran 1 poller(s)", "the dispatcher is planned with the direct mapping's 2 partitions per invocation (its own: 5)"} {
 			if !strings.Contains(text, w) {
 				t.Errorf("%s: the notes lack %q:\n%s", tc.stat, w, text)
 			}

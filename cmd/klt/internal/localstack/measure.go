@@ -20,8 +20,9 @@ import (
 const (
 	kafkaDefaultBatchSize = 100
 	kafkaDefaultWindow    = 500 * time.Millisecond
-	// kafkaPollers is the pollers klt local gives a Kafka mapping: esm's default (it does not
-	// pass esm.WithPollers; ProvisionedPollerConfig is not emulated).
+	// kafkaPollers is the pollers klt local gives a Kafka mapping without
+	// ProvisionedPollerConfig: esm's default. With one, it runs MinimumPollers
+	// (samstack.MappingSpec.KafkaOptions).
 	kafkaPollers = 1
 )
 
@@ -31,7 +32,7 @@ func (s *stack) mappingConfig(r *running) *report.MappingConfig {
 	c := &report.MappingConfig{BatchSize: m.BatchSize}
 	switch m.Kind {
 	case samstack.KafkaMapping:
-		c.Kind, c.Pollers, c.OnePartitionPerInvocation = report.KindKafka, kafkaPollers, s.c.OnePartitionPerInvocation
+		c.Kind, c.Pollers, c.OnePartitionPerInvocation = report.KindKafka, max(m.MinimumPollers, kafkaPollers), s.c.OnePartitionPerInvocation
 		c.Partitions = s.c.Partitions.get(m.Topics[0], 1)
 		if c.BatchSize == 0 {
 			c.BatchSize = kafkaDefaultBatchSize
