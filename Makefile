@@ -51,7 +51,9 @@ fmt:
 ## Kafka (5 partitions, the local HTTP sink at OrdersApiUrl taking 300 ms per order), 5,000
 ## through the SQS FIFO fan-out, then both at once on 60 orders with a poison order (a negative
 ## total: the demo's value, not klt's), a transient sink error and a timed-out invocation.
-## Progress on stdout; the report in $(DEMO_DIR)/report.html and .json.
+## Progress on stdout; the report in $(DEMO_DIR)/report.html and .json, with the throughput
+## klt plan predicts from the run's measurements beside the measured one
+## (klt plan --from-report $(DEMO_DIR)/report.json makes the same plan).
 DEMO_DIR ?= demo
 DEMO_ORDER := {"orderId":{{seq}},"customer":"{{key}}","total":{{seq}}.5,"currency":"EUR","status":"placed"}
 DEMO_POISON := {"orderId":{{seq}},"customer":"{{key}}","total":-1,"currency":"EUR","status":"placed"}

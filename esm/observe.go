@@ -78,6 +78,9 @@ type RecordRef struct {
 	// message carries the Kafka record it came from).
 	MessageID  string
 	Attributes map[string]string
+	// MessageGroupID is a FIFO queue's message's MessageGroupId ("" for a standard queue):
+	// klt local counts the groups a run had, which bound a FIFO mapping's concurrency.
+	MessageGroupID string
 }
 
 // WithObserver makes the mapping report each step of every record to o; none by default.

@@ -122,7 +122,7 @@ func (m *SQS) filteredOut(deleted []*sqsMsg) {
 func sqsRefs(b []*sqsMsg) []RecordRef {
 	out := make([]RecordRef, len(b))
 	for i, p := range b {
-		r := RecordRef{MessageID: p.id}
+		r := RecordRef{MessageID: p.id, MessageGroupID: p.group}
 		for k, v := range p.msg.MessageAttributes {
 			if v.StringValue != nil {
 				if r.Attributes == nil {

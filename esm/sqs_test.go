@@ -450,6 +450,15 @@ func TestSQSRedriveToDeadLetterQueue(t *testing.T) {
 			!strings.Contains(g[0].Reason, "maxReceiveCount 3") {
 			t.Errorf("%s: GaveUp events %+v", name, g)
 		}
+		// Each event names a FIFO message's group (klt local counts the groups a run had).
+		wantGroup := map[bool]string{true: "g", false: ""}[group != nil]
+		for _, e := range obs.of(Delivered) {
+			for _, r := range e.Records {
+				if r.MessageGroupID != wantGroup {
+					t.Errorf("%s: a Delivered event's message %s has MessageGroupID %q, want %q", name, r.MessageID, r.MessageGroupID, wantGroup)
+				}
+			}
+		}
 	}
 }
 

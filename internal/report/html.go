@@ -22,6 +22,7 @@ func (r *Report) HTML(w io.Writer) error {
 		StartedText, ScenarioText, RecordsText, SpeedupText string
 		Figures, Bars, Throughput, Applied, Lag             template.HTML
 		PipelineLegend, MappingLegend                       []Definition
+		Predictions, Loads                                  bool
 	}{
 		Report:         r,
 		ScenarioText:   scenarioText(r.Scenario),
@@ -32,6 +33,12 @@ func (r *Report) HTML(w io.Writer) error {
 		Bars:           template.HTML(barChart(loadPipelines(r.Pipelines), r.Speedup, chartWidth).element(`class="chart" id="bars"`)),
 		Throughput:     template.HTML(throughputChart(r).element(`class="chart" id="throughput"`)),
 		Lag:            template.HTML(lagChart(r).element(`class="chart" id="lag"`)),
+	}
+	for _, p := range r.Pipelines {
+		data.Predictions = data.Predictions || p.Predicted != nil
+	}
+	for _, m := range r.Mappings {
+		data.Loads = data.Loads || m.Config != nil && m.Load != nil
 	}
 	if len(r.Series.Applied) > 0 {
 		data.Applied = template.HTML(appliedChart(r).element(`class="chart" id="applied"`))
@@ -197,7 +204,18 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 {{.Bars}}
 {{with .SpeedupText}}<p class="speedup" id="speedup"><strong>{{.}}</strong></p>{{end}}
 </section>
-
+{{if .Predictions}}
+<section id="predicted">
+<h2>Predicted by klt plan, beside the measured throughput</h2>
+{{range .Pipelines}}{{if .Predicted}}<div class="observed"><h3>{{.Name}}</h3><ul>{{with .Predicted}}
+{{if .Error}}<li class="unseen"><strong>no prediction:</strong> {{.Error}}</li>
+{{else}}<li>predicted for this run: <strong>{{num .RecordsPerSecond}} records/s</strong> (measured/predicted {{ratio .Ratio}}); steady: {{num .SteadyRecordsPerSecond}} records/s, bound: {{.Bound}}</li>
+<li>formula: <code>{{.Formula}}</code></li>
+{{range .Notes}}<li>note: {{.}}</li>
+{{end}}<li>the same plan: <code>{{.Command}}</code></li>
+{{end}}{{end}}</ul></div>
+{{end}}{{end}}</section>
+{{end}}
 <section id="pipelines">
 <h2>Pipelines</h2>
 <div class="scroll"><table id="pipeline-table">
@@ -269,6 +287,13 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 {{range .Mappings}}<tr><td>{{.Name}}</td><td class="text">{{.Function}}</td><td class="text">{{.Source}}</td><td class="text">{{or .OnFailure "-"}}</td><td>{{.In}}</td><td>{{.Delivered}}</td><td>{{.Succeeded}}</td><td>{{dash .FailureQueue}}</td><td>{{.ReportedFailed}}</td><td>{{.ErrorFailed}}</td><td>{{.Retried}}</td><td>{{.DeadLettered}}</td><td>{{.Filtered}}</td><td>{{.InFlight}}</td><td>{{.Lag}}</td><td>{{.Invocations}}</td><td>{{.Errors}}</td></tr>
 {{end}}</tbody>
 </table></div>
+{{if .Loads}}<h3>Configuration and, over the load phases, invocations (what klt plan reads)</h3>
+<div class="scroll"><table id="loads">
+<thead><tr><th>mapping</th><th class="text">kind</th><th>batch</th><th>window ms</th><th>partitions</th><th>pollers</th><th>max concurrency</th><th class="text">queue</th><th>invocations</th><th>invocation ms p50</th><th>p99</th><th>mean</th><th>records / invocation</th><th>partitions / invocation</th><th>record ms p50</th><th>p99</th><th>mean</th><th>concurrency mean</th><th>max</th><th>message groups</th></tr></thead>
+<tbody>
+{{range .Mappings}}{{if and .Config .Load}}<tr><td>{{.Name}}</td><td class="text">{{.Config.Kind}}</td><td>{{.Config.BatchSize}}</td><td>{{num .Config.WindowMS}}</td><td>{{.Config.Partitions}}</td><td>{{.Config.Pollers}}</td><td>{{.Config.MaximumConcurrency}}</td><td class="text">{{or .Config.Queue "-"}}</td><td>{{.Load.Invocations}}</td><td>{{num .Load.InvocationMsP50}}</td><td>{{num .Load.InvocationMsP99}}</td><td>{{num .Load.InvocationMsMean}}</td><td>{{num .Load.RecordsPerInvocation}}</td><td>{{num .Load.PartitionsPerInvocation}}</td><td>{{num .Load.RecordMsP50}}</td><td>{{num .Load.RecordMsP99}}</td><td>{{num .Load.RecordMsMean}}</td><td>{{num .Load.ConcurrencyMean}}</td><td>{{.Load.ConcurrencyMax}}</td><td>{{.Load.MessageGroups}}</td></tr>
+{{end}}{{end}}</tbody>
+</table></div>{{end}}
 <h3>MetricsConfig figures, as CloudWatch would show them for the run</h3>
 <div class="scroll"><table id="metrics">
 <thead><tr><th>mapping</th><th class="text">groups</th><th class="text">metric</th><th class="text">statistic</th><th>value</th></tr></thead>

@@ -148,6 +148,10 @@ type Pipeline struct {
 	Unobservable []string `json:"unobservable"`
 	// Resources are the pipeline's side effects, per resource klt observed.
 	Resources []Resource `json:"resources"`
+	// Predicted is the throughput `klt plan` predicts for this pipeline from the run's
+	// measurements, beside RecordsPerSecond; null for a fault phase, and when klt did not
+	// predict (Predicted.Error says when it could not).
+	Predicted *Predicted `json:"predicted"`
 }
 
 // Fates of a record (Pipeline.Fates, RecordFate.Fate).
@@ -406,6 +410,11 @@ type Mapping struct {
 	// Metrics are the figures of those groups as CloudWatch would show them for the run,
 	// sorted by name; [NewMetrics] builds them.
 	Metrics []Metric `json:"metrics"`
+	// Config is the configuration the mapping ran with; null when not known.
+	Config *MappingConfig `json:"config"`
+	// Load is what its invocations measured in the run's load phases; null when it ran in
+	// none.
+	Load *MappingLoad `json:"load"`
 }
 
 // MappingFromSnapshot builds a Mapping from a mapping's final counters (FailureQueue is
@@ -525,6 +534,11 @@ func (r *Report) JSON() ([]byte, error) {
 		q.Resources = orEmpty(q.Resources)
 		if q.Fates == nil {
 			q.Fates = map[string]int64{}
+		}
+		if q.Predicted != nil {
+			pr := *q.Predicted
+			pr.Notes = orEmpty(pr.Notes)
+			q.Predicted = &pr
 		}
 	}
 	c.Faults = orEmpty(c.Faults)

@@ -62,7 +62,7 @@ func TestJSONFieldNames(t *testing.T) {
 	}
 	wantKeys(t, p[0], "pipelines[0]", "name", "functions", "mappings", "phase", "records", "seconds", "records_per_second",
 		"latency_ms_p50", "latency_ms_p99", "lost", "applied_twice", "order_violations", "failure_queue", "dead_lettered",
-		"filtered", "retried", "duplicate_requests", "failed_invocations", "fates", "observed", "unobservable", "resources")
+		"filtered", "retried", "duplicate_requests", "failed_invocations", "fates", "observed", "unobservable", "resources", "predicted")
 	wantKeys(t, p[0].(map[string]any)["resources"].([]any)[0], "resources[0]", "resource", "kind", "via", "applied", "applied_twice",
 		"order_violations", "latency_ms_p50", "latency_ms_p99")
 	wantKeys(t, doc["speedup"], "speedup", "of", "over", "ratio")
@@ -71,7 +71,7 @@ func TestJSONFieldNames(t *testing.T) {
 	wantKeys(t, doc["failed_messages"].([]any)[0], "failed_messages[0]", "pipeline", "queue", "kind", "record", "why", "at", "body")
 	wantKeys(t, doc["mappings"].([]any)[0], "mappings[0]", "name", "function", "source", "on_failure", "in", "filtered", "delivered",
 		"succeeded", "reported_failed", "error_failed", "retried", "dead_lettered", "in_flight", "lag", "invocations", "errors",
-		"failure_queue", "metric_groups", "metrics")
+		"failure_queue", "metric_groups", "metrics", "config", "load")
 	wantKeys(t, doc["mappings"].([]any)[0].(map[string]any)["metrics"].([]any)[0], "metrics[0]", "name", "statistic", "value")
 	wantKeys(t, doc["series"], "series", "throughput", "applied", "lag", "phases")
 	wantKeys(t, doc["series"].(map[string]any)["phases"].([]any)[0], "phases[0]", "name", "start", "end")

@@ -191,31 +191,60 @@ func drawPhases(b *strings.Builder, phases []PhaseSpan, x func(float64) float64,
 // scale, with the speedup ratio beside them.
 func barChart(ps []Pipeline, s *Speedup, w float64) chart {
 	const left, top, right, barH, gap, label = 110.0, 44.0, 200.0, 30.0, 14.0, 140.0
-	h := top + float64(len(ps))*(barH+gap) + 6
+	// A pipeline with a prediction gets a second, thinner bar under its measured one: the
+	// throughput klt plan predicts for the run.
+	const predH = 14.0
+	rowH := barH + gap
+	predicted := func(p Pipeline) bool { return p.Predicted != nil && p.Predicted.Error == "" }
+	for _, p := range ps {
+		if predicted(p) {
+			rowH = barH + 4 + predH + gap
+		}
+	}
+	h := top + float64(len(ps))*rowH + 6
 	pw := w - left - right - label // the longest bar leaves room for its value
 	var b strings.Builder
 	fmt.Fprintf(&b, `<rect width="%s" height="%s" fill="#ffffff"/>`, num(w), num(h))
-	fmt.Fprintf(&b, `<text x="24" y="24" font-size="16" font-weight="600" fill="%s">Records per second</text>`, inkColor)
+	title := "Records per second"
+	if rowH > barH+gap {
+		title = "Records per second: measured, and predicted by klt plan (thin bar)"
+	}
+	fmt.Fprintf(&b, `<text x="24" y="24" font-size="16" font-weight="600" fill="%s">%s</text>`, inkColor, title)
 	maxV := 0.0
 	for _, p := range ps {
 		maxV = math.Max(maxV, p.RecordsPerSecond)
+		if predicted(p) {
+			maxV = math.Max(maxV, p.Predicted.RecordsPerSecond)
+		}
 	}
 	if !(maxV > 0) || math.IsInf(maxV, 0) {
 		maxV = 1
 	}
-	for i, p := range ps {
-		y := top + float64(i)*(barH+gap)
-		bw := math.Max(p.RecordsPerSecond/maxV*pw, 2)
-		if !(p.RecordsPerSecond > 0) {
-			bw = 0
+	width := func(v float64) float64 {
+		if !(v > 0) {
+			return 0
 		}
+		return math.Max(v/maxV*pw, 2)
+	}
+	for i, p := range ps {
+		y := top + float64(i)*rowH
+		bw := width(p.RecordsPerSecond)
+		color := palette[i%len(palette)]
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" fill="%s" text-anchor="end">%s</text>`, num(left-10), num(y+barH/2+5), inkColor, esc(ellipsis(p.Name, 14)))
 		fmt.Fprintf(&b, `<rect class="bar" data-pipeline="%s" x="%s" y="%s" width="%s" height="%s" rx="3" fill="%s"/>`,
-			esc(p.Name), num(left), num(y), num(bw), num(barH), palette[i%len(palette)])
+			esc(p.Name), num(left), num(y), num(bw), num(barH), color)
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" font-weight="600" fill="%s">%s records/s</text>`, num(left+bw+8), num(y+barH/2+5), inkColor, fmtNum(p.RecordsPerSecond))
+		if predicted(p) {
+			pr := p.Predicted
+			py, pbw := y+barH+4, width(pr.RecordsPerSecond)
+			fmt.Fprintf(&b, `<rect class="predicted" data-pipeline="%s" x="%s" y="%s" width="%s" height="%s" rx="2" fill="#ffffff" stroke="%s" stroke-width="1.5" stroke-dasharray="4 2"/>`,
+				esc(p.Name), num(left), num(py), num(pbw), num(predH), color)
+			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="%s">predicted %s records/s (measured/predicted %s)</text>`,
+				num(left+pbw+8), num(py+predH-3), mutedInk, fmtNum(pr.RecordsPerSecond), fmtRatio(pr.Ratio))
+		}
 	}
 	if s != nil {
-		cy := top + float64(len(ps))*(barH+gap)/2
+		cy := top + float64(len(ps))*rowH/2
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="34" font-weight="700" fill="%s" text-anchor="middle">%s&#215;</text>`, num(w-right/2), num(cy+4), goodColor, fmtRatio(s.Ratio))
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="12" fill="%s" text-anchor="middle">%s over %s</text>`, num(w-right/2), num(cy+24), mutedInk, esc(ellipsis(s.Of, 12)), esc(ellipsis(s.Over, 12)))
 	}

@@ -20,6 +20,7 @@ func (r *Report) Text(w io.Writer) error {
 	var b strings.Builder
 	r.textHeader(&b)
 	r.textPipelines(&b)
+	r.textPredictions(&b)
 	if s := r.Speedup; s != nil {
 		fmt.Fprintf(&b, "\n%s\n", speedupText(r, s))
 	}
@@ -86,6 +87,14 @@ func (r *Report) textPipelines(b *strings.Builder) {
 	row("records", func(p Pipeline) string { return i64(p.Records) })
 	row("seconds", func(p Pipeline) string { return fmtNum(p.Seconds) })
 	row("records/s", func(p Pipeline) string { return fmtNum(p.RecordsPerSecond) })
+	if r.predicted() {
+		row("predicted records/s", func(p Pipeline) string {
+			if p.Predicted == nil || p.Predicted.Error != "" {
+				return "-"
+			}
+			return fmtNum(p.Predicted.RecordsPerSecond)
+		})
+	}
 	row("latency p50 ms", func(p Pipeline) string { return fmtNum(p.LatencyMsP50) })
 	row("latency p99 ms", func(p Pipeline) string { return fmtNum(p.LatencyMsP99) })
 	row("lost", func(p Pipeline) string { return p.Lost.String() })
@@ -175,6 +184,7 @@ func (r *Report) textMappings(b *strings.Builder) {
 		rows = append(rows, append([]string{m.Name, m.Function, m.Source, dash(m.OnFailure)}, mappingCells(m)...))
 	}
 	writeTable(b, "  ", rows, 4)
+	r.textLoads(b)
 	var metrics [][]string
 	for _, m := range r.Mappings {
 		for i, x := range m.Metrics {

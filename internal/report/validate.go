@@ -23,7 +23,12 @@ import (
 //     deliveries; more errors than invocations; a failure queue beyond what succeeded), or
 //     records still in flight or not yet delivered (lag) at the end of a run that was not
 //     interrupted;
-//   - a metric without a statistic, or phases that overlap or run backwards.
+//   - a metric without a statistic, or phases that overlap or run backwards;
+//   - a mapping's configuration or load figures that are out of range or disagree with each
+//     other or with its counters (a p50 above its p99, a mean concurrency above the most
+//     that ran at once, fuller batches than its batch size), a prediction for a fault phase,
+//     one whose ratio is not measured over predicted, or a finite run predicted faster than
+//     the steady rate.
 //
 // NaN and infinite numbers in the pipelines are reported by [Report.JSON].
 func (r *Report) Validate() error {
@@ -205,6 +210,11 @@ func (p *Pipeline) validate(interrupted bool) error {
 	if err := p.validateFates(interrupted); err != nil {
 		return err
 	}
+	if p.Predicted != nil {
+		if err := p.Predicted.validate(p); err != nil {
+			return err
+		}
+	}
 	seen := map[string]bool{}
 	for i, res := range p.Resources {
 		if res.Resource == "" || seen[res.Kind+"/"+res.Resource] {
@@ -321,6 +331,14 @@ func (m *Mapping) validate(interrupted bool) error {
 	}
 	if len(m.Metrics) > 0 && len(m.MetricGroups) == 0 {
 		return fmt.Errorf("report: mapping %q: metrics without the MetricsConfig groups that enable them", m.Name)
+	}
+	if m.Config != nil {
+		if err := m.Config.validate(m.Name); err != nil {
+			return err
+		}
+	}
+	if m.Load != nil {
+		return m.Load.validate(m)
 	}
 	return nil
 }

@@ -42,6 +42,10 @@ type MappingSpec struct {
 	// AmazonManagedKafkaEventSourceConfig or SelfManagedKafkaEventSourceConfig (a SAM event's
 	// SchemaRegistryConfig); nil when it has none.
 	SchemaRegistry *SchemaRegistrySpec
+	// MinimumPollers and MaximumPollers are ProvisionedPollerConfig's (provisioned mode); 0
+	// when the mapping has none (on-demand mode). klt local runs MinimumPollers pollers:
+	// Lambda's autoscaling between the two is not emulated (NotEmulated says so).
+	MinimumPollers, MaximumPollers int
 
 	// SQS
 	Queue          string // logical ID of the queue
@@ -68,6 +72,9 @@ func (m *MappingSpec) NotEmulated() []string {
 	var out []string
 	if m.SystemLogLevel != "" {
 		out = append(out, "LoggingConfig (SystemLogLevel "+m.SystemLogLevel+"): the event pollers' system logs are not written locally; the function's own logs are")
+	}
+	if m.MaximumPollers > m.MinimumPollers {
+		out = append(out, fmt.Sprintf("ProvisionedPollerConfig: %d pollers run (MinimumPollers); Lambda's autoscaling up to MaximumPollers %d is not emulated", m.MinimumPollers, m.MaximumPollers))
 	}
 	return out
 }
@@ -372,7 +379,52 @@ func (m *MappingSpec) readKafka(p *mappingProps, sam bool) error {
 	if m.GroupID == "" {
 		m.GroupID = m.Id
 	}
+	if err := m.readPollers(p); err != nil {
+		return err
+	}
 	return m.readSchemaRegistry(p, sam)
+}
+
+// readPollers reads ProvisionedPollerConfig: MinimumPollers 1 to 200 (default 1),
+// MaximumPollers 1 to 2,000 (default 200), not below MinimumPollers (AWS,
+// API_ProvisionedPollerConfig).
+func (m *MappingSpec) readPollers(p *mappingProps) error {
+	pc, err := p.get("ProvisionedPollerConfig")
+	if err != nil || pc == nil {
+		return err
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s.ProvisionedPollerConfig: %s", p.props.KeyPos("ProvisionedPollerConfig"), m.Id, fmt.Sprintf(format, args...))
+	}
+	c, ok := pc.(map[string]any)
+	if !ok {
+		return bad("want an object {MinimumPollers, MaximumPollers}, got %s", template.Describe(pc))
+	}
+	m.MinimumPollers, m.MaximumPollers = 1, 200
+	for k, v := range c {
+		var dst *int
+		lo, hi := 1, 200
+		switch k {
+		case "MinimumPollers":
+			dst = &m.MinimumPollers
+		case "MaximumPollers":
+			dst, hi = &m.MaximumPollers, 2000
+		case "PollerGroupName":
+			continue
+		default:
+			return bad("%s: not a property of ProvisionedPollerConfig", k)
+		}
+		s, _ := v.(string)
+		n, err := strconv.Atoi(s)
+		if err != nil || n < lo || n > hi {
+			return bad("%s: %s is not a whole number from %d to %d", k, template.Describe(v), lo, hi)
+		}
+		*dst = n
+	}
+	if m.MaximumPollers < m.MinimumPollers {
+		return bad("MaximumPollers %d is below MinimumPollers %d", m.MaximumPollers, m.MinimumPollers)
+	}
+	return nil
 }
 
 // QueueByARN returns the logical ID of the template's queue with this local ARN.

@@ -27,6 +27,9 @@ Parameters:
   Level:
     Type: String
     Default: WARN
+  Min:
+    Type: Number
+    Default: 1
 Conditions:
   IsLocal: !Equals [!Ref Local, "true"]
 Resources:
@@ -257,5 +260,43 @@ func TestMappingLogging(t *testing.T) {
 	}
 	if m := got["Plain"]; m == nil || m.SystemLogLevel != "" || m.NotEmulated() != nil {
 		t.Errorf("Plain: %+v, not emulated %q", m, m.NotEmulated())
+	}
+}
+
+// TestMappingPollers: ProvisionedPollerConfig is read through intrinsics; klt local runs
+// MinimumPollers pollers and names the autoscaling up to MaximumPollers as not emulated; a
+// configuration AWS refuses is refused. AWS (API_ProvisionedPollerConfig): "MinimumPollers
+// ... Valid Range: Minimum value of 1. Maximum value of 200", "MaximumPollers ... Minimum
+// value of 1. Maximum value of 2000", and the maximum is "greater than or equal to" the
+// minimum (kafka-scaling-modes: "MaximumPollers must be greater than or equal to
+// MinimumPollers").
+func TestMappingPollers(t *testing.T) {
+	ms, err := localMappings(t, kafkaMapping(`      ProvisionedPollerConfig:
+        MinimumPollers: !Ref Min
+        MaximumPollers: 4
+        PollerGroupName: shared
+`), map[string]string{"Min": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := ms[0]; m.MinimumPollers != 2 || m.MaximumPollers != 4 || len(m.NotEmulated()) != 1 ||
+		!strings.Contains(m.NotEmulated()[0], "2 pollers run (MinimumPollers); Lambda's autoscaling up to MaximumPollers 4 is not emulated") {
+		t.Errorf("pollers %d..%d, not emulated %q", m.MinimumPollers, m.MaximumPollers, m.NotEmulated())
+	}
+	for _, c := range []struct{ config, want string }{
+		{"MinimumPollers: 0", "MinimumPollers: \"0\" is not a whole number from 1 to 200"},
+		{"MinimumPollers: 201", "MinimumPollers: \"201\" is not a whole number from 1 to 200"},
+		{"MaximumPollers: 2001", "MaximumPollers: \"2001\" is not a whole number from 1 to 2000"},
+		{"{MinimumPollers: 5, MaximumPollers: 4}", "MaximumPollers 4 is below MinimumPollers 5"},
+		{"{MinimumPollers: 1, Pollers: 4}", "Pollers: not a property of ProvisionedPollerConfig"},
+	} {
+		config := c.config
+		if !strings.HasPrefix(config, "{") {
+			config = "{" + config + "}"
+		}
+		_, err := localMappings(t, kafkaMapping("      ProvisionedPollerConfig: "+config+"\n"), nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one saying %q", c.config, err, c.want)
+		}
 	}
 }

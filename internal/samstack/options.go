@@ -37,7 +37,8 @@ type KafkaTargets struct {
 // (-1, infinite, when absent), the starting position (TRIM_HORIZON when absent), the event
 // source (aws:kafka with the cluster's ARN for MSK, else SelfManagedKafka), BatchSize,
 // MaximumBatchingWindowInSeconds, FilterCriteria, ReportBatchItemFailures,
-// MaximumRecordAgeInSeconds, BisectBatchOnFunctionError and the on-failure destination
+// MaximumRecordAgeInSeconds, ProvisionedPollerConfig's MinimumPollers (esm.WithPollers),
+// BisectBatchOnFunctionError and the on-failure destination
 // (Destination). Options appended after these override them: klt local gives each phase of
 // a run its own group and starting time that way.
 func (m *MappingSpec) KafkaOptions(r *Resolver, t KafkaTargets) ([]esm.KafkaOption, error) {
@@ -64,6 +65,9 @@ func (m *MappingSpec) KafkaOptions(r *Resolver, t KafkaTargets) ([]esm.KafkaOpti
 	}
 	for _, o := range m.commonOptions() {
 		opts = append(opts, o)
+	}
+	if m.MinimumPollers > 0 {
+		opts = append(opts, esm.WithPollers(m.MinimumPollers))
 	}
 	if m.MaxRecordAge > 0 {
 		opts = append(opts, esm.WithMaximumRecordAge(m.MaxRecordAge))

@@ -50,10 +50,11 @@ func TestKafkaOptionsOfTheTemplate(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no ConsumerSelfManagedMapping among %v", ms)
 	}
-	// The template's defaults are provisioned mode: the three metric groups, and the system
-	// logs at WARN, which klt local names as not emulated.
+	// The template's defaults are provisioned mode: the three metric groups, the system
+	// logs at WARN and pollers from 1 to 3, of which klt local names the logs and the
+	// autoscaling as not emulated.
 	if !slices.Equal(m.Metrics, []string{samstack.MetricEventCount, samstack.MetricErrorCount, samstack.MetricKafkaMetrics}) ||
-		m.SystemLogLevel != "WARN" || len(m.NotEmulated()) != 1 {
+		m.SystemLogLevel != "WARN" || m.MinimumPollers != 1 || m.MaximumPollers != 3 || len(m.NotEmulated()) != 2 {
 		t.Errorf("metrics %v, log level %q, not emulated %q", m.Metrics, m.SystemLogLevel, m.NotEmulated())
 	}
 	if _, err := m.KafkaOptions(r, samstack.KafkaTargets{}); err == nil || !strings.Contains(err.Error(), "KafkaOnFailureQueue") {
@@ -65,9 +66,10 @@ func TestKafkaOptionsOfTheTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	// name, group, retries, function ARN, starting position, bootstrap servers, event source,
-	// batch size, window, filter, partial batch responses, metrics (MetricsConfig), destination.
-	if len(opts) != 13 {
-		t.Errorf("%d options, want 13", len(opts))
+	// pollers (MinimumPollers), batch size, window, filter, partial batch responses, metrics
+	// (MetricsConfig), destination.
+	if len(opts) != 14 {
+		t.Errorf("%d options, want 14", len(opts))
 	}
 	fn := esm.InvokerFunc(func(context.Context, []byte) (esm.Response, error) { return esm.Response{}, nil })
 	if _, err := esm.NewKafka([]string{"127.0.0.1:9092"}, m.Topics[0], fn, opts...); err != nil {

@@ -124,6 +124,13 @@ type ledger struct {
 	// hashes maps the idempotency store's hash of each input's KafkaKey, in both formats
 	// (hex for Powertools Python's layout, base64 for TypeScript's), to the input.
 	hashes map[string]recordID
+	// invs are the mappings' invocations (ledger_invocations.go), invOrder their keys in the
+	// order they started; groups the FIFO message groups each mapping delivered per phase.
+	invs     map[invocationKey]*invocation
+	invOrder []invocationKey
+	groups   map[phaseMapping]map[string]bool
+	// strayEnds counts the ends of invocations whose start the observer did not see.
+	strayEnds map[phaseMapping]int
 }
 
 // maxUnattributed bounds the unattributed effects the ledger keeps the details of; it
@@ -132,7 +139,8 @@ const maxUnattributed = 10000
 
 func newLedger() *ledger {
 	return &ledger{inputs: map[recordID]*input{}, steps: map[recordID][]step{}, effects: map[recordID][]effect{},
-		hashes: map[string]recordID{}}
+		hashes: map[string]recordID{}, invs: map[invocationKey]*invocation{}, groups: map[phaseMapping]map[string]bool{},
+		strayEnds: map[phaseMapping]int{}}
 }
 
 // kafkaKey is idempotency.KafkaKey of the record: "topic-partition-offset".

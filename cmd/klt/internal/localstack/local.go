@@ -220,6 +220,9 @@ func (s *stack) readMappings() (map[string]string, error) {
 		fmt.Fprintf(s.out, "klt local: %s (%s of %s) is not emulated: klt local runs Kafka and SQS event source mappings only\n", sk.Id, sk.Typ, sk.Function)
 	}
 	for _, m := range specs {
+		for _, n := range m.NotEmulated() {
+			fmt.Fprintf(s.out, "klt local: %s: %s\n", m.Id, n)
+		}
 		if m.Enabled {
 			s.specs = append(s.specs, m)
 		} else {

@@ -174,8 +174,9 @@ func (o *observation) run(ctx context.Context, fn func(context.Context)) {
 	go func() { defer close(done); fn(ctx) }()
 }
 
-// mappings is the observer of every mapping: the events name their mapping.
-func (o *observation) mappings() esm.Observer { return mappingObserver{o.ledger} }
+// mappings is the observer of every mapping of phase ("" when serving): the events name
+// their mapping.
+func (o *observation) mappings(phase string) esm.Observer { return mappingObserver{o.ledger, phase} }
 
 // settle waits until the lister has scanned every queue it lists since now and the
 // output-topic consumer has read up to the topics' ends as of now, or ctx ends: what the

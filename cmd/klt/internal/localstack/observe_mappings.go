@@ -12,10 +12,15 @@ import (
 // mappingObserver writes the mappings' events into the ledger, one step per input record:
 // a Kafka mapping's records are input records themselves; an SQS mapping's messages name
 // theirs in fanout's record attribute. A message without one (not sent by a fanout
-// Dispatcher) is recorded as unattributed, never dropped.
-type mappingObserver struct{ l *ledger }
+// Dispatcher) is recorded as unattributed, never dropped. It also records each invocation
+// of the mappings of phase (the phase's mappings number theirs from 1).
+type mappingObserver struct {
+	l     *ledger
+	phase string
+}
 
 func (m mappingObserver) Observe(e esm.Event) {
+	m.l.invoked(m.phase, e)
 	for _, r := range e.Records {
 		id, err := recordOfRef(r)
 		if err != nil {

@@ -278,7 +278,7 @@ func TestListerLeavesMessages(t *testing.T) {
 // without it is unattributed.
 func TestMappingObserver(t *testing.T) {
 	l := newLedger()
-	obs := (&observation{ledger: l}).mappings()
+	obs := (&observation{ledger: l}).mappings("p1")
 	now := time.Now()
 	obs.Observe(esm.Event{Kind: esm.Delivered, Mapping: "Kafka", Invocation: 1, At: now,
 		Records: []esm.RecordRef{{Topic: "orders", Partition: 0, Offset: 5}}})

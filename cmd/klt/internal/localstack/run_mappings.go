@@ -52,7 +52,7 @@ func (s *stack) startMappings(ctx context.Context, specs []*samstack.MappingSpec
 			if err != nil {
 				return out, err
 			}
-			opts = append(opts, esm.WithObserver(s.obs.mappings()))
+			opts = append(opts, esm.WithObserver(s.obs.mappings(phase)))
 			if phase != "" {
 				opts = append(opts, esm.WithGroupID(m.GroupID+"-"+phase), esm.WithStartingTimestamp(since))
 			}
@@ -69,7 +69,7 @@ func (s *stack) startMappings(ctx context.Context, specs []*samstack.MappingSpec
 			}
 			// Every group for a mapping whose template enables none; the template's wins.
 			opts = append([]esm.SQSOption{esm.WithMetrics(sqsMetricGroups...)}, opts...)
-			opts = append(opts, esm.WithObserver(s.obs.mappings()))
+			opts = append(opts, esm.WithObserver(s.obs.mappings(phase)))
 			q, err := esm.NewSQS(ctx, s.sqsClient, s.ls.Resolver.QueueURLs[m.Queue], inv, opts...)
 			if err != nil {
 				return out, fmt.Errorf("%s: %w", m.Id, err)

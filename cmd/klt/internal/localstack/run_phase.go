@@ -19,8 +19,9 @@ import (
 
 // phaseResult is what one phase observed.
 type phaseResult struct {
-	name     string // the phase's name: p1, p2..., faults
-	faulted  bool   // the --fault-load phase
+	name     string    // the phase's name: p1, p2..., faults
+	since    time.Time // when it started, before its mappings and its first record
+	faulted  bool      // the --fault-load phase
 	pipes    []*pipeline
 	accounts []pipelineAccount // per pipe, in the order of pipes
 	seconds  []float64         // per pipe: from the first record produced to the last fate
@@ -71,7 +72,7 @@ func (s *stack) phase(ctx context.Context, name string, pipes []*pipeline, n int
 	if err != nil {
 		return nil, err
 	}
-	res := &phaseResult{name: name, faulted: faulted, pipes: pipes, runs: runs}
+	res := &phaseResult{name: name, since: since, faulted: faulted, pipes: pipes, runs: runs}
 	faults := s.c.Faults
 	if s.c.FaultLoad > 0 && !faulted {
 		faults = nil

@@ -38,6 +38,7 @@ func (l *live) set(phase string, runs []*running) {
 				m := report.MappingFromSnapshot(r.spec.Id, r.spec.Function, r.source(), r.counters.Snapshot())
 				t = &m
 				t.OnFailure = l.s.onFailureOf(r.spec)
+				t.Config = l.s.mappingConfig(r)
 				l.totals[r.spec.Id] = t
 				l.order = append(l.order, r.spec.Id)
 			} else {
@@ -315,6 +316,7 @@ func (s *stack) report(started time.Time, phases []*phaseResult, names map[*pipe
 			s.addPipeline(rep, ph, i, name)
 		}
 	}
+	s.addLoads(rep, phases)
 	var direct, fan string
 	for _, p := range rep.Pipelines {
 		if p.Phase != report.PhaseLoad {
@@ -332,6 +334,7 @@ func (s *stack) report(started time.Time, phases []*phaseResult, names map[*pipe
 			rep.Speedup = sp
 		}
 	}
+	s.predict(rep)
 	return rep
 }
 
