@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"path/filepath"
 	"strings"
@@ -11,14 +12,15 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/internal/capacity"
+	"github.com/kafkalambda/toolkit/internal/report"
 )
 
 // TestLocalPlanAgrees closes the loop on make demo's stack (template.yaml, 5 partitions, the
 // HTTP sink taking 300 ms per order), on a smaller run: klt local measures both pipelines,
 // plans the stack from what it measured and predicts the run, and the prediction agrees with
 // the measurement within 20% for each pipeline (issue 20: "prediction and measurement agree
-// within 20% for both pipelines"). The plan from report.json (what `klt plan --from-report`
-// reads: capacity.FromReport, capacity.Make) gives the same predicted figures as the report.
+// within 20% for both pipelines"), and `klt plan --from-report report.json` shows the same
+// measured and predicted figures side by side.
 //
 // The direct pipeline's 150 records (30 a partition) are packed into 3 invocations of about 2
 // partitions each, so 2 run at once: one round of full batches; the fan-out's workers share
@@ -57,35 +59,38 @@ func TestLocalPlanAgrees(t *testing.T) {
 		t.Errorf("the text report does not show the prediction:\n%s", stdout.String())
 	}
 
-	// What klt plan --from-report makes of report.json.
-	in, _, err := capacity.FromReport(rep, capacity.StatMean)
-	if err != nil {
-		t.Fatal(err)
+	// klt plan --from-report on report.json: the same plan, and each pipeline's measured and
+	// predicted figures side by side, within 20% (exit 0: the fan-out reaches the run's rate).
+	var planOut, planErr bytes.Buffer
+	if code := run(ctx, []string{"plan", "--from-report", path, "--format", "json"}, nil, &planOut, &planErr); code != base.ExitOK {
+		t.Fatalf("klt plan --from-report: exit %d\n%s", code, planErr.String())
 	}
-	plan, err := capacity.Make(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs, err := capacity.PredictRuns(plan, rep, capacity.StatMean)
-	if err != nil {
-		t.Fatal(err)
+	var plan capacity.Plan
+	if err := json.Unmarshal(planOut.Bytes(), &plan); err != nil {
+		t.Fatalf("klt plan --format json: %v\n%s", err, planOut.String())
 	}
 	steady := map[string]float64{"direct": plan.Direct.MaxRecordsPerSecond, "fanout": plan.Fanout.MaxRecordsPerSecond}
-	if len(runs) != 2 {
-		t.Fatalf("predicted runs: %+v", runs)
+	if len(plan.Runs) != 2 {
+		t.Fatalf("klt plan --from-report: runs %+v", plan.Runs)
 	}
-	for _, pr := range runs {
-		var got *float64
-		for _, p := range rep.Pipelines {
+	for _, pr := range plan.Runs {
+		var got *report.Pipeline
+		for i, p := range rep.Pipelines {
 			if p.Name == pr.Pipeline {
-				got = &p.Predicted.RecordsPerSecond
-				if !near(p.Predicted.SteadyRecordsPerSecond, steady[pr.Design]) {
-					t.Errorf("%s: the report's steady %v records/s, the plan from report.json %v", p.Name, p.Predicted.SteadyRecordsPerSecond, steady[pr.Design])
-				}
+				got = &rep.Pipelines[i]
 			}
 		}
-		if got == nil || !near(*got, pr.RecordsPerSecond) {
-			t.Errorf("%s: the report predicts %v records/s, the plan from report.json %v", pr.Pipeline, got, pr.RecordsPerSecond)
+		if got == nil {
+			t.Fatalf("klt plan predicts pipeline %q, not in the report", pr.Pipeline)
+		}
+		if !near(got.Predicted.SteadyRecordsPerSecond, steady[pr.Design]) || !near(got.Predicted.SteadyRecordsPerSecond, pr.Steady) {
+			t.Errorf("%s: the report's steady %v records/s, klt plan's %v (run %v)", got.Name, got.Predicted.SteadyRecordsPerSecond, steady[pr.Design], pr.Steady)
+		}
+		if !near(got.Predicted.RecordsPerSecond, pr.RecordsPerSecond) || !near(got.RecordsPerSecond, pr.Measured) {
+			t.Errorf("%s: the report says measured %v, predicted %v records/s; klt plan says %v and %v", got.Name, got.RecordsPerSecond, got.Predicted.RecordsPerSecond, pr.Measured, pr.RecordsPerSecond)
+		}
+		if math.Abs(pr.Ratio-1) > 0.2 {
+			t.Errorf("klt plan --from-report: %s measured %.2f, predicted %.2f records/s: ratio %.3f, want within 20%%", pr.Pipeline, pr.Measured, pr.RecordsPerSecond, pr.Ratio)
 		}
 	}
 }

@@ -41,6 +41,12 @@ type planOutput struct {
 	Direct  planDesign `json:"direct"`
 	Fanout  planDesign `json:"fanout"`
 	Cheaper string     `json:"cheaper"`
+	Runs    []struct {
+		Pipeline         string  `json:"pipeline"`
+		Measured         float64 `json:"measured_records_per_second"`
+		RecordsPerSecond float64 `json:"records_per_second"`
+		Ratio            float64 `json:"ratio"`
+	} `json:"runs"`
 }
 
 // planJSON runs klt plan --format json with args and decodes what it prints; want is the exit
@@ -406,6 +412,22 @@ func TestPlanFromReport(t *testing.T) {
 	r := klt(t, "", "plan", "--from-report", rep)
 	if r.code != 0 || !strings.Contains(r.stdout, "\nNotes:\n  - from "+rep+": ") {
 		t.Errorf("exit %d; the notes do not say what was read from the report:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Each load pipeline of the run, measured beside what the plan predicts for it; none
+	// without --from-report.
+	if len(p.Runs) != 2 || p.Runs[0].Pipeline != "direct" || p.Runs[1].Pipeline != "fan-out" {
+		t.Fatalf("runs %+v, want direct and fan-out", p.Runs)
+	}
+	for _, run := range p.Runs {
+		if !(run.Measured > 0) || !(run.RecordsPerSecond > 0) || math.Abs(run.Ratio-run.Measured/run.RecordsPerSecond) > 1e-9 {
+			t.Errorf("run %+v: want measured and predicted > 0, ratio their quotient", run)
+		}
+	}
+	if !strings.Contains(r.stdout, "The run the plan was made from, measured beside predicted:\n  direct: measured ") {
+		t.Errorf("the text does not set the run's measured beside predicted:\n%s", r.stdout)
+	}
+	if plain := planJSON(t, 1, "--rate", "100", "--partitions", "5", "--duration", "300ms", "--queue", "fifo", "--message-groups", "1"); plain.Runs != nil {
+		t.Errorf("runs without --from-report: %+v", plain.Runs)
 	}
 }
 

@@ -174,6 +174,10 @@ type Plan struct {
 	// Notes are what the plan assumed and a reader must know: "the handler takes its
 	// records one after another (Duration, not BatchDuration)".
 	Notes []string `json:"notes"`
+	// Runs are, for a plan made from a klt local report (FromReport), what it predicts for
+	// each load pipeline of that run beside what the run measured ([PredictRuns]); absent
+	// otherwise.
+	Runs []RunPrediction `json:"runs,omitempty"`
 }
 
 // Design is one design's figures.

@@ -44,19 +44,24 @@ import (
 // The direct pipeline: T = T_kafka. The prediction is N / T, never above the steady rate
 // (T >= N / max).
 
-// RunPrediction is what a plan predicts for one load pipeline of a klt local run.
+// RunPrediction is what a plan predicts for one load pipeline of a klt local run, beside
+// what the run measured. klt plan --from-report prints them (Plan.Runs).
 type RunPrediction struct {
-	Pipeline string // the report's pipeline name
-	Design   string // "direct" or "fanout"
+	Pipeline string `json:"pipeline"` // the report's pipeline name
+	Design   string `json:"design"`   // "direct" or "fanout"
+	// Measured is the run's measured records per second (the report's records_per_second),
+	// and Ratio is Measured / RecordsPerSecond.
+	Measured float64 `json:"measured_records_per_second"`
+	Ratio    float64 `json:"ratio"`
 	// RecordsPerSecond is the prediction for the run, N / Seconds.
-	RecordsPerSecond float64
-	Seconds          float64
+	RecordsPerSecond float64 `json:"records_per_second"`
+	Seconds          float64 `json:"seconds"`
 	// Steady and Bound are the plan's max_records_per_second and bound for the design.
-	Steady float64
-	Bound  string
+	Steady float64 `json:"steady_records_per_second"`
+	Bound  string  `json:"bound"`
 	// Formula is the run's formula with its numbers put in.
-	Formula string
-	Notes   []string
+	Formula string   `json:"formula"`
+	Notes   []string `json:"notes"`
 }
 
 // PredictRuns predicts each load pipeline of r (its first direct and first fan-out
@@ -217,6 +222,7 @@ func runFinishRun(pipe *report.Pipeline, design string, d Design, n, t, rate, la
 		pr.Notes = append(pr.Notes, "the steady rate bounds the run: T = N / max")
 	}
 	pr.Seconds, pr.RecordsPerSecond = t, n/t
+	pr.Measured, pr.Ratio = pipe.RecordsPerSecond, pipe.RecordsPerSecond/pr.RecordsPerSecond
 	pr.Formula = formula + fmt.Sprintf(" ; = %s records/s (steady: %s)", frNum(pr.RecordsPerSecond), frNum(d.MaxRecordsPerSecond))
 	return pr
 }

@@ -335,6 +335,16 @@ var pageTemplate = template.Must(template.New("plan").Parse(`<!DOCTYPE html>
 </table></div>
 </section>
 
+{{with .Plan.Runs}}<section id="runs">
+<h2>The run the plan was made from, measured beside predicted</h2>
+<div class="scroll"><table>
+<thead><tr><th>pipeline</th><th>measured records/s</th><th>predicted for the run</th><th>measured / predicted</th><th>steady records/s</th><th>formula</th></tr></thead>
+<tbody>
+{{range .}}<tr><td>{{.Pipeline}}</td><td class="num">{{printf "%.2f" .Measured}}</td><td class="num">{{printf "%.2f" .RecordsPerSecond}}</td><td class="num">{{printf "%.2f" .Ratio}}</td><td class="num">{{printf "%.2f" .Steady}}</td><td>{{.Formula}}</td></tr>
+{{end}}</tbody>
+</table></div>
+</section>
+{{end}}
 {{with .Plan.Notes}}<section id="notes">
 <h2>Notes</h2>
 <ul>

@@ -24,6 +24,9 @@ type config struct {
 	given []givenFlag    // those options, in the order given, with their text
 	// The flags that are not inputs of the model.
 	config, fromReport, stat, format, reportDir string
+	// report is the --from-report run, read by input: the plan predicts each of its load
+	// pipelines beside what it measured (Plan.Runs).
+	report *report.Report
 }
 
 // givenFlag is an option given on the command line and the text it was given.
@@ -117,6 +120,15 @@ func RunPlan(_ context.Context, cmd *base.Command, args []string, _ io.Reader, s
 		return base.ExitFail
 	}
 	p.Notes = append(notes, p.Notes...)
+	if c.report != nil {
+		// The run's prediction is the point of --from-report: one that cannot be made (flags
+		// that leave the run's design unreachable) is said in the notes, never left out.
+		runs, err := capacity.PredictRuns(p, c.report, c.stat)
+		if err != nil {
+			p.Notes = append(p.Notes, fmt.Sprintf("no prediction of the run of %s: %v", c.fromReport, err))
+		}
+		p.Runs = runs
+	}
 	if err := write(stdout, &c, in, p); err != nil {
 		base.Errorf(stderr, "plan: %v", err)
 		return base.ExitFail
@@ -188,6 +200,7 @@ func (c *config) input() (capacity.Input, []string, error) {
 		if in, notes, err = capacity.FromReport(&r, c.stat); err != nil {
 			return in, nil, fmt.Errorf("%s: %w", c.fromReport, err)
 		}
+		c.report = &r
 		for i, n := range notes {
 			notes[i] = "from " + c.fromReport + ": " + n
 		}

@@ -73,6 +73,14 @@ func writeText(w io.Writer, given capacity.Input, p *capacity.Plan) error {
 		b.WriteString("\n")
 		writeDesign(&b, p.Input, d, src)
 	}
+	if len(p.Runs) > 0 {
+		b.WriteString("\nThe run the plan was made from, measured beside predicted:\n")
+		for _, r := range p.Runs {
+			fmt.Fprintf(&b, "  %s: measured %s records/s, predicted %s for the run (measured/predicted %.2f); steady %s records/s\n",
+				r.Pipeline, fmtNum(r.Measured), fmtNum(r.RecordsPerSecond), r.Ratio, fmtNum(r.Steady))
+			fmt.Fprintf(&b, "    formula: %s\n", base.OneLine(r.Formula))
+		}
+	}
 	b.WriteString("\n")
 	if p.Cheaper != "" {
 		fmt.Fprintf(&b, "cheaper: %s, $%s a month for %s records/s\n", p.Cheaper, fmtUSD(design(p, p.Cheaper).MonthlyCostUSD), fmtNum(p.Input.Rate))
