@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -152,17 +151,7 @@ func TestLintObserveCases(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			text := strings.NewReplacer("%MAPPING%", tt.mapping, "%SQS%", tt.sqs, "%RESOURCES%", tt.resources).Replace(observeTemplate)
-			problems, err := samlint.LintData(context.Background(), "t.yaml", ".", []byte(text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rules []string
-			for _, p := range problems {
-				if p.Rule == "" {
-					t.Errorf("a problem of another check: %s", p)
-				}
-				rules = append(rules, p.Rule)
-			}
+			rules, problems := pitfallRules(t, text)
 			if strings.Join(rules, " ") != strings.Join(tt.want, " ") {
 				t.Errorf("rules %v, want %v; problems: %v", rules, tt.want, problems)
 			}

@@ -145,17 +145,7 @@ func TestLintPitfallCases(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			text := strings.NewReplacer("%GUARD%", tt.guard, "%PATTERN%", tt.pattern, "%MAPPING%", tt.mapping).Replace(pitfallTemplate)
-			problems, err := samlint.LintData(context.Background(), "t.yaml", ".", []byte(text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rules []string
-			for _, p := range problems {
-				if p.Rule == "" {
-					t.Errorf("a problem of another check: %s", p)
-				}
-				rules = append(rules, p.Rule)
-			}
+			rules, problems := pitfallRules(t, text)
 			if (tt.want == "" && len(rules) != 0) || (tt.want != "" && (len(rules) != 1 || rules[0] != tt.want)) {
 				t.Errorf("rules %v, want [%s]; problems: %v", rules, tt.want, problems)
 			}
@@ -216,4 +206,23 @@ func TestLintJSON(t *testing.T) {
 	if code := run(context.Background(), []string{"lint", "--format", "xml", file}, strings.NewReader(""), &out, &stderr); code != base.ExitUsage {
 		t.Errorf("--format xml: exit %d, want %d; stderr %s", code, base.ExitUsage, stderr.String())
 	}
+}
+
+// pitfallRules lints text as klt lint does and returns the rules of its problems, and the
+// problems; a problem of another check (no rule) fails the test: the template under test must
+// be clean but for the pitfall.
+func pitfallRules(t *testing.T, text string) ([]string, []samlint.Problem) {
+	t.Helper()
+	problems, err := samlint.LintData(context.Background(), "t.yaml", ".", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules []string
+	for _, p := range problems {
+		if p.Rule == "" {
+			t.Errorf("a problem of another check: %s", p)
+		}
+		rules = append(rules, p.Rule)
+	}
+	return rules, problems
 }

@@ -157,20 +157,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Tool}} report</title>
 <style>
-  :root { color-scheme: light; }
-  * { box-sizing: border-box; }
-  body { margin: 0; background: #f3f4f6; color: #1f2937;
-         font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Helvetica, Arial, sans-serif; }
-  main { max-width: 1120px; margin: 0 auto; padding: 28px 24px 40px; }
-  h1 { font-size: 24px; margin: 0 0 4px; }
-  h2 { font-size: 16px; margin: 0 0 12px; }
-  .meta { color: #6b7280; margin: 0; }
-  section { background: #fff; border: 1px solid #e5e7eb; border-radius: 10px; padding: 20px; margin-top: 18px; }
-  section.charts { padding: 8px 4px; }
-  svg.chart { display: block; width: 100%; height: auto; }
-  .speedup { font-size: 15px; margin: 4px 20px 12px; }
-  table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; font-size: 13px; }
-  .scroll { overflow-x: auto; }
+` + PageStyle + `  .speedup { font-size: 15px; margin: 4px 20px 12px; }
   th, td { padding: 5px 5px; border-bottom: 1px solid #e5e7eb; text-align: right; white-space: nowrap; }
   th { font-weight: 600; color: #6b7280; font-size: 12px; white-space: normal; vertical-align: bottom; }
   th:first-child, td:first-child, td.text, th.text { text-align: left; }
@@ -180,13 +167,11 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
   .empty { color: #6b7280; }
   td.unobservable { color: #92400e; font-weight: 700; background: #fffbeb; }
   .interrupted { color: #92400e; }
-  h3 { font-size: 14px; margin: 16px 0 8px; }
   .observed ul { margin: 0; padding-left: 20px; }
   li.unseen { color: #92400e; }
   dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 0; font-size: 13px; }
   dt { font-weight: 600; }
   dd { margin: 0; color: #374151; }
-  footer { color: #9ca3af; font-size: 12px; margin-top: 18px; text-align: center; }
 </style>
 </head>
 <body>

@@ -251,27 +251,12 @@ var pageTemplate = template.Must(template.New("plan").Parse(`<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
-  :root { color-scheme: light; }
-  * { box-sizing: border-box; }
-  body { margin: 0; background: #f3f4f6; color: #1f2937;
-         font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Helvetica, Arial, sans-serif; }
-  main { max-width: 1120px; margin: 0 auto; padding: 28px 24px 40px; }
-  h1 { font-size: 24px; margin: 0 0 4px; }
-  h2 { font-size: 16px; margin: 0 0 12px; }
-  h3 { font-size: 14px; margin: 16px 0 8px; }
-  section { background: #fff; border: 1px solid #e5e7eb; border-radius: 10px; padding: 20px; margin-top: 18px; }
-  section.charts { padding: 8px 4px; }
-  svg.chart { display: block; width: 100%; height: auto; }
-  table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; font-size: 13px; }
-  .scroll { overflow-x: auto; }
-  th, td { padding: 5px; border-bottom: 1px solid #e5e7eb; text-align: left; vertical-align: top; }
+` + report.PageStyle + `  th, td { padding: 5px; border-bottom: 1px solid #e5e7eb; text-align: left; vertical-align: top; }
   th { font-weight: 600; color: #6b7280; font-size: 12px; }
   td.num { text-align: right; white-space: nowrap; }
   .yes { color: #15803d; font-weight: 700; }
   .no { color: #b91c1c; font-weight: 700; }
-  .meta { color: #6b7280; margin: 0; }
   .caption { color: #92400e; margin: 4px 20px 8px; }
-  footer { color: #9ca3af; font-size: 12px; margin-top: 18px; text-align: center; }
 </style>
 </head>
 <body>
