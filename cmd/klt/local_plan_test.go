@@ -25,8 +25,10 @@ import (
 // The direct pipeline's 150 records (30 a partition) are packed into 3 invocations of about 2
 // partitions each, so 2 run at once: one round of full batches; the fan-out's workers share
 // this machine's CPU, and the prediction is told the concurrency they reached.
+//
+// Not parallel: its throughput is its subject, and TestLocalStack and TestLocalEnricher, which
+// run their own stacks in parallel, would share the CPU with it (and it with them).
 func TestLocalPlanAgrees(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

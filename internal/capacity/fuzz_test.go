@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/kafkalambda/toolkit/internal/report"
 )
 
 // FuzzMake reads any JSON as an Input and makes its plan: Make never panics, fails only with
@@ -83,4 +86,53 @@ func checkFinite(t *testing.T, d Design) {
 	if d.PollersNeeded < 0 || d.ConcurrencyNeeded < 0 || d.PartitionsNeeded < 0 {
 		t.Fatalf("%s: negative needs %+v", d.Name, d)
 	}
+}
+
+// FuzzFromReport reads any JSON as a klt local report (what klt plan --from-report reads
+// from a file) and plans from it: FromReport, Make and PredictRuns never panic, fail with an
+// error rather than a figure that is not a number, and a plan made marshals to JSON. The
+// seeds are a real report (cmd/klt/testdata/plan/report.json, klt local's), its
+// figures pushed to zero, huge and negative, and deep nesting.
+func FuzzFromReport(f *testing.F) {
+	real, err := os.ReadFile("../../cmd/klt/testdata/plan/report.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(real))
+	for _, r := range []*strings.Replacer{
+		strings.NewReplacer(`"records_per_second": `, `"records_per_second": 0`),
+		strings.NewReplacer(`"invocation_ms_mean": `, `"invocation_ms_mean": -`),
+		strings.NewReplacer(`"batch_size": `, `"batch_size": 1000000`),
+		strings.NewReplacer(`"partitions": `, `"partitions": 99999999`),
+		strings.NewReplacer(`"records_per_invocation": `, `"records_per_invocation": 1e308`),
+		strings.NewReplacer(`"kind": "kafka"`, `"kind": "sqs"`),
+	} {
+		f.Add(r.Replace(string(real)))
+	}
+	f.Add(`{"pipelines":[{"name":"direct","phase":"load","mappings":["M"],"records":1,"records_per_second":1}],"mappings":[{"name":"M"}]}`)
+	f.Add(strings.Repeat(`{"pipelines":[`, 10000))
+	f.Add(`{}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		var r report.Report
+		if json.Unmarshal([]byte(s), &r) != nil {
+			return
+		}
+		for _, stat := range []string{StatMean, StatP50, StatP99} {
+			in, _, err := FromReport(&r, stat)
+			if err != nil {
+				continue
+			}
+			p, err := Make(in)
+			if err != nil {
+				continue
+			}
+			runs, err := PredictRuns(p, &r, stat)
+			if err == nil {
+				p.Runs = runs
+			}
+			if _, err := json.Marshal(p); err != nil {
+				t.Fatalf("%s: the plan from the report does not marshal: %v", stat, err)
+			}
+		}
+	})
 }

@@ -38,15 +38,15 @@ func (o option) flagName() string {
 
 // options are klt plan's inputs, in the order of the help.
 var options = []option{
-	{"rate", "the target: `R` records per second, steady (required, unless --from-report gives the measured one)",
+	{"rate", "the target: `R` records per second, steady (required, unless --from-report gives the\nmeasured one)",
 		func(in *capacity.Input) flag.Value { return &floatValue{&in.Rate} }},
-	{"burst", "a burst of `R` records per second, for --burst-for: the plan gives the lag it leaves and its drain time",
+	{"burst", "a burst of `R` records per second, for --burst-for: the plan gives the lag it leaves and\nits drain time",
 		func(in *capacity.Input) flag.Value { return &floatValue{&in.Burst} }},
 	{"burst_for", "how long the --burst lasts (`D`, e.g. 5m)",
 		func(in *capacity.Input) flag.Value { return &durationValue{&in.BurstFor} }},
 	{"record_size", "one record's `SIZE` as the event carries it: key, value and headers (default 1KB)",
 		func(in *capacity.Input) flag.Value { return &sizeValue{&in.RecordSize} }},
-	{"duration", "the time the handler spends on one record (`D`, e.g. 300ms): an invocation of N records takes N times it",
+	{"duration", "the time the handler spends on one record (`D`, e.g. 300ms): an invocation of N records\ntakes N times it",
 		func(in *capacity.Input) flag.Value { return &durationValue{&in.Duration} }},
 	{"batch_duration", "one invocation's time for a full batch (`D`), instead of --duration: a handler that works on\nits records in parallel",
 		func(in *capacity.Input) flag.Value { return &durationValue{&in.BatchDuration} }},

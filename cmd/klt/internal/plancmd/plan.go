@@ -77,7 +77,7 @@ func newPlanFlags(c *config) *flag.FlagSet {
 	fs.Var(&priceValue{&c.flags.Prices}, "price", "a unit price in US dollars, `NAME=USD` (repeatable), instead of us-east-1's: NAME is one of\n"+
 		wrap(priceNames(), 90))
 	fs.StringVar(&c.config, "config", "", "read the inputs from `FILE`, YAML or JSON, keyed by the JSON names of the plan's \"input\"\n(rate, duration, fanout: {queue: ...}, prices: {...}); flags given win")
-	fs.StringVar(&c.fromReport, "from-report", "", "plan from the klt local report `FILE` (report.json): its partitions, batch sizes, measured\ndurations, partitions per invocation, concurrency and records per second; --config and flags win")
+	fs.StringVar(&c.fromReport, "from-report", "", "plan from the klt local report `FILE` (report.json): its partitions, batch sizes, measured\ndurations, partitions per invocation, concurrency and records per second; --config and\nflags win; the plan then sets each pipeline of the run beside what it predicts for it")
 	c.stat = "mean"
 	fs.Var(&enumValue{&c.stat, []string{"mean", "p50", "p99"}}, "from-report-stat", "the `STAT` of the report's durations the plan takes: mean (a throughput is a mean, so the\nmean time predicts it), p50 or p99 (a pessimistic plan)")
 	c.format = "text"
