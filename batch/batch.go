@@ -14,7 +14,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/kafkalambda/toolkit/filter"
-	"github.com/kafkalambda/toolkit/idempotency"
+	// Package idempotency's engine, under its name: its types are idempotency's, and batch does not
+	// link the DynamoDB client that package idempotency's store imports (see idempotency/core.go).
+	idempotency "github.com/kafkalambda/toolkit/internal/idemcore"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 

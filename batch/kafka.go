@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kafkalambda/toolkit/idempotency"
+	idempotency "github.com/kafkalambda/toolkit/internal/idemcore"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/kafkalambda/toolkit/idempotency"
+	idempotency "github.com/kafkalambda/toolkit/internal/idemcore"
 	"github.com/kafkalambda/toolkit/internal/sqsparse"
 )
 

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/kafkalambda/toolkit/internal/idemcore"
 )
 
 // DynamoDBAPI is the part of the aws-sdk-go-v2 DynamoDB client the store uses: the
@@ -71,7 +73,7 @@ type StoreOption func(*DynamoDBStore)
 
 func (s *DynamoDBStore) invalid(format string, args ...any) {
 	if s.err == nil {
-		s.err = invalidOption(fmt.Sprintf(format, args...))
+		s.err = idemcore.InvalidOption(fmt.Sprintf(format, args...))
 	}
 }
 
@@ -125,7 +127,7 @@ func WithLocalCache(size int) StoreOption {
 // key prefix and the same attribute names.
 func WithFormat(f Format) StoreOption {
 	return func(s *DynamoDBStore) {
-		if !f.valid() {
+		if !idemcore.ValidFormat(f) {
 			s.invalid("WithFormat(%v): want FormatPython or FormatTypeScript", f)
 			return
 		}
@@ -157,7 +159,7 @@ func NewDynamoDBStore(client DynamoDBAPI, table string, opts ...StoreOption) (*D
 		s.invalid("WithAttributes: the sort key %q is also the partition key", s.attr.SortKey)
 	}
 	if s.attr.SortKey != "" && s.attr.StaticPartitionKey == "" {
-		s.attr.StaticPartitionKey = "idempotency#" + defaultPrefix()
+		s.attr.StaticPartitionKey = "idempotency#" + idemcore.DefaultPrefix()
 	}
 	if s.err != nil {
 		return nil, s.err
@@ -338,7 +340,7 @@ func (s *DynamoDBStore) Acquire(ctx context.Context, r *Entry, now time.Time) (*
 		return nil, err
 	}
 	if s.cache != nil {
-		if c, ok := s.cache.Get(r.ID); ok && c.Status == StatusCompleted && c.live(now) {
+		if c, ok := s.cache.Get(r.ID); ok && c.Status == StatusCompleted && idemcore.Live(&c, now) {
 			return &c, ErrExists
 		}
 	}

@@ -1,4 +1,4 @@
-package idempotency
+package idemcore
 
 import (
 	"bytes"

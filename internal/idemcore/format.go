@@ -1,4 +1,4 @@
-package idempotency
+package idemcore
 
 import (
 	"crypto/md5"
@@ -8,28 +8,7 @@ import (
 	"hash"
 )
 
-// Format is the entry layout of one Powertools edition: how the stored ID and the payload's
-// validation hash are computed from a key and a payload, and how a result is stored. A Store
-// has one format ([WithFormat] for the DynamoDB store), and Do hashes keys the store's way, so
-// that a Go function and a Powertools function of that edition, with the same key prefix and
-// the same key, share an entry: each replays what the other stored and waits while the other
-// runs.
-//
-// The attributes (id, expiration, in_progress_expiration, status, data, validation), the
-// statuses (INPROGRESS, COMPLETED), the write condition and the hash function (MD5) are the
-// same in both editions. What differs:
-//
-//	                     FormatPython (default)          FormatTypeScript
-//	hashed text          json.dumps(v, sort_keys=True)   JSON.stringify(deepSort(v))
-//	digest encoding      hex                             base64 (standard, padded)
-//	data attribute       the result as a JSON string (S) the result as a DynamoDB value (M, L, S, N, BOOL, NULL)
-//	completed entries    in_progress_expiration dropped  in_progress_expiration kept
-//
-// So the key "orders-0-42" under the prefix "fn" is stored as
-// "fn#" + hex(md5(`"orders-0-42"`)) by Python and "fn#" + base64(md5(`"orders-0-42"`)) by
-// TypeScript; the hashed texts differ for non-ASCII text (Python escapes it), numbers
-// (Python keeps 1.0, JavaScript writes 1) and object keys (Python sorts by code point,
-// TypeScript ignoring case).
+// Format is documented as idempotency.Format, the name users see.
 type Format int
 
 // The formats.

@@ -1,4 +1,4 @@
-package idempotency
+package idemcore
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// Status is the state of an idempotency entry.
+// Status is documented as idempotency.Status, the name users see.
 type Status string
 
 // The statuses both Powertools editions write; entries of either side are read by the other.
@@ -27,7 +27,7 @@ const (
 	StatusCompleted  Status = "COMPLETED"
 )
 
-// Entry is what Do stores for one key: an idempotency record of Powertools.
+// Entry is documented as idempotency.Entry, the name users see.
 type Entry struct {
 	// ID is the stored key: "<prefix>#<hash of the key>".
 	ID     string
@@ -52,15 +52,7 @@ type Entry struct {
 	Owner string
 }
 
-// Store keeps idempotency entries. NewDynamoDBStore returns the one for DynamoDB, and
-// idempotencytest.NewStore one in memory for tests; idempotencytest.TestStore is the suite
-// every Store must pass. A Store must be safe for concurrent use.
-//
-// Do bounds the context of every call by the invocation's deadline (see [Do]); a store
-// returns when its context ends. Do retries a failed Complete or Release while the error is
-// transient by the AWS SDK's rules (throttling, a 5xx answer, a connection error, or an error
-// with a RetryableError() bool method that says true), so a store need not retry itself;
-// every retry must then be safe, which the owner conditions below make it.
+// Store is documented as idempotency.Store, the name users see.
 type Store interface {
 	// Acquire writes r, an in-progress entry, unless a live entry with the same ID and
 	// another owner exists: a completed entry not yet expired (to the second), or an
@@ -85,37 +77,19 @@ type Store interface {
 	Format() Format
 }
 
-// Errors. Store failures come wrapped in *PersistenceError.
+// The errors, documented as those of package idempotency, the names users see.
 var (
-	// ErrInProgress: another invocation holds the key and its lease has not ended. Report
-	// the record as failed so that it is delivered again later.
-	ErrInProgress = errors.New("idempotency: another invocation is processing this key")
-	// ErrPayloadMismatch: the key was used before with a different payload.
-	ErrPayloadMismatch = errors.New("idempotency: payload differs from the one first seen with this key")
-	// ErrExists is returned by Store.Acquire when a live entry exists.
-	ErrExists = errors.New("idempotency: entry exists")
-	// ErrInconsistentState: the entry kept vanishing between the conditional write and the
-	// read that followed it.
+	ErrInProgress        = errors.New("idempotency: another invocation is processing this key")
+	ErrPayloadMismatch   = errors.New("idempotency: payload differs from the one first seen with this key")
+	ErrExists            = errors.New("idempotency: entry exists")
 	ErrInconsistentState = errors.New("idempotency: entry changed while it was being read")
-	// ErrResultTooLarge: the result does not fit in a DynamoDB item (400 KB).
-	ErrResultTooLarge = errors.New("idempotency: result too large to store")
-	// ErrInvalidOption: an option of Do or of a store, or the DisabledEnv variable, has a
-	// value that cannot be used. Nothing was stored and fn did not run.
-	ErrInvalidOption = errors.New("idempotency: invalid option")
-	// ErrEmptyKey: Do was given an empty key (an SQS message without a MessageId, say).
-	// Every such call would share one entry, and all but the first would be skipped as
-	// replays, so Do refuses it: nothing was stored and fn did not run.
-	ErrEmptyKey = errors.New("idempotency: empty key")
-	// ErrNotRecorded: fn ran and succeeded, so its side effect has happened, but its
-	// completion could not be stored, even after retries within the deadline. Do returns it
-	// (wrapped in a *PersistenceError, Op "complete") together with fn's result. The entry
-	// stays in progress, so no other caller runs fn until its lease ends. Do not report the
-	// input for redelivery: that would apply the effect a second time once the lease ends.
-	ErrNotRecorded = errors.New("idempotency: fn succeeded but its completion was not stored")
+	ErrResultTooLarge    = errors.New("idempotency: result too large to store")
+	ErrInvalidOption     = errors.New("idempotency: invalid option")
+	ErrEmptyKey          = errors.New("idempotency: empty key")
+	ErrNotRecorded       = errors.New("idempotency: fn succeeded but its completion was not stored")
 )
 
-// PersistenceError reports a failure of the store. Op is "acquire", "complete" or
-// "release".
+// PersistenceError is documented as idempotency.PersistenceError, the name users see.
 type PersistenceError struct {
 	Op  string
 	Key string
@@ -128,10 +102,7 @@ func (e *PersistenceError) Error() string {
 
 func (e *PersistenceError) Unwrap() error { return e.Err }
 
-// CorruptEntryError reports a stored entry that cannot be read: an attribute of the wrong type,
-// a number that does not parse, an unknown status, data that is not JSON. Do fails closed on
-// it (fn does not run, the error comes wrapped in a *PersistenceError): the entry may be
-// another tool's, or written with other attribute names or another Format.
+// CorruptEntryError is documented as idempotency.CorruptEntryError, the name users see.
 type CorruptEntryError struct {
 	ID        string // the stored ID that was looked up
 	Attribute string // the attribute's name in the store
@@ -148,43 +119,7 @@ func (e *CorruptEntryError) Unwrap() error { return e.Err }
 // and twice more, as Powertools does.
 const maxAttempts = 3
 
-// Do runs fn once per key. The first call for a key writes an in-progress entry, runs fn,
-// and stores its result; later calls with the same key return the stored result without
-// running fn, until the entry expires. While the first call runs, others get ErrInProgress.
-//
-// key is what makes two calls the same: KafkaKey or SQSKey for redeliveries of one record, or
-// a business key from the payload (an order ID) when a producer may send the same thing
-// twice. The stored ID is "<prefix>#<hash>" where the hash is computed as the Powertools
-// edition of the store's Format computes it, so a Powertools function selecting the same key
-// shares the entry.
-//
-// payload, when not nil, is the part of the input that must not change for the same key: its
-// hash is stored, and a later call whose payload hashes differently gets ErrPayloadMismatch.
-//
-// If fn fails or panics, the in-progress entry is deleted (so a retry runs fn again) and the
-// error is returned or the panic goes on. If the store fails before fn runs, fn does not run
-// and the error is a *PersistenceError (fail closed). If fn succeeds and its completion cannot
-// be stored, even after retries, Do returns fn's result with ErrNotRecorded and leaves the
-// entry in progress: the package doc's table lists every case.
-//
-// Every store call ends by ctx's deadline less WithDeadlineMargin (100 ms), or, when ctx has
-// none, by the end of the default lease (WithDefaultLease) less the margin; the completion
-// and the release are made even if ctx has been cancelled, until then. Each call writes a
-// new owner (Entry.Owner) into its entry, so that a write the SDK retries after its answer
-// was lost is recognised as the caller's own.
-//
-// # Nested calls
-//
-// The context Do passes to fn records that this call holds the key in this store. A Do
-// inside fn (or anywhere under that context) with the same store (the same Store value, by
-// ==) and the same stored ID (the same key, prefix, hash and format) is covered by the outer
-// call's lease: it makes no store call and replays nothing, it runs its fn and returns its
-// result, and the outer call's completion is what gets stored. So batch.WithIdempotency and
-// a Do on KafkaKey in the handler compose. The nested call's payload is checked against the
-// outer call's when both give one (a difference is ErrPayloadMismatch, and fn does not run);
-// its other options (expiry, lease, result, replay hook) do not apply, because it writes
-// nothing. A nested Do with another key or another store is an ordinary call: it takes and
-// completes its own entry. A store whose dynamic type is not comparable is never the same.
+// Do is documented as idempotency.Do, the name users see.
 func Do[T any](ctx context.Context, store Store, key string, payload any, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
 	cfg := newConfig(opts)
@@ -503,15 +438,10 @@ func (c *config) id(format Format, key string) (string, error) {
 	return c.prefix + "#" + h, nil
 }
 
-// KafkaKey is the key of a Kafka record's redeliveries: "topic-partition-offset". It makes a
-// retried batch, or a partition replayed after a partial failure, skip the records already
-// handled. A producer's retry writes the same message at a new offset: for that, key on a
-// business identifier from the value instead.
+// KafkaKey is documented as idempotency.KafkaKey, the name users see.
 func KafkaKey(r *kafkaevent.Record) string {
 	return r.Topic + "-" + strconv.FormatInt(int64(r.Partition), 10) + "-" + strconv.FormatInt(r.Offset, 10)
 }
 
-// SQSKey is the key of an SQS message's redeliveries: its message ID. A sender that sends the
-// same thing twice makes two messages with two IDs: for that, key on a business identifier
-// from the body (or use a FIFO queue's deduplication within its five minutes).
+// SQSKey is documented as idempotency.SQSKey, the name users see.
 func SQSKey(m *events.SQSMessage) string { return m.MessageId }

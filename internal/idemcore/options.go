@@ -1,4 +1,4 @@
-package idempotency
+package idemcore
 
 import (
 	"context"
@@ -10,8 +10,7 @@ import (
 	"time"
 )
 
-// Option configures one call of [Do]. An invalid option (a duration of zero or less, a nil
-// function) makes Do fail with [ErrInvalidOption] before it touches the store or runs fn.
+// Option is documented as idempotency.Option, the name users see.
 type Option func(*config)
 
 type config struct {
@@ -47,23 +46,13 @@ func (e *optionError) Error() string {
 }
 func (e *optionError) Is(target error) bool { return target == ErrInvalidOption }
 
-// DisabledEnv is the environment variable that turns idempotency off, as in Powertools: when
-// it is set to a true value (1, t, true, y, yes, on, in any case), Do just calls fn; a false
-// value (0, f, false, n, no, off) or no value leaves it on, and anything else makes Do fail
-// (it cannot tell which was meant).
+// DisabledEnv is documented as idempotency.DisabledEnv, the name users see.
 const DisabledEnv = "POWERTOOLS_IDEMPOTENCY_DISABLED"
 
-// WithKeyPrefix sets the prefix of stored IDs, "<prefix>#<hash of the key>". The default is
-// the function's name (AWS_LAMBDA_FUNCTION_NAME), or "idempotency" outside Lambda. Entries
-// are found again only under the same prefix: to share entries with a Powertools function,
-// use the prefix it uses (Python: its key_prefix, or "<function name>.<module>.<function>"
-// for a decorated function other than the handler; TypeScript: its keyPrefix, or the
-// function name for a handler). The empty prefix is allowed and gives "#<hash>".
+// WithKeyPrefix is documented as idempotency.WithKeyPrefix, the name users see.
 func WithKeyPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 
-// WithExpiry sets how long a completed entry is replayed; d must be positive. The default
-// is 1 hour, as in Powertools. It does not shorten a lease: an in-progress entry expires no
-// earlier than its lease ends.
+// WithExpiry is documented as idempotency.WithExpiry, the name users see.
 func WithExpiry(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
@@ -73,10 +62,7 @@ func WithExpiry(d time.Duration) Option {
 	}
 }
 
-// WithMaxLease caps how long an in-progress entry blocks other callers; d must be positive.
-// By default there is no cap: the lease ends at the context's deadline (the Lambda timeout),
-// so that a function that crashes or times out frees the key when it could no longer be
-// running.
+// WithMaxLease is documented as idempotency.WithMaxLease, the name users see.
 func WithMaxLease(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
@@ -86,9 +72,7 @@ func WithMaxLease(d time.Duration) Option {
 	}
 }
 
-// WithDefaultLease sets the lease when the context has no deadline; d must be positive. The
-// default is 5 minutes. Do then treats the lease's end as the invocation's deadline: its store
-// calls end by then (less WithDeadlineMargin), however long fn takes.
+// WithDefaultLease is documented as idempotency.WithDefaultLease, the name users see.
 func WithDefaultLease(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
@@ -98,11 +82,7 @@ func WithDefaultLease(d time.Duration) Option {
 	}
 }
 
-// WithDeadlineMargin sets how long before the context's deadline Do's store calls end, so
-// that its caller has time to report what happened before the function times out; d must
-// not be negative. The default is 100 ms. A store call still running then is abandoned: an
-// acquire fails (fn does not run), a completion is ErrNotRecorded. Without a deadline the
-// calls end the margin before the default lease does (WithDefaultLease).
+// WithDeadlineMargin is documented as idempotency.WithDeadlineMargin, the name users see.
 func WithDeadlineMargin(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -112,8 +92,7 @@ func WithDeadlineMargin(d time.Duration) Option {
 	}
 }
 
-// WithHash sets the hash of keys and payloads. The default is MD5, as in both Powertools
-// editions; any other breaks compatibility with functions that use the default.
+// WithHash is documented as idempotency.WithHash, the name users see.
 func WithHash(newHash func() hash.Hash) Option {
 	return func(c *config) {
 		if newHash == nil {
@@ -123,8 +102,7 @@ func WithHash(newHash func() hash.Hash) Option {
 	}
 }
 
-// WithReplayHook calls hook each time Do returns a stored result instead of calling fn. By
-// default nothing is called. Given twice, the last one counts.
+// WithReplayHook is documented as idempotency.WithReplayHook, the name users see.
 func WithReplayHook(hook func(ctx context.Context, r *Entry)) Option {
 	return func(c *config) {
 		if hook == nil {
@@ -134,13 +112,10 @@ func WithReplayHook(hook func(ctx context.Context, r *Entry)) Option {
 	}
 }
 
-// WithoutResult stores no result: a replay returns the zero value of T. Use it when the side
-// effect matters and the result does not, or when results may exceed an item's size. By
-// default the result is stored, as JSON.
+// WithoutResult is documented as idempotency.WithoutResult, the name users see.
 func WithoutResult() Option { return func(c *config) { c.storeResult = false } }
 
-// WithClock makes Do read the time from now. The default is time.Now. Tests use it to move
-// past an expiry or a lease without waiting (see idempotencytest).
+// WithClock is documented as idempotency.WithClock, the name users see.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
 		if now == nil {
