@@ -18,11 +18,17 @@ var functions = []struct{ name, what string }{
 	{"oteltrace", "batch.KafkaHandler + oteltrace (API only)"},
 }
 
-// maxBatchOverhead is how much larger than the kafkaevent-only function the batch one may be.
-// It was 1.6 MB while batch's Kafka sink lived in batch and imported producer (franz-go, and
-// the secretsmanager client's package initialisation, which the linker keeps for every
-// imported package); with the sink in batch/kafkasink the overhead is 1.1 MB.
-const maxBatchOverhead = 13 * (1 << 20) / 10
+// maxBatchOverhead is how much larger than the kafkaevent-only function the batch one may be:
+// 1.0 MB, the budget of issue 21. The linker keeps the package initialisation of every
+// imported package, used or not, so what counts is what batch imports. It was 1.6 MB while
+// batch's Kafka sink lived in batch and imported producer (franz-go, and the secretsmanager
+// client's initialisation); 1.1 MB with the sink in batch/kafkasink, while batch imported
+// package idempotency and with it the DynamoDB client (its service schemas and endpoint
+// tables); 0.75 MB with idempotency's engine in internal/idemcore, which batch imports
+// instead. Of the 0.75 MB, 0.44 MB is the SQS client behind batch's SQSSink (the SQSAPI
+// interface names its types): moving SQSSink out of batch, as the Kafka sink was, would
+// bring batch to 0.31 MB, but it would change batch's API.
+const maxBatchOverhead = 1 << 20
 
 // forbidden are the packages that a function importing batch must not link: tracing SDKs and
 // what they bring.
@@ -88,7 +94,8 @@ func linked(deps []string, prefix string) []string {
 // The tests run in parallel: each is mostly a go command, and their builds overlap.
 
 // TestBinarySizes builds the four functions at once, as `sam build` would for arm64, prints
-// their sizes, and holds batch to at most 1.6 MB more than kafkaevent alone.
+// their sizes, and holds batch to at most maxBatchOverhead (1.0 MB) more than kafkaevent
+// alone.
 func TestBinarySizes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -110,11 +117,11 @@ func TestBinarySizes(t *testing.T) {
 	var table strings.Builder
 	fmt.Fprintf(&table, "| function (linux/arm64) | size | vs kafkaevent |\n| --- | ---: | ---: |\n")
 	for _, f := range functions {
-		fmt.Fprintf(&table, "| %s | %.1f MB | %+.1f MB |\n", f.what, mb(size[f.name]), mb(size[f.name]-base))
+		fmt.Fprintf(&table, "| %s | %.1f MB | %+.2f MB |\n", f.what, mb(size[f.name]), mb(size[f.name]-base))
 	}
 	t.Logf("GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build %s\n%s", strings.Join(lambdaFlags, " "), table.String())
 	if d := size["batch"] - base; d > maxBatchOverhead {
-		t.Errorf("batch.KafkaHandler adds %.2f MB to kafkaevent alone, more than %.1f MB", mb(d), mb(maxBatchOverhead))
+		t.Errorf("batch.KafkaHandler adds %.2f MB to kafkaevent alone, more than %.1f MB: see maxBatchOverhead for what batch may import", mb(d), mb(maxBatchOverhead))
 	}
 }
 
