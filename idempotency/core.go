@@ -59,7 +59,8 @@ const (
 	StatusCompleted  = idemcore.StatusCompleted
 )
 
-// Entry is what Do stores for one key: an idempotency record of Powertools.
+// Entry is what Do stores for one key: an idempotency record of Powertools. Its fields are
+// documented where it is defined: go doc github.com/kafkalambda/toolkit/internal/idemcore.Entry.
 type Entry = idemcore.Entry
 
 // Store keeps idempotency entries. NewDynamoDBStore returns the one for DynamoDB, and
@@ -70,7 +71,10 @@ type Entry = idemcore.Entry
 // returns when its context ends. Do retries a failed Complete or Release while the error is
 // transient by the AWS SDK's rules (throttling, a 5xx answer, a connection error, or an error
 // with a RetryableError() bool method that says true), so a store need not retry itself;
-// every retry must then be safe, which the owner conditions below make it.
+// every retry must then be safe, which the owner conditions of its methods make it.
+//
+// Its methods' contracts are documented where it is defined, in internal/idemcore:
+// go doc github.com/kafkalambda/toolkit/internal/idemcore.Store.
 type Store = idemcore.Store
 
 // PersistenceError reports a failure of the store. Op is "acquire", "complete" or
@@ -81,6 +85,8 @@ type PersistenceError = idemcore.PersistenceError
 // a number that does not parse, an unknown status, data that is not JSON. Do fails closed on
 // it (fn does not run, the error comes wrapped in a *PersistenceError): the entry may be
 // another tool's, or written with other attribute names or another Format.
+//
+// Its fields: go doc github.com/kafkalambda/toolkit/internal/idemcore.CorruptEntryError.
 type CorruptEntryError = idemcore.CorruptEntryError
 
 // Do runs fn once per key. The first call for a key writes an in-progress entry, runs fn,
