@@ -38,6 +38,7 @@ import (
 	"slices"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -55,6 +56,7 @@ func Parse(data []byte) (*events.SQSEvent, error) {
 	p := parser{Reader: jsonscan.Reader{Data: data}}
 	p.Failer = &p
 	p.w = where{rec: -1, idx: -1, idx2: -1}
+	p.newText()
 	if err := p.event(ev); err != nil {
 		return nil, err
 	}
@@ -91,7 +93,9 @@ func (p *parser) flush() {
 	if len(p.fixes) == 0 && len(p.ins) == 0 {
 		return
 	}
-	s := string(p.text)
+	// The strings are views of text's array, made without a copy: no one writes that array
+	// again, as text starts a new one below (what strings.Builder does).
+	s := unsafe.String(unsafe.SliceData(p.text), len(p.text))
 	for _, f := range p.fixes {
 		*f.dst = s[f.off:f.end]
 	}
@@ -100,7 +104,14 @@ func (p *parser) flush() {
 	}
 	clear(p.fixes) // no pointers kept into the event
 	clear(p.ins)
-	p.text, p.fixes, p.ins = p.text[:0], p.fixes[:0], p.ins[:0]
+	p.text, p.fixes, p.ins = nil, p.fixes[:0], p.ins[:0]
+	p.newText()
+}
+
+// newText gives p.text a new array, room for one flush of text, never more than what is left
+// of the payload: the text of the strings still to read is at most their JSON.
+func (p *parser) newText() {
+	p.text = make([]byte, 0, min(flushText+flushText/4, len(p.Data)-p.Pos+1))
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
