@@ -52,21 +52,42 @@ import (
 // their message attributes) share allocations of about 16 KiB, so that any one of them keeps
 // the others alive.
 func Parse(data []byte) (*events.SQSEvent, error) {
-	ev := &events.SQSEvent{}
-	p := parser{Reader: jsonscan.Reader{Data: data}}
+	ev, _, err := parseSplit(data, splitMin)
+	return ev, err
+}
+
+// parseSplit is Parse with a Records array of at least minSplit bytes split between two
+// goroutines (split.go; never when minSplit is negative); split says whether it was.
+func parseSplit(data []byte, minSplit int) (ev *events.SQSEvent, split bool, err error) {
+	ev, split, err = parse(data, minSplit)
+	if err != nil && split {
+		// The error of the payload read in one goroutine, which is the error of its first
+		// fault: what Parse says never depends on the split.
+		ev, _, err = parse(data, -1)
+	}
+	return ev, split, err
+}
+
+// parse reads the payload once, splitting the Records array as parseSplit says.
+func parse(data []byte, minSplit int) (ev *events.SQSEvent, split bool, err error) {
+	ev = &events.SQSEvent{}
+	p := parser{Reader: jsonscan.Reader{Data: data}, minSplit: minSplit}
 	p.Failer = &p
 	p.w = where{rec: -1, idx: -1, idx2: -1}
 	p.newText()
 	if err := p.event(ev); err != nil {
-		return nil, err
+		return nil, p.split, err
 	}
-	return ev, nil
+	return ev, p.split, nil
 }
 
 type parser struct {
 	jsonscan.Reader
 	fold []byte // folded member names, reused
 	w    where
+
+	minSplit int  // the smallest Records array split between two goroutines, in bytes; -1: none
+	split    bool // the Records array was split (split.go)
 
 	// The text of the messages read since the last flush, and where it goes: their strings
 	// are made by one conversion of text (see flush). Pending fixes point into the Records
@@ -185,7 +206,20 @@ func (p *parser) records(ev *events.SQSEvent) error {
 	start := p.Pos
 	sized := false
 	n := 0
+	at := p.splitAt(start)
+	var second chan half
+	if at > 0 {
+		p.split = true
+		second = make(chan half, 1)
+		data, top := p.Data, p.w.top
+		go func() { second <- secondHalf(data, top, start, at) }()
+	}
+	stopped := -1 // where the parser stopped for the second half
 	err := p.Array(2, func(idx int) error {
+		if at > 0 && p.Pos >= at {
+			stopped = p.Pos
+			return errSplit
+		}
 		if idx >= len(recs) {
 			if idx < cap(recs) {
 				recs = recs[:idx+1]
@@ -209,6 +243,19 @@ func (p *parser) records(ev *events.SQSEvent) error {
 		n = idx + 1
 		return nil
 	})
+	if second != nil {
+		h := <-second
+		switch {
+		case err == errSplit && h.err == nil && h.found && h.from == stopped && h.first == n:
+			p.flush() // the pending strings point into recs
+			recs = append(recs[:n], h.recs...)
+			n += len(h.recs)
+			p.Pos, err = h.end, nil
+		case err == nil && h.err == nil && !h.found:
+		case err == nil || err == errSplit:
+			return p.errAt(start, "the two halves of the Records array disagree") // Parse reads it again
+		}
+	}
 	if err != nil {
 		return err
 	}
