@@ -75,7 +75,7 @@ func parse(data []byte, minSplit int) (ev *events.SQSEvent, split bool, err erro
 	p := parser{Reader: jsonscan.Reader{Data: data}, minSplit: minSplit}
 	p.Failer = &p
 	p.w = where{rec: -1, idx: -1, idx2: -1}
-	p.newText()
+	p.newText(0)
 	if err := p.event(ev); err != nil {
 		return nil, p.split, err
 	}
@@ -126,14 +126,18 @@ func (p *parser) flush() {
 	}
 	clear(p.fixes) // no pointers kept into the event
 	clear(p.ins)
+	last := len(p.text)
 	p.text, p.fixes, p.ins = nil, p.fixes[:0], p.ins[:0]
-	p.newText()
+	p.newText(last)
 }
 
-// newText gives p.text a new array, room for one flush of text, never more than what is left
-// of the payload: the text of the strings still to read is at most their JSON.
-func (p *parser) newText() {
-	p.text = make([]byte, 0, min(flushText+flushText/4, len(p.Data)-p.Pos+1))
+// newText gives p.text a new array, with room for one flush of text, or for the last one's
+// when that was larger (messages of large bodies flush one by one), and 1/8 more; never more
+// than what is left of the payload: the text of the strings still to read is at most their
+// JSON.
+func (p *parser) newText(last int) {
+	c := max(flushText, last)
+	p.text = make([]byte, 0, min(c+c/8, len(p.Data)-p.Pos+1))
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}

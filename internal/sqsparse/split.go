@@ -57,7 +57,7 @@ func secondHalf(data []byte, top string, start, at int) (h half) {
 	q := &parser{Reader: jsonscan.Reader{Data: data, Pos: start + 1}}
 	q.Failer = q
 	q.w = where{top: top, rec: -1, idx: -1, idx2: -1}
-	q.newText()
+	q.newText(0)
 	q.SkipWS()
 	if q.Pos < len(q.Data) && q.Data[q.Pos] == ']' {
 		return h
