@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -171,35 +172,43 @@ func forEach(n, limit int, quit <-chan struct{}, fn func(i int)) {
 	if limit <= 0 || limit > n {
 		limit = n
 	}
-	next := make(chan int)
+	// The workers take the next unit by index from a shared counter: one atomic add per
+	// unit, where a channel send costs a lock and a goroutine handoff (a fifth of a no-op
+	// SQS batch's time, issue 21).
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	wg.Add(limit)
-	for w := 0; w < limit; w++ {
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
+	work := func() {
+		defer wg.Done()
+		for {
+			if quit != nil {
+				select {
+				case <-quit: // the batch has answered: begin no other unit
+					return
+				default:
+				}
 			}
-		}()
-	}
-	feed := func() {
-		defer close(next)
-		for i := 0; i < n; i++ {
-			select {
-			case next <- i:
-			case <-quit: // nil without a deadline: never ready
+			i := int(next.Add(1) - 1)
+			if i >= n {
 				return
 			}
+			fn(i)
 		}
 	}
 	if quit == nil {
-		feed()
+		wg.Add(limit)
+		for w := 1; w < limit; w++ {
+			go work()
+		}
+		work() // the caller is the last worker
 		wg.Wait()
 		return
 	}
+	wg.Add(limit)
+	for w := 0; w < limit; w++ {
+		go work()
+	}
 	all := make(chan struct{})
 	go func() {
-		feed()
 		wg.Wait()
 		close(all)
 	}()

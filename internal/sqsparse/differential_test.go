@@ -30,6 +30,7 @@ func agree(t testing.TB, name string, data []byte) (dup bool) {
 	var want events.SQSEvent
 	wantErr := json.Unmarshal(data, &want)
 	got, err := sqsparse.Parse(data)
+	splitAgrees(t, name, data, got, err)
 	dupPath, dup := firstDuplicate(data)
 	var e *sqsparse.Error
 	if errors.As(err, &e) && strings.Contains(e.Msg, "appears twice") && (!dup || e.Path != dupPath) {

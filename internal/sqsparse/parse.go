@@ -1,6 +1,7 @@
 // Package sqsparse decodes the payload Lambda sends to a function behind an Amazon SQS event
 // source mapping into aws-lambda-go's events.SQSEvent, in one pass over the bytes and several
-// times faster than encoding/json.
+// times faster than encoding/json. A large event's messages are read by two goroutines when
+// GOMAXPROCS allows (split.go), which changes nothing in the result or the error.
 //
 // The result is the one encoding/json gives for the same payload, value for value: member names
 // match case-insensitively, null leaves a string as it is and empties a map, slice or pointer,
@@ -38,6 +39,7 @@ import (
 	"slices"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -48,23 +50,45 @@ import (
 // but that a member given twice is an error here (see the package doc).
 //
 // The event holds no reference to data. The strings of neighbouring messages (but those of
-// their message attributes) share allocations of about 16 KiB, so that any one of them keeps
-// the others alive.
+// their message attributes) share allocations of about 16 to 20 KiB, so that any one of them
+// keeps the others alive.
 func Parse(data []byte) (*events.SQSEvent, error) {
-	ev := &events.SQSEvent{}
-	p := parser{Reader: jsonscan.Reader{Data: data}}
+	ev, _, err := parseSplit(data, splitMin)
+	return ev, err
+}
+
+// parseSplit is Parse with a Records array of at least minSplit bytes split between two
+// goroutines (split.go; never when minSplit is negative); split says whether it was.
+func parseSplit(data []byte, minSplit int) (ev *events.SQSEvent, split bool, err error) {
+	ev, split, err = parse(data, minSplit)
+	if err != nil && split {
+		// The error of the payload read in one goroutine, which is the error of its first
+		// fault: what Parse says never depends on the split.
+		ev, _, err = parse(data, -1)
+	}
+	return ev, split, err
+}
+
+// parse reads the payload once, splitting the Records array as parseSplit says.
+func parse(data []byte, minSplit int) (ev *events.SQSEvent, split bool, err error) {
+	ev = &events.SQSEvent{}
+	p := parser{Reader: jsonscan.Reader{Data: data}, minSplit: minSplit}
 	p.Failer = &p
 	p.w = where{rec: -1, idx: -1, idx2: -1}
+	p.newText(0)
 	if err := p.event(ev); err != nil {
-		return nil, err
+		return nil, p.split, err
 	}
-	return ev, nil
+	return ev, p.split, nil
 }
 
 type parser struct {
 	jsonscan.Reader
 	fold []byte // folded member names, reused
 	w    where
+
+	minSplit int  // the smallest Records array split between two goroutines, in bytes; -1: none
+	split    bool // the Records array was split (split.go)
 
 	// The text of the messages read since the last flush, and where it goes: their strings
 	// are made by one conversion of text (see flush). Pending fixes point into the Records
@@ -91,7 +115,9 @@ func (p *parser) flush() {
 	if len(p.fixes) == 0 && len(p.ins) == 0 {
 		return
 	}
-	s := string(p.text)
+	// The strings are views of text's array, made without a copy: no one writes that array
+	// again, as text starts a new one below (what strings.Builder does).
+	s := unsafe.String(unsafe.SliceData(p.text), len(p.text))
 	for _, f := range p.fixes {
 		*f.dst = s[f.off:f.end]
 	}
@@ -100,7 +126,18 @@ func (p *parser) flush() {
 	}
 	clear(p.fixes) // no pointers kept into the event
 	clear(p.ins)
-	p.text, p.fixes, p.ins = p.text[:0], p.fixes[:0], p.ins[:0]
+	last := len(p.text)
+	p.text, p.fixes, p.ins = nil, p.fixes[:0], p.ins[:0]
+	p.newText(last)
+}
+
+// newText gives p.text a new array, with room for one flush of text, or for the last one's
+// when that was larger (messages of large bodies flush one by one), and 1/8 more; never more
+// than what is left of the payload: the text of the strings still to read is at most their
+// JSON.
+func (p *parser) newText(last int) {
+	c := max(flushText, last)
+	p.text = make([]byte, 0, min(c+c/8, len(p.Data)-p.Pos+1))
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -174,7 +211,20 @@ func (p *parser) records(ev *events.SQSEvent) error {
 	start := p.Pos
 	sized := false
 	n := 0
+	at := p.splitAt(start)
+	var second chan half
+	if at > 0 {
+		p.split = true
+		second = make(chan half, 1)
+		data, top := p.Data, p.w.top
+		go func() { second <- secondHalf(data, top, start, at) }()
+	}
+	stopped := -1 // where the parser stopped for the second half
 	err := p.Array(2, func(idx int) error {
+		if at > 0 && p.Pos >= at {
+			stopped = p.Pos
+			return errSplit
+		}
 		if idx >= len(recs) {
 			if idx < cap(recs) {
 				recs = recs[:idx+1]
@@ -198,6 +248,19 @@ func (p *parser) records(ev *events.SQSEvent) error {
 		n = idx + 1
 		return nil
 	})
+	if second != nil {
+		h := <-second
+		switch {
+		case err == errSplit && h.err == nil && h.found && h.from == stopped && h.first == n:
+			p.flush() // the pending strings point into recs
+			recs = append(recs[:n], h.recs...)
+			n += len(h.recs)
+			p.Pos, err = h.end, nil
+		case err == nil && h.err == nil && !h.found:
+		case err == nil || err == errSplit:
+			return p.errAt(start, "the two halves of the Records array disagree") // Parse reads it again
+		}
+	}
 	if err != nil {
 		return err
 	}
