@@ -276,26 +276,34 @@ const (
 // in any order (ms is not modified). It fails on an empty slice or a value that is negative or
 // not a number.
 func (p *Pipeline) SetLatencies(ms []float64) error {
-	if len(ms) == 0 {
-		return fmt.Errorf("report: pipeline %q: no latencies", p.Name)
-	}
-	s := slices.Clone(ms)
-	for i, v := range s {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Errorf("report: pipeline %q: latency %d is %v, want a finite value >= 0", p.Name, i, v)
-		}
-	}
-	slices.Sort(s)
-	p50, err := Percentile(s, 50)
-	if err != nil {
-		return fmt.Errorf("report: pipeline %q: %w", p.Name, err)
-	}
-	p99, err := Percentile(s, 99)
+	p50, p99, err := P50P99(ms)
 	if err != nil {
 		return fmt.Errorf("report: pipeline %q: %w", p.Name, err)
 	}
 	p.LatencyMsP50, p.LatencyMsP99 = p50, p99
 	return nil
+}
+
+// P50P99 returns the 50th and 99th percentiles ([Percentile]) of vs, in any order (vs is not
+// modified). It fails on an empty slice or a value that is negative or not a finite number.
+func P50P99(vs []float64) (p50, p99 float64, err error) {
+	if len(vs) == 0 {
+		return 0, 0, errors.New("no values")
+	}
+	s := slices.Clone(vs)
+	for i, v := range s {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return 0, 0, fmt.Errorf("value %d is %v, want a finite value >= 0", i, v)
+		}
+	}
+	slices.Sort(s)
+	if p50, err = Percentile(s, 50); err != nil {
+		return 0, 0, err
+	}
+	if p99, err = Percentile(s, 99); err != nil {
+		return 0, 0, err
+	}
+	return p50, p99, nil
 }
 
 // Percentile returns the p-th percentile (0 <= p <= 100) of sorted, an ascending slice, by the

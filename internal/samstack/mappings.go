@@ -169,12 +169,19 @@ func (p *mappingProps) num(key string, dst *int, lo, hi int) error {
 	if err != nil || s == "" {
 		return err
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < lo || n > hi {
+	n, ok := wholeNumber(s, lo, hi)
+	if !ok {
 		return fmt.Errorf("%s: %s.%s: %q is not a whole number from %d to %d", p.props.Get(key).Pos, p.where, key, s, lo, hi)
 	}
 	*dst = n
 	return nil
+}
+
+// wholeNumber reads an evaluated scalar (a string, as the resolver gives every scalar) as a
+// whole number from lo to hi.
+func wholeNumber(s string, lo, hi int) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= lo && n <= hi
 }
 
 // mappingFrom reads one mapping: props of an EventSourceMapping resource (samType "") or of a
@@ -415,8 +422,8 @@ func (m *MappingSpec) readPollers(p *mappingProps) error {
 			return bad("%s: not a property of ProvisionedPollerConfig", k)
 		}
 		s, _ := v.(string)
-		n, err := strconv.Atoi(s)
-		if err != nil || n < lo || n > hi {
+		n, ok := wholeNumber(s, lo, hi)
+		if !ok {
 			return bad("%s: %s is not a whole number from %d to %d", k, template.Describe(v), lo, hi)
 		}
 		*dst = n

@@ -131,10 +131,7 @@ func TestMappingSchemaRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]*MappingSpec{}
-	for _, m := range ms {
-		got[m.Id] = m
-	}
+	got := byID(ms)
 	for id, want := range map[string]SchemaRegistrySpec{
 		"M":          {URI: "http://127.0.0.1:18081", EventRecordFormat: "SOURCE", Attributes: []string{"VALUE", "KEY"}},
 		"Msk":        {URI: "arn:aws:glue:us-east-1:123456789012:registry/payments", EventRecordFormat: "JSON", Attributes: []string{"VALUE"}},
@@ -251,10 +248,7 @@ func TestMappingLogging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]*MappingSpec{}
-	for _, m := range ms {
-		got[m.Id] = m
-	}
+	got := byID(ms)
 	if m := got["M"]; m == nil || m.SystemLogLevel != "INFO" || len(m.NotEmulated()) != 1 || !strings.Contains(m.NotEmulated()[0], "LoggingConfig (SystemLogLevel INFO)") {
 		t.Errorf("M: %+v, not emulated %q", m, m.NotEmulated())
 	}
@@ -299,4 +293,13 @@ func TestMappingPollers(t *testing.T) {
 			t.Errorf("%s: error %v, want one saying %q", c.config, err, c.want)
 		}
 	}
+}
+
+// byID indexes mappings by their logical ID.
+func byID(ms []*MappingSpec) map[string]*MappingSpec {
+	got := map[string]*MappingSpec{}
+	for _, m := range ms {
+		got[m.Id] = m
+	}
+	return got
 }

@@ -145,8 +145,13 @@ func (s *stack) mappingLoad(m report.Mapping, topic string, spans []phaseSpan) (
 	if topic != "" {
 		l.PartitionsPerInvocation = partitions / n
 	}
-	l.InvocationMsP50, l.InvocationMsP99 = percentiles(invMS)
-	l.RecordMsP50, l.RecordMsP99 = percentiles(recMS)
+	var err error
+	if l.InvocationMsP50, l.InvocationMsP99, err = report.P50P99(invMS); err != nil {
+		notes = append(notes, m.Name+"'s invocation times: "+err.Error()+": no percentiles")
+	}
+	if l.RecordMsP50, l.RecordMsP99, err = report.P50P99(recMS); err != nil {
+		notes = append(notes, m.Name+"'s times per record: "+err.Error()+": no percentiles")
+	}
 	if l.Seconds > 0 {
 		l.ConcurrencyMean = busy / l.Seconds
 	}
@@ -189,15 +194,6 @@ func mean(vs []float64) float64 {
 		sum += v
 	}
 	return sum / float64(len(vs))
-}
-
-// percentiles returns the p50 and p99 of vs (nearest rank, as report.Percentile).
-func percentiles(vs []float64) (p50, p99 float64) {
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	p50, _ = report.Percentile(s, 50)
-	p99, _ = report.Percentile(s, 99)
-	return p50, p99
 }
 
 // pluralf formats n with one (n == 1) or many.
