@@ -182,6 +182,12 @@ func TestIAMRotatedCredentialsOnReconnection(t *testing.T) {
 	if err := producer.Produce(ctx, cl, records(3)...).Err(); err != nil {
 		t.Fatal(err)
 	}
+	// A connection kgo opens as Produce returns may have read credsA and not yet sent its
+	// token: were the rotation to come between the two, the broker would see a revoked key
+	// (CI saw it under load). Wait until every read has reached the broker as a token.
+	for end := time.Now().Add(2 * time.Second); creds.retrieved.Load() != int64(len(b.Tokens())) && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	before := len(b.Tokens())
 
 	// The role's credentials rotate: the old ones stop working.
