@@ -29,11 +29,11 @@ import (
 //
 // Parse does not keep data: the event owns copies of everything it holds.
 func Parse(data []byte) (*Event, error) {
-	return parse(data, false)
+	return parse(data, false, false)
 }
 
-func parse(data []byte, noFast bool) (*Event, error) {
-	p := parser{Reader: jsonscan.Reader{Data: data}, noFast: noFast}
+func parse(data []byte, noFast, noSIMD bool) (*Event, error) {
+	p := parser{Reader: jsonscan.Reader{Data: data}, noFast: noFast, noSIMD: noSIMD}
 	p.Failer = &p
 	// The arena starts small; presize sizes it for the whole batch from the first record.
 	p.arena = make([]byte, 0, min(arenaBound(len(data)), 16<<10))
@@ -67,6 +67,7 @@ type parser struct {
 	unknown  []byte // the name of an unknown member being skipped, when field is ""
 
 	noFast     bool   // tests only: read every record on the general path
+	noSIMD     bool   // tests only: decode base64 without the vector stage
 	recErr     error  // first error of the current record
 	seen       uint16 // the members of the current record read so far: bit 1<<fieldKind
 	keyOK      bool   // whether the current records key is "topic-N"

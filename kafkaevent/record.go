@@ -497,7 +497,7 @@ func (p *parser) base64At(i int) (v []byte, next int, ok bool) {
 	src := d[start:]
 	for try := 0; try < 2; try++ {
 		dst := p.arena[len(p.arena):cap(p.arena)]
-		ns, nd := decodeBase64Run(dst, src)
+		ns, nd := decodeBase64Run(dst, src, !p.noSIMD)
 		if ns < len(src) && src[ns] == '"' {
 			return p.takeArena(nd), start + ns + 1, true
 		}

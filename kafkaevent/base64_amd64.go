@@ -1,0 +1,20 @@
+//go:build !purego
+
+package kafkaevent
+
+// haveSIMD is whether decodeBase64Blocks runs: AVX2, with the operating system saving the
+// 256-bit registers. Lambda's x86_64 machines have it; a machine without it decodes in plain Go.
+var haveSIMD = cpuHasAVX2()
+
+// cpuHasAVX2 reports, from CPUID and XGETBV, whether AVX2 instructions can run.
+//
+//go:noescape
+func cpuHasAVX2() bool
+
+// decodeBase64Blocks decodes blocks of 32 standard base64 characters from src into dst with
+// AVX2, 24 bytes from each, while a whole block is alphabet characters and dst has 32 bytes of
+// room (each block stores 32 bytes, the last 8 of which the next block overwrites). It returns
+// the source bytes consumed and the bytes written; decodeBase64Generic goes on from there.
+//
+//go:noescape
+func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int)
