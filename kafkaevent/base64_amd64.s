@@ -100,6 +100,10 @@ DATA b64perm<>+24(SB)/8, $0x0000000700000003
 GLOBL b64perm<>(SB), RODATA|NOPTR, $32
 
 // func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int)
+//
+// Three loops, widest first: two blocks of 32 characters per step (two independent chains keep
+// both vector units busy), then one block of 32, then one of 16 in the low halves of the same
+// registers, so that the plain Go code after it has fewer than 16 characters to decode.
 TEXT ·decodeBase64Blocks(SB), NOSPLIT, $0-64
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), CX
@@ -107,12 +111,10 @@ TEXT ·decodeBase64Blocks(SB), NOSPLIT, $0-64
 	MOVQ src_len+32(FP), DX
 	XORQ AX, AX // source bytes consumed
 	XORQ BX, BX // bytes written
-	CMPQ DX, $32
+	CMPQ DX, $16
 	JB   short
-	CMPQ CX, $32
+	CMPQ CX, $16
 	JB   short
-	SUBQ $32, DX // the last block may start here
-	SUBQ $32, CX
 	VMOVDQU b64lo<>(SB), Y8
 	VMOVDQU b64hi<>(SB), Y9
 	VMOVDQU b64roll<>(SB), Y10
@@ -120,34 +122,110 @@ TEXT ·decodeBase64Blocks(SB), NOSPLIT, $0-64
 	VMOVDQU b64slash<>(SB), Y12
 	VMOVDQU b64merge1<>(SB), Y13
 	VMOVDQU b64merge2<>(SB), Y14
-	VMOVDQU b64pack<>(SB), Y15
-	VMOVDQU b64perm<>(SB), Y7
+	VMOVDQU b64perm<>(SB), Y15
 
-loop:
-	CMPQ AX, DX
-	JA   done
-	CMPQ BX, CX
-	JA   done
+loop64:
+	LEAQ 64(AX), R8
+	CMPQ R8, DX
+	JA   loop32
+	LEAQ 56(BX), R9 // the second store writes 32 bytes from 24 on
+	CMPQ R9, CX
+	JA   loop32
+	VMOVDQU (SI)(AX*1), Y0
+	VMOVDQU 32(SI)(AX*1), Y4
+	VPSRLD  $4, Y0, Y1
+	VPSRLD  $4, Y4, Y5
+	VPAND   Y11, Y1, Y1 // high nibbles
+	VPAND   Y11, Y5, Y5
+	VPAND   Y11, Y0, Y2 // low nibbles
+	VPAND   Y11, Y4, Y6
+	VPSHUFB Y2, Y8, Y2
+	VPSHUFB Y6, Y8, Y6
+	VPSHUFB Y1, Y9, Y3
+	VPSHUFB Y5, Y9, Y7
+	VPAND   Y2, Y3, Y3
+	VPAND   Y6, Y7, Y7
+	VPOR    Y3, Y7, Y7
+	VPTEST  Y7, Y7
+	JNZ     loop32 // a byte outside the alphabet in one of the two: one block at a time
+	VPCMPEQB Y12, Y0, Y2
+	VPCMPEQB Y12, Y4, Y6
+	VPADDB  Y2, Y1, Y1 // '/' to entry 1
+	VPADDB  Y6, Y5, Y5
+	VPSHUFB Y1, Y10, Y1
+	VPSHUFB Y5, Y10, Y5
+	VPADDB  Y1, Y0, Y0 // six bits per byte
+	VPADDB  Y5, Y4, Y4
+	VPMADDUBSW Y13, Y0, Y0
+	VPMADDUBSW Y13, Y4, Y4
+	VPMADDWD Y14, Y0, Y0
+	VPMADDWD Y14, Y4, Y4
+	VPSHUFB b64pack<>(SB), Y0, Y0
+	VPSHUFB b64pack<>(SB), Y4, Y4
+	VPERMD  Y0, Y15, Y0
+	VPERMD  Y4, Y15, Y4
+	VMOVDQU Y0, (DI)(BX*1)
+	VMOVDQU Y4, 24(DI)(BX*1)
+	MOVQ    R8, AX
+	ADDQ    $48, BX
+	JMP     loop64
+
+loop32:
+	LEAQ 32(AX), R8
+	CMPQ R8, DX
+	JA   tail16
+	LEAQ 32(BX), R9
+	CMPQ R9, CX
+	JA   tail16
 	VMOVDQU (SI)(AX*1), Y0
 	VPSRLD  $4, Y0, Y1
-	VPAND   Y11, Y1, Y1 // high nibbles
-	VPAND   Y11, Y0, Y2 // low nibbles
-	VPSHUFB Y2, Y8, Y3
-	VPSHUFB Y1, Y9, Y4
-	VPTEST  Y3, Y4
-	JNZ     done        // a byte outside the alphabet: the generic stage finds which
-	VPCMPEQB Y12, Y0, Y5
-	VPADDB  Y5, Y1, Y1  // '/' to entry 1
+	VPAND   Y11, Y1, Y1
+	VPAND   Y11, Y0, Y2
+	VPSHUFB Y2, Y8, Y2
+	VPSHUFB Y1, Y9, Y3
+	VPTEST  Y2, Y3
+	JNZ     tail16
+	VPCMPEQB Y12, Y0, Y2
+	VPADDB  Y2, Y1, Y1
 	VPSHUFB Y1, Y10, Y1
-	VPADDB  Y1, Y0, Y0  // six bits per byte
+	VPADDB  Y1, Y0, Y0
 	VPMADDUBSW Y13, Y0, Y0
 	VPMADDWD Y14, Y0, Y0
-	VPSHUFB Y15, Y0, Y0
-	VPERMD  Y0, Y7, Y0
+	VPSHUFB b64pack<>(SB), Y0, Y0
+	VPERMD  Y0, Y15, Y0
 	VMOVDQU Y0, (DI)(BX*1)
-	ADDQ    $32, AX
+	MOVQ    R8, AX
 	ADDQ    $24, BX
-	JMP     loop
+	JMP     loop32
+
+tail16:
+	// One block of 16 at most: the 32-character loop stopped at a block whose first half may
+	// be whole, or with fewer than 32 characters left. The tables' low lanes are what the
+	// 128-bit forms read.
+	LEAQ 16(AX), R8
+	CMPQ R8, DX
+	JA   done
+	LEAQ 16(BX), R9
+	CMPQ R9, CX
+	JA   done
+	VMOVDQU (SI)(AX*1), X0
+	VPSRLD  $4, X0, X1
+	VPAND   X11, X1, X1
+	VPAND   X11, X0, X2
+	VPSHUFB X2, X8, X2
+	VPSHUFB X1, X9, X3
+	VPTEST  X2, X3
+	JNZ     done
+	VPCMPEQB X12, X0, X2
+	VPADDB  X2, X1, X1
+	VPSHUFB X1, X10, X1
+	VPADDB  X1, X0, X0
+	VPMADDUBSW X13, X0, X0
+	VPMADDWD X14, X0, X0
+	VPSHUFB b64pack<>(SB), X0, X0
+	VMOVDQU X0, (DI)(BX*1)
+	MOVQ    R8, AX
+	ADDQ    $12, BX
 
 done:
 	VZEROUPPER
