@@ -8,8 +8,9 @@ const haveSIMD = true
 
 // decodeBase64Blocks decodes blocks of 64 standard base64 characters from src into dst with
 // NEON, 48 bytes from each, while a whole block is alphabet characters and dst has 48 bytes of
-// room. It returns the source bytes consumed and the bytes written; decodeBase64Generic goes on
-// from there. It writes nothing past the bytes it reports.
+// room, then at most one block of 32 (24 bytes). It returns the source bytes consumed and the
+// bytes written; decodeBase64Generic goes on from there. It writes nothing past the bytes it
+// reports.
 //
 //go:noescape
 func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int)

@@ -32,11 +32,13 @@ TEXT ·decodeBase64Blocks(SB), NOSPLIT, $0-64
 	MOVD src_len+32(FP), R3
 	MOVD $0, R4 // source bytes consumed
 	MOVD $0, R5 // bytes written
-	CMP  $64, R3
+	CMP  $32, R3
 	BLT  done
-	CMP  $48, R1
+	CMP  $24, R1
 	BLT  done
-	SUB  $64, R3, R3 // the last block may start here
+	MOVD R3, R10 // the lengths, for tail32
+	MOVD R1, R11
+	SUB  $64, R3, R3 // the last block of 64 may start here (a negative bound stops the loop)
 	SUB  $48, R1, R1
 	MOVD $b64neon<>(SB), R6
 	VLD1.P 64(R6), [V16.B16, V17.B16, V18.B16, V19.B16]
@@ -45,9 +47,9 @@ TEXT ·decodeBase64Blocks(SB), NOSPLIT, $0-64
 
 loop:
 	CMP  R3, R4
-	BHI  done
+	BGT  tail32
 	CMP  R1, R5
-	BHI  done
+	BGT  tail32
 	ADD  R2, R4, R7
 	// The first, second, third and fourth characters of 16 groups of four, one register each.
 	VLD4 (R7), [V0.B16, V1.B16, V2.B16, V3.B16]
@@ -76,7 +78,7 @@ loop:
 	VMOV V12.D[1], R9
 	ORR  R8, R9, R8
 	TST  $0x8080808080808080, R8
-	BNE  done // the generic stage finds which
+	BNE  tail32 // a byte outside the alphabet: the first half may still be whole
 	// Four six-bit values a, b, c, d give the bytes a<<2|b>>4, b<<4|c>>2, c<<6|d.
 	VSHL  $2, V8.B16, V0.B16
 	VUSHR $4, V9.B16, V4.B16
@@ -91,6 +93,52 @@ loop:
 	ADD   $64, R4, R4
 	ADD   $48, R5, R5
 	B     loop
+
+tail32:
+	// One block of 32 at most, in the low halves of the registers: the 64-character loop
+	// stopped at a block whose first half may be whole, or with fewer than 64 characters left.
+	ADD  $32, R4, R7
+	CMP  R10, R7
+	BHI  done
+	ADD  $24, R5, R8
+	CMP  R11, R8
+	BHI  done
+	ADD  R2, R4, R7
+	VLD4 (R7), [V0.B8, V1.B8, V2.B8, V3.B8]
+	VSUB V24.B8, V0.B8, V4.B8
+	VSUB V24.B8, V1.B8, V5.B8
+	VSUB V24.B8, V2.B8, V6.B8
+	VSUB V24.B8, V3.B8, V7.B8
+	VTBL V0.B8, [V16.B16, V17.B16, V18.B16, V19.B16], V8.B8
+	VTBL V1.B8, [V16.B16, V17.B16, V18.B16, V19.B16], V9.B8
+	VTBL V2.B8, [V16.B16, V17.B16, V18.B16, V19.B16], V10.B8
+	VTBL V3.B8, [V16.B16, V17.B16, V18.B16, V19.B16], V11.B8
+	VTBX V4.B8, [V20.B16, V21.B16, V22.B16, V23.B16], V8.B8
+	VTBX V5.B8, [V20.B16, V21.B16, V22.B16, V23.B16], V9.B8
+	VTBX V6.B8, [V20.B16, V21.B16, V22.B16, V23.B16], V10.B8
+	VTBX V7.B8, [V20.B16, V21.B16, V22.B16, V23.B16], V11.B8
+	VORR V0.B8, V1.B8, V12.B8
+	VORR V2.B8, V3.B8, V13.B8
+	VORR V8.B8, V9.B8, V14.B8
+	VORR V10.B8, V11.B8, V15.B8
+	VORR V12.B8, V13.B8, V12.B8
+	VORR V14.B8, V15.B8, V14.B8
+	VORR V12.B8, V14.B8, V12.B8
+	VMOV V12.D[0], R8
+	TST  $0x8080808080808080, R8
+	BNE  done
+	VSHL  $2, V8.B8, V0.B8
+	VUSHR $4, V9.B8, V4.B8
+	VORR  V0.B8, V4.B8, V0.B8
+	VSHL  $4, V9.B8, V1.B8
+	VUSHR $2, V10.B8, V5.B8
+	VORR  V1.B8, V5.B8, V1.B8
+	VSHL  $6, V10.B8, V2.B8
+	VORR  V2.B8, V11.B8, V2.B8
+	ADD   R0, R5, R7
+	VST3  [V0.B8, V1.B8, V2.B8], (R7)
+	ADD   $32, R4, R4
+	ADD   $24, R5, R5
 
 done:
 	MOVD R4, nsrc+48(FP)
