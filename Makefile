@@ -12,13 +12,19 @@ FUZZTIME  ?= 15s
 # "0/sec" and eats a short run whole; new inputs are kept unminimized past this.
 FUZZMINTIME ?= 2s
 
-.PHONY: all test unit lint fmt bench bench-peer bench-peer-kafka fuzz tools clean node_modules demo
+.PHONY: all test unit lint fmt bench bench-peer bench-peer-kafka fuzz tools clean node_modules demo test-arm64 arm64
 
 all: test
 
 ## test: everything CI checks: formatting, vet, staticcheck, and every test (fuzz seeds included),
-## under the race detector.
-test: node_modules lint unit
+## under the race detector; then test-arm64 when qemu-aarch64 is installed (about a minute).
+test: node_modules lint unit arm64
+
+# arm64 is test-arm64 when qemu-user is installed, and a SKIP line saying what went untested
+# when it is not (as for cfn-lint): CI installs it (.ci/run).
+arm64:
+	@if command -v qemu-aarch64 >/dev/null; then $(MAKE) --no-print-directory test-arm64; \
+	else echo "SKIP test-arm64: qemu-aarch64 not on PATH, the arm64 (NEON) code of $(ARM64_PKGS) not run (Debian: apt-get install qemu-user)"; fi
 
 # The tests run once, under -race: a data race is a failure on every change, and one build
 # (not a plain one and a race one) keeps the whole run within CI's budget. -race needs cgo (gcc).
@@ -65,6 +71,20 @@ demo: node_modules
 	  --load ConsumerFunction=500 --load 5000 \
 	  --fault-load 60 --fault 'value:seq=12:$(DEMO_POISON)' --fault http:seq=20 --fault timeout:seq=30 \
 	  --report $(DEMO_DIR)
+
+## test-arm64: the packages with code for one architecture (kafkaevent's NEON base64 and the
+## JSON reader it runs with) built for linux/arm64, the architecture of Graviton functions, and
+## run under qemu-user: their tests, then every benchmark once (-benchtime 1x) as a check that
+## the benchmarked code runs there too (qemu's timings mean nothing). Then the plain Go build
+## (tag purego) vetted and tested on this machine. Needs qemu-aarch64 (Debian: apt-get install qemu-user).
+ARM64_PKGS ?= ./kafkaevent/ ./internal/jsonscan/
+test-arm64:
+	@command -v qemu-aarch64 >/dev/null || { echo "test-arm64: qemu-aarch64 not on PATH: the arm64 code cannot run on this machine (Debian: apt-get install qemu-user)" >&2; exit 1; }
+	GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(ARM64_PKGS)
+	GOARCH=arm64 CGO_ENABLED=0 $(GO) test -count=1 -exec qemu-aarch64 $(ARM64_PKGS)
+	GOARCH=arm64 CGO_ENABLED=0 $(GO) test -count=1 -exec qemu-aarch64 -run '^$$' -bench . -benchtime 1x $(ARM64_PKGS)
+	$(GO) vet -tags purego $(ARM64_PKGS)
+	$(GO) test -count=1 -tags purego $(ARM64_PKGS)
 
 ## bench: every benchmark beside its alternative, summarised by benchstat.
 bench: node_modules
