@@ -9,9 +9,10 @@ import "encoding/binary"
 // stage, decodeBase64Blocks, decodes blocks of characters in vector registers: 32 characters
 // per step with AVX2 on amd64 (base64_amd64.s), 64 per step with NEON on arm64, which Lambda's
 // Graviton functions run (base64_arm64.s). It stops at the first block holding anything but
-// alphabet characters (the closing quote, padding, an escape), and the second stage,
-// decodeBase64Generic, goes on from there in plain Go, a group of four characters at a time,
-// and stops exactly at the first group that is not four alphabet characters. The build tag
+// alphabet characters (the closing quote, padding, an escape), at the first group of four that
+// holds one. Only near the end of src or dst, where a whole block does not fit, does the
+// second stage, decodeBase64Generic, go on from there in plain Go, a group of four characters
+// at a time, and stop at the first group that is not four alphabet characters. The build tag
 // purego, or another architecture, leaves the first stage out.
 //
 // The generic stage reads four lookup tables that hold each character's six bits already
@@ -22,11 +23,14 @@ import "encoding/binary"
 // decodeBase64Run decodes whole groups of four alphabet characters from src into dst, stopping
 // at the first group that holds anything else (padding, a quote, an escape) or when fewer than
 // four bytes are left. It returns the number of source bytes consumed and of bytes written.
-// It may write up to eight bytes past the ones it reports, when dst has room for them. simd
+// It may write past the bytes it reports, anywhere in dst: the caller keeps nothing there. simd
 // false skips the vector stage (tests compare the two).
 func decodeBase64Run(dst, src []byte, simd bool) (nsrc, ndst int) {
 	if simd && haveSIMD {
-		nsrc, ndst = decodeBase64Blocks(dst, src)
+		var stop bool
+		if nsrc, ndst, stop = decodeBase64Blocks(dst, src); stop {
+			return nsrc, ndst
+		}
 	}
 	s, d := decodeBase64Generic(dst[ndst:], src[nsrc:])
 	return nsrc + s, ndst + d

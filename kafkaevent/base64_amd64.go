@@ -12,10 +12,10 @@ var haveSIMD = cpuHasAVX2()
 func cpuHasAVX2() bool
 
 // decodeBase64Blocks decodes blocks of 32 standard base64 characters from src into dst with
-// AVX2, 24 bytes from each, while a whole block is alphabet characters and dst has 32 bytes of
-// room (each block stores 32 bytes, the last 8 of which the next block overwrites), then at
-// most one block of 16 (12 bytes, stored as 16). It returns the source bytes consumed and the
-// bytes written; decodeBase64Generic goes on from there.
+// AVX2, 24 bytes from each, while src and dst have 32 bytes left (each block stores 32 bytes,
+// the last 8 of which the next block overwrites), then one block of 16 if 16 are left. It
+// returns the source bytes consumed and the bytes written, and stop true when it ended at a
+// group holding a byte outside the alphabet; otherwise decodeBase64Generic goes on from there.
 //
 //go:noescape
-func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int)
+func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int, stop bool)

@@ -99,18 +99,21 @@ DATA b64perm<>+16(SB)/8, $0x0000000600000005
 DATA b64perm<>+24(SB)/8, $0x0000000700000003
 GLOBL b64perm<>(SB), RODATA|NOPTR, $32
 
-// func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int)
+// func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int, stop bool)
 //
 // Three loops, widest first: two blocks of 32 characters per step (two independent chains keep
 // both vector units busy), then one block of 32, then one of 16 in the low halves of the same
-// registers, so that the plain Go code after it has fewer than 16 characters to decode.
-TEXT ·decodeBase64Blocks(SB), NOSPLIT, $0-64
+// registers. A block that holds a byte outside the alphabet is decoded all the same, and only
+// its groups before that byte are counted (the rest of what it stores is overwritten later or
+// never read), so the run ends where it must without the plain Go code.
+TEXT ·decodeBase64Blocks(SB), NOSPLIT, $0-65
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), CX
 	MOVQ src_base+24(FP), SI
 	MOVQ src_len+32(FP), DX
 	XORQ AX, AX // source bytes consumed
 	XORQ BX, BX // bytes written
+	MOVB $0, stop+64(FP)
 	CMPQ DX, $16
 	JB   short
 	CMPQ CX, $16
@@ -183,8 +186,9 @@ loop32:
 	VPAND   Y11, Y0, Y2
 	VPSHUFB Y2, Y8, Y2
 	VPSHUFB Y1, Y9, Y3
-	VPTEST  Y2, Y3
-	JNZ     tail16
+	VPAND   Y2, Y3, Y3 // nonzero where a byte is outside the alphabet
+	VPTEST  Y3, Y3
+	JNZ     partial32
 	VPCMPEQB Y12, Y0, Y2
 	VPADDB  Y2, Y1, Y1
 	VPSHUFB Y1, Y10, Y1
@@ -198,10 +202,32 @@ loop32:
 	ADDQ    $24, BX
 	JMP     loop32
 
+partial32:
+	// The whole groups before the first byte outside the alphabet.
+	VPXOR    Y4, Y4, Y4
+	VPCMPEQB Y4, Y3, Y3
+	VPMOVMSKB Y3, R10
+	NOTL     R10
+	BSFL     R10, R10
+	SHRL     $2, R10
+	JZ       stopped
+	VPCMPEQB Y12, Y0, Y2
+	VPADDB  Y2, Y1, Y1
+	VPSHUFB Y1, Y10, Y1
+	VPADDB  Y1, Y0, Y0
+	VPMADDUBSW Y13, Y0, Y0
+	VPMADDWD Y14, Y0, Y0
+	VPSHUFB b64pack<>(SB), Y0, Y0
+	VPERMD  Y0, Y15, Y0
+	VMOVDQU Y0, (DI)(BX*1)
+	LEAQ    (AX)(R10*4), AX
+	LEAQ    (R10)(R10*2), R10
+	ADDQ    R10, BX
+	JMP     stopped
+
 tail16:
-	// One block of 16 at most: the 32-character loop stopped at a block whose first half may
-	// be whole, or with fewer than 32 characters left. The tables' low lanes are what the
-	// 128-bit forms read.
+	// Fewer than 32 characters or bytes of room left: one block of 16 if they allow it. The
+	// tables' low lanes are what the 128-bit forms read.
 	LEAQ 16(AX), R8
 	CMPQ R8, DX
 	JA   done
@@ -214,8 +240,13 @@ tail16:
 	VPAND   X11, X0, X2
 	VPSHUFB X2, X8, X2
 	VPSHUFB X1, X9, X3
-	VPTEST  X2, X3
-	JNZ     done
+	VPAND   X2, X3, X3
+	VPXOR   X4, X4, X4
+	VPCMPEQB X4, X3, X3
+	VPMOVMSKB X3, R10
+	NOTL    R10 // bits 16 and up set: 16 when the whole block is in the alphabet
+	BSFL    R10, R10
+	SHRL    $2, R10 // whole groups: 0 to 4
 	VPCMPEQB X12, X0, X2
 	VPADDB  X2, X1, X1
 	VPSHUFB X1, X10, X1
@@ -224,8 +255,15 @@ tail16:
 	VPMADDWD X14, X0, X0
 	VPSHUFB b64pack<>(SB), X0, X0
 	VMOVDQU X0, (DI)(BX*1)
-	MOVQ    R8, AX
-	ADDQ    $12, BX
+	LEAQ    (AX)(R10*4), AX
+	CMPQ    R10, $4
+	LEAQ    (R10)(R10*2), R10
+	LEAQ    (BX)(R10*1), BX
+	JNE     stopped
+	JMP     done
+
+stopped:
+	MOVB $1, stop+64(FP)
 
 done:
 	VZEROUPPER

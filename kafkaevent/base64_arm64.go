@@ -7,10 +7,10 @@ package kafkaevent
 const haveSIMD = true
 
 // decodeBase64Blocks decodes blocks of 64 standard base64 characters from src into dst with
-// NEON, 48 bytes from each, while a whole block is alphabet characters and dst has 48 bytes of
-// room, then at most one block of 32 (24 bytes). It returns the source bytes consumed and the
-// bytes written; decodeBase64Generic goes on from there. It writes nothing past the bytes it
-// reports.
+// NEON, 48 bytes from each, while src and dst have that much left, then one block of 32 (24
+// bytes) if that much is left. It returns the source bytes consumed and the bytes written, and
+// stop true when it ended at a group holding a byte outside the alphabet; otherwise
+// decodeBase64Generic goes on from there.
 //
 //go:noescape
-func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int)
+func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int, stop bool)

@@ -24,14 +24,20 @@ DATA b64neon<>+112(SB)/8, $0x302F2E2D2C2B2A29
 DATA b64neon<>+120(SB)/8, $0xFFFFFFFFFF333231
 GLOBL b64neon<>(SB), RODATA|NOPTR, $128
 
-// func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int)
-TEXT ·decodeBase64Blocks(SB), NOSPLIT, $0-64
+// func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int, stop bool)
+//
+// Blocks of 64 characters, then one of 32 in the low halves of the registers. A block that
+// holds a byte outside the alphabet is decoded all the same, and only its groups before the
+// first such group are counted (the rest of what it stores is overwritten later or never
+// read), so the run ends where it must without the plain Go code.
+TEXT ·decodeBase64Blocks(SB), NOSPLIT, $0-65
 	MOVD dst_base+0(FP), R0
 	MOVD dst_len+8(FP), R1
 	MOVD src_base+24(FP), R2
 	MOVD src_len+32(FP), R3
 	MOVD $0, R4 // source bytes consumed
 	MOVD $0, R5 // bytes written
+	MOVD $0, R12 // stop
 	CMP  $32, R3
 	BLT  done
 	CMP  $24, R1
@@ -66,7 +72,8 @@ loop:
 	VTBX V6.B16, [V20.B16, V21.B16, V22.B16, V23.B16], V10.B16
 	VTBX V7.B16, [V20.B16, V21.B16, V22.B16, V23.B16], V11.B16
 	// A character outside the alphabet has 0xFF for its six bits, or (code 128 and up, which
-	// both lookups miss) its own top bit set: either way, a top bit in the OR of all.
+	// both lookups miss) its own top bit set: either way, a top bit in the OR of all, in the
+	// lane of its group.
 	VORR V0.B16, V1.B16, V12.B16
 	VORR V2.B16, V3.B16, V13.B16
 	VORR V8.B16, V9.B16, V14.B16
@@ -76,9 +83,8 @@ loop:
 	VORR V12.B16, V14.B16, V12.B16
 	VMOV V12.D[0], R8
 	VMOV V12.D[1], R9
-	ORR  R8, R9, R8
-	TST  $0x8080808080808080, R8
-	BNE  tail32 // a byte outside the alphabet: the first half may still be whole
+	AND  $0x8080808080808080, R8, R8
+	AND  $0x8080808080808080, R9, R9
 	// Four six-bit values a, b, c, d give the bytes a<<2|b>>4, b<<4|c>>2, c<<6|d.
 	VSHL  $2, V8.B16, V0.B16
 	VUSHR $4, V9.B16, V4.B16
@@ -90,13 +96,34 @@ loop:
 	VORR  V2.B16, V11.B16, V2.B16
 	ADD   R0, R5, R7
 	VST3  [V0.B16, V1.B16, V2.B16], (R7)
+	ORR   R8, R9, R13
+	CBNZ  R13, partial64
 	ADD   $64, R4, R4
 	ADD   $48, R5, R5
 	B     loop
 
+partial64:
+	// The groups before the first one with a byte outside the alphabet: the index of the
+	// lowest lane with its top bit set, in the low half or else in the high one.
+	MOVD  $8, R13
+	CBNZ  R8, low
+	MOVD  R9, R8
+	B     count
+low:
+	MOVD  $0, R13
+count:
+	RBIT  R8, R8
+	CLZ   R8, R8
+	ADD   R8>>3, R13, R13
+	ADD   R13<<2, R4, R4
+	ADD   R13<<1, R5, R5
+	ADD   R13, R5, R5
+	MOVD  $1, R12
+	B     done
+
 tail32:
-	// One block of 32 at most, in the low halves of the registers: the 64-character loop
-	// stopped at a block whose first half may be whole, or with fewer than 64 characters left.
+	// One block of 32 at most, in the low halves of the registers, when fewer than 64
+	// characters or 48 bytes of room are left.
 	ADD  $32, R4, R7
 	CMP  R10, R7
 	BHI  done
@@ -125,8 +152,7 @@ tail32:
 	VORR V14.B8, V15.B8, V14.B8
 	VORR V12.B8, V14.B8, V12.B8
 	VMOV V12.D[0], R8
-	TST  $0x8080808080808080, R8
-	BNE  done
+	AND  $0x8080808080808080, R8, R8
 	VSHL  $2, V8.B8, V0.B8
 	VUSHR $4, V9.B8, V4.B8
 	VORR  V0.B8, V4.B8, V0.B8
@@ -137,10 +163,18 @@ tail32:
 	VORR  V2.B8, V11.B8, V2.B8
 	ADD   R0, R5, R7
 	VST3  [V0.B8, V1.B8, V2.B8], (R7)
-	ADD   $32, R4, R4
-	ADD   $24, R5, R5
+	// The groups before the first with a byte outside the alphabet: 8 when there is none.
+	CMP   $0, R8
+	CSET  NE, R12
+	RBIT  R8, R8
+	CLZ   R8, R8
+	LSR   $3, R8, R13
+	ADD   R13<<2, R4, R4
+	ADD   R13<<1, R5, R5
+	ADD   R13, R5, R5
 
 done:
 	MOVD R4, nsrc+48(FP)
 	MOVD R5, ndst+56(FP)
+	MOVB R12, stop+64(FP)
 	RET

@@ -104,6 +104,15 @@ func checkRun(t *testing.T, impl base64Impl, src []byte, room int) {
 	if ns < wn && room-nd >= 16 {
 		t.Fatalf("%s: decodeBase64Run(room %d, %q) stopped at %d of %d with %d bytes of room", impl.name, room, src, ns, wn, room-nd)
 	}
+	if !impl.simd {
+		return
+	}
+	// The vector stage alone: where it says it stopped at a group outside the alphabet, the
+	// plain Go stage is not run after it, so it must have stopped exactly there.
+	bs, bd, stop := decodeBase64Blocks(make([]byte, room), src)
+	if bs%4 != 0 || bd != bs/4*3 || bs > wn || stop && (bs != wn || bs+4 > len(src) || bd+3 > room) {
+		t.Fatalf("%s: decodeBase64Blocks(room %d, %q) = %d, %d, %v; want at most %d, and %d when it stops", impl.name, room, src, bs, bd, stop, wn, wn)
+	}
 }
 
 // TestBase64Implementations holds every implementation to encoding/base64 on the inputs a
@@ -127,7 +136,7 @@ func TestBase64Implementations(t *testing.T) {
 	}
 	if haveSIMD {
 		// The vector stage runs at all: a valid block of 64 characters is its to decode.
-		if ns, nd := decodeBase64Blocks(make([]byte, 80), alpha(64)); ns != 64 || nd != 48 {
+		if ns, nd, _ := decodeBase64Blocks(make([]byte, 80), alpha(64)); ns != 64 || nd != 48 {
 			t.Fatalf("decodeBase64Blocks on 64 alphabet characters = %d, %d; want 64, 48", ns, nd)
 		}
 	}

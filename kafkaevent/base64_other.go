@@ -6,4 +6,4 @@ package kafkaevent
 const haveSIMD = false
 
 // decodeBase64Blocks is never called here (haveSIMD is false); it decodes nothing.
-func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int) { return 0, 0 }
+func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int, stop bool) { return 0, 0, false }
