@@ -11,8 +11,8 @@ var haveSIMD = cpuHasAVX2()
 //go:noescape
 func cpuHasAVX2() bool
 
-// decodeBase64Blocks decodes blocks of 32 standard base64 characters from src into dst with
-// AVX2, 24 bytes from each, while src and dst have 32 bytes left (each block stores 32 bytes,
+// decodeBase64Blocks decodes one block of 16 standard base64 characters, then blocks of 32,
+// from src into dst with AVX2, 24 bytes from each, while src and dst have 32 bytes left (each block stores 32 bytes,
 // the last 8 of which the next block overwrites), then one block of 16 if 16 are left. It
 // returns the source bytes consumed and the bytes written, and stop true when it ended at a
 // group holding a byte outside the alphabet; otherwise decodeBase64Generic goes on from there.

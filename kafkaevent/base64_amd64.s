@@ -4,6 +4,12 @@
 
 // func cpuHasAVX2() bool
 TEXT ·cpuHasAVX2(SB), NOSPLIT, $0-1
+	// Leaf 7 must exist: a processor answers a higher leaf than it has with another's data.
+	XORL AX, AX
+	XORL CX, CX
+	CPUID
+	CMPL AX, $7
+	JB   no
 	MOVL $1, AX
 	XORL CX, CX
 	CPUID
@@ -101,9 +107,9 @@ GLOBL b64perm<>(SB), RODATA|NOPTR, $32
 
 // func decodeBase64Blocks(dst, src []byte) (nsrc, ndst int, stop bool)
 //
-// Three loops, widest first: two blocks of 32 characters per step (two independent chains keep
-// both vector units busy), then one block of 32, then one of 16 in the low halves of the same
-// registers. A block that holds a byte outside the alphabet is decoded all the same, and only
+// One block of 16 characters, then three loops, widest first: two blocks of 32 per step (two
+// independent chains keep both vector units busy), then one block of 32, then one of 16 in the
+// low halves of the same registers. A block that holds a byte outside the alphabet is decoded all the same, and only
 // its groups before that byte are counted (the rest of what it stores is overwritten later or
 // never read), so the run ends where it must without the plain Go code.
 TEXT ·decodeBase64Blocks(SB), NOSPLIT, $0-65
@@ -126,6 +132,10 @@ TEXT ·decodeBase64Blocks(SB), NOSPLIT, $0-65
 	VMOVDQU b64merge1<>(SB), Y13
 	VMOVDQU b64merge2<>(SB), Y14
 	VMOVDQU b64perm<>(SB), Y15
+	// Keys are often short: one block of 16 first, which holds all of a key of up to 16
+	// characters, spares it the wide loads, and leads into the loops when it is whole.
+	MOVQ $1, R11
+	JMP  block16
 
 loop64:
 	LEAQ 64(AX), R8
@@ -226,8 +236,12 @@ partial32:
 	JMP     stopped
 
 tail16:
-	// Fewer than 32 characters or bytes of room left: one block of 16 if they allow it. The
-	// tables' low lanes are what the 128-bit forms read.
+	// Fewer than 32 characters or bytes of room left: one block of 16 if they allow it.
+	XORQ R11, R11
+
+block16:
+	// One block of 16 (R11 set: the first, R11 clear: the last). The tables' low lanes are
+	// what the 128-bit forms read.
 	LEAQ 16(AX), R8
 	CMPQ R8, DX
 	JA   done
@@ -260,6 +274,8 @@ tail16:
 	LEAQ    (R10)(R10*2), R10
 	LEAQ    (BX)(R10*1), BX
 	JNE     stopped
+	TESTQ   R11, R11
+	JNZ     loop64
 	JMP     done
 
 stopped:
