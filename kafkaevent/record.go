@@ -99,37 +99,43 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 		}
 		w := binary.LittleEndian.Uint64(d[i:])
 		var bit uint16
-		switch {
-		case w == wTopic:
+		// Constant cases: the compiler compares w by binary search, not case by case.
+		switch w {
+		case wTopic:
 			bit = 1 << fTopic
 			next, ok := jsonscan.QuotedAt(d, i+8, part.Topic)
 			if !ok || !p.topicPlain {
 				return fail()
 			}
 			i = next
-		case w == wPartiti && binary.LittleEndian.Uint32(d[i+8:]) == wOnColon:
+		case wPartiti:
 			bit = 1 << fPartition
 			n, next, ok := jsonscan.UintAt(d, i+12)
-			if !ok || n != uint64(part.Number) {
+			if binary.LittleEndian.Uint32(d[i+8:]) != wOnColon || !ok || n != uint64(part.Number) {
 				return fail()
 			}
 			i = next
-		case w == wOffset && d[i+8] == ':':
+		case wOffset:
 			bit = 1 << fOffset
 			n, next, ok := jsonscan.UintAt(d, i+9)
-			if !ok || n > math.MaxInt64 {
+			if d[i+8] != ':' || !ok || n > math.MaxInt64 {
 				return fail()
 			}
 			r.Offset, i = int64(n), next
-		case w == wTimesta && binary.LittleEndian.Uint32(d[i+8:]) == wMpColon:
-			bit = 1 << fTimestamp
-			n, next, ok := jsonscan.UintAt(d, i+12) // -1 and other negatives take the general path
-			if !ok || n > math.MaxInt64 {
+		case wTimesta:
+			if binary.LittleEndian.Uint32(d[i+8:]) == wMpColon {
+				bit = 1 << fTimestamp
+				n, next, ok := jsonscan.UintAt(d, i+12) // -1 and other negatives take the general path
+				if !ok || n > math.MaxInt64 {
+					return fail()
+				}
+				r.Timestamp, i = time.UnixMilli(int64(n)).UTC(), next
+				break
+			}
+			bit = 1 << fTimestampType
+			if binary.LittleEndian.Uint64(d[i+8:]) != wMpType {
 				return fail()
 			}
-			r.Timestamp, i = time.UnixMilli(int64(n)).UTC(), next
-		case w == wTimesta && binary.LittleEndian.Uint64(d[i+8:]) == wMpType:
-			bit = 1 << fTimestampType
 			if next, ok := jsonscan.QuotedAt(d, i+16, CreateTime); ok {
 				r.TimestampType, i = CreateTime, next
 			} else if next, ok := jsonscan.QuotedAt(d, i+16, LogAppendTime); ok {
@@ -137,22 +143,18 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 			} else {
 				return fail()
 			}
-		case w&0xFFFFFFFFFFFF == wKey:
-			bit = 1 << fKey
-			v, next, ok := p.base64At(i + 6)
-			if !ok {
-				return fail()
-			}
-			r.Key, i = v, next
-		case w == wValue:
+		case wValue:
 			bit = 1 << fValue
 			v, next, ok := p.base64At(i + 8)
 			if !ok {
 				return fail()
 			}
 			r.Value, i = v, next
-		case w == wHeaders && binary.LittleEndian.Uint16(d[i+8:]) == wQuoteColon && d[i+10] == '[':
+		case wHeaders:
 			bit = 1 << fHeaders
+			if binary.LittleEndian.Uint16(d[i+8:]) != wQuoteColon || d[i+10] != '[' {
+				return fail()
+			}
 			p.Pos, p.field = i+10, nameHeaders
 			hs, err := p.headerList(i + 10)
 			p.field = ""
@@ -161,7 +163,15 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 			}
 			r.Headers, i = hs, p.Pos
 		default:
-			return fail()
+			if w&0xFFFFFFFFFFFF != wKey { // "key": and two bytes of its value
+				return fail()
+			}
+			bit = 1 << fKey
+			v, next, ok := p.base64At(i + 6)
+			if !ok {
+				return fail()
+			}
+			r.Key, i = v, next
 		}
 		if seen&bit != 0 {
 			return fail() // a member given twice: the general path reports it
@@ -396,27 +406,22 @@ func fieldKindOf(name []byte) fieldKind {
 	return kind
 }
 
-// Record member names with their quotes and colon, as little-endian words for recordFast.
-var (
-	wTopic      = word8(`"topic":`)
-	wPartiti    = word8(`"partiti`)
-	wOnColon    = uint32(word8(`on":`))
-	wOffset     = word8(`"offset"`)
-	wTimesta    = word8(`"timesta`)
-	wMpColon    = uint32(word8(`mp":`))
-	wMpType     = word8(`mpType":`)
-	wKey        = word8(`"key":`)
-	wValue      = word8(`"value":`)
-	wHeaders    = word8(`"headers`)
-	wQuoteColon = uint16(word8(`":`))
+// Record member names with their quotes and colon, as little-endian words for recordFast:
+// constants, so that its switch compares with immediates (TestRecordWords checks each against
+// its text).
+const (
+	wTopic             = 0x3A226369706F7422 // "topic":
+	wPartiti           = 0x6974697472617022 // "partiti
+	wOnColon    uint32 = 0x3A226E6F         // on":
+	wOffset            = 0x2274657366666F22 // "offset"
+	wTimesta           = 0x617473656D697422 // "timesta
+	wMpColon    uint32 = 0x3A22706D         // mp":
+	wMpType            = 0x3A2265707954706D // mpType":
+	wKey               = 0x00003A2279656B22 // "key":
+	wValue             = 0x3A2265756C617622 // "value":
+	wHeaders           = 0x7372656461656822 // "headers
+	wQuoteColon uint16 = 0x3A22             // ":
 )
-
-// word8 returns up to eight bytes of s as a little-endian word.
-func word8(s string) uint64 {
-	var b [8]byte
-	copy(b[:], s)
-	return binary.LittleEndian.Uint64(b[:])
-}
 
 // partitionNumber reads a partition as a JSON number or, as hand-written fixtures do, a
 // numeric string.
