@@ -217,6 +217,11 @@ func (c *Criteria) Match(doc []byte) (bool, error) {
 			return match, err
 		}
 	}
+	return c.matchGeneral(doc)
+}
+
+// matchGeneral is Match on the general path: flatten, then each filter's conjunctions.
+func (c *Criteria) matchGeneral(doc []byte) (bool, error) {
 	s := getState(len(c.paths), c.cfg.legacyNumbers)
 	defer putState(s)
 	if err := s.flatten(doc, c.root); err != nil {
@@ -243,6 +248,11 @@ func (c *Criteria) Which(doc []byte, dst []int) ([]int, error) {
 			return out, err
 		}
 	}
+	return c.whichGeneral(doc, dst)
+}
+
+// whichGeneral is Which on the general path.
+func (c *Criteria) whichGeneral(doc []byte, dst []int) ([]int, error) {
 	s := getState(len(c.paths), c.cfg.legacyNumbers)
 	defer putState(s)
 	if err := s.flatten(doc, c.root); err != nil {
@@ -292,13 +302,19 @@ func (c *Criteria) MatchSQS(m *events.SQSMessage) (bool, error) {
 	return c.shaped("body", []byte(m.Body), false, nil)
 }
 
-// shaped matches the one field Lambda filters on. With v set, it also explains.
+// shaped matches the one field Lambda filters on. With v set, it also explains, on the
+// general path.
 func (c *Criteria) shaped(key string, value []byte, absent bool, v *Verdict) (bool, error) {
 	if c.plan != nil && v == nil {
 		if match, ok, err := c.shapedFast(key, value, absent); ok {
 			return match, err
 		}
 	}
+	return c.shapedGeneral(key, value, absent, v)
+}
+
+// shapedGeneral is shaped on the general path: shape, then each filter's conjunctions.
+func (c *Criteria) shapedGeneral(key string, value []byte, absent bool, v *Verdict) (bool, error) {
 	s := getState(len(c.paths), c.cfg.legacyNumbers)
 	defer putState(s)
 	ds, err := c.shape(s, key, value, absent)

@@ -40,6 +40,11 @@ func (p *Pattern) Match(doc []byte) (bool, error) {
 			return match, err
 		}
 	}
+	return p.matchGeneral(doc)
+}
+
+// matchGeneral is Match on the general path: flatten, then the conjunctions.
+func (p *Pattern) matchGeneral(doc []byte) (bool, error) {
 	s := getState(len(p.paths), p.cfg.legacyNumbers)
 	defer putState(s)
 	if err := s.flatten(doc, p.root); err != nil {
