@@ -695,7 +695,7 @@ type trieNode struct {
 	// For the fast path (pass.go): the children by name's length and first bytes, and, when
 	// a path ends here, its bit and the conditions on it.
 	keys    []trieKey
-	table   []*trieKey // keys by a perfect hash of word and length, or nil: see index
+	table   []trieKey // keys by a perfect hash of word and length, or nil: see index
 	mult    uint64
 	shift   uint8
 	pathBit uint64

@@ -22,7 +22,7 @@ var fastPatterns = [][]string{
 	{`{"$or":[{"a":["x"]},{"b":[{"prefix":"y"}]}]}`, `{"k\"q":["v"]}`, `{"\u00e9":["\u00fc"]}`},
 	{`{"a-very-long-field-name":["x"],"exactly8":["y"]}`, `{"a":[300,{"numeric":["=",1e2]}]}`},
 	{`{"a":[{"equals-ignore-case":"ÉCOLE"}]}`, `{"a":[{"anything-but":[1,2]}]}`, `{"a":[{"suffix":"z"}],"b":[{"exists":true}]}`},
-	{`{"customer":{"tier":["gold"]},"status":["PAID"]}`, `{"customer":{"id":[{"prefix":"cust-0"}],"tier":[{"exists":false}]}}`},
+	{`{"status":["PAID",{"prefix":"CRE"}]}`, `{"channel":["web","Web"]}`, `{"customer":{"tier":["gold"]},"status":["PAID"]}`, `{"customer":{"id":[{"prefix":"cust-0"}],"tier":[{"exists":false}]}}`},
 }
 
 // fastEdgeDocs are documents at the edges of the scan: whitespace, escapes, invalid UTF-8,

@@ -50,10 +50,29 @@ type planConj struct {
 	topValue, topBody shape
 }
 
-// condRef is a condition at a trie node: the one path it tests.
+// condRef is a condition at a trie node: the one path it tests. exact lists the strings of
+// a value list of exact strings alone (the usual one), which scalarLeaf compares without
+// matchAny; nil for any other.
 type condRef struct {
-	bit uint64
-	cd  *cond
+	bit   uint64
+	cd    *cond
+	exact []string
+}
+
+func newCondRef(id int, cd *cond) condRef {
+	r := condRef{bit: 1 << id, cd: cd}
+	if cd.existsTrue || len(cd.ms) == 0 {
+		return r
+	}
+	exact := make([]string, 0, len(cd.ms))
+	for i := range cd.ms {
+		if cd.ms[i].kind != mString {
+			return r
+		}
+		exact = append(exact, cd.ms[i].s)
+	}
+	r.exact = exact
+	return r
 }
 
 // newPlan numbers the conditions of pats, whose paths (mapped by pathMaps, nil for none) are
@@ -103,7 +122,7 @@ func newPlan(root *trieNode, pats []*Pattern, pathMaps [][]int) *plan {
 					index[key] = id
 					n := nodes[path]
 					pl.conds = append(pl.conds, planCond{cd: cd, pathBit: 1 << path})
-					refs[n] = append(refs[n], condRef{bit: 1 << id, cd: cd})
+					refs[n] = append(refs[n], newCondRef(id, cd))
 				}
 				pc.mask |= 1 << id
 				if !cd.existsFalse {

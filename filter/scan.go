@@ -120,7 +120,20 @@ func (p *pass) scalarLeaf(n *trieNode, arrays int, d []byte, start, end int, kin
 	}
 	for k := range n.conds {
 		r := &n.conds[k]
-		if *met&r.bit == 0 && (r.cd.existsTrue || matchAny(r.cd.ms, &lf, p.legacy)) {
+		if *met&r.bit != 0 {
+			continue
+		}
+		if r.exact != nil {
+			// Only exact strings: matchAny's answer without its switch.
+			if kind == lString {
+				for _, s := range r.exact {
+					if string(lf.val) == s {
+						*met |= r.bit
+						break
+					}
+				}
+			}
+		} else if r.cd.existsTrue || matchAny(r.cd.ms, &lf, p.legacy) {
 			*met |= r.bit
 		}
 	}
@@ -169,7 +182,7 @@ func (p *pass) object(d []byte, i int, n *trieNode, depth, arrays int) (int, boo
 			if l := bits.TrailingZeros64(m) >> 3; m != 0 && d[j+l] == '"' {
 				w &= 1<<(8*uint(l)) - 1
 				if t := n.table; t != nil {
-					if k := t[(w^uint64(l))*n.mult>>n.shift]; k != nil && k.word == w && k.n == l {
+					if k := &t[(w^uint64(l))*n.mult>>n.shift]; k.word == w && k.n == l {
 						child = k.child
 					}
 				} else {
@@ -406,8 +419,8 @@ type trieKey struct {
 // find returns the child whose name is name, whose first eight bytes, zero-padded, are w.
 func (n *trieNode) find(w uint64, name []byte) *trieNode {
 	if n.table != nil {
-		k := n.table[(w^uint64(len(name)))*n.mult>>n.shift]
-		if k != nil && k.word == w && k.n == len(name) && (k.n <= 8 || string(name[8:]) == k.name[8:]) {
+		k := &n.table[(w^uint64(len(name)))*n.mult>>n.shift]
+		if k.word == w && k.n == len(name) && (k.n <= 8 || string(name[8:]) == k.name[8:]) {
 			return k.child
 		}
 		return nil
@@ -442,16 +455,19 @@ func (n *trieNode) index() {
 			x ^= x >> 7
 			x ^= x << 17
 			mult := x | 1
-			table := make([]*trieKey, size)
+			table := make([]trieKey, size)
+			for h := range table {
+				table[h].n = -1 // an empty slot matches no name
+			}
 			ok := true
 			for k := range n.keys {
 				key := &n.keys[k]
 				h := (key.word ^ uint64(key.n)) * mult >> shift
-				if table[h] != nil {
+				if table[h].n >= 0 {
 					ok = false
 					break
 				}
-				table[h] = key
+				table[h] = *key
 			}
 			if ok {
 				n.table, n.mult, n.shift = table, mult, shift
