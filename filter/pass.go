@@ -273,7 +273,13 @@ func (c *Criteria) whichFast(doc []byte, dst []int) ([]int, bool, error) {
 		return dst, false, nil
 	}
 	start := len(dst)
-	for i := range c.filters {
+	has, under := p.free|p.arr|p.deep, p.arr|p.deep
+	for i, conjs := range c.plan.filters {
+		// filter's loop, here in line, for filters of one conjunction met outright.
+		if len(conjs) == 1 && conjs[0].mask&^has == 0 && (conjs[0].n < 2 || under&conjs[0].mask == 0) {
+			dst = append(dst, i)
+			continue
+		}
 		switch p.filter(i, "", shapeAny) {
 		case yes:
 			dst = append(dst, i)

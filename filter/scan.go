@@ -228,10 +228,18 @@ func (p *pass) object(d []byte, i int, n *trieNode, depth, arrays int) (int, boo
 			}
 			i = end
 		} else {
-			if child == nil {
-				i, ok = p.skip(d, j, depth)
-			} else {
-				i, ok = p.value(d, j, child, depth, arrays)
+			// A container, read straight away: value's and skip's first step.
+			switch {
+			case depth >= maxDocDepth:
+				return j, false
+			case child == nil && c == '{':
+				i, ok = p.skipObject(d, j, depth+1)
+			case child == nil:
+				i, ok = p.skipArray(d, j, depth+1)
+			case c == '{':
+				i, ok = p.object(d, j, child, depth+1, arrays)
+			default:
+				i, ok = p.array(d, j, child, depth+1, arrays)
 			}
 			if !ok {
 				return i, false
