@@ -454,33 +454,41 @@ func (n *trieNode) index() {
 		n.children[i].index()
 	}
 	n.table = nil
-	// Multipliers from a fixed xorshift sequence, tables of one slot up to sixteen per name.
+	// Multipliers from a fixed xorshift sequence, tables from the number of names up to
+	// sixteen slots per name; one table of each size, refilled for each multiplier.
 	x := uint64(0x9E3779B97F4A7C15)
-	for size := 1; size <= 16*max(1, len(n.keys)); size *= 2 {
+	size := 1
+	for size < len(n.keys) {
+		size *= 2
+	}
+	for ; size <= 16*max(1, len(n.keys)); size *= 2 {
 		shift := uint8(64 - bits.TrailingZeros(uint(size)))
+		table := make([]trieKey, size)
 		for range 64 {
 			x ^= x << 13
 			x ^= x >> 7
 			x ^= x << 17
 			mult := x | 1
-			table := make([]trieKey, size)
-			for h := range table {
-				table[h].n = -1 // an empty slot matches no name
-			}
-			ok := true
-			for k := range n.keys {
-				key := &n.keys[k]
-				h := (key.word ^ uint64(key.n)) * mult >> shift
-				if table[h].n >= 0 {
-					ok = false
-					break
-				}
-				table[h] = *key
-			}
-			if ok {
+			if fillTable(table, n.keys, mult, shift) {
 				n.table, n.mult, n.shift = table, mult, shift
 				return
 			}
 		}
 	}
+}
+
+// fillTable puts keys into table by the hash of mult and shift, and reports whether no two
+// fell into one slot.
+func fillTable(table []trieKey, keys []trieKey, mult uint64, shift uint8) bool {
+	for h := range table {
+		table[h] = trieKey{n: -1} // an empty slot matches no name
+	}
+	for k := range keys {
+		h := (keys[k].word ^ uint64(keys[k].n)) * mult >> shift
+		if table[h].n >= 0 {
+			return false
+		}
+		table[h] = keys[k]
+	}
+	return true
 }
