@@ -221,8 +221,9 @@ func reportEvents(b *testing.B, events int) {
 //     map[string]any once per event, then refMatch for each pattern.
 //
 // Quamina (github.com/timbray/quamina), the fastest EventBridge-pattern matcher in Go, is not
-// served by the module proxy the project builds with, so it is not a dependency: the README
-// says how it was measured beside impl=toolkit on these patterns and documents.
+// served by the module proxy the project builds with, so it is not a dependency:
+// scripts/bench-quamina QUAMINA_DIR measures it beside impl=toolkit on these patterns and
+// documents, in one binary (filter/quaminabench).
 //
 // Run: scripts/bench -bench Match ./filter/ (or go test -run '^$' -bench Match -benchmem ./filter/)
 func BenchmarkMatch(b *testing.B) {

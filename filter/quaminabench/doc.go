@@ -7,5 +7,5 @@
 // The module is apart from the toolkit's, since the Go module proxy does not serve Quamina:
 // scripts/bench-quamina QUAMINA_DIR copies it to a scratch directory, points it at the
 // Quamina checkout, copies in filter/benchdocs_test.go (benchPatterns, benchDocs), and runs
-// interleaved rounds summarised by benchstat. See README.
+// interleaved rounds summarised by benchstat. See README.md.
 package quaminabench

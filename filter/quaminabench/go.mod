@@ -1,7 +1,7 @@
 // The Quamina comparison of package filter, a module of its own so that the toolkit's
 // go.mod never requires Quamina, which the Go module proxy does not serve. Build and run it
 // with scripts/bench-quamina QUAMINA_DIR, which points the Quamina replace below at a
-// checkout and copies filter's benchmark input in (see README).
+// checkout and copies filter's benchmark input in (see README.md).
 module github.com/kafkalambda/toolkit/filter/quaminabench
 
 go 1.26.0
