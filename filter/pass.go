@@ -275,10 +275,15 @@ func (c *Criteria) whichFast(doc []byte, dst []int) ([]int, bool, error) {
 	start := len(dst)
 	has, under := p.free|p.arr|p.deep, p.arr|p.deep
 	for i, conjs := range c.plan.filters {
-		// filter's loop, here in line, for filters of one conjunction met outright.
-		if len(conjs) == 1 && conjs[0].mask&^has == 0 && (conjs[0].n < 2 || under&conjs[0].mask == 0) {
-			dst = append(dst, i)
-			continue
+		// filter's loop, here in line, for filters of one conjunction met outright or
+		// failed outright.
+		if len(conjs) == 1 {
+			if cj := &conjs[0]; cj.mask&^has == 0 && (cj.n < 2 || under&cj.mask == 0) {
+				dst = append(dst, i)
+				continue
+			} else if cj.mask&^has&cj.required != 0 {
+				continue
+			}
 		}
 		switch p.filter(i, "", shapeAny) {
 		case yes:

@@ -189,6 +189,15 @@ func (p *pass) object(d []byte, i int, n *trieNode, depth, arrays int) (int, boo
 					child = n.find(w, d[j:j+l])
 				}
 				j += l + 1
+			} else if m == 0 && len(d)-j >= 16 {
+				// Eight to fifteen bytes: the second word ends it, the first is the key.
+				m2 := special(binary.LittleEndian.Uint64(d[j+8:]))
+				if l := 8 + bits.TrailingZeros64(m2)>>3; m2 != 0 && d[j+l] == '"' {
+					child = n.find(w, d[j:j+l])
+					j += l + 1
+				} else if child, j, ok = p.name(d, i, n); !ok {
+					return j, false
+				}
 			} else if child, j, ok = p.name(d, i, n); !ok {
 				return j, false
 			}
