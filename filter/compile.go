@@ -23,6 +23,7 @@ type Pattern struct {
 	// paths are the leaf paths the pattern names, indexed by cond.path.
 	paths [][]string
 	root  *trieNode
+	plan  *plan // nil when the pattern is too large for the fast path
 }
 
 // conj is a conjunction of conditions, one per leaf path.
@@ -123,6 +124,7 @@ func compile(pattern string, cfg config, filterIndex int) (*Pattern, error) {
 	}
 	p := &Pattern{src: pattern, cfg: cfg, conjs: conjs, paths: c.paths}
 	p.root = buildTrie(p.paths)
+	p.plan = newPlan(p.root, []*Pattern{p}, nil)
 	return p, nil
 }
 
@@ -690,6 +692,14 @@ type trieNode struct {
 	names    []string
 	children []*trieNode
 	pathID   int // the path ending here, or -1
+	// For the fast path (pass.go): the children by name's length and first bytes, and, when
+	// a path ends here, its bit and the conditions on it.
+	keys    []trieKey
+	table   []trieKey // keys by a perfect hash of word and length, or nil: see index
+	mult    uint64
+	shift   uint8
+	pathBit uint64
+	conds   []condRef
 }
 
 func buildTrie(paths [][]string) *trieNode {
@@ -701,6 +711,7 @@ func buildTrie(paths [][]string) *trieNode {
 		}
 		n.pathID = id
 	}
+	root.index()
 	return root
 }
 

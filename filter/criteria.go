@@ -28,6 +28,7 @@ type Criteria struct {
 	paths    [][]string
 	root     *trieNode
 	pathMaps [][]int
+	plan     *plan // the fast path's; nil when the criteria are too large for it
 }
 
 // ParseCriteria reads FilterCriteria in the shape CloudFormation, SAM and the Lambda API use,
@@ -185,6 +186,7 @@ func NewCriteria(patterns []string, opts ...Option) (*Criteria, error) {
 		c.pathMaps = append(c.pathMaps, m)
 	}
 	c.root = buildTrie(c.paths)
+	c.plan = newPlan(c.root, c.filters, c.pathMaps)
 	return c, nil
 }
 
@@ -210,6 +212,16 @@ func (c *Criteria) MarshalJSON() ([]byte, error) {
 // for a Kafka record or an SQS message, use MatchKafka or MatchSQS, which shape the record as
 // Lambda does first. The errors are Pattern.Match's: ErrDocument, ErrTooComplex.
 func (c *Criteria) Match(doc []byte) (bool, error) {
+	if c.plan != nil {
+		if match, ok, err := c.plan.matchFast(doc, c.root, c.cfg.legacyNumbers); ok {
+			return match, err
+		}
+	}
+	return c.matchGeneral(doc)
+}
+
+// matchGeneral is Match on the general path: flatten, then each filter's conjunctions.
+func (c *Criteria) matchGeneral(doc []byte) (bool, error) {
 	s := getState(len(c.paths), c.cfg.legacyNumbers)
 	defer putState(s)
 	if err := s.flatten(doc, c.root); err != nil {
@@ -231,6 +243,16 @@ func (c *Criteria) Match(doc []byte) (bool, error) {
 // not allocate. When the error wraps ErrTooComplex, the indexes appended are those of the
 // filters known to match; whether the others match is not known.
 func (c *Criteria) Which(doc []byte, dst []int) ([]int, error) {
+	if c.plan != nil {
+		if out, ok, err := c.whichFast(doc, dst); ok {
+			return out, err
+		}
+	}
+	return c.whichGeneral(doc, dst)
+}
+
+// whichGeneral is Which on the general path.
+func (c *Criteria) whichGeneral(doc []byte, dst []int) ([]int, error) {
 	s := getState(len(c.paths), c.cfg.legacyNumbers)
 	defer putState(s)
 	if err := s.flatten(doc, c.root); err != nil {
@@ -280,8 +302,19 @@ func (c *Criteria) MatchSQS(m *events.SQSMessage) (bool, error) {
 	return c.shaped("body", []byte(m.Body), false, nil)
 }
 
-// shaped matches the one field Lambda filters on. With v set, it also explains.
+// shaped matches the one field Lambda filters on. With v set, it also explains, on the
+// general path.
 func (c *Criteria) shaped(key string, value []byte, absent bool, v *Verdict) (bool, error) {
+	if c.plan != nil && v == nil {
+		if match, ok, err := c.shapedFast(key, value, absent); ok {
+			return match, err
+		}
+	}
+	return c.shapedGeneral(key, value, absent, v)
+}
+
+// shapedGeneral is shaped on the general path: shape, then each filter's conjunctions.
+func (c *Criteria) shapedGeneral(key string, value []byte, absent bool, v *Verdict) (bool, error) {
 	s := getState(len(c.paths), c.cfg.legacyNumbers)
 	defer putState(s)
 	ds, err := c.shape(s, key, value, absent)

@@ -74,8 +74,14 @@
 //
 // # Speed
 //
-// Matching reads the document once, validating all of it and keeping only the values on
-// paths some pattern names; it does not allocate. [Criteria.Which] evaluates every filter on
-// one pass, like a router. docs/performance.md has the figures against the alternatives, and
-// BenchmarkMatch reproduces them.
+// Matching reads the document once, validating all of it, and evaluates each condition of
+// every filter on the values at its path as the scan meets them, keeping a bit per condition
+// met; each conjunction is then decided from the bits. Values elsewhere are skipped, checked
+// but not kept. Only when two or more conditions of a conjunction are met inside arrays only,
+// where they must be met in the same element, does matching keep the values with their array
+// positions and search them; that general path also words the error for a document that is
+// not valid JSON. Matching does not allocate, but to unescape a string of more than 64 bytes
+// on a pattern's path. [Criteria.Which] evaluates every filter on one pass, like a router.
+// docs/performance.md has the figures against the alternatives (Quamina among them), and
+// BenchmarkMatch and scripts/bench-quamina reproduce them.
 package filter

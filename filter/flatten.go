@@ -106,12 +106,12 @@ func (s *state) addLeaf(path int, kind leafKind, val []byte) {
 	s.leaves = append(s.leaves, lf)
 }
 
-// number returns a number leaf's value for numeric comparison.
-func (s *state) number(lf *leaf) (float64, bool) {
+// number returns a number leaf's value for numeric comparison; legacy is WithLegacyNumbers.
+func (lf *leaf) number(legacy bool) (float64, bool) {
 	if lf.fstate == 0 {
 		lf.fstate = 2
 		if f, ok := parseNumber(lf.val); ok {
-			if s.legacy {
+			if legacy {
 				f, ok = legacyValue(f)
 			}
 			if ok {

@@ -206,6 +206,10 @@ func FuzzMatch(f *testing.F) {
 		}
 		var got bool
 		timed(t, "Match", doc, func() { got, err = p.Match(doc) })
+		// The fast path answers as the general path does, errors included.
+		if gGot, gErr := p.GeneralMatch(doc); gGot != got || errText(gErr) != errText(err) {
+			t.Fatalf("Match(%s) on %s = %v, %v; the general path says %v, %v", pattern, abbrev(doc), got, err, gGot, gErr)
+		}
 		valid := json.Valid(doc)
 		switch {
 		case errors.Is(err, filter.ErrTooComplex):
@@ -503,6 +507,10 @@ func TestMatchDifferentialRandom(t *testing.T) {
 		if kErr != nil && !errors.Is(kErr, filter.ErrTooComplex) {
 			t.Errorf("MatchKafka: %v", kErr)
 		}
+		if gk, gkErr := kc.GeneralMatchKafka(&kafkaevent.Record{Topic: "t", Value: []byte(doc)}); gk != kGot || errText(gkErr) != errText(kErr) {
+			failures++
+			t.Errorf("MatchKafka = %v, %v; the general path says %v, %v\npattern: %s\nvalue:   %s", kGot, kErr, gk, gkErr, pattern, doc)
+		}
 		if kErr == nil && kGot != got {
 			failures++
 			t.Errorf("MatchKafka = %v, Match = %v\npattern: %s\nvalue:   %s", kGot, got, pattern, doc)
@@ -522,6 +530,10 @@ func TestMatchDifferentialRandom(t *testing.T) {
 		which, err := c.Which([]byte(doc), nil)
 		if err != nil {
 			t.Fatalf("Which: %v", err)
+		}
+		if gw, err := c.GeneralWhich([]byte(doc), nil); err != nil || !slices.Equal(gw, which) {
+			failures++
+			t.Errorf("Which = %v; the general path says %v, %v\npatterns: %q\ndoc:      %s", which, gw, err, recent, doc)
 		}
 		var want []int
 		for k, v := range recentPV {

@@ -35,6 +35,16 @@ var (
 // JSON (errors.Is(err, ErrDocument)) or when the answer is not known
 // (errors.Is(err, ErrTooComplex)); the bool is then false.
 func (p *Pattern) Match(doc []byte) (bool, error) {
+	if p.plan != nil {
+		if match, ok, err := p.plan.matchFast(doc, p.root, p.cfg.legacyNumbers); ok {
+			return match, err
+		}
+	}
+	return p.matchGeneral(doc)
+}
+
+// matchGeneral is Match on the general path: flatten, then the conjunctions.
+func (p *Pattern) matchGeneral(doc []byte) (bool, error) {
 	s := getState(len(p.paths), p.cfg.legacyNumbers)
 	defer putState(s)
 	if err := s.flatten(doc, p.root); err != nil {
@@ -278,16 +288,20 @@ func (s *state) pin(lf *leaf) {
 	}
 }
 
-func (s *state) matchAny(ms []matcher, lf *leaf) bool {
+func (s *state) matchAny(ms []matcher, lf *leaf) bool { return matchAny(ms, lf, s.legacy) }
+
+// matchAny reports whether lf meets any matcher of the value list ms; legacy is
+// WithLegacyNumbers.
+func matchAny(ms []matcher, lf *leaf, legacy bool) bool {
 	for i := range ms {
-		if s.matchOne(&ms[i], lf) {
+		if matchOne(&ms[i], lf, legacy) {
 			return true
 		}
 	}
 	return false
 }
 
-func (s *state) matchOne(m *matcher, lf *leaf) bool {
+func matchOne(m *matcher, lf *leaf, legacy bool) bool {
 	switch m.kind {
 	case mString:
 		return lf.kind == lString && string(lf.val) == m.s
@@ -298,7 +312,7 @@ func (s *state) matchOne(m *matcher, lf *leaf) bool {
 		if string(lf.val) == m.s {
 			return true
 		}
-		f, ok := s.number(lf)
+		f, ok := lf.number(legacy)
 		return ok && m.hasF && f == m.f
 	case mTrue:
 		return lf.kind == lTrue
@@ -330,7 +344,7 @@ func (s *state) matchOne(m *matcher, lf *leaf) bool {
 		if lf.kind != lNumber {
 			return true
 		}
-		f, ok := s.number(lf)
+		f, ok := lf.number(legacy)
 		if !ok {
 			return true
 		}
@@ -368,7 +382,7 @@ func (s *state) matchOne(m *matcher, lf *leaf) bool {
 		if lf.kind != lNumber {
 			return false
 		}
-		f, ok := s.number(lf)
+		f, ok := lf.number(legacy)
 		if !ok {
 			return false
 		}
