@@ -9,8 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -294,6 +294,15 @@ func isHex(b []byte) bool {
 // #x10000-#x10FFFF).
 func textOK(b []byte) bool {
 	for i := 0; i < len(b); {
+		if i+8 <= len(b) {
+			// Eight bytes at once while they are ASCII from #x20 up: a byte below #x20
+			// borrows in the subtraction, which sets its top bit, and so does any byte of
+			// #x80 or more. A word that trips goes byte by byte.
+			if w := binary.LittleEndian.Uint64(b[i:]); (w|(w-0x2020202020202020))&0x8080808080808080 == 0 {
+				i += 8
+				continue
+			}
+		}
 		c := b[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
