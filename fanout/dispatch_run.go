@@ -167,50 +167,16 @@ func (d *Dispatcher) newRun(ctx context.Context, ev *kafkaevent.Event) *run {
 		}
 	}
 	// Records in round-robin order across partitions, so that all move together.
-	var laneOf map[string]int // FIFO: the lane of each message group
-	partLane := make([]int, len(r.items))
 	if d.fifo {
-		laneOf = make(map[string]int)
-		for p := range partLane {
-			partLane[p] = -1
-		}
+		r.makeLanes(longest, total)
 	} else {
 		r.ready = make([]*item, 0, total)
-	}
-	for i := 0; i < longest; i++ {
-		for p := range r.items {
-			if i >= len(r.items[p]) {
-				continue
-			}
-			it := &r.items[p][i]
-			if !d.fifo {
-				if it.err == nil {
-					r.ready = append(r.ready, it)
+		for i := 0; i < longest; i++ {
+			for p := range r.items {
+				if i < len(r.items[p]) && r.items[p][i].err == nil {
+					r.ready = append(r.ready, &r.items[p][i])
 				}
-				continue
 			}
-			// A record that cannot travel has no group ID: it gets a lane of its own, one
-			// per partition. Reported, it stops its partition, and with it the later
-			// records of its key; taken by the sink, it lets them go.
-			var li int
-			var ok bool
-			if it.err == nil {
-				li, ok = laneOf[*it.entry.MessageGroupId]
-			} else {
-				li = partLane[p]
-				ok = li >= 0
-			}
-			if !ok {
-				li = len(r.lanes)
-				if it.err == nil {
-					laneOf[*it.entry.MessageGroupId] = li
-				} else {
-					partLane[p] = li
-				}
-				r.lanes = append(r.lanes, lane{})
-			}
-			it.lane = li
-			r.lanes[li].items = append(r.lanes[li].items, it)
 		}
 	}
 	// Records that cannot travel: to the sink, or their partition stops there.
@@ -227,6 +193,61 @@ func (d *Dispatcher) newRun(ctx context.Context, ev *kafkaevent.Event) *run {
 		r.kick(li)
 	}
 	return r
+}
+
+// makeLanes puts the items of a FIFO run in the lanes of their message groups, in
+// round-robin order across partitions: a first pass finds each item's lane and counts the
+// lanes' items, a second fills them from one slice.
+func (r *run) makeLanes(longest, total int) {
+	laneOf := make(map[string]int) // the lane of each message group
+	partLane := make([]int, len(r.items))
+	for p := range partLane {
+		partLane[p] = -1
+	}
+	var counts []int
+	for i := 0; i < longest; i++ {
+		for p := range r.items {
+			if i >= len(r.items[p]) {
+				continue
+			}
+			it := &r.items[p][i]
+			// A record that cannot travel has no group ID: it gets a lane of its own, one
+			// per partition. Reported, it stops its partition, and with it the later
+			// records of its key; taken by the sink, it lets them go.
+			var li int
+			var ok bool
+			if it.err == nil {
+				li, ok = laneOf[*it.entry.MessageGroupId]
+			} else {
+				li = partLane[p]
+				ok = li >= 0
+			}
+			if !ok {
+				li = len(counts)
+				if it.err == nil {
+					laneOf[*it.entry.MessageGroupId] = li
+				} else {
+					partLane[p] = li
+				}
+				counts = append(counts, 0)
+			}
+			it.lane = li
+			counts[li]++
+		}
+	}
+	r.lanes = make([]lane, len(counts))
+	all := make([]*item, total)
+	for li, n := range counts {
+		r.lanes[li].items, all = all[:0:n], all[n:]
+	}
+	for i := 0; i < longest; i++ {
+		for p := range r.items {
+			if i < len(r.items[p]) {
+				it := &r.items[p][i]
+				r.lanes[it.lane].items = append(r.lanes[it.lane].items, it)
+			}
+		}
+	}
 }
 
 // loop sends until every item is accepted, sunk or failed for good, or the stop time. At
@@ -433,17 +454,6 @@ func entryIndex(id *string, n int) int {
 		return -1
 	}
 	return k
-}
-
-// textEstimate is about how many bytes of strings the encoder writes for r: the value (when
-// it is the body), kafka.record with its base64 key, and the FIFO IDs. It need not be exact:
-// it sizes the run's one buffer.
-func textEstimate(r *kafkaevent.Record, fifo bool) int {
-	n := len(r.Value) + 2*len(r.Key) + 2*len(r.Topic) + 160
-	if fifo {
-		n += 64 + len(r.Key)
-	}
-	return n
 }
 
 // callFailed handles a call that failed as a whole.

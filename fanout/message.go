@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -106,6 +105,7 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // [encoder.entry] with an encoder of its own; a Dispatcher shares one encoder across a run.
 func entry(r *kafkaevent.Record, fifo bool, group func(*kafkaevent.Record) string) (e types.SendMessageBatchRequestEntry, size int, err error) {
 	var enc encoder
+	enc.grow(textEstimate(r, fifo))
 	return enc.entry(r, fifo, group)
 }
 
@@ -127,6 +127,17 @@ type encoder struct {
 	binaryType *string
 }
 
+// textEstimate is about how many bytes of strings the encoder writes for r: the value (when
+// it is the body), kafka.record with its base64 key, and the FIFO IDs. It need not be exact:
+// it sizes the encoder's buffer.
+func textEstimate(r *kafkaevent.Record, fifo bool) int {
+	n := len(r.Value) + 2*len(r.Key) + 2*len(r.Topic) + 160
+	if fifo {
+		n += 64 + len(r.Key)
+	}
+	return n
+}
+
 // grow makes room in text for about n bytes of strings, so that a run's strings take one
 // allocation.
 func (enc *encoder) grow(n int) { enc.text.Grow(n) }
@@ -141,7 +152,8 @@ func (enc *encoder) str(b []byte) *string {
 // ptr returns a pointer to s from the encoder's slab.
 func (enc *encoder) ptr(s string) *string {
 	if len(enc.strs) == cap(enc.strs) {
-		enc.strs = make([]string, 0, 256)
+		// Slabs double from 8 strings to 256: an entry alone takes a few, a run many.
+		enc.strs = make([]string, 0, min(max(2*cap(enc.strs), 8), 256))
 	}
 	enc.strs = append(enc.strs, s)
 	return &enc.strs[len(enc.strs)-1]
@@ -151,7 +163,8 @@ func (enc *encoder) ptr(s string) *string {
 func (enc *encoder) headers(hs []kafkaevent.Header) []byte {
 	n := headersCap(hs)
 	if cap(enc.bins)-len(enc.bins) < n {
-		enc.bins = make([]byte, 0, max(n, 16<<10))
+		// Slabs double up to 16 KiB, and are never smaller than the headers need.
+		enc.bins = make([]byte, 0, max(n, min(2*cap(enc.bins), 16<<10)))
 	}
 	start := len(enc.bins)
 	enc.bins = appendHeaders(enc.bins, hs)
@@ -168,6 +181,9 @@ func (enc *encoder) entry(r *kafkaevent.Record, fifo bool, group func(*kafkaeven
 	}
 	if enc.stringType == nil {
 		enc.stringType, enc.binaryType = enc.ptr("String"), enc.ptr("Binary")
+	}
+	if n := 160 + len(r.Topic)*6 + base64.StdEncoding.EncodedLen(len(r.Key)); cap(enc.tmp) < n {
+		enc.tmp = make([]byte, 0, n)
 	}
 	meta, field, err := appendRecordJSON(enc.tmp[:0], r)
 	if err != nil {
@@ -576,16 +592,17 @@ func deduplicationID(r *kafkaevent.Record) string { return string(appendDeduplic
 // appendDeduplicationID appends deduplicationID(r) to b: the SHA-256 of the topic's length
 // (8 bytes, big-endian), the topic, the partition (4 bytes) and the offset (8 bytes).
 func appendDeduplicationID(b []byte, r *kafkaevent.Record) []byte {
-	h := sha256.New()
-	var n [8 + 4 + 8]byte
-	binary.BigEndian.PutUint64(n[0:], uint64(len(r.Topic)))
-	binary.BigEndian.PutUint32(n[8:], uint32(r.Partition))
-	binary.BigEndian.PutUint64(n[12:], uint64(r.Offset))
-	h.Write(n[:8])
-	io.WriteString(h, r.Topic)
-	h.Write(n[8:])
-	var sum [sha256.Size]byte
-	return hex.AppendEncode(b, h.Sum(sum[:0]))
+	var stack [8 + 249 + 4 + 8]byte // Kafka topic names are at most 249 characters
+	in := stack[:0]
+	if len(r.Topic) > 249 {
+		in = make([]byte, 0, 8+len(r.Topic)+4+8)
+	}
+	in = binary.BigEndian.AppendUint64(in, uint64(len(r.Topic)))
+	in = append(in, r.Topic...)
+	in = binary.BigEndian.AppendUint32(in, uint32(r.Partition))
+	in = binary.BigEndian.AppendUint64(in, uint64(r.Offset))
+	sum := sha256.Sum256(in)
+	return hex.AppendEncode(b, sum[:])
 }
 
 // recordJSON is RecordAttribute as read.
