@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
 // TestEncoderSharesNothingVisible builds the entries of every record shape with one encoder,
@@ -73,6 +76,37 @@ func TestTextOKWordAtATime(t *testing.T) {
 			if got, want := textOK(b), slow(b); got != want {
 				t.Fatalf("%q at %d: textOK %v, want %v", ch, i, got, want)
 			}
+		}
+	}
+}
+
+// TestIDsStayTheSame pins the deduplication and group IDs to those the dispatcher has always
+// sent (computed by the code before the encoder): a record replayed across a deployment
+// must get the ID its first copy had, or SQS would enqueue it twice.
+func TestIDsStayTheSame(t *testing.T) {
+	long := strings.Repeat("t", 130)
+	for _, c := range []struct {
+		r            *kafkaevent.Record
+		dedup, group string
+	}{
+		{&kafkaevent.Record{Topic: "orders", Partition: 3, Offset: 42, Key: []byte("customer-7")},
+			"8279786f6d9364ea56868eced7e8fc4d4cf1c0952690a274f2db714d0363ef85", "customer-7"},
+		{&kafkaevent.Record{Topic: "orders", Partition: 3, Offset: 42},
+			"8279786f6d9364ea56868eced7e8fc4d4cf1c0952690a274f2db714d0363ef85", "orders-3"},
+		{&kafkaevent.Record{Topic: long, Partition: 2147483647, Offset: 9223372036854775807, Key: []byte("a b")},
+			"9de6116856bcbadc651a3101f4adfb8b8cdffb1f034acf28805c8a9439643112", "c8687a08aa5d6ed2044328fa6a697ab8e96dc34291e8c2034ae8c38e6fcc6d65"},
+		{&kafkaevent.Record{Topic: long, Partition: 5, Offset: 0},
+			"6e35f27b555886b33a5d845e8f518a8cdd47f6bb4485b40f7325f8bfd9f3e7ec", "76c751b305bbc2275c8225800646d03a7d6fb9aaeef35febaf1884c00c308845"},
+	} {
+		if got := string(appendDeduplicationID(nil, c.r)); got != c.dedup {
+			t.Errorf("%s-%d@%d: deduplication ID %s, want %s", c.r.Topic[:6], c.r.Partition, c.r.Offset, got, c.dedup)
+		}
+		if got := groupByKey(c.r); got != c.group {
+			t.Errorf("%s-%d@%d: group %s, want %s", c.r.Topic[:6], c.r.Partition, c.r.Offset, got, c.group)
+		}
+		e, _, err := entry(c.r, true, nil)
+		if err != nil || *e.MessageDeduplicationId != c.dedup || *e.MessageGroupId != c.group {
+			t.Errorf("%s-%d@%d: entry's IDs %v, %v (%v)", c.r.Topic[:6], c.r.Partition, c.r.Offset, e.MessageDeduplicationId, e.MessageGroupId, err)
 		}
 	}
 }

@@ -584,13 +584,12 @@ func checkGroupID(id string) error {
 	return nil
 }
 
-// deduplicationID is the FIFO MessageDeduplicationId of a record: the hex SHA-256 (64
-// characters) of its topic, partition and offset, so that the same record sent twice within
-// SQS's five-minute window is enqueued once, whatever the topic name's length.
-func deduplicationID(r *kafkaevent.Record) string { return string(appendDeduplicationID(nil, r)) }
-
-// appendDeduplicationID appends deduplicationID(r) to b: the SHA-256 of the topic's length
-// (8 bytes, big-endian), the topic, the partition (4 bytes) and the offset (8 bytes).
+// appendDeduplicationID appends the FIFO MessageDeduplicationId of a record to b: the hex
+// SHA-256 (64 characters) of its topic, partition and offset, so that the same record sent
+// twice within SQS's five-minute window is enqueued once, whatever the topic name's length.
+// The hash is of the topic's length (8 bytes, big-endian), the topic, the partition (4
+// bytes) and the offset (8 bytes); it must never change, or a record replayed across a
+// deployment would be enqueued twice.
 func appendDeduplicationID(b []byte, r *kafkaevent.Record) []byte {
 	var stack [8 + 249 + 4 + 8]byte // Kafka topic names are at most 249 characters
 	in := stack[:0]
