@@ -132,16 +132,11 @@ func (d *Dispatcher) newRun(ctx context.Context, ev *kafkaevent.Event) *run {
 
 	r.items = make([][]item, len(ev.Partitions))
 	r.partStop = make([]int, len(ev.Partitions))
-	longest, total, text := 0, 0, 0
+	longest, total := 0, 0
 	for p := range ev.Partitions {
-		recs := ev.Partitions[p].Records
-		total += len(recs)
-		for i := range recs {
-			text += textEstimate(&recs[i], d.fifo)
-		}
+		total += len(ev.Partitions[p].Records)
 	}
 	var enc encoder
-	enc.grow(text)
 	all := make([]item, total) // one allocation for the items of every partition
 	for p := range ev.Partitions {
 		recs := ev.Partitions[p].Records

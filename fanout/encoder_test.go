@@ -11,11 +11,14 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// TestEncoderSharesNothingVisible builds the entries of every record shape with one encoder,
-// as a Dispatch does, in two rounds, and checks each against the entry of a fresh encoder:
+// TestEncoderSharesNothingVisible builds the entries of every record shape, and of a value
+// large enough for a chunk of its own, with one encoder, as a Dispatch does, in two rounds, and checks each against the entry of a fresh encoder:
 // strings and bytes written for one record must never show up in, or be changed by, another.
 func TestEncoderSharesNothingVisible(t *testing.T) {
 	s := shapes()
+	for name, n := range map[string]int{"3,000-byte text": 3000, "20,000-byte text": 20000} { // a chunk's share, and its own
+		s[name] = &kafkaevent.Record{Topic: "orders", Partition: 1, Offset: int64(n), Key: []byte("k"), Value: bytes.Repeat([]byte("v"), n)}
+	}
 	names := make([]string, 0, len(s))
 	for name := range s {
 		names = append(names, name)

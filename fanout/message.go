@@ -112,24 +112,32 @@ func entry(r *kafkaevent.Record, fifo bool, group func(*kafkaevent.Record) strin
 // An encoder builds the entries of one Dispatch. A message is a handful of strings (the
 // body, kafka.record, the group and deduplication IDs) and the SDK wants each behind a
 // pointer: built one by one, that is eight or more allocations a record, which a 6 MB batch
-// of small records turns into tens of thousands. The encoder writes every string into one
-// strings.Builder, which never rewrites what it has written, so each string is a substring
-// of what it holds; the pointers come from slabs of strings, the headers' bytes from a slab
-// of bytes. A record then costs its attributes' map and, now and then, a new slab. The
-// entries share the encoder's memory, which lives as long as any of them; nothing in an
-// entry is ever written after entry returns it.
+// of small records turns into tens of thousands. The encoder writes the strings into chunks
+// of text (a strings.Builder never rewrites what it has written, so each string is a
+// substring of its chunk); the pointers come from slabs of strings, the headers' bytes from
+// a slab of bytes. A record then costs its attributes' map and, now and then, a new chunk or
+// slab. The entries share the encoder's memory, which lives as long as any of them; nothing
+// in an entry is ever written after entry returns it.
 type encoder struct {
-	text       strings.Builder
-	strs       []string // the slab the entries' *string point into
-	bins       []byte   // the slab of binary attribute values
-	tmp        []byte   // scratch, copied into text before use
+	text       strings.Builder // the current chunk
+	chunk      int             // the size of the next chunk
+	strs       []string        // the slab the entries' *string point into
+	bins       []byte          // the slab of binary attribute values
+	tmp        []byte          // scratch, copied into text before use
 	stringType *string
 	binaryType *string
 }
 
+// Chunks of text double from the first (see grow) up to maxChunk; a string of more than a
+// quarter of it (a large value) gets an allocation of its own rather than a chunk's tail.
+const (
+	firstChunk = 4 << 10
+	maxChunk   = 64 << 10
+)
+
 // textEstimate is about how many bytes of strings the encoder writes for r: the value (when
 // it is the body), kafka.record with its base64 key, and the FIFO IDs. It need not be exact:
-// it sizes the encoder's buffer.
+// it sizes the first chunk of an encoder for one record.
 func textEstimate(r *kafkaevent.Record, fifo bool) int {
 	n := len(r.Value) + 2*len(r.Key) + 2*len(r.Topic) + 160
 	if fifo {
@@ -138,12 +146,23 @@ func textEstimate(r *kafkaevent.Record, fifo bool) int {
 	return n
 }
 
-// grow makes room in text for about n bytes of strings, so that a run's strings take one
-// allocation.
-func (enc *encoder) grow(n int) { enc.text.Grow(n) }
+// grow sizes the encoder's first chunk of text to n bytes.
+func (enc *encoder) grow(n int) { enc.chunk = n }
 
 // str returns a pointer to a copy of b held by the encoder.
 func (enc *encoder) str(b []byte) *string {
+	if len(b) > maxChunk/4 {
+		return enc.ptr(string(b))
+	}
+	if enc.text.Cap()-enc.text.Len() < len(b) {
+		// A new chunk; the strings of the last one stay where they are.
+		if enc.chunk == 0 {
+			enc.chunk = firstChunk
+		}
+		enc.text.Reset()
+		enc.text.Grow(max(enc.chunk, len(b)))
+		enc.chunk = min(2*enc.chunk, maxChunk)
+	}
 	start := enc.text.Len()
 	enc.text.Write(b)
 	return enc.ptr(enc.text.String()[start:])
