@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -133,10 +132,15 @@ func (d *Dispatcher) newRun(ctx context.Context, ev *kafkaevent.Event) *run {
 
 	r.items = make([][]item, len(ev.Partitions))
 	r.partStop = make([]int, len(ev.Partitions))
-	longest := 0
+	longest, total := 0, 0
+	for p := range ev.Partitions {
+		total += len(ev.Partitions[p].Records)
+	}
+	var enc encoder
+	all := make([]item, total) // one allocation for the items of every partition
 	for p := range ev.Partitions {
 		recs := ev.Partitions[p].Records
-		r.items[p] = make([]item, len(recs))
+		r.items[p], all = all[:len(recs):len(recs)], all[len(recs):]
 		r.partStop[p] = len(recs)
 		longest = max(longest, len(recs))
 		for i := range recs {
@@ -145,7 +149,7 @@ func (d *Dispatcher) newRun(ctx context.Context, ev *kafkaevent.Event) *run {
 			*it = item{rec: rec, part: p, idx: i, heapIdx: -1}
 			r.st.records++
 			r.st.seen(rec.Timestamp)
-			e, size, err := entry(rec, d.fifo, c.group)
+			e, size, err := enc.entry(rec, d.fifo, c.group)
 			if err == nil && size > c.maxSize {
 				err = &EncodeError{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset, Field: "message",
 					Err: fmt.Errorf("%w: %d bytes with its attributes, the queue takes %d (WithMaxMessageSize)", batch.ErrMessageTooLarge, size, c.maxSize)}
@@ -158,34 +162,16 @@ func (d *Dispatcher) newRun(ctx context.Context, ev *kafkaevent.Event) *run {
 		}
 	}
 	// Records in round-robin order across partitions, so that all move together.
-	laneOf := map[string]int{}
-	for i := 0; i < longest; i++ {
-		for p := range r.items {
-			if i >= len(r.items[p]) {
-				continue
-			}
-			it := &r.items[p][i]
-			if !d.fifo {
-				if it.err == nil {
-					r.ready = append(r.ready, it)
+	if d.fifo {
+		r.makeLanes(longest, total)
+	} else {
+		r.ready = make([]*item, 0, total)
+		for i := 0; i < longest; i++ {
+			for p := range r.items {
+				if i < len(r.items[p]) && r.items[p][i].err == nil {
+					r.ready = append(r.ready, &r.items[p][i])
 				}
-				continue
 			}
-			// A record that cannot travel has no group ID: it gets a lane of its own, one
-			// per partition. Reported, it stops its partition, and with it the later
-			// records of its key; taken by the sink, it lets them go.
-			g := "p:" + strconv.Itoa(p)
-			if it.err == nil {
-				g = "g:" + aws.ToString(it.entry.MessageGroupId)
-			}
-			li, ok := laneOf[g]
-			if !ok {
-				li = len(r.lanes)
-				laneOf[g] = li
-				r.lanes = append(r.lanes, lane{})
-			}
-			it.lane = li
-			r.lanes[li].items = append(r.lanes[li].items, it)
 		}
 	}
 	// Records that cannot travel: to the sink, or their partition stops there.
@@ -202,6 +188,61 @@ func (d *Dispatcher) newRun(ctx context.Context, ev *kafkaevent.Event) *run {
 		r.kick(li)
 	}
 	return r
+}
+
+// makeLanes puts the items of a FIFO run in the lanes of their message groups, in
+// round-robin order across partitions: a first pass finds each item's lane and counts the
+// lanes' items, a second fills them from one slice.
+func (r *run) makeLanes(longest, total int) {
+	laneOf := make(map[string]int) // the lane of each message group
+	partLane := make([]int, len(r.items))
+	for p := range partLane {
+		partLane[p] = -1
+	}
+	var counts []int
+	for i := 0; i < longest; i++ {
+		for p := range r.items {
+			if i >= len(r.items[p]) {
+				continue
+			}
+			it := &r.items[p][i]
+			// A record that cannot travel has no group ID: it gets a lane of its own, one
+			// per partition. Reported, it stops its partition, and with it the later
+			// records of its key; taken by the sink, it lets them go.
+			var li int
+			var ok bool
+			if it.err == nil {
+				li, ok = laneOf[*it.entry.MessageGroupId]
+			} else {
+				li = partLane[p]
+				ok = li >= 0
+			}
+			if !ok {
+				li = len(counts)
+				if it.err == nil {
+					laneOf[*it.entry.MessageGroupId] = li
+				} else {
+					partLane[p] = li
+				}
+				counts = append(counts, 0)
+			}
+			it.lane = li
+			counts[li]++
+		}
+	}
+	r.lanes = make([]lane, len(counts))
+	all := make([]*item, total)
+	for li, n := range counts {
+		r.lanes[li].items, all = all[:0:n], all[n:]
+	}
+	for i := 0; i < longest; i++ {
+		for p := range r.items {
+			if i < len(r.items[p]) {
+				it := &r.items[p][i]
+				r.lanes[it.lane].items = append(r.lanes[it.lane].items, it)
+			}
+		}
+	}
 }
 
 // loop sends until every item is accepted, sunk or failed for good, or the stop time. At
@@ -336,11 +377,11 @@ func (r *run) launch(b []*item) {
 			r.st.retried++
 		}
 		entries[i] = it.entry
-		entries[i].Id = aws.String(strconv.Itoa(i))
+		entries[i].Id = &entryIDs[i]
 	}
 	r.calls++
 	r.st.calls++
-	in := &sqs.SendMessageBatchInput{QueueUrl: aws.String(r.d.queueURL), Entries: entries}
+	in := &sqs.SendMessageBatchInput{QueueUrl: &r.d.queueURL, Entries: entries}
 	go func() {
 		out, err := r.d.client.SendMessageBatch(r.ctx, in)
 		// r.results has room for every call in flight: this never blocks, read or not.
@@ -358,18 +399,22 @@ func (r *run) handle(res callResult) {
 		r.callFailed(res)
 		return
 	}
-	failed := make(map[string]*types.BatchResultErrorEntry, len(res.out.Failed))
+	// What SQS said of each entry, by its index: the Ids are entryIDs. An Id that is not one
+	// of the call's is ignored; the entry it should have named is then without a result.
+	var failed [MaxBatchEntries]*types.BatchResultErrorEntry
+	var ok [MaxBatchEntries]bool
 	for i := range res.out.Failed {
-		f := &res.out.Failed[i]
-		failed[aws.ToString(f.Id)] = f
+		if k := entryIndex(res.out.Failed[i].Id, len(res.items)); k >= 0 && failed[k] == nil {
+			failed[k] = &res.out.Failed[i]
+		}
 	}
-	ok := make(map[string]bool, len(res.out.Successful))
-	for _, s := range res.out.Successful {
-		ok[aws.ToString(s.Id)] = true
+	for i := range res.out.Successful {
+		if k := entryIndex(res.out.Successful[i].Id, len(res.items)); k >= 0 {
+			ok[k] = true
+		}
 	}
 	for i, it := range res.items {
-		id := strconv.Itoa(i)
-		if f := failed[id]; f != nil { // listed as failed, even if also as successful
+		if f := failed[i]; f != nil { // listed as failed, even if also as successful
 			err := &EntryError{Code: aws.ToString(f.Code), Message: aws.ToString(f.Message), SenderFault: f.SenderFault}
 			if f.SenderFault {
 				r.fail(it, err, true)
@@ -378,8 +423,8 @@ func (r *run) handle(res callResult) {
 			}
 			continue
 		}
-		if !ok[id] {
-			r.retry(it, fmt.Errorf("%w (entry %s of %d)", ErrNoResult, id, len(res.items)), false)
+		if !ok[i] {
+			r.retry(it, fmt.Errorf("%w (entry %d of %d)", ErrNoResult, i, len(res.items)), false)
 			continue
 		}
 		it.state = stateAccepted
@@ -389,6 +434,21 @@ func (r *run) handle(res callResult) {
 			r.kick(it.lane)
 		}
 	}
+}
+
+// entryIDs are the Ids of a call's entries, by index. Entries point into it; nothing writes it.
+var entryIDs = [MaxBatchEntries]string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+
+// entryIndex returns the index of the entry of a call of n entries whose Id is id, or -1.
+func entryIndex(id *string, n int) int {
+	if id == nil || len(*id) != 1 {
+		return -1
+	}
+	k := int((*id)[0]) - '0'
+	if k < 0 || k >= n {
+		return -1
+	}
+	return k
 }
 
 // callFailed handles a call that failed as a whole.

@@ -11,11 +11,11 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/batch"
@@ -101,62 +101,166 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // MessageGroupId/MessageDeduplicationId when fifo; size is what SQS counts toward its
 // 1 MiB limit (body + attribute names, types and values; binary values at their base64
 // length, see below), which entry keeps within batch.SQSMaxMessageSize. group chooses the FIFO message
-// group; nil means the default, groupByKey. An error is an *EncodeError.
+// group; nil means the default, groupByKey. An error is an *EncodeError. It is
+// [encoder.entry] with an encoder of its own; a Dispatcher shares one encoder across a run.
 func entry(r *kafkaevent.Record, fifo bool, group func(*kafkaevent.Record) string) (e types.SendMessageBatchRequestEntry, size int, err error) {
+	var enc encoder
+	enc.grow(textEstimate(r, fifo))
+	return enc.entry(r, fifo, group)
+}
+
+// An encoder builds the entries of one Dispatch. A message is a handful of strings (the
+// body, kafka.record, the group and deduplication IDs) and the SDK wants each behind a
+// pointer: built one by one, that is eight or more allocations a record, which a 6 MB batch
+// of small records turns into tens of thousands. The encoder writes the strings into chunks
+// of text (a strings.Builder never rewrites what it has written, so each string is a
+// substring of its chunk); the pointers come from slabs of strings, the headers' bytes from
+// a slab of bytes. A record then costs its attributes' map and, now and then, a new chunk or
+// slab. The entries share the encoder's memory, which lives as long as any of them; nothing
+// in an entry is ever written after entry returns it.
+type encoder struct {
+	text       strings.Builder // the current chunk
+	chunk      int             // the size of the next chunk
+	strs       []string        // the slab the entries' *string point into
+	bins       []byte          // the slab of binary attribute values
+	tmp        []byte          // scratch, copied into text before use
+	stringType *string
+	binaryType *string
+}
+
+// Chunks of text double from the first (see grow) up to maxChunk; a string of more than a
+// quarter of it (a large value) gets an allocation of its own rather than a chunk's tail.
+const (
+	firstChunk = 4 << 10
+	maxChunk   = 64 << 10
+)
+
+// textEstimate is about how many bytes of strings the encoder writes for r: the value (when
+// it is the body), kafka.record with its base64 key, and the FIFO IDs. It need not be exact:
+// it sizes the first chunk of an encoder for one record.
+func textEstimate(r *kafkaevent.Record, fifo bool) int {
+	n := len(r.Value) + 2*len(r.Key) + 2*len(r.Topic) + 160
+	if fifo {
+		n += 64 + len(r.Key)
+	}
+	return n
+}
+
+// grow sizes the encoder's first chunk of text to n bytes.
+func (enc *encoder) grow(n int) { enc.chunk = n }
+
+// str returns a pointer to a copy of b held by the encoder.
+func (enc *encoder) str(b []byte) *string {
+	if len(b) > maxChunk/4 {
+		return enc.ptr(string(b))
+	}
+	if enc.text.Cap()-enc.text.Len() < len(b) {
+		// A new chunk; the strings of the last one stay where they are.
+		if enc.chunk == 0 {
+			enc.chunk = firstChunk
+		}
+		enc.text.Reset()
+		enc.text.Grow(max(enc.chunk, len(b)))
+		enc.chunk = min(2*enc.chunk, maxChunk)
+	}
+	start := enc.text.Len()
+	enc.text.Write(b)
+	return enc.ptr(enc.text.String()[start:])
+}
+
+// ptr returns a pointer to s from the encoder's slab.
+func (enc *encoder) ptr(s string) *string {
+	if len(enc.strs) == cap(enc.strs) {
+		// Slabs double from 8 strings to 256: an entry alone takes a few, a run many.
+		enc.strs = make([]string, 0, min(max(2*cap(enc.strs), 8), 256))
+	}
+	enc.strs = append(enc.strs, s)
+	return &enc.strs[len(enc.strs)-1]
+}
+
+// headers returns the HeadersAttribute encoding of hs, in the encoder's slab of bytes.
+func (enc *encoder) headers(hs []kafkaevent.Header) []byte {
+	n := headersCap(hs)
+	if cap(enc.bins)-len(enc.bins) < n {
+		// Slabs double up to 16 KiB, and are never smaller than the headers need.
+		enc.bins = make([]byte, 0, max(n, min(2*cap(enc.bins), 16<<10)))
+	}
+	start := len(enc.bins)
+	enc.bins = appendHeaders(enc.bins, hs)
+	return enc.bins[start:len(enc.bins):len(enc.bins)]
+}
+
+// entry builds the SendMessageBatch entry for r: see the function entry.
+func (enc *encoder) entry(r *kafkaevent.Record, fifo bool, group func(*kafkaevent.Record) string) (e types.SendMessageBatchRequestEntry, size int, err error) {
 	fail := func(field string, err error) (types.SendMessageBatchRequestEntry, int, error) {
 		return types.SendMessageBatchRequestEntry{}, 0, &EncodeError{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Field: field, Err: err}
 	}
 	if r.Err != nil {
 		return fail("record", fmt.Errorf("the record did not decode: %w", r.Err))
 	}
-	meta, field, err := appendRecordJSON(make([]byte, 0, 160+len(r.Key)*4/3), r)
+	if enc.stringType == nil {
+		enc.stringType, enc.binaryType = enc.ptr("String"), enc.ptr("Binary")
+	}
+	if n := 160 + len(r.Topic)*6 + base64.StdEncoding.EncodedLen(len(r.Key)); cap(enc.tmp) < n {
+		enc.tmp = make([]byte, 0, n)
+	}
+	meta, field, err := appendRecordJSON(enc.tmp[:0], r)
 	if err != nil {
 		return fail(field, err)
 	}
-	attrs := make(map[string]types.MessageAttributeValue, 3)
-	var body string
-	how := valueText
-	switch {
-	case r.Value == nil:
-		how, body = valueNull, bodyNull
-	case len(r.Value) == 0:
-		how, body = valueEmpty, bodyEmpty
-	case textOK(r.Value):
-		body = string(r.Value)
-	default:
-		how, body = valueBinary, bodyBinary
-		attrs[ValueAttribute] = types.MessageAttributeValue{DataType: aws.String("Binary"), BinaryValue: r.Value}
-	}
-	meta = append(meta, `,"value":"`...)
-	meta = append(meta, how...)
-	meta = append(meta, `"}`...)
-	attrs[RecordAttribute] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(meta))}
-	if len(r.Headers) > 0 {
-		attrs[HeadersAttribute] = types.MessageAttributeValue{DataType: aws.String("Binary"), BinaryValue: appendHeaders(nil, r.Headers)}
-	}
-	for _, name := range [...]string{TraceParentAttribute, TraceStateAttribute} {
-		if v, ok := r.Header(name); ok && len(v) > 0 && textOK(v) {
-			attrs[name] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(v))}
-		}
-	}
-	e = types.SendMessageBatchRequestEntry{MessageBody: aws.String(body), MessageAttributes: attrs}
 	// The size SQS counts: the body's and string values' UTF-8 bytes, attribute names and
 	// types, and binary values at their base64 length, as the SQS JSON protocol carries them:
 	// the API reference does not say whether SQS counts a binary value's bytes or its base64,
 	// and local-aws-sqs counts the base64; counting it errs on the side of a message SQS
 	// accepts, at the cost of a quarter of the room for binary values.
-	size = len(body)
-	for name, a := range attrs {
-		size += len(name) + len(*a.DataType) + base64.StdEncoding.EncodedLen(len(a.BinaryValue))
-		if a.StringValue != nil {
-			size += len(*a.StringValue)
-		}
+	n := 1 + min(len(r.Headers), 1)
+	tp, tpOK := r.Header(TraceParentAttribute)
+	tpOK = tpOK && len(tp) > 0 && textOK(tp)
+	ts, tsOK := r.Header(TraceStateAttribute)
+	tsOK = tsOK && len(ts) > 0 && textOK(ts)
+	how := valueText
+	switch {
+	case r.Value == nil:
+		how, e.MessageBody = valueNull, enc.ptr(bodyNull)
+	case len(r.Value) == 0:
+		how, e.MessageBody = valueEmpty, enc.ptr(bodyEmpty)
+	case textOK(r.Value):
+		e.MessageBody = enc.str(r.Value)
+	default:
+		how, e.MessageBody = valueBinary, enc.ptr(bodyBinary)
+		n++
 	}
+	attrs := make(map[string]types.MessageAttributeValue, n+btoi(tpOK)+btoi(tsOK))
+	size = len(*e.MessageBody)
+	if how == valueBinary {
+		attrs[ValueAttribute] = types.MessageAttributeValue{DataType: enc.binaryType, BinaryValue: r.Value}
+		size += len(ValueAttribute) + len("Binary") + base64.StdEncoding.EncodedLen(len(r.Value))
+	}
+	meta = append(meta, `,"value":"`...)
+	meta = append(meta, how...)
+	meta = append(meta, `"}`...)
+	attrs[RecordAttribute] = types.MessageAttributeValue{DataType: enc.stringType, StringValue: enc.str(meta)}
+	size += len(RecordAttribute) + len("String") + len(meta)
+	enc.tmp = meta[:0]
+	if len(r.Headers) > 0 {
+		h := enc.headers(r.Headers)
+		attrs[HeadersAttribute] = types.MessageAttributeValue{DataType: enc.binaryType, BinaryValue: h}
+		size += len(HeadersAttribute) + len("Binary") + base64.StdEncoding.EncodedLen(len(h))
+	}
+	if tpOK {
+		attrs[TraceParentAttribute] = types.MessageAttributeValue{DataType: enc.stringType, StringValue: enc.str(tp)}
+		size += len(TraceParentAttribute) + len("String") + len(tp)
+	}
+	if tsOK {
+		attrs[TraceStateAttribute] = types.MessageAttributeValue{DataType: enc.stringType, StringValue: enc.str(ts)}
+		size += len(TraceStateAttribute) + len("String") + len(ts)
+	}
+	e.MessageAttributes = attrs
 	if v, ok := r.Header(awsTraceHeader); ok && xrayHeaderOK(v) {
 		// Counted, though SQS may not count system attributes: the estimate errs on the
 		// side of a message SQS accepts.
 		e.MessageSystemAttributes = map[string]types.MessageSystemAttributeValue{
-			"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String(string(v))},
+			"AWSTraceHeader": {DataType: enc.stringType, StringValue: enc.str(v)},
 		}
 		size += len("AWSTraceHeader") + len("String") + len(v)
 	}
@@ -164,17 +268,28 @@ func entry(r *kafkaevent.Record, fifo bool, group func(*kafkaevent.Record) strin
 		return fail("message", fmt.Errorf("%w: %d bytes with its attributes, the limit is %d", batch.ErrMessageTooLarge, size, batch.SQSMaxMessageSize))
 	}
 	if fifo {
-		g := groupByKey(r)
+		var g *string
 		if group != nil {
-			g = group(r)
+			g = enc.ptr(group(r))
+		} else {
+			enc.tmp = appendGroupByKey(enc.tmp[:0], r)
+			g = enc.str(enc.tmp)
 		}
-		if err := checkGroupID(g); err != nil {
+		if err := checkGroupID(*g); err != nil {
 			return fail("MessageGroupId", err)
 		}
-		e.MessageGroupId = aws.String(g)
-		e.MessageDeduplicationId = aws.String(deduplicationID(r))
+		e.MessageGroupId = g
+		enc.tmp = appendDeduplicationID(enc.tmp[:0], r)
+		e.MessageDeduplicationId = enc.str(enc.tmp)
 	}
 	return e, size, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // xrayHeaderOK reports whether v looks like an X-Ray trace header, "Root=1-xxxxxxxx-
@@ -214,6 +329,15 @@ func isHex(b []byte) bool {
 // #x10000-#x10FFFF).
 func textOK(b []byte) bool {
 	for i := 0; i < len(b); {
+		if i+8 <= len(b) {
+			// Eight bytes at once while they are ASCII from #x20 up: a byte below #x20
+			// borrows in the subtraction, which sets its top bit, and so does any byte of
+			// #x80 or more. A word that trips goes byte by byte.
+			if w := binary.LittleEndian.Uint64(b[i:]); (w|(w-0x2020202020202020))&0x8080808080808080 == 0 {
+				i += 8
+				continue
+			}
+		}
 		c := b[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
@@ -324,12 +448,8 @@ func utf16Pair(r rune) (rune, rune) {
 // name's length (uvarint) and bytes, then 0 for a null value or the value's length plus one
 // (uvarint) and its bytes.
 func appendHeaders(b []byte, hs []kafkaevent.Header) []byte {
-	n := 0
-	for _, h := range hs {
-		n += 2*binary.MaxVarintLen64 + len(h.Key) + len(h.Value)
-	}
 	if b == nil {
-		b = make([]byte, 0, n)
+		b = make([]byte, 0, headersCap(hs))
 	}
 	for _, h := range hs {
 		b = binary.AppendUvarint(b, uint64(len(h.Key)))
@@ -342,6 +462,15 @@ func appendHeaders(b []byte, hs []kafkaevent.Header) []byte {
 		b = append(b, h.Value...)
 	}
 	return b
+}
+
+// headersCap is the most bytes appendHeaders appends for hs.
+func headersCap(hs []kafkaevent.Header) int {
+	n := 0
+	for _, h := range hs {
+		n += 2*binary.MaxVarintLen64 + len(h.Key) + len(h.Value)
+	}
+	return n
 }
 
 // readHeaders decodes the HeadersAttribute encoding. It allocates what the headers need and
@@ -417,20 +546,26 @@ func nextHeader(b []byte, i, k int) (headerSpan, error) {
 // the hex SHA-256 of the key; for a record with a null key, its partition ("topic-N", or its
 // hash when that is not a valid group ID). Records with the same key keep their order;
 // records with a null key keep the order of their partition.
-func groupByKey(r *kafkaevent.Record) string {
+func groupByKey(r *kafkaevent.Record) string { return string(appendGroupByKey(nil, r)) }
+
+// appendGroupByKey appends groupByKey(r) to b.
+func appendGroupByKey(b []byte, r *kafkaevent.Record) []byte {
 	if r.Key == nil {
-		id := r.PartitionID()
-		if checkGroupID(id) == nil {
-			return id
+		start := len(b)
+		b = append(b, r.Topic...)
+		b = append(b, '-')
+		b = strconv.AppendInt(b, int64(r.Partition), 10)
+		if checkGroupID(string(b[start:])) == nil {
+			return b
 		}
-		sum := sha256.Sum256([]byte(id))
-		return hex.EncodeToString(sum[:])
+		sum := sha256.Sum256(b[start:])
+		return hex.AppendEncode(b[:start], sum[:])
 	}
 	if len(r.Key) > 0 && len(r.Key) <= 128 && groupChars(r.Key) {
-		return string(r.Key)
+		return append(b, r.Key...)
 	}
 	sum := sha256.Sum256(r.Key)
-	return hex.EncodeToString(sum[:])
+	return hex.AppendEncode(b, sum[:])
 }
 
 // groupByPartition is the FIFO message group of a record's partition, "topic-N", or its
@@ -468,19 +603,24 @@ func checkGroupID(id string) error {
 	return nil
 }
 
-// deduplicationID is the FIFO MessageDeduplicationId of a record: the hex SHA-256 (64
-// characters) of its topic, partition and offset, so that the same record sent twice within
-// SQS's five-minute window is enqueued once, whatever the topic name's length.
-func deduplicationID(r *kafkaevent.Record) string {
-	h := sha256.New()
-	var b [8 + 4 + 8]byte
-	binary.BigEndian.PutUint64(b[0:], uint64(len(r.Topic)))
-	binary.BigEndian.PutUint32(b[8:], uint32(r.Partition))
-	binary.BigEndian.PutUint64(b[12:], uint64(r.Offset))
-	h.Write(b[:8])
-	h.Write([]byte(r.Topic))
-	h.Write(b[8:])
-	return hex.EncodeToString(h.Sum(nil))
+// appendDeduplicationID appends the FIFO MessageDeduplicationId of a record to b: the hex
+// SHA-256 (64 characters) of its topic, partition and offset, so that the same record sent
+// twice within SQS's five-minute window is enqueued once, whatever the topic name's length.
+// The hash is of the topic's length (8 bytes, big-endian), the topic, the partition (4
+// bytes) and the offset (8 bytes); it must never change, or a record replayed across a
+// deployment would be enqueued twice.
+func appendDeduplicationID(b []byte, r *kafkaevent.Record) []byte {
+	var stack [8 + 249 + 4 + 8]byte // Kafka topic names are at most 249 characters
+	in := stack[:0]
+	if len(r.Topic) > 249 {
+		in = make([]byte, 0, 8+len(r.Topic)+4+8)
+	}
+	in = binary.BigEndian.AppendUint64(in, uint64(len(r.Topic)))
+	in = append(in, r.Topic...)
+	in = binary.BigEndian.AppendUint32(in, uint32(r.Partition))
+	in = binary.BigEndian.AppendUint64(in, uint64(r.Offset))
+	sum := sha256.Sum256(in)
+	return hex.AppendEncode(b, sum[:])
 }
 
 // recordJSON is RecordAttribute as read.
