@@ -2,14 +2,12 @@
 
 package kafkaevent
 
-// haveSIMD is whether decodeBase64Blocks runs: AVX2, with the operating system saving the
-// 256-bit registers. Lambda's x86_64 machines have it; a machine without it decodes in plain Go.
-var haveSIMD = cpuHasAVX2()
+import "golang.org/x/sys/cpu"
 
-// cpuHasAVX2 reports, from CPUID and XGETBV, whether AVX2 instructions can run.
-//
-//go:noescape
-func cpuHasAVX2() bool
+// haveSIMD is whether decodeBase64Blocks runs: AVX2, with the operating system saving the
+// 256-bit registers (x/sys/cpu checks both, and honours GODEBUG=cpu.avx2=off). Lambda's x86_64
+// machines have it; a machine without it decodes in plain Go.
+var haveSIMD = cpu.X86.HasAVX2
 
 // decodeBase64Blocks decodes one block of 16 standard base64 characters, then blocks of 32,
 // from src into dst with AVX2, 24 bytes from each, while src and dst have 32 bytes left (each block stores 32 bytes,

@@ -2,39 +2,6 @@
 
 #include "textflag.h"
 
-// func cpuHasAVX2() bool
-TEXT ·cpuHasAVX2(SB), NOSPLIT, $0-1
-	// Leaf 7 must exist: a processor answers a higher leaf than it has with another's data.
-	XORL AX, AX
-	XORL CX, CX
-	CPUID
-	CMPL AX, $7
-	JB   no
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	// OSXSAVE (bit 27) and AVX (bit 28) of ECX.
-	ANDL $0x18000000, CX
-	CMPL CX, $0x18000000
-	JNE  no
-	// The operating system saves the XMM and YMM state: XCR0 bits 1 and 2.
-	XORL CX, CX
-	XGETBV
-	ANDL $6, AX
-	CMPL AX, $6
-	JNE  no
-	// AVX2: CPUID leaf 7, EBX bit 5.
-	MOVL $7, AX
-	XORL CX, CX
-	CPUID
-	BTL  $5, BX
-	JCC  no
-	MOVB $1, ret+0(FP)
-	RET
-no:
-	MOVB $0, ret+0(FP)
-	RET
-
 // The tables below are indexed by one nibble of a character with VPSHUFB, which looks up
 // within each 128-bit lane, so each holds its 16 entries twice.
 //
