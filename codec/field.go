@@ -28,7 +28,10 @@ type fieldDecoder[T any] struct {
 	into   decoderInto[T] // c's in-place decoder, or nil
 	name   string         // fieldKey or fieldValue
 	format string         // c.Format()
-	wire   Wire
+	// raw is that format is FormatJSON or FormatRaw, whose payload is taken as the record
+	// has it, whatever its schema metadata; avro and protobuf are the other two formats.
+	raw, avro, protobuf bool
+	wire                Wire
 
 	// The last schema found in each of the places a schema comes from. Each entry is
 	// immutable; entries are replaced, never modified, so goroutines share them freely.
@@ -74,6 +77,8 @@ type registrySchema struct {
 
 func (f *fieldDecoder[T]) init(c Codec[T], name string, wire Wire) {
 	f.c, f.name, f.format, f.wire = c, name, c.Format(), wire
+	f.raw = f.format == FormatJSON || f.format == FormatRaw
+	f.avro, f.protobuf = f.format == FormatAvro, f.format == FormatProtobuf
 	f.into, _ = c.(decoderInto[T])
 }
 
@@ -94,7 +99,7 @@ func (f *fieldDecoder[T]) decode(ctx context.Context, cfg *config, r *kafkaevent
 	if err != nil {
 		return f.decodeError(err, r, meta, s.id())
 	}
-	if f.format == FormatAvro && cfg.registry != nil && s != nil && s.ID != "" {
+	if f.avro && cfg.registry != nil && s != nil && s.ID != "" {
 		if s, err = f.registrySchema(ctx, cfg.registry, s.ID); err != nil {
 			return f.decodeError(err, r, meta, s.id())
 		}
@@ -170,19 +175,22 @@ func (f *fieldDecoder[T]) unframe(cfg *config, data []byte, meta *kafkaevent.Sch
 // taken the registry's header off.
 func (f *fieldDecoder[T]) unframeMeta(data []byte, meta *kafkaevent.SchemaMetadata) ([]byte, *Schema, error) {
 	switch {
-	case f.format == FormatJSON || f.format == FormatRaw:
+	case f.raw:
 		// JSON mode (the mapping converted the value to JSON whatever its dataFormat),
 		// a JSON Schema value in SOURCE mode, or bytes the caller wants as they are.
 		return data, f.metaSchema(meta, false, noIndex), nil
 	case f.format != meta.DataFormat:
 		return nil, nil, fmt.Errorf("codec: the record's schema metadata says dataFormat %q, the codec decodes %s (a mapping in JSON mode needs the JSON codec)", meta.DataFormat, f.format)
-	case f.format != FormatProtobuf:
+	case !f.protobuf:
 		return data, f.metaSchema(meta, false, noIndex), nil // SOURCE mode Avro: plain Avro binary
 	}
 	// SOURCE mode Protobuf: the registry's header is gone, its Protobuf message index is not.
 	// Which list it is follows from the schema ID, checked once per ID.
 	var glue bool
 	if e := f.meta.Load(); e != nil && e.id == meta.SchemaID && e.format == meta.DataFormat {
+		if !e.glue && e.index == 0 && len(data) > 0 && data[0] == 0 {
+			return data[1:], e.s, nil // the list [0] of the last record, as nearly every value has it
+		}
 		glue = e.glue
 	} else if glue = isUUID(meta.SchemaID); !glue && !isDecimal(meta.SchemaID) {
 		return nil, nil, fmt.Errorf("codec: the record's schema ID %q is neither a Confluent ID nor a Glue schema version UUID", meta.SchemaID)
@@ -225,13 +233,12 @@ func indexList(index int) []int {
 
 // unframeConfluent is unframe for a Confluent-framed record without schema metadata.
 func (f *fieldDecoder[T]) unframeConfluent(data []byte) ([]byte, *Schema, error) {
-	protobuf := f.format == FormatProtobuf
-	id, idx, payload, err := splitConfluent(data, protobuf)
+	id, idx, payload, err := splitConfluent(data, f.protobuf)
 	if err != nil {
 		return nil, nil, err
 	}
 	index := noIndex
-	if protobuf {
+	if f.protobuf {
 		if idx != nil && !(len(idx) == 1 && idx[0] == 0) {
 			return payload, &Schema{ID: strconv.FormatUint(uint64(id), 10), MessageIndexes: idx}, nil
 		}
@@ -252,7 +259,7 @@ func (f *fieldDecoder[T]) unframeGlue(cfg *config, data []byte) ([]byte, *Schema
 		return nil, nil, err
 	}
 	index := noIndex
-	if f.format == FormatProtobuf {
+	if f.protobuf {
 		i, p, err := SplitGlueMessageIndex(payload)
 		if err != nil {
 			return nil, &Schema{ID: id.String()}, err
