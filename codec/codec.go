@@ -100,7 +100,9 @@ type Schema struct {
 type Codec[T any] interface {
 	// Format is the codec's format (FormatJSON, FormatAvro, FormatProtobuf, FormatRaw).
 	Format() string
-	// Decode decodes payload, written with schema s (nil when unknown).
+	// Decode decodes payload, written with schema s (nil when unknown). A Deserializer
+	// gives the records that name the same schema the same *Schema: Decode must not
+	// modify it.
 	Decode(ctx context.Context, payload []byte, s *Schema) (T, error)
 	// Encode encodes v for schema s (nil when unknown).
 	Encode(ctx context.Context, v T, s *Schema) ([]byte, error)

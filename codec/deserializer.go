@@ -1,14 +1,11 @@
 package codec
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
-
-	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
 // DefaultMaxInflated is the default cap on the inflated size of a Glue zlib payload
@@ -35,15 +32,6 @@ type config struct {
 	registry           Registry
 	maxInflated        int
 	err                error // the first invalid option, while NewDeserializer applies them
-
-	// last is the Schema of the last Confluent-framed record without message indexes, or
-	// with [0], shared by the next ones alike: most batches carry one schema.
-	last atomic.Pointer[confluentSchema]
-}
-
-type confluentSchema struct {
-	id uint32
-	s  *Schema
 }
 
 func (c *config) invalid(format string, args ...any) {
@@ -136,16 +124,19 @@ func WithMaxInflated(n int) Option {
 // with [Deserializer.Record], or adapt a function of typed records with
 // [Deserializer.KafkaRecordHandler].
 type Deserializer[K, V any] struct {
-	key   Codec[K]
-	value Codec[V]
 	cfg   config
+	key   fieldDecoder[K]
+	value fieldDecoder[V]
+
+	// block is where Record takes its Records from (see recordBlock).
+	block atomic.Pointer[recordBlock[K, V]]
 }
 
 // NewDeserializer returns a Deserializer decoding keys with key and values with value. A nil
 // codec or an option given an invalid value is an error wrapping [ErrInvalidOption] that
 // names it, and no Deserializer.
 func NewDeserializer[K, V any](key Codec[K], value Codec[V], opts ...Option) (*Deserializer[K, V], error) {
-	d := &Deserializer[K, V]{key: key, value: value, cfg: config{maxInflated: DefaultMaxInflated}}
+	d := &Deserializer[K, V]{cfg: config{maxInflated: DefaultMaxInflated}}
 	if key == nil || value == nil {
 		d.cfg.invalid("NewDeserializer(%s, %s): want a key codec and a value codec", nilOr(key == nil), nilOr(value == nil))
 	}
@@ -159,6 +150,8 @@ func NewDeserializer[K, V any](key Codec[K], value Codec[V], opts ...Option) (*D
 	if d.cfg.err != nil {
 		return nil, d.cfg.err
 	}
+	d.key.init(key, fieldKey, d.cfg.keyWire)
+	d.value.init(value, fieldValue, d.cfg.valueWire)
 	return d, nil
 }
 
@@ -170,147 +163,6 @@ func nilOr(isNil bool) string {
 	return "codec"
 }
 
-// Record wraps r: its Key and Value are decoded on first use, at most once each. Record does
-// no work of its own and never fails; r must not be modified while the Record is in use.
-func (d *Deserializer[K, V]) Record(r *kafkaevent.Record) *Record[K, V] {
-	return &Record[K, V]{Record: r, keyDec: d.key, valueDec: d.value, cfg: &d.cfg}
-}
-
-// field names in DecodeError.Field.
-const (
-	fieldKey   = "key"
-	fieldValue = "value"
-)
-
-// decode decodes one field of r (data, with its schema metadata meta) with c under cfg into
-// dst, left zero on an error. The error is a *DecodeError, marked permanent unless retrying
-// may help.
-func decode[T any](ctx context.Context, cfg *config, c Codec[T], r *kafkaevent.Record, field string, data []byte, meta *kafkaevent.SchemaMetadata, wire Wire, dst *T) error {
-	if data == nil {
-		return decodeError(ErrNull, c.Format(), r, field, meta, wire, "")
-	}
-	payload, s, err := unframe(cfg, c.Format(), data, meta, wire)
-	if err != nil {
-		return decodeError(err, c.Format(), r, field, meta, wire, s.id())
-	}
-	if c.Format() == FormatAvro && cfg.registry != nil && s != nil && s.ID != "" {
-		rs, err := cfg.registry.Schema(ctx, s.ID)
-		if err == nil && rs.Format != "" && rs.Format != FormatAvro {
-			err = fmt.Errorf("codec: the registry's schema %s is %s, the codec decodes %s", s.ID, rs.Format, FormatAvro)
-		}
-		if err != nil {
-			return decodeError(err, c.Format(), r, field, meta, wire, s.ID)
-		}
-		s = rs
-	}
-	if into, ok := c.(decoderInto[T]); ok {
-		err = into.decodeInto(ctx, payload, s, dst)
-	} else {
-		*dst, err = c.Decode(ctx, payload, s)
-	}
-	if err != nil {
-		var zero T
-		*dst = zero
-		return decodeError(err, c.Format(), r, field, meta, wire, s.id())
-	}
-	return nil
-}
-
-// decoderInto is implemented by the codecs that can decode into a value in place, which
-// saves a Record a copy and an allocation.
-type decoderInto[T any] interface {
-	decodeInto(ctx context.Context, payload []byte, s *Schema, v *T) error
-}
-
-// id is s.ID, or "" when s is nil.
-func (s *Schema) id() string {
-	if s == nil {
-		return ""
-	}
-	return s.ID
-}
-
-// decodeError returns the *DecodeError of field of r, marked as it should be.
-func decodeError(err error, format string, r *kafkaevent.Record, field string, meta *kafkaevent.SchemaMetadata, wire Wire, id string) error {
-	de := &DecodeError{Field: field, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: format, SchemaID: id, Wire: wire, Err: err}
-	if meta != nil {
-		de.Wire, de.SchemaID = WireNone, meta.SchemaID
-		if meta.DataFormat != "" {
-			de.Format = meta.DataFormat
-		}
-	}
-	return de.mark()
-}
-
-// unframe finds the payload and what is known of its schema: from the schema metadata when the
-// record has some, from the wire format otherwise. On an error, the schema is what was known
-// (its ID), or nil.
-func unframe(cfg *config, format string, data []byte, meta *kafkaevent.SchemaMetadata, wire Wire) ([]byte, *Schema, error) {
-	if meta != nil {
-		s := &Schema{ID: meta.SchemaID, Format: meta.DataFormat}
-		switch {
-		case format == FormatJSON || format == FormatRaw:
-			// JSON mode (the mapping converted the value to JSON whatever its dataFormat),
-			// a JSON Schema value in SOURCE mode, or bytes the caller wants as they are.
-			return data, s, nil
-		case format != meta.DataFormat:
-			return nil, nil, fmt.Errorf("codec: the record's schema metadata says dataFormat %q, the codec decodes %s (a mapping in JSON mode needs the JSON codec)", meta.DataFormat, format)
-		case format == FormatProtobuf:
-			// SOURCE mode: the registry's header is gone, its Protobuf message index is not.
-			if isUUID(meta.SchemaID) {
-				i, payload, err := SplitGlueMessageIndex(data)
-				if err != nil {
-					return nil, nil, err
-				}
-				s.MessageIndexes = []int{i}
-				return payload, s, nil
-			}
-			if !isDecimal(meta.SchemaID) {
-				return nil, nil, fmt.Errorf("codec: the record's schema ID %q is neither a Confluent ID nor a Glue schema version UUID", meta.SchemaID)
-			}
-			idx, payload, err := SplitMessageIndexes(data)
-			if err != nil {
-				return nil, nil, err
-			}
-			s.MessageIndexes = idx
-			return payload, s, nil
-		}
-		return data, s, nil // SOURCE mode Avro: plain Avro binary
-	}
-	switch wire {
-	case WireConfluent:
-		id, idx, payload, err := SplitConfluent(data, format == FormatProtobuf)
-		if err != nil {
-			return nil, nil, err
-		}
-		first := len(idx) == 1 && idx[0] == 0
-		if idx != nil && !first {
-			return payload, &Schema{ID: strconv.FormatUint(uint64(id), 10), MessageIndexes: idx}, nil
-		}
-		if last := cfg.last.Load(); last != nil && last.id == id && (last.s.MessageIndexes != nil) == first {
-			return payload, last.s, nil
-		}
-		s := &Schema{ID: strconv.FormatUint(uint64(id), 10), MessageIndexes: idx}
-		cfg.last.Store(&confluentSchema{id, s})
-		return payload, s, nil
-	case WireGlue:
-		id, payload, err := SplitGlue(data, cfg.maxInflated)
-		if err != nil {
-			return nil, nil, err
-		}
-		s := &Schema{ID: id}
-		if format == FormatProtobuf {
-			i, p, err := SplitGlueMessageIndex(payload)
-			if err != nil {
-				return nil, s, err
-			}
-			s.MessageIndexes, payload = []int{i}, p
-		}
-		return payload, s, nil
-	}
-	return data, nil, nil
-}
-
 // isDecimal reports whether s is a Confluent schema ID: decimal digits that fit 32 bits.
 func isDecimal(s string) bool {
 	_, err := strconv.ParseUint(s, 10, 32)
@@ -319,6 +171,9 @@ func isDecimal(s string) bool {
 
 // isUUID reports whether s is a Glue schema version ID: a UUID in canonical form.
 func isUUID(s string) bool {
+	if len(s) != 36 { // before parseUUID, whose error for a Confluent ID costs a message
+		return false
+	}
 	_, err := parseUUID(s)
 	return err == nil
 }

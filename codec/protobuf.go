@@ -3,6 +3,7 @@ package codec
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -26,7 +27,14 @@ import (
 // [Serializer] writes the indexes of M in its own file.
 func Protobuf[M proto.Message]() Codec[M] {
 	var zero M
-	return &protoCodec[M]{mt: zero.ProtoReflect().Type()}
+	c := &protoCodec[M]{mt: zero.ProtoReflect().Type()}
+	if t := reflect.TypeFor[M](); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+		// A generated message (a pointer to its struct): a new one is a new struct, as
+		// mt.New makes it, without the message state and reflection wrappers that
+		// mt.New().Interface() goes through for every record.
+		c.elem = t.Elem()
+	}
+	return c
 }
 
 // ProtobufDynamic returns the codec of Protobuf messages described by md, decoded into
@@ -37,7 +45,16 @@ func ProtobufDynamic(md protoreflect.MessageDescriptor) Codec[*dynamicpb.Message
 }
 
 type protoCodec[M proto.Message] struct {
-	mt protoreflect.MessageType
+	mt   protoreflect.MessageType
+	elem reflect.Type // the struct M points to, for a generated M; nil for dynamic messages
+}
+
+// new returns a new, empty M.
+func (c *protoCodec[M]) new() M {
+	if c.elem != nil {
+		return reflect.New(c.elem).Interface().(M)
+	}
+	return c.mt.New().Interface().(M)
 }
 
 func (*protoCodec[M]) Format() string { return FormatProtobuf }
@@ -48,7 +65,7 @@ const protoMaxDepth = protowire.DefaultRecursionLimit
 var protoUnmarshal = proto.UnmarshalOptions{RecursionLimit: protoMaxDepth}
 
 func (c *protoCodec[M]) Decode(_ context.Context, payload []byte, _ *Schema) (M, error) {
-	m := c.mt.New().Interface().(M)
+	m := c.new()
 	if err := protoUnmarshal.Unmarshal(payload, m); err != nil {
 		var zero M
 		// protobuf's error does not give the limit, and is no value to test for.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -24,16 +25,14 @@ var ErrNull = errors.New("codec: null")
 type Record[K, V any] struct {
 	*kafkaevent.Record
 
-	keyDec   Codec[K]
-	valueDec Codec[V]
-	cfg      *config
+	d *Deserializer[K, V]
 
-	keyOnce  sync.Once
-	key      K
-	keyErr   error
-	valueOne sync.Once
-	value    V
-	valueErr error
+	keyOnce   sync.Once
+	key       K
+	keyErr    error
+	valueOnce sync.Once
+	value     V
+	valueErr  error
 }
 
 // Key returns the record's key decoded by the key codec. It decodes on the first call (ctx is
@@ -42,7 +41,7 @@ type Record[K, V any] struct {
 // [DecodeError] for which errors are marked batch.Permanent.
 func (r *Record[K, V]) Key(ctx context.Context) (K, error) {
 	r.keyOnce.Do(func() {
-		r.keyErr = decode(ctx, r.cfg, r.keyDec, r.Record, fieldKey, r.Record.Key, r.KeySchema, r.cfg.keyWire, &r.key)
+		r.keyErr = r.d.key.decode(ctx, &r.d.cfg, r.Record, r.Record.Key, r.KeySchema, &r.key)
 	})
 	return r.key, r.keyErr
 }
@@ -50,10 +49,49 @@ func (r *Record[K, V]) Key(ctx context.Context) (K, error) {
 // Value returns the record's value decoded by the value codec, as [Record.Key] does the key.
 // A tombstone's value is an error wrapping [ErrNull].
 func (r *Record[K, V]) Value(ctx context.Context) (V, error) {
-	r.valueOne.Do(func() {
-		r.valueErr = decode(ctx, r.cfg, r.valueDec, r.Record, fieldValue, r.Record.Value, r.ValueSchema, r.cfg.valueWire, &r.value)
+	r.valueOnce.Do(func() {
+		r.valueErr = r.d.value.decode(ctx, &r.d.cfg, r.Record, r.Record.Value, r.ValueSchema, &r.value)
 	})
 	return r.value, r.valueErr
+}
+
+// recordBlockLen is how many Records a Deserializer allocates at once (see recordBlock).
+const recordBlockLen = 32
+
+// recordBlock is the Records that [Deserializer.Record] hands out, one after the other, each
+// once: one allocation for 32 records, not one each, which is most of what the codec layer
+// costs a record over its library (a Record holds the decoded key and value). A Record kept
+// alive keeps its block alive, the other 31 Records with it, as a pointer to an element of a
+// slice keeps the slice; the Deserializer keeps its current block until it is used up.
+type recordBlock[K, V any] struct {
+	next atomic.Int32 // the index of the next Record to hand out; over recordBlockLen when used up
+	recs [recordBlockLen]Record[K, V]
+}
+
+// Record wraps r: its Key and Value are decoded on first use, at most once each. Record does
+// no work of its own and never fails; r must not be modified while the Record is in use.
+//
+// Records are allocated 32 at a time, so that a record costs no allocation of its own: a
+// Record kept after its batch (in a slice, a cache) keeps in memory the 31 others of its
+// block, with their raw records and what they decoded, as an element of a slice keeps the
+// slice; copy out what is kept for long. Each Record is handed out once.
+func (d *Deserializer[K, V]) Record(r *kafkaevent.Record) *Record[K, V] {
+	b := d.block.Load()
+	if b != nil {
+		if i := b.next.Add(1) - 1; i < recordBlockLen {
+			rec := &b.recs[i]
+			rec.Record, rec.d = r, d
+			return rec
+		}
+	}
+	// Used up (or none yet): a new block, its first Record for this call. Goroutines that
+	// find the block used up at once each make one; the last stored is the next to use.
+	b = new(recordBlock[K, V])
+	b.next.Store(1)
+	d.block.Store(b)
+	rec := &b.recs[0]
+	rec.Record, rec.d = r, d
+	return rec
 }
 
 // DecodeError is a key or value that could not be decoded: which field of which record, in

@@ -65,6 +65,17 @@ const (
 // nil when protobuf is false. Whether a value is Protobuf is the caller's knowledge (the codec
 // or the registry's schema), never guessed from the bytes. Bad framing is a *[WireError].
 func SplitConfluent(data []byte, protobuf bool) (id uint32, indexes []int, payload []byte, err error) {
+	id, indexes, payload, err = splitConfluent(data, protobuf)
+	if err == nil && protobuf && indexes == nil {
+		indexes = []int{0}
+	}
+	return id, indexes, payload, err
+}
+
+// splitConfluent is SplitConfluent without the allocation of the commonest list: for the
+// single byte 0 (the first message, as Confluent's serializers write [0]) indexes is nil.
+// A Deserializer calls it for every record.
+func splitConfluent(data []byte, protobuf bool) (id uint32, indexes []int, payload []byte, err error) {
 	if len(data) == 0 {
 		return 0, nil, nil, &WireError{Wire: WireConfluent, Offset: 0, Reason: "empty: no magic byte"}
 	}
@@ -117,10 +128,16 @@ func AppendConfluent(dst []byte, id uint32, indexes []int, payload []byte) ([]by
 // from the bytes. A negative count or index, a count larger than the bytes left, or a varint
 // longer than 5 bytes or over 32 bits is a *[WireError].
 func SplitMessageIndexes(data []byte) (indexes []int, payload []byte, err error) {
-	return splitMessageIndexes(data, 0)
+	indexes, payload, err = splitMessageIndexes(data, 0)
+	if err == nil && indexes == nil {
+		indexes = []int{0}
+	}
+	return indexes, payload, err
 }
 
-// splitMessageIndexes is SplitMessageIndexes with offsets in errors counted from base.
+// splitMessageIndexes is SplitMessageIndexes with offsets in errors counted from base, and
+// nil indexes, not a new [0], for a count of 0 (the single byte 0): the list of nearly
+// every value, which a Deserializer reads for every record.
 func splitMessageIndexes(data []byte, base int) ([]int, []byte, error) {
 	count, n, err := zigzagVarint32(data, base, "message-index count")
 	if err != nil {
@@ -129,7 +146,7 @@ func splitMessageIndexes(data []byte, base int) ([]int, []byte, error) {
 	off := n
 	switch {
 	case count == 0:
-		return []int{0}, data[off:], nil
+		return nil, data[off:], nil
 	case count < 0:
 		return nil, nil, &WireError{Wire: WireConfluent, Offset: base,
 			Reason: fmt.Sprintf("negative message-index count %d", count)}
@@ -232,28 +249,38 @@ const (
 // A Protobuf payload starts with the Glue serializer's message index: see
 // [SplitGlueMessageIndex].
 func SplitGlue(data []byte, maxInflated int) (id string, payload []byte, err error) {
+	u, payload, err := splitGlue(data, maxInflated)
+	if err != nil {
+		return "", nil, err
+	}
+	return uuid.UUID(u).String(), payload, nil
+}
+
+// splitGlue is SplitGlue with the schema version UUID as its 16 bytes, not yet a string: a
+// Deserializer compares them with the last record's, for every record.
+func splitGlue(data []byte, maxInflated int) (id uuid.UUID, payload []byte, err error) {
 	switch {
 	case len(data) == 0:
-		return "", nil, &WireError{Wire: WireGlue, Offset: 0, Reason: "empty: no header version byte"}
+		return id, nil, &WireError{Wire: WireGlue, Offset: 0, Reason: "empty: no header version byte"}
 	case data[0] != glueHeaderVersion:
-		return "", nil, &WireError{Wire: WireGlue, Offset: 0,
+		return id, nil, &WireError{Wire: WireGlue, Offset: 0,
 			Reason: fmt.Sprintf("unknown header version byte 0x%02x (Glue framing starts with 0x03)", data[0])}
 	case len(data) < 2:
-		return "", nil, &WireError{Wire: WireGlue, Offset: 1, Reason: "truncated header: no compression byte"}
+		return id, nil, &WireError{Wire: WireGlue, Offset: 1, Reason: "truncated header: no compression byte"}
 	case data[1] != glueCompressionNone && data[1] != glueCompressionZlib:
-		return "", nil, &WireError{Wire: WireGlue, Offset: 1,
+		return id, nil, &WireError{Wire: WireGlue, Offset: 1,
 			Reason: fmt.Sprintf("unknown compression byte 0x%02x (0x00 none, 0x05 zlib)", data[1])}
 	case len(data) < glueHeaderLen:
-		return "", nil, &WireError{Wire: WireGlue, Offset: len(data),
+		return id, nil, &WireError{Wire: WireGlue, Offset: len(data),
 			Reason: fmt.Sprintf("truncated header: the schema version UUID needs 16 bytes, %d left", len(data)-2)}
 	}
-	id = uuid.UUID(data[2:glueHeaderLen]).String()
+	id = uuid.UUID(data[2:glueHeaderLen])
 	if data[1] == glueCompressionNone {
 		return id, data[glueHeaderLen:], nil
 	}
 	payload, err = inflate(data[glueHeaderLen:], glueHeaderLen, maxInflated)
 	if err != nil {
-		return "", nil, err
+		return uuid.UUID{}, nil, err
 	}
 	return id, payload, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/hamba/avro/v2"
 	"google.golang.org/protobuf/proto"
 
@@ -40,6 +41,13 @@ func goSides(b *bench) []*side {
 		add("plain", "kafkaevent.Parse, encoding/json into an Order", false, func(r *kafkaevent.Record) (int64, error) {
 			var o Order
 			if err := json.Unmarshal(r.Value, &o); err != nil {
+				return 0, err
+			}
+			return o.quantities(), nil
+		})
+		add("goccy", "kafkaevent.Parse, goccy/go-json (the decoder of codec.JSON) into an Order", false, func(r *kafkaevent.Record) (int64, error) {
+			var o Order
+			if err := gojson.Unmarshal(r.Value, &o); err != nil {
 				return 0, err
 			}
 			return o.quantities(), nil
