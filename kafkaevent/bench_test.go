@@ -20,7 +20,16 @@ import (
 // largeEvent generates the benchmark input: an MSK event of about 6 MB (Lambda's payload limit
 // is 6 MB), 10,000 records over 4 partitions, each value a JSON order of about 300 bytes, one
 // header per record. It is generated, not committed.
-var largeEvent = sync.OnceValue(func() []byte {
+var largeEvent = sync.OnceValue(func() []byte { return generateEvent("") })
+
+// largeSchemaEvent is largeEvent as a mapping with a schema registry writes it (SOURCE mode):
+// each record also carries its value's schema metadata.
+var largeSchemaEvent = sync.OnceValue(func() []byte {
+	return generateEvent(`,"valueSchemaMetadata":{"dataFormat":"JSON","schemaId":"1"}`)
+})
+
+// generateEvent writes the benchmark event, with extra after each record's members.
+func generateEvent(extra string) []byte {
 	var buf bytes.Buffer
 	buf.WriteString(`{"eventSource":"aws:kafka","eventSourceArn":"arn:aws:kafka:us-east-1:123456789012:cluster/orders/a1b2c3d4-5678-90ab-cdef-11111EXAMPLE-1",` +
 		`"bootstrapServers":"b-1.orders.abc123.c2.kafka.us-east-1.amazonaws.com:9098,b-2.orders.abc123.c2.kafka.us-east-1.amazonaws.com:9098","records":{`)
@@ -41,15 +50,35 @@ var largeEvent = sync.OnceValue(func() []byte {
 				`"createdAt":"2026-11-29T10:%02d:%02d.%03dZ"}`,
 				n, n%9973, n%1000, n%5+1, n%200, n%100, n%300, n%1000, n/60%60, n%60, n%1000)
 			fmt.Fprintf(&buf, `{"topic":"orders","partition":%d,"offset":%d,"timestamp":%d,"timestampType":"CREATE_TIME",`+
-				`"key":"%s","value":"%s","headers":[{"content-type":[97,112,112,108,105,99,97,116,105,111,110,47,106,115,111,110]}]}`,
+				`"key":"%s","value":"%s","headers":[{"content-type":[97,112,112,108,105,99,97,116,105,111,110,47,106,115,111,110]}]%s}`,
 				p, 1000000+i, 1764410000000+int64(n), base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "cust-%05d", n%9973)),
-				base64.StdEncoding.EncodeToString([]byte(value)))
+				base64.StdEncoding.EncodeToString([]byte(value)), extra)
 		}
 		buf.WriteByte(']')
 	}
 	buf.WriteString("}}")
 	return buf.Bytes()
-})
+}
+
+// BenchmarkParseSchema is BenchmarkParse's first two rows on largeSchemaEvent, the form of a
+// mapping with a schema registry (each record with its valueSchemaMetadata).
+func BenchmarkParseSchema(b *testing.B) {
+	data := largeSchemaEvent()
+	b.Run("impl=toolkit", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			toolkitValues(b, data)
+		}
+	})
+	b.Run("impl=aws-lambda-go", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			awsValues(b, data)
+		}
+	})
+}
 
 // BenchmarkParse compares, on the same generated ~6 MB event, three ways to get every
 // record's value bytes:

@@ -67,4 +67,34 @@ func TestRecordFastAgrees(t *testing.T) {
 	} {
 		agree(t, []byte(msk(variant, base)))
 	}
+	// Schema metadata, which a mapping with a schema registry writes on every record, read on
+	// the fast path, and every way it can send the record to the general path.
+	for _, meta := range []string{
+		`"valueSchemaMetadata":{"dataFormat":"AVRO","schemaId":"42"}`,
+		`"keySchemaMetadata":{"dataFormat":"JSON","schemaId":"1"},"valueSchemaMetadata":{"dataFormat":"AVRO","schemaId":"42"}`,
+		`"valueSchemaMetadata":null`,
+		`"valueSchemaMetadata":{"dataFormat":"PROTOBUF","schemaId":17}`,
+		`"valueSchemaMetadata":{"dataFormat":"AVRO","schemaId":"a\u0062c"}`,
+		`"valueSchemaMetadata":{"dataFormat":"AVRO","schemaId":"1","extra":[1,{"x":2}]}`,
+		`"valueSchemaMetadata":{"dataFormat":"AVRO","dataFormat":"JSON"}`,
+		`"valueSchemaMetadata":{"dataFormat":true}`,
+		`"valueSchemaMetadata":"AVRO"`,
+		`"valueSchemaMetadata":{"dataFormat":"AVRO"},"valueSchemaMetadata":{"dataFormat":"AVRO"}`,
+		`"valueSchemaMetadata":{"dataFormat":"AVRO"},"headers":[{"a":[300]}]`,
+		`"valueSchemaMetadataX":{"dataFormat":"AVRO"}`,
+		`"valueSchema":{"dataFormat":"AVRO"}`,
+		`"keySchemaMetadata" :{"dataFormat":"AVRO"}`,
+		`"valueSchemaMetadata":{"dataFormat":"AVRO"`,
+		`"valueSchemaMetadata":{"schemaId":"42","dataFormat":"AVRO"}`,
+		`"valueSchemaMetadata":{"dataFormat":"AVRO","schemaId":"schéma"}`,
+		`"valueSchemaMetadata":{"dataFormat":"AVRO","schemaId":"a\"b"}`,
+		`"valueSchemaMetadata":{"dataFormat":"AVRO","schemaId":"42"} `,
+	} {
+		variant := strings.TrimSuffix(base, "}") + "," + meta + "}"
+		agree(t, []byte(msk(variant, base)))
+		// After a record with other metadata, and before one with the same: schemaFast reuses
+		// the last strings it read only when they are the same.
+		other := strings.TrimSuffix(base, "}") + `,"valueSchemaMetadata":{"dataFormat":"JSON","schemaId":"7"}}`
+		agree(t, []byte(msk(other, variant, variant, other)))
+	}
 }

@@ -51,9 +51,11 @@ type parser struct {
 	records []Record
 	headers []Header
 	schemas []SchemaMetadata
-	strs    map[string]string
-	hbuf    []byte
-	hcache  [4]struct {
+	// lastSchema holds the strings of the schema metadata schemaFast read last.
+	lastSchema SchemaMetadata
+	strs       map[string]string
+	hbuf       []byte
+	hcache     [4]struct {
 		name       string
 		raw, value []byte
 	}

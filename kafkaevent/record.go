@@ -1,6 +1,7 @@
 package kafkaevent
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"math"
@@ -90,7 +91,7 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 	var seen uint16 // the members read, one bit per fieldKind, as on the general path
 	fail := func() bool {
 		*r = Record{Topic: part.Topic, Partition: part.Number}
-		p.Pos, p.headers, p.recErr, p.field = start, p.headers[:headers], nil, ""
+		p.Pos, p.headers, p.recErr, p.field, p.sub = start, p.headers[:headers], nil, "", ""
 		return false
 	}
 	for {
@@ -162,6 +163,26 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 				return fail()
 			}
 			r.Headers, i = hs, p.Pos
+		case wValueSc, wKeySche:
+			// A mapping with a schema registry writes them on every record.
+			name, dst := memberValueSchema, &r.ValueSchema
+			bit = 1 << fValueSchema
+			if w == wKeySche {
+				bit, name, dst = 1<<fKeySchema, memberKeySchema, &r.KeySchema
+			}
+			if !bytes.HasPrefix(d[i:], name) {
+				return fail()
+			}
+			if s, next, ok := p.schemaFast(i + len(name)); ok {
+				*dst, i = s, next
+				break
+			}
+			p.Pos = i + len(name)
+			s, err := p.schema(p.Pos)
+			if err != nil || p.recErr != nil {
+				return fail()
+			}
+			*dst, i = s, p.Pos
 		default:
 			if w&0xFFFFFFFFFFFF != wKey { // "key": and two bytes of its value
 				return fail()
@@ -406,6 +427,12 @@ func fieldKindOf(name []byte) fieldKind {
 	return kind
 }
 
+// The schema metadata members with their quotes and colon, as recordFast compares them.
+var (
+	memberValueSchema = []byte(`"` + nameValueSchema + `":`)
+	memberKeySchema   = []byte(`"` + nameKeySchema + `":`)
+)
+
 // Record member names with their quotes and colon, as little-endian words for recordFast:
 // constants, so that its switch compares with immediates (TestRecordWords checks each against
 // its text).
@@ -420,6 +447,8 @@ const (
 	wKey               = 0x00003A2279656B22 // "key":
 	wValue             = 0x3A2265756C617622 // "value":
 	wHeaders           = 0x7372656461656822 // "headers
+	wValueSc           = 0x635365756C617622 // "valueSc
+	wKeySche           = 0x6568635379656B22 // "keySche
 	wQuoteColon uint16 = 0x3A22             // ":
 )
 
@@ -586,14 +615,61 @@ func (p *parser) schema(off int) (*SchemaMetadata, error) {
 	if err != nil {
 		return nil, err
 	}
+	return p.addSchema(s), nil
+}
+
+// addSchema keeps s in the schema slab and returns where.
+func (p *parser) addSchema(s SchemaMetadata) *SchemaMetadata {
 	p.schemas = append(p.schemas, s)
 	if len(p.schemas) == cap(p.schemas) {
 		// Keep returned pointers stable: start a new slab rather than let append move this one.
 		p.schemas = make([]SchemaMetadata, 0, max(64, 2*cap(p.schemas)))
 		p.schemas = append(p.schemas, s)
-		return &p.schemas[0], nil
+		return &p.schemas[0]
 	}
-	return &p.schemas[len(p.schemas)-1], nil
+	return &p.schemas[len(p.schemas)-1]
+}
+
+// schemaFast reads, at i, schema metadata in the form Lambda writes it,
+// {"dataFormat":"AVRO","schemaId":"42"} with plain ASCII strings, and returns it and the
+// offset after it; anything else is not ok, for schema to read. The strings of the record
+// before are reused when they are the same, as they are for most records of a batch.
+func (p *parser) schemaFast(i int) (*SchemaMetadata, int, bool) {
+	const format, id = `{"dataFormat":"`, `,"schemaId":"`
+	d := p.Data
+	if !bytes.HasPrefix(d[i:], []byte(format)) {
+		return nil, 0, false
+	}
+	f, i, ok := plainASCII(d, i+len(format))
+	if !ok || !bytes.HasPrefix(d[i:], []byte(id)) {
+		return nil, 0, false
+	}
+	sid, i, ok := plainASCII(d, i+len(id))
+	if !ok || i >= len(d) || d[i] != '}' {
+		return nil, 0, false
+	}
+	last := &p.lastSchema
+	if string(f) != last.DataFormat {
+		last.DataFormat = p.intern(f)
+	}
+	if string(sid) != last.SchemaID {
+		last.SchemaID = p.intern(sid)
+	}
+	return p.addSchema(*last), i + 1, true
+}
+
+// plainASCII returns the JSON string's text that starts at i, past its opening quote, and the
+// offset after its closing quote, if it holds only printable ASCII and no escape.
+func plainASCII(d []byte, i int) ([]byte, int, bool) {
+	for j := i; j < len(d); j++ {
+		switch c := d[j]; {
+		case c == '"':
+			return d[i:j], j + 1, true
+		case c < 0x20 || c >= 0x7F || c == '\\':
+			return nil, 0, false
+		}
+	}
+	return nil, 0, false
 }
 
 // topicField reads a record's topic at off.

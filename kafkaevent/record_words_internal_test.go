@@ -27,6 +27,8 @@ func TestRecordWords(t *testing.T) {
 		{`"key":`, uint64(wKey)},
 		{`"value":`, uint64(wValue)},
 		{`"headers`, uint64(wHeaders)},
+		{`"valueSc`, uint64(wValueSc)},
+		{`"keySche`, uint64(wKeySche)},
 		{`":`, uint64(wQuoteColon)},
 	} {
 		if want := word8(c.text); c.got != want {
