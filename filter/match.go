@@ -90,8 +90,11 @@ func (p *Pattern) eval(s *state, pathMap []int, ds docShape, key ...string) bool
 // shapeOK is Lambda's format check: a pattern that names fields inside the value (an object)
 // does not match plain text, and a pattern that lists values for it (a leaf) does not match a
 // JSON object.
-func shapeOK(c *conj, key string, ds docShape) bool {
-	sh := c.topShape[key]
+func shapeOK(c *conj, key string, ds docShape) bool { return shapeFits(c.topShape[key], ds) }
+
+// shapeFits reports whether a document of shape ds can match a pattern whose top-level key
+// has shape sh (see shapeOK).
+func shapeFits(sh shape, ds docShape) bool {
 	switch ds {
 	case shapeJSON:
 		return sh&shapeLeaf == 0

@@ -149,13 +149,7 @@ func (cj *planConj) shapeOK(key string, ds docShape) bool {
 	case "body":
 		sh = cj.topBody
 	}
-	switch ds {
-	case shapeJSON:
-		return sh&shapeLeaf == 0
-	case shapePlain:
-		return sh&shapeObject == 0
-	}
-	return true
+	return shapeFits(sh, ds)
 }
 
 // verdict is the fast path's answer for a conjunction or a filter.

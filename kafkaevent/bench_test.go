@@ -62,8 +62,10 @@ func generateEvent(extra string) []byte {
 
 // BenchmarkParseSchema is BenchmarkParse's first two rows on largeSchemaEvent, the form of a
 // mapping with a schema registry (each record with its valueSchemaMetadata).
-func BenchmarkParseSchema(b *testing.B) {
-	data := largeSchemaEvent()
+func BenchmarkParseSchema(b *testing.B) { benchToolkitAndAWS(b, largeSchemaEvent()) }
+
+// benchToolkitAndAWS runs impl=toolkit and impl=aws-lambda-go on data.
+func benchToolkitAndAWS(b *testing.B, data []byte) {
 	b.Run("impl=toolkit", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
@@ -95,20 +97,7 @@ func BenchmarkParseSchema(b *testing.B) {
 // Run: go test -run '^$' -bench Parse -benchmem -count 10 ./kafkaevent/ | tee bench.txt; go tool benchstat bench.txt
 func BenchmarkParse(b *testing.B) {
 	data := largeEvent()
-	b.Run("impl=toolkit", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		b.ReportAllocs()
-		for b.Loop() {
-			toolkitValues(b, data)
-		}
-	})
-	b.Run("impl=aws-lambda-go", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		b.ReportAllocs()
-		for b.Loop() {
-			awsValues(b, data)
-		}
-	})
+	benchToolkitAndAWS(b, data)
 	b.Run("impl=toolkit-via-encoding-json", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
