@@ -164,25 +164,10 @@ func (p *parser) recordFast(r *Record, part *Partition) bool {
 			}
 			r.Headers, i = hs, p.Pos
 		case wValueSc, wKeySche:
-			// A mapping with a schema registry writes them on every record.
-			name, dst := memberValueSchema, &r.ValueSchema
-			bit = 1 << fValueSchema
-			if w == wKeySche {
-				bit, name, dst = 1<<fKeySchema, memberKeySchema, &r.KeySchema
-			}
-			if !bytes.HasPrefix(d[i:], name) {
+			var ok bool
+			if bit, i, ok = p.schemaMember(r, w == wKeySche, i); !ok {
 				return fail()
 			}
-			if s, next, ok := p.schemaFast(i + len(name)); ok {
-				*dst, i = s, next
-				break
-			}
-			p.Pos = i + len(name)
-			s, err := p.schema(p.Pos)
-			if err != nil || p.recErr != nil {
-				return fail()
-			}
-			*dst, i = s, p.Pos
 		default:
 			if w&0xFFFFFFFFFFFF != wKey { // "key": and two bytes of its value
 				return fail()
@@ -628,6 +613,31 @@ func (p *parser) addSchema(s SchemaMetadata) *SchemaMetadata {
 		return &p.schemas[0]
 	}
 	return &p.schemas[len(p.schemas)-1]
+}
+
+// schemaMember reads, for recordFast, the member at i that starts as the key's (key) or the
+// value's schema metadata does, which a mapping with a schema registry writes on every record:
+// it returns the member's bit and the offset after it, or not ok for the general path.
+func (p *parser) schemaMember(r *Record, key bool, i int) (bit uint16, next int, ok bool) {
+	name, dst := memberValueSchema, &r.ValueSchema
+	bit = 1 << fValueSchema
+	if key {
+		bit, name, dst = 1<<fKeySchema, memberKeySchema, &r.KeySchema
+	}
+	if !bytes.HasPrefix(p.Data[i:], name) {
+		return 0, 0, false
+	}
+	if s, next, ok := p.schemaFast(i + len(name)); ok {
+		*dst = s
+		return bit, next, true
+	}
+	p.Pos = i + len(name)
+	s, err := p.schema(p.Pos)
+	if err != nil || p.recErr != nil {
+		return 0, 0, false
+	}
+	*dst = s
+	return bit, p.Pos, true
 }
 
 // schemaFast reads, at i, schema metadata in the form Lambda writes it,

@@ -61,6 +61,7 @@ var readmeSkips = map[skip]string{
 	{"docs/development.md", "make test    # gofmt, go vet, staticcheck, and every test under -race (fuzz seed corpora included)"}: "runs this test among all the others",
 	{"docs/development.md", "make fuzz    # a short run of every fuzz target (FUZZTIME=15s each by default)"}:                     "minutes of fuzzing; CI runs the seed corpora through make test",
 	{"docs/development.md", "make bench   # every benchmark beside its alternative, summarised by benchstat"}:                     "minutes of benchmarks, and needs npm for the servers",
+	{"docs/development.md", "make test-arm64  # the arm64 code (NEON base64) tested under qemu-user; make test runs it too"}:      "minutes under qemu-user; make test runs it after the tests",
 
 	{"docs/local.md", "make demo"}: "minutes of load; TestLocalStack runs klt local on the same stack with a smaller load, faults included",
 	{"docs/local.md", "klt local --template template.yaml --partitions 5 \\\n  --http-sink OrdersApiUrl --work 300ms --generate '{\"orderId\":{{seq}},\"customer\":\"{{key}}\",\"total\":{{seq}}.5,\"currency\":\"EUR\",\"status\":\"placed\"}' --keys 1000 \\\n  --load ConsumerFunction=500 --load 5000 \\\n  --fault-load 60 --fault 'value:seq=12:{\"orderId\":{{seq}},\"customer\":\"{{key}}\",\"total\":-1,\"currency\":\"EUR\",\"status\":\"placed\"}' --fault http:seq=20 --fault timeout:seq=30 \\\n  --report demo"}: "make demo; minutes of load, which TestLocalStack runs smaller",
