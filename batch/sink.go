@@ -142,6 +142,7 @@ type failure struct {
 	last      time.Time
 	store     bool  // the idempotency store, not the handler, failed the record
 	sunk      bool  // the sink took the record
+	offered   bool  // the record was given to the sink (or not, its unit sealed): never again
 	sinkErr   error // the sink's error, when it refused the record
 }
 

@@ -300,3 +300,39 @@ func TestSunkOnceSQS(t *testing.T) {
 		t.Errorf("the failure queue holds %+v, want m-1 once", envs)
 	}
 }
+
+// A record that cannot be handled at all (its value did not decode: Record.Err) is sunk under
+// its key too, and once.
+func TestSunkOnceUndecodable(t *testing.T) {
+	t.Parallel()
+	db, sqsSrv := startDDB(t), localservertest.StartSQS(t)
+	e := newSunkEnv(t, db, sqsSrv, idempotency.FormatPython)
+	var logs logLines
+	opts := []batch.Option{
+		batch.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
+		batch.WithIdempotency(e.store, idempotency.WithKeyPrefix(idemPrefix)),
+		batch.WithSink(batch.NewSQSSink(e.sqs.Client(), e.queue), batch.SinkPermanent),
+	}
+	ev := kafkaParts("orders", []int32{0}, 3, 1)
+	ev.Partitions[0].Records[1].Err = errors.New("kafkaevent: records[1].value: illegal base64")
+	h := func(_ context.Context, r *kafkaevent.Record) error {
+		if r.Err != nil {
+			t.Errorf("handler called for %d@%d, which did not decode", r.Partition, r.Offset)
+		}
+		return nil
+	}
+	for delivery := 1; delivery <= 2; delivery++ {
+		resp, err := batch.ProcessKafka(context.Background(), ev, h, opts...)
+		if err != nil || kafkaJSON(t, resp) != wantKafka() {
+			t.Fatalf("delivery %d: %s, %v", delivery, kafkaJSON(t, resp), err)
+		}
+		lines := logs.take(t)
+		failed, skipped := only(lines, "record failed"), only(lines, "record already sent to the sink")
+		if want := map[int]int{1: 1, 2: 0}[delivery]; len(failed) != want || len(skipped) != 1-want {
+			t.Errorf("delivery %d: %d failed lines, %d skip lines; want %d and %d", delivery, len(failed), len(skipped), want, 1-want)
+		}
+	}
+	if envs := e.messages(t); len(envs) != 1 || envs[0].Offset != 2 || envs[0].Attempts != 0 {
+		t.Errorf("the failure queue holds %+v, want offset 2 once, with no attempt", envs)
+	}
+}
