@@ -170,8 +170,9 @@ func WithFilter(c *filter.Criteria) Option {
 // and idempotency.WithExpiry). For each record, the store holds the key's hash, its status
 // (in progress, then completed), when the record expires and, while in progress, when its
 // lease ends (the function's deadline); no result (the handler returns none:
-// idempotency.WithoutResult) and no payload hash, so nothing is validated beyond the key: the
-// same key is the same record.
+// idempotency.WithoutResult; a record the sink took stores the outcome {"outcome":"sunk"}, see
+// WithSink) and no payload hash, so nothing is validated beyond the key: the same key is the
+// same record.
 //
 // A record costs one write to acquire its key and one to complete it, however many attempts
 // it takes: the lease is held from the first attempt to the last. A record that fails every
