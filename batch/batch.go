@@ -170,8 +170,9 @@ func WithFilter(c *filter.Criteria) Option {
 // and idempotency.WithExpiry). For each record, the store holds the key's hash, its status
 // (in progress, then completed), when the record expires and, while in progress, when its
 // lease ends (the function's deadline); no result (the handler returns none:
-// idempotency.WithoutResult) and no payload hash, so nothing is validated beyond the key: the
-// same key is the same record.
+// idempotency.WithoutResult; a record the sink took stores the outcome {"outcome":"sunk"}, see
+// WithSink) and no payload hash, so nothing is validated beyond the key: the same key is the
+// same record.
 //
 // A record costs one write to acquire its key and one to complete it, however many attempts
 // it takes: the lease is held from the first attempt to the last. A record that fails every
@@ -390,27 +391,38 @@ func (c *config) handle(ctx context.Context, stop time.Time, key string, item It
 	)
 	// The lease lasts until the function's own deadline: the handler may run past its
 	// context's end, which comes a margin earlier, and must keep the key meanwhile.
-	_, err := idempotency.Do(c.leaseCtx(ctx), c.store, key, nil, func(dctx context.Context) (struct{}, error) {
+	outcome, err := idempotency.Do(c.leaseCtx(ctx), c.store, key, nil, func(dctx context.Context) (idempotency.Outcome, error) {
 		// The handler keeps its own, earlier deadline, and gets the values of Do's context,
 		// which say that this key is held, so that a nested Do with it runs inside this one.
 		hctx := mixedContext{Context: ctx, values: dctx}
 		f = c.attempt(hctx, stop, func(ctx context.Context) error { calls++; return run(ctx) })
 		if f != nil {
-			return struct{}{}, f.err
+			return c.sinkHeld(ctx, item, f, u)
 		}
 		// From here on the record is a success, even if the batch answers before Do has
 		// stored its completion.
 		u.succeeded()
-		return struct{}{}, nil
+		return "", nil
 	}, c.idemOpts...)
 	switch {
+	case err == nil && f != nil: // the sink took the record, and Do completed its key "sunk"
+		return f
 	case err == nil: // handled now, or before (a replay)
 		l.processed++
 		if calls == 0 {
 			l.replayed++
+			if outcome == idempotency.OutcomeSunk {
+				c.logSunkBefore(ctx, item, u)
+			}
 		}
 		return nil
-	case f != nil: // the handler failed, and Do released the key
+	case f != nil && f.sunk: // the sink took the record; its completion was not stored
+		if u.lock() {
+			c.logNotRecorded(ctx, item, fmt.Errorf("batch: the sink took the record: %w", err))
+			u.unlock()
+		}
+		return f
+	case f != nil: // the handler failed (and the sink, if any, refused it): Do released the key
 		f.err = err // with the release's error, if it failed too
 		return f
 	case errors.Is(err, idempotency.ErrNotRecorded):
@@ -433,9 +445,10 @@ func (c *config) handle(ctx context.Context, stop time.Time, key string, item It
 		permanent: errors.Is(err, idempotency.ErrPayloadMismatch)}
 }
 
-// sendFailure hands a failed record to the sink, and notes in f whether the sink took it.
-// A sealed unit sends nothing: the answer has reported the record.
+// sendFailure hands a failed record to the sink, once, and notes in f whether the sink took
+// it. A sealed unit sends nothing: the answer has reported the record.
 func (c *config) sendFailure(ctx context.Context, e *Envelope, f *failure, u *unit) {
+	f.offered = true
 	if !u.live() {
 		return
 	}

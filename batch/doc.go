@@ -66,6 +66,7 @@
 //	                                         (a redelivery before: ErrInProgress)
 //	the deadline, handler ignores ctx        reported with the rest of its partition    Failed
 //	                                         (ErrAbandoned); the handler left running
+//	sunk before, delivered again             skipped (WithIdempotency: see WithSink)    Processed, Replayed
 //
 // Every Failed record has one "record failed" line and one [FailureHook] call. A record
 // whose completion was not stored has happened: reporting it would apply its effect a second

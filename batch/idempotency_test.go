@@ -100,6 +100,7 @@ func TestIdempotencyWriteCalls(t *testing.T) {
 		name       string
 		failFirst  int // handler calls that fail before it succeeds
 		replay     bool
+		sink       bool // with a sink that takes what fails every attempt
 		wantWrites int
 		wantOK     bool
 	}{
@@ -107,6 +108,7 @@ func TestIdempotencyWriteCalls(t *testing.T) {
 		{name: "success after two retries", failFirst: 2, wantWrites: 2, wantOK: true},
 		{name: "replay", replay: true, wantWrites: 1, wantOK: true},
 		{name: "fails every attempt", failFirst: 3, wantWrites: 2},
+		{name: "fails, and the sink takes it", failFirst: 3, sink: true, wantWrites: 2, wantOK: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store, calls := db.countedStore(t)
@@ -120,6 +122,9 @@ func TestIdempotencyWriteCalls(t *testing.T) {
 				return nil
 			}
 			opts := silent(batch.WithIdempotency(store, idempotency.WithKeyPrefix(idemPrefix)), batch.WithRetry(3, time.Millisecond), noSleep)
+			if tc.sink {
+				opts = append(opts, batch.WithSink(sinkFunc(func(context.Context, *batch.Envelope) error { return nil }), batch.SinkExhausted))
+			}
 			if tc.replay {
 				if _, err := batch.ProcessKafka(context.Background(), ev, h, opts...); err != nil {
 					t.Fatal(err)

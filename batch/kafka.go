@@ -146,13 +146,20 @@ func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Recor
 	if err != nil {
 		now := c.now()
 		f = &failure{err: err, permanent: true, first: now, last: now}
+		// Under idempotency, a record that cannot be handled is sunk under its key too, when
+		// the key is its position (a function of WithIdempotencyKey is not called on it).
+		if key == "" && c.store != nil && c.kafkaKey == nil && c.toSink(f) {
+			if f = c.sinkKeyed(ctx, idempotency.KafkaKey(r), Item{Kafka: r}, f, u); f == nil {
+				return nil
+			}
+		}
 	} else {
 		f = c.process(ctx, stop, key, Item{Kafka: r}, func(ctx context.Context) error { return h(ctx, r) }, u)
 		if f == nil {
 			return nil
 		}
 	}
-	if c.toSink(f) {
+	if c.toSink(f) && !f.offered {
 		c.sendFailure(ctx, kafkaEnvelope(r, f), f, u)
 	}
 	return f

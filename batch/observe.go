@@ -43,8 +43,9 @@ func WithMetricsNamespace(ns string) Option {
 
 // WithLogger sets the logger of the batch's summary line and of the line logged for each
 // failed record; by default slog.Default(). The summary line is at level Info, or Warn when
-// a record failed; failed records are at level Error. To silence them, pass a logger with a
-// higher level, or slog.New(slog.DiscardHandler).
+// a record failed; failed records are at level Error, and a record skipped because an
+// earlier delivery sent it to the sink (WithSink under WithIdempotency) at level Info. To
+// silence them, pass a logger with a higher level, or slog.New(slog.DiscardHandler).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l == nil {

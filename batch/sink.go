@@ -33,6 +33,16 @@ const (
 // record that cannot succeed does not hold up its partition. A record the sink refuses is
 // reported instead, and logged with the sink's error. By default there is no sink: every
 // failed record is reported to Lambda.
+//
+// Under WithIdempotency a record is given to the sink while its key is held, and the sink
+// taking it completes the key with the outcome "sunk" (the entry's data is
+// {"outcome":"sunk"}, its status COMPLETED, which Powertools' editions read as a completed
+// record): a redelivery of its batch skips it, counted as replayed, with one line at level
+// Info, "record already sent to the sink", rather than send it again. A sink that refuses it
+// leaves the key released: the record is reported and offered again when it comes back.
+// Without WithIdempotency nothing records that a record was sunk, and a batch delivered again
+// sends its failed records again: an SQSSink on a FIFO queue deduplicates them within SQS's
+// five-minute interval; a standard queue, or a Kafka topic, may get a record twice.
 func WithSink(s Sink, policy SinkPolicy) Option {
 	return func(c *config) {
 		if s == nil {
@@ -142,6 +152,7 @@ type failure struct {
 	last      time.Time
 	store     bool  // the idempotency store, not the handler, failed the record
 	sunk      bool  // the sink took the record
+	offered   bool  // the record was given to the sink (or not, its unit sealed): never again
 	sinkErr   error // the sink's error, when it refused the record
 }
 

@@ -41,10 +41,16 @@ var ErrMessageTooLarge = errors.New("batch: message too large")
 //
 // When the queue URL ends in ".fifo", messages carry a MessageGroupId, "topic-partition" for a
 // Kafka record (so that a partition's failed records stay in order) or the SQS message's own
-// group (its message id if it came from a standard queue), and a MessageDeduplicationId,
-// "topic-partition-offset" or the SQS message id, so that a record sent twice within SQS's
-// five-minute deduplication window is stored once. An id longer than SQS's 128 characters is
-// shortened to its first 63 characters, "-", and the hex SHA-256 of the whole id.
+// group (its message id if it came from a standard queue), and a MessageDeduplicationId
+// derived from the record's identity, "topic-partition-offset" or the SQS message id, so that
+// a record sent twice within SQS's five-minute deduplication interval (its batch delivered
+// again) is stored once. An id longer than SQS's 128 characters, or with a character SQS
+// refuses in an id, becomes its first 63 characters (those SQS refuses replaced by "_"), "-",
+// and the hex SHA-256 of the whole id.
+//
+// A standard queue has no deduplication: a record whose batch is delivered again may reach
+// it again. Under [WithIdempotency] a record the sink took is not sent again (see
+// [WithSink]); without it, read a standard failure queue as "at least once".
 //
 // A message larger than the limit (SQSMaxMessageSize, or WithSQSMaxMessageSize) is not sent:
 // Send returns an error wrapping [ErrMessageTooLarge], and the record is reported as failed.
@@ -210,13 +216,35 @@ func dedupID(e *Envelope) string {
 // sqsIDMax is the longest MessageGroupId or MessageDeduplicationId SQS takes.
 const sqsIDMax = 128
 
-// sqsID fits id into SQS's 128 characters: a longer id becomes its first 63 bytes, "-" and
-// the 64 hex digits of its SHA-256. Kafka topic names (letters, digits, ".", "_", "-") and SQS
-// ids use only characters SQS allows here.
+// sqsID fits id into what SQS takes as a MessageGroupId or MessageDeduplicationId: "up to 128
+// characters", which "can contain alphanumeric characters (a-z, A-Z, 0-9) and punctuation
+// (!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~)" (SQS API Reference, SendMessage), that is the bytes
+// 0x21 to 0x7E. An id within both stays as it is: Kafka topic names (letters, digits, ".",
+// "_", "-"), the offsets and SQS message ids always are. A longer one, or one with another
+// character (a space, a byte beyond ASCII, from a WithSQSMessageGroupID function, say),
+// becomes its first 63 bytes, each byte SQS refuses replaced by "_", then "-" and the 64 hex
+// digits of the SHA-256 of the whole id: the same id always gives the same result, and two
+// ids differ in it as their hashes do.
 func sqsID(id string) string {
-	if len(id) <= sqsIDMax {
+	if len(id) <= sqsIDMax && sqsIDChars(id) {
 		return id
 	}
 	sum := sha256.Sum256([]byte(id))
-	return id[:sqsIDMax-1-2*len(sum)] + "-" + hex.EncodeToString(sum[:])
+	head := []byte(id[:min(len(id), sqsIDMax-1-2*len(sum))])
+	for i, c := range head {
+		if c < 0x21 || c > 0x7e {
+			head[i] = '_'
+		}
+	}
+	return string(head) + "-" + hex.EncodeToString(sum[:])
+}
+
+// sqsIDChars reports whether every byte of id is one SQS takes in an id (0x21 to 0x7E).
+func sqsIDChars(id string) bool {
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }

@@ -422,3 +422,64 @@ func TestSinkPolicies(t *testing.T) {
 		}
 	}
 }
+
+// A FIFO queue's ids hold only what SQS takes (up to 128 characters, letters, digits and
+// punctuation): a group from WithSQSMessageGroupID with a space and characters beyond ASCII
+// is made into one, the same each time, and the deduplication id is the record's identity,
+// so a batch delivered twice leaves one message per record.
+func TestSQSSinkFIFOIDCharacters(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv := localservertest.StartSQS(t)
+	c := srv.Client()
+	q, err := localserver.CreateQueue(ctx, c, "tenants-dlq.fifo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := batch.NewSQSSink(c, q, batch.WithSQSMessageGroupID(func(e *batch.Envelope) string {
+		return fmt.Sprintf("tenant Zoë ☃ %d", e.Partition)
+	}))
+	ev := sinktest.Event("orders")
+	h, _ := sinktest.FailOn(batch.Permanent(errors.New("bad")), "0@1", "1@0")
+	for range 2 {
+		resp, err := batch.ProcessKafka(ctx, ev, h, append(sinktest.Quiet(nil), batch.WithSink(sink, batch.SinkPermanent))...)
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("failures %+v, %v; want none (the sink took both records)", resp.BatchItemFailures, err)
+		}
+	}
+	msgs := sinkReceive(t, ctx, c, q, 2, 5*time.Second)
+	sinkNoMore(t, ctx, c, q)
+	if len(msgs) != 2 {
+		t.Fatalf("received %d messages, want 2 (2 records, the second delivery deduplicated)", len(msgs))
+	}
+	allowed := func(id string) bool {
+		for _, r := range id {
+			if r < 0x21 || r > 0x7e {
+				return false
+			}
+		}
+		return id != "" && len(id) <= 128
+	}
+	groups := map[string]bool{}
+	for _, m := range msgs {
+		env, err := batch.ReadEnvelope([]byte(aws.ToString(m.Body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		group, dedup := m.Attributes["MessageGroupId"], m.Attributes["MessageDeduplicationId"]
+		if !allowed(group) || !allowed(dedup) {
+			t.Errorf("%d@%d: group %q dedup %q, want only letters, digits and punctuation, at most 128", env.Partition, env.Offset, group, dedup)
+		}
+		if want := fmt.Sprintf("orders-%d-%d", env.Partition, env.Offset); dedup != want {
+			t.Errorf("%d@%d: dedup %q, want %q", env.Partition, env.Offset, dedup, want)
+		}
+		if want := "tenant_Zo"; !strings.HasPrefix(group, want) {
+			t.Errorf("%d@%d: group %q, want it to begin %q (the function's text, what SQS refuses replaced)", env.Partition, env.Offset, group, want)
+		}
+		groups[group] = true
+	}
+	if len(groups) != 2 {
+		t.Errorf("groups %v, want two: the function gave each partition its own", groups)
+	}
+}

@@ -175,6 +175,13 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 			now := c.now()
 			f = &failure{err: fmt.Errorf("batch: the filter criteria cannot decide on the message: %w", err),
 				permanent: true, first: now, last: now}
+			// Under idempotency, sunk under its key too, when the key is the message ID (the
+			// function of WithSQSKafkaRecord is not called on it).
+			if c.store != nil && c.sqsRecord == nil && c.toSink(f) {
+				if f = c.sinkKeyed(ctx, idempotency.SQSKey(m), Item{SQS: m}, f, u); f == nil {
+					return nil
+				}
+			}
 		}
 	}
 	if f == nil {
@@ -189,7 +196,7 @@ func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessa
 			return nil
 		}
 	}
-	if c.toSink(f) {
+	if c.toSink(f) && !f.offered {
 		c.sendFailure(ctx, sqsEnvelope(m, f), f, u)
 	}
 	return f

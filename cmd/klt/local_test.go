@@ -62,6 +62,15 @@ func TestLocalStack(t *testing.T) {
 			t.Errorf("pipeline %s: records %d, lost %s, twice %s, order %s, %v/s", p.Name, p.Records, p.Lost, p.AppliedTwice, p.OrderViolations, p.RecordsPerSecond)
 		}
 	}
+	// Every message on the failure queues counted, and the poison record there once, however
+	// often its batch came back (the timeout's redelivery): sunk once, under idempotency.
+	for _, p := range rep.Pipelines {
+		wantFQ := map[bool]int64{true: 1, false: 0}[strings.HasSuffix(p.Name, "with faults")]
+		if !p.FailureQueue.Is(wantFQ) || !p.FailureQueueMessages.Is(wantFQ) || len(p.Duplicates) != 0 {
+			t.Errorf("pipeline %s: failure queue %s records, %s messages, duplicates %+v; want %d, %d, none",
+				p.Name, p.FailureQueue, p.FailureQueueMessages, p.Duplicates, wantFQ, wantFQ)
+		}
+	}
 	if rep.Speedup == nil || rep.Speedup.Of != "fan-out" || rep.Speedup.Over != "direct" || rep.Speedup.Ratio <= 1 {
 		t.Errorf("speedup %+v", rep.Speedup)
 	}

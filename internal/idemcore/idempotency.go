@@ -267,6 +267,8 @@ func complete[T any](ctx context.Context, cfg *config, stop time.Time, store Sto
 				Err: fmt.Errorf("%w: %w: %d bytes of JSON, the limit is %d (WithoutResult stores none)", ErrNotRecorded, ErrResultTooLarge, len(data), maxData)}
 		}
 		done.Data = string(data)
+	} else {
+		done.Data = outcomeData(result) // package batch's "sunk" (outcome.go)
 	}
 	// Save the result even if the caller's context has been cancelled, until the deadline.
 	if err := persist(ctx, stop, func(ctx context.Context) error { return store.Complete(ctx, &done) }); err != nil {

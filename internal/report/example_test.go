@@ -85,8 +85,8 @@ func ExampleReport_Text() {
 	//   lost                records whose fate klt did not observe: not applied, filtered, in a failure queue or dead-lettered
 	//   applied twice       records whose side effect klt saw more than once
 	//   order violations    records applied before an earlier record of the same key
-	//   failure queue       records a function of the pipeline sent to its own failure queue (the mappings saw a success)
-	//   dead-lettered       records a mapping gave up on (on-failure destination or dead-letter queue)
+	//   failure queue       messages on the failure queues of the pipeline's functions (the mappings saw a success), every one: a record sent twice (its batch delivered again) counts twice, and is named as a duplicate; the fates count it once
+	//   dead-lettered       messages on the on-failure destinations and dead-letter queues of the pipeline's mappings (records a mapping gave up on), every one, duplicates named as for the failure queue
 	//   filtered            records dropped by FilterCriteria
 	//   records retried     records delivered more than once
 	//   duplicate requests  requests for a side effect already applied, absorbed by the downstream's idempotency key

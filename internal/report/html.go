@@ -134,14 +134,16 @@ func subtitle(r *Report) string {
 }
 
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num":    fmtNum,
-	"ratio":  fmtRatio,
-	"join":   strings.Join,
-	"status": countClass,
-	"dash":   countOrDash,
-	"lat":    fmtLatency,
-	"fates":  fatesText,
-	"short":  func(s string) string { return oneLine(shorten(s, textBodyMax)) },
+	"num":          fmtNum,
+	"ratio":        fmtRatio,
+	"join":         strings.Join,
+	"status":       countClass,
+	"dash":         countOrDash,
+	"failureQueue": failureQueueText,
+	"deadLettered": deadLetteredText,
+	"lat":          fmtLatency,
+	"fates":        fatesText,
+	"short":        func(s string) string { return oneLine(shorten(s, textBodyMax)) },
 	"at": func(t time.Time) string {
 		if t.IsZero() {
 			return ""
@@ -206,7 +208,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 <div class="scroll"><table id="pipeline-table">
 <thead><tr><th>pipeline</th><th>phase</th><th>records</th><th>seconds</th><th>records/s</th><th>p50 ms</th><th>p99 ms</th><th>lost</th><th>applied twice</th><th>order violations</th><th>failure queue</th><th>dead-lettered</th><th>filtered</th><th>records retried</th><th>duplicate requests</th><th>failed invocations</th><th class="text">fates</th></tr></thead>
 <tbody>
-{{range .Pipelines}}<tr><td title="{{join .Functions " → "}}"><strong>{{.Name}}</strong></td><td>{{.Phase}}</td><td>{{.Records}}</td><td>{{num .Seconds}}</td><td><strong>{{num .RecordsPerSecond}}</strong></td><td>{{num .LatencyMsP50}}</td><td>{{num .LatencyMsP99}}</td><td class="{{status .Lost}}">{{.Lost}}</td><td class="{{status .AppliedTwice}}">{{.AppliedTwice}}</td><td class="{{status .OrderViolations}}">{{.OrderViolations}}</td><td>{{dash .FailureQueue}}</td><td>{{.DeadLettered}}</td><td>{{.Filtered}}</td><td>{{.Retried}}</td><td>{{.DuplicateRequests}}</td><td>{{.FailedInvocations}}</td><td class="text">{{fates .Fates}}</td></tr>
+{{range .Pipelines}}<tr><td title="{{join .Functions " → "}}"><strong>{{.Name}}</strong></td><td>{{.Phase}}</td><td>{{.Records}}</td><td>{{num .Seconds}}</td><td><strong>{{num .RecordsPerSecond}}</strong></td><td>{{num .LatencyMsP50}}</td><td>{{num .LatencyMsP99}}</td><td class="{{status .Lost}}">{{.Lost}}</td><td class="{{status .AppliedTwice}}">{{.AppliedTwice}}</td><td class="{{status .OrderViolations}}">{{.OrderViolations}}</td><td>{{failureQueue .}}</td><td>{{deadLettered .}}</td><td>{{.Filtered}}</td><td>{{.Retried}}</td><td>{{.DuplicateRequests}}</td><td>{{.FailedInvocations}}</td><td class="text">{{fates .Fates}}</td></tr>
 {{end}}</tbody>
 </table></div>
 {{range .Pipelines}}{{if or .Observed .Unobservable}}<div class="observed"><h3>{{.Name}}: what klt could and could not observe</h3><ul>

@@ -126,6 +126,18 @@ type Pipeline struct {
 	// DeadLettered counts records a mapping of the pipeline gave up on: sent to its
 	// on-failure destination (Kafka) or moved to its queue's dead-letter queue (SQS).
 	DeadLettered int64 `json:"dead_lettered"`
+	// FailureQueueMessages counts the messages klt read on the pipeline's failure queues,
+	// every one: a record there twice (its batch delivered again after the function had sent
+	// it) counts twice, where FailureQueue counts it once. Null when FailureQueue is, and in
+	// reports of earlier versions. [Pipeline.SetFailedMessages] sets it.
+	FailureQueueMessages Count `json:"failure_queue_messages"`
+	// DeadLetterMessages counts the messages klt read on the pipeline's on-failure
+	// destinations and dead-letter queues, every one (an on-failure record counts once per
+	// record it names). Null in reports of earlier versions.
+	DeadLetterMessages Count `json:"dead_letter_messages"`
+	// Duplicates names each record that reached one queue of the pipeline (failure queue,
+	// on-failure destination, dead-letter queue) more than once.
+	Duplicates []Duplicate `json:"duplicates"`
 	// Filtered counts records dropped by FilterCriteria.
 	Filtered int64 `json:"filtered"`
 	// Retried counts records delivered more than once (by any mapping of the pipeline).
@@ -540,6 +552,7 @@ func (r *Report) JSON() ([]byte, error) {
 		q.Observed = orEmpty(q.Observed)
 		q.Unobservable = orEmpty(q.Unobservable)
 		q.Resources = orEmpty(q.Resources)
+		q.Duplicates = orEmpty(q.Duplicates)
 		if q.Fates == nil {
 			q.Fates = map[string]int64{}
 		}

@@ -62,7 +62,7 @@ func TestJSONFieldNames(t *testing.T) {
 	}
 	wantKeys(t, p[0], "pipelines[0]", "name", "functions", "mappings", "phase", "records", "seconds", "records_per_second",
 		"latency_ms_p50", "latency_ms_p99", "lost", "applied_twice", "order_violations", "failure_queue", "dead_lettered",
-		"filtered", "retried", "duplicate_requests", "failed_invocations", "fates", "observed", "unobservable", "resources", "predicted")
+		"failure_queue_messages", "dead_letter_messages", "duplicates", "filtered", "retried", "duplicate_requests", "failed_invocations", "fates", "observed", "unobservable", "resources", "predicted")
 	wantKeys(t, p[0].(map[string]any)["resources"].([]any)[0], "resources[0]", "resource", "kind", "via", "applied", "applied_twice",
 		"order_violations", "latency_ms_p50", "latency_ms_p99")
 	wantKeys(t, doc["speedup"], "speedup", "of", "over", "ratio")

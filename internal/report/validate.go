@@ -153,6 +153,11 @@ func (r *Report) validateRecords(pipes map[string]bool) error {
 			return fmt.Errorf("report: failed_messages[%d]: kind %q, want %q, %q or %q", i, m.Kind, FailureQueueKind, OnFailureDestinationKind, DeadLetterQueueKind)
 		}
 	}
+	for i := range r.Pipelines {
+		if err := r.Pipelines[i].validateMessages(r.FailedMessages); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

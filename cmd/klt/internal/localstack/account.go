@@ -265,7 +265,7 @@ func resourcesOf(l *ledger, spec accountSpec, fn string) []resource {
 // not the bookkeeping of an idempotency entry (its claim, or its release when the handler
 // failed); its completion is the application.
 func applies(e effect) bool {
-	return e.Failure == "" && e.Op != opClaim && e.Op != opRelease
+	return e.Failure == "" && e.Op != opClaim && e.Op != opRelease && e.Op != opSunk
 }
 
 // byLast reports whether e is an effect of function last, or of no function klt could

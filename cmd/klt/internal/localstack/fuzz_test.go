@@ -62,6 +62,10 @@ func FuzzObservedRequests(f *testing.F) {
 		}
 	}
 	f.Add("PutItem", `{"TableName":"t","Item":{"id":{"S":"fn#abc"}}}`, `{"__type":"ConditionalCheckFailedException"}`)
+	// The completion of a record batch sent to its sink, in either layout.
+	f.Add("PutItem", `{"TableName":"t","Item":{"id":{"S":"fn#abc"},"status":{"S":"COMPLETED"},"data":{"S":"{\"outcome\":\"sunk\"}"}}}`, `{}`)
+	f.Add("PutItem", `{"TableName":"t","Item":{"id":{"S":"fn#abc"},"status":{"S":"COMPLETED"},"data":{"M":{"outcome":{"S":"sunk"}}}}}`, `{}`)
+	f.Add("UpdateItem", `{"TableName":"t","Key":{"id":{"S":"fn#abc"}},"ExpressionAttributeValues":{":s":{"S":"COMPLETED"},":d":{"M":{"outcome":{"S":"sunk"}}}}}`, `{}`)
 	f.Add("SendMessage", `{"QueueUrl":"u","MessageBody":"b","MessageAttributes":{"kafka.record":{"DataType":"String","StringValue":"{"}}}`, `{"MessageId":"1"}`)
 	f.Fuzz(func(t *testing.T, op, req, resp string) {
 		l := newLedger()

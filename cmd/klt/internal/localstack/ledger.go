@@ -54,12 +54,14 @@ const (
 )
 
 // Operations of an idempotency entry (effect.Op), told apart from the item's other writes:
-// the claim (a conditional PutItem of an INPROGRESS entry) and the release (the DeleteItem
-// of a handler that failed) are bookkeeping; the completion is the application.
+// the claim (a conditional PutItem of an INPROGRESS entry), the release (the DeleteItem of
+// a handler that failed) and the completion of a record package batch sent to its sink
+// (data {"outcome":"sunk"}) are bookkeeping; any other completion is the application.
 const (
 	opClaim    = "claim"
 	opComplete = "complete"
 	opRelease  = "release"
+	opSunk     = "sunk"
 )
 
 // effect is one side effect klt observed, with the input record it belongs to.

@@ -131,23 +131,57 @@ func (o *tableObserver) record(x faultproxy.Exchange, w write, repeat bool) {
 		Repeat: repeat, At: x.At.Add(x.Duration), Body: capBody(w.body), Target: o.target(tableID, w)})
 }
 
-// entryOp tells an idempotency entry's write: its claim, completion or release.
+// entryOp tells an idempotency entry's write: its claim, completion or release, and the
+// completion of a record sent to a sink (opSunk) from the others.
 func entryOp(w write) string {
 	switch {
 	case w.op == "DeleteItem":
 		return opRelease
 	case w.op == "UpdateItem":
+		completed, sunk := false, false
 		for name := range w.values {
-			if s, ok := w.values.str(name); ok && s == "COMPLETED" {
-				return opComplete
-			}
+			s, _ := w.values.str(name)
+			completed = completed || s == "COMPLETED"
+			sunk = sunk || sunkData(w.values[name])
+		}
+		switch {
+		case completed && sunk:
+			return opSunk
+		case completed:
+			return opComplete
 		}
 		return w.op
 	}
 	if s, _ := w.item.str("status"); s == "COMPLETED" {
+		if sunkData(w.item["data"]) {
+			return opSunk
+		}
 		return opComplete
 	}
 	return opClaim
+}
+
+// sunkData reports whether an entry's data attribute is the outcome package batch stores
+// for a record it sent to its sink, {"outcome":"sunk"} (idempotency's Outcome): a JSON
+// string in Powertools Python's layout, a map in TypeScript's.
+func sunkData(v map[string]json.RawMessage) bool {
+	var outcome struct {
+		Outcome *string `json:"outcome"`
+	}
+	if raw, ok := v["S"]; ok {
+		var s string
+		return json.Unmarshal(raw, &s) == nil && json.Unmarshal([]byte(s), &outcome) == nil &&
+			outcome.Outcome != nil && *outcome.Outcome == "sunk"
+	}
+	if raw, ok := v["M"]; ok {
+		var m item
+		if json.Unmarshal(raw, &m) != nil || len(m) != 1 {
+			return false
+		}
+		s, ok := m.str("outcome")
+		return ok && s == "sunk"
+	}
+	return false
 }
 
 // identify finds the input record an item names, and how.

@@ -3,6 +3,7 @@ package localstack
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +19,14 @@ import (
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
+
+// sinkFunc is a batch.Sink of a function.
+type sinkFunc func(context.Context, *batch.Envelope) error
+
+func (f sinkFunc) Send(ctx context.Context, e *batch.Envelope) error { return f(ctx, e) }
 
 // effectsOf returns the effects the ledger holds of id at resource (any when "").
 func effectsOf(l *ledger, id recordID, res string) []effect {
@@ -94,6 +101,23 @@ func TestTablesObserved(t *testing.T) {
 	}
 	if es := effectsOf(l, tsRec, "IdempotencyTable"); len(es) != 2 || es[0].Op != opClaim || es[1].Op != opComplete {
 		t.Errorf("a TypeScript-layout entry: %+v", es)
+	}
+	// A record package batch sent to its sink completes its entry with the outcome "sunk":
+	// bookkeeping, not the record applied, in either layout.
+	for i, st := range []*idempotency.DynamoDBStore{store, ts} {
+		sunk := recordID{"orders", 2, int64(45 + i)}
+		l.produced(input{ID: sunk, Key: []byte("k"), At: time.Now()})
+		ev := kafkaeventtest.NewBuilder().Add("orders", 2, []byte("poison"), kafkaeventtest.WithOffset(sunk.Offset)).Event()
+		resp, err := batch.ProcessKafka(ctx, ev, func(context.Context, *kafkaevent.Record) error { return batch.Permanent(errors.New("poison")) },
+			batch.WithLogger(slog.New(slog.DiscardHandler)), batch.WithIdempotency(st),
+			batch.WithSink(sinkFunc(func(context.Context, *batch.Envelope) error { return nil }), batch.SinkPermanent))
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("the sunk record: %+v, %v", resp, err)
+		}
+		es := effectsOf(l, sunk, "IdempotencyTable")
+		if len(es) != 2 || es[0].Op != opClaim || es[1].Op != opSunk || applies(es[1]) {
+			t.Errorf("a sunk record's entry (%s): %+v, want its claim and its completion as sunk, which applies nothing", st.Format(), es)
+		}
 	}
 	put := func(it map[string]ddbtypes.AttributeValue) {
 		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("items-table"), Item: it}); err != nil {

@@ -405,6 +405,8 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 			}
 		}
 	}
+	// Every message on its queues counted, duplicates named, from the messages just listed.
+	rep.Pipelines[len(rep.Pipelines)-1].SetFailedMessages(rep.FailedMessages)
 	for _, f := range ph.faults {
 		if f.topic != "" && f.topic != p.topic {
 			continue
