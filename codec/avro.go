@@ -198,7 +198,9 @@ func (c *avroCodec[T]) prepare(p *avroParsed, id string) {
 		}
 		p.schema, p.guard = sch, newAvroGuard(sch)
 	}
-	// Decoding nothing builds the decoder (and caches it in avroAPI); the error is EOF.
+	// ReadVal into a nil *T builds the decoder (and caches it in avroAPI, where decodeInto's
+	// ReadVal finds it), then refuses the nil pointer without reading anything: decoding
+	// even an empty payload could recurse without end (a record that holds itself).
 	r := avroReaders.Get().(*avro.Reader)
 	defer func() {
 		r.Reset(nil)
@@ -206,7 +208,8 @@ func (c *avroCodec[T]) prepare(p *avroParsed, id string) {
 	}()
 	r.Error = nil
 	r.Reset(nil)
-	r.ReadVal(p.schema, new(T))
+	var none *T
+	r.ReadVal(p.schema, none)
 }
 
 // Limits on what one Avro value may make the decoder allocate, whatever its bytes claim.

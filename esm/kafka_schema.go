@@ -291,8 +291,13 @@ func (s *schemaRegistry) check(ctx context.Context, data []byte) (fieldCheck, er
 	if err != nil {
 		return fieldCheck{}, err
 	}
-	out, err := s.decode(schema, payload)
-	if errors.Is(err, errUnusableSchema) {
+	// The check of the key or value has the registry's timeout too: a schema that takes
+	// longer to compile makes the record wait and be checked again (the compilation goes on,
+	// once), one that takes longer to validate fails it.
+	vctx, cancel := context.WithTimeout(ctx, s.timeout)
+	out, err := s.decode(vctx, schema, payload)
+	cancel()
+	if errors.Is(err, errUnusableSchema) || errors.Is(err, errStillBuilding) || ctx.Err() != nil {
 		return fieldCheck{}, err
 	}
 	if err != nil {
@@ -333,18 +338,18 @@ func (s *schemaRegistry) unframe(data []byte) (id string, payload []byte, err er
 var errUnusableSchema = errors.New("the registry's schema cannot be used")
 
 // decode checks payload against schema and returns the key or value as delivered.
-func (s *schemaRegistry) decode(schema *codec.Schema, payload []byte) ([]byte, error) {
-	p := s.parse(schema)
-	if p.err != nil {
-		return nil, p.err
+func (s *schemaRegistry) decode(ctx context.Context, schema *codec.Schema, payload []byte) ([]byte, error) {
+	p, err := s.parse(ctx, schema)
+	if err != nil {
+		return nil, err
 	}
 	switch schema.Format {
 	case codec.FormatAvro:
-		return s.decodeAvro(schema, p, payload)
+		return s.decodeAvro(ctx, schema, p, payload)
 	case codec.FormatProtobuf:
-		return s.decodeProtobuf(p, payload)
+		return s.decodeProtobuf(ctx, p, payload)
 	case codec.FormatJSON:
-		return s.decodeJSON(p, payload)
+		return s.decodeJSON(ctx, p, payload)
 	}
 	return nil, fmt.Errorf("%w: schema %s has format %q", errUnusableSchema, schema.ID, schema.Format)
 }
