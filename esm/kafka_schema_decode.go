@@ -37,12 +37,12 @@ type parsedSchema struct {
 	start sync.Once
 	done  chan struct{}
 
-	err   error                            // a *codec.SchemaLimitError, or wraps errUnusableSchema
-	avro  avro.Schema                      // FormatAvro
-	proto protoreflect.FileDescriptor      // FormatProtobuf
-	glue  []protoreflect.MessageDescriptor // FormatProtobuf: the file's messages by full name (Glue's message index)
-	js    *jsonschema.Schema               // FormatJSON
-	codecs sync.Map // FormatProtobuf: protoreflect.FullName -> codec.Codec[protoMessage], made when first used
+	err    error                            // a *codec.SchemaLimitError, or wraps errUnusableSchema
+	avro   avro.Schema                      // FormatAvro
+	proto  protoreflect.FileDescriptor      // FormatProtobuf
+	glue   []protoreflect.MessageDescriptor // FormatProtobuf: the file's messages by full name (Glue's message index)
+	js     *jsonschema.Schema               // FormatJSON
+	codecs sync.Map                         // FormatProtobuf: protoreflect.FullName -> codec.Codec[protoMessage], made when first used
 }
 
 // protoCodec returns the codec of md, a message of p's file, made (and measured) once.
