@@ -50,7 +50,7 @@ const (
 // built again. It is a *[DecodeError]'s cause for a record of that schema.
 type SchemaLimitError struct {
 	Format   string // FormatAvro, FormatProtobuf or FormatJSON
-	ID       string // the schema's ID; "" for a schema given to the codec
+	ID       string // the schema's ID ("" for AvroSchema's), or ProtobufDynamic's message name
 	Limit    string // "expanded size", "depth" or "alternatives"
 	Max      int64  // the limit
 	Measured int64  // what the schema measures (at least; counting stops at 2^40)

@@ -45,6 +45,17 @@ func expandingAvro(levels int) string {
 	return b.String()
 }
 
+// expandingProto is a .proto file whose message M0 holds two M1, each Mi two Mi+1.
+func expandingProto(levels int) string {
+	var b strings.Builder
+	b.WriteString("syntax = \"proto3\";\npackage x;\n")
+	for i := range levels {
+		fmt.Fprintf(&b, "message M%d { M%d a = 1; M%d b = 2; }\n", i, i+1, i+1)
+	}
+	fmt.Fprintf(&b, "message M%d { string s = 1; }\n", levels)
+	return b.String()
+}
+
 // countSchemaBuilds counts the schemas the mapping prepares while the test runs; when gate is
 // not nil, each preparation waits for it to close.
 func countSchemaBuilds(t *testing.T, gate chan struct{}) *atomic.Int64 {
@@ -74,13 +85,7 @@ func TestKafkaSchemaOverLimits(t *testing.T) {
 	f := newSchemaFixture(t)
 	f.cs.Add(4, registrytest.Schema{Type: "JSON", Text: expandingJSONSchema(22)})
 	f.cs.Add(5, registrytest.Schema{Text: expandingAvro(24)})
-	var fanout strings.Builder
-	fanout.WriteString("syntax = \"proto3\";\npackage x;\n")
-	for i := range 20 {
-		fmt.Fprintf(&fanout, "message M%d { M%d a = 1; M%d b = 2; }\n", i, i+1, i+1)
-	}
-	fanout.WriteString("message M20 { string s = 1; }\n")
-	f.cs.Add(6, registrytest.Schema{Type: "PROTOBUF", Text: fanout.String()})
+	f.cs.Add(6, registrytest.Schema{Type: "PROTOBUF", Text: expandingProto(20)})
 	builds := countSchemaBuilds(t, nil)
 	var logged bytes.Buffer
 	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue},
