@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -75,6 +76,9 @@ func (e *SchemaLimitError) Error() string {
 // A .proto file is measured for how deep its declarations nest; what its messages expand to
 // is measured by [ProtobufDynamic] on the compiled descriptor.
 func CheckSchema(s *Schema) error {
+	if s == nil {
+		return errors.New("codec: CheckSchema(nil): no schema")
+	}
 	switch s.Format {
 	case FormatAvro:
 		sch, err := parseAvro(s.Text)
