@@ -147,6 +147,7 @@ func (j *jsonMeasure) of(v any, base *url.URL) (measure, error) {
 	if d, ok := j.done[id]; ok {
 		return d, nil
 	}
+	outer := base // draft 7 and before resolve a $ref beside an $id against the outer base
 	if b := j.base[id]; b != nil {
 		base = b
 	}
@@ -174,6 +175,9 @@ func (j *jsonMeasure) of(v any, base *url.URL) (measure, error) {
 			continue
 		}
 		target, err := j.resolve(ref, base)
+		if err != nil && outer != base {
+			target, err = j.resolve(ref, outer)
+		}
 		if err != nil {
 			return measure{}, fmt.Errorf("%s %q: %w", k, ref, err)
 		}

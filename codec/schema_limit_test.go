@@ -241,6 +241,7 @@ func TestJSONSchemaMeasure(t *testing.T) {
 		{"anchor", `{"$defs":{"a":{"$anchor":"x","type":"string"}},"$ref":"#x"}`, ""},
 		{"draft7 anchor", `{"definitions":{"a":{"$id":"#x","type":"string"}},"$ref":"#x"}`, ""},
 		{"embedded id", `{"$id":"http://e.x/a.json","$defs":{"b":{"$id":"b.json","type":"string"}},"$ref":"b.json"}`, ""},
+		{"draft 7 $ref beside $id", `{"definitions":{"a":{"type":"string"}},"properties":{"p":{"$id":"http://o.x/p","$ref":"#/definitions/a"}}}`, ""},
 		{"escaped pointer", `{"$defs":{"a/b":{"type":"string"},"c~d":{}},"allOf":[{"$ref":"#/$defs/a~1b"},{"$ref":"#/$defs/c~0d"}]}`, ""},
 		{"meta-schema", `{"$ref":"http://json-schema.org/draft-07/schema#"}`, ""},
 		{"elsewhere", `{"$ref":"http://e.x/other.json"}`, "names nothing in the document"},
