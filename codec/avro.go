@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hamba/avro/v2"
 )
@@ -23,15 +24,22 @@ type avroConfig struct {
 
 // AvroSchema gives the Avro codec the writer's schema (Avro JSON), for records whose schema a
 // registry does not give ([WithRegistry] takes precedence when the record carries a schema ID).
-// The schema is parsed when the codec is made; a schema that does not parse makes [Avro]
-// return an error wrapping [ErrInvalidOption] and the parser's error. By default the codec
-// has no schema of its own and needs a registry.
+// The schema is parsed and measured when the codec is made; a schema that does not parse, or
+// is over a limit of [SchemaLimitError], makes [Avro] return an error wrapping
+// [ErrInvalidOption] and the parser's error or the *SchemaLimitError. By default the codec has
+// no schema of its own and needs a registry.
 func AvroSchema(text string) AvroOption {
 	return func(c *avroConfig) {
 		s, err := parseAvro(text)
 		if err != nil {
 			if c.err == nil {
 				c.err = &optionError{option: "AvroSchema", why: "the schema does not parse: " + err.Error(), err: err}
+			}
+			return
+		}
+		if err := measureAvro(s).check(FormatAvro, ""); err != nil {
+			if c.err == nil {
+				c.err = &optionError{option: "AvroSchema", why: err.Error(), err: err}
 			}
 			return
 		}
@@ -79,17 +87,27 @@ func Avro[T any](opts ...AvroOption) (Codec[T], error) {
 	if c.cfg.err != nil {
 		return nil, c.cfg.err
 	}
+	if c.cfg.schema != nil {
+		c.own = &avroParsed{text: c.cfg.text, done: make(chan struct{}), schema: c.cfg.schema, guard: c.cfg.guard}
+	}
 	return c, nil
 }
 
 type avroCodec[T any] struct {
 	cfg     avroConfig
-	parsed  sync.Map // schema ID -> *avroParsed
-	dynamic bool     // T holds interfaces or maps: values are counted (avroMaxValues)
+	own     *avroParsed // the AvroSchema's; nil without one
+	parsed  sync.Map    // schema ID -> *avroParsed
+	dynamic bool        // T holds interfaces or maps: values are counted (avroMaxValues)
 }
 
+// avroParsed is a writer's schema made ready for decoding into T: parsed, measured, its
+// guard found and hamba/avro's decoder built, once, by the goroutine start starts; done is
+// closed when it is ready or has failed (err: why; the error of every record of the schema).
 type avroParsed struct {
-	text   string
+	text  string
+	start sync.Once
+	done  chan struct{}
+
 	schema avro.Schema
 	guard  *avroGuard
 	err    error
@@ -103,32 +121,95 @@ func parseAvro(text string) (avro.Schema, error) {
 	return avro.ParseWithCache(text, "", &avro.SchemaCache{})
 }
 
-// schema returns the writer's schema for s, and its guard (nil for most schemas).
-func (c *avroCodec[T]) schema(s *Schema) (avro.Schema, *avroGuard, error) {
+// schema returns the writer's schema for s, ready (see avroParsed), waiting for it at most
+// until ctx ends.
+func (c *avroCodec[T]) schema(ctx context.Context, s *Schema) (*avroParsed, error) {
+	p, id, err := c.entry(s)
+	if err != nil {
+		return nil, err
+	}
+	p.start.Do(func() { go c.prepare(p, id) })
+	select {
+	case <-p.done:
+		return p, p.err
+	default:
+	}
+	select {
+	case <-p.done:
+		return p, p.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("codec: Avro schema %s: its decoder is still being built (the records of this schema wait for the same build): %w", id, context.Cause(ctx))
+	}
+}
+
+// entry returns the entry of s's schema, and the ID errors name it by: the registry's schema
+// by its ID, made once per ID and text, else the codec's own.
+func (c *avroCodec[T]) entry(s *Schema) (*avroParsed, string, error) {
 	if s == nil || s.Text == "" {
-		if c.cfg.schema == nil {
+		if c.own == nil {
 			id := ""
 			if s != nil && s.ID != "" {
 				id = " for schema " + s.ID
 			}
-			return nil, nil, fmt.Errorf("%w%s: give the codec AvroSchema, or the Deserializer a registry", ErrNoSchema, id)
+			return nil, "", fmt.Errorf("%w%s: give the codec AvroSchema, or the Deserializer a registry", ErrNoSchema, id)
 		}
-		return c.cfg.schema, c.cfg.guard, nil
+		return c.own, "(AvroSchema)", nil
 	}
 	if v, ok := c.parsed.Load(s.ID); ok {
 		if p := v.(*avroParsed); p.text == s.Text {
-			return p.schema, p.guard, p.err
+			return p, s.ID, nil
 		}
 	}
-	p := &avroParsed{text: s.Text}
-	p.schema, p.err = parseAvro(s.Text)
-	if p.err != nil {
-		p.err = fmt.Errorf("codec: Avro schema %s does not parse: %w", s.ID, p.err)
-	} else {
-		p.guard = newAvroGuard(p.schema)
+	p := &avroParsed{text: s.Text, done: make(chan struct{})}
+	if v, loaded := c.parsed.LoadOrStore(s.ID, p); loaded {
+		if q := v.(*avroParsed); q.text == s.Text {
+			return q, s.ID, nil // another record of this schema came first
+		}
+		c.parsed.Store(s.ID, p) // the registry's schema of this ID changed: the newest wins
 	}
-	c.parsed.Store(s.ID, p)
-	return p.schema, p.guard, p.err
+	return p, s.ID, nil
+}
+
+// avroBuildHook, when set (by tests), is called when the preparation of a schema starts.
+var avroBuildHook atomic.Pointer[func(id string)]
+
+// prepare makes p ready: parses and measures its text (unless AvroSchema did), finds its
+// guard, and has hamba/avro build its decoder into T, which it otherwise does on the first
+// ReadVal, all at once, however long that takes. A panic in hamba/avro is p's error.
+func (c *avroCodec[T]) prepare(p *avroParsed, id string) {
+	defer close(p.done)
+	defer func() {
+		if r := recover(); r != nil {
+			p.err = fmt.Errorf("codec: Avro schema %s: building its decoder panicked: %v", id, r)
+		}
+	}()
+	if h := avroBuildHook.Load(); h != nil {
+		(*h)(id)
+	}
+	if p.schema == nil {
+		sch, err := parseAvro(p.text)
+		if err != nil {
+			p.err = fmt.Errorf("codec: Avro schema %s does not parse: %w", id, err)
+			return
+		}
+		if err := measureAvro(sch).check(FormatAvro, id); err != nil {
+			p.err = err
+			return
+		}
+		p.schema, p.guard = sch, newAvroGuard(sch)
+	}
+	// ReadVal into a nil *T builds the decoder (and caches it in avroAPI, where decodeInto's
+	// ReadVal finds it), then refuses the nil pointer without reading anything: decoding
+	// even an empty payload could recurse without end (a record that holds itself).
+	r := avroReaders.Get().(*avro.Reader)
+	defer func() {
+		r.Reset(nil)
+		avroReaders.Put(r)
+	}()
+	r.Error = nil
+	r.Reset(nil)
+	var none *T
+	r.ReadVal(p.schema, none)
 }
 
 // Limits on what one Avro value may make the decoder allocate, whatever its bytes claim.
@@ -156,11 +237,12 @@ func (c *avroCodec[T]) Decode(ctx context.Context, payload []byte, s *Schema) (T
 	return v, nil
 }
 
-func (c *avroCodec[T]) decodeInto(_ context.Context, payload []byte, s *Schema, v *T) error {
-	sch, guard, err := c.schema(s)
+func (c *avroCodec[T]) decodeInto(ctx context.Context, payload []byte, s *Schema, v *T) error {
+	p, err := c.schema(ctx, s)
 	if err != nil {
 		return err
 	}
+	sch, guard := p.schema, p.guard
 	if guard != nil || c.dynamic {
 		if guard == nil {
 			guard = noGuard
@@ -189,12 +271,12 @@ func (c *avroCodec[T]) decodeInto(_ context.Context, payload []byte, s *Schema, 
 	return nil
 }
 
-func (c *avroCodec[T]) Encode(_ context.Context, v T, s *Schema) ([]byte, error) {
-	sch, _, err := c.schema(s)
+func (c *avroCodec[T]) Encode(ctx context.Context, v T, s *Schema) ([]byte, error) {
+	p, err := c.schema(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	b, err := avroAPI.Marshal(sch, v)
+	b, err := avroAPI.Marshal(p.schema, v)
 	if err != nil {
 		return nil, fmt.Errorf("avro: %w", err)
 	}

@@ -52,6 +52,20 @@
 // a Glue zlib payload inflates to at most [WithMaxInflated]; a schema registry's answer is
 // read up to 4 MiB. The limits are named in the errors that report them.
 //
+// No schema can hold a function past its deadline either. Every schema a codec gets (given
+// with [AvroSchema], fetched from a registry, or the descriptor of [ProtobufDynamic]) is
+// measured before anything is built from it, in time linear in its text: its expanded size
+// (every reference to a named type, message type or $ref replaced by what it names, a
+// reference back into itself counted once) at most 65,536 nodes, its depth at most 256
+// levels, its alternatives (union, anyOf, oneOf, oneof branches) at most 8,192. A schema over
+// a limit is a *[SchemaLimitError] that names the limit and the measure, kept for the schema's
+// ID: each record of it fails at once, and the schema is never measured or built again.
+// Within the limits, hamba/avro's decoder for a schema (built all at once, with no context)
+// is built once per schema on a goroutine of its own: Decode waits for it until its context
+// ends, and the records that come meanwhile wait for the same build. [CheckSchema] measures
+// a schema for a program that compiles one itself (a JSON Schema validator, a .proto
+// compiler).
+//
 // # Schemas
 //
 // Avro needs the writer's schema: give it ([AvroSchema]) or let a [Registry] find it by the ID

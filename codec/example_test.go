@@ -116,3 +116,22 @@ func ExampleJSON() {
 	fmt.Printf("%+v %v\n", v, err)
 	// Output: {Sensor:t-2 Celsius:19.25} <nil>
 }
+
+// A JSON Schema whose definitions each try the next one twice (anyOf) is 1.3 KB of text and
+// 2^22 branches for a validator: CheckSchema measures it before anything compiles it.
+func ExampleCheckSchema() {
+	text := `{"$ref":"#/definitions/D0","definitions":{`
+	for i := range 22 {
+		text += fmt.Sprintf(`"D%d":{"anyOf":[{"$ref":"#/definitions/D%d"},{"$ref":"#/definitions/D%d"}]},`, i, i+1, i+1)
+	}
+	text += `"D22":{"type":"string"}}}`
+	err := codec.CheckSchema(&codec.Schema{ID: "4", Format: codec.FormatJSON, Text: text})
+	var over *codec.SchemaLimitError
+	if errors.As(err, &over) {
+		fmt.Println(over.Limit, over.Measured > over.Max)
+		fmt.Println(err)
+	}
+	// Output:
+	// expanded size true
+	// codec: JSON schema 4: expanded size 16777214 is over the limit of 65536
+}

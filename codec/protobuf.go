@@ -39,14 +39,17 @@ func Protobuf[M proto.Message]() Codec[M] {
 
 // ProtobufDynamic returns the codec of Protobuf messages described by md, decoded into
 // dynamic messages: for a schema known only at run time (a .proto compiled by the program, a
-// descriptor set), as `klt event decode` does.
+// descriptor set), as `klt event decode` does. md is measured first, its message fields
+// replaced by the messages they name (see [SchemaLimitError]): when it is over a limit, the
+// codec's Decode and Encode return that *SchemaLimitError, found once.
 func ProtobufDynamic(md protoreflect.MessageDescriptor) Codec[*dynamicpb.Message] {
-	return &protoCodec[*dynamicpb.Message]{mt: dynamicpb.NewMessageType(md)}
+	return &protoCodec[*dynamicpb.Message]{mt: dynamicpb.NewMessageType(md), err: measureProto(md).check(FormatProtobuf, string(md.FullName()))}
 }
 
 type protoCodec[M proto.Message] struct {
 	mt   protoreflect.MessageType
 	elem reflect.Type // the struct M points to, for a generated M; nil for dynamic messages
+	err  error        // a dynamic message's *SchemaLimitError
 }
 
 // new returns a new, empty M.
@@ -65,6 +68,10 @@ const protoMaxDepth = protowire.DefaultRecursionLimit
 var protoUnmarshal = proto.UnmarshalOptions{RecursionLimit: protoMaxDepth}
 
 func (c *protoCodec[M]) Decode(_ context.Context, payload []byte, _ *Schema) (M, error) {
+	if c.err != nil {
+		var zero M
+		return zero, c.err
+	}
 	m := c.new()
 	if err := protoUnmarshal.Unmarshal(payload, m); err != nil {
 		var zero M
@@ -78,6 +85,9 @@ func (c *protoCodec[M]) Decode(_ context.Context, payload []byte, _ *Schema) (M,
 }
 
 func (c *protoCodec[M]) Encode(_ context.Context, v M, _ *Schema) ([]byte, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
 	// Deterministic: the same message gives the same bytes every time (map entries and the
 	// fields of dynamic messages in a fixed order), so fixtures and tests can compare bytes.
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(v)

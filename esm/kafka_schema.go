@@ -46,7 +46,8 @@ const (
 	ConditionDeserializationError = "DESERIALIZATION_ERROR"
 )
 
-// DefaultSchemaRegistryTimeout bounds each request to a schema registry: 5 seconds.
+// DefaultSchemaRegistryTimeout bounds each request to a schema registry, and each check of a
+// key or value against its schema: 5 seconds.
 const DefaultSchemaRegistryTimeout = 5 * time.Second
 
 // SchemaRegistryConfig is a Kafka mapping's SchemaRegistryConfig, for [WithSchemaRegistry].
@@ -70,7 +71,9 @@ type SchemaRegistryConfig struct {
 	// region with the access key "test". A Glue registry ARN without it is refused: the
 	// mapping never reaches AWS itself.
 	GlueEndpoint string
-	// Timeout bounds each request to the registry; DefaultSchemaRegistryTimeout when 0.
+	// Timeout bounds each request to the registry, and then the check of the key or value
+	// against its schema (compiling the schema included); DefaultSchemaRegistryTimeout when
+	// 0.
 	Timeout time.Duration
 	// Logger gets one line for each record that fails validation, saying why; slog.Default()
 	// when nil.
@@ -101,14 +104,21 @@ type schemaRegistry struct {
 //   - a key or value that is not framed (no Confluent magic byte 0, no Glue header), or whose
 //     schema ID the registry does not have, makes the record fail with [ConditionSchemaNotFound];
 //   - one that does not decode with its schema (Avro, Protobuf) or does not validate against it
-//     (JSON Schema) fails with [ConditionDeserializationError].
+//     (JSON Schema) fails with [ConditionDeserializationError];
+//   - so does one whose schema is over codec's limits (expanded size, depth, alternatives: see
+//     codec.SchemaLimitError), measured before anything is compiled from it, once per schema
+//     ID: a few kilobytes of JSON Schema whose nested anyOfs a validator would try 2^22 times,
+//     or an Avro schema that expands to 2^25 fields, fail each of their records at once;
+//   - and so does a JSON value not validated within cfg.Timeout.
 //
 // Such a record is never delivered: the mapping gives up on it alone, at once (a retry cannot
 // make it valid), sends it to the on-failure destination (if any) with that condition, and
 // commits it; cfg.Logger gets one line saying why. A registry that cannot be asked
 // (unreachable, HTTP 5xx, no answer within cfg.Timeout) or whose schema cannot be used (a
 // .proto that does not compile, references to other subjects) fails no record: the record
-// waits and is checked again.
+// waits and is checked again. So does a record whose schema is still being compiled when
+// cfg.Timeout ends: each schema is compiled once, on a goroutine of its own that the record
+// stops waiting for, and the records of that schema wait for the same compilation.
 //
 // A record that passes is delivered with its key or value as cfg.EventRecordFormat says:
 // [RecordFormatJSON], the JSON text of the decoded value (base64-encoded, as every key and value
@@ -255,6 +265,11 @@ func (m *Kafka) encodeRecord(ctx context.Context, r *kgo.Record) (json []byte, c
 			return nil, "", fmt.Errorf("esm: mapping %q: schema registry %s: %s of %s offset %d: %w", m.cfg.name, s.uri, f.name, m.partitionID(r.Partition), r.Offset, err)
 		}
 		if c.condition != "" {
+			// AWS: a record that fails the registry's validation goes to the on-failure
+			// destination with SCHEMA_NOT_FOUND or DESERIALIZATION_ERROR (field-2026.md:
+			// "failures SCHEMA_NOT_FOUND / DESERIALIZATION_ERROR to the destination"); a
+			// schema over codec's limits, which the mapping refuses to compile, is a
+			// validation the record cannot pass.
 			s.log.Warn("esm: record fails schema validation; giving up on it",
 				"mapping", m.cfg.name, "partition", m.partitionID(r.Partition), "offset", r.Offset,
 				"condition", c.condition, "field", f.name, "schemaId", c.id, "error", c.why.Error())
@@ -291,8 +306,13 @@ func (s *schemaRegistry) check(ctx context.Context, data []byte) (fieldCheck, er
 	if err != nil {
 		return fieldCheck{}, err
 	}
-	out, err := s.decode(schema, payload)
-	if errors.Is(err, errUnusableSchema) {
+	// The check of the key or value has the registry's timeout too: a schema that takes
+	// longer to compile makes the record wait and be checked again (the compilation goes on,
+	// once), one that takes longer to validate fails it.
+	vctx, cancel := context.WithTimeout(ctx, s.timeout)
+	out, err := s.decode(vctx, schema, payload)
+	cancel()
+	if errors.Is(err, errUnusableSchema) || errors.Is(err, errStillBuilding) || ctx.Err() != nil {
 		return fieldCheck{}, err
 	}
 	if err != nil {
@@ -333,18 +353,18 @@ func (s *schemaRegistry) unframe(data []byte) (id string, payload []byte, err er
 var errUnusableSchema = errors.New("the registry's schema cannot be used")
 
 // decode checks payload against schema and returns the key or value as delivered.
-func (s *schemaRegistry) decode(schema *codec.Schema, payload []byte) ([]byte, error) {
-	p := s.parse(schema)
-	if p.err != nil {
-		return nil, p.err
+func (s *schemaRegistry) decode(ctx context.Context, schema *codec.Schema, payload []byte) ([]byte, error) {
+	p, err := s.parse(ctx, schema)
+	if err != nil {
+		return nil, err
 	}
 	switch schema.Format {
 	case codec.FormatAvro:
-		return s.decodeAvro(schema, p, payload)
+		return s.decodeAvro(ctx, schema, p, payload)
 	case codec.FormatProtobuf:
-		return s.decodeProtobuf(p, payload)
+		return s.decodeProtobuf(ctx, p, payload)
 	case codec.FormatJSON:
-		return s.decodeJSON(p, payload)
+		return s.decodeJSON(ctx, p, payload)
 	}
 	return nil, fmt.Errorf("%w: schema %s has format %q", errUnusableSchema, schema.ID, schema.Format)
 }

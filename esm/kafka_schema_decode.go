@@ -5,12 +5,15 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bufbuild/protocompile"
@@ -26,41 +29,105 @@ import (
 // protoMessage is what the Protobuf codecs of registry schemas decode into.
 type protoMessage = *dynamicpb.Message
 
-// parsedSchema is a registry's schema made ready to check records with, once per schema ID.
+// parsedSchema is a registry's schema made ready to check records with, once per schema ID:
+// measured (codec.CheckSchema), then parsed or compiled, by the goroutine start starts; done
+// is closed when it is ready or has failed.
 type parsedSchema struct {
 	text  string
-	err   error                            // wraps errUnusableSchema
-	avro  avro.Schema                      // FormatAvro
-	proto protoreflect.FileDescriptor      // FormatProtobuf
-	glue  []protoreflect.MessageDescriptor // FormatProtobuf: the file's messages by full name (Glue's message index)
-	js    *jsonschema.Schema               // FormatJSON
-	codec map[protoreflect.FullName]codec.Codec[protoMessage]
+	start sync.Once
+	done  chan struct{}
+
+	err    error                            // a *codec.SchemaLimitError, or wraps errUnusableSchema
+	avro   avro.Schema                      // FormatAvro
+	proto  protoreflect.FileDescriptor      // FormatProtobuf
+	glue   []protoreflect.MessageDescriptor // FormatProtobuf: the file's messages by full name (Glue's message index)
+	js     *jsonschema.Schema               // FormatJSON
+	codecs sync.Map                         // FormatProtobuf: protoreflect.FullName -> codec.Codec[protoMessage], made when first used
 }
 
-// parse returns schema made ready, from the cache when its ID was parsed before.
-func (s *schemaRegistry) parse(schema *codec.Schema) *parsedSchema {
+// protoCodec returns the codec of md, a message of p's file, made (and measured) once.
+func (p *parsedSchema) protoCodec(md protoreflect.MessageDescriptor) codec.Codec[protoMessage] {
+	if c, ok := p.codecs.Load(md.FullName()); ok {
+		return c.(codec.Codec[protoMessage])
+	}
+	c, _ := p.codecs.LoadOrStore(md.FullName(), codec.ProtobufDynamic(md))
+	return c.(codec.Codec[protoMessage])
+}
+
+// errStillBuilding is wrapped by the error of a record whose schema was still being compiled
+// (or its decoder built) when the check's time ran out: the record waits and is checked
+// again, and finds the compilation done, or still running (never a second one).
+var errStillBuilding = errors.New("the schema is still being compiled")
+
+// schemaBuildHook, when set (by tests), is called when the preparation of a schema starts.
+var schemaBuildHook atomic.Pointer[func(id string)]
+
+// parse returns schema made ready, from the cache when its ID was made ready before, waiting
+// for it at most until ctx ends.
+func (s *schemaRegistry) parse(ctx context.Context, schema *codec.Schema) (*parsedSchema, error) {
+	p := s.entry(schema)
+	p.start.Do(func() { go p.build(schema) })
+	select {
+	case <-p.done:
+		return p, p.err
+	default:
+	}
+	select {
+	case <-p.done:
+		return p, p.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s schema %s: %w: %w", schema.Format, schema.ID, errStillBuilding, context.Cause(ctx))
+	}
+}
+
+// entry returns the entry of schema, made once per ID and text.
+func (s *schemaRegistry) entry(schema *codec.Schema) *parsedSchema {
 	if v, ok := s.parsed.Load(schema.ID); ok {
 		if p := v.(*parsedSchema); p.text == schema.Text {
 			return p
 		}
 	}
-	p := &parsedSchema{text: schema.Text}
-	var err error
-	switch schema.Format {
-	case codec.FormatAvro:
-		p.avro, err = avro.ParseWithCache(schema.Text, "", &avro.SchemaCache{})
-	case codec.FormatProtobuf:
-		err = p.compileProto(schema)
-	case codec.FormatJSON:
-		err = p.compileJSONSchema(schema)
-	default:
-		err = fmt.Errorf("unknown format %q", schema.Format)
+	p := &parsedSchema{text: schema.Text, done: make(chan struct{})}
+	if v, loaded := s.parsed.LoadOrStore(schema.ID, p); loaded {
+		if q := v.(*parsedSchema); q.text == schema.Text {
+			return q
+		}
+		s.parsed.Store(schema.ID, p) // the registry's schema of this ID changed
+	}
+	return p
+}
+
+// build makes p ready. The schema is measured before anything is compiled from it: one over
+// codec's limits (a JSON Schema whose nested anyOfs a validator would try 2^22 times) fails
+// every record of it, at once. A panic in a compiler is the schema's error.
+func (p *parsedSchema) build(schema *codec.Schema) {
+	defer close(p.done)
+	defer func() {
+		if r := recover(); r != nil {
+			p.err = fmt.Errorf("%w: %s schema %s: compiling it panicked: %v", errUnusableSchema, schema.Format, schema.ID, r)
+		}
+	}()
+	if h := schemaBuildHook.Load(); h != nil {
+		(*h)(schema.ID)
+	}
+	err := codec.CheckSchema(schema)
+	if _, over := errors.AsType[*codec.SchemaLimitError](err); over {
+		p.err = err
+		return
+	}
+	if err == nil {
+		switch schema.Format {
+		case codec.FormatAvro:
+			p.avro, err = avro.ParseWithCache(schema.Text, "", &avro.SchemaCache{})
+		case codec.FormatProtobuf:
+			err = p.compileProto(schema)
+		case codec.FormatJSON:
+			err = p.compileJSONSchema(schema)
+		}
 	}
 	if err != nil {
 		p.err = fmt.Errorf("%w: %s schema %s: %w", errUnusableSchema, schema.Format, schema.ID, err)
 	}
-	s.parsed.Store(schema.ID, p)
-	return p
 }
 
 // compileProto compiles the .proto source of schema, which may import the well-known types
@@ -93,10 +160,6 @@ func (p *parsedSchema) compileProto(schema *codec.Schema) error {
 	if len(p.glue) == 0 {
 		return fmt.Errorf("the .proto file defines no message")
 	}
-	p.codec = map[protoreflect.FullName]codec.Codec[protoMessage]{}
-	for _, md := range p.glue {
-		p.codec[md.FullName()] = codec.ProtobufDynamic(md)
-	}
 	return nil
 }
 
@@ -118,9 +181,13 @@ func (p *parsedSchema) compileJSONSchema(schema *codec.Schema) error {
 }
 
 // decodeAvro decodes an Avro binary payload with the writer's schema.
-func (s *schemaRegistry) decodeAvro(schema *codec.Schema, p *parsedSchema, payload []byte) ([]byte, error) {
-	v, err := s.avro.Decode(context.Background(), payload, schema)
+func (s *schemaRegistry) decodeAvro(ctx context.Context, schema *codec.Schema, p *parsedSchema, payload []byte) ([]byte, error) {
+	v, err := s.avro.Decode(ctx, payload, schema)
 	if err != nil {
+		if ctx.Err() != nil {
+			// codec builds the decoder once per schema, and was still at it.
+			return nil, fmt.Errorf("%w: %w", errStillBuilding, err)
+		}
 		return nil, err
 	}
 	if !s.json {
@@ -130,7 +197,7 @@ func (s *schemaRegistry) decodeAvro(schema *codec.Schema, p *parsedSchema, paylo
 }
 
 // decodeProtobuf decodes a Protobuf payload, message indexes first, with the writer's .proto.
-func (s *schemaRegistry) decodeProtobuf(p *parsedSchema, payload []byte) ([]byte, error) {
+func (s *schemaRegistry) decodeProtobuf(ctx context.Context, p *parsedSchema, payload []byte) ([]byte, error) {
 	var md protoreflect.MessageDescriptor
 	var msg []byte
 	if s.glue {
@@ -157,7 +224,7 @@ func (s *schemaRegistry) decodeProtobuf(p *parsedSchema, payload []byte) ([]byte
 		}
 		msg = rest
 	}
-	m, err := p.codec[md.FullName()].Decode(context.Background(), msg, nil)
+	m, err := p.protoCodec(md).Decode(ctx, msg, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -176,13 +243,29 @@ func (s *schemaRegistry) decodeProtobuf(p *parsedSchema, payload []byte) ([]byte
 	return b.Bytes(), nil
 }
 
-// decodeJSON checks a JSON payload against its JSON Schema.
-func (s *schemaRegistry) decodeJSON(p *parsedSchema, payload []byte) ([]byte, error) {
+// decodeJSON checks a JSON payload against its JSON Schema. The validator has no context,
+// and a value can make it try many branches of a schema within the limits: it runs on a
+// goroutine of its own, and a value it has not validated when ctx ends fails validation.
+func (s *schemaRegistry) decodeJSON(ctx context.Context, p *parsedSchema, payload []byte) ([]byte, error) {
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
 	if err != nil {
 		return nil, fmt.Errorf("json: %w", err)
 	}
-	if err := p.js.Validate(inst); err != nil {
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("the validator panicked: %v", r)
+			}
+		}()
+		done <- p.js.Validate(inst)
+	}()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("not validated within the check's time (the registry's Timeout, %v): %w", s.timeout, context.Cause(ctx))
+	}
+	if err != nil {
 		return nil, fmt.Errorf("json: %w", err)
 	}
 	return payload, nil

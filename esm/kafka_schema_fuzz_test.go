@@ -15,18 +15,23 @@ import (
 
 // FuzzKafkaSchemaEncode feeds producers' bytes, framed for the local registry's schemas (1
 // Avro, 2 Protobuf, 3 JSON Schema) or not framed at all, to a mapping validating keys and
-// values in JSON and in SOURCE delivery. Whatever the bytes, encodeRecord returns a record
-// that is valid JSON, or a condition and no record; never a panic, never both.
+// values in JSON and in SOURCE delivery, and for issue 27's schemas that expand past codec's
+// limits (4 JSON Schema, 5 Avro, 6 Protobuf), whose every record fails at once. Whatever the
+// bytes, encodeRecord returns a record that is valid JSON, or a condition and no record;
+// never a panic, never both, never a hang.
 func FuzzKafkaSchemaEncode(f *testing.F) {
 	cs := registrytest.NewConfluent(f)
 	cs.Add(1, registrytest.Schema{Text: orderAvro})
 	cs.Add(2, registrytest.Schema{Type: "PROTOBUF", Text: orderProto})
 	cs.Add(3, registrytest.Schema{Type: "JSON", Text: orderJSONSchema})
+	cs.Add(4, registrytest.Schema{Type: "JSON", Text: expandingJSONSchema(22)})
+	cs.Add(5, registrytest.Schema{Text: expandingAvro(24)})
+	cs.Add(6, registrytest.Schema{Type: "PROTOBUF", Text: expandingProto(20)})
 	frame := func(id uint32, payload []byte) []byte {
 		return append(binary.BigEndian.AppendUint32([]byte{0}, id), payload...)
 	}
-	for id := range uint32(4) {
-		for _, p := range [][]byte{nil, {0}, {2, 0, 0}, []byte(`{"orderId":1}`), []byte(strings.Repeat("[", 100_000)),
+	for id := range uint32(7) {
+		for _, p := range [][]byte{nil, {0}, {2, 0, 0}, []byte(`{"orderId":1}`), []byte("1"), []byte(strings.Repeat("[", 100_000)),
 			bytes.Repeat([]byte{0xff}, 1<<16), append([]byte{0x80}, bytes.Repeat([]byte{0xff}, 9)...)} {
 			f.Add(frame(id, p), frame(id, p))
 		}

@@ -81,6 +81,11 @@ func loadCodec(flagName, path, message string) (sideCodec, error) {
 		}
 		return avroJSON{c, sch}, nil
 	case ".proto":
+		// Measured before it is compiled (how deep its declarations nest); what its message
+		// expands to is measured by codec.ProtobufDynamic.
+		if err := codec.CheckSchema(&codec.Schema{Format: codec.FormatProtobuf, Text: string(text)}); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", flagName, path, err)
+		}
 		md, err := compileProto(path, message)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", flagName, path, err)
