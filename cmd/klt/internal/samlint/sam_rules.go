@@ -53,19 +53,9 @@ const (
 	samString
 )
 
-// samEventProps are the properties of a pull event as the transform declares them (the
-// same for every pull type), and samRequired the ones each type must have.
+// samRequired are the properties each pull event type must have. The properties the
+// transform accepts, and their kinds, are the translator's (loadSAMEvents).
 var (
-	samEventProps = map[string]samPropKind{
-		"BatchSize": samInt, "StartingPosition": samPassThrough, "StartingPositionTimestamp": samPassThrough,
-		"Enabled": samBool, "MaximumBatchingWindowInSeconds": samInt, "MaximumRetryAttempts": samInt,
-		"BisectBatchOnFunctionError": samBool, "MaximumRecordAgeInSeconds": samInt, "DestinationConfig": samMap,
-		"ParallelizationFactor": samInt, "Topics": samList, "Queues": samList, "SourceAccessConfigurations": samList,
-		"SecretsManagerKmsKeyId": samString, "TumblingWindowInSeconds": samInt, "FunctionResponseTypes": samList,
-		"KafkaBootstrapServers": samList, "FilterCriteria": samMap, "KmsKeyArn": samPassThrough,
-		"ConsumerGroupId": samString, "ScalingConfig": samMap, "ProvisionedPollerConfig": samMap,
-		"SchemaRegistryConfig": samMap, "MetricsConfig": samMap, "LoggingConfig": samMap,
-	}
 	samRequired = map[string][]string{
 		"SQS": {"Queue"}, "Kinesis": {"Stream", "StartingPosition"}, "DynamoDB": {"Stream", "StartingPosition"},
 		"MSK": {"Stream", "StartingPosition"},
@@ -166,8 +156,8 @@ func (e *samEvent) checkKinds() {
 		if p.Value.IsNull() {
 			continue // the transform takes a null property for one not given
 		}
-		k, known := samEventProps[p.Key]
-		if !known && !slices.Contains(samRequired[e.ev.Type], p.Key) {
+		k, known := e.l.samEvents[e.ev.Type][p.Key]
+		if !known {
 			e.failMapping(p.Key, fmt.Sprintf("property %s not defined for resource of type %s", p.Key, e.ev.Type),
 				"remove it or correct its name (names are case-sensitive)")
 			continue
