@@ -68,6 +68,7 @@ func LintData(ctx context.Context, file, dir string, data []byte) ([]Problem, er
 	l.checkPitfalls()
 	l.checkResourceSchemas()
 	l.checkGeneratedFunctions()
+	l.checkGeneratedMappings()
 	l.checkCycles()
 	l.checkPrimaryIdentifiers()
 	problems = append(dropShadowed(problems, l.problems), l.problems...)

@@ -405,3 +405,147 @@ func hasIf(n *template.Node) bool {
 	}
 	return slices.ContainsFunc(n.Items, hasIf) || slices.ContainsFunc(n.Pairs, func(p template.Pair) bool { return hasIf(p.Value) })
 }
+
+// esmCopied are the properties of a pull event that the transform copies unchanged into the
+// AWS::Lambda::EventSourceMapping it writes (model/eventsources/pull.py,
+// PullEventSource.to_cloudformation); DestinationConfig goes too, without OnFailure.Type, which
+// only tells the transform what policy to write.
+var esmCopied = []string{
+	"StartingPosition", "StartingPositionTimestamp", "BatchSize", "Enabled", "MaximumBatchingWindowInSeconds",
+	"MaximumRetryAttempts", "BisectBatchOnFunctionError", "MaximumRecordAgeInSeconds", "ParallelizationFactor",
+	"Topics", "Queues", "SourceAccessConfigurations", "TumblingWindowInSeconds", "FunctionResponseTypes",
+	"FilterCriteria", "KmsKeyArn", "ScalingConfig", "ProvisionedPollerConfig", "MetricsConfig", "LoggingConfig",
+	"DestinationConfig",
+}
+
+// esmType is what a pull event becomes.
+const esmType = "AWS::Lambda::EventSourceMapping"
+
+// esmEventTypes are the event types the transform turns into an event source mapping.
+var esmEventTypes = []string{"SQS", "Kinesis", "DynamoDB", "MSK", "SelfManagedKafka", "MQ", "DocumentDB"}
+
+// checkGeneratedMappings checks, for each pull event of each AWS::Serverless::Function, the
+// AWS::Lambda::EventSourceMapping the transform writes against that type's schema
+// (ProvisionedPollerConfig's ranges, MetricsConfig's and LoggingConfig's enums...), reporting
+// at the event's property. A place klt's own checks reported already (or a property
+// holding it) is left to them.
+func (l *linter) checkGeneratedMappings() {
+	c := cfnschema.New(l.t)
+	reported := func(res, path string) bool {
+		return slices.ContainsFunc(l.problems, func(p Problem) bool {
+			return p.Resource == res && (path == p.Path || strings.HasPrefix(path, p.Path+".") || strings.HasPrefix(path, p.Path+"["))
+		})
+	}
+	for _, fn := range l.sortedIDs(template.TypeFunction) {
+		for _, ev := range l.t.Resource(fn).Events {
+			props := ev.Properties
+			if !slices.Contains(esmEventTypes, ev.Type) || props == nil || props.Kind != template.Mapping {
+				continue
+			}
+			if _, _, ok := props.Intrinsic(); ok {
+				continue
+			}
+			esm, from := mappingOf(ev.Type, props)
+			if len(esm.Pairs) == 0 {
+				continue
+			}
+			probs, err := c.Resource(&template.Resource{LogicalID: fn + ev.Name, Type: esmType, Properties: esm, Node: esm, Pos: ev.Pos})
+			if err != nil {
+				l.add(fn, "Type", err.Error(), "")
+				return
+			}
+			base := "Properties.Events." + ev.Name + ".Properties"
+			for _, p := range probs {
+				sam, ok := samPathOf(p.Path, from)
+				if !ok {
+					continue // a property the transform writes itself (FunctionName, EventSourceArn)
+				}
+				path := base + sam
+				if reported(fn, path) {
+					continue
+				}
+				l.problems = append(l.problems, Problem{Pos: p.Pos, Resource: fn, Path: path,
+					Problem: cfnFails + p.Problem + " (" + p.Path + " of the " + esmType + " " + fn + ev.Name + " the transform writes)", Fix: p.Fix})
+			}
+		}
+	}
+}
+
+// mappingOf returns the Properties of the event source mapping the transform writes for an
+// event of type typ with properties props, and where its properties come from: the prefix
+// of a path in it -> the prefix of the path in the event's Properties.
+func mappingOf(typ string, props *template.Node) (*template.Node, map[string]string) {
+	esm := &template.Node{Kind: template.Mapping, Tag: template.TagMap, Pos: props.Pos}
+	from := map[string]string{}
+	put := func(into *template.Node, key string, keyPos template.Pos, v *template.Node) {
+		into.Pairs = append(into.Pairs, template.Pair{Key: key, KeyPos: keyPos, Value: v})
+	}
+	for _, key := range esmCopied {
+		v := props.Get(key)
+		if v == nil || v.IsNull() {
+			continue
+		}
+		if key == "DestinationConfig" {
+			v = withoutOnFailureType(v)
+		}
+		put(esm, key, props.KeyPos(key), v)
+		from["Properties."+key] = "." + key
+	}
+	if v := props.Get("KafkaBootstrapServers"); v != nil && !v.IsNull() {
+		endpoints := &template.Node{Kind: template.Mapping, Tag: template.TagMap, Pos: v.Pos}
+		put(endpoints, "KafkaBootstrapServers", props.KeyPos("KafkaBootstrapServers"), v)
+		source := &template.Node{Kind: template.Mapping, Tag: template.TagMap, Pos: v.Pos}
+		put(source, "Endpoints", props.KeyPos("KafkaBootstrapServers"), endpoints)
+		put(esm, "SelfManagedEventSource", props.KeyPos("KafkaBootstrapServers"), source)
+		from["Properties.SelfManagedEventSource.Endpoints.KafkaBootstrapServers"] = ".KafkaBootstrapServers"
+	}
+	config := map[string]string{"MSK": "AmazonManagedKafkaEventSourceConfig", "SelfManagedKafka": "SelfManagedKafkaEventSourceConfig"}[typ]
+	if config == "" {
+		return esm, from
+	}
+	cfg := &template.Node{Kind: template.Mapping, Tag: template.TagMap, Pos: props.Pos}
+	for _, key := range []string{"ConsumerGroupId", "SchemaRegistryConfig"} {
+		if v := props.Get(key); v != nil && !v.IsNull() {
+			put(cfg, key, props.KeyPos(key), v)
+			from["Properties."+config+"."+key] = "." + key
+		}
+	}
+	if len(cfg.Pairs) > 0 {
+		put(esm, config, cfg.Pairs[0].KeyPos, cfg)
+	}
+	return esm, from
+}
+
+// withoutOnFailureType returns DestinationConfig v as the transform writes it: OnFailure
+// without Type.
+func withoutOnFailureType(v *template.Node) *template.Node {
+	of := v.Get("OnFailure")
+	if of == nil || of.Kind != template.Mapping || of.Get("Type") == nil {
+		return v
+	}
+	ofCopy := *of
+	ofCopy.Pairs = slices.DeleteFunc(slices.Clone(of.Pairs), func(p template.Pair) bool { return p.Key == "Type" })
+	vCopy := *v
+	vCopy.Pairs = slices.Clone(v.Pairs)
+	for i := range vCopy.Pairs {
+		if vCopy.Pairs[i].Key == "OnFailure" {
+			vCopy.Pairs[i].Value = &ofCopy
+		}
+	}
+	return &vCopy
+}
+
+// samPathOf maps path, in the event source mapping, to the path in the event's Properties,
+// through the longest prefix of from it starts with.
+func samPathOf(path string, from map[string]string) (string, bool) {
+	best := ""
+	for prefix := range from {
+		if (path == prefix || strings.HasPrefix(path, prefix+".") || strings.HasPrefix(path, prefix+"[")) && len(prefix) > len(best) {
+			best = prefix
+		}
+	}
+	if best == "" {
+		return "", false
+	}
+	return from[best] + path[len(best):], true
+}
