@@ -143,6 +143,7 @@ func (e *samEvent) check() {
 	case "SelfManagedKafka":
 		e.checkSelfManagedKafka()
 		e.checkSchemaRegistry()
+		e.checkKmsKeyID()
 	case "MSK":
 		e.checkMSKTopics()
 		e.checkSchemaRegistry()
@@ -276,6 +277,17 @@ func (e *samEvent) checkSchemaRegistry() {
 			return
 		}
 	}
+}
+
+// checkKmsKeyID: a SelfManagedKafka event's SecretsManagerKmsKeyId is a string written out,
+// not an intrinsic function: the transform writes it into the ARN of the kms:Decrypt statement
+// of the role (SelfManagedKafka.get_policy_statements, validate_secrets_manager_kms_key_id).
+func (e *samEvent) checkKmsKeyID() {
+	v := e.props.Get("SecretsManagerKmsKeyId")
+	if v == nil || v.IsNull() || (v.Kind == template.Scalar && v.IsString()) {
+		return
+	}
+	e.fail("SecretsManagerKmsKeyId", "Property 'SecretsManagerKmsKeyId' should be a string.", "write the KMS key ID out (a parameter cannot be used here)")
 }
 
 // checkSelfManagedKafka: bootstrap servers, one topic, and SourceAccessConfigurations with
