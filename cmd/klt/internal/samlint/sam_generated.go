@@ -353,7 +353,7 @@ func (l *linter) checkPrimaryIdentifiers() {
 		ok := true
 		for _, k := range keys {
 			v := get(k)
-			if v == nil || hasIf(v) {
+			if v == nil || v.IsNull() || isNoValue(v) || hasIf(v) {
 				ok = false
 				break
 			}
@@ -393,6 +393,12 @@ func (l *linter) checkPrimaryIdentifiers() {
 				"give each its own "+strings.Join(keys, " and ")+", or leave it out so that CloudFormation names the resource")
 		}
 	}
+}
+
+// isNoValue reports whether n is Ref AWS::NoValue, a property left out.
+func isNoValue(n *template.Node) bool {
+	name, arg, ok := n.Intrinsic()
+	return ok && name == "Ref" && arg.Text == "AWS::NoValue"
 }
 
 // hasIf reports whether n holds an Fn::If anywhere.
