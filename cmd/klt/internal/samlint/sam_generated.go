@@ -183,28 +183,29 @@ func (l *linter) checkCycles() {
 	deps, owner := l.dependencies()
 	for _, cycle := range cycles(deps) {
 		names := make([]string, len(cycle))
+		note := ""
 		for i, e := range cycle {
 			names[i] = e.from
 			if fn, ok := owner[e.from]; ok {
-				names[i] = e.from + " (the role the transform writes for " + fn + ")"
+				note = fmt.Sprintf(" (%s is the role the transform writes for %s, with its Policies)", e.from, fn)
 			}
 		}
 		for i, e := range cycle {
-			res, path := e.from, e.path
+			res := e.from
 			if fn, ok := owner[res]; ok {
 				res = fn // the role's edge comes from the function's Policies or DeadLetterQueue
 			}
 			msg := fmt.Sprintf("circular dependency: %s refers to itself", names[0])
 			if len(cycle) > 1 {
 				order := append(slices.Clone(names[i:]), names[:i]...)
-				msg = "circular dependency: " + strings.Join(order, " -> ") + " -> " + names[i] + " (each must be created before the next)"
+				msg = "circular dependency: " + strings.Join(order, " -> ") + " -> " + names[i] + note + ": each must be created before the next"
 			} else if e.path == "DependsOn" {
 				msg = fmt.Sprintf("circular dependency: %s depends on itself", names[0])
 			}
-			if owner[e.from] == "" && e.to == roleNode(e.from) && owner[e.to] == e.from {
-				path = "Properties" // the function's edge to its own role: the transform makes it
+			if owner[e.from] == "" && owner[e.to] == e.from {
+				continue // the function's edge to its own role: the role's line names the Policies
 			}
-			l.add(res, path, cfnFails+msg, "break the cycle: refer to a name or ARN the template builds with !Sub from parameters, or move the reference to a resource of its own")
+			l.add(res, e.path, cfnFails+msg, "break the cycle: refer to a name or ARN the template builds with !Sub from parameters, or move the reference to a resource of its own")
 		}
 	}
 }
