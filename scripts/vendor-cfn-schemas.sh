@@ -19,8 +19,14 @@ grep -E "^    \"AWS::(($services)::[A-Za-z0-9]+|EC2::($ec2)|Glue::($glue))\": " 
 	sed -E 's/^ *"([^"]+)": "([0-9a-f]+)",?$/\1 \2/' |
 	while read -r typ hash; do
 		# Read-only properties (Arn, Id, ...) are outputs: setting one is an unknown property.
+		# The primary identifier stays when the template sets all of it (top-level properties,
+		# none read-only): two resources of the type may not share its value (cfn-lint E3019).
 		jq -c --arg t "$typ" '{($t): (
 			(.readOnlyProperties // [] | map(select(test("^/properties/[^/]+$")) | sub("^/properties/"; ""))) as $ro
+			| (.primaryIdentifier // []) as $pid
+			| (if ($pid | length) > 0 and all($pid[]; test("^/properties/[^/]+$")) and
+				all($pid[]; sub("^/properties/"; "") as $p | ($ro | index($p)) == null)
+				then {primaryIdentifier: [$pid[] | sub("^/properties/"; "")]} else {} end) as $keep
 			| del(.properties[$ro[]])
 			| del(.. | objects | .sourceUrl, .examples, .insertionOrder, .tagging, .primaryIdentifier,
 				.additionalIdentifiers, .createOnlyProperties, .conditionalCreateOnlyProperties,
@@ -28,6 +34,7 @@ grep -E "^    \"AWS::(($services)::[A-Za-z0-9]+|EC2::($ec2)|Glue::($glue))\": " 
 				.handlers, .deprecatedProperties, .relationshipRef, .documentationUrl, .format, .default,
 				.title, .taggable, .tagOnCreate, .tagUpdatable, .tagProperty, .cloudFormationSystemTags,
 				."$schema", ."$comment", .mappings, .resourceLink)
+			| . + $keep
 		)}' "$data/resources/$hash.json"
 	done | jq -s -S 'add' >"$out/us-east-1.json"
 gzip -n -9 -f "$out/us-east-1.json"

@@ -28,7 +28,12 @@ var cfnLintCounts = regexp.MustCompile(`^E(000[01]|3[0-9]{3})$`)
 // of testdata/lint/corpus (SOURCES.md) and on klt's own lint fixtures. It fails on a
 // template cfn-lint refuses and klt lint passes, and on one cfn-lint passes and klt lint
 // refuses for a reason of the SAM transform or schema (klt's pitfall checks may refuse what
-// deploys: that is what they are for). It runs wherever cfn-lint is on PATH, as on CI.
+// deploys: that is what they are for). It runs wherever cfn-lint is on PATH, as on CI:
+// cfn-lint once on every file (its time is logged), klt lint in process.
+//
+//	go test ./cmd/klt -run TestLintAgreesWithCfnLint -v
+//
+// prints the counts (templates, refused, disagreements).
 func TestLintAgreesWithCfnLint(t *testing.T) {
 	if _, err := exec.LookPath("cfn-lint"); err != nil {
 		fmt.Fprintln(os.Stderr, "SKIP TestLintAgreesWithCfnLint: cfn-lint is not on PATH, so klt lint is not held against it here (pip install cfn-lint; CI has it)")
@@ -46,9 +51,16 @@ func TestLintAgreesWithCfnLint(t *testing.T) {
 	if err != nil || len(samRules) == 0 {
 		t.Fatalf("testdata/lint/samrules: %v", err)
 	}
-	all := append(append(append([]string{"../../template.yaml"}, corpus...), fixtures...), samRules...)
+	transformed, err := filepath.Glob("testdata/lint/transform/*.yaml")
+	if err != nil || len(transformed) == 0 {
+		t.Fatalf("testdata/lint/transform: %v", err)
+	}
+	all := append(append(append(append([]string{"../../template.yaml"}, corpus...), fixtures...), samRules...), transformed...)
+	start := time.Now()
 	refused := runCfnLint(t, all)
+	t.Logf("cfn-lint: %d templates in one run, %v", len(all), time.Since(start).Round(time.Millisecond))
 	checkSAMRulesWording(t, samRules, refused)
+	checkTransformRules(t, transformed, refused)
 
 	var rejected, disagree int
 	for _, file := range corpus {
@@ -103,7 +115,7 @@ func TestLintAgreesWithCfnLint(t *testing.T) {
 // that count (cfnLintCounts).
 func runCfnLint(t *testing.T, files []string) map[string][]string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // about 1 CPU-minute for ~180 templates; more on a busy machine
 	defer cancel()
 	var out, errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, "cfn-lint", append([]string{"--format", "parseable", "--"}, files...)...)
@@ -127,6 +139,25 @@ func runCfnLint(t *testing.T, files []string) map[string][]string {
 		t.Fatalf("cfn-lint output not understood:\n%s", out.String())
 	}
 	return refused
+}
+
+// checkTransformRules: for each template of testdata/lint/transform, cfn-lint refuses it
+// with the rule of transformWant alone, and passes the pass-* ones.
+func checkTransformRules(t *testing.T, files []string, refused map[string][]string) {
+	for _, file := range files {
+		want, cfn := transformWant[filepath.Base(file)].rule, refused[file]
+		if want == "" && len(cfn) > 0 {
+			t.Errorf("%s: cfn-lint refuses it, klt lint passes it:\n  %s", file, strings.Join(cfn, "\n  "))
+		}
+		if want != "" && len(cfn) == 0 {
+			t.Errorf("%s: cfn-lint passes it, want %s", file, want)
+		}
+		for _, line := range cfn {
+			if !strings.HasPrefix(line, want+" ") {
+				t.Errorf("%s: cfn-lint says\n  %s\nwant only %s", file, line, want)
+			}
+		}
+	}
 }
 
 // checkSAMRulesWording: for each template of testdata/lint/samrules, cfn-lint gives the

@@ -84,3 +84,16 @@ func Unchecked(t *template.Template) []string {
 	sort.Strings(out)
 	return out
 }
+
+// PrimaryIdentifier returns the properties that identify a resource of type typ in its
+// account and region, when the template sets all of them (top-level properties none of which
+// is read-only), as the type's schema says: AWS::Lambda::Function's FunctionName. Two
+// resources of the type with the same values collide (cfn-lint E3019). nil when klt has no
+// schema of the type, or the service names the resource itself.
+func PrimaryIdentifier(typ string) []string {
+	s, err := load()
+	if err != nil {
+		return nil
+	}
+	return strs(s[typ]["primaryIdentifier"])
+}

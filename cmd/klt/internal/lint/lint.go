@@ -90,6 +90,11 @@ the mistakes that deploy fine and lose or repeat records. What AWS will refuse:
     transform, klt follows the transform);
   - the SAM transform's own rules for MSK, SelfManagedKafka, SQS, Kinesis and DynamoDB events
     (read from aws-sam-translator), quoting what "sam deploy" says;
+  - what the transform makes of the template: the AWS::Lambda::Function and the event source
+    mappings it writes against their CloudFormation schemas (Runtime, LoggingConfig,
+    ProvisionedPollerConfig...), reference cycles (Ref, GetAtt, Sub, DependsOn, the role it
+    writes) and two resources with one primary identifier (two functions of one
+    FunctionName), each reported at the property written;
   - every plain CloudFormation resource against its CloudFormation resource schema (vendored
     from cfn-lint): unknown properties with a "did you mean", types, required properties,
     enums, lengths and the schema's own rules; a type klt has no schema for is named once on

@@ -55,7 +55,11 @@ func LintData(ctx context.Context, file, dir string, data []byte) ([]Problem, er
 	if err != nil {
 		return nil, err
 	}
-	l := &linter{file: file, dir: dir, t: t, ev: &template.Evaluator{Template: t}, ctx: ctx}
+	events, err := loadSAMEvents()
+	if err != nil {
+		return nil, err
+	}
+	l := &linter{file: file, dir: dir, t: t, ev: &template.Evaluator{Template: t}, ctx: ctx, samEvents: events}
 	l.filterProblems()
 	l.checkSAMEvents()
 	l.checkTransformedARNs()
@@ -63,6 +67,10 @@ func LintData(ctx context.Context, file, dir string, data []byte) ([]Problem, er
 	l.checkIdempotencyTables()
 	l.checkPitfalls()
 	l.checkResourceSchemas()
+	l.checkGeneratedFunctions()
+	l.checkGeneratedMappings()
+	l.checkCycles()
+	l.checkPrimaryIdentifiers()
 	problems = append(dropShadowed(problems, l.problems), l.problems...)
 	l.locate(problems)
 	return problems, nil
@@ -77,6 +85,8 @@ type linter struct {
 	// pseudo parameters: what depends on them cannot be checked.
 	ev       *template.Evaluator
 	problems []Problem
+	// samEvents are the properties the SAM transform accepts per event type, and their kinds.
+	samEvents map[string]map[string]samPropKind
 	// idemTables are the tables that hold idempotency records: logical ID -> who uses it.
 	idemTables map[string]string
 }

@@ -17,8 +17,9 @@ import (
 	"golang.org/x/text/message"
 )
 
-// samSchemaJSON is the official SAM template schema (draft-04), vendored from
-// aws/serverless-application-model; see schema/README.md.
+// samSchemaJSON is the SAM template schema (draft-04) that the SAM translator generates from
+// its models; see schema/README.md. loadSAMSchema adds to it the event properties the
+// transform accepts and it leaves out (acceptTransformEvents).
 //
 //go:embed schema/sam.schema.json
 var samSchemaJSON []byte
@@ -38,6 +39,15 @@ func loadSAMSchema() (*jsonschema.Schema, error) {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(samSchemaJSON))
 		if err != nil {
 			samSchemaErr = fmt.Errorf("vendored SAM schema: %w", err)
+			return
+		}
+		events, err := loadSAMEvents()
+		if err != nil {
+			samSchemaErr = err
+			return
+		}
+		if err := acceptTransformEvents(doc, events); err != nil {
+			samSchemaErr = fmt.Errorf("vendored %w", err)
 			return
 		}
 		c := jsonschema.NewCompiler()

@@ -53,19 +53,9 @@ const (
 	samString
 )
 
-// samEventProps are the properties of a pull event as the transform declares them (the
-// same for every pull type), and samRequired the ones each type must have.
+// samRequired are the properties each pull event type must have. The properties the
+// transform accepts, and their kinds, are the translator's (loadSAMEvents).
 var (
-	samEventProps = map[string]samPropKind{
-		"BatchSize": samInt, "StartingPosition": samPassThrough, "StartingPositionTimestamp": samPassThrough,
-		"Enabled": samBool, "MaximumBatchingWindowInSeconds": samInt, "MaximumRetryAttempts": samInt,
-		"BisectBatchOnFunctionError": samBool, "MaximumRecordAgeInSeconds": samInt, "DestinationConfig": samMap,
-		"ParallelizationFactor": samInt, "Topics": samList, "Queues": samList, "SourceAccessConfigurations": samList,
-		"SecretsManagerKmsKeyId": samString, "TumblingWindowInSeconds": samInt, "FunctionResponseTypes": samList,
-		"KafkaBootstrapServers": samList, "FilterCriteria": samMap, "KmsKeyArn": samPassThrough,
-		"ConsumerGroupId": samString, "ScalingConfig": samMap, "ProvisionedPollerConfig": samMap,
-		"SchemaRegistryConfig": samMap, "MetricsConfig": samMap, "LoggingConfig": samMap,
-	}
 	samRequired = map[string][]string{
 		"SQS": {"Queue"}, "Kinesis": {"Stream", "StartingPosition"}, "DynamoDB": {"Stream", "StartingPosition"},
 		"MSK": {"Stream", "StartingPosition"},
@@ -153,6 +143,7 @@ func (e *samEvent) check() {
 	case "SelfManagedKafka":
 		e.checkSelfManagedKafka()
 		e.checkSchemaRegistry()
+		e.checkKmsKeyID()
 	case "MSK":
 		e.checkMSKTopics()
 		e.checkSchemaRegistry()
@@ -166,8 +157,8 @@ func (e *samEvent) checkKinds() {
 		if p.Value.IsNull() {
 			continue // the transform takes a null property for one not given
 		}
-		k, known := samEventProps[p.Key]
-		if !known && !slices.Contains(samRequired[e.ev.Type], p.Key) {
+		k, known := e.l.samEvents[e.ev.Type][p.Key]
+		if !known {
 			e.failMapping(p.Key, fmt.Sprintf("property %s not defined for resource of type %s", p.Key, e.ev.Type),
 				"remove it or correct its name (names are case-sensitive)")
 			continue
@@ -286,6 +277,17 @@ func (e *samEvent) checkSchemaRegistry() {
 			return
 		}
 	}
+}
+
+// checkKmsKeyID: a SelfManagedKafka event's SecretsManagerKmsKeyId is a string written out,
+// not an intrinsic function: the transform writes it into the ARN of the kms:Decrypt statement
+// of the role (SelfManagedKafka.get_policy_statements, validate_secrets_manager_kms_key_id).
+func (e *samEvent) checkKmsKeyID() {
+	v := e.props.Get("SecretsManagerKmsKeyId")
+	if v == nil || v.IsNull() || (v.Kind == template.Scalar && v.IsString()) {
+		return
+	}
+	e.fail("SecretsManagerKmsKeyId", "Property 'SecretsManagerKmsKeyId' should be a string.", "write the KMS key ID out (a parameter cannot be used here)")
 }
 
 // checkSelfManagedKafka: bootstrap servers, one topic, and SourceAccessConfigurations with
