@@ -65,8 +65,11 @@ func FuzzMake(f *testing.F) {
 func checkFinite(t *testing.T, d Design) {
 	t.Helper()
 	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) || v < 0 }
-	if bad(d.MaxRecordsPerSecond) || bad(d.MonthlyCostUSD) {
+	if bad(d.MaxRecordsPerSecond) || d.MonthlyCostUSD != nil && bad(*d.MonthlyCostUSD) {
 		t.Fatalf("%s: max %v, cost %v", d.Name, d.MaxRecordsPerSecond, d.MonthlyCostUSD)
+	}
+	if (d.MonthlyCostUSD == nil) == d.ReachesTarget || (d.Recommended == nil) == d.ReachesTarget {
+		t.Fatalf("%s: reaches %v with cost %v and recommended %v: want both exactly when it reaches the target", d.Name, d.ReachesTarget, d.MonthlyCostUSD, d.Recommended)
 	}
 	for _, f := range d.Figures {
 		if bad(f.Value) {

@@ -47,7 +47,7 @@ func TestFromReportRanges(t *testing.T) {
 		r := frDemoReport()
 		tc.edit(r)
 		in, _, err := FromReport(r, StatMean)
-		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tc.path+": ") {
+		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), ": "+tc.path+" ") {
 			t.Errorf("%s: FromReport = %+v, %v; want ErrInput naming %s", tc.path, in, err, tc.path)
 		}
 	}
@@ -63,7 +63,7 @@ func TestFromReportRanges(t *testing.T) {
 	} {
 		r := frDemoReport()
 		tc.edit(r)
-		if _, err := PredictRuns(frDemoPlan(), r, StatMean); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tc.path+": ") {
+		if _, err := PredictRuns(frDemoPlan(), r, StatMean); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), ": "+tc.path+" ") {
 			t.Errorf("%s: PredictRuns: %v; want ErrInput naming %s", tc.path, err, tc.path)
 		}
 	}
