@@ -240,10 +240,12 @@ type Recommended struct {
 // target.
 type Lift struct {
 	// Field is the input by its JSON name ("fanout.queue"), Value the value that lifts the
-	// bound ("standard", "true", "30"), and Why what it gives and costs, in words.
-	Field string `json:"field"`
-	Value string `json:"value"`
-	Why   string `json:"why"`
+	// bound ("standard", "true", "30"), Why what it gives and costs, in words, and Source the
+	// AWS page it rests on.
+	Field  string `json:"field"`
+	Value  string `json:"value"`
+	Why    string `json:"why"`
+	Source string `json:"source"`
 }
 
 // Stage is one step of a design.

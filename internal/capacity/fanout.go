@@ -169,8 +169,8 @@ func fanoutLifts(in *Input, q *queueStage, w *workerStage, sq Stage) []Lift {
 		return nil
 	}
 	var l []Lift
-	standard := Lift{Field: "fanout.queue", Value: queueStd,
-		Why: "a standard queue has no documented limit on API calls per second and no message groups; it keeps no order between the records of a key and may deliver a message twice (" + srcFIFOQuota + ")"}
+	standard := Lift{Field: "fanout.queue", Value: queueStd, Source: srcFIFOQuota,
+		Why: "a standard queue has no documented limit on API calls per second and no message groups; it keeps no order between the records of a key and may deliver a message twice"}
 	queueBound := q.fifo() && !reaches(sq.MaxRecordsPerSecond, in.Rate)
 	if queueBound {
 		l = append(l, standard)
@@ -178,10 +178,10 @@ func fanoutLifts(in *Input, q *queueStage, w *workerStage, sq Stage) []Lift {
 		switch {
 		case !f.HighThroughput && calls <= highThroughputMaxCalls:
 			l = append(l, Lift{Field: "fanout.high_throughput", Value: "true",
-				Why: fmt.Sprintf("a FIFO queue in high throughput mode takes the Region's quota: %d API calls per second per action are needed (fifo_calls_per_second; %d in us-east-1, us-west-2 and eu-west-1, %d in the Regions with the least; %s)", calls, highThroughputMaxCalls, defaultHighThroughputCalls, srcFIFOQuota)})
+				Why: fmt.Sprintf("a FIFO queue in high throughput mode takes the Region's quota: %d API calls per second per action are needed (fifo_calls_per_second; %d in us-east-1, us-west-2 and eu-west-1, %d in the Regions with the least)", calls, highThroughputMaxCalls, defaultHighThroughputCalls), Source: srcFIFOQuota})
 		case f.HighThroughput && calls <= highThroughputMaxCalls:
 			l = append(l, Lift{Field: "fanout.fifo_calls_per_second", Value: strconv.Itoa(calls),
-				Why: fmt.Sprintf("the Region's high-throughput quota must be at least %d API calls per second per action (%d in us-east-1, us-west-2 and eu-west-1; %s)", calls, highThroughputMaxCalls, srcFIFOQuota)})
+				Why: fmt.Sprintf("the Region's high-throughput quota must be at least %d API calls per second per action (%d in us-east-1, us-west-2 and eu-west-1)", calls, highThroughputMaxCalls), Source: srcFIFOQuota})
 		}
 	}
 	c := max(1, ceilInt(in.Rate*w.invocation(float64(w.bw))/float64(w.bw)))
@@ -192,17 +192,17 @@ func fanoutLifts(in *Input, q *queueStage, w *workerStage, sq Stage) []Lift {
 	case q.fifo() && w.cap == f.MessageGroups:
 		if c <= maxGroups {
 			l = append(l, Lift{Field: "fanout.message_groups", Value: strconv.Itoa(c),
-				Why: fmt.Sprintf("a FIFO queue's mapping runs one batch per message group at a time: %d concurrent workers need %d distinct keys (message group IDs) with records (%s)", c, c, srcSQSScaling)})
+				Why: fmt.Sprintf("a FIFO queue's mapping runs one batch per message group at a time: %d concurrent workers need %d distinct keys (message group IDs) with records", c, c), Source: srcSQSScaling})
 		}
 		if !queueBound {
 			l = append(l, standard)
 		}
 	case f.MaximumConcurrency > 0 && w.cap == f.MaximumConcurrency && c <= maxMaximumConcurrency:
 		l = append(l, Lift{Field: "fanout.maximum_concurrency", Value: strconv.Itoa(c),
-			Why: fmt.Sprintf("the SQS mapping's MaximumConcurrency must be at least %d (2 to %d; %s)", c, maxMaximumConcurrency, srcSQSScaling)})
+			Why: fmt.Sprintf("the SQS mapping's MaximumConcurrency must be at least %d (2 to %d)", c, maxMaximumConcurrency), Source: srcSQSScaling})
 	case w.cap == in.Concurrency && c <= min(maxConcurrency, sqsMaxConcurrency):
 		l = append(l, Lift{Field: "concurrency", Value: strconv.Itoa(c),
-			Why: fmt.Sprintf("the workers need %d concurrent invocations: reserved concurrency, or a higher concurrent executions quota (1,000 a Region by default; %s)", c, srcLambdaLimits)})
+			Why: fmt.Sprintf("the workers need %d concurrent invocations: reserved concurrency, or a higher concurrent executions quota (1,000 a Region by default)", c), Source: srcLambdaLimits})
 	}
 	return l
 }

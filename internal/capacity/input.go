@@ -162,7 +162,7 @@ func oneOf(field, v string, want ...string) error {
 // check returns the first field of in out of its bounds.
 func (in Input) check() error {
 	if math.IsNaN(in.Rate) || math.IsInf(in.Rate, 0) || in.Rate < minRate || in.Rate > maxRate {
-		return errField("rate", in.Rate, fmt.Sprintf("want records per second from %g to %g", minRate, float64(maxRate)))
+		return errField("rate", in.Rate, fmt.Sprintf("want records per second from %s to %s", rangeNum(minRate), rangeNum(maxRate)))
 	}
 	if err := in.checkBurst(); err != nil {
 		return err

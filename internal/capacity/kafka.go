@@ -211,15 +211,15 @@ func (s *kafkaStage) lifts(n need, partitions int) []Lift {
 	var l []Lift
 	if n.partitions > partitions && n.partitions <= maxPartitions {
 		l = append(l, Lift{Field: "partitions", Value: strconv.Itoa(n.partitions),
-			Why: fmt.Sprintf("%d partitions hold the %d concurrent invocations of the %s the target needs: one invocation per partition at a time (%s)", n.partitions, n.conc, s.name, srcOnePartition)})
+			Why: fmt.Sprintf("%d partitions hold the %d concurrent invocations of the %s the target needs: one invocation per partition at a time", n.partitions, n.conc, s.name), Source: srcOnePartition})
 	}
 	if n.conc > in.Concurrency && n.conc <= maxConcurrency {
 		l = append(l, Lift{Field: "concurrency", Value: strconv.Itoa(n.conc),
-			Why: fmt.Sprintf("the %s needs %d concurrent invocations: reserved concurrency, or a higher concurrent executions quota (1,000 a Region by default; %s)", s.name, n.conc, srcLambdaLimits)})
+			Why: fmt.Sprintf("the %s needs %d concurrent invocations: reserved concurrency, or a higher concurrent executions quota (1,000 a Region by default)", s.name, n.conc), Source: srcLambdaLimits})
 	}
 	if s.provisioned() && n.pollers > in.MaximumPollers && n.pollers <= maxPollers {
 		l = append(l, Lift{Field: "maximum_pollers", Value: strconv.Itoa(n.pollers),
-			Why: fmt.Sprintf("the %s's mapping needs %d pollers: set ProvisionedPollerConfig's MaximumPollers (AWS's default is %d, the most %d; %s)", s.name, n.pollers, defaultMaximumPollers, maxPollers, srcPollerConfig)})
+			Why: fmt.Sprintf("the %s's mapping needs %d pollers: set ProvisionedPollerConfig's MaximumPollers (AWS's default is %d, the most %d)", s.name, n.pollers, defaultMaximumPollers, maxPollers), Source: srcPollerConfig})
 	}
 	return l
 }
