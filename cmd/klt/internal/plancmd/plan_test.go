@@ -3,6 +3,7 @@ package plancmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/internal/capacity"
 )
 
 // runPlan runs klt plan with args, as main does, and returns its exit code and output.
@@ -100,9 +102,13 @@ func TestPlanChecksEveryNumber(t *testing.T) {
 		{"config batch_size 20000", func(t *testing.T) []string {
 			return []string{"--config", configFile(t, "c.yaml", "rate: 100\nduration: 1s\nbatch_size: 20000\n")}
 		}, 1, "--config $FILE:3:13: batch_size: 20000: want 1 to 10000", []string{"--batch-size"}},
-		{"config rate 1e12", func(t *testing.T) []string { return []string{"--config", configFile(t, "c.json", `{"rate": 1e12, "duration": "1s"}`)} },
+		{"config rate 1e12", func(t *testing.T) []string {
+			return []string{"--config", configFile(t, "c.json", `{"rate": 1e12, "duration": "1s"}`)}
+		},
 			1, "--config $FILE:1:10: rate: 1e+12: want records per second from 0.001 to 1000000000", []string{"--rate"}},
-		{"config rate 1e300", func(t *testing.T) []string { return []string{"--config", configFile(t, "c.yaml", "rate: 1e300\nduration: 1s\n")} },
+		{"config rate 1e300", func(t *testing.T) []string {
+			return []string{"--config", configFile(t, "c.yaml", "rate: 1e300\nduration: 1s\n")}
+		},
 			1, "--config $FILE:1:7: rate: 1e300: past klt's bound of 1e+15", nil},
 		{"config maximum_pollers over a flag's file", func(t *testing.T) []string {
 			return []string{"--config", configFile(t, "c.yaml", "maximum_pollers: 5000\n"), "--rate", "10", "--duration", "1s"}
@@ -209,4 +215,101 @@ func TestPlanNumbersPrinted(t *testing.T) {
 			t.Errorf("a figure of %d digits: %.60s...", len(word)-n, word)
 		}
 	}
+}
+
+// FuzzPlanInputs feeds any --from-report file and any --config file to klt plan's readers and
+// then to the model, as RunPlan does: nothing panics; a file refused is named in the error; a
+// figure the model refuses is named where it came from (the file, for a file's figure); a
+// plan made prints as JSON and as text. The seeds hold huge and non-finite figures: JSON's
+// 1e300 and 1e999, YAML's .inf and .nan, a mean record size past 2^63.
+func FuzzPlanInputs(f *testing.F) {
+	real, err := os.ReadFile("../../testdata/plan/report.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	rep := string(real)
+	with := func(key, value string) string {
+		re := regexp.MustCompile(`"` + regexp.QuoteMeta(key) + `": [^,}\n]+`)
+		return re.ReplaceAllString(rep, `"`+key+`": `+value)
+	}
+	for _, seed := range [][2]string{
+		{rep, ""},
+		{with("record_bytes_mean", "9.3e18"), ""},
+		{with("record_bytes_mean", "1e300"), ""},
+		{with("window_ms", "1e300"), ""},
+		{with("window_ms", "1e999"), ""},
+		{with("invocation_ms_mean", "1e13"), ""},
+		{with("invocation_ms_mean", "-0"), ""},
+		{with("batch_size", "-100"), ""},
+		{with("records_per_second", "1e-300"), ""},
+		{with("concurrency_max", "9223372036854775807"), ""},
+		{with("partitions_per_invocation", "NaN"), ""},
+		{rep, "window: 10m\n"},
+		{rep, "batch_size: -100\n"},
+		{rep, "rate: 1e300\n"},
+		{"", "rate: 1e300\nduration: 1s\n"},
+		{"", "rate: .inf\nduration: 1s\n"},
+		{"", "rate: -.inf\nduration: 1s\n"},
+		{"", "rate: .nan\nduration: 1s\n"},
+		{"", "rate: 1e-300\nduration: 1s\n"},
+		{"", `{"rate": 1e308, "duration": 1e300}`},
+		{"", `{"rate": 100, "duration": 9.3e18}`},
+		{"", "rate: 1\nduration: 1ms\nrecord_size: 9.3e18\n"},
+		{"", "rate: 1\nduration: 1ms\nrecord_size: 9300000000000000000\n"},
+		{"", "rate: 1\nduration: 1ms\npartitions: 99999999999999999999\n"},
+		{"", "rate: 1\nduration: 1ms\nprices:\n  lambda_gb_second: 1e300\n"},
+		{"", "rate: 1\nduration: 1ms\nprices:\n  lambda_gb_second: .inf\n"},
+		{"", "rate: 5000\nduration: 10ms\nfanout:\n  message_groups: 1e300\n"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, rep, conf string) {
+		dir := t.TempDir()
+		c := config{stat: "mean"}
+		if rep != "" {
+			c.fromReport = filepath.Join(dir, "report.json")
+			if err := os.WriteFile(c.fromReport, []byte(rep), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if conf != "" {
+			c.config = filepath.Join(dir, "plan.yaml")
+			if err := os.WriteFile(c.config, []byte(conf), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		in, _, err := c.input()
+		if err != nil {
+			if !strings.Contains(err.Error(), dir) {
+				t.Fatalf("an error that names no file: %v", err)
+			}
+			return
+		}
+		if c.check(in) != nil {
+			return
+		}
+		p, err := capacity.Make(in)
+		if err != nil {
+			if !errors.Is(err, capacity.ErrInput) {
+				t.Fatalf("Make: %v", err)
+			}
+			where, fromFile := c.origin(err)
+			if fromFile != strings.Contains(where.Error(), dir) {
+				t.Fatalf("a refusal from a file (%v) that does not name it, or the reverse: %v", fromFile, where)
+			}
+			return
+		}
+		if _, err := planJSON(p); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := writeText(&b, in, p); err != nil {
+			t.Fatal(err)
+		}
+		for _, word := range strings.Fields(b.String()) {
+			if digits := len(word) - len(strings.Trim(word, "0123456789.,")); digits > 40 {
+				t.Fatalf("a figure of %d digits: %.60s", digits, word)
+			}
+		}
+	})
 }
