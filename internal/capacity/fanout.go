@@ -178,10 +178,10 @@ func fanoutLifts(in *Input, q *queueStage, w *workerStage, sq Stage) []Lift {
 		switch {
 		case !f.HighThroughput && calls <= highThroughputMaxCalls:
 			l = append(l, Lift{Field: "fanout.high_throughput", Value: "true",
-				Why: fmt.Sprintf("a FIFO queue in high throughput mode takes the Region's quota: %d API calls per second per action are needed (fifo_calls_per_second; %d in us-east-1, us-west-2 and eu-west-1, %d in the Regions with the least)", calls, highThroughputMaxCalls, defaultHighThroughputCalls), Source: srcFIFOQuota})
+				Why: fmt.Sprintf("a FIFO queue in high throughput mode takes the Region's quota, %d API calls per second per action needed here (--fifo-calls-per-second: 70,000 in us-east-1, us-west-2 and eu-west-1, 2,400 in the Regions with the least)", calls), Source: srcFIFOQuota})
 		case f.HighThroughput && calls <= highThroughputMaxCalls:
 			l = append(l, Lift{Field: "fanout.fifo_calls_per_second", Value: strconv.Itoa(calls),
-				Why: fmt.Sprintf("the Region's high-throughput quota must be at least %d API calls per second per action (%d in us-east-1, us-west-2 and eu-west-1)", calls, highThroughputMaxCalls), Source: srcFIFOQuota})
+				Why: fmt.Sprintf("the Region's high-throughput quota must be at least %d API calls per second per action (70,000 in us-east-1, us-west-2 and eu-west-1)", calls), Source: srcFIFOQuota})
 		}
 	}
 	c := max(1, ceilInt(in.Rate*w.invocation(float64(w.bw))/float64(w.bw)))
@@ -199,7 +199,7 @@ func fanoutLifts(in *Input, q *queueStage, w *workerStage, sq Stage) []Lift {
 		}
 	case f.MaximumConcurrency > 0 && w.cap == f.MaximumConcurrency && c <= maxMaximumConcurrency:
 		l = append(l, Lift{Field: "fanout.maximum_concurrency", Value: strconv.Itoa(c),
-			Why: fmt.Sprintf("the SQS mapping's MaximumConcurrency must be at least %d (2 to %d)", c, maxMaximumConcurrency), Source: srcSQSScaling})
+			Why: fmt.Sprintf("the SQS mapping's MaximumConcurrency must be at least %d (2 to 1,000)", c), Source: srcSQSScaling})
 	case w.cap == in.Concurrency && c <= min(maxConcurrency, sqsMaxConcurrency):
 		l = append(l, Lift{Field: "concurrency", Value: strconv.Itoa(c),
 			Why: fmt.Sprintf("the workers need %d concurrent invocations: reserved concurrency, or a higher concurrent executions quota (1,000 a Region by default)", c), Source: srcLambdaLimits})

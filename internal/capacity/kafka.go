@@ -219,7 +219,7 @@ func (s *kafkaStage) lifts(n need, partitions int) []Lift {
 	}
 	if s.provisioned() && n.pollers > in.MaximumPollers && n.pollers <= maxPollers {
 		l = append(l, Lift{Field: "maximum_pollers", Value: strconv.Itoa(n.pollers),
-			Why: fmt.Sprintf("the %s's mapping needs %d pollers: set ProvisionedPollerConfig's MaximumPollers (AWS's default is %d, the most %d)", s.name, n.pollers, defaultMaximumPollers, maxPollers), Source: srcPollerConfig})
+			Why: fmt.Sprintf("the %s's mapping needs %d pollers: set ProvisionedPollerConfig's MaximumPollers (AWS's default is 200, the most 2,000)", s.name, n.pollers), Source: srcPollerConfig})
 	}
 	return l
 }
