@@ -62,6 +62,14 @@ func (v *checked) Set(s string) error {
 	return err
 }
 
+// String is the value's; "" for the zero checked the flag package makes to find a default.
+func (v *checked) String() string {
+	if v == nil || v.Value == nil {
+		return ""
+	}
+	return v.Value.String()
+}
+
 // IsBoolFlag lets --poller-group stand alone, as the option's own Value does.
 func (v *checked) IsBoolFlag() bool {
 	b, ok := v.Value.(interface{ IsBoolFlag() bool })

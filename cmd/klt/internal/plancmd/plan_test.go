@@ -313,3 +313,20 @@ func FuzzPlanInputs(f *testing.F) {
 		}
 	})
 }
+
+// TestPlanHelp: the help lists every flag with its default as AWS has it (MaximumPollers 200)
+// and the ranges the figures are checked against.
+func TestPlanHelp(t *testing.T) {
+	code, stdout, stderr := runPlan(t, "--help")
+	if code != 0 || stderr != "" {
+		t.Fatalf("--help: exit %d, %s", code, stderr)
+	}
+	for _, want := range []string{"-maximum-pollers N", "(default 200, AWS's)", "0.001 to 1e9", "--config plan.yaml:3:13:", "what lifts its bound"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the help has no %q", want)
+		}
+	}
+	if strings.Contains(stdout, "panic") {
+		t.Errorf("the help has a panic:\n%s", stdout)
+	}
+}
