@@ -62,7 +62,13 @@ func (sw *sweep) points(in capacity.Input) (series map[string][]report.Point, ca
 		sw.set(&at, x)
 		p, err := capacity.Make(at)
 		if errors.Is(err, capacity.ErrInput) && x > sw.planned {
-			return series, fmt.Sprintf("The curves end before %s %s: %v.", fmtNum(x), sw.what, err), nil
+			return series, strings.TrimSpace(caption + fmt.Sprintf(" The curves end before %s %s: %v.", fmtNum(x), sw.what, err)), nil
+		}
+		if errors.Is(err, capacity.ErrInput) && x < sw.planned {
+			// Below the plan's own value the model may refuse the input too (a rate under its
+			// floor of 0.001 records a second): the curves start past it.
+			caption = fmt.Sprintf("The curves start after %s %s: %v.", fmtNum(x), sw.what, err)
+			continue
 		}
 		if err != nil {
 			return nil, "", fmt.Errorf("the chart of %s, at %s %s: %w", sw.title, fmtNum(x), sw.what, err)
@@ -78,7 +84,7 @@ func (sw *sweep) points(in capacity.Input) (series map[string][]report.Point, ca
 			series[d.Name] = append(series[d.Name], report.Point{x, v})
 		}
 	}
-	return series, "", nil
+	return series, caption, nil
 }
 
 func always(*capacity.Design) bool           { return true }
