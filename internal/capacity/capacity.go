@@ -36,6 +36,19 @@
 // workers (at most the SQS mapping's 1,250, MaximumConcurrency, Concurrency, and, FIFO, one
 // batch in flight per message group); its maximum is its slowest stage's. A month is 30 days,
 // as AWS's pricing examples have it; limits.go and prices.go cite every number.
+//
+// A design that does not reach the rate has no cost and no recommendation: a price for a
+// rate it cannot carry would be compared with one that can. Its Bound says why, and its Lifts
+// say which input lifts the bound (more partitions, a higher MaximumPollers, a standard queue
+// or high throughput mode for a FIFO queue, more message groups). Plan.Cheaper compares only
+// the designs that reach the rate.
+//
+// # Ranges
+//
+// Every figure is checked against its range before it is used or converted: an Input's by
+// Make (AWS's ranges where AWS sets one, the planner's own otherwise), a klt local report's
+// by FromReport and PredictRuns, by the report's JSON path. A figure out of its range is a
+// *FieldError, which wraps ErrInput.
 package capacity
 
 import (
