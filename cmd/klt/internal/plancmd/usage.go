@@ -48,9 +48,9 @@ milliseconds), "direct" and "fanout" (each with max_records_per_second, bound,
 reaches_target, lifts, pollers_needed, concurrency_needed, partitions_needed, recommended,
 burst, monthly_cost_usd and cost_lines (recommended and monthly_cost_usd null for a design
 that does not reach the target), stages and figures, each figure with its formula and
-source), "cheaper" and "notes". --report DIR writes the same JSON as DIR/plan.json and a page, DIR/plan.html, with
-charts of the most records a second against partitions and against concurrency, of the
-monthly cost against the rate, and of a burst's lag.
+source), "cheaper" and "notes". --report DIR writes the same JSON as DIR/plan.json and a
+page, DIR/plan.html, with charts of the most records a second against partitions and against
+concurrency, of the monthly cost against the rate, and of a burst's lag.
 
 The exit status is 0 when a design reaches --rate, 1 when neither does (the plan says why and
 is printed all the same) or a file cannot be read or holds a figure out of its range, and 2
