@@ -23,7 +23,7 @@ func TestBurstByHand(t *testing.T) {
 		t.Errorf("curve: %d points, lag %v at 60 s and %v at 240 s; want 241, 9,000, 0", n, b.Curve[60].Y, b.Curve[240].Y)
 	}
 	// The burst needs 300 × 2 / 100 = 6 invocations at once: 6 partitions, 2 pollers.
-	if r := d.Recommended; r.MinimumPollers != 1 || r.MaximumPollers != 2 || r.Partitions != 6 || r.Concurrency != 6 {
+	if r := d.Recommended; r == nil || r.MinimumPollers != 1 || r.MaximumPollers != 2 || r.Partitions != 6 || r.Concurrency != 6 {
 		t.Errorf("recommended = %+v, want 1 minimum and 2 maximum pollers, 6 partitions, 6 concurrency", r)
 	}
 }

@@ -36,6 +36,19 @@
 // workers (at most the SQS mapping's 1,250, MaximumConcurrency, Concurrency, and, FIFO, one
 // batch in flight per message group); its maximum is its slowest stage's. A month is 30 days,
 // as AWS's pricing examples have it; limits.go and prices.go cite every number.
+//
+// A design that does not reach the rate has no cost and no recommendation: a price for a
+// rate it cannot carry would be compared with one that can. Its Bound says why, and its Lifts
+// say which input lifts the bound (more partitions, a higher MaximumPollers, a standard queue
+// or high throughput mode for a FIFO queue, more message groups). Plan.Cheaper compares only
+// the designs that reach the rate.
+//
+// # Ranges
+//
+// Every figure is checked against its range before it is used or converted: an Input's by
+// Make (AWS's ranges where AWS sets one, the planner's own otherwise), a klt local report's
+// by FromReport and PredictRuns, by the report's JSON path. A figure out of its range is a
+// *FieldError, which wraps ErrInput.
 package capacity
 
 import (
@@ -47,7 +60,8 @@ import (
 // fills each from its documented default (Defaults) and reports the filled Input in
 // Plan.Input.
 type Input struct {
-	// Rate is the target: records per second, steady. Required (> 0).
+	// Rate is the target: records per second, steady. Required: 0.001 (a record every 1,000
+	// s) to 1e9.
 	Rate float64 `json:"rate"`
 	// Burst is a higher rate, records per second, lasting BurstFor; 0 when there is none.
 	Burst    float64  `json:"burst,omitempty"`
@@ -84,8 +98,9 @@ type Input struct {
 	// and what error handling and schema registries need) or "on-demand" (no event poller
 	// units to pay; Lambda picks the pollers).
 	Mode string `json:"mode,omitempty"`
-	// MaximumPollers caps the pollers of a Kafka mapping (ProvisionedPollerConfig); default
-	// 2,000, and never more than the partitions.
+	// MaximumPollers caps the pollers of a Kafka mapping (ProvisionedPollerConfig), 1 to
+	// 2,000; default 200, AWS's (API_ProvisionedPollerConfig); never more than the
+	// partitions.
 	MaximumPollers int `json:"maximum_pollers,omitempty"`
 	// PollerGroup: the mappings share event poller units in a poller group (PollerGroupName)
 	// instead of each paying its own.
@@ -168,8 +183,10 @@ type Plan struct {
 	Input  Input  `json:"input"`
 	Direct Design `json:"direct"`
 	Fanout Design `json:"fanout"`
-	// Cheaper names the design that reaches the target at the lower monthly cost, "direct"
-	// or "fanout"; empty when neither reaches it.
+	// Cheaper names the design to build: of the designs that reach the target, the one with
+	// the lower monthly cost ("direct" when they cost the same); the only one when one
+	// reaches it; empty when neither does. A design that does not reach the target is never
+	// compared: it has no cost.
 	Cheaper string `json:"cheaper"`
 	// Notes are what the plan assumed and a reader must know: "the handler takes its
 	// records one after another (Duration, not BatchDuration)".
@@ -189,8 +206,14 @@ type Design struct {
 	// partitions, one invocation each at a time, 30 s per invocation of 100 records".
 	MaxRecordsPerSecond float64 `json:"max_records_per_second"`
 	Bound               string  `json:"bound"`
-	// ReachesTarget is MaxRecordsPerSecond >= Input.Rate.
+	// ReachesTarget is MaxRecordsPerSecond >= Input.Rate, with counts that reach it. A
+	// design that does not reach the target has no cost and no recommendation (both null in
+	// JSON), and Lifts says what inputs would lift its bound.
 	ReachesTarget bool `json:"reaches_target"`
+	// Lifts are the changes of input that lift the bound of a design that does not reach the
+	// target (a standard queue for a FIFO queue's throughput, more partitions ...); empty when
+	// it reaches the target or when no input lifts it (a record too large for a message).
+	Lifts []Lift `json:"lifts,omitempty"`
 	// The minimum of each that reaches Input.Rate: the Kafka mapping's pollers, the
 	// function's concurrent invocations (fanout: the workers'), the topic's partitions.
 	// 0 with ReachesTarget false when no count reaches it (Bound says why).
@@ -199,12 +222,15 @@ type Design struct {
 	PartitionsNeeded  int `json:"partitions_needed"`
 	// EventPollerUnits is the EPUs the Kafka mapping's pollers take (provisioned mode).
 	EventPollerUnits int `json:"event_poller_units"`
-	// Recommended is the headroom: what to configure for the burst on top of the minimum.
-	Recommended Recommended `json:"recommended"`
+	// Recommended is the headroom: what to configure for the burst on top of the minimum;
+	// nil when the design does not reach the target.
+	Recommended *Recommended `json:"recommended"`
 	// Burst is the lag a burst leaves; null without Input.Burst.
 	Burst *Burst `json:"burst"`
-	// MonthlyCostUSD is the sum of CostLines, at Input.Rate for a 30-day month.
-	MonthlyCostUSD float64    `json:"monthly_cost_usd"`
+	// MonthlyCostUSD is the sum of CostLines, at Input.Rate for a 30-day month; nil, and no
+	// CostLines, when the design does not reach the target: a design that cannot carry the
+	// rate has no price for it.
+	MonthlyCostUSD *float64   `json:"monthly_cost_usd"`
 	CostLines      []CostLine `json:"cost_lines"`
 	// Stages are the design's steps (direct: one; fanout: dispatcher, queue, workers), each
 	// with its own maximum and bound; the design's maximum is the smallest.
@@ -221,6 +247,18 @@ type Recommended struct {
 	MaximumPollers int `json:"maximum_pollers"`
 	Partitions     int `json:"partitions"`
 	Concurrency    int `json:"concurrency"`
+}
+
+// Lift is a change of one input that lifts the bound of a design that does not reach the
+// target.
+type Lift struct {
+	// Field is the input by its JSON name ("fanout.queue"), Value the value that lifts the
+	// bound ("standard", "true", "30"), Why what it gives and costs, in words, and Source the
+	// AWS page it rests on.
+	Field  string `json:"field"`
+	Value  string `json:"value"`
+	Why    string `json:"why"`
+	Source string `json:"source"`
 }
 
 // Stage is one step of a design.

@@ -45,12 +45,13 @@ func (c *coster) add(l CostLine) {
 	c.lines = append(c.lines, l)
 }
 
-func (c *coster) total() float64 {
+// total is the sum of the lines, Design.MonthlyCostUSD.
+func (c *coster) total() *float64 {
 	t := 0.0
 	for _, l := range c.lines {
 		t += l.MonthlyUSD
 	}
-	return t
+	return &t
 }
 
 // function adds a function's requests and GB-seconds: invPerSec invocations a second of

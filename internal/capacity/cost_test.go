@@ -37,7 +37,7 @@ func checkLines(t *testing.T, d Design, want []wantLine) {
 		}
 		total += w.usd
 	}
-	if !near(d.MonthlyCostUSD, total) {
+	if d.MonthlyCostUSD == nil || !near(*d.MonthlyCostUSD, total) {
 		t.Errorf("monthly_cost_usd = %v, want the lines' sum %v", d.MonthlyCostUSD, total)
 	}
 }
@@ -99,8 +99,8 @@ func TestFanoutCost(t *testing.T) {
 	if p.Cheaper != "direct" && p.Cheaper != "fanout" {
 		t.Errorf("cheaper = %q", p.Cheaper)
 	}
-	if want := map[bool]string{true: "direct", false: "fanout"}[p.Direct.MonthlyCostUSD <= p.Fanout.MonthlyCostUSD]; p.Cheaper != want {
-		t.Errorf("cheaper = %q at $%v direct, $%v fan-out; want %q", p.Cheaper, p.Direct.MonthlyCostUSD, p.Fanout.MonthlyCostUSD, want)
+	if want := map[bool]string{true: "direct", false: "fanout"}[*p.Direct.MonthlyCostUSD <= *p.Fanout.MonthlyCostUSD]; p.Cheaper != want {
+		t.Errorf("cheaper = %q at $%v direct, $%v fan-out; want %q", p.Cheaper, *p.Direct.MonthlyCostUSD, *p.Fanout.MonthlyCostUSD, want)
 	}
 }
 

@@ -3,6 +3,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -86,7 +87,11 @@ func newWorkerStage(in *Input, msgBytes int) (*workerStage, error) {
 	d := w.invocation(float64(w.bw))
 	w.figs.add("workers.invocation_seconds", d, "s", w.durationFormula(d), srcSQSScaling)
 	if time.Duration(d*float64(time.Second)) > lambdaTimeout {
-		return nil, errField("fanout.worker_duration", fmt.Sprintf("%.6g s per invocation of %d messages", d, w.bw), fmt.Sprintf("an invocation may last at most %v (%s)", lambdaTimeout, srcLambdaLimits))
+		field, v := "fanout.worker_duration", f.WorkerDuration
+		if f.WorkerBatchDuration > 0 {
+			field, v = "fanout.worker_batch_duration", f.WorkerBatchDuration
+		}
+		return nil, errField(field, v, fmt.Sprintf("an invocation of %d messages then lasts %.6g s, over the %v a function may run (%s)", w.bw, d, lambdaTimeout, srcLambdaLimits))
 	}
 	w.cap, w.capBy = sqsMaxConcurrency, "the SQS mapping's 1,250"
 	if f.MaximumConcurrency > 0 {
@@ -148,4 +153,56 @@ func (w *workerStage) needs(rate float64) (int, string) {
 		return 0, fmt.Sprintf("workers: %d concurrent invocations needed, over %d (%s)", c, w.cap, w.capBy)
 	}
 	return c, ""
+}
+
+// highThroughputMaxCalls is the largest high-throughput FIFO quota AWS publishes, API calls
+// per second per action (us-east-1, us-west-2, eu-west-1). srcFIFOQuota.
+const highThroughputMaxCalls = 70_000
+
+// fanoutLifts are the inputs that lift the bound of the fan-out's queue and workers when they
+// do not reach the rate: a FIFO queue's throughput (a standard queue, high throughput mode, a
+// higher Regional quota) and the workers' concurrency (more message groups, a standard queue,
+// MaximumConcurrency, the concurrency).
+func fanoutLifts(in *Input, q *queueStage, w *workerStage, sq Stage) []Lift {
+	f := in.Fanout
+	if q.entries == 0 { // no message carries the record: nothing lifts that
+		return nil
+	}
+	var l []Lift
+	standard := Lift{Field: "fanout.queue", Value: queueStd, Source: srcFIFOQuota,
+		Why: "a standard queue has no documented limit on API calls per second and no message groups; it keeps no order between the records of a key and may deliver a message twice"}
+	queueBound := q.fifo() && !reaches(sq.MaxRecordsPerSecond, in.Rate)
+	if queueBound {
+		l = append(l, standard)
+		calls := ceilInt(in.Rate / float64(q.entries))
+		switch {
+		case !f.HighThroughput && calls <= highThroughputMaxCalls:
+			l = append(l, Lift{Field: "fanout.high_throughput", Value: "true",
+				Why: fmt.Sprintf("a FIFO queue in high throughput mode takes the Region's quota, %d API calls per second per action needed here (--fifo-calls-per-second: 70,000 in us-east-1, us-west-2 and eu-west-1, 2,400 in the Regions with the least)", calls), Source: srcFIFOQuota})
+		case f.HighThroughput && calls <= highThroughputMaxCalls:
+			l = append(l, Lift{Field: "fanout.fifo_calls_per_second", Value: strconv.Itoa(calls),
+				Why: fmt.Sprintf("the Region's high-throughput quota must be at least %d API calls per second per action (70,000 in us-east-1, us-west-2 and eu-west-1)", calls), Source: srcFIFOQuota})
+		}
+	}
+	c := max(1, ceilInt(in.Rate*w.invocation(float64(w.bw))/float64(w.bw)))
+	if c <= w.cap {
+		return l
+	}
+	switch {
+	case q.fifo() && w.cap == f.MessageGroups:
+		if c <= maxGroups {
+			l = append(l, Lift{Field: "fanout.message_groups", Value: strconv.Itoa(c),
+				Why: fmt.Sprintf("a FIFO queue's mapping runs one batch per message group at a time: %d concurrent workers need %d distinct keys (message group IDs) with records", c, c), Source: srcSQSScaling})
+		}
+		if !queueBound {
+			l = append(l, standard)
+		}
+	case f.MaximumConcurrency > 0 && w.cap == f.MaximumConcurrency && c <= maxMaximumConcurrency:
+		l = append(l, Lift{Field: "fanout.maximum_concurrency", Value: strconv.Itoa(c),
+			Why: fmt.Sprintf("the SQS mapping's MaximumConcurrency must be at least %d (2 to 1,000)", c), Source: srcSQSScaling})
+	case w.cap == in.Concurrency && c <= min(maxConcurrency, sqsMaxConcurrency):
+		l = append(l, Lift{Field: "concurrency", Value: strconv.Itoa(c),
+			Why: fmt.Sprintf("the workers need %d concurrent invocations: reserved concurrency, or a higher concurrent executions quota (1,000 a Region by default)", c), Source: srcLambdaLimits})
+	}
+	return l
 }

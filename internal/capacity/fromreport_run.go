@@ -89,8 +89,12 @@ func PredictRuns(p *Plan, r *report.Report, stat string) ([]RunPrediction, error
 	return out, nil
 }
 
-// runRecords is the records of pipeline p a run's stages carried: those not filtered.
-func runRecords(p *report.Pipeline) (float64, error) {
+// runRecords is the records of pipeline p a run's stages carried: those not filtered. It
+// checks the run's figures first (checkRun).
+func runRecords(r *report.Report, p *report.Pipeline) (float64, error) {
+	if err := checkRun(r, p); err != nil {
+		return 0, err
+	}
 	n := float64(p.Records - p.Filtered)
 	if !(n > 0) {
 		return 0, fmt.Errorf("%w: pipeline %q carried no record", ErrInput, p.Name)
@@ -114,11 +118,11 @@ func runKafka(n, rate, d float64, b int, window float64) (float64, string) {
 }
 
 func runPredictDirect(p *Plan, r *report.Report, pipe *report.Pipeline, stat string) (RunPrediction, error) {
-	k, err := reportMapping(r, pipe, 0, report.KindKafka)
+	k, _, err := reportMapping(r, pipe, 0, report.KindKafka, stat)
 	if err != nil {
 		return RunPrediction{}, err
 	}
-	n, err := runRecords(pipe)
+	n, err := runRecords(r, pipe)
 	if err != nil {
 		return RunPrediction{}, err
 	}
@@ -126,26 +130,22 @@ func runPredictDirect(p *Plan, r *report.Report, pipe *report.Pipeline, stat str
 	if !(R > 0) {
 		return RunPrediction{}, fmt.Errorf("capacity: the plan's direct design reaches %v records/s: nothing to predict the run from (%s)", R, p.Direct.Bound)
 	}
-	db, err := frFullBatch(k, stat)
-	if err != nil {
-		return RunPrediction{}, err
-	}
-	d := time.Duration(db).Seconds()
+	d := time.Duration(frFullBatch(k, stat)).Seconds()
 	t, tf := runKafka(n, R, d, k.Config.BatchSize, k.Config.WindowMS/1000)
 	formula := fmt.Sprintf("N / T_kafka = %s / %s ; T_kafka: %s", frNum(n), frNum(t), tf)
 	return runFinishRun(pipe, "direct", p.Direct, n, t, r.Scenario.Rate, d, formula), nil
 }
 
 func runPredictFanout(p *Plan, r *report.Report, pipe *report.Pipeline, stat string) (RunPrediction, error) {
-	k, err := reportMapping(r, pipe, 0, report.KindKafka)
+	k, _, err := reportMapping(r, pipe, 0, report.KindKafka, stat)
 	if err != nil {
 		return RunPrediction{}, err
 	}
-	q, err := reportMapping(r, pipe, len(pipe.Mappings)-1, report.KindSQS)
+	q, _, err := reportMapping(r, pipe, len(pipe.Mappings)-1, report.KindSQS, stat)
 	if err != nil {
 		return RunPrediction{}, err
 	}
-	n, err := runRecords(pipe)
+	n, err := runRecords(r, pipe)
 	if err != nil {
 		return RunPrediction{}, err
 	}
@@ -153,11 +153,7 @@ func runPredictFanout(p *Plan, r *report.Report, pipe *report.Pipeline, stat str
 	if !(rk > 0) || !(rw > 0) {
 		return RunPrediction{}, fmt.Errorf("capacity: the plan's fan-out has no dispatcher or workers stage reaching a rate (%v, %v records/s; %s)", rk, rw, p.Fanout.Bound)
 	}
-	dbk, err := frFullBatch(k, stat)
-	if err != nil {
-		return RunPrediction{}, err
-	}
-	dk, dw := time.Duration(dbk).Seconds(), frStatMS(q.Load, stat)/1000
+	dk, dw := time.Duration(frFullBatch(k, stat)).Seconds(), frStatMS(q.Load, stat)/1000
 	window := k.Config.WindowMS / 1000
 	tk, rkf := runKafka(n, rk, dk, k.Config.BatchSize, window)
 	ts, rsf := runContinuous(n, rw, rq, dw, q.Load.RecordsPerInvocation, q.Config.Queue == report.QueueStandard)

@@ -90,7 +90,7 @@ func TestFromReportRefuses(t *testing.T) {
 		{"no invocation", StatMean, "no invocation", func(r *report.Report) { r.Mappings[2].Load = &report.MappingLoad{} }},
 		{"wrong kind", StatMean, "want sqs", func(r *report.Report) { r.Pipelines[1].Mappings = []string{"Dispatcher", "Consumer"} }},
 		{"unknown mapping", StatMean, "does not have", func(r *report.Report) { r.Pipelines[0].Mappings = []string{"Nope"} }},
-		{"no rate", StatMean, "no rate", func(r *report.Report) { r.Pipelines[0].RecordsPerSecond = 0 }},
+		{"no rate", StatMean, "pipelines[0].records_per_second 0: want a measured rate", func(r *report.Report) { r.Pipelines[0].RecordsPerSecond = 0 }},
 	} {
 		r := frDemoReport()
 		tc.edit(r)

@@ -65,8 +65,11 @@ func FuzzMake(f *testing.F) {
 func checkFinite(t *testing.T, d Design) {
 	t.Helper()
 	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) || v < 0 }
-	if bad(d.MaxRecordsPerSecond) || bad(d.MonthlyCostUSD) {
+	if bad(d.MaxRecordsPerSecond) || d.MonthlyCostUSD != nil && bad(*d.MonthlyCostUSD) {
 		t.Fatalf("%s: max %v, cost %v", d.Name, d.MaxRecordsPerSecond, d.MonthlyCostUSD)
+	}
+	if (d.MonthlyCostUSD == nil) == d.ReachesTarget || (d.Recommended == nil) == d.ReachesTarget {
+		t.Fatalf("%s: reaches %v with cost %v and recommended %v: want both exactly when it reaches the target", d.Name, d.ReachesTarget, d.MonthlyCostUSD, d.Recommended)
 	}
 	for _, f := range d.Figures {
 		if bad(f.Value) {
@@ -106,6 +109,21 @@ func FuzzFromReport(f *testing.F) {
 		strings.NewReplacer(`"partitions": `, `"partitions": 99999999`),
 		strings.NewReplacer(`"records_per_invocation": `, `"records_per_invocation": 1e308`),
 		strings.NewReplacer(`"kind": "kafka"`, `"kind": "sqs"`),
+		// Huge figures: a float past every int and Duration, a mean record size past 2^63 ns
+		// of milliseconds; what a conversion without a range check wraps into a valid figure.
+		strings.NewReplacer(`"record_bytes_mean": `, `"record_bytes_mean": 9.3e18, "x": `),
+		strings.NewReplacer(`"record_bytes_mean": `, `"record_bytes_mean": 1e300, "x": `),
+		strings.NewReplacer(`"window_ms": `, `"window_ms": 1e300, "x": `),
+		strings.NewReplacer(`"invocation_ms_mean": `, `"invocation_ms_mean": 1e13, "x": `),
+		strings.NewReplacer(`"invocation_ms_p99": `, `"invocation_ms_p99": -1e300, "x": `),
+		strings.NewReplacer(`"batch_size": `, `"batch_size": -100, "x": `),
+		strings.NewReplacer(`"records_per_second": `, `"records_per_second": 1e-300, "x": `),
+		strings.NewReplacer(`"concurrency_max": `, `"concurrency_max": 9223372036854775807, "x": `),
+		strings.NewReplacer(`"records": `, `"records": -9223372036854775808, "x": `),
+		// Not finite: JSON has no NaN or infinity; the reader refuses them as text.
+		strings.NewReplacer(`"record_bytes_mean": `, `"record_bytes_mean": NaN, "x": `),
+		strings.NewReplacer(`"window_ms": `, `"window_ms": Infinity, "x": `),
+		strings.NewReplacer(`"window_ms": `, `"window_ms": 1e999, "x": `),
 	} {
 		f.Add(r.Replace(string(real)))
 	}
@@ -120,7 +138,18 @@ func FuzzFromReport(f *testing.F) {
 		for _, stat := range []string{StatMean, StatP50, StatP99} {
 			in, _, err := FromReport(&r, stat)
 			if err != nil {
+				if !errors.Is(err, ErrInput) {
+					t.Fatalf("%s: FromReport: %v, want ErrInput", stat, err)
+				}
 				continue
+			}
+			// What FromReport returns is within the model's ranges: no figure wrapped by a
+			// conversion (a 1-byte record from 9.3e18, a negative window from 1e300).
+			if err := in.check(); err != nil {
+				t.Fatalf("%s: FromReport returned an Input out of range: %v", stat, err)
+			}
+			if in.RecordSize < 1 || in.Window < 0 || in.BatchDuration <= 0 || in.Fanout.DispatchBatchDuration < 0 || in.Fanout.WorkerBatchDuration < 0 {
+				t.Fatalf("%s: FromReport: %+v", stat, in)
 			}
 			p, err := Make(in)
 			if err != nil {

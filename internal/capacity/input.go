@@ -3,6 +3,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -56,7 +57,7 @@ func (in Input) filled() (Input, []string, error) {
 	if in.Mode == "" {
 		in.Mode = modeProv
 	}
-	def(&in.MaximumPollers, maxPollers)
+	def(&in.MaximumPollers, defaultMaximumPollers)
 	def(&in.Memory, defaultMemory)
 	if in.Architecture == "" {
 		in.Architecture = archArm
@@ -92,9 +93,33 @@ func (in Input) filled() (Input, []string, error) {
 	return in, notes, nil
 }
 
+// FieldError is a figure out of its range: the field, its value as read, and the range it
+// must be in. It wraps ErrInput. Field is an Input's JSON name ("batch_size",
+// "fanout.queue", "prices.lambda_gb_second") for Make, and the report's JSON path
+// ("mappings[0].load.record_bytes_mean") for FromReport and PredictRuns, so that a caller
+// can say where the figure came from.
+type FieldError struct {
+	Field string
+	Value string
+	Want  string
+}
+
+func (e *FieldError) Error() string {
+	return ErrInput.Error() + ": " + e.Field + " " + e.Value + ": " + e.Want
+}
+
+func (e *FieldError) Unwrap() error { return ErrInput }
+
 // errField is the error of a field out of its bounds.
 func errField(field string, v any, want string) error {
-	return fmt.Errorf("%w: %s %v: %s", ErrInput, field, v, want)
+	var text string
+	switch v := v.(type) {
+	case float64:
+		text = strconv.FormatFloat(v, 'g', -1, 64)
+	default:
+		text = fmt.Sprint(v)
+	}
+	return &FieldError{Field: field, Value: text, Want: want}
 }
 
 // intIn checks 0 (not given) or lo..hi.
@@ -136,8 +161,8 @@ func oneOf(field, v string, want ...string) error {
 
 // check returns the first field of in out of its bounds.
 func (in Input) check() error {
-	if math.IsNaN(in.Rate) || math.IsInf(in.Rate, 0) || in.Rate <= 0 || in.Rate > maxRate {
-		return errField("rate", in.Rate, fmt.Sprintf("want a finite number of records per second above 0, at most %g", float64(maxRate)))
+	if math.IsNaN(in.Rate) || math.IsInf(in.Rate, 0) || in.Rate < minRate || in.Rate > maxRate {
+		return errField("rate", in.Rate, fmt.Sprintf("want records per second from %s to %s", rangeNum(minRate), rangeNum(maxRate)))
 	}
 	if err := in.checkBurst(); err != nil {
 		return err
@@ -173,8 +198,10 @@ func (in Input) checkKafka() error {
 		return errField("record_size", in.RecordSize, fmt.Sprintf("want 1 to %d bytes (the 6 MB payload), or 0 for the default", payloadBytes))
 	}
 	switch {
-	case in.Duration < 0 || in.BatchDuration < 0:
-		return errField("duration", fmt.Sprintf("%v/%v", in.Duration, in.BatchDuration), "want durations of 0 or more")
+	case in.Duration < 0:
+		return errField("duration", in.Duration, "want a duration above 0")
+	case in.BatchDuration < 0:
+		return errField("batch_duration", in.BatchDuration, "want a duration above 0")
 	case (in.Duration > 0) == (in.BatchDuration > 0):
 		return errField("duration", fmt.Sprintf("%v, batch_duration %v", in.Duration, in.BatchDuration), "want exactly one of duration (per record) and batch_duration (per invocation)")
 	}
@@ -203,7 +230,7 @@ func (in Input) checkKafka() error {
 		return err
 	}
 	if in.MaximumPollers < 0 || in.MaximumPollers > maxPollers {
-		return errField("maximum_pollers", in.MaximumPollers, fmt.Sprintf("want 1 to %d, or 0 for the default", maxPollers))
+		return errField("maximum_pollers", in.MaximumPollers, fmt.Sprintf("want 1 to %d, or 0 for AWS's default of %d", maxPollers, defaultMaximumPollers))
 	}
 	if in.Mode == modeOnDem && (in.MaximumPollers != 0 || in.PollerGroup) {
 		return errField("mode", in.Mode, "maximum_pollers and poller_group are settings of provisioned mode")

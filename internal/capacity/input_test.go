@@ -98,7 +98,7 @@ func TestDefaults(t *testing.T) {
 	p := mustMake(t, Input{Rate: 1, Duration: ms(1), Architecture: "x86_64", Prices: Prices{LambdaRequests: 0.3}})
 	in := p.Input
 	if in.RecordSize != 1_024 || in.BatchSize != 100 || in.Window != ms(500) || in.Mode != "provisioned" ||
-		in.MaximumPollers != 2_000 || in.Memory != 256 || in.Concurrency != 1_000 || in.IdempotencyWrites != 2 ||
+		in.MaximumPollers != 200 || in.Memory != 256 || in.Concurrency != 1_000 || in.IdempotencyWrites != 2 ||
 		in.Fanout.Queue != "fifo" || in.Fanout.DispatchBatchSize != 500 || in.Fanout.WorkerBatchSize != 10 ||
 		in.Fanout.WorkerDuration != ms(1) || in.Fanout.DispatchDuration != ms(1) || in.Fanout.MessageGroups != 1_000 {
 		t.Errorf("defaults: %+v", in)

@@ -3,6 +3,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -41,7 +42,11 @@ func newKafkaStage(in *Input, name, function, field string, batchSize int, perRe
 	d := s.invocation(float64(s.b))
 	s.figs.add(name+".invocation_seconds", d, "s", s.durationFormula(d), srcOnePartition)
 	if time.Duration(d*float64(time.Second)) > kafkaTimeout {
-		return nil, errField(field, fmt.Sprintf("%.6g s per invocation of %d records", d, s.b), fmt.Sprintf("an invocation may last at most %v behind a Kafka mapping (%s)", kafkaTimeout, srcKafkaTimeout))
+		v := perRecord
+		if perBatch > 0 {
+			v = perBatch
+		}
+		return nil, errField(field, v, fmt.Sprintf("an invocation of %d records then lasts %.6g s, over the %v a Kafka mapping's function may run (%s)", s.b, d, kafkaTimeout, srcKafkaTimeout))
 	}
 	perInv := float64(s.b) / d
 	s.figs.add(name+".records_per_second_per_invocation", perInv, "records/s",
@@ -197,3 +202,24 @@ func (s *kafkaStage) perInvocationBatch(rate float64, n need) (float64, string) 
 // ceilInt is math.Ceil as an int, for figures the input bounds keep far below 2^53. It
 // forgives a relative error of 1e-9, so that 20,000 × 0.05 / 20 is 50 and not 51.
 func ceilInt(v float64) int { return int(math.Ceil(v - math.Abs(v)*1e-9)) }
+
+// lifts are the inputs that lift the stage's bound when it does not reach the rate, with n
+// the counts the rate needs and partitions those the stage's maximum was computed at: more
+// partitions, a higher concurrency, a higher MaximumPollers, each when it is within its range.
+func (s *kafkaStage) lifts(n need, partitions int) []Lift {
+	in := s.in
+	var l []Lift
+	if n.partitions > partitions && n.partitions <= maxPartitions {
+		l = append(l, Lift{Field: "partitions", Value: strconv.Itoa(n.partitions),
+			Why: fmt.Sprintf("%d partitions hold the %d concurrent invocations of the %s the target needs: one invocation per partition at a time", n.partitions, n.conc, s.name), Source: srcOnePartition})
+	}
+	if n.conc > in.Concurrency && n.conc <= maxConcurrency {
+		l = append(l, Lift{Field: "concurrency", Value: strconv.Itoa(n.conc),
+			Why: fmt.Sprintf("the %s needs %d concurrent invocations: reserved concurrency, or a higher concurrent executions quota (1,000 a Region by default)", s.name, n.conc), Source: srcLambdaLimits})
+	}
+	if s.provisioned() && n.pollers > in.MaximumPollers && n.pollers <= maxPollers {
+		l = append(l, Lift{Field: "maximum_pollers", Value: strconv.Itoa(n.pollers),
+			Why: fmt.Sprintf("the %s's mapping needs %d pollers: set ProvisionedPollerConfig's MaximumPollers (AWS's default is 200, the most 2,000)", s.name, n.pollers), Source: srcPollerConfig})
+	}
+	return l
+}

@@ -23,8 +23,9 @@ const (
 		"1-2,000, capped by Lambda at the number of partitions in the topic; on-demand mode: Lambda " +
 		"adds or removes pollers from the offset lag, evaluated each minute"
 	srcPollerConfig = "https://docs.aws.amazon.com/lambda/latest/api/API_ProvisionedPollerConfig.html: " +
-		"MinimumPollers 1-200, MaximumPollers 1-2,000 (default 200); a poller group shares Event " +
-		"Poller Unit capacity among up to 100 mappings whose maximum pollers add up to at most 2,000"
+		"for Amazon MSK and self-managed Apache Kafka, MinimumPollers 1-200 (default 1) and " +
+		"MaximumPollers 1-2,000 (default 200); a poller group shares Event Poller Unit capacity " +
+		"among up to 100 mappings whose maximum pollers add up to at most 2,000"
 	srcESMConfig = "https://docs.aws.amazon.com/lambda/latest/api/API_EventSourceMappingConfiguration.html: " +
 		"BatchSize 1-10,000 (100 by default for Kafka); all records of a batch go in one call, up to " +
 		"the payload limit for synchronous invocation (6 MB); MaximumBatchingWindowInSeconds 0-300 " +
@@ -64,9 +65,12 @@ const (
 	// throughput and concurrent invocations. srcLowLatency, srcScalingModes.
 	pollerBytesPerSecond = 5_000_000
 	invocationsPerPoller = 5
-	// maxPollers is MaximumPollers' upper bound, which is also a poller group's total.
-	// srcPollerConfig.
-	maxPollers = 2_000
+	// maxPollers is MaximumPollers' upper bound, which is also a poller group's total;
+	// defaultMaximumPollers its default for MSK and self-managed Kafka: "the accepted range
+	// is between 1 and 2,000, with a default of 200" (API_ProvisionedPollerConfig, the Lambda
+	// API reference). srcPollerConfig.
+	maxPollers            = 2_000
+	defaultMaximumPollers = 200
 	// maxMinimumPollers is MinimumPollers' upper bound. srcPollerConfig.
 	maxMinimumPollers = 200
 	// epuBytesPerSecond and pollersPerEPU are one event poller unit's capacity: 20 MB/s and,
@@ -123,9 +127,10 @@ const (
 	maxRecordAge = 604_800 * time.Second
 
 	// Bounds of the planner's own (not AWS's): they keep every figure finite and every loop
-	// short. A topic has at most 100,000 partitions here; rates up to a billion records a
-	// second.
+	// short. A topic has at most 100,000 partitions here; rates from one record every 1,000
+	// seconds (below it a month's figures round to nothing) up to a billion records a second.
 	maxPartitions    = 100_000
+	minRate          = 1e-3
 	maxRate          = 1e9
 	maxConcurrency   = 1_000_000
 	maxGroups        = 100_000_000

@@ -26,8 +26,9 @@ func makePlan(in Input, notes []string) (*Plan, error) {
 	if p.Fanout, err = fanout(&p.Input); err != nil {
 		return nil, err
 	}
+	// Only designs that reach the target are compared: one that does not has no cost.
 	switch d, f := p.Direct, p.Fanout; {
-	case d.ReachesTarget && (!f.ReachesTarget || d.MonthlyCostUSD <= f.MonthlyCostUSD):
+	case d.ReachesTarget && (!f.ReachesTarget || *d.MonthlyCostUSD <= *f.MonthlyCostUSD):
 		p.Cheaper = designDir
 	case f.ReachesTarget:
 		p.Cheaper = designFan
@@ -55,7 +56,8 @@ func direct(in *Input) (Design, error) {
 		return Design{}, err
 	}
 	n := s.needs(in.Rate)
-	st := s.stage(partitionsFor(in, n))
+	parts := partitionsFor(in, n)
+	st := s.stage(parts)
 	d := Design{Name: designDir, MaxRecordsPerSecond: st.MaxRecordsPerSecond, Bound: st.Bound, Stages: []Stage{st}, CostLines: []CostLine{}}
 	d.ReachesTarget = n.why == "" && reaches(d.MaxRecordsPerSecond, in.Rate)
 	if n.why != "" {
@@ -63,6 +65,8 @@ func direct(in *Input) (Design, error) {
 	} else {
 		d.PollersNeeded, d.ConcurrencyNeeded, d.PartitionsNeeded = n.pollers, n.conc, n.partitions
 		s.figs.addNeeds(s, n, in.Rate)
+	}
+	if d.ReachesTarget {
 		d.EventPollerUnits = s.epus(in.Rate, n.pollers)
 		beff, formula := s.perInvocationBatch(in.Rate, n)
 		s.figs.add(s.name+".records_per_invocation_at_rate", beff, "records", formula, srcESMConfig)
@@ -72,8 +76,11 @@ func direct(in *Input) (Design, error) {
 		c.writes(s.function)
 		c.egress()
 		d.CostLines, d.MonthlyCostUSD = c.lines, c.total()
+		r := recommend(in, n, s.needs)
+		d.Recommended = &r
+	} else {
+		d.Lifts = s.lifts(n, parts)
 	}
-	d.Recommended = recommend(in, n, s.needs)
 	if in.Burst > 0 {
 		mx := d.MaxRecordsPerSecond
 		d.Burst = simulate(in, func(int) float64 { return mx })
@@ -123,6 +130,8 @@ func fanout(in *Input) (Design, error) {
 		disp.figs.addNeeds(disp, n, in.Rate)
 		w.figs.add("workers.concurrency_needed", float64(wc), "invocations",
 			fmt.Sprintf("ceil(%.6g records/s × %.6g s / %d) = %d", in.Rate, w.invocation(float64(w.bw)), w.bw, wc), srcSQSScaling)
+	}
+	if d.ReachesTarget {
 		d.EventPollerUnits = disp.epus(in.Rate, n.pollers)
 		beff, formula := disp.perInvocationBatch(in.Rate, n)
 		disp.figs.add("dispatcher.records_per_invocation_at_rate", beff, "records", formula, srcESMConfig)
@@ -134,13 +143,17 @@ func fanout(in *Input) (Design, error) {
 		c.writes("WorkerFunction")
 		c.egress()
 		d.CostLines, d.MonthlyCostUSD = c.lines, c.total()
-	}
-	if why == "" {
-		d.Recommended = recommend(in, n, disp.needs)
-		d.Recommended.Concurrency = wc
+		r := recommend(in, n, disp.needs)
+		r.Concurrency = wc
 		if burstConc, _ := w.needs(math.Max(in.Rate, in.Burst)); burstConc > 0 {
-			d.Recommended.Concurrency = burstConc
+			r.Concurrency = burstConc
 		}
+		d.Recommended = &r
+	} else {
+		if n.why != "" || !reaches(sd.MaxRecordsPerSecond, in.Rate) {
+			d.Lifts = append(d.Lifts, disp.lifts(n, partitionsFor(in, n))...)
+		}
+		d.Lifts = append(d.Lifts, fanoutLifts(in, q, w, sq)...)
 	}
 	if in.Burst > 0 {
 		d.Burst = simulate(in, fanoutOut(in, sd, sq, w, wc))
@@ -185,15 +198,13 @@ func (f *figures) addNeeds(s *kafkaStage, n need, rate float64) {
 		fmt.Sprintf("max(ceil(%d × %.6g partitions per invocation), %d pollers) = %d", n.conc, s.in.PartitionsPerInvocation, n.pollers, n.partitions), srcScalingModes)
 }
 
-// recommend is the configuration with headroom: MinimumPollers for the steady rate (at most
-// the 200 AWS allows), the rest for the burst. A burst beyond any count leaves the steady
-// rate's counts: the burst is then absorbed as lag (Design.Burst).
+// recommend is the configuration with headroom, for a design that reaches the target:
+// MinimumPollers for the steady rate (at most the 200 AWS allows), the rest for the burst. A
+// burst beyond any count leaves the steady rate's counts: the burst is then absorbed as lag
+// (Design.Burst).
 func recommend(in *Input, steady need, needs func(float64) need) Recommended {
 	r := Recommended{MinimumPollers: min(steady.pollers, maxMinimumPollers), MaximumPollers: steady.pollers,
 		Partitions: steady.partitions, Concurrency: steady.conc}
-	if steady.why != "" {
-		return Recommended{}
-	}
 	if in.Burst > in.Rate {
 		if b := needs(in.Burst); b.why == "" {
 			r.MaximumPollers, r.Partitions, r.Concurrency = b.pollers, b.partitions, b.conc
@@ -221,7 +232,7 @@ func planNotes(in *Input) []string {
 	if in.Mode == modeOnDem {
 		n = append(n, "on-demand mode: Lambda picks the pollers from the offset lag, so there are no event poller units to pay and no 5 MB/s per poller bound in the plan; pollers_needed is 0")
 	} else {
-		n = append(n, fmt.Sprintf("maximum_pollers %d: AWS's default MaximumPollers is 200, so set it on the mapping when the plan needs more; recommended.minimum_pollers is at most %d, MinimumPollers' bound", in.MaximumPollers, maxMinimumPollers))
+		n = append(n, fmt.Sprintf("maximum_pollers %d: AWS's default MaximumPollers is %d (1 to %d; %s), so a plan that needs more says so and the mapping must set it; recommended.minimum_pollers is at most %d, MinimumPollers' bound", in.MaximumPollers, defaultMaximumPollers, maxPollers, srcPollerConfig, maxMinimumPollers))
 	}
 	if in.PollerGroup {
 		n = append(n, fmt.Sprintf("poller_group: the mapping pays its share of its group's event poller units, unrounded; a group holds up to %d mappings whose maximum pollers add up to at most %d (%s)", pollerGroupMappings, maxPollers, srcPollerConfig))

@@ -55,6 +55,13 @@ func readCapped(name string, limit int64, what string) ([]byte, error) {
 // list or mapping where a figure goes, and whatever the parsers refuse. The file is read by
 // the toolkit's one YAML reader, template.ReadNode, with its bounds on aliases and depth.
 func ReadConfig(name string, data []byte, in *capacity.Input) error {
+	return readConfig(name, data, in, nil)
+}
+
+// readConfig is ReadConfig, recording in pos (when not nil) the position of each key's value,
+// by the key's JSON name ("fanout.queue", "prices.lambda_gb_second"), so that the model's
+// refusal of a figure can name the place it came from.
+func readConfig(name string, data []byte, in *capacity.Input, pos map[string]string) error {
 	root, err := template.ReadNode(name, data)
 	if err != nil {
 		return err
@@ -62,17 +69,21 @@ func ReadConfig(name string, data []byte, in *capacity.Input) error {
 	if root.Kind != template.Mapping {
 		return fmt.Errorf("%s: want a mapping of the plan's inputs (rate: 100, duration: 300ms ...), not %s", root.Pos, describe(root))
 	}
-	return readMapping(root, "", in)
+	if pos == nil {
+		pos = map[string]string{}
+	}
+	return readMapping(root, "", in, pos)
 }
 
 // readMapping reads the pairs of the mapping n, whose keys are prefix followed by an input's
-// name.
-func readMapping(n *template.Node, prefix string, in *capacity.Input) error {
+// name. An error names the value's position, the key and, for a figure a parser refused, the
+// figure: "plan.yaml:3:13: batch_size: 1.5: not a whole number".
+func readMapping(n *template.Node, prefix string, in *capacity.Input, pos map[string]string) error {
 	for _, p := range n.Pairs {
 		key := prefix + p.Key
 		switch {
 		case key == "prices":
-			if err := readPrices(p.Value, &in.Prices); err != nil {
+			if err := readPrices(p.Value, &in.Prices, pos); err != nil {
 				return err
 			}
 			continue
@@ -80,7 +91,7 @@ func readMapping(n *template.Node, prefix string, in *capacity.Input) error {
 			if p.Value.Kind != template.Mapping {
 				return fmt.Errorf("%s: fanout: want a mapping of the fan-out's inputs (queue: fifo ...), not %s", p.Value.Pos, describe(p.Value))
 			}
-			if err := readMapping(p.Value, "fanout.", in); err != nil {
+			if err := readMapping(p.Value, "fanout.", in, pos); err != nil {
 				return err
 			}
 			continue
@@ -90,18 +101,19 @@ func readMapping(n *template.Node, prefix string, in *capacity.Input) error {
 			return fmt.Errorf("%s: unknown key %q%s", p.KeyPos, p.Key, didYouMean(key))
 		}
 		text, err := scalarText(p.Value, opt.value(in))
-		if err == nil {
-			err = opt.value(in).Set(text)
-		}
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", p.Value.Pos, key, err)
 		}
+		if err := opt.value(in).Set(text); err != nil {
+			return fmt.Errorf("%s: %s: %s: %w", p.Value.Pos, key, text, err)
+		}
+		pos[key] = p.Value.Pos.String()
 	}
 	return nil
 }
 
 // readPrices reads the prices mapping n into prices.
-func readPrices(n *template.Node, prices *capacity.Prices) error {
+func readPrices(n *template.Node, prices *capacity.Prices, pos map[string]string) error {
 	if n.Kind != template.Mapping {
 		return fmt.Errorf("%s: prices: want a mapping of unit prices (lambda_gb_second: 0.0000133334 ...), not %s", n.Pos, describe(n))
 	}
@@ -109,13 +121,10 @@ func readPrices(n *template.Node, prices *capacity.Prices) error {
 		if p.Value.Kind != template.Scalar || p.Value.Tag != template.TagInt && p.Value.Tag != template.TagFloat {
 			return fmt.Errorf("%s: prices.%s: want a price in US dollars, not %s", p.Value.Pos, p.Key, describe(p.Value))
 		}
-		v, err := p.Value.Float()
-		if err == nil {
-			err = setPrice(prices, p.Key, strconv.FormatFloat(v, 'g', -1, 64))
+		if err := setPrice(prices, p.Key, p.Value.Text); err != nil {
+			return fmt.Errorf("%s: prices.%s: %s: %w", p.KeyPos, p.Key, p.Value.Text, err)
 		}
-		if err != nil {
-			return fmt.Errorf("%s: prices: %w", p.KeyPos, err)
-		}
+		pos["prices."+p.Key] = p.Value.Pos.String()
 	}
 	return nil
 }

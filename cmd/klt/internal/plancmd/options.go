@@ -38,7 +38,7 @@ func (o option) flagName() string {
 
 // options are klt plan's inputs, in the order of the help.
 var options = []option{
-	{"rate", "the target: `R` records per second, steady (required, unless --from-report gives the\nmeasured one)",
+	{"rate", "the target: `R` records per second, steady, 0.001 to 1e9 (required, unless --from-report\ngives the measured one)",
 		func(in *capacity.Input) flag.Value { return &floatValue{&in.Rate} }},
 	{"burst", "a burst of `R` records per second, for --burst-for: the plan gives the lag it leaves and\nits drain time",
 		func(in *capacity.Input) flag.Value { return &floatValue{&in.Burst} }},
@@ -62,7 +62,7 @@ var options = []option{
 		func(in *capacity.Input) flag.Value { return &floatValue{&in.PartitionsPerInvocation} }},
 	{"mode", "the Kafka mappings' scaling `MODE`: provisioned (default) or on-demand",
 		func(in *capacity.Input) flag.Value { return &enumValue{&in.Mode, []string{"provisioned", "on-demand"}} }},
-	{"maximum_pollers", "the most pollers of a Kafka mapping, `N` (ProvisionedPollerConfig; default 2000)",
+	{"maximum_pollers", "the most pollers of a Kafka mapping, `N`: ProvisionedPollerConfig's MaximumPollers, 1 to 2000\n(default 200, AWS's)",
 		func(in *capacity.Input) flag.Value { return &intValue{&in.MaximumPollers, 0} }},
 	{"poller_group", "the mappings share event poller units in a poller group (PollerGroupName)",
 		func(in *capacity.Input) flag.Value { return &boolValue{&in.PollerGroup} }},
@@ -150,10 +150,10 @@ func setPrice(p *capacity.Prices, name, usd string) error {
 	}
 	v, err := parseNumber(usd)
 	if err != nil {
-		return fmt.Errorf("price %s: %w", name, err)
+		return err
 	}
 	if v == 0 {
-		return fmt.Errorf("price %s: 0 is not a price (a price not given takes the us-east-1 one); give the price in US dollars", name)
+		return errors.New("0 is not a price (a price not given takes the us-east-1 one); give the price in US dollars")
 	}
 	setPriceField(p, priceFields[i], v)
 	return nil
@@ -177,7 +177,7 @@ func (v *priceValue) String() string { return "" }
 func (v *priceValue) Set(s string) error {
 	name, usd, ok := strings.Cut(s, "=")
 	if !ok {
-		return fmt.Errorf("want NAME=USD, got %q", s)
+		return errors.New("want NAME=USD")
 	}
 	return setPrice(v.prices, strings.TrimSpace(name), strings.TrimSpace(usd))
 }
@@ -201,19 +201,22 @@ const (
 // errNegative is the error of a negative figure where none is meaningful.
 var errNegative = errors.New("negative: want 0 or more")
 
+// The parsers' errors say why a text is refused, never the text itself: the caller names the
+// flag or the key and the text once ("--rate abc: not a number").
+
 // parseNumber reads a decimal number, 0 or more: 100, 16.7, 2e4. NaN, infinities and figures
-// past maxNumber are refused.
+// past maxNumber are refused; the model bounds each figure further (a rate from 0.001).
 func parseNumber(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	switch {
 	case err != nil && errors.Is(err, strconv.ErrRange):
-		return 0, fmt.Errorf("%q is out of range", s)
+		return 0, errors.New("out of range")
 	case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
-		return 0, fmt.Errorf("%q is not a number", s)
+		return 0, errors.New("not a number")
 	case v < 0:
 		return 0, errNegative
 	case v > maxNumber:
-		return 0, fmt.Errorf("%s is past klt's bound of %g", s, float64(maxNumber))
+		return 0, fmt.Errorf("past klt's bound of %g", float64(maxNumber))
 	}
 	return v, nil
 }
@@ -223,15 +226,15 @@ func parseCount(s string, least int) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	switch {
 	case err != nil && errors.Is(err, strconv.ErrRange):
-		return 0, fmt.Errorf("%q is out of range", s)
+		return 0, errors.New("out of range")
 	case err != nil:
-		return 0, fmt.Errorf("%q is not a whole number", s)
+		return 0, errors.New("not a whole number")
 	case n < least && least == 0:
 		return 0, errNegative
 	case n < least:
-		return 0, fmt.Errorf("%d: want %d (none) or more", n, least)
+		return 0, fmt.Errorf("want %d (none) or more", least)
 	case n > maxCount:
-		return 0, fmt.Errorf("%d is past klt's bound of %d", n, maxCount)
+		return 0, fmt.Errorf("past klt's bound of %d", maxCount)
 	}
 	return n, nil
 }
@@ -261,15 +264,15 @@ func ParseSize(s string) (int, error) {
 		return 0, errNegative
 	}
 	if !ok || digits == "" || strings.Count(digits, ".") > 1 || strings.HasPrefix(digits, ".") || strings.HasSuffix(digits, ".") {
-		return 0, fmt.Errorf("%q is not a size: want bytes (1024) or a number with B, KB, KiB, MB, MiB, GB or GiB", s)
+		return 0, errors.New("not a size: want bytes (1024) or a number with B, KB, KiB, MB, MiB, GB or GiB")
 	}
 	v, err := strconv.ParseFloat(digits, 64)
 	if err != nil || v*float64(mult) > maxSize {
-		return 0, fmt.Errorf("%q: want a size up to 1 TiB", s)
+		return 0, errors.New("want a size up to 1 TiB")
 	}
 	bytes := v * float64(mult)
 	if bytes != math.Trunc(bytes) {
-		return 0, fmt.Errorf("%q is not a whole number of bytes", s)
+		return 0, errors.New("not a whole number of bytes")
 	}
 	return int(bytes), nil
 }
@@ -279,11 +282,11 @@ func ParseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("%q is not a duration: want Go's syntax, a number with a unit (300ms, 1.5s, 2m)", s)
+		return 0, errors.New("not a duration: want Go's syntax, a number with a unit (300ms, 1.5s, 2m)")
 	case d < 0:
 		return 0, errNegative
 	case d > maxDuration:
-		return 0, fmt.Errorf("%q is longer than a year", s)
+		return 0, errors.New("longer than a year")
 	}
 	return d, nil
 }
@@ -356,7 +359,7 @@ func (v *boolValue) String() string {
 func (v *boolValue) Set(s string) error {
 	b, err := strconv.ParseBool(s)
 	if err != nil {
-		return fmt.Errorf("%q: want true or false", s)
+		return errors.New("want true or false")
 	}
 	*v.p = b
 	return nil
@@ -376,7 +379,7 @@ func (v *enumValue) String() string {
 
 func (v *enumValue) Set(s string) error {
 	if !slices.Contains(v.choices, s) {
-		return fmt.Errorf("%q: want %s", s, strings.Join(v.choices, " or "))
+		return fmt.Errorf("want %s", strings.Join(v.choices, " or "))
 	}
 	*v.p = s
 	return nil

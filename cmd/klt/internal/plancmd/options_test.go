@@ -94,7 +94,8 @@ func TestOptionsCoverInput(t *testing.T) {
 // the value of a --config key (YAML and JSON): none panics, and what each accepts is within its
 // bounds; the file and the flag agree.
 func FuzzFigures(f *testing.F) {
-	for _, s := range []string{"1024", "1KB", "1.5MiB", "1e309", "-1", "-0", "１KB", "µs", "300ms", "99999999999999999999999", "9223372036854775807", "1e15", "NaN", "+Inf", "0x10", "1_000", "\x00", "\"", "{a: 1}", "[1,", "&a *a", strings.Repeat("9", 400)} {
+	for _, s := range []string{"1024", "1KB", "1.5MiB", "1e309", "-1", "-0", "１KB", "µs", "300ms", "99999999999999999999999", "9223372036854775807", "1e15", "NaN", "+Inf", "0x10", "1_000", "\x00", "\"", "{a: 1}", "[1,", "&a *a", strings.Repeat("9", 400),
+		"1e300", "-1e300", "9.3e18", "1e-300", "1e999", ".inf", "-.inf", ".nan", ".NaN", "Infinity", "9223372036854775808"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -62,7 +62,13 @@ func (sw *sweep) points(in capacity.Input) (series map[string][]report.Point, ca
 		sw.set(&at, x)
 		p, err := capacity.Make(at)
 		if errors.Is(err, capacity.ErrInput) && x > sw.planned {
-			return series, fmt.Sprintf("The curves end before %s %s: %v.", fmtNum(x), sw.what, err), nil
+			return series, strings.TrimSpace(caption + fmt.Sprintf(" The curves end before %s %s: %v.", fmtNum(x), sw.what, err)), nil
+		}
+		if errors.Is(err, capacity.ErrInput) && x < sw.planned {
+			// Below the plan's own value the model may refuse the input too (a rate under its
+			// floor of 0.001 records a second): the curves start past it.
+			caption = fmt.Sprintf("The curves start after %s %s: %v.", fmtNum(x), sw.what, err)
+			continue
 		}
 		if err != nil {
 			return nil, "", fmt.Errorf("the chart of %s, at %s %s: %w", sw.title, fmtNum(x), sw.what, err)
@@ -78,12 +84,12 @@ func (sw *sweep) points(in capacity.Input) (series map[string][]report.Point, ca
 			series[d.Name] = append(series[d.Name], report.Point{x, v})
 		}
 	}
-	return series, "", nil
+	return series, caption, nil
 }
 
 func always(*capacity.Design) bool           { return true }
 func maxRecords(d *capacity.Design) float64  { return d.MaxRecordsPerSecond }
-func monthlyCost(d *capacity.Design) float64 { return d.MonthlyCostUSD }
+func monthlyCost(d *capacity.Design) float64 { return *d.MonthlyCostUSD } // kept where it reaches
 func reaches(d *capacity.Design) bool        { return d.ReachesTarget }
 
 func floats(xs []int) (fs []float64) {
@@ -165,6 +171,8 @@ func charts(in capacity.Input, p *capacity.Plan) ([]pageChart, error) {
 type pageDesign struct {
 	*capacity.Design
 	Title, Max, Reaches, Pollers, Concurrency, Partitions, Recommended, Burst, Total string
+	EPUs                                                                             string
+	Lifts                                                                            []string
 	Stages, Figures, Costs                                                           [][]string
 }
 
@@ -188,10 +196,7 @@ func planPage(given capacity.Input, p *capacity.Plan) ([]byte, error) {
 	for _, d := range []*capacity.Design{&p.Direct, &p.Fanout} {
 		data.Designs = append(data.Designs, newPageDesign(d, src))
 	}
-	data.Cheaper = "neither design reaches the target"
-	if p.Cheaper != "" {
-		data.Cheaper = fmt.Sprintf("%s, $%s a month", p.Cheaper, fmtUSD(design(p, p.Cheaper).MonthlyCostUSD))
-	}
+	data.Cheaper = cheaperText(p)
 	for i, s := range src.list {
 		data.Sources = append(data.Sources, newSource(i+1, s))
 	}
@@ -204,15 +209,18 @@ func planPage(given capacity.Input, p *capacity.Plan) ([]byte, error) {
 
 // newPageDesign makes the page's figures of d, its sources numbered in src.
 func newPageDesign(d *capacity.Design, src *sources) pageDesign {
-	pd := pageDesign{Design: d, Title: designTitles[d.Name], Reaches: "no", Total: "$" + fmtUSD(d.MonthlyCostUSD)}
+	pd := pageDesign{Design: d, Title: designTitles[d.Name], Reaches: reachesText(d), Total: "none: " + d.Name + " does not reach the target"}
+	if d.MonthlyCostUSD != nil {
+		pd.Total = "$" + fmtUSD(*d.MonthlyCostUSD)
+	}
 	bound := boundingStage(d)
 	pd.Max = fmtNum(d.MaxRecordsPerSecond) + src.cite(bound.Formula, bound.Source)
-	if d.ReachesTarget {
-		pd.Reaches = "yes"
+	for _, l := range d.Lifts {
+		pd.Lifts = append(pd.Lifts, liftText(l)+src.cite("", l.Source))
 	}
 	pd.Pollers, pd.Concurrency, pd.Partitions = neededText(d.PollersNeeded, d), neededText(d.ConcurrencyNeeded, d), neededText(d.PartitionsNeeded, d)
-	r := d.Recommended
-	pd.Recommended = fmt.Sprintf("pollers %s to %s, partitions %s, concurrency %s", fmtInt(r.MinimumPollers), fmtInt(r.MaximumPollers), fmtInt(r.Partitions), fmtInt(r.Concurrency))
+	pd.EPUs = neededText(d.EventPollerUnits, d)
+	pd.Recommended = recommendedText(d)
 	if d.Burst != nil {
 		pd.Burst = burstText(d.Burst)
 	}
@@ -277,11 +285,13 @@ var pageTemplate = template.Must(template.New("plan").Parse(`<!DOCTYPE html>
 <tbody>
 <tr><th>max records/s</th><td>{{.Max}}</td></tr>
 <tr><th>bound</th><td>{{.Bound}}</td></tr>
-<tr><th>reaches the target</th><td class="{{.Reaches}}">{{.Reaches}}</td></tr>
+<tr><th>reaches the target</th><td class="{{if .ReachesTarget}}yes{{else}}no{{end}}">{{.Reaches}}</td></tr>
+{{range $i, $l := .Lifts}}<tr><th>{{if not $i}}lifted by{{end}}</th><td>{{$l}}</td></tr>
+{{end}}
 <tr><th>pollers needed</th><td>{{.Pollers}}</td></tr>
 <tr><th>concurrency needed</th><td>{{.Concurrency}}</td></tr>
 <tr><th>partitions needed</th><td>{{.Partitions}}</td></tr>
-<tr><th>event poller units</th><td>{{.EventPollerUnits}}</td></tr>
+<tr><th>event poller units</th><td>{{.EPUs}}</td></tr>
 <tr><th>recommended</th><td>{{.Recommended}}</td></tr>
 {{with .Burst}}<tr><th>burst</th><td>{{.}}</td></tr>{{end}}
 </tbody>

@@ -1,6 +1,7 @@
 package plancmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,17 +23,57 @@ import (
 type config struct {
 	flags capacity.Input // the options given as flags (the others zero)
 	given []givenFlag    // those options, in the order given, with their text
+	// prices are the --price flags given, by name, with their text.
+	prices map[string]string
 	// The flags that are not inputs of the model.
 	config, fromReport, stat, format, reportDir string
 	// report is the --from-report run, read by input: the plan predicts each of its load
 	// pipelines beside what it measured (Plan.Runs).
 	report *report.Report
+	// flagErr is the first flag whose value was refused, in klt's words ("--rate abc: not a
+	// number"): RunPlan prints it instead of the flag package's message, which repeats the
+	// value.
+	flagErr error
+	// configPos are the positions of the --config file's keys; fromReportKeys the inputs the
+	// report set: where a figure the model refuses came from.
+	configPos      map[string]string
+	fromReportKeys map[string]bool
 }
 
 // givenFlag is an option given on the command line and the text it was given.
 type givenFlag struct {
 	opt  *option
 	text string
+}
+
+// checked is the flag.Value of every flag of klt plan: it records the first refusal in
+// config.flagErr, naming the flag and the text once.
+type checked struct {
+	flag.Value
+	name string
+	c    *config
+}
+
+func (v *checked) Set(s string) error {
+	err := v.Value.Set(s)
+	if err != nil && v.c.flagErr == nil {
+		v.c.flagErr = fmt.Errorf("--%s %s: %w", v.name, s, err)
+	}
+	return err
+}
+
+// String is the value's; "" for the zero checked the flag package makes to find a default.
+func (v *checked) String() string {
+	if v == nil || v.Value == nil {
+		return ""
+	}
+	return v.Value.String()
+}
+
+// IsBoolFlag lets --poller-group stand alone, as the option's own Value does.
+func (v *checked) IsBoolFlag() bool {
+	b, ok := v.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // recorder is the flag.Value of an option on the command line: it reads the option into
@@ -68,20 +109,39 @@ func (r *recorder) IsBoolFlag() bool {
 	return ok && b.IsBoolFlag()
 }
 
+// pricesGiven is --price NAME=USD, recording the text of each name given.
+type pricesGiven struct {
+	priceValue
+	c *config
+}
+
+func (v *pricesGiven) Set(s string) error {
+	if err := v.priceValue.Set(s); err != nil {
+		return err
+	}
+	name, usd, _ := strings.Cut(s, "=")
+	if v.c.prices == nil {
+		v.c.prices = map[string]string{}
+	}
+	v.c.prices[strings.TrimSpace(name)] = strings.TrimSpace(usd)
+	return nil
+}
+
 func newPlanFlags(c *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	v := func(value flag.Value, name, usage string) { fs.Var(&checked{value, name, c}, name, usage) }
 	for i := range options {
 		o := &options[i]
-		fs.Var(&recorder{o.value(&c.flags), o, c}, o.flagName(), o.usage)
+		v(&recorder{o.value(&c.flags), o, c}, o.flagName(), o.usage)
 	}
-	fs.Var(&priceValue{&c.flags.Prices}, "price", "a unit price in US dollars, `NAME=USD` (repeatable), instead of us-east-1's: NAME is one of\n"+
+	v(&pricesGiven{priceValue{&c.flags.Prices}, c}, "price", "a unit price in US dollars, `NAME=USD` (repeatable), instead of us-east-1's: NAME is one of\n"+
 		wrap(priceNames(), 90))
 	fs.StringVar(&c.config, "config", "", "read the inputs from `FILE`, YAML or JSON, keyed by the JSON names of the plan's \"input\"\n(rate, duration, fanout: {queue: ...}, prices: {...}); flags given win")
 	fs.StringVar(&c.fromReport, "from-report", "", "plan from the klt local report `FILE` (report.json): its partitions, batch sizes, measured\ndurations, partitions per invocation, concurrency and records per second; --config and\nflags win; the plan then sets each pipeline of the run beside what it predicts for it")
 	c.stat = "mean"
-	fs.Var(&enumValue{&c.stat, []string{"mean", "p50", "p99"}}, "from-report-stat", "the `STAT` of the report's durations the plan takes: mean (a throughput is a mean, so the\nmean time predicts it), p50 or p99 (a pessimistic plan)")
+	v(&enumValue{&c.stat, []string{"mean", "p50", "p99"}}, "from-report-stat", "the `STAT` of the report's durations the plan takes: mean (a throughput is a mean, so the\nmean time predicts it), p50 or p99 (a pessimistic plan)")
 	c.format = "text"
-	fs.Var(&enumValue{&c.format, []string{"text", "json"}}, "format", "print the plan as `FORMAT`: text or json")
+	v(&enumValue{&c.format, []string{"text", "json"}}, "format", "print the plan as `FORMAT`: text or json")
 	fs.StringVar(&c.reportDir, "report", "", "also write plan.html (charts, tables) and plan.json to `DIR`")
 	return fs
 }
@@ -93,8 +153,15 @@ func PlanFlags() *flag.FlagSet { return newPlanFlags(new(config)) }
 func RunPlan(_ context.Context, cmd *base.Command, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var c config
 	fs := newPlanFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
+	// A value a flag refuses is said in klt's words, once (c.flagErr); the flag package's
+	// message says the value twice.
+	var parseErr bytes.Buffer
+	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, &parseErr)
 	if !ok {
+		if c.flagErr != nil {
+			return base.UsageError(stderr, "plan", c.flagErr)
+		}
+		_, _ = io.Copy(stderr, &parseErr)
 		return code
 	}
 	if len(args) != 0 {
@@ -113,7 +180,12 @@ func RunPlan(_ context.Context, cmd *base.Command, args []string, _ io.Reader, s
 	}
 	p, err := capacity.Make(in)
 	if errors.Is(err, capacity.ErrInput) {
-		return base.UsageError(stderr, "plan", inFlagWords(err))
+		where, fromFile := c.origin(err)
+		if fromFile {
+			base.Errorf(stderr, "plan: %v", where)
+			return base.ExitFail
+		}
+		return base.UsageError(stderr, "plan", where)
 	}
 	if err != nil {
 		base.Errorf(stderr, "plan: %v", err)
@@ -139,6 +211,40 @@ func RunPlan(_ context.Context, cmd *base.Command, args []string, _ io.Reader, s
 		return base.ExitFail
 	}
 	return base.ExitOK
+}
+
+// origin says the model's refusal of an input in the words of where the figure came from:
+// the flag given ("--batch-size 20000: want 1 to 10000"), else the --config file's place and
+// key ("--config plan.yaml:3:13: batch_size: 20000: want ..."), else the report; fromFile is
+// true for a file's figure (exit 1), false for the command line's (exit 2). A figure none of
+// them gave is the model's default, named by its flag.
+func (c *config) origin(err error) (where error, fromFile bool) {
+	var fe *capacity.FieldError
+	if !errors.As(err, &fe) {
+		return err, false
+	}
+	key := fe.Field
+	if name, ok := strings.CutPrefix(key, "prices."); ok {
+		if text, ok := c.prices[name]; ok {
+			return fmt.Errorf("--price %s=%s: %s", name, text, fe.Want), false
+		}
+	} else if o := optionByKey(key); o != nil {
+		for i := len(c.given) - 1; i >= 0; i-- {
+			if c.given[i].opt == o {
+				return fmt.Errorf("--%s %s: %s", o.flagName(), c.given[i].text, fe.Want), false
+			}
+		}
+	}
+	if pos, ok := c.configPos[key]; ok {
+		return fmt.Errorf("--config %s: %s: %s: %s", pos, key, fe.Value, fe.Want), true
+	}
+	if c.fromReportKeys[key] {
+		return fmt.Errorf("--from-report %s: the plan's %s, read from the report: %s: %s", c.fromReport, key, fe.Value, fe.Want), true
+	}
+	if o := optionByKey(key); o != nil {
+		return fmt.Errorf("--%s %s (not given: the model's default): %s", o.flagName(), fe.Value, fe.Want), false
+	}
+	return fmt.Errorf("%s %s: %s", key, fe.Value, fe.Want), false
 }
 
 // write prints the plan in c.format, and the page and plan.json with --report.
@@ -198,11 +304,17 @@ func (c *config) input() (capacity.Input, []string, error) {
 			return in, nil, fmt.Errorf("%s: not a klt local report.json: %w", c.fromReport, err)
 		}
 		if in, notes, err = capacity.FromReport(&r, c.stat); err != nil {
-			return in, nil, fmt.Errorf("%s: %w", c.fromReport, err)
+			return in, nil, reportError(c.fromReport, err)
 		}
 		c.report = &r
 		for i, n := range notes {
 			notes[i] = "from " + c.fromReport + ": " + n
+		}
+		c.fromReportKeys = map[string]bool{}
+		for i := range options {
+			if options[i].value(&in).String() != "" {
+				c.fromReportKeys[options[i].key] = true
+			}
 		}
 	}
 	if c.config != "" {
@@ -210,13 +322,14 @@ func (c *config) input() (capacity.Input, []string, error) {
 		if err != nil {
 			return in, nil, err
 		}
-		if err := ReadConfig(c.config, data, &in); err != nil {
-			return in, nil, err
+		c.configPos = map[string]string{}
+		if err := readConfig(c.config, data, &in, c.configPos); err != nil {
+			return in, nil, fmt.Errorf("--config %w", err)
 		}
 	}
 	for _, g := range c.given {
 		if err := g.opt.value(&in).Set(g.text); err != nil {
-			return in, nil, fmt.Errorf("--%s: %w", g.opt.flagName(), err) // read once already: cannot fail
+			return in, nil, fmt.Errorf("--%s %s: %w", g.opt.flagName(), g.text, err) // read once already: cannot fail
 		}
 		// A flag given wins over its alternative read from the report or the file.
 		if alt := alternative(g.opt.key); alt != "" && !c.isGiven(alt) {
@@ -229,23 +342,15 @@ func (c *config) input() (capacity.Input, []string, error) {
 	return in, notes, nil
 }
 
-// inFlagWords says the model's error about an input field (capacity: invalid input: FIELD
-// VALUE: why) in the words of the command line, its flag for its JSON name (the --config key
-// the flag's name says): "--batch-size 20000: want 1 to 10000". An error of another form is
-// returned as it is.
-func inFlagWords(err error) error {
-	rest, ok := strings.CutPrefix(err.Error(), capacity.ErrInput.Error()+": ")
-	key, _, _ := strings.Cut(rest, " ")
-	if !ok || key == "" {
-		return err
+// reportError says FromReport's refusal of the report file: a figure out of its range by
+// its JSON path and value ("--from-report report.json: mappings[0].config.batch_size: -100:
+// want a BatchSize from 1 to 10000"), anything else as it is, after the file.
+func reportError(file string, err error) error {
+	var fe *capacity.FieldError
+	if errors.As(err, &fe) {
+		return fmt.Errorf("--from-report %s: %s: %s: %s", file, fe.Field, fe.Value, fe.Want)
 	}
-	if o := optionByKey(key); o != nil {
-		return fmt.Errorf("--%s%s", o.flagName(), strings.TrimPrefix(rest, key))
-	}
-	if name, ok := strings.CutPrefix(key, "prices."); ok {
-		return fmt.Errorf("--price %s=%s", name, strings.TrimPrefix(strings.TrimPrefix(rest, key), " "))
-	}
-	return err
+	return fmt.Errorf("--from-report %s: %s", file, strings.TrimPrefix(err.Error(), capacity.ErrInput.Error()+": "))
 }
 
 // alternatives are the pairs of options of which a plan takes one: a time per record or per

@@ -82,11 +82,7 @@ func writeText(w io.Writer, given capacity.Input, p *capacity.Plan) error {
 		}
 	}
 	b.WriteString("\n")
-	if p.Cheaper != "" {
-		fmt.Fprintf(&b, "cheaper: %s, $%s a month for %s records/s\n", p.Cheaper, fmtUSD(design(p, p.Cheaper).MonthlyCostUSD), fmtNum(p.Input.Rate))
-	} else {
-		fmt.Fprintf(&b, "cheaper: neither design reaches %s records/s\n", fmtNum(p.Input.Rate))
-	}
+	fmt.Fprintf(&b, "cheaper: %s\n", cheaperText(p))
 	if len(p.Notes) > 0 {
 		b.WriteString("\nNotes:\n")
 		for _, n := range p.Notes {
@@ -125,18 +121,19 @@ func writeDesign(b *strings.Builder, in capacity.Input, d *capacity.Design, src 
 	bound := boundingStage(d)
 	row("max records/s", fmtNum(d.MaxRecordsPerSecond)+src.cite(bound.Formula, bound.Source))
 	row("bound", d.Bound)
-	reaches := "no"
-	if d.ReachesTarget {
-		reaches = "yes"
+	row("reaches "+fmtNum(in.Rate)+"/s", reachesText(d))
+	for i, l := range d.Lifts {
+		name := ""
+		if i == 0 {
+			name = "lifted by"
+		}
+		row(name, liftText(l)+src.cite("", l.Source))
 	}
-	row("reaches "+fmtNum(in.Rate)+"/s", reaches)
 	row("pollers needed", neededText(d.PollersNeeded, d))
 	row("concurrency needed", neededText(d.ConcurrencyNeeded, d))
 	row("partitions needed", neededText(d.PartitionsNeeded, d))
-	row("event poller units", fmtInt(d.EventPollerUnits))
-	r := d.Recommended
-	row("recommended", fmt.Sprintf("pollers %s to %s, partitions %s, concurrency %s",
-		fmtInt(r.MinimumPollers), fmtInt(r.MaximumPollers), fmtInt(r.Partitions), fmtInt(r.Concurrency)))
+	row("event poller units", neededText(d.EventPollerUnits, d))
+	row("recommended", recommendedText(d))
 	if d.Burst != nil {
 		row("burst", burstText(d.Burst))
 	}
@@ -157,13 +154,66 @@ func writeDesign(b *strings.Builder, in capacity.Input, d *capacity.Design, src 
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(b, "  monthly cost: $%s\n", fmtUSD(d.MonthlyCostUSD))
+	if d.MonthlyCostUSD == nil {
+		fmt.Fprintf(b, "  monthly cost: none: %s does not reach the target\n", d.Name)
+		return
+	}
+	fmt.Fprintf(b, "  monthly cost: $%s\n", fmtUSD(*d.MonthlyCostUSD))
 	tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	for _, c := range d.CostLines {
 		fmt.Fprintf(tw, "    $%s\t  %s\n", fmtUSD(c.MonthlyUSD), base.OneLine(fmt.Sprintf("%s: %s %s x $%s%s",
 			c.Item, fmtNum(c.Quantity), c.Unit, fmtPrice(c.UnitPrice), src.cite(c.Formula, c.Source))))
 	}
 	tw.Flush()
+}
+
+// cheaperText says which design to build: of those that reach the target, the cheaper; a
+// design that does not reach it is never compared, having no cost.
+func cheaperText(p *capacity.Plan) string {
+	rate := fmtNum(p.Input.Rate)
+	if p.Cheaper == "" {
+		return "neither design reaches " + rate + " records/s"
+	}
+	d := design(p, p.Cheaper)
+	other := &p.Fanout
+	if d == other {
+		other = &p.Direct
+	}
+	s := fmt.Sprintf("%s, $%s a month for %s records/s", d.Name, fmtUSD(*d.MonthlyCostUSD), rate)
+	if !other.ReachesTarget {
+		return s + ", the only design that reaches it"
+	}
+	return s + fmt.Sprintf(" (%s: $%s)", other.Name, fmtUSD(*other.MonthlyCostUSD))
+}
+
+// reachesText is "yes", or "no" and why.
+func reachesText(d *capacity.Design) string {
+	if d.ReachesTarget {
+		return "yes"
+	}
+	return "no: does not reach the target: " + d.Bound
+}
+
+// liftText is a lift as the flag that makes it: "--queue standard: a standard queue ...".
+func liftText(l capacity.Lift) string {
+	flagText := l.Field
+	if o := optionByKey(l.Field); o != nil {
+		flagText = "--" + o.flagName()
+		if _, isBool := o.value(new(capacity.Input)).(*boolValue); !isBool || l.Value != "true" {
+			flagText += " " + l.Value
+		}
+	}
+	return flagText + ": " + l.Why
+}
+
+// recommendedText is the recommended configuration, or why there is none.
+func recommendedText(d *capacity.Design) string {
+	r := d.Recommended
+	if r == nil {
+		return "none: " + d.Name + " does not reach the target"
+	}
+	return fmt.Sprintf("pollers %s to %s, partitions %s, concurrency %s",
+		fmtInt(r.MinimumPollers), fmtInt(r.MaximumPollers), fmtInt(r.Partitions), fmtInt(r.Concurrency))
 }
 
 // boundingStage returns the stage with the smallest maximum, the one that bounds the design;
@@ -252,7 +302,8 @@ func inputText(o *option, in *capacity.Input) string {
 }
 
 // fmtNum writes a figure for people: 16.7, 2,000, 0.185: a tenth for figures of 1 or more
-// (thousands separated), three significant digits below 1.
+// (thousands separated), three significant digits below 1; a figure below 0.0001 or from
+// 1e15 in scientific notation (1.5e-07, 2e+20), never with dozens of digits.
 func fmtNum(v float64) string {
 	switch {
 	case math.IsInf(v, 1):
@@ -261,6 +312,8 @@ func fmtNum(v float64) string {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	case v == 0:
 		return "0"
+	case math.Abs(v) < 1e-4 || math.Abs(v) >= 1e15:
+		return strconv.FormatFloat(v, 'g', 3, 64)
 	case math.Abs(v) < 1:
 		dec := int(-math.Floor(math.Log10(math.Abs(v)))) + 2
 		s := strconv.FormatFloat(v, 'f', dec, 64)
@@ -278,8 +331,11 @@ func fmtNum(v float64) string {
 // fmtInt writes a count with thousands separated.
 func fmtInt(n int) string { return thousands(strconv.Itoa(n)) }
 
-// fmtUSD writes dollars and cents: 1,332.00.
+// fmtUSD writes dollars and cents: 1,332.00 (past 1e15 dollars, in scientific notation).
 func fmtUSD(v float64) string {
+	if math.Abs(v) >= 1e15 {
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
 	s := strconv.FormatFloat(v, 'f', 2, 64)
 	whole, cents, _ := strings.Cut(s, ".")
 	return thousands(whole) + "." + cents

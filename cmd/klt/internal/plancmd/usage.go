@@ -12,7 +12,10 @@ an SQS FIFO queue's throughput per message group and per queue, concurrency), th
 event poller units, partitions and concurrency the target needs, the lag a burst leaves and how
 long it takes to drain, and the monthly cost line by line (Lambda requests and GB-seconds, event
 poller units, SQS requests in 64 KB chunks, DynamoDB writes for idempotency, data transfer out),
-then the design that is cheaper. Each figure gives its formula and the AWS page it rests on.
+then the cheaper of the designs that reach the target. A design that does not reach it has no
+cost and no recommendation: the plan says why, and what lifts its bound (more partitions, a
+higher MaximumPollers or concurrency, --queue standard, --high-throughput, more message groups).
+Each figure gives its formula and the AWS page it rests on.
 The model is AWS's published arithmetic and prices (us-east-1, arm64, unless --price says
 otherwise): it knows no cold starts, no downstream that throttles, no free tier.
 
@@ -31,17 +34,27 @@ bytes, as AWS's limits count them). Durations are Go's: 300ms, 1.5s, 5m; in --co
 number of milliseconds, as the JSON writes them, so that the "input" of a plan's JSON is a
 --config file.
 
+Every figure, from a flag, --config or --from-report, is checked against its range before it
+is used: AWS's where AWS sets one (BatchSize 1 to 10,000, a window of at most 300 s,
+MaximumPollers 1 to 2,000 and 200 by default, an invocation of at most 14 minutes behind a
+Kafka mapping), the planner's otherwise (a rate of 0.001 to 1e9 records a second, at most
+100,000 partitions); NaN, infinities and negative figures are refused. The error names the
+figure where it came from, once: "--batch-size 20000: ...", "--config plan.yaml:3:13:
+batch_size: 20000: ...", "--from-report report.json: mappings[0].config.window_ms: 1e+300:
+...".
+
 --format json prints the plan as JSON: "input" (with the defaults filled in; durations in
 milliseconds), "direct" and "fanout" (each with max_records_per_second, bound,
-pollers_needed, concurrency_needed, partitions_needed, recommended, burst, monthly_cost_usd
-and cost_lines, stages and figures, each figure with its formula and source), "cheaper" and
-"notes". --report DIR writes the same JSON as DIR/plan.json and a page, DIR/plan.html, with
-charts of the most records a second against partitions and against concurrency, of the
-monthly cost against the rate, and of a burst's lag.
+reaches_target, lifts, pollers_needed, concurrency_needed, partitions_needed, recommended,
+burst, monthly_cost_usd and cost_lines (recommended and monthly_cost_usd null for a design
+that does not reach the target), stages and figures, each figure with its formula and
+source), "cheaper" and "notes". --report DIR writes the same JSON as DIR/plan.json and a
+page, DIR/plan.html, with charts of the most records a second against partitions and against
+concurrency, of the monthly cost against the rate, and of a burst's lag.
 
 The exit status is 0 when a design reaches --rate, 1 when neither does (the plan says why and
-is printed all the same) or a file cannot be read or is not valid, and 2 when the command line
-or an input is wrong (a figure out of the model's bounds).
+is printed all the same) or a file cannot be read or holds a figure out of its range, and 2
+when the command line is wrong (a flag's figure out of its range included).
 `
 
 // UsagePlanExamples ends the help of "klt plan".
