@@ -393,7 +393,12 @@ func (c *config) handle(ctx context.Context, stop time.Time, key string, item It
 	_, err := idempotency.Do(c.leaseCtx(ctx), c.store, key, nil, func(dctx context.Context) (struct{}, error) {
 		// The handler keeps its own, earlier deadline, and gets the values of Do's context,
 		// which say that this key is held, so that a nested Do with it runs inside this one.
-		hctx := mixedContext{Context: ctx, values: dctx}
+		// Its context ends too when Do's does before it: the lease ended unrenewed
+		// (idempotency.ErrLeaseLost), and another invocation may take the record.
+		lctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(dctx, func() { cancel(context.Cause(dctx)) })()
+		hctx := mixedContext{Context: lctx, values: dctx}
 		f = c.attempt(hctx, stop, func(ctx context.Context) error { calls++; return run(ctx) })
 		if f != nil {
 			return struct{}{}, f.err
@@ -426,7 +431,8 @@ func (c *config) handle(ctx context.Context, stop time.Time, key string, item It
 		}
 		return nil
 	}
-	// The store failed, or another invocation holds the key: the record comes back, and does
+	// The store failed, or another invocation holds the key, or took it over while the
+	// handler ran (idempotency.ErrLeaseLost: not a success): the record comes back, and does
 	// not go to the sink.
 	now := c.now()
 	return &failure{err: err, attempts: calls, first: now, last: now, store: true,

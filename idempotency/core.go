@@ -248,4 +248,11 @@ var (
 	// stays in progress, so no other caller runs fn until its lease ends. Do not report the
 	// input for redelivery: that would apply the effect a second time once the lease ends.
 	ErrNotRecorded = idemcore.ErrNotRecorded
+	// ErrLeaseLost: fn ran, but its lease ended before its completion could be stored (it
+	// could not be renewed, or another call took the key over), so another call may run fn
+	// too: Do returns it (wrapped in a *PersistenceError, Op "complete") instead of a success,
+	// and fn's context ends with the lease (its cause is ErrLeaseLost). Store.Renew returns it
+	// for an entry that is no longer the caller's. Report the input for redelivery: it will
+	// replay what the other call stored, or wait for it.
+	ErrLeaseLost = idemcore.ErrLeaseLost
 )
