@@ -191,10 +191,17 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 	// The lease is renewed while fn runs, and fn's context ends if it cannot be.
 	h := hold(ctx, &cfg, store, rec)
 	held = h.bind(held)
+	panicked := true
+	defer func() {
+		if panicked {
+			h.end()
+		}
+	}()
 	result, err := run(held, stop, store, rec, func(ctx context.Context) (T, error) {
 		defer h.pause()
 		return fn(ctx)
 	})
+	panicked = false
 	if err != nil {
 		h.end()
 		return zero, err

@@ -45,8 +45,8 @@ type holder struct {
 	gen     int       // renewals so far: a lease-end timer set before one is stale
 	beat    *time.Timer
 	expire  *time.Timer // ends fn's context when the lease ends before the context does
-	paused  bool        // fn has returned: no more renewals on a timer
-	ended   bool        // nothing more to renew
+	paused  bool        // fn has returned: its context is done with
+	ended   bool        // no more renewals on a timer
 	taken   bool        // Renew said the entry is no longer this call's
 }
 
@@ -93,13 +93,13 @@ func (h *holder) schedule() {
 
 func (h *holder) onBeat() {
 	h.mu.Lock()
-	stop := h.paused || h.ended
+	stop := h.ended
 	h.mu.Unlock()
 	if stop || h.renew() != nil {
 		return
 	}
 	h.mu.Lock()
-	if !h.paused && !h.ended {
+	if !h.ended {
 		h.schedule()
 	}
 	h.mu.Unlock()
@@ -150,24 +150,24 @@ func (h *holder) renew() error {
 	return nil
 }
 
-// pause stops the renewals on a timer and ends fn's context: fn has returned.
+// pause ends fn's context: fn has returned. The renewals go on while its completion is
+// being stored.
 func (h *holder) pause() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.paused = true
-	h.stopTimers()
+	if h.expire != nil {
+		h.expire.Stop()
+	}
 	h.cancel(context.Canceled)
 }
 
-// end stops everything: the entry is completed, released, or left to its lease.
+// end stops the renewals on a timer: the entry is completed, released, left to its lease, or
+// completeLater renews it itself.
 func (h *holder) end() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.ended = true
-	h.stopTimers()
-}
-
-func (h *holder) stopTimers() {
 	if h.beat != nil {
 		h.beat.Stop()
 	}
@@ -199,9 +199,9 @@ func (h *holder) lost() bool {
 // environment takes its next record.
 func (h *holder) completeLater(done *Entry) {
 	p := pendingFor(h.store)
+	h.end()
 	go func() {
 		defer p.done()
-		defer h.end()
 		for round := 0; round < completeRounds; round++ {
 			h.mu.Lock()
 			left := h.untilEnd()
