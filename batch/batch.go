@@ -487,6 +487,24 @@ type mixedContext struct {
 
 func (m mixedContext) Value(key any) any { return m.values.Value(key) }
 
+// settle gives the completions that earlier batches on this store could not store before
+// they answered (idempotency.ErrNotRecorded; they are retried since, under a renewed lease)
+// time to be stored before this batch takes its first record, as when an execution
+// environment resumes after a freeze: at most a second, and at most a quarter of the time
+// until processing stops. Without such completions it costs an atomic load.
+func (c *config) settle(stop time.Time) {
+	if c.store == nil {
+		return
+	}
+	d := time.Second
+	if !stop.IsZero() {
+		d = min(d, time.Until(stop)/4)
+	}
+	if d > 0 {
+		idempotency.Settle(c.store, d)
+	}
+}
+
 // stopAt is when processing stops: the context's deadline less the margin, or zero.
 func (c *config) stopAt(ctx context.Context) time.Time {
 	d, ok := ctx.Deadline()

@@ -175,8 +175,6 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 		deadline = time.Now().Add(cfg.defaultLease)
 	}
 	stop := deadline.Add(-cfg.margin)
-	// Completions this process could not store yet are retried before it takes a new key.
-	settle(store, stop)
 	owner := uuid.NewString()
 
 	rec, replay, err := claim[T](ctx, &cfg, stop, store, id, validation, owner)
@@ -204,6 +202,9 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 	panicked = false
 	if err != nil {
 		h.end()
+		if pe := (*PersistenceError)(nil); errors.As(err, &pe) && pe.Op == "release" && (transient(pe.Err) || errors.Is(pe.Err, context.DeadlineExceeded)) {
+			h.releaseLater()
+		}
 		return zero, err
 	}
 	return result, complete(ctx, &cfg, stop, h, result)
@@ -298,7 +299,13 @@ func complete[T any](ctx context.Context, cfg *config, stop time.Time, h *holder
 		done.Data = string(data)
 	}
 	// Save the result even if the caller's context has been cancelled, until the deadline.
-	err := persist(ctx, stop, func(ctx context.Context) error { return h.store.Complete(ctx, &done) })
+	err := persist(ctx, stop, func(ctx context.Context) error {
+		err := h.store.Complete(ctx, &done)
+		if err != nil {
+			h.kick()
+		}
+		return err
+	})
 	if err == nil {
 		h.end()
 		return nil

@@ -48,6 +48,7 @@ type holder struct {
 	paused  bool        // fn has returned: its context is done with
 	ended   bool        // no more renewals on a timer
 	taken   bool        // Renew said the entry is no longer this call's
+	kicked  bool        // a failed completion asked for a renewal
 }
 
 // hold starts keeping rec held for a call under ctx.
@@ -150,6 +151,17 @@ func (h *holder) renew() error {
 	return nil
 }
 
+// kick renews the lease now, once, rather than at its next time: a completion has failed,
+// and the retries must happen under a lease that outlives them.
+func (h *holder) kick() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.kicked && !h.ended && h.beat != nil {
+		h.kicked = true
+		h.beat.Reset(0)
+	}
+}
+
 // pause ends fn's context: fn has returned. The renewals go on while its completion is
 // being stored.
 func (h *holder) pause() {
@@ -194,9 +206,9 @@ func (h *holder) lost() bool {
 // completeLater stores done after Do has returned, renewing the lease as it goes, until it
 // is stored, the store refuses it for good, the lease passes to another call, or
 // completeRounds renewals have not sufficed. Every call ends by the lease, so a process that
-// stops renewing frees the key when its lease ends. Do calls on the same store wait for it
-// (settle): a completion that could not be stored is retried before the execution
-// environment takes its next record.
+// stops renewing frees the key when its lease ends. It starts before Do returns, so before
+// its caller takes another record; package batch waits for it (Settle) before the next
+// batch of the same store, as an execution environment resumes after a freeze.
 func (h *holder) completeLater(done *Entry) {
 	p := pendingFor(h.store)
 	h.end()
@@ -220,7 +232,24 @@ func (h *holder) completeLater(done *Entry) {
 	}()
 }
 
-// Completions being retried after Do returned, by store: Do on a store waits for its own.
+// releaseLater deletes the entry after Do has returned, fn having failed and the release
+// not having been made in time: a renewed lease would otherwise hold the key long after fn.
+func (h *holder) releaseLater() {
+	p := pendingFor(h.store)
+	go func() {
+		defer p.done()
+		h.mu.Lock()
+		r := h.rec
+		// Until the lease ends, or a quarter period from now if that is later: a renewal
+		// still in flight may move the lease on, and a release only deletes the entry while it
+		// is still this call's.
+		stop := time.Now().Add(max(h.untilEnd(), h.period/4))
+		h.mu.Unlock()
+		_ = persist(h.ctx, stop, func(ctx context.Context) error { return h.store.Release(ctx, &r) })
+	}()
+}
+
+// Completions being retried after Do returned, by store, for Settle.
 var (
 	pendingMu    sync.Mutex
 	pendingCount atomic.Int64 // all stores: Do looks no further when it is 0
