@@ -312,7 +312,7 @@ func TestStress(t *testing.T) {
 	})
 	t.Logf("lost %d, applied twice %d, never done %d", len(lost), len(twice), undone.Load())
 	if len(lost) > 0 || len(twice) > 0 || undone.Load() > 0 {
-		t.Errorf("lost %v, applied twice %v, never done %d (seed %d)\ndynalite:\n%s", head(lost), head(twice), undone.Load(), seed, e.srv.Output())
+		t.Errorf("lost %v, applied twice %v, never done %d (seed %d)\ndynalite (exited: %v):\n%s", head(lost), head(twice), undone.Load(), seed, e.srv.Exited(), e.srv.Output())
 	}
 }
 
