@@ -180,7 +180,12 @@ func WithFilter(c *filter.Criteria) Option {
 // invocation holds fails with idempotency.ErrInProgress and comes back later. A store that
 // fails before the handler runs fails the record (fail closed); one that cannot store the
 // completion of a record handled successfully (idempotency.ErrNotRecorded) leaves it a
-// success, logged and counted as NotRecorded (see the package documentation).
+// success, logged and counted as NotRecorded (see the package documentation); the completion
+// is retried in the background, and the next batch on the store waits a second at most for
+// it. The lease is renewed while the handler runs, also after the deadline margin abandoned
+// it, so that a redelivery waits for an abandoned handler that still runs; when it cannot be
+// renewed, the handler's context ends, and a result whose completion cannot be stored then
+// (idempotency.ErrLeaseLost) fails the record, not to the sink.
 //
 // The handler's context carries the key: a handler that calls idempotency.Do itself with
 // the same store and key (the idempotency package's example) runs inside this one rather than

@@ -165,17 +165,25 @@ func WithKeyPrefix(p string) Option {
 	return idemcore.WithKeyPrefix(p)
 }
 
-// WithExpiry sets how long a completed entry is replayed; d must be positive. The default
-// is 1 hour, as in Powertools. It does not shorten a lease: an in-progress entry expires no
-// earlier than its lease ends.
+// WithExpiry sets how long a completed entry is replayed, counted from the completion (as
+// Powertools sets it when it saves the success); d must be positive. The default is 1 hour,
+// as in Powertools. It does not shorten a lease: an in-progress entry expires no earlier
+// than its lease ends.
 func WithExpiry(d time.Duration) Option {
 	return idemcore.WithExpiry(d)
 }
 
-// WithMaxLease caps how long an in-progress entry blocks other callers; d must be positive.
-// By default there is no cap: the lease ends at the context's deadline (the Lambda timeout),
-// so that a function that crashes or times out frees the key when it could no longer be
-// running.
+// WithMaxLease caps how long an in-progress entry blocks other callers past the last sign of
+// life of the call that holds it; d must be positive. The lease written at the claim ends at
+// the context's deadline (the Lambda timeout), or d after the claim if that is earlier, so
+// that a function that crashes or times out frees the key. While fn runs past half its lease
+// (or half of d before its end), and while a completion that could not be stored is retried,
+// Do renews the lease (Store.Renew) to d from then, or 30 s when no WithMaxLease is given, as
+// long as the process runs: a handler that ignores its context keeps its key after the
+// deadline, so a redelivery waits for it rather than running fn beside it. When a renewal
+// fails until the lease ends, fn's context ends (cause ErrLeaseLost), and a result that then
+// cannot be stored is ErrLeaseLost, not a success. A frozen process renews nothing: its key is
+// free d after its last renewal (docs/idempotency.md, "Leases").
 func WithMaxLease(d time.Duration) Option {
 	return idemcore.WithMaxLease(d)
 }

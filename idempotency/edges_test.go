@@ -234,3 +234,134 @@ func TestCompletionRetriedUnderLease(t *testing.T) {
 		t.Errorf("fn ran %d times, want 1", ran.Load())
 	}
 }
+
+// freezable is a store of an execution environment that can be frozen: while frozen, its
+// calls do not reach the store (they wait for the thaw, or for their context to end), as
+// those of a process the Lambda service froze after its response.
+type freezable struct {
+	idempotency.Store
+	mu     sync.Mutex
+	thawed chan struct{} // nil: not frozen
+}
+
+func (f *freezable) freeze() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.thawed = make(chan struct{})
+}
+
+func (f *freezable) thaw() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	close(f.thawed)
+	f.thawed = nil
+}
+
+func (f *freezable) wait(ctx context.Context) error {
+	f.mu.Lock()
+	ch := f.thawed
+	f.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *freezable) Renew(ctx context.Context, r *idempotency.Entry) error {
+	if err := f.wait(ctx); err != nil {
+		return err
+	}
+	return f.Store.Renew(ctx, r)
+}
+
+func (f *freezable) Complete(ctx context.Context, r *idempotency.Entry) error {
+	if err := f.wait(ctx); err != nil {
+		return err
+	}
+	return f.Store.Complete(ctx, r)
+}
+
+// TestFrozenProcessWindow measures what renewals cannot cover: a process frozen while fn
+// runs (a handler that ignores its context, abandoned, then the execution environment frozen
+// after its response). It renews nothing while frozen, so a redelivery takes the key once
+// the lease last renewed ends, at most WithMaxLease (30 s by default) after that renewal; when
+// the process thaws, fn goes on and applies the record a second time. The test freezes the
+// process just after a renewal, and logs how long the key stayed held after the freeze.
+func TestFrozenProcessWindow(t *testing.T) {
+	t.Parallel()
+	shared := idempotencytest.NewStore()
+	frozen := &freezable{Store: shared}
+	const lease = 600 * time.Millisecond
+	id := keyID(t, "k")
+	var applied atomic.Int32
+	proceed := make(chan struct{})
+	first := make(chan error, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		_, err := idempotency.Do(ctx, frozen, "k", nil, func(context.Context) (string, error) {
+			<-proceed // ignores its context
+			applied.Add(1)
+			return "first", nil
+		}, idempotency.WithMaxLease(lease))
+		first <- err
+	}()
+
+	// Wait for the first renewal, then freeze.
+	var claimed time.Time
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		e, ok := shared.Entry(id)
+		if ok && claimed.IsZero() {
+			claimed = e.InProgressExpiration
+		}
+		if ok && e.InProgressExpiration.After(claimed) {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the lease was not renewed within 10 s")
+		}
+	}
+	frozen.freeze()
+	frozeAt := time.Now()
+	held, _ := shared.Entry(id)
+
+	// Redeliveries from another environment, until one takes the key.
+	var tookAt time.Time
+	for end := time.Now().Add(10 * time.Second); tookAt.IsZero(); time.Sleep(5 * time.Millisecond) {
+		_, err := idempotency.Do(context.Background(), shared, "k", nil, func(context.Context) (string, error) {
+			applied.Add(1)
+			return "second", nil
+		})
+		switch {
+		case err == nil:
+			tookAt = time.Now()
+		case !errors.Is(err, idempotency.ErrInProgress):
+			t.Fatalf("redelivery: %v", err)
+		case time.Now().After(end):
+			t.Fatal("the key was still held 10 s after the freeze")
+		}
+	}
+	if tookAt.Before(held.InProgressExpiration) {
+		t.Errorf("the key was taken at %v, before the lease stored at the freeze ended (%v)", tookAt, held.InProgressExpiration)
+	}
+	if left := held.InProgressExpiration.Sub(frozeAt); left > lease {
+		t.Errorf("the lease at the freeze ran %v past it, more than WithMaxLease (%v)", left, lease)
+	}
+
+	frozen.thaw()
+	close(proceed)
+	err := <-first
+	if !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Errorf("the thawed call = %v, want ErrLeaseLost (its result not a success)", err)
+	}
+	if n := applied.Load(); n != 2 {
+		t.Errorf("applied %d times, want 2: the window renewals cannot cover", n)
+	}
+	t.Logf("WithMaxLease(%v): frozen %v after the claim, just after the first renewal; the key stayed held %v after the freeze, then a redelivery took it; on the thaw the record was applied a second time",
+		lease, frozeAt.Sub(claimed.Add(-lease)).Round(time.Millisecond), tookAt.Sub(frozeAt).Round(time.Millisecond))
+}

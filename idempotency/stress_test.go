@@ -30,12 +30,12 @@ var (
 type stressFault int
 
 const (
-	sfPass         stressFault = iota
-	sfServerError              // HTTP 500, not applied
-	sfThrottle                 // ProvisionedThroughputExceededException, not applied
-	sfResetBefore              // connection reset before the server saw the call
-	sfResetAfter               // connection reset after the server applied the call
-	sfDelay                    // 20 to 200 ms before the call is sent
+	sfPass        stressFault = iota
+	sfServerError             // HTTP 500, not applied
+	sfThrottle                // ProvisionedThroughputExceededException, not applied
+	sfResetBefore             // connection reset before the server saw the call
+	sfResetAfter              // connection reset after the server applied the call
+	sfDelay                   // 20 to 200 ms before the call is sent
 	stressFaultKinds
 )
 

@@ -67,7 +67,7 @@ func (h *holder) bind(ctx context.Context) context.Context {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if d, ok := ctx.Deadline(); !ok || h.rec.InProgressExpiration.Before(d) {
-		h.expire = time.AfterFunc(h.untilEnd(), h.onExpire(h.gen))
+		h.expire = time.AfterFunc(h.pastEnd(), h.onExpire(h.gen))
 	}
 	h.schedule()
 	return ctx
@@ -77,6 +77,10 @@ func (h *holder) bind(ctx context.Context) context.Context {
 func (h *holder) untilEnd() time.Duration {
 	return h.rec.InProgressExpiration.Sub(h.cfg.now())
 }
+
+// pastEnd is the time until the lease has ended by the store's condition, which holds it to
+// its last millisecond. Called with h.mu held.
+func (h *holder) pastEnd() time.Duration { return h.untilEnd() + time.Millisecond }
 
 // schedule sets the next renewal: halfway through the lease, or half a period before it
 // ends, whichever is later, so that a short call makes none. Called with h.mu held.
@@ -145,7 +149,7 @@ func (h *holder) renew() error {
 		h.gen++
 		if h.expire != nil && !h.paused && !h.ended {
 			h.expire.Stop()
-			h.expire = time.AfterFunc(h.untilEnd(), h.onExpire(h.gen))
+			h.expire = time.AfterFunc(h.pastEnd(), h.onExpire(h.gen))
 		}
 	}
 	return nil
