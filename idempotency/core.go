@@ -67,9 +67,9 @@ type Entry = idemcore.Entry
 // idempotencytest.NewStore one in memory for tests; idempotencytest.TestStore is the suite
 // every Store must pass. A Store must be safe for concurrent use.
 //
-// Do bounds the context of every call by the invocation's deadline (see [Do]); a store
-// returns when its context ends. Do retries a failed Complete or Release while the error is
-// transient by the AWS SDK's rules (throttling, a 5xx answer, a connection error, or an error
+// Do bounds the context of every call by the invocation's deadline, or by the lease it holds
+// for the calls made after Do returned (see [Do]); a store returns when its context ends. Do
+// retries a failed Complete, Release or Renew while the error is transient by the AWS SDK's rules (throttling, a 5xx answer, a connection error, or an error
 // with a RetryableError() bool method that says true), so a store need not retry itself;
 // every retry must then be safe, which the owner conditions of its methods make it.
 //
