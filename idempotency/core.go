@@ -253,8 +253,9 @@ var (
 	// ErrNotRecorded: fn ran and succeeded, so its side effect has happened, but its
 	// completion could not be stored, even after retries within the deadline. Do returns it
 	// (wrapped in a *PersistenceError, Op "complete") together with fn's result. The entry
-	// stays in progress, so no other caller runs fn until its lease ends. Do not report the
-	// input for redelivery: that would apply the effect a second time once the lease ends.
+	// stays in progress, its lease renewed, while the completion is retried after Do returns,
+	// so no other caller runs fn meanwhile. Do not report the input for redelivery: that
+	// could apply the effect a second time.
 	ErrNotRecorded = idemcore.ErrNotRecorded
 	// ErrLeaseLost: fn ran, but its lease ended before its completion could be stored (it
 	// could not be renewed, or another call took the key over), so another call may run fn
