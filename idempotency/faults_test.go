@@ -150,8 +150,10 @@ func TestCompletionRetried(t *testing.T) {
 	if it := e.item(t, fe.table, keyID(t, "k")); it == nil || str(t, it, "status") != "COMPLETED" {
 		t.Fatalf("item = %v, want COMPLETED", it)
 	}
-	if n := fe.ft.Calls(opPut); n != 6 {
-		t.Errorf("PutItem calls = %d, want 6 (acquire, 4 throttled, the stored completion)", n)
+	// The first failed completion asks for a renewal of the lease, so that the retries
+	// happen under it: one more PutItem, unless the completion is stored before it is sent.
+	if n := fe.ft.Calls(opPut); n != 6 && n != 7 {
+		t.Errorf("PutItem calls = %d, want 6 or 7 (acquire, 4 throttled, the stored completion, a renewal)", n)
 	}
 }
 

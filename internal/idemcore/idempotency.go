@@ -195,9 +195,17 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 			h.end()
 		}
 	}()
-	result, err := run(held, stop, store, rec, func(ctx context.Context) (T, error) {
-		defer h.pause()
-		return fn(ctx)
+	result, err := run(held, stop, store, rec, func(ctx context.Context) (result T, err error) {
+		failed := true
+		defer func() {
+			h.pause()
+			if failed { // an error or a panic: the entry is released, not renewed
+				h.end()
+			}
+		}()
+		result, err = fn(ctx)
+		failed = err != nil
+		return result, err
 	})
 	panicked = false
 	if err != nil {
