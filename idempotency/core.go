@@ -178,8 +178,8 @@ func WithExpiry(d time.Duration) Option {
 // the context's deadline (the Lambda timeout), or d after the claim if that is earlier, so
 // that a function that crashes or times out frees the key. While fn runs past half its lease
 // (or half of d before its end), and while a completion that could not be stored is retried,
-// Do renews the lease (Store.Renew) to d from then, or 30 s when no WithMaxLease is given, as
-// long as the process runs: a handler that ignores its context keeps its key after the
+// Do renews the lease (Store.Renew) to d from then (without WithMaxLease, to as long as the
+// claim's lease was, between 1 and 30 s), as long as the process runs: a handler that ignores its context keeps its key after the
 // deadline, so a redelivery waits for it rather than running fn beside it. When a renewal
 // fails until the lease ends, fn's context ends (cause ErrLeaseLost), and a result that then
 // cannot be stored is ErrLeaseLost, not a success. A frozen process renews nothing: its key is

@@ -219,14 +219,16 @@ func TestCompletionRetriedUnderLease(t *testing.T) {
 	// Another execution environment: the same entries, another Store value (a Do on this
 	// one would wait for the pending completion first).
 	elsewhere := store.Store
-	after := idempotency.WithClock(func() time.Time { return time.Now().Add(deadline + time.Second) })
-	if _, err := idempotency.Do(context.Background(), elsewhere, "k", nil, counted(&ran, value("second")), after); !errors.Is(err, idempotency.ErrInProgress) {
+	dl, _ := ctx.Deadline()
+	time.Sleep(time.Until(dl) + 100*time.Millisecond) // the lease written at the claim has ended
+	if _, err := idempotency.Do(context.Background(), elsewhere, "k", nil, counted(&ran, value("second"))); !errors.Is(err, idempotency.ErrInProgress) {
 		t.Errorf("delivery after the first deadline, completion pending = %v, want ErrInProgress", err)
 	}
 	store.healed.Store(true)
 	if !idempotency.Settle(store, 10*time.Second) {
 		t.Fatal("the completion was still being retried 10 s after the store took writes again")
 	}
+	after := idempotency.WithClock(func() time.Time { return time.Now().Add(time.Minute) })
 	if got, err := idempotency.Do(context.Background(), store, "k", nil, counted(&ran, value("third")), after); err != nil || got != "first" {
 		t.Errorf("delivery after the completion was stored = %q, %v; want the first result", got, err)
 	}
@@ -289,7 +291,7 @@ func (f *freezable) Complete(ctx context.Context, r *idempotency.Entry) error {
 // TestFrozenProcessWindow measures what renewals cannot cover: a process frozen while fn
 // runs (a handler that ignores its context, abandoned, then the execution environment frozen
 // after its response). It renews nothing while frozen, so a redelivery takes the key once
-// the lease last renewed ends, at most WithMaxLease (30 s by default) after that renewal; when
+// the lease last renewed ends, at most a renewal period (WithMaxLease) after it; when
 // the process thaws, fn goes on and applies the record a second time. The test freezes the
 // process just after a renewal, and logs how long the key stayed held after the freeze.
 func TestFrozenProcessWindow(t *testing.T) {

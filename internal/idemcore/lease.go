@@ -22,11 +22,15 @@ import (
 // ErrLeaseLost, not a success.
 //
 // What remains is a process that stops without ending fn: frozen, it renews nothing, and the
-// key is free once its lease ends (renewLease after its last renewal at most); if the process
+// key is free once its lease ends (a renewal period after its last renewal at most); if the process
 // resumes, fn goes on beside whoever took the key (docs/idempotency.md has the measurements).
 
-// renewLease is how far a renewal moves the lease, when WithMaxLease does not say.
-const renewLease = 30 * time.Second
+// How far a renewal moves the lease, when WithMaxLease does not say: as far as the claim's
+// lease went (the time to the deadline), within these bounds.
+const (
+	minRenewLease = time.Second
+	renewLease    = 30 * time.Second
+)
 
 // completeRounds bounds the renewals made to store one completion after Do has returned.
 const completeRounds = 10
@@ -55,7 +59,9 @@ type holder struct {
 func hold(ctx context.Context, cfg *config, store Store, rec *Entry) *holder {
 	p := cfg.maxLease
 	if p <= 0 {
-		p = renewLease
+		// As long as the claim's lease, so that a process that dies after a renewal frees
+		// its key about as soon as one that dies before.
+		p = min(max(rec.InProgressExpiration.Sub(cfg.now()), minRenewLease), renewLease)
 	}
 	return &holder{store: store, cfg: cfg, ctx: context.WithoutCancel(ctx), period: p, rec: *rec, written: cfg.now()}
 }
