@@ -306,10 +306,14 @@ func complete[T any](ctx context.Context, cfg *config, stop time.Time, h *holder
 		}
 		done.Data = string(data)
 	}
-	// Save the result even if the caller's context has been cancelled, until the deadline.
+	// Save the result even if the caller's context has been cancelled, until the deadline. A
+	// completion that fails, or is still not stored halfway through what is left of the
+	// lease, asks for a renewal, so that its retries happen under a lease that outlives them.
+	slow := time.AfterFunc(h.halfLeft(), h.kick)
+	defer slow.Stop()
 	err := persist(ctx, stop, func(ctx context.Context) error {
 		err := h.store.Complete(ctx, &done)
-		if err != nil {
+		if err != nil && transient(err) {
 			h.kick()
 		}
 		return err

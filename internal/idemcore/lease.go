@@ -40,7 +40,8 @@ type holder struct {
 	store  Store
 	cfg    *config
 	ctx    context.Context // Do's values, never cancelled: its calls end by the lease instead
-	period time.Duration   // how far a renewal moves the lease
+	period time.Duration   // how far a renewal moves the lease while fn runs
+	long   time.Duration   // and while a completion that failed is retried
 	cancel context.CancelCauseFunc
 
 	mu      sync.Mutex
@@ -63,7 +64,11 @@ func hold(ctx context.Context, cfg *config, store Store, rec *Entry) *holder {
 		// its key about as soon as one that dies before.
 		p = min(max(rec.InProgressExpiration.Sub(cfg.now()), minRenewLease), renewLease)
 	}
-	return &holder{store: store, cfg: cfg, ctx: context.WithoutCancel(ctx), period: p, rec: *rec, written: cfg.now()}
+	long := cfg.maxLease
+	if long <= 0 {
+		long = renewLease
+	}
+	return &holder{store: store, cfg: cfg, ctx: context.WithoutCancel(ctx), period: p, long: long, rec: *rec, written: cfg.now()}
 }
 
 // bind returns fn's context: ctx, ended when the lease ends unrenewed, and starts the
@@ -105,8 +110,12 @@ func (h *holder) schedule() {
 func (h *holder) onBeat() {
 	h.mu.Lock()
 	stop := h.ended
+	d := h.period
+	if h.paused { // fn has returned: its completion is being stored
+		d = h.long
+	}
 	h.mu.Unlock()
-	if stop || h.renew() != nil {
+	if stop || h.renew(d) != nil {
 		return
 	}
 	h.mu.Lock()
@@ -127,16 +136,16 @@ func (h *holder) onExpire(gen int) func() {
 	}
 }
 
-// renew moves the lease a period past now. The call ends when the lease does, or a quarter
-// period from now if that is later (a renewal after the lease ended is still safe: it
-// applies only while no other call has taken the entry).
-func (h *holder) renew() error {
+// renew moves the lease d past now. The call ends when the lease does, or a quarter of d
+// from now if that is later (a renewal after the lease ended is still safe: it applies only
+// while no other call has taken the entry).
+func (h *holder) renew(d time.Duration) error {
 	h.mu.Lock()
 	r := h.rec
 	h.mu.Unlock()
 	now := h.cfg.now()
-	stop := time.Now().Add(max(r.InProgressExpiration.Sub(now), h.period/4))
-	r.InProgressExpiration = latest(r.InProgressExpiration, now.Add(h.period)).Truncate(time.Millisecond)
+	stop := time.Now().Add(max(r.InProgressExpiration.Sub(now), d/4))
+	r.InProgressExpiration = latest(r.InProgressExpiration, now.Add(d)).Truncate(time.Millisecond)
 	r.Expiration = latest(r.Expiration, r.InProgressExpiration.Truncate(time.Second))
 	err := persist(h.ctx, stop, func(ctx context.Context) error { return h.store.Renew(ctx, &r) })
 	h.mu.Lock()
@@ -159,6 +168,13 @@ func (h *holder) renew() error {
 		}
 	}
 	return nil
+}
+
+// halfLeft is half the time left in the lease.
+func (h *holder) halfLeft() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return max(h.untilEnd()/2, 0)
 }
 
 // kick renews the lease now, once, rather than at its next time: a completion has failed,
@@ -228,11 +244,11 @@ func (h *holder) completeLater(done *Entry) {
 			h.mu.Lock()
 			left := h.untilEnd()
 			h.mu.Unlock()
-			if left <= h.period/2 && h.renew() != nil {
+			if left <= h.long/2 && h.renew(h.long) != nil {
 				return
 			}
 			h.mu.Lock()
-			stop := time.Now().Add(h.untilEnd() - h.period/4)
+			stop := time.Now().Add(h.untilEnd() - h.long/4)
 			h.mu.Unlock()
 			err := persist(h.ctx, stop, func(ctx context.Context) error { return h.store.Complete(ctx, done) })
 			if err == nil || !(transient(err) || errors.Is(err, context.DeadlineExceeded)) {
