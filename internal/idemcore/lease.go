@@ -22,8 +22,8 @@ import (
 // ErrLeaseLost, not a success.
 //
 // What remains is a process that stops without ending fn: frozen, it renews nothing, and the
-// key is free once its lease ends (a renewal period after its last renewal at most); if the process
-// resumes, fn goes on beside whoever took the key (docs/idempotency.md has the measurements).
+// key is free once its lease ends (a renewal period after its last renewal at most); if the
+// process resumes, fn goes on beside whoever took the key (docs/idempotency.md measures it).
 
 // How far a renewal moves the lease, when WithMaxLease does not say: as far as the claim's
 // lease went (the time to the deadline), within these bounds.
@@ -77,7 +77,7 @@ func (h *holder) bind(ctx context.Context) context.Context {
 	ctx, h.cancel = context.WithCancelCause(ctx)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if d, ok := ctx.Deadline(); !ok || h.rec.InProgressExpiration.Before(d) {
+	if d, ok := ctx.Deadline(); !ok || h.rec.InProgressExpiration.Before(d.Truncate(time.Millisecond)) {
 		h.expire = time.AfterFunc(h.pastEnd(), h.onExpire(h.gen))
 	}
 	h.schedule()
