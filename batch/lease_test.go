@@ -94,3 +94,59 @@ func (f *failureErrs) OnFailure(_ context.Context, fl *batch.Failure) {
 	defer f.mu.Unlock()
 	f.errs = append(f.errs, fl.Err)
 }
+
+// renewRefused is an in-memory store that cannot renew a lease, as one out of reach.
+type renewRefused struct{ *idempotencytest.Store }
+
+func (renewRefused) Renew(context.Context, *idempotency.Entry) error {
+	return errors.New("store unreachable")
+}
+
+// TestLeaseShorterThanHandler: under WithIdempotency and WithMaxLease(300ms), a handler runs
+// past its lease, which cannot be renewed. Its context ends with the lease (cause
+// idempotency.ErrLeaseLost), another delivery takes the key, and the record is reported
+// (ErrLeaseLost), not counted as a success. Before, the handler's context did not end, and
+// the batch reported a success whose completion was not stored (NotRecorded).
+func TestLeaseShorterThanHandler(t *testing.T) {
+	t.Parallel()
+	store := renewRefused{idempotencytest.NewStore()}
+	ev := kafkaParts("orders", []int32{0}, 1, 3)
+	var applied atomic.Int32
+	failures := &failureErrs{}
+	results := &resultHook{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := batch.ProcessKafka(ctx, ev, func(ctx context.Context, r *kafkaevent.Record) error {
+		select {
+		case <-ctx.Done():
+			if cause := context.Cause(ctx); !errors.Is(cause, idempotency.ErrLeaseLost) {
+				t.Errorf("handler's context ended with %v, want ErrLeaseLost", cause)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("handler's context still live 10 s after its 300 ms lease ended unrenewed")
+		}
+		// Another delivery, after the lease ended, takes the key and applies the record.
+		other, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := batch.ProcessKafka(other, ev, func(context.Context, *kafkaevent.Record) error {
+			applied.Add(1)
+			return nil
+		}, silent(batch.WithIdempotency(store.Store))...); err != nil {
+			t.Error(err)
+		}
+		applied.Add(1)
+		return nil // as a handler that did not look at its context would
+	}, silent(batch.WithIdempotency(store, idempotency.WithMaxLease(300*time.Millisecond)), batch.WithRetry(1, 0), batch.WithHooks(failures, results))...)
+	if err != nil || kafkaJSON(t, resp) != wantKafka("orders-0@3") {
+		t.Errorf("response %s, %v; want the record reported", kafkaJSON(t, resp), err)
+	}
+	if len(failures.errs) != 1 || !errors.Is(failures.errs[0], idempotency.ErrLeaseLost) {
+		t.Errorf("failures %v, want one with ErrLeaseLost", failures.errs)
+	}
+	if len(results.got) != 1 || results.got[0].NotRecorded != 0 || results.got[0].Processed != 0 {
+		t.Errorf("results %+v, want nothing processed nor NotRecorded", results.got)
+	}
+	if n := applied.Load(); n != 2 {
+		t.Errorf("applied %d times, want 2 (the window a lease that cannot be renewed leaves)", n)
+	}
+}
