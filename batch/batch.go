@@ -181,7 +181,12 @@ func WithFilter(c *filter.Criteria) Option {
 // invocation holds fails with idempotency.ErrInProgress and comes back later. A store that
 // fails before the handler runs fails the record (fail closed); one that cannot store the
 // completion of a record handled successfully (idempotency.ErrNotRecorded) leaves it a
-// success, logged and counted as NotRecorded (see the package documentation).
+// success, logged and counted as NotRecorded (see the package documentation); the completion
+// is retried in the background, and the next batch on the store waits a second at most for
+// it. The lease is renewed while the handler runs, also after the deadline margin abandoned
+// it, so that a redelivery waits for an abandoned handler that still runs; when it cannot be
+// renewed, the handler's context ends, and a result whose completion cannot be stored then
+// (idempotency.ErrLeaseLost) fails the record, not to the sink.
 //
 // The handler's context carries the key: a handler that calls idempotency.Do itself with
 // the same store and key (the idempotency package's example) runs inside this one rather than
@@ -394,7 +399,12 @@ func (c *config) handle(ctx context.Context, stop time.Time, key string, item It
 	outcome, err := idempotency.Do(c.leaseCtx(ctx), c.store, key, nil, func(dctx context.Context) (idempotency.Outcome, error) {
 		// The handler keeps its own, earlier deadline, and gets the values of Do's context,
 		// which say that this key is held, so that a nested Do with it runs inside this one.
-		hctx := mixedContext{Context: ctx, values: dctx}
+		// Its context ends too when Do's does before it: the lease ended unrenewed
+		// (idempotency.ErrLeaseLost), and another invocation may take the record.
+		lctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(dctx, func() { cancel(context.Cause(dctx)) })()
+		hctx := mixedContext{Context: lctx, values: dctx}
 		f = c.attempt(hctx, stop, func(ctx context.Context) error { calls++; return run(ctx) })
 		if f != nil {
 			return c.sinkHeld(ctx, item, f, u)
@@ -438,7 +448,8 @@ func (c *config) handle(ctx context.Context, stop time.Time, key string, item It
 		}
 		return nil
 	}
-	// The store failed, or another invocation holds the key: the record comes back, and does
+	// The store failed, or another invocation holds the key, or took it over while the
+	// handler ran (idempotency.ErrLeaseLost: not a success): the record comes back, and does
 	// not go to the sink.
 	now := c.now()
 	return &failure{err: err, attempts: calls, first: now, last: now, store: true,
@@ -493,6 +504,24 @@ type mixedContext struct {
 }
 
 func (m mixedContext) Value(key any) any { return m.values.Value(key) }
+
+// settle gives the completions that earlier batches on this store could not store before
+// they answered (idempotency.ErrNotRecorded; they are retried since, under a renewed lease)
+// time to be stored before this batch takes its first record, as when an execution
+// environment resumes after a freeze: at most a second, and at most a quarter of the time
+// until processing stops. Without such completions it costs an atomic load.
+func (c *config) settle(stop time.Time) {
+	if c.store == nil {
+		return
+	}
+	d := time.Second
+	if !stop.IsZero() {
+		d = min(d, time.Until(stop)/4)
+	}
+	if d > 0 {
+		idempotency.Settle(c.store, d)
+	}
+}
 
 // stopAt is when processing stops: the context's deadline less the margin, or zero.
 func (c *config) stopAt(ctx context.Context) time.Time {

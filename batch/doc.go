@@ -62,17 +62,23 @@
 //	the store fails at complete              a success: not reported (see below)        Processed, NotRecorded
 //	  (idempotency.ErrNotRecorded)
 //	the store fails at release               as the handler's error says; the key       Failed
-//	                                         stays in progress until its lease ends
-//	                                         (a redelivery before: ErrInProgress)
+//	                                         stays in progress until the release,
+//	                                         retried in the background, is made or the
+//	                                         lease ends (a redelivery before:
+//	                                         ErrInProgress)
 //	the deadline, handler ignores ctx        reported with the rest of its partition    Failed
-//	                                         (ErrAbandoned); the handler left running
+//	                                         (ErrAbandoned); the handler left running,
+//	                                         its key held (lease renewed) until it ends
+//	the lease cannot be renewed              the handler's context ends; a result not   Failed
+//	  (idempotency.ErrLeaseLost)             stored then is reported, never sunk
 //	sunk before, delivered again             skipped (WithIdempotency: see WithSink)    Processed, Replayed
 //
 // Every Failed record has one "record failed" line and one [FailureHook] call. A record
 // whose completion was not stored has happened: reporting it would apply its effect a second
-// time once its lease ends, so it counts as processed, with one "record completion not
-// stored" line at level Error; its key stays in progress until the lease ends, and a
-// redelivery before then fails with idempotency.ErrInProgress.
+// time, so it counts as processed, with one "record completion not stored" line at level
+// Error; its key stays in progress, its lease renewed, while the completion is retried in the
+// background (the next batch on the store waits a second at most for it), and a redelivery
+// meanwhile fails with idempotency.ErrInProgress.
 //
 // SQS works alike: messages of a standard queue in parallel, those of a FIFO queue in order
 // within each message group.

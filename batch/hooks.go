@@ -93,8 +93,8 @@ type BatchResult struct {
 	Replayed int
 	// NotRecorded is the processed records whose completion the idempotency store could not
 	// store (idempotency.ErrNotRecorded), each with its "record completion not stored" line.
-	// They are not reported: their effect has happened, and their key stays in progress until
-	// its lease ends.
+	// They are not reported: their effect has happened, and their key stays in progress while
+	// the completion is retried in the background.
 	NotRecorded int
 }
 

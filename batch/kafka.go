@@ -68,6 +68,7 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandle
 	}
 	cfg.outer = ctx
 	stop := cfg.stopAt(ctx)
+	cfg.settle(stop)
 	hctx := ctx
 	if !stop.IsZero() {
 		var cancel context.CancelFunc

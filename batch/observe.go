@@ -117,7 +117,7 @@ func where(attrs []slog.Attr, it Item, group string) []slog.Attr {
 
 // logNotRecorded writes the line of a record that succeeded but whose completion could not
 // be stored (idempotency.ErrNotRecorded): it counts as processed and is not reported, and
-// its key stays in progress until its lease ends.
+// its key stays in progress while the completion is retried in the background.
 func (c *config) logNotRecorded(ctx context.Context, it Item, err error) {
 	if !c.logger.Enabled(ctx, slog.LevelError) {
 		return

@@ -34,6 +34,7 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, op
 	}
 	cfg.outer = ctx
 	stop := cfg.stopAt(ctx)
+	cfg.settle(stop)
 	hctx := ctx
 	if !stop.IsZero() {
 		var cancel context.CancelFunc

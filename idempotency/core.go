@@ -67,9 +67,9 @@ type Entry = idemcore.Entry
 // idempotencytest.NewStore one in memory for tests; idempotencytest.TestStore is the suite
 // every Store must pass. A Store must be safe for concurrent use.
 //
-// Do bounds the context of every call by the invocation's deadline (see [Do]); a store
-// returns when its context ends. Do retries a failed Complete or Release while the error is
-// transient by the AWS SDK's rules (throttling, a 5xx answer, a connection error, or an error
+// Do bounds the context of every call by the invocation's deadline, or by the lease it holds
+// for the calls made after Do returned (see [Do]); a store returns when its context ends. Do
+// retries a failed Complete, Release or Renew while the error is transient by the AWS SDK's rules (throttling, a 5xx answer, a connection error, or an error
 // with a RetryableError() bool method that says true), so a store need not retry itself;
 // every retry must then be safe, which the owner conditions of its methods make it.
 //
@@ -165,17 +165,25 @@ func WithKeyPrefix(p string) Option {
 	return idemcore.WithKeyPrefix(p)
 }
 
-// WithExpiry sets how long a completed entry is replayed; d must be positive. The default
-// is 1 hour, as in Powertools. It does not shorten a lease: an in-progress entry expires no
-// earlier than its lease ends.
+// WithExpiry sets how long a completed entry is replayed, counted from the completion (as
+// Powertools sets it when it saves the success); d must be positive. The default is 1 hour,
+// as in Powertools. It does not shorten a lease: an in-progress entry expires no earlier
+// than its lease ends.
 func WithExpiry(d time.Duration) Option {
 	return idemcore.WithExpiry(d)
 }
 
-// WithMaxLease caps how long an in-progress entry blocks other callers; d must be positive.
-// By default there is no cap: the lease ends at the context's deadline (the Lambda timeout),
-// so that a function that crashes or times out frees the key when it could no longer be
-// running.
+// WithMaxLease caps how long an in-progress entry blocks other callers past the last sign of
+// life of the call that holds it; d must be positive. The lease written at the claim ends at
+// the context's deadline (the Lambda timeout), or d after the claim if that is earlier, so
+// that a function that crashes or times out frees the key. While fn runs past half its lease
+// (or half of d before its end), and while a completion that could not be stored is retried,
+// Do renews the lease (Store.Renew) to d from then (without WithMaxLease, to as long as the
+// claim's lease was, between 1 and 30 s), as long as the process runs: a handler that ignores its context keeps its key after the
+// deadline, so a redelivery waits for it rather than running fn beside it. When a renewal
+// fails until the lease ends, fn's context ends (cause ErrLeaseLost), and a result that then
+// cannot be stored is ErrLeaseLost, not a success. A frozen process renews nothing: its key is
+// free d after its last renewal (docs/idempotency.md, "Leases").
 func WithMaxLease(d time.Duration) Option {
 	return idemcore.WithMaxLease(d)
 }
@@ -245,7 +253,15 @@ var (
 	// ErrNotRecorded: fn ran and succeeded, so its side effect has happened, but its
 	// completion could not be stored, even after retries within the deadline. Do returns it
 	// (wrapped in a *PersistenceError, Op "complete") together with fn's result. The entry
-	// stays in progress, so no other caller runs fn until its lease ends. Do not report the
-	// input for redelivery: that would apply the effect a second time once the lease ends.
+	// stays in progress, its lease renewed, while the completion is retried after Do returns,
+	// so no other caller runs fn meanwhile. Do not report the input for redelivery: that
+	// could apply the effect a second time.
 	ErrNotRecorded = idemcore.ErrNotRecorded
+	// ErrLeaseLost: fn ran, but its lease ended before its completion could be stored (it
+	// could not be renewed, or another call took the key over), so another call may run fn
+	// too: Do returns it (wrapped in a *PersistenceError, Op "complete") instead of a success,
+	// and fn's context ends with the lease (its cause is ErrLeaseLost). Store.Renew returns it
+	// for an entry that is no longer the caller's. Report the input for redelivery: it will
+	// replay what the other call stored, or wait for it.
+	ErrLeaseLost = idemcore.ErrLeaseLost
 )

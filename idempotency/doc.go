@@ -23,7 +23,11 @@
 // ([WithLocalCache]) has the entry. While the first call runs, others get [ErrInProgress]:
 // report the record as failed so that it comes back later. The in-progress lease ends at the
 // context's deadline, the Lambda timeout, so a crashed or timed-out invocation frees the key;
-// [WithMaxLease] shortens it. Nothing takes a live lease over, however short the expiry: the
+// [WithMaxLease] shortens it. While fn runs past half its lease, Do renews the lease, so
+// that a handler that ignores its context and runs past the deadline (abandoned by package
+// batch, in a process that keeps running) keeps its key; when the lease cannot be renewed,
+// fn's context ends with it and its result is [ErrLeaseLost]. A completed entry expires
+// [WithExpiry] after the completion. Nothing takes a live lease over, however short the expiry: the
 // in-progress entry's expiration is written no earlier than the lease's end (so Powertools
 // peers and DynamoDB's TTL keep it too), and the store's condition ignores the expiration of
 // an in-progress entry that has a lease.
@@ -89,11 +93,19 @@
 //	fn panics                    ran      (the panic goes on)                 deleted
 //	release, after fn failed     ran      fn's error joined with a            in progress until
 //	  or panicked                         *PersistenceError, Op "release"     its lease ends
-//	complete, after fn succeeded ran      fn's result and ErrNotRecorded in   in progress until
-//	                                      a *PersistenceError, Op "complete"  its lease ends
+//	complete, after fn succeeded ran      fn's result and ErrNotRecorded in   in progress, its
+//	                                      a *PersistenceError, Op "complete"  lease renewed while
+//	                                                                          the completion is
+//	                                                                          retried after Do
+//	                                                                          returns
+//	renew, while fn ran          ran      ErrLeaseLost in a *PersistenceError whoever took it
+//	  (failed until the lease             (Op "complete") when the completion over; fn's context
+//	  ended)                              cannot be stored either             ended with the lease
 //
 // [ErrNotRecorded] means the effect has happened: do not report the input for redelivery
-// (package batch counts and logs it as a success), or it runs again once the lease ends. A
+// (package batch counts and logs it as a success). The completion is retried after Do
+// returns, under a renewed lease, until it is stored or the store refuses it for good, and
+// package batch waits for it (a second at most) before its next batch on the store. A
 // result too large for a DynamoDB item ([ErrResultTooLarge], unless [WithoutResult] says to
 // store none) is ErrNotRecorded too. A stored entry that cannot be read (an attribute of the
 // wrong type, an unknown status, data that is not JSON) is a [*CorruptEntryError] inside a

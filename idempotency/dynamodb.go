@@ -460,6 +460,36 @@ func (s *DynamoDBStore) Release(ctx context.Context, r *Entry) error {
 	return err
 }
 
+// Renew stores the in-progress entry r, with its later lease, with a PutItem on condition
+// that the stored entry is still the caller's and in progress; when it is not, it stores
+// nothing and returns an error wrapping ErrLeaseLost. A PutItem rather than an UpdateItem,
+// so that the function's role needs no more than it did.
+func (s *DynamoDBStore) Renew(ctx context.Context, r *Entry) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if r.Owner == "" || r.Status != StatusInProgress {
+		return fmt.Errorf("%w: Renew of an entry without an owner, or not in progress", ErrInvalidOption)
+	}
+	item, err := s.item(r)
+	if err != nil {
+		return err
+	}
+	cond, names, values := s.owned(r, true)
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(s.table),
+		Item:                      item,
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return fmt.Errorf("%w: the entry is completed, taken over by another caller, or gone: %w", ErrLeaseLost, err)
+	}
+	return err
+}
+
 // owned is the condition that the stored entry is r's: it has r's owner, or, when r has
 // none, it has none either and (for a release) r's lease. A release also wants it in
 // progress.

@@ -16,3 +16,7 @@ var JSJSON = idemcore.JSJSON
 
 // JSNumber formats a number as JavaScript's Number.prototype.toString.
 var JSNumber = idemcore.JSNumber
+
+// Settle waits up to d for the completions Do could not store before it returned, retried
+// since on store, to be stored or given up; it reports whether they were.
+var Settle = idemcore.Settle

@@ -29,7 +29,7 @@ import (
 // Store is an idempotency.Store in memory, with the semantics of the DynamoDB store: Acquire
 // writes unless a live record of another owner exists (a completed one until its expiration
 // second has passed, an in-progress one until its lease's last millisecond has passed,
-// whatever its expiration), Complete and Release act only on the caller's own record (the
+// whatever its expiration), Complete, Release and Renew act only on the caller's own record (the
 // same Owner), and a call under a context that has ended fails with the context's error. It is safe for concurrent use. Records live as
 // long as the Store: each execution environment of a Lambda function would have its own, so
 // functions use idempotency.NewDynamoDBStore.
@@ -127,6 +127,24 @@ func (s *Store) Release(ctx context.Context, r *idempotency.Entry) error {
 		(r.Owner != "" || old.InProgressExpiration.UnixMilli() == r.InProgressExpiration.UnixMilli()) {
 		delete(s.records, r.ID)
 	}
+	return nil
+}
+
+// Renew implements idempotency.Store.
+func (s *Store) Renew(ctx context.Context, r *idempotency.Entry) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if r.Owner == "" || r.Status != idempotency.StatusInProgress {
+		return fmt.Errorf("%w: Renew of an entry without an owner, or not in progress", idempotency.ErrInvalidOption)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.records[r.ID]
+	if !ok || old.Status != idempotency.StatusInProgress || old.Owner != r.Owner {
+		return fmt.Errorf("%w: idempotencytest: the record is completed, another caller's, or gone", idempotency.ErrLeaseLost)
+	}
+	s.records[r.ID] = stored(r)
 	return nil
 }
 

@@ -29,6 +29,9 @@ import (
 //     Complete succeeds; Complete of a record that is no longer the caller's fails and
 //     leaves it;
 //   - Release deletes only the caller's own in-progress record (the same Owner);
+//   - Renew moves the lease of the caller's own in-progress record, even after the lease
+//     ended if no one took it over, and of no other record (ErrLeaseLost): not one taken
+//     over, completed, or gone;
 //   - of concurrent Acquires of one ID, exactly one wins;
 //   - Format is FormatPython or FormatTypeScript;
 //   - Do runs once, replays, reports ErrInProgress and ErrPayloadMismatch, runs a nested
@@ -60,6 +63,8 @@ func TestStore(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 		{"CompleteOnlyOwn", s.completeOnlyOwn},
 		{"ReleaseOwn", s.releaseOwn},
 		{"ReleaseOnlyOwn", s.releaseOnlyOwn},
+		{"RenewOwn", s.renewOwn},
+		{"RenewOnlyOwn", s.renewOnlyOwn},
 		{"ConcurrentAcquire", s.concurrentAcquire},
 		{"IndependentIDs", s.independentIDs},
 		{"Do", s.do},
@@ -362,6 +367,80 @@ func (s *suite) releaseOnlyOwn(t *testing.T) {
 		t.Fatalf("Release by another owner: %v, want nil", err)
 	}
 	sameRecord(t, mustExist(t, st, s.inProgress(id, s.base, time.Minute), s.base), mine)
+}
+
+// renewed is r with its lease moved to now+lease, as Do renews it.
+func renewed(r *idempotency.Entry, now time.Time, lease time.Duration) *idempotency.Entry {
+	c := *r
+	c.InProgressExpiration = now.Add(lease).Truncate(time.Millisecond)
+	if end := c.InProgressExpiration.Truncate(time.Second); end.After(c.Expiration) {
+		c.Expiration = end
+	}
+	return &c
+}
+
+func (s *suite) renewOwn(t *testing.T) {
+	st := s.newStore(t)
+	ctx := context.Background()
+	id := s.id(t)
+	r := s.inProgress(id, s.base, time.Second)
+	mustAcquire(t, st, r, s.base)
+	// Renewed before the lease ends: a caller past the first lease still finds it.
+	longer := renewed(r, s.base.Add(500*time.Millisecond), time.Minute)
+	if err := st.Renew(ctx, longer); err != nil {
+		t.Fatalf("Renew of the caller's own record: %v", err)
+	}
+	later := s.base.Add(2 * time.Second)
+	sameRecord(t, mustExist(t, st, s.inProgress(id, later, time.Minute), later), longer)
+
+	// Renewed after its lease ended, no one having taken it: still the caller's.
+	id = s.id(t)
+	r = s.inProgress(id, s.base, time.Second)
+	mustAcquire(t, st, r, s.base)
+	late := renewed(r, later, time.Minute)
+	if err := st.Renew(ctx, late); err != nil {
+		t.Fatalf("Renew after the lease ended, the record not taken: %v", err)
+	}
+	sameRecord(t, mustExist(t, st, s.inProgress(id, later, time.Minute), later), late)
+}
+
+func (s *suite) renewOnlyOwn(t *testing.T) {
+	st := s.newStore(t)
+	ctx := context.Background()
+	lost := func(what string, r *idempotency.Entry) {
+		t.Helper()
+		if err := st.Renew(ctx, r); !errors.Is(err, idempotency.ErrLeaseLost) {
+			t.Errorf("Renew of %s = %v, want ErrLeaseLost", what, err)
+		}
+	}
+
+	// Taken over after its lease ended.
+	id := s.id(t)
+	first := s.inProgress(id, s.base, time.Second)
+	mustAcquire(t, st, first, s.base)
+	later := s.base.Add(2 * time.Second)
+	second := s.inProgress(id, later, time.Minute)
+	mustAcquire(t, st, second, later)
+	lost("a record taken over", renewed(first, later, time.Hour))
+	sameRecord(t, mustExist(t, st, s.inProgress(id, later, time.Minute), later), second)
+
+	// Completed: a renewal that comes after the completion must not undo it.
+	id = s.id(t)
+	r := s.inProgress(id, s.base, time.Minute)
+	mustAcquire(t, st, r, s.base)
+	done := s.complete(t, st, r, `"done"`)
+	lost("a completed record", renewed(r, s.base, time.Hour))
+	sameRecord(t, mustExist(t, st, s.inProgress(id, s.base, time.Minute), s.base), done)
+
+	// Released, or never there.
+	id = s.id(t)
+	r = s.inProgress(id, s.base, time.Minute)
+	mustAcquire(t, st, r, s.base)
+	if err := st.Release(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	lost("a released record", renewed(r, s.base, time.Hour))
+	mustAcquire(t, st, s.inProgress(id, s.base, time.Minute), s.base)
 }
 
 func (s *suite) concurrentAcquire(t *testing.T) {

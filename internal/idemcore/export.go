@@ -35,3 +35,8 @@ func JSJSON(v any) ([]byte, error) { return jsJSON(v) }
 // JSNumber formats a number as JavaScript's Number.prototype.toString, for the tests of
 // package idempotency.
 func JSNumber(f float64) string { return jsNumber(f) }
+
+// Settle waits up to d for the completions that Do calls on store could not store before
+// they returned, and retries since, to be stored or given up; it reports whether they were.
+// For tests, which wait on it rather than on a clock.
+func Settle(store Store, d time.Duration) bool { return settle(store, time.Now().Add(d)) }

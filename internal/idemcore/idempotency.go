@@ -72,6 +72,12 @@ type Store interface {
 	// with r's Owner (or, for an r without an owner, none and r's lease). An entry that is
 	// not r's, or no entry, is left alone and is not an error.
 	Release(ctx context.Context, r *Entry) error
+	// Renew stores r, the caller's in-progress entry with a later lease (InProgressExpiration
+	// and Expiration), in place of the stored one if that is still r's: in progress, with r's
+	// Owner (never empty). Otherwise (completed, taken over by another caller, or gone) it
+	// stores nothing and returns an error wrapping ErrLeaseLost. Do renews while fn runs
+	// past half its lease, and while a completion that could not be stored is retried.
+	Renew(ctx context.Context, r *Entry) error
 	// Format is the layout of the store's entries, which decides how Do hashes keys and
 	// payloads.
 	Format() Format
@@ -87,6 +93,7 @@ var (
 	ErrInvalidOption     = errors.New("idempotency: invalid option")
 	ErrEmptyKey          = errors.New("idempotency: empty key")
 	ErrNotRecorded       = errors.New("idempotency: fn succeeded but its completion was not stored")
+	ErrLeaseLost         = errors.New("idempotency: this call's lease on the key ended before its completion was stored")
 )
 
 // PersistenceError is documented as idempotency.PersistenceError, the name users see.
@@ -170,7 +177,7 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 	stop := deadline.Add(-cfg.margin)
 	owner := uuid.NewString()
 
-	rec, expires, replay, err := claim[T](ctx, &cfg, stop, store, id, validation, owner)
+	rec, replay, err := claim[T](ctx, &cfg, stop, store, id, validation, owner)
 	if err != nil || replay != nil {
 		if replay != nil {
 			return *replay, nil
@@ -179,22 +186,47 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 	}
 
 	held := context.WithValue(ctx, heldKey{}, &heldEntry{store: store, id: id, validation: validation, outer: heldBy(ctx)})
-	result, err := run(held, stop, store, rec, fn)
+	// The lease is renewed while fn runs, and fn's context ends if it cannot be.
+	h := hold(ctx, &cfg, store, rec)
+	held = h.bind(held)
+	panicked := true
+	defer func() {
+		if panicked {
+			h.end()
+		}
+	}()
+	result, err := run(held, stop, store, rec, func(ctx context.Context) (result T, err error) {
+		failed := true
+		defer func() {
+			h.pause()
+			if failed { // an error or a panic: the entry is released, not renewed
+				h.end()
+			}
+		}()
+		result, err = fn(ctx)
+		failed = err != nil
+		return result, err
+	})
+	panicked = false
 	if err != nil {
+		h.end()
+		if pe := (*PersistenceError)(nil); errors.As(err, &pe) && pe.Op == "release" && (transient(pe.Err) || errors.Is(pe.Err, context.DeadlineExceeded)) {
+			h.releaseLater()
+		}
 		return zero, err
 	}
-	return result, complete(ctx, &cfg, stop, store, rec, expires, result)
+	return result, complete(ctx, &cfg, stop, h, result)
 }
 
 // claim acquires id for this call, trying again (at most maxAttempts times) while what the
-// store holds cannot be read as held or done. It returns the entry now held and when it
-// expires once completed, or the stored result of an entry already completed (replay), or
-// the error: ErrInProgress, ErrPayloadMismatch, a *PersistenceError.
-func claim[T any](ctx context.Context, cfg *config, stop time.Time, store Store, id, validation, owner string) (rec *Entry, expires time.Time, replay *T, err error) {
+// store holds cannot be read as held or done. It returns the entry now held, or the stored
+// result of an entry already completed (replay), or the error: ErrInProgress,
+// ErrPayloadMismatch, a *PersistenceError.
+func claim[T any](ctx context.Context, cfg *config, stop time.Time, store Store, id, validation, owner string) (rec *Entry, replay *T, err error) {
 	for attempt := 1; ; attempt++ {
 		now := cfg.now()
 		lease := cfg.leaseEnd(ctx, now)
-		expires = now.Add(cfg.expiry).Truncate(time.Second)
+		expires := now.Add(cfg.expiry).Truncate(time.Second)
 		rec = &Entry{
 			ID:     id,
 			Status: StatusInProgress,
@@ -207,62 +239,68 @@ func claim[T any](ctx context.Context, cfg *config, stop time.Time, store Store,
 		}
 		existing, err := acquire(ctx, stop, store, rec, now)
 		if err == nil {
-			return rec, expires, nil, nil
+			return rec, nil, nil
 		}
 		if !errors.Is(err, ErrExists) {
-			return nil, expires, nil, asPersistence("acquire", id, err)
+			return nil, nil, asPersistence("acquire", id, err)
 		}
 		if existing == nil {
 			if attempt < maxAttempts {
 				continue
 			}
-			return nil, expires, nil, &PersistenceError{Op: "acquire", Key: id, Err: ErrInconsistentState}
+			return nil, nil, &PersistenceError{Op: "acquire", Key: id, Err: ErrInconsistentState}
 		}
 		if existing.Status != StatusCompleted && existing.Status != StatusInProgress {
-			return nil, expires, nil, &PersistenceError{Op: "acquire", Key: id,
+			return nil, nil, &PersistenceError{Op: "acquire", Key: id,
 				Err: &CorruptEntryError{ID: id, Attribute: "status", Err: fmt.Errorf("unknown status %q", existing.Status)}}
 		}
 		if validation != "" && existing.Validation != "" && existing.Validation != validation {
-			return nil, expires, nil, ErrPayloadMismatch
+			return nil, nil, ErrPayloadMismatch
 		}
 		switch {
 		case existing.Status == StatusCompleted && existing.live(now):
 			var out T
 			if existing.Data != "" {
 				if err := json.Unmarshal([]byte(existing.Data), &out); err != nil {
-					return nil, expires, nil, fmt.Errorf("idempotency: stored result of %q does not decode into %T: %w", id, out, err)
+					return nil, nil, fmt.Errorf("idempotency: stored result of %q does not decode into %T: %w", id, out, err)
 				}
 			}
 			if cfg.onReplay != nil {
 				cfg.onReplay(ctx, existing)
 			}
-			return nil, expires, &out, nil
+			return nil, &out, nil
 		case existing.Status == StatusInProgress && existing.live(now):
-			return nil, expires, nil, ErrInProgress
+			return nil, nil, ErrInProgress
 		}
 		// The entry had expired by our clock but not by the store's condition (clocks
 		// differ): try again.
 		if attempt >= maxAttempts {
-			return nil, expires, nil, &PersistenceError{Op: "acquire", Key: id, Err: ErrInconsistentState}
+			return nil, nil, &PersistenceError{Op: "acquire", Key: id, Err: ErrInconsistentState}
 		}
 	}
 }
 
-// complete stores the completion of rec, held by this call, with result unless the options
-// say to store none. fn has run: every error is a *PersistenceError wrapping ErrNotRecorded.
-func complete[T any](ctx context.Context, cfg *config, stop time.Time, store Store, rec *Entry, expires time.Time, result T) error {
-	id := rec.ID
+// complete stores the completion of h's entry with result unless the options say to store
+// none, expiring WithExpiry after now, as Powertools sets it when it saves the success. fn
+// has run: every error is a *PersistenceError wrapping ErrNotRecorded, or ErrLeaseLost when
+// the lease had ended, unrenewed, before the completion could be stored. A completion that
+// fails for a transient reason, or for want of time, is retried after Do returns, under a
+// renewed lease (see completeLater).
+func complete[T any](ctx context.Context, cfg *config, stop time.Time, h *holder, result T) error {
+	done := h.entry()
+	id := done.ID
 	// fn has run and its effect has happened: from here on a failure is ErrNotRecorded, and
 	// the entry stays in progress so that nothing runs fn again before the lease ends.
-	done := *rec
 	done.Status = StatusCompleted
-	done.Expiration = expires
+	done.Expiration = cfg.now().Add(cfg.expiry).Truncate(time.Second)
 	if cfg.storeResult {
 		data, err := json.Marshal(result)
 		if err != nil {
+			h.end()
 			return &PersistenceError{Op: "complete", Key: id, Err: fmt.Errorf("%w: result does not encode as JSON: %w", ErrNotRecorded, err)}
 		}
 		if len(data) > maxData {
+			h.end()
 			return &PersistenceError{Op: "complete", Key: id,
 				Err: fmt.Errorf("%w: %w: %d bytes of JSON, the limit is %d (WithoutResult stores none)", ErrNotRecorded, ErrResultTooLarge, len(data), maxData)}
 		}
@@ -270,11 +308,33 @@ func complete[T any](ctx context.Context, cfg *config, stop time.Time, store Sto
 	} else {
 		done.Data = outcomeData(result) // package batch's "sunk" (outcome.go)
 	}
-	// Save the result even if the caller's context has been cancelled, until the deadline.
-	if err := persist(ctx, stop, func(ctx context.Context) error { return store.Complete(ctx, &done) }); err != nil {
-		return &PersistenceError{Op: "complete", Key: id, Err: fmt.Errorf("%w: %w", ErrNotRecorded, err)}
+	// Save the result even if the caller's context has been cancelled, until the deadline. A
+	// completion that fails, or is still not stored halfway through what is left of the
+	// lease, asks for a renewal, so that its retries happen under a lease that outlives them.
+	slow := time.AfterFunc(h.halfLeft(), h.kick)
+	defer slow.Stop()
+	err := persist(ctx, stop, func(ctx context.Context) error {
+		err := h.store.Complete(ctx, &done)
+		if err != nil && transient(err) {
+			h.kick()
+		}
+		return err
+	})
+	if err == nil {
+		h.end()
+		return nil
 	}
-	return nil
+	lost := h.lost()
+	if transient(err) || errors.Is(err, context.DeadlineExceeded) {
+		h.completeLater(&done)
+	} else {
+		h.end()
+	}
+	if lost {
+		// Another call may hold the key and run fn: this result is not a success.
+		return &PersistenceError{Op: "complete", Key: id, Err: fmt.Errorf("%w: %w", ErrLeaseLost, err)}
+	}
+	return &PersistenceError{Op: "complete", Key: id, Err: fmt.Errorf("%w: %w", ErrNotRecorded, err)}
 }
 
 // acquire calls store.Acquire under ctx, ended at stop.
