@@ -51,11 +51,19 @@ func TestDeadlineFailsRecordsStillBufferedOrInFlight(t *testing.T) {
 			for i := range recs {
 				recs[i] = &kgo.Record{Topic: "slow", Value: []byte("v")}
 			}
+			// The context reports a deadline and never ends: Produce can only return by giving
+			// up on its own, before the deadline (WaitDeadline; TestWaitDeadline gives it the
+			// time). So no scheduling of the machine decides the outcome.
 			const timeout = 400 * time.Millisecond
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
-			defer cancel()
 			start := time.Now()
-			rs := producer.Produce(ctx, cl, recs...)
+			produced := make(chan producer.Results, 1)
+			go func() { produced <- producer.Produce(deadlineOnly(start.Add(timeout)), cl, recs...) }()
+			var rs producer.Results
+			select {
+			case rs = <-produced:
+			case <-time.After(time.Minute): // not a margin: code that waits for the context never returns
+				t.Fatalf("Produce still blocked a minute after a %v deadline: it waits for the context to end", timeout)
+			}
 			took := time.Since(start)
 
 			if len(rs) != len(recs) {
@@ -72,11 +80,40 @@ func TestDeadlineFailsRecordsStillBufferedOrInFlight(t *testing.T) {
 			if !errors.Is(rs.Err(), producer.ErrNotAcknowledged) {
 				t.Errorf("Results.Err: %v", rs.Err())
 			}
-			// Back before the deadline, by a margin of a tenth of the time (40 ms).
-			if took >= timeout || took < timeout*9/10-20*time.Millisecond {
-				t.Errorf("returned after %v, want within [%v, %v)", took, timeout*9/10-20*time.Millisecond, timeout)
+			// Not before its margin of a tenth of the time (timers never fire early).
+			if took < timeout*9/10 {
+				t.Errorf("returned after %v, before the margin: want at least %v", took, timeout*9/10)
 			}
 		})
+	}
+}
+
+// deadlineOnly is a context whose Deadline is dl and that never ends.
+type deadlineOnly time.Time
+
+func (deadlineOnly) Done() <-chan struct{}         { return nil }
+func (deadlineOnly) Err() error                    { return nil }
+func (deadlineOnly) Value(any) any                 { return nil }
+func (d deadlineOnly) Deadline() (time.Time, bool) { return time.Time(d), true }
+
+// TestWaitDeadline: Produce stops waiting a tenth of the time left before the deadline, at
+// most MaxDeadlineMargin before it; at once when the deadline has passed. The clock is the
+// test's.
+func TestWaitDeadline(t *testing.T) {
+	dl := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		left, want time.Duration // time left at the call; how long before dl Produce stops
+	}{
+		{400 * time.Millisecond, 40 * time.Millisecond},
+		{2 * time.Second, 200 * time.Millisecond},
+		{10 * time.Second, time.Second},
+		{15 * time.Minute, producer.MaxDeadlineMargin},
+		{0, 0},
+		{-time.Second, 0},
+	} {
+		if got := dl.Sub(producer.WaitDeadline(dl, dl.Add(-tc.left))); got != tc.want {
+			t.Errorf("with %v left, Produce stops %v before the deadline, want %v", tc.left, got, tc.want)
+		}
 	}
 }
 

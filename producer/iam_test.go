@@ -112,8 +112,8 @@ func records(n int) []*kgo.Record {
 func TestIAMRightCredentialsProduce(t *testing.T) {
 	b := startIAM(t, localserver.WithCredentials(credsA))
 	creds := &rotating{creds: credsA}
-	conns := &connCounter{}
-	cl := iamClient(t, b, creds, kgo.WithHooks(conns))
+	attempts := &connAttempts{changed: make(chan struct{}, 1)}
+	cl := iamClient(t, b, creds, kgo.WithHooks(attempts), kgo.WithLogger(attempts))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -121,26 +121,80 @@ func TestIAMRightCredentialsProduce(t *testing.T) {
 	if err := rs.Err(); err != nil {
 		t.Fatal(err)
 	}
-	toks := b.Tokens()
-	if len(toks) == 0 {
+	// kgo may be opening a connection as Produce returns (it has read the credentials and not
+	// sent its token, or sent it and not heard back): count when no attempt is under way.
+	// (The minute only ends a test whose attempt never ends; kgo bounds each one.)
+	wait, cancelWait := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelWait()
+	retrieved, tokens, conns := attempts.settled(wait, t, func() (int64, []localserver.IAMToken) {
+		return creds.retrieved.Load(), b.Tokens()
+	})
+	if len(tokens) == 0 {
 		t.Fatal("no token reached the broker: the client did not authenticate")
 	}
-	for _, tok := range toks {
+	for _, tok := range tokens {
 		if tok.Err != nil || tok.AccessKeyID != credsA.AccessKeyID {
 			t.Errorf("token on node %d: key %q, err %v", tok.Node, tok.AccessKeyID, tok.Err)
 		}
 	}
 	// One token per connection, each made fresh from the provider.
-	if got, want := int64(len(toks)), conns.await(int64(len(toks))); got != want {
-		t.Errorf("%d tokens for %d connections", got, want)
+	if got := int64(len(tokens)); got != conns {
+		t.Errorf("%d tokens for %d connections", got, conns)
 	}
-	// A connection kgo opens as Produce returns may have its credentials and not yet have
-	// sent its token: wait for it to arrive before counting.
-	for end := time.Now().Add(2 * time.Second); creds.retrieved.Load() != int64(len(b.Tokens())) && time.Now().Before(end); {
-		time.Sleep(10 * time.Millisecond)
+	if got := int64(len(tokens)); retrieved != got {
+		t.Errorf("credentials retrieved %d times for %d tokens", retrieved, got)
 	}
-	if got, want := creds.retrieved.Load(), int64(len(b.Tokens())); got != want {
-		t.Errorf("credentials retrieved %d times for %d tokens", got, want)
+}
+
+// connAttempts follows kgo's connection attempts: kgo logs "opening connection to broker"
+// (debug level) as one begins, before it dials, and calls OnBrokerConnect when it ends,
+// after SASL, whether it failed or not; both in the goroutine that makes the connection, so
+// every attempt that began and has not ended lies between the two. SASL runs inside an
+// attempt (re-authentication aside, which these tests leave to TestIAMTokenPerReauthentication).
+type connAttempts struct {
+	begun, ended, ok atomic.Int64
+	changed          chan struct{} // a token that an attempt ended
+}
+
+func (*connAttempts) Level() kgo.LogLevel { return kgo.LogLevelDebug }
+func (a *connAttempts) Log(_ kgo.LogLevel, msg string, _ ...any) {
+	if msg == "opening connection to broker" {
+		a.begun.Add(1)
+	}
+}
+
+func (a *connAttempts) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if err == nil {
+		a.ok.Add(1)
+	}
+	a.ended.Add(1)
+	select {
+	case a.changed <- struct{}{}:
+	default:
+	}
+}
+
+// settled reads what read returns, with the successful connections, at a moment when no
+// attempt was under way: every attempt begun before the read had ended, and none began
+// during it. It waits for attempts under way to end (they end: kgo gives every dial and
+// SASL exchange a timeout), not for a count to be reached.
+func (a *connAttempts) settled(ctx context.Context, t *testing.T, read func() (int64, []localserver.IAMToken)) (int64, []localserver.IAMToken, int64) {
+	t.Helper()
+	for {
+		begun := a.begun.Load()
+		if a.ended.Load() == begun {
+			retrieved, tokens := read()
+			conns := a.ok.Load()
+			if a.begun.Load() == begun {
+				return retrieved, tokens, conns
+			}
+			continue
+		}
+		select {
+		case <-a.changed:
+		case <-ctx.Done():
+			t.Fatalf("%d connection attempts begun, %d ended, when the test's context ended", a.begun.Load(), a.ended.Load())
+		}
 	}
 }
 

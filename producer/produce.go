@@ -103,8 +103,7 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 	var wctx context.Context
 	var cancel context.CancelFunc
 	if dl, ok := ctx.Deadline(); ok {
-		margin := min(time.Until(dl)/10, MaxDeadlineMargin)
-		wctx, cancel = context.WithDeadline(ctx, dl.Add(-max(margin, 0)))
+		wctx, cancel = context.WithDeadline(ctx, waitDeadline(dl, time.Now()))
 	} else {
 		wctx, cancel = context.WithTimeout(ctx, NoDeadlineWait)
 	}
@@ -201,6 +200,14 @@ func Produce(ctx context.Context, cl *kgo.Client, records ...*kgo.Record) Result
 		out[i].Err = notAcked
 	}
 	return out
+}
+
+// waitDeadline is when Produce, called at now under a context whose deadline is dl, stops
+// waiting: dl less a tenth of the time left, at most MaxDeadlineMargin (dl itself once it
+// has passed). A function of now, so that the tests give it the time.
+func waitDeadline(dl, now time.Time) time.Time {
+	margin := min(dl.Sub(now)/10, MaxDeadlineMargin)
+	return dl.Add(-max(margin, 0))
 }
 
 // lingers reports whether cl holds records back (ProducerLinger or ManualFlushing), so that

@@ -284,6 +284,22 @@ func (in *instance) answer(id string, resp esm.Response) bool {
 	return true
 }
 
+// taken reports whether the process's answer r may be taken. When Config.OnAnswer stopped
+// or killed the process instead, it returns false once the instance is gone or r's
+// connection closed, with nothing written: the process learns nothing more (a thread not yet
+// stopped by SIGSTOP would read a reply), and the invocation ends as the process does.
+func (in *instance) taken(r *http.Request) bool {
+	p := in.p
+	if p.cfg.OnAnswer == nil || p.cfg.OnAnswer(in.n, in.cmd.Process.Pid) {
+		return true
+	}
+	select {
+	case <-in.gone:
+	case <-r.Context().Done():
+	}
+	return false
+}
+
 // readBody reads at most max bytes of r's body; n is the body's whole size.
 func readBody(r *http.Request, max int) (body []byte, n int64, err error) {
 	body, err = io.ReadAll(io.LimitReader(r.Body, int64(max)+1))
@@ -321,6 +337,9 @@ func (in *instance) response(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Exceeded maximum allowed payload size (%d bytes).", MaxResponseSize))
 		return
 	}
+	if !in.taken(r) {
+		return
+	}
 	resp := esm.Response{Payload: body}
 	// A streamed response that fails midway reports its error in trailers
 	// [lambda-local.md §1, "How aws-lambda-go consumes the API"].
@@ -345,6 +364,9 @@ func (in *instance) invocationError(w http.ResponseWriter, r *http.Request) {
 	}
 	if n > MaxResponseSize {
 		body = body[:MaxResponseSize]
+	}
+	if !in.taken(r) {
+		return
 	}
 	if !in.answer(id, esm.Response{Err: parseErrorBody(body, r.Header.Get("Lambda-Runtime-Function-Error-Type"))}) {
 		in.invalidID(w, id)

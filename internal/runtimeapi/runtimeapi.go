@@ -135,6 +135,14 @@ type Config struct {
 	// process that receives a chosen record, so that its invocation times out as a hung
 	// runtime's would.
 	OnEvent func(instance, pid int, payload []byte)
+	// OnAnswer, when set, is called as a process answers its invocation (its response or
+	// error, read whole), before the answer is taken, with the instance's number and the
+	// process ID. It must return quickly. When it returns false the answer is not taken: the
+	// hook stopped or killed the process (klt local's timeout and crash faults do it to the
+	// process that answers for a chosen record, once its work is done, so that where the
+	// fault falls does not depend on timing), and the invocation ends as the process does,
+	// or at its timeout.
+	OnAnswer func(instance, pid int) bool
 }
 
 // Pool runs instances of one function and invokes them. It is safe for concurrent use and

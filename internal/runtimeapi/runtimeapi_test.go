@@ -892,3 +892,44 @@ func TestManyColdStartsWithOnEvent(t *testing.T) {
 		t.Errorf("OnEvent saw %d events, want %d", seen.Load(), 3*48)
 	}
 }
+
+// TestOnAnswerStopsOrKills checks the fault-injection hook at the answer: OnAnswer sees the
+// process that answers, and when it stops (SIGSTOP) or kills (SIGKILL) it and returns false,
+// the answer, a response or an error, is not taken: the invocation times out like a hung
+// runtime, or fails as Runtime.ExitError; the next event goes to a new process.
+func TestOnAnswerStopsOrKills(t *testing.T) {
+	var fault atomic.Int32 // the signal for the next answer; 0 takes it
+	p, _ := newPool(t, func(c *Config) {
+		c.Timeout = 500 * time.Millisecond
+		c.OnAnswer = func(_, pid int) bool {
+			sig := syscall.Signal(fault.Swap(0))
+			if sig == 0 {
+				return true
+			}
+			if err := syscall.Kill(pid, sig); err != nil {
+				t.Errorf("%v to %d: %v", sig, pid, err)
+			}
+			return false
+		}
+	})
+	for _, tc := range []struct {
+		op   string
+		sig  syscall.Signal
+		want string
+	}{
+		{"echo", syscall.SIGSTOP, "Sandbox.Timedout"},
+		{"echo", syscall.SIGKILL, "Runtime.ExitError"},
+		{"error", syscall.SIGSTOP, "Sandbox.Timedout"},
+		{"error", syscall.SIGKILL, "Runtime.ExitError"},
+	} {
+		pid := invokeOK(t, p, map[string]any{"op": "echo"}).Pid
+		fault.Store(int32(tc.sig))
+		if e := invokeErr(t, p, map[string]any{"op": tc.op}); e.Type != tc.want {
+			t.Errorf("%s answered, then %v: %s %q, want %s", tc.op, tc.sig, e.Type, e.Message, tc.want)
+		}
+		waitDead(t, pid)
+		if next := invokeOK(t, p, map[string]any{"op": "echo"}).Pid; next == pid {
+			t.Errorf("%s, %v: the next event went to the same process", tc.op, tc.sig)
+		}
+	}
+}

@@ -132,15 +132,17 @@ func TestProduce(t *testing.T) {
 	}
 	// Produce gave up a tenth of the second before the deadline, which leaves the release less
 	// than the store's margin (idempotency.WithDeadlineMargin): the key may stay held until
-	// its lease, the deadline, ends: the lease holds through the deadline's millisecond. The
-	// retry comes in a later invocation, after it.
+	// its lease, the deadline, ends; the lease holds through the deadline's millisecond. The
+	// retry comes in a later invocation, after it: its clock reads the first millisecond past
+	// the lease (a fake clock, so that no scheduling of the machine decides which side of the
+	// lease the retry lands on).
 	dl, _ := short.Deadline()
-	time.Sleep(time.Until(dl.Add(2 * time.Millisecond)))
+	later := dl.Truncate(time.Millisecond).Add(time.Millisecond)
 	ran := false
 	if _, err := idempotency.Do(ctx, store, "kafkalambda-produce:in/2/9", nil, func(context.Context) (struct{}, error) {
 		ran = true
 		return struct{}{}, nil
-	}, prefix); err != nil || !ran {
+	}, prefix, idempotency.WithClock(func() time.Time { return later })); err != nil || !ran {
 		t.Errorf("after a failed Produce the key is not free: ran %v, %v", ran, err)
 	}
 }

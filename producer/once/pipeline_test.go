@@ -36,8 +36,40 @@ import (
 const (
 	tpPartitions = 3
 	tpPerPart    = 6
-	tpTimeout    = 2 * time.Second // the functions' timeout: a lease ends within it
+	// tpTimeout is the functions' timeout: a lease ends with it. No test waits it out (the
+	// mapping moves the clock past a lease instead: see tpClock); it is the time a loaded
+	// machine has to run a batch.
+	tpTimeout = 10 * time.Second
 )
+
+// tpClock is the time of a test's invocations and of its idempotency calls
+// (idempotency.WithClock): the machine's time, except that the mapping moves it past the
+// leases of the invocations before (as the event source mapping's retries come after them),
+// so that no scheduling of the machine decides whether a lease has ended. It reads the
+// same all through a round.
+type tpClock struct{ ns atomic.Int64 }
+
+func newClock() *tpClock {
+	c := &tpClock{}
+	c.ns.Store(time.Now().UnixNano())
+	return c
+}
+
+func (c *tpClock) now() time.Time { return time.Unix(0, c.ns.Load()) }
+
+// round starts a round: the clock is at least the machine's time, so that the round's
+// deadline is its timeout away, or more.
+func (c *tpClock) round() time.Time {
+	if n := time.Now().UnixNano(); n > c.ns.Load() {
+		c.ns.Store(n)
+	}
+	return c.now()
+}
+
+// pastLeases moves the clock past every lease taken so far.
+func (c *tpClock) pastLeases() { c.ns.Add(int64(tpTimeout + time.Millisecond)) }
+
+func (c *tpClock) option() idempotency.Option { return idempotency.WithClock(c.now) }
 
 // tpOutputs is how many records the transform produces for an input: 1 or 2.
 func tpOutputs(r *kafkaevent.Record) int { return 1 + int(r.Offset%2) }
@@ -79,11 +111,12 @@ func tpTransform(r *kafkaevent.Record) []*kgo.Record {
 // partition up to its first reported record; a lost response commits nothing.
 type esm struct {
 	ev        *kafkaevent.Event
+	clock     *tpClock
 	committed []int
 }
 
-func newESM(ev *kafkaevent.Event) *esm {
-	return &esm{ev: ev, committed: make([]int, len(ev.Partitions))}
+func newESM(ev *kafkaevent.Event, clock *tpClock) *esm {
+	return &esm{ev: ev, clock: clock, committed: make([]int, len(ev.Partitions))}
 }
 
 // pending is the next batch, or nil when every record is consumed.
@@ -118,8 +151,9 @@ func (m *esm) apply(t *testing.T, resp batch.KafkaResponse) {
 }
 
 // run delivers until every record is consumed; lost says whether a round's response is lost,
-// after fn ran. It fails t after 200 rounds (a record held by a dead invocation waits up to
-// tpTimeout, 100 ms a round).
+// after fn ran. It fails t after 40 rounds. After a round that reported failures, the next
+// comes once the leases have ended (the clock moves past them): a record held by a dead
+// invocation is then taken over.
 func (m *esm) run(t *testing.T, name string, fn batch.KafkaFunc, lost func(round int) bool) (rounds int) {
 	t.Helper()
 	for round := 0; ; round++ {
@@ -127,10 +161,10 @@ func (m *esm) run(t *testing.T, name string, fn batch.KafkaFunc, lost func(round
 		if ev == nil {
 			return round
 		}
-		if round == 200 {
+		if round == 40 {
 			t.Fatalf("%s: records still pending after %d rounds: %v", name, round, m.committed)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), tpTimeout)
+		ctx, cancel := context.WithDeadline(context.Background(), m.clock.round().Add(tpTimeout))
 		resp, err := fn(ctx, ev)
 		cancel()
 		if err != nil {
@@ -141,7 +175,7 @@ func (m *esm) run(t *testing.T, name string, fn batch.KafkaFunc, lost func(round
 		}
 		m.apply(t, resp)
 		if len(resp.BatchItemFailures) > 0 {
-			time.Sleep(100 * time.Millisecond) // a record in progress elsewhere waits for its lease
+			m.clock.pastLeases() // a record in progress elsewhere waits for its lease
 		}
 	}
 }
@@ -182,11 +216,12 @@ func (c *ackCounter) OnProduceRecordUnbuffered(_ *kgo.Record, err error) {
 type tpEnv struct {
 	ddb    *localserver.DynamoDB
 	tables atomic.Int64
+	clock  *tpClock
 }
 
 func startTP(t *testing.T) *tpEnv {
 	t.Helper()
-	return &tpEnv{ddb: localservertest.StartDynamoDB(t)}
+	return &tpEnv{ddb: localservertest.StartDynamoDB(t), clock: newClock()}
 }
 
 // store is a DynamoDB store on a new table.
@@ -289,11 +324,11 @@ func (l *ledger) apply(_ context.Context, r *kafkaevent.Record) error {
 func (e *tpEnv) downstream(t *testing.T, ev *kafkaevent.Event, bySource bool, lost func(int) bool) map[producer.Source]int {
 	t.Helper()
 	l := &ledger{n: map[producer.Source]int{}}
-	opts := []batch.Option{quiet, batch.WithIdempotency(e.store(t), idempotency.WithKeyPrefix("apply"))}
+	opts := []batch.Option{quiet, batch.WithIdempotency(e.store(t), idempotency.WithKeyPrefix("apply"), e.clock.option())}
 	if bySource {
 		opts = append(opts, batch.WithIdempotencyKey(producer.SourceKey))
 	}
-	newESM(ev).run(t, "downstream", batch.KafkaHandler(l.apply, opts...), lost)
+	newESM(ev, e.clock).run(t, "downstream", batch.KafkaHandler(l.apply, opts...), lost)
 	return l.n
 }
 
@@ -348,7 +383,7 @@ func TestTransformResponseLost(t *testing.T) {
 				calls.Add(1)
 				out := tpTransform(r)
 				if tc.once {
-					return once.Produce(ctx, k.cl, store, r, out, idempotency.WithKeyPrefix("transform"))
+					return once.Produce(ctx, k.cl, store, r, out, idempotency.WithKeyPrefix("transform"), env.clock.option())
 				}
 				for i, rec := range out {
 					if err := producer.SetSource(rec, r, i); err != nil {
@@ -357,7 +392,7 @@ func TestTransformResponseLost(t *testing.T) {
 				}
 				return producer.Produce(ctx, k.cl, out...).Err()
 			}
-			rounds := newESM(in).run(t, "transform", batch.KafkaHandler(transform, quiet), lostRounds(0, 1))
+			rounds := newESM(in, env.clock).run(t, "transform", batch.KafkaHandler(transform, quiet), lostRounds(0, 1))
 			if rounds != 3 || calls.Load() != 3*int64(in.Len()) {
 				t.Errorf("%d rounds, %d handler calls; want 3 rounds calling the handler for every input", rounds, calls.Load())
 			}
@@ -397,7 +432,7 @@ func (e *tpEnv) dyingTransform(t *testing.T, k *tpKafka, kill func(round int) bo
 		if inv.Load().dead.Load() {
 			return errDied
 		}
-		err := once.Produce(ctx, k.cl, store, r, tpTransform(r), idempotency.WithKeyPrefix("transform"))
+		err := once.Produce(ctx, k.cl, store, r, tpTransform(r), idempotency.WithKeyPrefix("transform"), e.clock.option())
 		if errors.Is(err, errDied) {
 			dup.Add(int64(tpOutputs(r)))
 		}
@@ -425,7 +460,7 @@ func TestTransformDiesBeforeCompletion(t *testing.T) {
 	k := startKafka(t)
 	var completes atomic.Int64
 	fn, lost, dup := env.dyingTransform(t, k, func(round int) bool { return round == 0 && completes.Add(1) == 4 })
-	newESM(in).run(t, "transform", fn, lost)
+	newESM(in, env.clock).run(t, "transform", fn, lost)
 	if dup.Load() == 0 {
 		t.Fatal("no completion was dropped: the test did not test the window")
 	}
@@ -459,7 +494,7 @@ func TestTransformRandomReplays(t *testing.T) {
 				lostAt[r] = r < 15 && chance(0.35)
 				return lostAt[r]
 			}
-			rounds := newESM(in).run(t, "transform", fn, lost)
+			rounds := newESM(in, env.clock).run(t, "transform", fn, lost)
 			n := k.acks.n.Load()
 			t.Logf("transform: %d rounds, %d records in out for %d outputs", rounds, n, len(want))
 			if rounds < 3 || dup.Load() == 0 {

@@ -19,10 +19,17 @@ import (
 // runtime hangs on Lambda, or fails as Runtime.ExitError, as when it dies. The record is found
 // by its identity in the event: a Kafka event's topic, partition and offset, or the input
 // record an SQS message carries (fanout's record attribute).
+//
+// The signal comes as the process answers that invocation, its work done and its answer not
+// taken: the batch is delivered again, and what the function did with it must not happen
+// twice (its idempotency). An event, not a delay: a signal at some time into the batch could
+// fall between a side effect and the write that records it, which no function can guard
+// against (see once.Produce), and whether it did would depend on the machine's load.
 type processFaults struct {
 	mu    sync.Mutex
 	armed []armedFault
 	fired map[firedKey]time.Time
+	due   map[int]firedKey // by process ID: the fault for the event that process received
 }
 
 // armedFault is one record fault waiting for its record's delivery.
@@ -63,7 +70,8 @@ func (t *processFaults) armedFor(fn string) bool {
 }
 
 // onEvent returns function fn's hook, which runtimeapi calls as it hands an event to an
-// instance. It reads the event only when a fault waits in fn.
+// instance. It reads the event only when a fault waits in fn, and makes the fault due when
+// the process answers (onAnswer).
 func (t *processFaults) onEvent(fn string) func(instance, pid int, payload []byte) {
 	return func(instance, pid int, payload []byte) {
 		if !t.armedFor(fn) {
@@ -72,32 +80,46 @@ func (t *processFaults) onEvent(fn string) func(instance, pid int, payload []byt
 		ids := recordsOfEvent(payload)
 		t.mu.Lock()
 		defer t.mu.Unlock()
+		delete(t.due, pid) // a fault due for an earlier event of this process did not fire
 		for _, a := range t.armed {
 			k := firedKey{fn, a.id, a.kind}
 			if _, done := t.fired[k]; !a.functions[fn] || done || !ids[a.id] {
 				continue
 			}
-			if t.fired == nil {
-				t.fired = map[firedKey]time.Time{}
+			if t.due == nil {
+				t.due = map[int]firedKey{}
 			}
-			t.fired[k] = time.Now()
-			sig := syscall.SIGSTOP
-			if a.kind == faultCrash {
-				sig = syscall.SIGKILL
-			}
-			go func() {
-				time.Sleep(100 * time.Millisecond) // mid-batch
-				if err := syscall.Kill(pid, sig); err != nil {
-					// The process is gone already: no fault was injected, and the report
-					// must not say there was.
-					t.mu.Lock()
-					delete(t.fired, k)
-					t.mu.Unlock()
-				}
-			}()
+			t.due[pid] = k
 			return // one signal per event
 		}
 	}
+}
+
+// onAnswer is runtimeapi's hook as a process answers its invocation: it stops or kills the
+// process when a fault is due for its event, and then reports that the answer must not be
+// taken. (Process IDs are unique across functions while the processes live.)
+func (t *processFaults) onAnswer(_, pid int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k, ok := t.due[pid]
+	delete(t.due, pid)
+	if _, done := t.fired[k]; !ok || done {
+		return true
+	}
+	sig := syscall.SIGSTOP
+	if k.kind == faultCrash {
+		sig = syscall.SIGKILL
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		// The process is gone already: no fault was injected, and the report must not say
+		// there was.
+		return true
+	}
+	if t.fired == nil {
+		t.fired = map[firedKey]time.Time{}
+	}
+	t.fired[k] = time.Now()
+	return false
 }
 
 // firedIn returns the functions where the fault of kind on record id fired.

@@ -359,7 +359,8 @@ func (s *stack) startFunctions(names, boots []string) error {
 			Logs: func(instance int, line []byte) {
 				fmt.Fprintf(logf, "[%d] %s\n", instance, line)
 			},
-			OnEvent: s.faults.onEvent(fn),
+			OnEvent:  s.faults.onEvent(fn),
+			OnAnswer: s.faults.onAnswer,
 		}
 		pool, err := runtimeapi.Start(cfg)
 		if err != nil {
