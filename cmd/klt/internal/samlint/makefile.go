@@ -43,7 +43,7 @@ type makeVar struct {
 	value   string // as written (recursive) or as expanded when defined (simple)
 	simple  bool   // := ::= : expanded when defined
 	env     bool   // ?=: the environment's value, when it has one, wins
-	unknown error // why its value cannot be known; nil when it can
+	unknown error  // why its value cannot be known; nil when it can
 	line    int
 }
 
