@@ -2,7 +2,10 @@ package samlint
 
 import (
 	"errors"
+	"go/parser"
+	"go/token"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -105,4 +108,29 @@ func FuzzMakefile(f *testing.F) {
 		}
 		_, _, _ = goBuildPackage(filepath.Join(dir, "Makefile"), dir, recipe)
 	})
+}
+
+// TestLintStartsNoProcess: klt lint's packages do not import os/exec (nor syscall, nor
+// os.StartProcess's other doors), so nothing of a linted repository can run through them.
+func TestLintStartsNoProcess(t *testing.T) {
+	for _, dir := range []string{".", "../lint"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: %v, %d files", dir, err, len(files))
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range file.Imports {
+				if p, _ := strconv.Unquote(imp.Path.Value); p == "os/exec" || p == "syscall" || p == "golang.org/x/sys/unix" {
+					t.Errorf("%s imports %s", f, p)
+				}
+			}
+		}
+	}
 }
