@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/smithy-go"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
@@ -40,7 +42,8 @@ const (
 // is the JSON object {"username": "...", "password": "..."}, the secret an event source
 // mapping's SASL_SCRAM_512_AUTH source access configuration names, so one secret serves the
 // mapping and the function. Other keys are ignored; a missing or empty username or password,
-// a binary secret, or one over [MaxSecretSize] is an error.
+// a binary secret, or one over [MaxSecretSize] is an error. No error quotes the secret's text,
+// not even that of an answer the SDK could not decode (a field of the wrong type).
 //
 // [Opts] (and so [NewClient]) reads the secret once, with client (the function's role needs
 // secretsmanager:GetSecretValue on it, and kms:Decrypt when a customer managed key encrypts
@@ -172,7 +175,7 @@ func (s *secretSCRAM) readLocked(ctx context.Context) error {
 	})
 	switch {
 	case err != nil:
-		err = fmt.Errorf("read secret %s: %w", s.id, err)
+		err = fmt.Errorf("read secret %s: %w", s.id, secretReadError(err))
 	case out == nil || out.SecretString == nil:
 		err = fmt.Errorf("read secret %s: no SecretString (a SCRAM secret is the JSON text {\"username\": ..., \"password\": ...}, not binary)", s.id)
 	default:
@@ -184,6 +187,23 @@ func (s *secretSCRAM) readLocked(ctx context.Context) error {
 		s.user, s.pass, s.gen, s.accepted, s.stale = user, pass, s.gen+1, false, false
 	}
 	return err
+}
+
+// secretReadError returns err, except for an answer the SDK could not decode (a 200 whose field
+// has the wrong JSON type, or that is not JSON): the SDK's error quotes the token it could not
+// take, which is the secret's own text, so it is replaced by one that says only what kind of
+// failure it was, with the HTTP status and request ID.
+func secretReadError(err error) error {
+	var de *smithy.DeserializationError
+	if !errors.As(err, &de) {
+		return err
+	}
+	status, id := 0, ""
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		status, id = re.HTTPStatusCode(), re.ServiceRequestID()
+	}
+	return fmt.Errorf("GetSecretValue: a malformed answer (HTTP %d, request ID %q) that the SDK could not decode: a field of the wrong type, or not JSON (its text is not shown: it holds the secret)", status, id)
 }
 
 func (*secretSCRAM) Name() string { return "SCRAM-SHA-512" }

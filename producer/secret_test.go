@@ -6,7 +6,11 @@ import (
 	"crypto/rand"
 	"crypto/sha512"
 	"errors"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -322,5 +326,46 @@ func TestSCRAMSecretFromEnvironment(t *testing.T) {
 	_, err = producer.NewClient()
 	if !errors.As(err, &ce) || ce.Setting != producer.EnvSCRAMSecretARN || !errors.As(err, new(*smtypes.ResourceNotFoundException)) {
 		t.Fatalf("KAFKA_AUTH=scram with a missing secret: %v, want a *ConfigError for %s wrapping ResourceNotFoundException", err, producer.EnvSCRAMSecretARN)
+	}
+}
+
+// TestSCRAMSecretMalformedAnswer: a Secrets Manager endpoint (a real HTTP server) that
+// answers GetSecretValue with a 200 whose fields have the wrong JSON type fails NewClient with
+// an error that says what kind of failure it was and never quotes the answer's text, whose
+// fields are the secret itself.
+func TestSCRAMSecretMalformedAnswer(t *testing.T) {
+	// A secret whose text is a number: the token the SDK's decoder quotes is the secret.
+	const secret = "4111111111111111"
+	for _, tc := range []struct{ name, body string }{
+		{"SecretString a number", `{"ARN":"arn:aws:secretsmanager:us-east-1:123456789012:secret:kafka/relay-AbCdEf","SecretString":` + secret + `}`},
+		{"SecretString an object", `{"SecretString":{"username":"relay","password":"` + secret + `"}}`},
+		{"SecretString a list", `{"SecretString":[` + secret + `]}`},
+		{"SecretBinary a number", `{"SecretBinary":` + secret + `}`},
+		{"not JSON", `{"SecretString":"` + secret},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+				io.WriteString(w, tc.body)
+			}))
+			t.Cleanup(srv.Close)
+			sm := startMotoless(srv.Listener.Addr().String())
+			cl, err := producer.NewClient(producer.WithBrokers("127.0.0.1:1"),
+				producer.WithSCRAMSecret(sm, "arn:aws:secretsmanager:us-east-1:123456789012:secret:kafka/relay-AbCdEf"))
+			if cl != nil {
+				cl.Close()
+				t.Fatal("a client from a malformed answer")
+			}
+			var ce *producer.ConfigError
+			if !errors.As(err, &ce) || ce.Setting != "WithSCRAMSecret" {
+				t.Fatalf("%v, want a *ConfigError for WithSCRAMSecret", err)
+			}
+			if strings.Contains(err.Error(), secret) || strings.Contains(fmt.Sprintf("%+v", err), secret) {
+				t.Fatalf("the error quotes the secret: %v", err)
+			}
+			if !strings.Contains(err.Error(), "malformed answer") {
+				t.Fatalf("%v, want it to say the answer was malformed", err)
+			}
+		})
 	}
 }

@@ -233,9 +233,12 @@ func (r *Resolver) queueURL(q LocalQueue) (string, error) {
 // CloudFormation does ("Parameters: [X] do not exist in the template").
 func CheckParameters(t *InvokeTemplate, params map[string]string) error {
 	var unknown []string
-	for name := range params {
+	for name, v := range params {
 		if t.T.Parameter(name) == nil {
 			unknown = append(unknown, name)
+		}
+		if strings.ContainsRune(v, 0) {
+			return fmt.Errorf("the value of %s holds a NUL byte: a parameter's value goes to the function's environment, which cannot hold one", name)
 		}
 	}
 	if len(unknown) == 0 {

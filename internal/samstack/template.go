@@ -108,12 +108,14 @@ func (r *Resolver) Function(name string) (*FunctionSpec, error) {
 		return nil, fmt.Errorf("%s: %s is %s, not an %s; functions in the template: %s",
 			res.Pos, name, orNone(res.Type), template.TypeFunction, orNone(strings.Join(t.FunctionNames(), ", ")))
 	}
+	if !template.IsLogicalID(name) { // template.Read refuses such IDs; a FunctionSpec's is a name only
+		return nil, fmt.Errorf("%s: %s is not a logical ID CloudFormation takes", res.Pos, strconv.Quote(name))
+	}
+	var err error
 	f := &FunctionSpec{LogicalID: name, Timeout: 3, Memory: 128, Architecture: "x86_64", Env: map[string]*template.Node{}}
-	codeURI, err := r.codeURI(res)
-	if err != nil {
+	if f.CodeURI, err = r.codeDir(res); err != nil {
 		return nil, err
 	}
-	f.CodeURI = filepath.Join(t.dir, filepath.FromSlash(codeURI))
 	f.BuildMethod = res.Metadata.Get("BuildMethod").String()
 	for _, n := range []struct {
 		key     string
@@ -143,6 +145,9 @@ func (r *Resolver) Function(name string) (*FunctionSpec, error) {
 			return nil, err
 		}
 	}
+	if err := checkHandler(res.LogicalID, t.T.Property(res, "Handler"), f.Handler); err != nil {
+		return nil, err
+	}
 	if err := r.architecture(res, f); err != nil {
 		return nil, err
 	}
@@ -151,6 +156,12 @@ func (r *Resolver) Function(name string) (*FunctionSpec, error) {
 		return nil, err
 	}
 	for _, p := range env {
+		if !IsEnvName(p.Key) {
+			return nil, fmt.Errorf("%s: function %s: the environment variable name %s is not one Lambda takes ([a-zA-Z][a-zA-Z0-9_]+): klt would pass it to the function's process as it is", p.KeyPos, name, strconv.Quote(p.Key))
+		}
+		if p.Value != nil && p.Value.Kind == template.Scalar && strings.ContainsRune(p.Value.Text, 0) {
+			return nil, fmt.Errorf("%s: function %s: the value of %s holds a NUL byte, which no process's environment can", p.Value.Pos, name, p.Key)
+		}
 		f.EnvOrder = append(f.EnvOrder, p.Key)
 		f.Env[p.Key] = p.Value
 	}
@@ -178,6 +189,63 @@ func (r *Resolver) codeURI(res *template.Resource) (string, error) {
 		return "", fmt.Errorf("%s: function %s: CodeUri %s is in S3: klt builds a local directory", n.Pos, res.LogicalID, s)
 	}
 	return s, nil
+}
+
+// codeDir returns the function's CodeUri as an absolute directory inside the template's
+// directory. sam build copies the CodeUri directory and runs its Makefile; klt builds in place,
+// so a CodeUri outside the template's directory (by .., an absolute path, a parameter or a
+// symbolic link) is refused at its place: klt builds only what the template's directory holds.
+func (r *Resolver) codeDir(res *template.Resource) (string, error) {
+	codeURI, err := r.codeURI(res)
+	if err != nil {
+		return "", err
+	}
+	n := r.T.T.Property(res, "CodeUri")
+	dir := codeURI
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(r.T.dir, filepath.FromSlash(codeURI))
+	}
+	root, err := filepath.EvalSymlinks(r.T.dir)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		real = filepath.Clean(dir) // a CodeUri that does not exist is the build's error, after this check
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", fmt.Errorf("%s: function %s: CodeUri %s is outside the template's directory %s: klt builds and runs only code inside it", n.Pos, res.LogicalID, strconv.Quote(codeURI), r.T.dir)
+	}
+	return dir, nil
+}
+
+// checkHandler refuses a Handler that names a path outside the function's code (absolute, or
+// going up with ..). klt runs the built bootstrap, whatever the Handler; a Handler is a name in
+// the function's code, never a path klt reads or runs.
+func checkHandler(fn string, n *template.Node, h string) error {
+	if h == "" {
+		return nil
+	}
+	clean := filepath.ToSlash(filepath.Clean(filepath.FromSlash(h)))
+	if strings.HasPrefix(h, "/") || clean == ".." || strings.HasPrefix(clean, "../") || strings.ContainsRune(h, 0) {
+		return fmt.Errorf("%s: function %s: Handler %s names a path outside the function's code: a Handler is a name in it (bootstrap for an OS-only runtime)", n.Pos, fn, strconv.Quote(h))
+	}
+	return nil
+}
+
+// IsEnvName reports whether name is an environment variable name Lambda takes: the API's
+// pattern for the keys of Environment.Variables, [a-zA-Z]([a-zA-Z0-9_])+.
+func IsEnvName(name string) bool {
+	if len(name) < 2 || !('a' <= name[0] && name[0] <= 'z' || 'A' <= name[0] && name[0] <= 'Z') {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // architecture sets f.Architecture from Architectures, a list of one: x86_64 or arm64.

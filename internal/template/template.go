@@ -150,8 +150,18 @@ func newTemplate(file string, root *Node) (*Template, error) {
 	}
 	t.Conditions, t.Mappings = root.Get("Conditions"), root.Get("Mappings")
 	t.Globals, t.Outputs = root.Get("Globals"), root.Get("Outputs")
+	if t.Outputs != nil && t.Outputs.Kind == Mapping {
+		for _, p := range t.Outputs.Pairs {
+			if err := checkName("output", p.Key, p.KeyPos); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if ps := root.Get("Parameters"); ps != nil && ps.Kind == Mapping {
 		for _, p := range ps.Pairs {
+			if err := checkName("parameter", p.Key, p.KeyPos); err != nil {
+				return nil, err
+			}
 			par := &Parameter{Name: p.Key, Type: p.Value.Get("Type").String(), Default: p.Value.Get("Default"), Pos: p.KeyPos, Node: p.Value}
 			if av := p.Value.Get("AllowedValues"); av != nil && av.Kind == Sequence {
 				par.AllowedValues = av.Items
@@ -161,7 +171,15 @@ func newTemplate(file string, root *Node) (*Template, error) {
 		}
 	}
 	for _, p := range res.Pairs {
+		if err := checkName("resource", p.Key, p.KeyPos); err != nil {
+			return nil, err
+		}
 		r := newResource(p)
+		for _, e := range r.Events {
+			if err := checkName("event", e.Name, e.Pos); err != nil {
+				return nil, err
+			}
+		}
 		t.Resources = append(t.Resources, r)
 		t.resources[r.LogicalID] = r
 	}

@@ -86,8 +86,16 @@ variable of brokers), an in-process Kafka (kfake) with KAFKA_AUTH=plaintext. Eve
 queue of the template is created there. All of it stops when the invocation ends.
 
 ` + lambdarun.NodeServersHelp + `
+klt invoke builds and runs the function's code (its make target or go build, then its
+bootstrap), and nothing else of the repository. Before that it refuses, at FILE:LINE:COL, a
+logical ID CloudFormation would refuse (A-Za-z0-9, at most 255 characters), a CodeUri outside
+the template's directory (also through a parameter or a symbolic link), a Handler naming a
+path outside the code, an environment variable name Lambda would refuse, and a NUL byte in a
+value. Other values (shell metacharacters, newlines) reach the function as data.
+
 The exit status is 1 when the function returns an error or times out, the template has no such
-function, EVENT is not JSON, the build fails or the emulator does not start.
+function, EVENT is not JSON, the template is refused, the build fails or the emulator does not
+start.
 `
 
 // UsageInvokeExamples ends the help of "klt invoke".

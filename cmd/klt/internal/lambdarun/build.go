@@ -14,6 +14,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/internal/template"
 )
 
 // The Runtime Interface Emulator: its package, and the version tools/go.mod pins (a test
@@ -110,6 +111,12 @@ func isModule(path, mod string) bool {
 func BuildBootstrap(ctx context.Context, f *samstack.FunctionSpec, dir string, logs io.Writer) (string, error) {
 	if err := checkRuntime(f); err != nil {
 		return "", err
+	}
+	// The logical ID becomes a make target and a directory's name: only a CloudFormation
+	// logical ID (alphanumeric, as template.Read checks) is read by make and by paths as a
+	// name and nothing more ("x:=..." would be a make assignment, "Fn/../.." a path).
+	if !template.IsLogicalID(f.LogicalID) {
+		return "", fmt.Errorf("%q is not a logical ID CloudFormation takes (A-Za-z0-9, at most %d characters): klt builds no function by that name", f.LogicalID, template.MaxLogicalID)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err

@@ -317,6 +317,11 @@ func (ls *Servers) Vars(f *samstack.FunctionSpec, skip map[string]string) (map[s
 		}
 		switch v := v.(type) {
 		case string:
+			// A value is data: it goes to the function's process as it is (newlines too, never
+			// through a shell), but a process's environment cannot hold a NUL byte.
+			if strings.ContainsRune(v, 0) {
+				return nil, fmt.Errorf("%s: %s: the value holds a NUL byte, which no process's environment can", f.Env[k].Pos, where)
+			}
 			vars[k] = v
 		default:
 			if v == template.NoValue { // !Ref AWS::NoValue: no such variable
@@ -528,6 +533,9 @@ func readEnvVarsFile(path, fn string) (map[string]string, error) {
 		for k, v := range top[sect] {
 			switch v := v.(type) {
 			case string:
+				if strings.ContainsRune(v, 0) || strings.ContainsRune(k, 0) {
+					return nil, fmt.Errorf("%s: %s.%s: holds a NUL byte, which no process's environment can", path, sect, k)
+				}
 				out[k] = v
 			case bool, float64:
 				out[k] = fmt.Sprint(v)

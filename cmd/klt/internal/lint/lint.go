@@ -137,8 +137,15 @@ Then the mistakes of Kafka, SQS and DynamoDB Streams functions:
     resource or parameter of the template.
 
 A function's code is the Go main package in its CodeUri directory or, with
-Metadata: BuildMethod: makefile, the package its build-LOGICALID target builds (found with
-"make -n"). Each problem is one line on stdout:
+Metadata: BuildMethod: makefile, the package of the go build in the build-LOGICALID target of
+the CodeUri's Makefile. Lint runs nothing of the repository: it reads the Makefile as text,
+never with make (which runs $(shell ...) and "+" lines even under make -n), following the
+variables the file defines, $(addprefix), $(addsuffix), $(subst), $(strip), $@ and a "cd DIR &&";
+what only running make or the shell would tell (an include, a conditional, $(shell ...), a
+variable from the environment, a pattern rule...) is a problem that says so. Building and
+running code happen only in klt invoke and klt local.
+
+Each problem is one line on stdout:
 
   FILE:LINE:COL RESOURCE PROPERTY.PATH: problem; fix: what to change
 

@@ -117,6 +117,12 @@ order and scaling. DynamoDB stream and other event sources are listed and not ru
 parameters take --parameter-overrides, their Default, or, for one that gives a Kafka mapping
 its bootstrap servers, the local Kafka's address.
 
+klt local builds and runs the functions' code (their make targets or go build, then their
+bootstraps), and nothing else of the repository; the template is refused first, at
+FILE:LINE:COL, as klt invoke refuses it (a logical ID that is not alphanumeric, a CodeUri or
+Handler outside the template's directory...). It writes only into its work directory and the
+--report and --logs directories (by default a new temporary one for the logs).
+
 ` + lambdarun.NodeServersHelp + `
 Without --records or --generate, the stack runs until Ctrl-C with the template's consumer
 groups: produce to it with klt produce (the line to use is printed). A line per mapping shows

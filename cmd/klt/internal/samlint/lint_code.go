@@ -1,8 +1,6 @@
 package samlint
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -11,12 +9,10 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/internal/template"
@@ -84,7 +80,7 @@ func (l *linter) functionCode(fn string) (*codeInfo, error) {
 	if l.t.Resource(fn).Metadata.Get("BuildMethod").String() != "makefile" {
 		return nil, nil // not Go, or not built from here
 	}
-	pkg, err := makeTargetPackage(l.ctx, ctx, dir, "build-"+fn)
+	pkg, err := makeTargetPackage(ctx, dir, "build-"+fn)
 	if err != nil {
 		return nil, err
 	}
@@ -111,51 +107,30 @@ func isMainPackage(ctx *build.Context, dir string) bool {
 	return err == nil && p.Name == "main"
 }
 
-// makeTargetPackage finds the main package that "make TARGET" builds in dir, from the
-// commands "make -n" prints: the one word of them that names a directory holding a Go main
-// package.
-func makeTargetPackage(ctx context.Context, bctx *build.Context, dir, target string) (string, error) {
-	tmp, err := os.MkdirTemp("", "klt-lint-")
+// makeTargetPackage finds the main package that "make TARGET" builds in dir by reading dir's
+// Makefile as text (makefile.go): the package of the target's go build. Nothing of the
+// Makefile runs: what klt cannot know without running make is an error that says so.
+func makeTargetPackage(bctx *build.Context, dir, target string) (string, error) {
+	file := filepath.Join(dir, "Makefile")
+	data, err := base.ReadFileCapped(file, base.SourceLimit)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("the code is built by \"make %s\" (BuildMethod: makefile), from the Makefile sam build reads: %w", target, err)
 	}
-	defer os.RemoveAll(tmp)
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "make", "-n", "--no-print-directory", target, "ARTIFACTS_DIR="+tmp)
-	cmd.Dir = dir
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf(`the code is built by "make %s" (BuildMethod: makefile), and "make -n %s" in %s failed: %v: %s`,
-			target, target, dir, err, strings.TrimSpace(errOut.String()))
+	recipe, err := parseMakefile(file, string(data)).targetRecipe(target)
+	if err != nil {
+		return "", fmt.Errorf("the code is built by \"make %s\" (BuildMethod: makefile): %w; write the target's go build and its package in the Makefile's own text", target, err)
 	}
-	var found []string
-	for _, w := range strings.FieldsFunc(out.String(), func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '\n' || r == ';' || r == '"' || r == '\'' || r == '(' || r == ')'
-	}) {
-		if strings.HasPrefix(w, "-") || strings.ContainsAny(w, "$=*") {
-			continue
-		}
-		p := w
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		if st, err := os.Stat(p); err != nil || !st.IsDir() {
-			continue
-		}
-		if isMainPackage(bctx, p) && !slices.Contains(found, filepath.Clean(p)) {
-			found = append(found, filepath.Clean(p))
-		}
+	pkg, line, err := goBuildPackage(file, dir, recipe)
+	switch {
+	case errors.Is(err, errNoGoBuild):
+		return "", fmt.Errorf("the recipe of %s in %s has no go build command, so klt cannot tell which package is the function's code", target, file)
+	case err != nil:
+		return "", fmt.Errorf("the code is built by \"make %s\" (BuildMethod: makefile): %w", target, err)
 	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return "", fmt.Errorf(`"make -n %s" in %s names no directory with a Go main package, so klt cannot read the function's code`, target, dir)
+	if st, err := os.Stat(pkg); err != nil || !st.IsDir() || !isMainPackage(bctx, pkg) {
+		return "", fmt.Errorf("%s:%d: the go build of %s builds %s, which is not a directory with a Go main package", file, line, target, pkg)
 	}
-	return "", fmt.Errorf(`"make -n %s" in %s names more than one Go main package (%s), so klt cannot tell which is the function's`,
-		target, dir, strings.Join(found, ", "))
+	return pkg, nil
 }
 
 // readCode reads the main package in dir and the packages of its own module it imports.
