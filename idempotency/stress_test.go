@@ -286,6 +286,22 @@ func TestStress(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 
+	reportStress(t, stressRun{seed: seed, records: n, deliveries: deliveries.Load(), rounds: rounds.Load(),
+		elapsed: elapsed, undone: undone.Load()}, l, st, e)
+}
+
+// stressRun is what a TestStress run counted besides its ledger and its faults.
+type stressRun struct {
+	seed                       uint64
+	records                    int
+	deliveries, rounds, undone int64
+	elapsed                    time.Duration
+}
+
+// reportStress logs a TestStress run's figures and fails the test on a record lost, applied
+// twice or never done.
+func reportStress(t *testing.T, r stressRun, l *stressLedger, st *stressTransport, e *env) {
+	seed, n := r.seed, r.records
 	var lost, twice []int
 	for i := range l.applied {
 		switch c := l.applied[i].Load(); {
@@ -296,7 +312,7 @@ func TestStress(t *testing.T) {
 			t.Logf("record %d applied %d times: %v", i, c, l.history(i))
 		}
 	}
-	t.Logf("seed %d: %d records, %d deliveries in %d rounds, %v", seed, n, deliveries.Load(), rounds.Load(), elapsed.Round(time.Millisecond))
+	t.Logf("seed %d: %d records, %d deliveries in %d rounds, %v", seed, n, r.deliveries, r.rounds, r.elapsed.Round(time.Millisecond))
 	var total int64
 	for f := sfServerError; f < stressFaultKinds; f++ {
 		total += st.counts[f].Load()
@@ -310,9 +326,9 @@ func TestStress(t *testing.T) {
 		t.Logf("  %-40s %d", k, v.(*atomic.Int64).Load())
 		return true
 	})
-	t.Logf("lost %d, applied twice %d, never done %d", len(lost), len(twice), undone.Load())
-	if len(lost) > 0 || len(twice) > 0 || undone.Load() > 0 {
-		t.Errorf("lost %v, applied twice %v, never done %d (seed %d)\ndynalite (exited: %v):\n%s", head(lost), head(twice), undone.Load(), seed, e.srv.Exited(), e.srv.Output())
+	t.Logf("lost %d, applied twice %d, never done %d", len(lost), len(twice), r.undone)
+	if len(lost) > 0 || len(twice) > 0 || r.undone > 0 {
+		t.Errorf("lost %v, applied twice %v, never done %d (seed %d)\ndynalite (exited: %v):\n%s", head(lost), head(twice), r.undone, seed, e.srv.Exited(), e.srv.Output())
 	}
 }
 

@@ -175,7 +175,14 @@ func newTemplate(file string, root *Node) (*Template, error) {
 			return nil, err
 		}
 		r := newResource(p)
+		// Events written as an intrinsic function (!If, say) have no names to check here: the
+		// one key is the function's, and the commands that read events refuse what they cannot
+		// evaluate.
+		_, _, hidden := r.Properties.Get("Events").Intrinsic()
 		for _, e := range r.Events {
+			if hidden {
+				break
+			}
 			if err := checkName("event", e.Name, e.Pos); err != nil {
 				return nil, err
 			}

@@ -161,16 +161,19 @@ func TestPoison(t *testing.T) {
 	if e := got["orders-3@3 order-2104"]; !strings.Contains(e, "cannot unmarshal") {
 		t.Errorf("orders-3@3 in the failure queue with %q; all: %v", e, got)
 	}
-	// Records sent to the sink are not completed: a redelivery sends them again rather than
-	// dropping them.
-	n := 0
+	// Records sent to the sink complete their keys with the outcome "sunk", so that a
+	// redelivery skips them rather than sending them to the failure queue again.
+	applied, sunk := 0, 0
 	for _, it := range e.items() {
-		if it["status"] == "COMPLETED" {
-			n++
+		switch {
+		case sampletest.Sunk(it):
+			sunk++
+		case it["status"] == "COMPLETED":
+			applied++
 		}
 	}
-	if n != 2 {
-		t.Errorf("%d completed idempotency records, want 2", n)
+	if applied != 2 || sunk != 2 {
+		t.Errorf("%d applied and %d sunk idempotency records, want 2 and 2", applied, sunk)
 	}
 }
 

@@ -161,14 +161,18 @@ func TestBehindTheTemplatesMapping(t *testing.T) {
 	if f := k.OnFailure(m.OnFailure); len(f) != 0 {
 		t.Errorf("%d records given up to KafkaOnFailureQueue, want none", len(f))
 	}
-	completed := 0
+	// The invalid order went to the failure queue: its key is completed as "sunk".
+	completed, sunk := 0, 0
 	for _, it := range sampletest.Items(t, ddb, table) {
-		if it["status"] == "COMPLETED" {
+		switch {
+		case sampletest.Sunk(it):
+			sunk++
+		case it["status"] == "COMPLETED":
 			completed++
 		}
 	}
-	if completed != 5 {
-		t.Errorf("%d completed idempotency records, want 5", completed)
+	if completed != 5 || sunk != 1 {
+		t.Errorf("%d completed and %d sunk idempotency records, want 5 and 1", completed, sunk)
 	}
 }
 

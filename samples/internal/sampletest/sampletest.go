@@ -295,3 +295,10 @@ func MainFails(t *testing.T, fn string, vars map[string]string, want string) {
 		t.Errorf("main with %v: %v, stderr %q; want exit status 1 and %q", vars, err, stderr.String(), want)
 	}
 }
+
+// Sunk reports whether an idempotency record, as Items reads it, is a record the sink took
+// (batch completes its key with the outcome "sunk", so that a redelivery skips it) rather
+// than one the handler applied.
+func Sunk(item map[string]string) bool {
+	return item["status"] == "COMPLETED" && item["data"] == `{"outcome":"sunk"}`
+}
