@@ -108,6 +108,7 @@ type Kafka struct {
 	parts   map[int32]*kafkaPart // the partitions assigned, each held by one poller
 	fail    func(error)          // stops Run with an error
 	failErr error
+	kicked  time.Time // when the member was first kicked from the group since it last joined
 	lag     map[int32]*partLag
 }
 
@@ -299,6 +300,7 @@ func (m *Kafka) Run(ctx context.Context) error {
 
 	opts := append(slices.Clone(m.cfg.clientOpts),
 		kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
+			m.joined()
 			m.startWorkers(cl, assigned[m.topic])
 		}),
 		// kgo calls these in every rebalance, with nothing when nothing moves.
@@ -342,6 +344,7 @@ func (m *Kafka) Run(ctx context.Context) error {
 			cl.AllowRebalance()
 			return result()
 		}
+		kicked := false
 		for _, fe := range fs.Errors() {
 			var dl *kgo.ErrDataLoss
 			if errors.As(fe.Err, &dl) {
@@ -351,7 +354,22 @@ func (m *Kafka) Run(ctx context.Context) error {
 				continue
 			}
 			m.metrics.pollErrors.Add(1)
+			var gs *kgo.ErrGroupSession
+			if errors.As(fe.Err, &gs) {
+				// The member was kicked from the group (its session timed out, the coordinator
+				// moved) and kgo joins again: its partitions were revoked as lost, and the next
+				// assignment gets them back. Only a group that cannot be joined for a while
+				// stops Run.
+				kicked = true
+				if since := m.kickedSince(); time.Since(since) >= m.cfg.patience {
+					m.failRun(fmt.Errorf("the consumer group could not be joined for %v: %w", time.Since(since).Round(time.Second), fe.Err))
+				}
+				continue
+			}
 			m.failRun(fmt.Errorf("fetching %s[%d]: %w", fe.Topic, fe.Partition, fe.Err))
+		}
+		if !kicked && len(fs.Records()) > 0 {
+			m.joined()
 		}
 		fs.EachPartition(func(p kgo.FetchTopicPartition) {
 			if p.Topic != m.topic {
@@ -369,6 +387,24 @@ func (m *Kafka) Run(ctx context.Context) error {
 		})
 		cl.AllowRebalance()
 	}
+}
+
+// kickedSince returns when the member was first kicked from the group since it last joined
+// (now, when this is the first time).
+func (m *Kafka) kickedSince() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.kicked.IsZero() {
+		m.kicked = time.Now()
+	}
+	return m.kicked
+}
+
+// joined records that the member is in the group: it got partitions or records.
+func (m *Kafka) joined() {
+	m.mu.Lock()
+	m.kicked = time.Time{}
+	m.mu.Unlock()
 }
 
 // partitions reads the topic's partitions from the cluster's metadata.
@@ -549,10 +585,41 @@ func (m *Kafka) revokeWorkers(ps []int32) {
 
 // commit commits offsets, the offset after the records done of each partition; the commit is
 // not canceled with Run's context, so that records the function finished are not delivered
-// again.
+// again. An error the broker calls retriable (the coordinator loading or moving, a timeout) is
+// tried again after the backoff, until the commit's 10 s are over.
 func (m *Kafka) commit(ctx context.Context, offsets map[int32]kgo.EpochOffset) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	var cerr error
+	for try := 1; ; try++ {
+		cerr = m.commitOnce(ctx, offsets)
+		if cerr == nil || !kerr.IsRetriable(cerr) || ctx.Err() != nil {
+			break
+		}
+		t := time.NewTimer(m.cfg.backoff(try))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	if cerr != nil {
+		m.metrics.commitErrors.Add(1)
+		return fmt.Errorf("committing offsets %v: %w", offsets, cerr)
+	}
+	m.mu.Lock()
+	for p, eo := range offsets {
+		if l := m.lag[p]; l != nil {
+			l.committed = eo.Offset
+		}
+	}
+	m.mu.Unlock()
+	m.sumLag()
+	return nil
+}
+
+// commitOnce sends one commit of offsets; its error is the request's, or a partition's.
+func (m *Kafka) commitOnce(ctx context.Context, offsets map[int32]kgo.EpochOffset) error {
 	var cerr error
 	m.client.Load().CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{m.topic: offsets}, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
@@ -567,17 +634,5 @@ func (m *Kafka) commit(ctx context.Context, offsets map[int32]kgo.EpochOffset) e
 			}
 		}
 	})
-	if cerr != nil {
-		m.metrics.commitErrors.Add(1)
-		return fmt.Errorf("committing offsets %v: %w", offsets, cerr)
-	}
-	m.mu.Lock()
-	for p, eo := range offsets {
-		if l := m.lag[p]; l != nil {
-			l.committed = eo.Offset
-		}
-	}
-	m.mu.Unlock()
-	m.sumLag()
-	return nil
+	return cerr
 }

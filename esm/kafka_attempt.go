@@ -57,7 +57,7 @@ func (m *Kafka) invoke(ctx context.Context, a *attempt) (int64, Response, error)
 		e.deliveries++
 	}
 	m.observe(Event{Kind: Delivered, Invocation: inv, Records: kafkaRefs(a.recs)})
-	resp, err := m.fn.Invoke(ctx, m.env.build(a.recs))
+	resp, err := invoke(ctx, m.fn, m.env.build(a.recs))
 	c.InFlight.Add(-n)
 	if err != nil {
 		if ctx.Err() != nil {
