@@ -406,7 +406,12 @@ func (p *kafkaPoller) take(now time.Time) (*attempt, time.Duration) {
 	var cands []*kafkaPart
 	for i := range p.parts {
 		pt := p.parts[(p.turn+i)%len(p.parts)]
-		if pt.revoked || len(pt.span) > 0 || len(pt.queue) == 0 {
+		// Free: no record of it taken, and no attempt holds it. An attempt that has just
+		// committed its whole span still holds the partition until it ends (and then clears
+		// inflight): a batch taken from it meanwhile would be in an attempt that inflight
+		// does not show, so a retry of its records could run beside it, and two commits
+		// of the partition cut its span at once.
+		if pt.revoked || pt.inflight || len(pt.span) > 0 || len(pt.queue) == 0 {
 			continue
 		}
 		first := slices.IndexFunc(pt.queue, func(e *kafkaEntry) bool { return !e.filtered() })

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -417,4 +418,56 @@ func (m *Kafka) stallState() string {
 		p.mu.Unlock()
 	}
 	return b.String()
+}
+
+// holdObserver blocks the mapping's report that invocation 1 succeeded, which the attempt makes
+// after it committed its records and before it ends, until another invocation started or wait
+// passed; early is set when one started meanwhile.
+type holdObserver struct {
+	m     *Kafka
+	wait  time.Duration
+	early atomic.Bool
+}
+
+func (o *holdObserver) Observe(e Event) {
+	if e.Kind != Succeeded || e.Invocation != 1 {
+		return
+	}
+	deadline := time.Now().Add(o.wait)
+	for time.Now().Before(deadline) {
+		if o.m.Counters().Invocations.Load() > 1 {
+			o.early.Store(true)
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestKafkaPartitionHeldUntilItsAttemptEnds: a partition is in at most one attempt at a time,
+// from the moment its records are taken until the attempt that holds them has ended, not only
+// until they are committed. Before, an attempt that had committed its whole span but not yet
+// ended (here: held in its report of the success) left the partition free in take() while
+// inflight still marked it; the next batch was taken into a second attempt, the first then
+// cleared inflight under it, and a retry of the second's records ran beside it: two commits
+// cut the partition's span at once (the stress test's panic "slice bounds out of range"
+// in commitDone), or an invocation of the partition ran while another held it.
+//
+// The observer holds the first attempt for up to 2 s: on the fixed code no invocation starts
+// meanwhile, whatever the load; on the old one the second started within milliseconds.
+func TestKafkaPartitionHeldUntilItsAttemptEnds(t *testing.T) {
+	t.Parallel()
+	f := newKafkaFixture(t, "held", 1)
+	f.produceN(0, 2)
+	fn := newKafkaFunction(t, nil)
+	obs := &holdObserver{wait: 2 * time.Second}
+	m, err := NewKafka(f.brokers(), f.topic, fn, WithGroupID("g"), WithBatchSize(1), WithBatchingWindow(0), WithObserver(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs.m = m
+	runKafka(t, m)
+	kafkaWaitFor(t, 30*time.Second, "both records committed", func() bool { return f.committed("g", 1)[0] == 2 })
+	if obs.early.Load() {
+		t.Error("the second invocation of the partition started while the attempt holding it had not ended")
+	}
 }
