@@ -255,7 +255,16 @@ func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 	var lastErr error
 	p.mu.Lock()
 	for _, pt := range p.parts {
-		if len(pt.inbox) > 0 && !now.Before(pt.retryAt) {
+		switch {
+		case len(pt.inbox) == 0:
+		case now.Before(pt.retryAt):
+			// Still in its backoff: the poller must wake for it then, even when this turn
+			// was woken by something else (a timer set by an earlier turn is reset by this
+			// one's wait).
+			if wakeAt.IsZero() || pt.retryAt.Before(wakeAt) {
+				wakeAt = pt.retryAt
+			}
+		default:
 			todo = append(todo, work{pt, pt.inbox})
 			pt.inbox = nil
 		}
