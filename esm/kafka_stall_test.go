@@ -413,7 +413,7 @@ func (m *Kafka) stallState() string {
 		fmt.Fprintf(&b, "  poller %d: running %d, pending %d\n", i, p.running, len(p.pending))
 		for _, pt := range p.parts {
 			fmt.Fprintf(&b, "    %s: inbox %d queue %d span %d buffered %d paused %v inflight %v revoked %v\n",
-				pt.id, len(pt.inbox), len(pt.queue), len(pt.span), pt.buffered, pt.paused, pt.inflight, pt.revoked)
+				pt.id, len(pt.inbox), len(pt.queue), len(pt.span), pt.buffered, pt.paused, pt.inflight, pt.revoked.Load())
 		}
 		p.mu.Unlock()
 	}
