@@ -265,8 +265,9 @@ func (m *Kafka) observe(e Event) { m.cfg.notify(&m.obsMu, e) }
 // Run joins the group and processes records until ctx is done, then returns nil; records in
 // an unfinished invocation are not committed and are delivered again by the next Run. It
 // returns an error when it cannot go on: the topic does not exist, the cluster is unreachable,
-// the Invoker returned an error, a commit or the on-failure destination failed. Run may be
-// called once.
+// the Invoker returned an error, a commit failed (one the broker calls retriable is tried
+// again for 10 s first), the on-failure destination failed, or the consumer group could not be
+// joined again for a minute after the member was kicked from it. Run may be called once.
 func (m *Kafka) Run(ctx context.Context) error {
 	m.mu.Lock()
 	if m.started {

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -30,7 +31,9 @@ import (
 // then it writes every goroutine's stack (pprof, debug=2) to a file and the pollers' state to
 // the log.
 //
-// In CI it runs stallRoundsCI short rounds. To hunt a stall, run many:
+// In CI it runs stallRoundsCI short rounds (a few hundred records, no slow invocation, windows
+// of at most 100 ms: seconds in all), from a seed it logs. To hunt a stall, run many long ones
+// (up to 3,100 records, 1 s windows, invocations of 1 to 2 s):
 //
 //	ESM_STALL_ROUNDS=200 go test -race -count=1 -run TestKafkaStallStress ./esm/
 //
@@ -40,7 +43,7 @@ const (
 	stallRoundsCI = 4
 	// stallPolls is how many poll intervals (kgo's FetchMaxWait, 250 ms) without progress make
 	// a stall: far more than any pause the round allows (a backoff is at most 1 s, a window
-	// 100 ms, an invocation 40 ms).
+	// 1 s, an invocation 2 s).
 	stallPolls = 60
 	pollEvery  = 250 * time.Millisecond
 )
@@ -90,7 +93,12 @@ type stallPlan struct {
 	errRate      float64 // an invocation fails as a whole
 	partRate     float64 // an invocation reports a partial batch failure
 	faults       []string
-	second       bool // a second member joins the group for a while
+	second       bool    // a second member joins the group for a while
+	filter       bool    // FilterCriteria drops a third of the records
+	destination  bool    // an on-failure topic (and so 10 retries by default)
+	retries      int     // MaximumRetryAttempts; -1 for the default
+	slowRate     float64 // an invocation takes 1 to 2 s (a function timing out, a slow sink)
+	flood        bool    // records produced at once into few partitions, more than a partition buffers (fetching paused and resumed)
 }
 
 func newStallPlan(r *rand.Rand, long bool) stallPlan {
@@ -111,8 +119,29 @@ func newStallPlan(r *rand.Rand, long bool) stallPlan {
 	if long {
 		p.records = 100 + r.IntN(3000)
 	}
-	if r.IntN(5) == 0 {
+	switch r.IntN(5) {
+	case 0:
 		p.batchSize = 10000
+	case 1:
+		p.batchSize = 500
+	}
+	if long && r.IntN(5) == 0 {
+		p.window = time.Second
+	}
+	p.filter = r.IntN(3) == 0
+	p.destination = r.IntN(3) == 0
+	p.retries = []int{-1, -1, 0, 1, 3}[r.IntN(5)]
+	if long && r.IntN(4) == 0 {
+		p.slowRate = 0.02
+	}
+	if r.IntN(4) == 0 {
+		p.flood = true
+		p.partitions = 1 + r.Int32N(2)
+		p.batchSize = 1 + r.IntN(50)
+		p.records = 1500 + r.IntN(1500)
+		if long {
+			p.records = 3000 + r.IntN(4000)
+		}
 	}
 	for _, f := range []string{"rebalance", "lost", "fetch", "commit"} {
 		if r.IntN(3) == 0 {
@@ -140,6 +169,9 @@ func (f *stallFunction) Invoke(ctx context.Context, payload []byte) (Response, e
 	delay := time.Duration(0)
 	if f.plan.maxDelay > 0 {
 		delay = time.Duration(f.r.Int64N(int64(f.plan.maxDelay)))
+	}
+	if f.r.Float64() < f.plan.slowRate {
+		delay = time.Second + time.Duration(f.r.Int64N(int64(time.Second)))
 	}
 	x := f.r.Float64()
 	var recs []*kafkaevent.Record
@@ -192,7 +224,7 @@ func stallRound(t *testing.T, r *rand.Rand, long bool) {
 	plan := newStallPlan(r, long)
 	t.Logf("plan: %+v", plan)
 	const topic = "stress"
-	f := newKafkaFixture(t, topic, plan.partitions)
+	f := newKafkaFixture(t, topic, plan.partitions, topic+"-failures")
 	fn := &stallFunction{plan: plan, r: rand.New(rand.NewPCG(r.Uint64(), 1)), fail: map[string]int{}}
 	group := "stress-group"
 	opts := []KafkaOption{WithGroupID(group), WithBatchSize(plan.batchSize), WithBatchingWindow(plan.window), WithPollers(plan.pollers)}
@@ -204,6 +236,19 @@ func stallRound(t *testing.T, r *rand.Rand, long bool) {
 	}
 	if plan.bisect {
 		opts = append(opts, WithBisectBatchOnFunctionError())
+	}
+	if plan.filter {
+		crit, err := filter.ParseCriteria([]byte(`{"Filters":[{"Pattern":"{\"value\":{\"keep\":[true]}}"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, WithFilter(crit))
+	}
+	if plan.destination {
+		opts = append(opts, WithOnFailure(OnFailureKafkaTopic(topic+"-failures")))
+	}
+	if plan.retries >= 0 {
+		opts = append(opts, WithMaximumRetryAttempts(plan.retries))
 	}
 	stallFaults(f.cluster, rand.New(rand.NewPCG(r.Uint64(), 2)), plan, topic, group)
 	pr := rand.New(rand.NewPCG(r.Uint64(), 3))      // the producer's
@@ -222,9 +267,12 @@ func stallRound(t *testing.T, r *rand.Rand, long bool) {
 		n := 0
 		for n < plan.records {
 			k := min(plan.records-n, 1+pr.IntN(200))
+			if plan.flood {
+				k = min(plan.records-n, 1000)
+			}
 			recs := make([]*kgo.Record, k)
 			for i := range recs {
-				recs[i] = &kgo.Record{Topic: topic, Partition: pr.Int32N(plan.partitions), Value: fmt.Appendf(nil, `{"n":%d}`, n+i)}
+				recs[i] = &kgo.Record{Topic: topic, Partition: pr.Int32N(plan.partitions), Value: fmt.Appendf(nil, `{"n":%d,"keep":%v}`, n+i, (n+i)%3 != 0)}
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			err := f.prod.ProduceSync(ctx, recs...).FirstErr()
@@ -234,7 +282,9 @@ func stallRound(t *testing.T, r *rand.Rand, long bool) {
 				return
 			}
 			n += k
-			time.Sleep(time.Duration(pr.IntN(50)) * time.Millisecond)
+			if !plan.flood {
+				time.Sleep(time.Duration(pr.IntN(50)) * time.Millisecond)
+			}
 		}
 		produced <- nil
 	}()
