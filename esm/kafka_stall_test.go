@@ -2,10 +2,12 @@ package esm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,9 +26,10 @@ import (
 
 // The stall stress test drives a Kafka mapping on kfake under load: random partition counts,
 // batch sizes, windows, pollers and invocation times; function errors and partial batch
-// failures; and faults of the cluster (rebalances forced through heartbeats, a member lost, a
-// second member joining and leaving, fetch and commit errors a client retries). A round ends
-// when every record is committed. It fails when the mapping stalls: records not committed and
+// failures; faults of the cluster (rebalances forced through heartbeats, a member lost, a
+// second member joining and leaving, fetch and commit errors a client retries) and of the
+// schema registry (one record in 20 cannot be encoded); filters, an on-failure topic, finite
+// retries, floods that pause and resume fetching. A round ends when every record is committed. It fails when the mapping stalls: records not committed and
 // no progress (invocation, record fetched, offset committed) for stallPolls poll intervals;
 // then it writes every goroutine's stack (pprof, debug=2) to a file and the pollers' state to
 // the log.
@@ -35,7 +38,7 @@ import (
 // of at most 100 ms: seconds in all), from a seed it logs. To hunt a stall, run many long ones
 // (up to 3,100 records, 1 s windows, invocations of 1 to 2 s):
 //
-//	ESM_STALL_ROUNDS=200 go test -race -count=1 -run TestKafkaStallStress ./esm/
+//	ESM_STALL_ROUNDS=200 ESM_STALL_LONG=1 go test -race -count=1 -run TestKafkaStallStress ./esm/
 //
 // (ESM_STALL_SEED=N replays the rounds from seed N).
 
@@ -65,7 +68,7 @@ func TestKafkaStallStress(t *testing.T) {
 		}
 		seed = n
 	}
-	long := os.Getenv("ESM_STALL_ROUNDS") != ""
+	long := os.Getenv("ESM_STALL_LONG") != ""
 	start := time.Now()
 	for i := range rounds {
 		s := seed + uint64(i)
@@ -137,13 +140,10 @@ func newStallPlan(r *rand.Rand, long bool) stallPlan {
 	if r.IntN(4) == 0 {
 		p.flood = true
 		p.partitions = 1 + r.Int32N(2)
-		p.batchSize = 1 + r.IntN(50)
+		p.batchSize = 1 + r.IntN(100)
 		p.records = 1500 + r.IntN(1500)
-		if long {
-			p.records = 3000 + r.IntN(4000)
-		}
 	}
-	for _, f := range []string{"rebalance", "lost", "fetch", "commit"} {
+	for _, f := range []string{"rebalance", "lost", "fetch", "commit", "registry"} {
 		if r.IntN(3) == 0 {
 			p.faults = append(p.faults, f)
 		}
@@ -258,6 +258,9 @@ func stallRound(t *testing.T, r *rand.Rand, long bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if slices.Contains(plan.faults, "registry") {
+		registryFaults(m, rand.New(rand.NewPCG(r.Uint64(), 4)))
+	}
 	stop := runKafka(t, m)
 	maps := []*Kafka{m}
 
@@ -315,6 +318,9 @@ func stallRound(t *testing.T, r *rand.Rand, long bool) {
 			second, err = NewKafka(f.brokers(), topic, fn, opts...)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if slices.Contains(plan.faults, "registry") {
+				registryFaults(second, rand.New(rand.NewPCG(r.Uint64(), 5)))
 			}
 			stopSecond = runKafka(t, second)
 			maps = append(maps, second)
@@ -389,9 +395,27 @@ func stallFaults(c *kfake.Cluster, r *rand.Rand, plan stallPlan, topic, group st
 			fl = kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: topic, Err: kerr.NotLeaderForPartition, When: every(10)}
 		case "commit":
 			fl = kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetCommit}, Group: group, Err: kerr.CoordinatorLoadInProgress, When: every(40)}
+		default:
+			continue // not the cluster's (registry)
 		}
 		fl.Count = -1
 		c.Fault(fl)
+	}
+}
+
+// registryFaults makes one record in 20 fail to encode, as when the schema registry does not
+// answer: the partition's records wait for the backoff and are tried again.
+func registryFaults(m *Kafka, r *rand.Rand) {
+	var mu sync.Mutex
+	encode := m.encode
+	m.encode = func(ctx context.Context, rec *kgo.Record) ([]byte, string, error) {
+		mu.Lock()
+		fail := r.IntN(20) == 0
+		mu.Unlock()
+		if fail {
+			return nil, "", errors.New("stress: the schema registry did not answer")
+		}
+		return encode(ctx, rec)
 	}
 }
 
