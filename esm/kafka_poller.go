@@ -275,6 +275,7 @@ func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 	for _, w := range todo {
 		var out []*kafkaEntry
 		var rest []*kgo.Record
+		answered := false // encodeRecord returned for a record: the registry is not down
 		for i, r := range w.recs {
 			e := &kafkaEntry{rec: r, part: w.pt, arrived: now}
 			if f := m.cfg.filter; f != nil {
@@ -293,6 +294,7 @@ func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 				rest = w.recs[i:]
 				break
 			}
+			answered = true
 			e.json, e.condition = js, cond
 			if cond == "" && m.single(w.pt, len(js)) > MaxPayloadBytes {
 				e.json, e.condition = nil, ConditionMaximumPayloadSizeExceeded
@@ -301,6 +303,9 @@ func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 		}
 		p.mu.Lock()
 		w.pt.queue = append(w.pt.queue, out...)
+		if answered {
+			p.fails = 0 // failures in a row end at a record the registry answered for
+		}
 		if rest != nil {
 			w.pt.inbox = append(rest, w.pt.inbox...)
 			if p.fails == 0 {
