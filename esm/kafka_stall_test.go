@@ -102,6 +102,7 @@ type stallPlan struct {
 	retries      int     // MaximumRetryAttempts; -1 for the default
 	slowRate     float64 // an invocation takes 1 to 2 s (a function timing out, a slow sink)
 	flood        bool    // records produced at once into few partitions, more than a partition buffers (fetching paused and resumed)
+	atTimestamp  bool    // AT_TIMESTAMP from the round's start, as klt local starts each phase's mappings
 }
 
 func newStallPlan(r *rand.Rand, long bool) stallPlan {
@@ -134,6 +135,7 @@ func newStallPlan(r *rand.Rand, long bool) stallPlan {
 	p.filter = r.IntN(3) == 0
 	p.destination = r.IntN(3) == 0
 	p.retries = []int{-1, -1, 0, 1, 3}[r.IntN(5)]
+	p.atTimestamp = r.IntN(3) == 0
 	if long && r.IntN(4) == 0 {
 		p.slowRate = 0.02
 	}
@@ -249,6 +251,9 @@ func stallRound(t *testing.T, r *rand.Rand, long bool) {
 	}
 	if plan.retries >= 0 {
 		opts = append(opts, WithMaximumRetryAttempts(plan.retries))
+	}
+	if plan.atTimestamp {
+		opts = append(opts, WithStartingTimestamp(time.Now()))
 	}
 	stallFaults(f.cluster, rand.New(rand.NewPCG(r.Uint64(), 2)), plan, topic, group)
 	pr := rand.New(rand.NewPCG(r.Uint64(), 3))      // the producer's
