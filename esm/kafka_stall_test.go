@@ -96,13 +96,14 @@ type stallPlan struct {
 	errRate      float64 // an invocation fails as a whole
 	partRate     float64 // an invocation reports a partial batch failure
 	faults       []string
-	second       bool    // a second member joins the group for a while
-	filter       bool    // FilterCriteria drops a third of the records
-	destination  bool    // an on-failure topic (and so 10 retries by default)
-	retries      int     // MaximumRetryAttempts; -1 for the default
-	slowRate     float64 // an invocation takes 1 to 2 s (a function timing out, a slow sink)
-	flood        bool    // records produced at once into few partitions, more than a partition buffers (fetching paused and resumed)
-	atTimestamp  bool    // AT_TIMESTAMP from the round's start, as klt local starts each phase's mappings
+	second       bool          // a second member joins the group for a while
+	filter       bool          // FilterCriteria drops a third of the records
+	destination  bool          // an on-failure topic (and so 10 retries by default)
+	retries      int           // MaximumRetryAttempts; -1 for the default
+	slowRate     float64       // an invocation takes 1 to 2 s (a function timing out, a slow sink)
+	flood        bool          // records produced at once into few partitions, more than a partition buffers (fetching paused and resumed)
+	atTimestamp  bool          // AT_TIMESTAMP from the round's start, as klt local starts each phase's mappings
+	perRecord    time.Duration // an invocation takes this long per record more (make demo's sink: 300 ms an order)
 }
 
 func newStallPlan(r *rand.Rand, long bool) stallPlan {
@@ -136,6 +137,9 @@ func newStallPlan(r *rand.Rand, long bool) stallPlan {
 	p.destination = r.IntN(3) == 0
 	p.retries = []int{-1, -1, 0, 1, 3}[r.IntN(5)]
 	p.atTimestamp = r.IntN(3) == 0
+	if r.IntN(4) == 0 {
+		p.perRecord = time.Duration(1+r.IntN(3)) * time.Millisecond
+	}
 	if long && r.IntN(4) == 0 {
 		p.slowRate = 0.02
 	}
@@ -182,6 +186,7 @@ func (f *stallFunction) Invoke(ctx context.Context, payload []byte) (Response, e
 	}
 	pick := f.r.IntN(len(recs))
 	f.mu.Unlock()
+	delay += time.Duration(len(recs)) * f.plan.perRecord
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {

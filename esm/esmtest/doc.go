@@ -45,7 +45,7 @@
 //     t.Fatal and t.SkipNow call: in a handler they end its goroutine, not the test) fails the
 //     invocation at once as "Runtime.ExitError", with a message that says so, rather than at
 //     the deadline. On Lambda the runtime's loop would end with it, and the invocation fail
-//     when the process crashed or timed out.
+//     when the process died or timed out: no answer could come either way.
 //
 // What in-process invoking cannot show: a crash of the process (os.Exit, a fatal error),
 // memory limits, cold starts and init, a sandbox reused between invocations (package-level

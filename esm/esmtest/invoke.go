@@ -162,9 +162,10 @@ func (r *recorder) call(ctx context.Context, payload []byte, out chan<- outcome)
 }
 
 // errGoexit is the failed invocation of a handler whose goroutine exited without returning.
-// On Lambda, runtime.Goexit in the handler ends the runtime's loop and then the process, whose
-// invocation fails as "Runtime.ExitError"; so it is reported here, at once, rather than when the
-// function timeout ends.
+// On Lambda, runtime.Goexit in the handler ends aws-lambda-go's loop, so the invocation is never
+// answered: it fails when the process dies ("Runtime.ExitError") or its timeout ends. Here no
+// answer can come either, and nothing is learnt by waiting for the timeout (15 minutes of a
+// test's time for a 15-minute function), so it is reported at once, as the process's end.
 func errGoexit() *esm.InvokeError {
 	return &esm.InvokeError{Type: "Runtime.ExitError", Message: "the handler's goroutine exited without returning " +
 		"(runtime.Goexit: t.FailNow, t.Fatal or t.SkipNow called in the handler? call them from the test's goroutine)"}
