@@ -265,9 +265,9 @@ func (m *Kafka) observe(e Event) { m.cfg.notify(&m.obsMu, e) }
 // Run joins the group and processes records until ctx is done, then returns nil; records in
 // an unfinished invocation are not committed and are delivered again by the next Run. It
 // returns an error when it cannot go on: the topic does not exist, the cluster is unreachable,
-// the Invoker returned an error, a commit or the on-failure destination failed, or the
-// consumer group could not be joined again for a minute after the member was kicked from it.
-// Run may be called once.
+// the Invoker returned an error, a commit failed (one the broker calls retriable is tried
+// again for 10 s first), the on-failure destination failed, or the consumer group could not be
+// joined again for a minute after the member was kicked from it. Run may be called once.
 func (m *Kafka) Run(ctx context.Context) error {
 	m.mu.Lock()
 	if m.started {
@@ -586,10 +586,41 @@ func (m *Kafka) revokeWorkers(ps []int32) {
 
 // commit commits offsets, the offset after the records done of each partition; the commit is
 // not canceled with Run's context, so that records the function finished are not delivered
-// again.
+// again. An error the broker calls retriable (the coordinator loading or moving, a timeout) is
+// tried again after the backoff, until the commit's 10 s are over.
 func (m *Kafka) commit(ctx context.Context, offsets map[int32]kgo.EpochOffset) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	var cerr error
+	for try := 1; ; try++ {
+		cerr = m.commitOnce(ctx, offsets)
+		if cerr == nil || !kerr.IsRetriable(cerr) || ctx.Err() != nil {
+			break
+		}
+		t := time.NewTimer(m.cfg.backoff(try))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	if cerr != nil {
+		m.metrics.commitErrors.Add(1)
+		return fmt.Errorf("committing offsets %v: %w", offsets, cerr)
+	}
+	m.mu.Lock()
+	for p, eo := range offsets {
+		if l := m.lag[p]; l != nil {
+			l.committed = eo.Offset
+		}
+	}
+	m.mu.Unlock()
+	m.sumLag()
+	return nil
+}
+
+// commitOnce sends one commit of offsets; its error is the request's, or a partition's.
+func (m *Kafka) commitOnce(ctx context.Context, offsets map[int32]kgo.EpochOffset) error {
 	var cerr error
 	m.client.Load().CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{m.topic: offsets}, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
@@ -604,17 +635,5 @@ func (m *Kafka) commit(ctx context.Context, offsets map[int32]kgo.EpochOffset) e
 			}
 		}
 	})
-	if cerr != nil {
-		m.metrics.commitErrors.Add(1)
-		return fmt.Errorf("committing offsets %v: %w", offsets, cerr)
-	}
-	m.mu.Lock()
-	for p, eo := range offsets {
-		if l := m.lag[p]; l != nil {
-			l.committed = eo.Offset
-		}
-	}
-	m.mu.Unlock()
-	m.sumLag()
-	return nil
+	return cerr
 }
