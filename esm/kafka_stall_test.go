@@ -144,10 +144,16 @@ func newStallPlan(r *rand.Rand, long bool) stallPlan {
 		p.slowRate = 0.02
 	}
 	if r.IntN(4) == 0 {
+		// More than a partition buffers (1,000 records with these batch sizes): fetching
+		// is paused and resumed.
 		p.flood = true
-		p.partitions = 1 + r.Int32N(2)
+		p.partitions = 1
 		p.batchSize = 1 + r.IntN(100)
-		p.records = 1500 + r.IntN(1500)
+		p.records = 1100 + r.IntN(500)
+		if long {
+			p.partitions = 1 + r.Int32N(2)
+			p.records = 2200 + r.IntN(1500)
+		}
 	}
 	for _, f := range []string{"rebalance", "lost", "fetch", "commit", "registry"} {
 		if r.IntN(3) == 0 {
