@@ -36,17 +36,18 @@ import (
 //
 // In CI it runs stallRoundsCI short rounds (a few hundred records, no slow invocation, windows
 // of at most 100 ms: seconds in all), from a seed it logs. To hunt a stall, run many long ones
-// (up to 3,100 records, 1 s windows, invocations of 1 to 2 s):
+// (up to 3,700 records, 1 s windows, invocations of up to 4 s):
 //
 //	ESM_STALL_ROUNDS=200 ESM_STALL_LONG=1 go test -race -count=1 -run TestKafkaStallStress ./esm/
 //
-// (ESM_STALL_SEED=N replays the rounds from seed N).
+// (ESM_STALL_SEED=N replays the rounds from seed N; ESM_STALL_DEBUG=7s also dumps the
+// goroutines and the pollers' state 7 s into each round.)
 
 const (
 	stallRoundsCI = 4
 	// stallPolls is how many poll intervals (kgo's FetchMaxWait, 250 ms) without progress make
 	// a stall: far more than any pause the round allows (a backoff is at most 1 s, a window
-	// 1 s, an invocation 2 s).
+	// 1 s, an invocation 4 s).
 	stallPolls = 60
 	pollEvery  = 250 * time.Millisecond
 )
@@ -192,7 +193,7 @@ func (f *stallFunction) Invoke(ctx context.Context, payload []byte) (Response, e
 	}
 	pick := f.r.IntN(len(recs))
 	f.mu.Unlock()
-	delay += time.Duration(len(recs)) * f.plan.perRecord
+	delay += min(time.Duration(len(recs))*f.plan.perRecord, 2*time.Second)
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {
