@@ -87,3 +87,38 @@ func TestKafkaRetryAfterRegistryFailureSurvivesWakeups(t *testing.T) {
 		return c[0] == 1 && c[1] == 1
 	})
 }
+
+// TestKafkaFlakyRegistryDoesNotStopTheMapping: a registry that fails now and then but answers
+// for most records is not "failing every try": the mapping stops only when it answers for none
+// for the patience. Before, failures counted "in a row" went on across drains that encoded
+// records, so a registry failing for one record in each drain stopped Run after the patience.
+func TestKafkaFlakyRegistryDoesNotStopTheMapping(t *testing.T) {
+	t.Parallel()
+	f := newKafkaFixture(t, "flaky", 1)
+	f.produceN(0, 20)
+	fn := newKafkaFunction(t, nil)
+	m, err := NewKafka(f.brokers(), f.topic, fn, WithGroupID("g"), WithBatchingWindow(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.cfg.patience = 300 * time.Millisecond
+	m.cfg.backoff = func(int) time.Duration { return 50 * time.Millisecond }
+	encode := m.encode
+	var mu sync.Mutex
+	tried := map[int64]bool{}
+	m.encode = func(ctx context.Context, r *kgo.Record) ([]byte, string, error) {
+		mu.Lock()
+		first := !tried[r.Offset]
+		tried[r.Offset] = true
+		mu.Unlock()
+		if first && r.Offset%2 == 1 { // each odd record fails once
+			return nil, "", errors.New("registry timed out (test)")
+		}
+		return encode(ctx, r)
+	}
+	runKafka(t, m)
+	kafkaWaitFor(t, 30*time.Second, "the 20 records committed", func() bool { return f.committed("g", 1)[0] == 20 || m.runErr() != nil })
+	if err := m.runErr(); err != nil {
+		t.Fatalf("Run stopped: %v", err)
+	}
+}
