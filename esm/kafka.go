@@ -345,30 +345,7 @@ func (m *Kafka) Run(ctx context.Context) error {
 			cl.AllowRebalance()
 			return result()
 		}
-		kicked := false
-		for _, fe := range fs.Errors() {
-			var dl *kgo.ErrDataLoss
-			if errors.As(fe.Err, &dl) {
-				continue // kgo resets to the new start of the partition; AWS would too
-			}
-			if errors.Is(fe.Err, context.Canceled) || errors.Is(fe.Err, kgo.ErrClientClosed) {
-				continue
-			}
-			m.metrics.pollErrors.Add(1)
-			var gs *kgo.ErrGroupSession
-			if errors.As(fe.Err, &gs) {
-				// The member was kicked from the group (its session timed out, the coordinator
-				// moved) and kgo joins again: its partitions were revoked as lost, and the next
-				// assignment gets them back. Only a group that cannot be joined for a while
-				// stops Run.
-				kicked = true
-				if since := m.kickedSince(); time.Since(since) >= m.cfg.patience {
-					m.failRun(fmt.Errorf("the consumer group could not be joined for %v: %w", time.Since(since).Round(time.Second), fe.Err))
-				}
-				continue
-			}
-			m.failRun(fmt.Errorf("fetching %s[%d]: %w", fe.Topic, fe.Partition, fe.Err))
-		}
+		kicked := m.pollErrors(fs)
 		if !kicked && fs.NumRecords() > 0 {
 			m.joined()
 		}
@@ -388,6 +365,35 @@ func (m *Kafka) Run(ctx context.Context) error {
 		})
 		cl.AllowRebalance()
 	}
+}
+
+// pollErrors handles the errors of a poll; it reports whether the member was kicked from the
+// group.
+func (m *Kafka) pollErrors(fs kgo.Fetches) (kicked bool) {
+	for _, fe := range fs.Errors() {
+		var dl *kgo.ErrDataLoss
+		if errors.As(fe.Err, &dl) {
+			continue // kgo resets to the new start of the partition; AWS would too
+		}
+		if errors.Is(fe.Err, context.Canceled) || errors.Is(fe.Err, kgo.ErrClientClosed) {
+			continue
+		}
+		m.metrics.pollErrors.Add(1)
+		var gs *kgo.ErrGroupSession
+		if errors.As(fe.Err, &gs) {
+			// The member was kicked from the group (its session timed out, the coordinator
+			// moved) and kgo joins again: its partitions were revoked as lost, and the next
+			// assignment gets them back. Only a group that cannot be joined for a while
+			// stops Run.
+			kicked = true
+			if since := m.kickedSince(); time.Since(since) >= m.cfg.patience {
+				m.failRun(fmt.Errorf("the consumer group could not be joined for %v: %w", time.Since(since).Round(time.Second), fe.Err))
+			}
+			continue
+		}
+		m.failRun(fmt.Errorf("fetching %s[%d]: %w", fe.Topic, fe.Partition, fe.Err))
+	}
+	return kicked
 }
 
 // kickedSince returns when the member was first kicked from the group since it last joined

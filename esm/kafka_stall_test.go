@@ -241,36 +241,10 @@ func stallRound(t *testing.T, r *rand.Rand, long bool) {
 	f := newKafkaFixture(t, topic, plan.partitions, topic+"-failures")
 	fn := &stallFunction{plan: plan, r: rand.New(rand.NewPCG(r.Uint64(), 1)), fail: map[string]int{}}
 	group := "stress-group"
-	opts := []KafkaOption{WithGroupID(group), WithBatchSize(plan.batchSize), WithBatchingWindow(plan.window), WithPollers(plan.pollers)}
-	if plan.onePartition {
-		opts = append(opts, WithOnePartitionPerInvocation())
-	}
-	if plan.report {
-		opts = append(opts, WithReportBatchItemFailures())
-	}
-	if plan.bisect {
-		opts = append(opts, WithBisectBatchOnFunctionError())
-	}
-	if plan.filter {
-		crit, err := filter.ParseCriteria([]byte(`{"Filters":[{"Pattern":"{\"value\":{\"keep\":[true]}}"}]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts = append(opts, WithFilter(crit))
-	}
-	if plan.destination {
-		opts = append(opts, WithOnFailure(OnFailureKafkaTopic(topic+"-failures")))
-	}
-	if plan.retries >= 0 {
-		opts = append(opts, WithMaximumRetryAttempts(plan.retries))
-	}
-	if plan.atTimestamp {
-		opts = append(opts, WithStartingTimestamp(time.Now()))
-	}
+	opts := stallOptions(t, plan, topic, group)
 	stallFaults(f.cluster, rand.New(rand.NewPCG(r.Uint64(), 2)), plan, topic, group)
 	pr := rand.New(rand.NewPCG(r.Uint64(), 3))      // the producer's
 	secondAt, secondFor := r.IntN(20), 4+r.IntN(20) // in poll intervals
-
 	m, err := NewKafka(f.brokers(), topic, fn, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -281,33 +255,8 @@ func stallRound(t *testing.T, r *rand.Rand, long bool) {
 	stop := runKafka(t, m)
 	maps := []*Kafka{m}
 
-	// The producer: bursts of random size to random partitions, with pauses.
 	produced := make(chan error, 1)
-	go func() {
-		n := 0
-		for n < plan.records {
-			k := min(plan.records-n, 1+pr.IntN(200))
-			if plan.flood {
-				k = min(plan.records-n, 1000)
-			}
-			recs := make([]*kgo.Record, k)
-			for i := range recs {
-				recs[i] = &kgo.Record{Topic: topic, Partition: pr.Int32N(plan.partitions), Value: fmt.Appendf(nil, `{"n":%d,"keep":%v}`, n+i, (n+i)%3 != 0)}
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			err := f.prod.ProduceSync(ctx, recs...).FirstErr()
-			cancel()
-			if err != nil {
-				produced <- err
-				return
-			}
-			n += k
-			if !plan.flood {
-				time.Sleep(time.Duration(pr.IntN(50)) * time.Millisecond)
-			}
-		}
-		produced <- nil
-	}()
+	go func() { produced <- stallProduce(f, pr, plan, topic) }()
 
 	if d := os.Getenv("ESM_STALL_DEBUG"); d != "" {
 		at, _ := time.ParseDuration(d)
@@ -388,6 +337,64 @@ func stallRound(t *testing.T, r *rand.Rand, long bool) {
 		t.Fatalf("stalled: lag %d (committed %v, high watermarks %v), no progress for %d poll intervals;\n%sgoroutines: %s",
 			lag, committed, hwm, stallPolls, state.String(), path)
 	}
+}
+
+// stallProduce writes the plan's records: bursts of random size to random partitions, with
+// pauses (a flood: bursts of 1,000, at once).
+func stallProduce(f *kafkaFixture, pr *rand.Rand, plan stallPlan, topic string) error {
+	n := 0
+	for n < plan.records {
+		k := min(plan.records-n, 1+pr.IntN(200))
+		if plan.flood {
+			k = min(plan.records-n, 1000)
+		}
+		recs := make([]*kgo.Record, k)
+		for i := range recs {
+			recs[i] = &kgo.Record{Topic: topic, Partition: pr.Int32N(plan.partitions), Value: fmt.Appendf(nil, `{"n":%d,"keep":%v}`, n+i, (n+i)%3 != 0)}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := f.prod.ProduceSync(ctx, recs...).FirstErr()
+		cancel()
+		if err != nil {
+			return err
+		}
+		n += k
+		if !plan.flood {
+			time.Sleep(time.Duration(pr.IntN(50)) * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// stallOptions are the mapping's options for plan.
+func stallOptions(t *testing.T, plan stallPlan, topic, group string) []KafkaOption {
+	opts := []KafkaOption{WithGroupID(group), WithBatchSize(plan.batchSize), WithBatchingWindow(plan.window), WithPollers(plan.pollers)}
+	if plan.onePartition {
+		opts = append(opts, WithOnePartitionPerInvocation())
+	}
+	if plan.report {
+		opts = append(opts, WithReportBatchItemFailures())
+	}
+	if plan.bisect {
+		opts = append(opts, WithBisectBatchOnFunctionError())
+	}
+	if plan.filter {
+		crit, err := filter.ParseCriteria([]byte(`{"Filters":[{"Pattern":"{\"value\":{\"keep\":[true]}}"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, WithFilter(crit))
+	}
+	if plan.destination {
+		opts = append(opts, WithOnFailure(OnFailureKafkaTopic(topic+"-failures")))
+	}
+	if plan.retries >= 0 {
+		opts = append(opts, WithMaximumRetryAttempts(plan.retries))
+	}
+	if plan.atTimestamp {
+		opts = append(opts, WithStartingTimestamp(time.Now()))
+	}
+	return opts
 }
 
 // stallFaults installs the plan's cluster faults: each fires at random, on a share of the
