@@ -108,6 +108,7 @@ type Kafka struct {
 	parts   map[int32]*kafkaPart // the partitions assigned, each held by one poller
 	fail    func(error)          // stops Run with an error
 	failErr error
+	kicked  time.Time // when the member was first kicked from the group since it last joined
 	lag     map[int32]*partLag
 }
 
@@ -264,8 +265,9 @@ func (m *Kafka) observe(e Event) { m.cfg.notify(&m.obsMu, e) }
 // Run joins the group and processes records until ctx is done, then returns nil; records in
 // an unfinished invocation are not committed and are delivered again by the next Run. It
 // returns an error when it cannot go on: the topic does not exist, the cluster is unreachable,
-// the Invoker returned an error, a commit or the on-failure destination failed. Run may be
-// called once.
+// the Invoker returned an error, a commit failed (one the broker calls retriable is tried
+// again for 10 s first), the on-failure destination failed, or the consumer group could not be
+// joined again for a minute after the member was kicked from it. Run may be called once.
 func (m *Kafka) Run(ctx context.Context) error {
 	m.mu.Lock()
 	if m.started {
@@ -299,6 +301,7 @@ func (m *Kafka) Run(ctx context.Context) error {
 
 	opts := append(slices.Clone(m.cfg.clientOpts),
 		kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
+			m.joined()
 			m.startWorkers(cl, assigned[m.topic])
 		}),
 		// kgo calls these in every rebalance, with nothing when nothing moves.
@@ -342,16 +345,9 @@ func (m *Kafka) Run(ctx context.Context) error {
 			cl.AllowRebalance()
 			return result()
 		}
-		for _, fe := range fs.Errors() {
-			var dl *kgo.ErrDataLoss
-			if errors.As(fe.Err, &dl) {
-				continue // kgo resets to the new start of the partition; AWS would too
-			}
-			if errors.Is(fe.Err, context.Canceled) || errors.Is(fe.Err, kgo.ErrClientClosed) {
-				continue
-			}
-			m.metrics.pollErrors.Add(1)
-			m.failRun(fmt.Errorf("fetching %s[%d]: %w", fe.Topic, fe.Partition, fe.Err))
+		kicked := m.pollErrors(fs)
+		if !kicked && fs.NumRecords() > 0 {
+			m.joined()
 		}
 		fs.EachPartition(func(p kgo.FetchTopicPartition) {
 			if p.Topic != m.topic {
@@ -369,6 +365,53 @@ func (m *Kafka) Run(ctx context.Context) error {
 		})
 		cl.AllowRebalance()
 	}
+}
+
+// pollErrors handles the errors of a poll; it reports whether the member was kicked from the
+// group.
+func (m *Kafka) pollErrors(fs kgo.Fetches) (kicked bool) {
+	for _, fe := range fs.Errors() {
+		var dl *kgo.ErrDataLoss
+		if errors.As(fe.Err, &dl) {
+			continue // kgo resets to the new start of the partition; AWS would too
+		}
+		if errors.Is(fe.Err, context.Canceled) || errors.Is(fe.Err, kgo.ErrClientClosed) {
+			continue
+		}
+		m.metrics.pollErrors.Add(1)
+		var gs *kgo.ErrGroupSession
+		if errors.As(fe.Err, &gs) {
+			// The member was kicked from the group (its session timed out, the coordinator
+			// moved) and kgo joins again: its partitions were revoked as lost, and the next
+			// assignment gets them back. Only a group that cannot be joined for a while
+			// stops Run.
+			kicked = true
+			if since := m.kickedSince(); time.Since(since) >= m.cfg.patience {
+				m.failRun(fmt.Errorf("the consumer group could not be joined for %v: %w", time.Since(since).Round(time.Second), fe.Err))
+			}
+			continue
+		}
+		m.failRun(fmt.Errorf("fetching %s[%d]: %w", fe.Topic, fe.Partition, fe.Err))
+	}
+	return kicked
+}
+
+// kickedSince returns when the member was first kicked from the group since it last joined
+// (now, when this is the first time).
+func (m *Kafka) kickedSince() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.kicked.IsZero() {
+		m.kicked = time.Now()
+	}
+	return m.kicked
+}
+
+// joined records that the member is in the group: it got partitions or records.
+func (m *Kafka) joined() {
+	m.mu.Lock()
+	m.kicked = time.Time{}
+	m.mu.Unlock()
 }
 
 // partitions reads the topic's partitions from the cluster's metadata.
@@ -549,10 +592,41 @@ func (m *Kafka) revokeWorkers(ps []int32) {
 
 // commit commits offsets, the offset after the records done of each partition; the commit is
 // not canceled with Run's context, so that records the function finished are not delivered
-// again.
+// again. An error the broker calls retriable (the coordinator loading or moving, a timeout) is
+// tried again after the backoff, until the commit's 10 s are over.
 func (m *Kafka) commit(ctx context.Context, offsets map[int32]kgo.EpochOffset) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	var cerr error
+	for try := 1; ; try++ {
+		cerr = m.commitOnce(ctx, offsets)
+		if cerr == nil || !kerr.IsRetriable(cerr) || ctx.Err() != nil {
+			break
+		}
+		t := time.NewTimer(m.cfg.backoff(try))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	if cerr != nil {
+		m.metrics.commitErrors.Add(1)
+		return fmt.Errorf("committing offsets %v: %w", offsets, cerr)
+	}
+	m.mu.Lock()
+	for p, eo := range offsets {
+		if l := m.lag[p]; l != nil {
+			l.committed = eo.Offset
+		}
+	}
+	m.mu.Unlock()
+	m.sumLag()
+	return nil
+}
+
+// commitOnce sends one commit of offsets; its error is the request's, or a partition's.
+func (m *Kafka) commitOnce(ctx context.Context, offsets map[int32]kgo.EpochOffset) error {
 	var cerr error
 	m.client.Load().CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{m.topic: offsets}, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
@@ -567,17 +641,5 @@ func (m *Kafka) commit(ctx context.Context, offsets map[int32]kgo.EpochOffset) e
 			}
 		}
 	})
-	if cerr != nil {
-		m.metrics.commitErrors.Add(1)
-		return fmt.Errorf("committing offsets %v: %w", offsets, cerr)
-	}
-	m.mu.Lock()
-	for p, eo := range offsets {
-		if l := m.lag[p]; l != nil {
-			l.committed = eo.Offset
-		}
-	}
-	m.mu.Unlock()
-	m.sumLag()
-	return nil
+	return cerr
 }

@@ -57,7 +57,7 @@ func (m *Kafka) invoke(ctx context.Context, a *attempt) (int64, Response, error)
 		e.deliveries++
 	}
 	m.observe(Event{Kind: Delivered, Invocation: inv, Records: kafkaRefs(a.recs)})
-	resp, err := m.fn.Invoke(ctx, m.env.build(a.recs))
+	resp, err := invoke(ctx, m.fn, m.env.build(a.recs))
 	c.InFlight.Add(-n)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -121,7 +121,7 @@ func (m *Kafka) settle(ctx context.Context, p *kafkaPoller, a *attempt, inv int6
 	}
 	m.observe(Event{Kind: Failed, Invocation: inv, Records: kafkaRefs(failed), Reason: reason})
 	m.metrics.failedInvoke.Add(int64(len(failed)))
-	failed = slices.DeleteFunc(failed, func(e *kafkaEntry) bool { return e.part.revoked })
+	failed = slices.DeleteFunc(failed, func(e *kafkaEntry) bool { return e.part.revoked.Load() })
 	if len(failed) == 0 {
 		return nil
 	}
@@ -181,7 +181,7 @@ func (m *Kafka) commitDone(ctx context.Context, p *kafkaPoller, parts []*kafkaPa
 	passed := map[*kafkaPart][]*kafkaEntry{}
 	p.mu.Lock()
 	for _, pt := range parts {
-		if pt.revoked {
+		if pt.revoked.Load() {
 			continue
 		}
 		n := 0
@@ -268,7 +268,7 @@ func kafkaRefs(es []*kafkaEntry) []RecordRef {
 // committed with their partitions' next commit. A destination that fails 5 times in a row
 // stops the mapping: records are never committed before their on-failure record is written.
 func (m *Kafka) giveUp(ctx context.Context, p *kafkaPoller, recs []*kafkaEntry, condition string, invokes int, last *Response) error {
-	recs = slices.DeleteFunc(slices.Clone(recs), func(e *kafkaEntry) bool { return e.part.revoked })
+	recs = slices.DeleteFunc(slices.Clone(recs), func(e *kafkaEntry) bool { return e.part.revoked.Load() })
 	if len(recs) == 0 {
 		return nil
 	}

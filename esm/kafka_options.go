@@ -26,7 +26,7 @@ type kafkaConfig struct {
 	functionARN  string
 	clientOpts   []kgo.Opt
 	backoff      func(retry int) time.Duration // backoff, or shorter in tests
-	patience     time.Duration                 // registryPatience, or shorter in tests
+	patience     time.Duration                 // how long the schema registry, or joining the group, may fail before Run stops: registryPatience, or shorter in tests
 	schema       *schemaRegistry               // WithSchemaRegistry; nil: records are delivered as they are
 	pollers      int                           // WithPollers
 	onePartition bool                          // WithOnePartitionPerInvocation

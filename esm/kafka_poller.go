@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -41,7 +42,8 @@ type kafkaPoller struct {
 	wg   sync.WaitGroup
 }
 
-// kafkaPart is one partition a poller holds. Its fields are guarded by the poller's mu.
+// kafkaPart is one partition a poller holds. Its fields are guarded by the poller's mu, but
+// revoked, which is atomic.
 type kafkaPart struct {
 	num    int32
 	id     string // "topic-N"
@@ -55,7 +57,7 @@ type kafkaPart struct {
 	queue    []*kafkaEntry // drained, in offset order, not yet taken into a batch
 	span     []*kafkaEntry // taken, not yet committed, in offset order; empty when free
 	inflight bool          // records of it are in an attempt under way
-	revoked  bool
+	revoked  atomic.Bool   // read without mu by an attempt settling its records
 }
 
 // kafkaEntry is one record a partition has drained.
@@ -112,7 +114,7 @@ func (p *kafkaPoller) add(num int32) *kafkaPart {
 func (p *kafkaPoller) push(pt *kafkaPart, recs []*kgo.Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if pt.revoked {
+	if pt.revoked.Load() {
 		return // its next owner fetches them again
 	}
 	p.m.counters.In.Add(int64(len(recs)))
@@ -130,7 +132,7 @@ func (p *kafkaPoller) push(pt *kafkaPart, recs []*kgo.Record) {
 // p.mu must be held.
 func (p *kafkaPoller) release(pt *kafkaPart, n int) {
 	pt.buffered -= n
-	if pt.paused && !pt.revoked && pt.buffered < p.highWater()/2 {
+	if pt.paused && !pt.revoked.Load() && pt.buffered < p.highWater()/2 {
 		pt.paused = false
 		p.m.client.Load().ResumeFetchPartitions(map[string][]int32{p.m.topic: {pt.num}})
 	}
@@ -146,7 +148,7 @@ func (p *kafkaPoller) revoke(nums []int32) {
 		if !slices.Contains(nums, pt.num) {
 			return false
 		}
-		pt.revoked = true
+		pt.revoked.Store(true)
 		gone = append(gone, pt)
 		return true
 	})
@@ -179,8 +181,8 @@ func (p *kafkaPoller) revoke(nums []int32) {
 func (p *kafkaPoller) dropRevoked() {
 	keep := p.pending[:0]
 	for _, a := range p.pending {
-		a.recs = slices.DeleteFunc(a.recs, func(e *kafkaEntry) bool { return e.part.revoked })
-		a.parts = slices.DeleteFunc(a.parts, func(pt *kafkaPart) bool { return pt.revoked })
+		a.recs = slices.DeleteFunc(a.recs, func(e *kafkaEntry) bool { return e.part.revoked.Load() })
+		a.parts = slices.DeleteFunc(a.parts, func(pt *kafkaPart) bool { return pt.revoked.Load() })
 		if len(a.parts) > 0 {
 			keep = append(keep, a)
 		}
@@ -255,7 +257,16 @@ func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 	var lastErr error
 	p.mu.Lock()
 	for _, pt := range p.parts {
-		if len(pt.inbox) > 0 && !now.Before(pt.retryAt) {
+		switch {
+		case len(pt.inbox) == 0:
+		case now.Before(pt.retryAt):
+			// Still in its backoff: the poller must wake for it then, even when this turn
+			// was woken by something else (a timer set by an earlier turn is reset by this
+			// one's wait).
+			if wakeAt.IsZero() || pt.retryAt.Before(wakeAt) {
+				wakeAt = pt.retryAt
+			}
+		default:
 			todo = append(todo, work{pt, pt.inbox})
 			pt.inbox = nil
 		}
@@ -264,6 +275,7 @@ func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 	for _, w := range todo {
 		var out []*kafkaEntry
 		var rest []*kgo.Record
+		answered := false // encodeRecord returned for a record: the registry is not down
 		for i, r := range w.recs {
 			e := &kafkaEntry{rec: r, part: w.pt, arrived: now}
 			if f := m.cfg.filter; f != nil {
@@ -282,6 +294,7 @@ func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 				rest = w.recs[i:]
 				break
 			}
+			answered = true
 			e.json, e.condition = js, cond
 			if cond == "" && m.single(w.pt, len(js)) > MaxPayloadBytes {
 				e.json, e.condition = nil, ConditionMaximumPayloadSizeExceeded
@@ -290,6 +303,9 @@ func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 		}
 		p.mu.Lock()
 		w.pt.queue = append(w.pt.queue, out...)
+		if answered {
+			p.fails = 0 // failures in a row end at a record the registry answered for
+		}
 		if rest != nil {
 			w.pt.inbox = append(rest, w.pt.inbox...)
 			if p.fails == 0 {
@@ -406,7 +422,12 @@ func (p *kafkaPoller) take(now time.Time) (*attempt, time.Duration) {
 	var cands []*kafkaPart
 	for i := range p.parts {
 		pt := p.parts[(p.turn+i)%len(p.parts)]
-		if pt.revoked || len(pt.span) > 0 || len(pt.queue) == 0 {
+		// Free: no record of it taken, and no attempt holds it. An attempt that has just
+		// committed its whole span still holds the partition until it ends (and then clears
+		// inflight): a batch taken from it meanwhile would be in an attempt that inflight
+		// does not show, so a retry of its records could run beside it, and two commits
+		// of the partition cut its span at once.
+		if pt.revoked.Load() || pt.inflight || len(pt.span) > 0 || len(pt.queue) == 0 {
 			continue
 		}
 		first := slices.IndexFunc(pt.queue, func(e *kafkaEntry) bool { return !e.filtered() })

@@ -141,7 +141,7 @@ func (m *SQS) invoke(ctx context.Context, b []*sqsMsg) error {
 	m.mu.Unlock()
 
 	inv := m.delivering(b)
-	resp, err := m.fn.Invoke(ctx, payload.Bytes())
+	resp, err := invoke(ctx, m.fn, payload.Bytes())
 	invoked := err == nil
 	failed := map[string]bool{}
 	whole := "" // why the whole batch failed, if it did

@@ -37,7 +37,15 @@
 //   - a handler still running at the deadline fails the invocation as "Sandbox.Timedout"
 //     ("Task timed out after 3.00 seconds"). Lambda would stop the sandbox; a goroutine cannot
 //     be killed, so the handler runs on until it returns (its context is done at the
-//     deadline: a handler that honors its context returns) and its result is dropped.
+//     deadline: a handler that honors its context returns) and its result is dropped;
+//   - a response over [esm.MaxResponseBytes] (6 MB) fails the invocation as
+//     "Function.ResponseSizeTooLarge" ([esm.ResponseTooLarge]), as on Lambda: the mapping
+//     retries its records and never commits or deletes them on that response;
+//   - a handler whose goroutine exits without returning (runtime.Goexit, which t.FailNow,
+//     t.Fatal and t.SkipNow call: in a handler they end its goroutine, not the test) fails the
+//     invocation at once as "Runtime.ExitError", with a message that says so, rather than at
+//     the deadline. On Lambda the runtime's loop would end with it, and the invocation fail
+//     when the process died or timed out: no answer could come either way.
 //
 // What in-process invoking cannot show: a crash of the process (os.Exit, a fatal error),
 // memory limits, cold starts and init, a sandbox reused between invocations (package-level

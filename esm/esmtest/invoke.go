@@ -120,6 +120,10 @@ func (r *recorder) Invoke(ctx context.Context, payload []byte) (esm.Response, er
 		return esm.Response{}, ctx.Err()
 	}
 	inv.Duration = time.Since(inv.Start)
+	if o.err == nil && len(o.payload) > esm.MaxResponseBytes {
+		// Lambda fails a response over its 6 MB limit (esm.MaxResponseBytes).
+		o = outcome{err: esm.ResponseTooLarge(int64(len(o.payload)))}
+	}
 	resp := esm.Response{Payload: o.payload, Err: o.err}
 	if o.err == nil {
 		inv.Response = slices.Clone(o.payload)
@@ -136,19 +140,35 @@ func (r *recorder) Invoke(ctx context.Context, payload []byte) (esm.Response, er
 
 // call runs the handler, reporting its result, its error or its panic as Lambda's Go runtime
 // does (github.com/aws/aws-lambda-go/lambda: errorType is the type's name, without package
-// or pointer; a panic's errorMessage is its value printed with %v).
+// or pointer; a panic's errorMessage is its value printed with %v). A handler whose goroutine
+// exits without returning (runtime.Goexit, which t.FailNow, t.Fatal and t.SkipNow call) is
+// reported at once as errGoexit.
 func (r *recorder) call(ctx context.Context, payload []byte, out chan<- outcome) {
+	returned := false
 	defer func() {
 		if v := recover(); v != nil {
 			out <- outcome{err: invokeError(v, fmt.Sprintf("%v", v))}
+		} else if !returned {
+			out <- outcome{err: errGoexit()}
 		}
 	}()
 	p, err := r.h.Invoke(ctx, payload)
+	returned = true
 	if err != nil {
 		out <- outcome{err: invokeError(err, err.Error())}
 		return
 	}
 	out <- outcome{payload: p}
+}
+
+// errGoexit is the failed invocation of a handler whose goroutine exited without returning.
+// On Lambda, runtime.Goexit in the handler ends aws-lambda-go's loop, so the invocation is never
+// answered: it fails when the process dies ("Runtime.ExitError") or its timeout ends. Here no
+// answer can come either, and nothing is learnt by waiting for the timeout (15 minutes of a
+// test's time for a 15-minute function), so it is reported at once, as the process's end.
+func errGoexit() *esm.InvokeError {
+	return &esm.InvokeError{Type: "Runtime.ExitError", Message: "the handler's goroutine exited without returning " +
+		"(runtime.Goexit: t.FailNow, t.Fatal or t.SkipNow called in the handler? call them from the test's goroutine)"}
 }
 
 // invokeError is v (a returned error or a panic's value) as the Go runtime reports it.

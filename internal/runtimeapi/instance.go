@@ -319,22 +319,19 @@ func (in *instance) invalidID(w http.ResponseWriter, id string) {
 // response is POST /runtime/invocation/{id}/response.
 func (in *instance) response(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	body, n, err := readBody(r, MaxResponseSize)
+	body, n, err := readBody(r, esm.MaxResponseBytes)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "TruncatedHTTPRequest", fmt.Sprintf("reading the response: %v", err))
 		return
 	}
-	if n > MaxResponseSize {
-		ok := in.answer(id, esm.Response{Err: &esm.InvokeError{
-			Type:    "Function.ResponseSizeTooLarge",
-			Message: fmt.Sprintf("Response payload size (%d bytes) exceeded maximum allowed payload size (%d bytes).", n, MaxResponseSize),
-		}})
+	if n > esm.MaxResponseBytes {
+		ok := in.answer(id, esm.Response{Err: esm.ResponseTooLarge(n)})
 		if !ok {
 			in.invalidID(w, id)
 			return
 		}
 		writeError(w, http.StatusRequestEntityTooLarge, "RequestEntityTooLarge",
-			fmt.Sprintf("Exceeded maximum allowed payload size (%d bytes).", MaxResponseSize))
+			fmt.Sprintf("Exceeded maximum allowed payload size (%d bytes).", esm.MaxResponseBytes))
 		return
 	}
 	if !in.taken(r) {
@@ -357,13 +354,13 @@ func (in *instance) response(w http.ResponseWriter, r *http.Request) {
 // invocationError is POST /runtime/invocation/{id}/error.
 func (in *instance) invocationError(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	body, n, err := readBody(r, MaxResponseSize)
+	body, n, err := readBody(r, esm.MaxResponseBytes)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "TruncatedHTTPRequest", fmt.Sprintf("reading the error: %v", err))
 		return
 	}
-	if n > MaxResponseSize {
-		body = body[:MaxResponseSize]
+	if n > esm.MaxResponseBytes {
+		body = body[:esm.MaxResponseBytes]
 	}
 	if !in.taken(r) {
 		return
@@ -378,7 +375,7 @@ func (in *instance) invocationError(w http.ResponseWriter, r *http.Request) {
 // initError is POST /runtime/init/error: the instance is dead; the invocation that started
 // it fails with this error ("Error will be served in response to the first invoke").
 func (in *instance) initError(w http.ResponseWriter, r *http.Request) {
-	body, _, err := readBody(r, MaxResponseSize)
+	body, _, err := readBody(r, esm.MaxResponseBytes)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "TruncatedHTTPRequest", fmt.Sprintf("reading the error: %v", err))
 		return

@@ -41,7 +41,8 @@
 // with Lambda's error type: the errorType the runtime reported (aws-lambda-go sends the Go
 // type of the error, e.g. "errorString", or of a panic's value, e.g. "string"),
 // "Sandbox.Timedout" on timeout, "Runtime.ExitError" when the process died,
-// "Function.ResponseSizeTooLarge" for a response over [MaxResponseSize], and
+// "Function.ResponseSizeTooLarge" for a response over [esm.MaxResponseBytes] (a 413 to the
+// process, as the runtime interface emulator answers), and
 // "RequestEntityTooLarge" for an event over [MaxRequestSize]. It returns an error only when
 // no invocation could be made: its context ended, the pool is closed ([ErrClosed]), or the
 // bootstrap could not be started.
@@ -76,11 +77,6 @@ import (
 // quota for a synchronous invocation's request, which Lambda enforces as 6,291,456 bytes.
 // [lambda-local.md §1, "Payload limits"]
 const MaxRequestSize = 6 * 1024 * 1024
-
-// MaxResponseSize is the largest response a function may post, in bytes: 6 MB plus 100, the
-// runtime interface emulator's MaxPayloadSize. A larger response gets HTTP 413 and the
-// invocation fails with "Function.ResponseSizeTooLarge". [lambda-local.md §1, "Payload limits"]
-const MaxResponseSize = 6*1024*1024 + 100
 
 // ErrClosed is returned by Invoke once Close has been called.
 var ErrClosed = errors.New("runtimeapi: pool closed")

@@ -615,12 +615,12 @@ func TestLogsSlowCallbackDropsAndCounts(t *testing.T) {
 func TestResponseSize(t *testing.T) {
 	p, l := newPool(t, nil)
 	// The answer is a JSON string: N characters and two quotes.
-	resp := invoke(t, p, map[string]any{"op": "huge", "n": MaxResponseSize - 2})
-	if resp.Err != nil || len(resp.Payload) != MaxResponseSize {
-		t.Fatalf("a response of exactly MaxResponseSize: %d bytes, err %v", len(resp.Payload), resp.Err)
+	resp := invoke(t, p, map[string]any{"op": "huge", "n": esm.MaxResponseBytes - 2})
+	if resp.Err != nil || len(resp.Payload) != esm.MaxResponseBytes {
+		t.Fatalf("a response of exactly esm.MaxResponseBytes: %d bytes, err %v", len(resp.Payload), resp.Err)
 	}
-	e := invokeErr(t, p, map[string]any{"op": "huge", "n": MaxResponseSize - 1})
-	want := fmt.Sprintf("Response payload size (%d bytes) exceeded maximum allowed payload size (%d bytes).", MaxResponseSize+1, MaxResponseSize)
+	e := invokeErr(t, p, map[string]any{"op": "huge", "n": esm.MaxResponseBytes - 1})
+	want := fmt.Sprintf("Response payload size (%d bytes) exceeded maximum allowed payload size (%d bytes).", esm.MaxResponseBytes+1, esm.MaxResponseBytes)
 	if e.Type != "Function.ResponseSizeTooLarge" || e.Message != want {
 		t.Errorf("error = %+v, want Function.ResponseSizeTooLarge: %s", e, want)
 	}

@@ -112,6 +112,7 @@ func (s *stack) phase(ctx context.Context, name string, pipes []*pipeline, n int
 func (s *stack) waitPhase(ctx context.Context, res *phaseResult, since time.Time) error {
 	deadline := since.Add(s.c.PhaseTimeout)
 	var idleSince time.Time
+	var stalls stallWatch
 	for {
 		select {
 		case <-ctx.Done():
@@ -129,6 +130,7 @@ func (s *stack) waitPhase(ctx context.Context, res *phaseResult, since time.Time
 			default:
 			}
 		}
+		s.watchStalls(&stalls, res.name, res.runs, time.Now())
 		// The mappings first: while one has records in flight or waiting, the phase is not
 		// over, and the accounting, which reads the whole ledger, can wait.
 		idle := true
