@@ -415,18 +415,7 @@ func (s *DynamoDBStore) Complete(ctx context.Context, r *Entry) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	item, err := s.item(r)
-	if err != nil {
-		return err
-	}
-	cond, names, values := s.owned(r, false)
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(s.table),
-		Item:                      item,
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: values,
-	})
+	err := s.putOwned(ctx, r, false)
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		return fmt.Errorf("the entry is no longer this call's (its lease ended, and another caller took it over or it was deleted): %w", err)
@@ -471,11 +460,23 @@ func (s *DynamoDBStore) Renew(ctx context.Context, r *Entry) error {
 	if r.Owner == "" || r.Status != StatusInProgress {
 		return fmt.Errorf("%w: Renew of an entry without an owner, or not in progress", ErrInvalidOption)
 	}
+	err := s.putOwned(ctx, r, true)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return fmt.Errorf("%w: the entry is completed, taken over by another caller, or gone: %w", ErrLeaseLost, err)
+	}
+	return err
+}
+
+// putOwned writes r with a PutItem on condition that the stored entry is still the caller's
+// (see [DynamoDBStore.owned]; inProgress: and still in progress), for Complete and Renew,
+// which say what a failed condition means.
+func (s *DynamoDBStore) putOwned(ctx context.Context, r *Entry, inProgress bool) error {
 	item, err := s.item(r)
 	if err != nil {
 		return err
 	}
-	cond, names, values := s.owned(r, true)
+	cond, names, values := s.owned(r, inProgress)
 	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                 aws.String(s.table),
 		Item:                      item,
@@ -483,10 +484,6 @@ func (s *DynamoDBStore) Renew(ctx context.Context, r *Entry) error {
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return fmt.Errorf("%w: the entry is completed, taken over by another caller, or gone: %w", ErrLeaseLost, err)
-	}
 	return err
 }
 
