@@ -15,6 +15,11 @@ tool (
 )
 
 require (
+	github.com/bufbuild/protocompile v0.14.1
+	google.golang.org/protobuf v1.36.11
+)
+
+require (
 	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/aws/aws-lambda-runtime-interface-emulator v0.0.0-20261030222936-bef5c4ba774d // indirect

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 )
 
 // FuzzInvokeTemplate: whatever the template says, reading its functions and resolving their
@@ -28,7 +28,7 @@ func FuzzInvokeTemplate(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		tpl, err := samstack.ReadInvokeTemplate(path)
+		tpl, err := samspec.ReadInvokeTemplate(path)
 		if err != nil {
 			return
 		}
@@ -36,14 +36,14 @@ func FuzzInvokeTemplate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		r := &samstack.Resolver{T: tpl, Tables: map[string]samstack.LocalTable{}, Queues: map[string]samstack.LocalQueue{}, QueueURLs: map[string]string{}}
+		r := &samspec.Resolver{T: tpl, Tables: map[string]samspec.LocalTable{}, Queues: map[string]samspec.LocalQueue{}, QueueURLs: map[string]string{}}
 		for _, tb := range tables {
 			r.Tables[tb.LogicalID] = tb
 		}
 		for _, q := range tpl.Queues() {
 			r.Queues[q.LogicalID] = q
 		}
-		_, _, _ = samstack.LocalMappings(tpl, r) // mappings or an error: both fine
+		_, _, _ = samspec.LocalMappings(tpl, r) // mappings or an error: both fine
 		for _, name := range tpl.FunctionNames() {
 			fn, err := tpl.Function(name)
 			if err != nil {

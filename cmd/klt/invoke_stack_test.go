@@ -14,7 +14,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
 	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 )
 
 // enricherDir is the stack of another shape than the sample: its own module, Makefile and
@@ -119,7 +119,7 @@ const mainGo = "package main\n\nfunc main() {}\n"
 // would do.
 func TestBuildMethods(t *testing.T) {
 	ctx := context.Background()
-	build := func(f *samstack.FunctionSpec) (string, error) {
+	build := func(f *samspec.FunctionSpec) (string, error) {
 		return lambdarun.BuildBootstrap(ctx, f, t.TempDir(), new(bytes.Buffer))
 	}
 
@@ -129,7 +129,7 @@ func TestBuildMethods(t *testing.T) {
 		"Makefile": "build-MadeFunction:\n\tgo build -o $(ARTIFACTS_DIR)/bootstrap .\n" +
 			"\techo $(GOARCH) > $(ARTIFACTS_DIR)/made-by-make\n",
 	})
-	boot, err := build(&samstack.FunctionSpec{LogicalID: "MadeFunction", CodeURI: mk, BuildMethod: "makefile"})
+	boot, err := build(&samspec.FunctionSpec{LogicalID: "MadeFunction", CodeURI: mk, BuildMethod: "makefile"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,23 +143,23 @@ func TestBuildMethods(t *testing.T) {
 		"main.go":        "package main\n\nimport \"example.com/own/greet\"\n\nfunc main() { println(greet.Hello) }\n",
 		"greet/greet.go": "package greet\n\nconst Hello = \"hello\"\n",
 	})
-	if _, err := build(&samstack.FunctionSpec{LogicalID: "OwnFunction", CodeURI: own, BuildMethod: "go1.x", Runtime: "provided.al2023"}); err != nil {
+	if _, err := build(&samspec.FunctionSpec{LogicalID: "OwnFunction", CodeURI: own, BuildMethod: "go1.x", Runtime: "provided.al2023"}); err != nil {
 		t.Errorf("BuildMethod go1.x in its own module: %v", err)
 	}
 
 	plain := writeFiles(t, map[string]string{"go.mod": "module example.com/plain\n\ngo 1.26\n", "main.go": mainGo})
 	lib := writeFiles(t, map[string]string{"lib.go": "package lib\n"})
 	for _, tc := range []struct {
-		f    samstack.FunctionSpec
+		f    samspec.FunctionSpec
 		want string
 	}{
-		{samstack.FunctionSpec{LogicalID: "Js", CodeURI: plain, BuildMethod: "esbuild"},
+		{samspec.FunctionSpec{LogicalID: "Js", CodeURI: plain, BuildMethod: "esbuild"},
 			`Js: Metadata BuildMethod "esbuild": sam build would run its esbuild builder; klt builds Go functions only, with BuildMethod makefile (make build-Js) or go1.x (go build)`},
-		{samstack.FunctionSpec{LogicalID: "Node", CodeURI: plain, Runtime: "nodejs20.x"},
+		{samspec.FunctionSpec{LogicalID: "Node", CodeURI: plain, Runtime: "nodejs20.x"},
 			"Node: Runtime nodejs20.x: sam build would build it with that runtime's builder; klt builds and runs Go functions on an OS-only runtime"},
-		{samstack.FunctionSpec{LogicalID: "Lib", CodeURI: lib},
+		{samspec.FunctionSpec{LogicalID: "Lib", CodeURI: lib},
 			"Lib: CodeUri " + lib + " is not a Go main package, and the function has no Metadata BuildMethod: sam build would copy the directory as it is"},
-		{samstack.FunctionSpec{LogicalID: "NoMake", CodeURI: plain, BuildMethod: "makefile"},
+		{samspec.FunctionSpec{LogicalID: "NoMake", CodeURI: plain, BuildMethod: "makefile"},
 			"NoMake: BuildMethod makefile, but stat " + filepath.Join(plain, "Makefile") + ": no such file or directory: sam build runs `make build-NoMake`"},
 	} {
 		if _, err := build(&tc.f); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -19,7 +19,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
 	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 )
 
 const invokeTemplateFile = "testdata/invoke/template.yaml"
@@ -313,7 +313,7 @@ func TestBuildUnreadableSource(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(code, "main.go"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := lambdarun.BuildBootstrap(context.Background(), &samstack.FunctionSpec{LogicalID: "Fn", CodeURI: code}, t.TempDir(), new(bytes.Buffer))
+	_, err := lambdarun.BuildBootstrap(context.Background(), &samspec.FunctionSpec{LogicalID: "Fn", CodeURI: code}, t.TempDir(), new(bytes.Buffer))
 	if err == nil || !strings.HasPrefix(err.Error(), "CodeUri: ") || !strings.Contains(err.Error(), "main.go") {
 		t.Fatalf("buildBootstrap = %v, want a CodeUri error naming main.go", err)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
 // kltCommand returns a command that runs klt (this test binary, which acts as klt under that

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/internal/capacity"
-	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/capacity"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
 // TestLocalPlanAgrees closes the loop on make demo's stack (template.yaml, 5 partitions, the

@@ -15,7 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/kafkalambda/toolkit/esm"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -78,7 +78,7 @@ func newRecorder(tb interface{ Logf(string, ...any) }, h lambda.Handler, timeout
 	if fn == "" {
 		fn = DefaultFunctionName
 	}
-	return &recorder{h: h, timeout: timeout, arn: samstack.LocalFunctionARN(fn), parse: parse, logf: tb.Logf}
+	return &recorder{h: h, timeout: timeout, arn: samspec.LocalFunctionARN(fn), parse: parse, logf: tb.Logf}
 }
 
 // outcome is what the handler's goroutine reports.

@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/kafkalambda/toolkit/esm"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 )
 
 // TemplateEnv is what reading a template's mapping needs besides the template.
@@ -50,7 +50,7 @@ type Mapping struct {
 // AWS::Lambda::EventSourceMapping resource (its logical ID) or an MSK, SelfManagedKafka or SQS
 // event of a function ("Function.Event"). The template's intrinsics are evaluated as klt local
 // does (parameters from env.Parameters or their Defaults; conditions hold or not), and the
-// mapping's properties become the options of internal/samstack's MappingSpec.KafkaOptions and
+// mapping's properties become the options of esm/samspec's MappingSpec.KafkaOptions and
 // SQSOptions: its name, consumer group (ConsumerGroupId, else id), BatchSize,
 // MaximumBatchingWindowInSeconds, FilterCriteria, FunctionResponseTypes, MaximumRetryAttempts,
 // MaximumRecordAgeInSeconds, BisectBatchOnFunctionError, the on-failure destination, and
@@ -59,18 +59,18 @@ type Mapping struct {
 // A mapping whose Condition is false is not in the template for ReadMapping, which then
 // fails naming those that are.
 func ReadMapping(path, id string, env TemplateEnv) (*Mapping, error) {
-	t, err := samstack.ReadInvokeTemplate(path)
+	t, err := samspec.ReadInvokeTemplate(path)
 	if err != nil {
 		return nil, err
 	}
-	r, err := samstack.NewLocalResolver(t, env.Parameters)
+	r, err := samspec.NewLocalResolver(t, env.Parameters)
 	if err != nil {
 		return nil, err
 	}
 	for q, u := range env.QueueURLs {
 		r.QueueURLs[q] = u
 	}
-	specs, _, err := samstack.LocalMappings(t, r)
+	specs, _, err := samspec.LocalMappings(t, r)
 	if err != nil {
 		return nil, err
 	}
@@ -84,27 +84,27 @@ func ReadMapping(path, id string, env TemplateEnv) (*Mapping, error) {
 	return nil, fmt.Errorf("%s: no Kafka or SQS mapping %s (whose Condition holds); mappings: %s", path, id, strings.Join(ids, ", "))
 }
 
-func fromSpec(t *samstack.InvokeTemplate, r *samstack.Resolver, spec *samstack.MappingSpec, env TemplateEnv) (*Mapping, error) {
+func fromSpec(t *samspec.InvokeTemplate, r *samspec.Resolver, spec *samspec.MappingSpec, env TemplateEnv) (*Mapping, error) {
 	f, err := t.Function(spec.Function)
 	if err != nil {
 		return nil, err
 	}
 	m := &Mapping{ID: spec.Id, Function: spec.Function, FunctionTimeout: time.Duration(f.Timeout) * time.Second, env: env}
 	switch spec.Kind {
-	case samstack.KafkaMapping:
+	case samspec.KafkaMapping:
 		m.Topic = spec.Topics[0]
 		m.onFailureTopic = spec.OnFailureTopic()
 		var sender esm.SQSSender
 		if env.SQS != nil {
 			sender = env.SQS
 		}
-		if m.KafkaOptions, err = spec.KafkaOptions(r, samstack.KafkaTargets{SQS: sender}); err != nil {
+		if m.KafkaOptions, err = spec.KafkaOptions(r, samspec.KafkaTargets{SQS: sender}); err != nil {
 			return nil, err
 		}
 		if m.OnFailure, err = spec.Destination(r, sender); err != nil {
 			return nil, err
 		}
-	case samstack.SqsMapping:
+	case samspec.SqsMapping:
 		m.Queue = spec.Queue
 		if m.QueueURL = env.QueueURLs[spec.Queue]; m.QueueURL == "" || env.SQS == nil {
 			return nil, fmt.Errorf("%s reads the queue %s: TemplateEnv needs its URL (QueueURLs) and the SQS client", spec.Id, spec.Queue)

@@ -3,7 +3,7 @@ package cfnschema
 import (
 	"strings"
 
-	"github.com/kafkalambda/toolkit/internal/suggest"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/suggest"
 )
 
 // nearest returns the name of names nearest to s: one that differs only in case, else the

@@ -13,7 +13,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 )
 
 // envVarsConfig holds the flags of "klt env-vars".
@@ -44,19 +44,19 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 	if len(args) != 0 {
 		return base.UsageError(stderr, "env-vars", fmt.Errorf("unexpected argument %q", args[0]))
 	}
-	t, err := samstack.ReadInvokeTemplate(c.template)
+	t, err := samspec.ReadInvokeTemplate(c.template)
 	if err != nil {
 		base.Errorf(stderr, "env-vars: %v", err)
 		return base.ExitFail
 	}
-	if err := samstack.CheckParameters(t, c.params); err != nil {
+	if err := samspec.CheckParameters(t, c.params); err != nil {
 		base.Errorf(stderr, "env-vars: --parameter-overrides: %v", err)
 		return base.ExitFail
 	}
 	var need lambdarun.Needs
-	var fns []*samstack.FunctionSpec
+	var fns []*samspec.FunctionSpec
 	for _, name := range t.FunctionNames() {
-		f, err := (&samstack.Resolver{T: t, Params: c.params}).Function(name)
+		f, err := (&samspec.Resolver{T: t, Params: c.params}).Function(name)
 		if err != nil {
 			base.Errorf(stderr, "env-vars: %v", err)
 			return base.ExitFail

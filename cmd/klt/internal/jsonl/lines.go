@@ -17,7 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/internal/suggest"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/suggest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 

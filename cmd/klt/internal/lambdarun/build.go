@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/internal/template"
 )
 
@@ -108,7 +108,7 @@ func isModule(path, mod string) bool {
 //
 // Any other BuildMethod, or a Runtime that is not an OS-only runtime (provided.al2023,
 // provided.al2, provided) or go1.x, is an error that says what sam build would do.
-func BuildBootstrap(ctx context.Context, f *samstack.FunctionSpec, dir string, logs io.Writer) (string, error) {
+func BuildBootstrap(ctx context.Context, f *samspec.FunctionSpec, dir string, logs io.Writer) (string, error) {
 	if err := checkRuntime(f); err != nil {
 		return "", err
 	}
@@ -174,7 +174,7 @@ func BuildBootstrap(ctx context.Context, f *samstack.FunctionSpec, dir string, l
 }
 
 // checkRuntime refuses a Runtime whose code is not a bootstrap klt can build.
-func checkRuntime(f *samstack.FunctionSpec) error {
+func checkRuntime(f *samspec.FunctionSpec) error {
 	switch f.Runtime {
 	case "", "provided.al2023", "provided.al2", "provided", "go1.x":
 		return nil

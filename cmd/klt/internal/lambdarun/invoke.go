@@ -25,7 +25,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
 	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/internal/template"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -85,14 +85,14 @@ func Invoke(ctx context.Context, c Config, fn string, event []byte, logs io.Writ
 	if runtime.GOOS != "linux" {
 		return nil, fmt.Errorf("klt invoke runs the function under the Lambda Runtime Interface Emulator, which runs on Linux only (this is %s)", runtime.GOOS)
 	}
-	t, err := samstack.ReadInvokeTemplate(c.Template)
+	t, err := samspec.ReadInvokeTemplate(c.Template)
 	if err != nil {
 		return nil, err
 	}
-	if err := samstack.CheckParameters(t, c.Params); err != nil {
+	if err := samspec.CheckParameters(t, c.Params); err != nil {
 		return nil, fmt.Errorf("--parameter-overrides: %w", err)
 	}
-	spec, err := (&samstack.Resolver{T: t, Params: c.Params}).Function(fn)
+	spec, err := (&samspec.Resolver{T: t, Params: c.Params}).Function(fn)
 	if err != nil {
 		return nil, err
 	}
@@ -143,10 +143,10 @@ type Needs struct{ DDB, SQS, Kafka bool }
 
 // FunctionNeeds returns the servers function f uses: DynamoDB when its Environment refers to a
 // table, SQS when it refers to a queue, Kafka when it has a variable of brokers
-// (KAFKA_BOOTSTRAP_SERVERS, or another name samstack.IsBrokersVariable accepts). (Policies
+// (KAFKA_BOOTSTRAP_SERVERS, or another name samspec.IsBrokersVariable accepts). (Policies
 // are not looked at: a stream or queue the function only reads through an event source mapping
 // is in its policies too, and a function finds its resources through its environment.)
-func FunctionNeeds(t *samstack.InvokeTemplate, f *samstack.FunctionSpec) Needs {
+func FunctionNeeds(t *samspec.InvokeTemplate, f *samspec.FunctionSpec) Needs {
 	var n Needs
 	for _, k := range f.EnvOrder {
 		for _, name := range template.Refs(f.Env[k]) {
@@ -159,7 +159,7 @@ func FunctionNeeds(t *samstack.InvokeTemplate, f *samstack.FunctionSpec) Needs {
 		}
 	}
 	for _, k := range f.EnvOrder {
-		n.Kafka = n.Kafka || samstack.IsBrokersVariable(k)
+		n.Kafka = n.Kafka || samspec.IsBrokersVariable(k)
 	}
 	return n
 }
@@ -167,7 +167,7 @@ func FunctionNeeds(t *samstack.InvokeTemplate, f *samstack.FunctionSpec) Needs {
 // Servers is the local servers of a run, the template's tables and queues on them, and the
 // resolver of intrinsics to them.
 type Servers struct {
-	Resolver  *samstack.Resolver
+	Resolver  *samspec.Resolver
 	Endpoints map[string]string // AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, KAFKA_*
 	Kafka     bool              // a Kafka is needed: StartKafka starts it
 	SQS       *localserver.SQS  // nil when no queue is needed
@@ -188,13 +188,13 @@ func (ls *Servers) Stop() {
 // the template on them; Kafka waits for StartKafka. The caller must call Stop, also after an
 // error. The Resolver has no parameter values yet: set its Params (--parameter-overrides)
 // before evaluating; StartKafka sets its Local endpoints.
-func StartServers(ctx context.Context, t *samstack.InvokeTemplate, need Needs) (*Servers, error) {
+func StartServers(ctx context.Context, t *samspec.InvokeTemplate, need Needs) (*Servers, error) {
 	ls := &Servers{Endpoints: map[string]string{}}
 	tables, err := t.Tables()
 	if err != nil {
 		return ls, err
 	}
-	r := &samstack.Resolver{T: t, Tables: map[string]samstack.LocalTable{}, Queues: map[string]samstack.LocalQueue{}, QueueURLs: map[string]string{}}
+	r := &samspec.Resolver{T: t, Tables: map[string]samspec.LocalTable{}, Queues: map[string]samspec.LocalQueue{}, QueueURLs: map[string]string{}}
 	ls.Resolver = r
 	for _, tb := range tables {
 		r.Tables[tb.LogicalID] = tb
@@ -231,7 +231,7 @@ func StartServers(ctx context.Context, t *samstack.InvokeTemplate, need Needs) (
 
 // StartKafka starts an in-process Kafka (kfake) when the stack needs one, with topics created
 // (more with CreateTopics), and makes its address the Resolver's local Kafka, the value of
-// the template's broker parameters (samstack.KafkaBrokerParameters) that have no other.
+// the template's broker parameters (samspec.KafkaBrokerParameters) that have no other.
 func (ls *Servers) StartKafka(topics []string) error {
 	if !ls.Kafka {
 		return nil
@@ -301,7 +301,7 @@ func (ls *Servers) CreateTopics(ctx context.Context, partitions int32, topics ..
 // Vars returns the function's Environment.Variables, evaluated against the local resources.
 // Those the local servers set (KAFKA_BOOTSTRAP_SERVERS...) and those in skip are not evaluated:
 // their local values replace the template's.
-func (ls *Servers) Vars(f *samstack.FunctionSpec, skip map[string]string) (map[string]string, error) {
+func (ls *Servers) Vars(f *samspec.FunctionSpec, skip map[string]string) (map[string]string, error) {
 	vars := map[string]string{}
 	for _, k := range f.EnvOrder {
 		_, local := ls.Endpoints[k]
@@ -349,7 +349,7 @@ func TopicsOf(vars map[string]string) []string {
 // the topics its variables name) on them, and returns the function's environment, evaluated
 // with params (--parameter-overrides) and the local servers. stop stops the servers; it is
 // never nil.
-func localEnvironment(ctx context.Context, t *samstack.InvokeTemplate, f *samstack.FunctionSpec, params, overrides map[string]string) (env []string, stop func(), err error) {
+func localEnvironment(ctx context.Context, t *samspec.InvokeTemplate, f *samspec.FunctionSpec, params, overrides map[string]string) (env []string, stop func(), err error) {
 	ls, err := StartServers(ctx, t, FunctionNeeds(t, f))
 	if err != nil {
 		return nil, ls.Stop, err
@@ -372,7 +372,7 @@ func localEnvironment(ctx context.Context, t *samstack.InvokeTemplate, f *samsta
 // then the template's variables, then the local endpoints, then the --env-vars overrides.
 // Nothing of klt's own environment reaches the function but PATH and HOME, so that a profile or
 // credentials of the user's never do.
-func FunctionEnv(f *samstack.FunctionSpec, vars, endpoints, overrides map[string]string) []string {
+func FunctionEnv(f *samspec.FunctionSpec, vars, endpoints, overrides map[string]string) []string {
 	m := map[string]string{
 		"PATH":                            os.Getenv("PATH"),
 		"HOME":                            os.Getenv("HOME"),
@@ -386,9 +386,9 @@ func FunctionEnv(f *samstack.FunctionSpec, vars, endpoints, overrides map[string
 		"AWS_LAMBDA_LOG_GROUP_NAME":       "aws/lambda/" + f.LogicalID,
 		"AWS_LAMBDA_LOG_STREAM_NAME":      "$LATEST",
 		"AWS_LAMBDA_INITIALIZATION_TYPE":  "on-demand",
-		"AWS_ACCOUNT_ID":                  samstack.LocalAccount,
-		"AWS_REGION":                      samstack.LocalRegion,
-		"AWS_DEFAULT_REGION":              samstack.LocalRegion,
+		"AWS_ACCOUNT_ID":                  samspec.LocalAccount,
+		"AWS_REGION":                      samspec.LocalRegion,
+		"AWS_DEFAULT_REGION":              samspec.LocalRegion,
 		"AWS_ACCESS_KEY_ID":               "test",
 		"AWS_SECRET_ACCESS_KEY":           "test",
 		"AWS_EC2_METADATA_DISABLED":       "true",
@@ -412,7 +412,7 @@ func FunctionEnv(f *samstack.FunctionSpec, vars, endpoints, overrides map[string
 }
 
 // createTables creates the template's tables on a local DynamoDB.
-func createTables(ctx context.Context, client *dynamodb.Client, tables []samstack.LocalTable) error {
+func createTables(ctx context.Context, client *dynamodb.Client, tables []samspec.LocalTable) error {
 	for _, tb := range tables {
 		in := &dynamodb.CreateTableInput{TableName: aws.String(tb.Name)}
 		for i, k := range tb.Keys {
@@ -436,15 +436,15 @@ func createTables(ctx context.Context, client *dynamodb.Client, tables []samstac
 // createQueues creates the template's queues on a local SQS, dead-letter queues first, and
 // records their URLs in r. Attributes that are not SQS queue attributes (QueueName, Tags) are
 // left out; the others are evaluated, RedrivePolicy as JSON.
-func createQueues(ctx context.Context, s *localserver.SQS, r *samstack.Resolver) error {
+func createQueues(ctx context.Context, s *localserver.SQS, r *samspec.Resolver) error {
 	client := s.Client()
-	pending := make([]samstack.LocalQueue, 0, len(r.Queues))
+	pending := make([]samspec.LocalQueue, 0, len(r.Queues))
 	for _, q := range r.Queues {
 		pending = append(pending, q)
 	}
 	sort.Slice(pending, func(i, j int) bool { return pending[i].LogicalID < pending[j].LogicalID })
 	for len(pending) > 0 {
-		var later []samstack.LocalQueue
+		var later []samspec.LocalQueue
 		for _, q := range pending {
 			attrs, err := queueAttributes(q, r)
 			if errors.Is(err, errNotYet) {
@@ -471,7 +471,7 @@ func createQueues(ctx context.Context, s *localserver.SQS, r *samstack.Resolver)
 var errNotYet = errors.New("refers to a queue not created yet")
 
 // queueAttributes returns the SQS attributes of q.
-func queueAttributes(q samstack.LocalQueue, r *samstack.Resolver) (map[string]string, error) {
+func queueAttributes(q samspec.LocalQueue, r *samspec.Resolver) (map[string]string, error) {
 	attrs := map[string]string{}
 	for k, n := range q.Attrs {
 		switch k {
@@ -549,7 +549,7 @@ func readEnvVarsFile(path, fn string) (map[string]string, error) {
 
 // runEmulator starts the emulator with bootstrap, posts event and returns the response. The
 // function's output and the emulator's go to logs.
-func runEmulator(ctx context.Context, rie, bootstrap string, f *samstack.FunctionSpec, env []string, event []byte, logs io.Writer) ([]byte, error) {
+func runEmulator(ctx context.Context, rie, bootstrap string, f *samspec.FunctionSpec, env []string, event []byte, logs io.Writer) ([]byte, error) {
 	apiPort, err := freeLoopbackPort()
 	if err != nil {
 		return nil, err

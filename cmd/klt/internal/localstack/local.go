@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
-	"github.com/kafkalambda/toolkit/internal/runtimeapi"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/runtimeapi"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/producer"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -102,16 +102,16 @@ func (f CountFlag) get(name string, def int) int {
 // stack is a running local stack: the servers, the functions' instances, the mappings' specs.
 type stack struct {
 	c         Config
-	t         *samstack.InvokeTemplate
+	t         *samspec.InvokeTemplate
 	source    recordSource // nil when serving
 	ls        *lambdarun.Servers
 	sqsClient *sqs.Client
 	brokers   []string
 	kafka     *kfake.Cluster
 	producer  *kgo.Client
-	specs     []*samstack.MappingSpec
+	specs     []*samspec.MappingSpec
 	pools     map[string]*runtimeapi.Pool // by function
-	functions map[string]*samstack.FunctionSpec
+	functions map[string]*samspec.FunctionSpec
 	vars      map[string]map[string]string // by function: its environment variables
 	pipelines []*pipeline
 	logDir    string
@@ -127,7 +127,7 @@ type stack struct {
 type pipeline struct {
 	name      string // the functions joined by " -> "
 	functions []string
-	specs     []*samstack.MappingSpec
+	specs     []*samspec.MappingSpec
 	topic     string
 	queues    map[string]bool // logical IDs of the queues its records can be dead-lettered to
 }
@@ -150,7 +150,7 @@ func LocalMain(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("klt local runs functions as Linux processes and freezes them to inject timeouts; this is %s", runtime.GOOS)
 	}
-	s := &stack{c: c, out: stdout, pools: map[string]*runtimeapi.Pool{}, functions: map[string]*samstack.FunctionSpec{}}
+	s := &stack{c: c, out: stdout, pools: map[string]*runtimeapi.Pool{}, functions: map[string]*samspec.FunctionSpec{}}
 	defer s.stop()
 	src, err := newRecordSource(ctx, c.Input)
 	if err != nil {
@@ -190,7 +190,7 @@ func (s *stack) start(ctx context.Context, stderr io.Writer) error {
 // readMappings reads the template and the event source mappings klt local runs, and returns
 // the template's parameters as given (--parameter-overrides).
 func (s *stack) readMappings() (map[string]string, error) {
-	t, err := samstack.ReadInvokeTemplate(s.c.Template)
+	t, err := samspec.ReadInvokeTemplate(s.c.Template)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func (s *stack) readMappings() (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	specs, skipped, err := samstack.LocalMappings(t, r)
+	specs, skipped, err := samspec.LocalMappings(t, r)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func (s *stack) startServers(ctx context.Context, params map[string]string) ([]s
 	}
 	ls.Stops = append(ls.Stops, s.kafka.Close)
 	ls.Resolver.Params = params
-	ls.Resolver.Local = samstack.LocalEndpoints{KafkaBootstrapServers: strings.Join(s.brokers, ",")}
+	ls.Resolver.Local = samspec.LocalEndpoints{KafkaBootstrapServers: strings.Join(s.brokers, ",")}
 	s.sqsClient = ls.SQS.Client()
 	ls.Endpoints["KAFKA_BOOTSTRAP_SERVERS"] = strings.Join(s.brokers, ",")
 	ls.Endpoints["KAFKA_AUTH"] = "plaintext"
@@ -304,7 +304,7 @@ func (s *stack) startServers(ctx context.Context, params map[string]string) ([]s
 	s.pipelines = pipelinesOf(s.specs, s.vars, ls.Resolver.QueueURLs, s.deadLetterQueueOf)
 	for _, p := range s.pipelines {
 		for _, m := range p.specs {
-			if q, ok := samstack.QueueByARN(ls.Resolver, m.OnFailure); ok {
+			if q, ok := samspec.QueueByARN(ls.Resolver, m.OnFailure); ok {
 				p.queues[q] = true
 			}
 		}
@@ -443,21 +443,21 @@ func keysOf[V any](m map[string]V) []string {
 // pipelinesOf links the mappings into pipelines: a Kafka mapping's function, then the
 // function of the SQS mapping reading a queue whose URL is in the first function's
 // environment, and so on.
-func pipelinesOf(specs []*samstack.MappingSpec, vars map[string]map[string]string, queueURLs map[string]string, dlqOf func(queue string) string) []*pipeline {
-	byQueue := map[string]*samstack.MappingSpec{}
+func pipelinesOf(specs []*samspec.MappingSpec, vars map[string]map[string]string, queueURLs map[string]string, dlqOf func(queue string) string) []*pipeline {
+	byQueue := map[string]*samspec.MappingSpec{}
 	for _, m := range specs {
-		if m.Kind == samstack.SqsMapping {
+		if m.Kind == samspec.SqsMapping {
 			byQueue[m.Queue] = m
 		}
 	}
 	var out []*pipeline
 	for _, m := range specs {
-		if m.Kind != samstack.KafkaMapping {
+		if m.Kind != samspec.KafkaMapping {
 			continue
 		}
-		p := &pipeline{functions: []string{m.Function}, specs: []*samstack.MappingSpec{m}, topic: m.Topics[0]}
+		p := &pipeline{functions: []string{m.Function}, specs: []*samspec.MappingSpec{m}, topic: m.Topics[0]}
 		for cur := m.Function; len(p.specs) < 10; {
-			var next *samstack.MappingSpec
+			var next *samspec.MappingSpec
 			for _, v := range keysOf(vars[cur]) {
 				for q, u := range queueURLs {
 					if vars[cur][v] == u && byQueue[q] != nil {
@@ -484,7 +484,7 @@ func pipelinesOf(specs []*samstack.MappingSpec, vars map[string]map[string]strin
 			}
 		}
 		for _, m := range p.specs {
-			if m.Kind == samstack.SqsMapping && dlqOf != nil {
+			if m.Kind == samspec.SqsMapping && dlqOf != nil {
 				if d := dlqOf(m.Queue); d != "" {
 					p.queues[d] = true
 				}
@@ -556,14 +556,14 @@ func (s *stack) stop() {
 
 // newLocalResolver resolves the template's parameters: --parameter-overrides, the Defaults,
 // and the local Kafka's brokers for a parameter that gives a mapping its bootstrap servers.
-func newLocalResolver(t *samstack.InvokeTemplate, params map[string]string, brokers []string) (*samstack.Resolver, error) {
-	if err := samstack.CheckParameters(t, params); err != nil {
+func newLocalResolver(t *samspec.InvokeTemplate, params map[string]string, brokers []string) (*samspec.Resolver, error) {
+	if err := samspec.CheckParameters(t, params); err != nil {
 		return nil, err
 	}
-	r, err := samstack.NewLocalResolver(t, params)
+	r, err := samspec.NewLocalResolver(t, params)
 	if err != nil {
 		return nil, err
 	}
-	r.Local = samstack.LocalEndpoints{KafkaBootstrapServers: strings.Join(brokers, ",")}
+	r.Local = samspec.LocalEndpoints{KafkaBootstrapServers: strings.Join(brokers, ",")}
 	return r, nil
 }

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/esm"
-	"github.com/kafkalambda/toolkit/internal/report"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 )
 
 // What klt local measures of each mapping for `klt plan`: the configuration it ran with
@@ -22,7 +22,7 @@ const (
 	kafkaDefaultWindow    = 500 * time.Millisecond
 	// kafkaPollers is the pollers klt local gives a Kafka mapping without
 	// ProvisionedPollerConfig: esm's default. With one, it runs MinimumPollers
-	// (samstack.MappingSpec.KafkaOptions).
+	// (samspec.MappingSpec.KafkaOptions).
 	kafkaPollers = 1
 )
 
@@ -31,7 +31,7 @@ func (s *stack) mappingConfig(r *running) *report.MappingConfig {
 	m := r.spec
 	c := &report.MappingConfig{BatchSize: m.BatchSize}
 	switch m.Kind {
-	case samstack.KafkaMapping:
+	case samspec.KafkaMapping:
 		c.Kind, c.Pollers, c.OnePartitionPerInvocation = report.KindKafka, max(m.MinimumPollers, kafkaPollers), s.c.OnePartitionPerInvocation
 		c.Partitions = s.c.Partitions.get(m.Topics[0], 1)
 		if c.BatchSize == 0 {
@@ -42,7 +42,7 @@ func (s *stack) mappingConfig(r *running) *report.MappingConfig {
 			w = kafkaDefaultWindow
 		}
 		c.WindowMS = float64(w) / float64(time.Millisecond)
-	case samstack.SqsMapping:
+	case samspec.SqsMapping:
 		c.Kind, c.MaximumConcurrency, c.Queue = report.KindSQS, m.MaxConcurrency, report.QueueStandard
 		if r.sqs != nil && r.sqs.FIFO() {
 			c.Queue = report.QueueFIFO
@@ -211,7 +211,7 @@ func (s *stack) addLoads(rep *report.Report, phases []*phaseResult) {
 	topics := map[string]string{}
 	for _, p := range s.pipelines {
 		for _, m := range p.specs {
-			if m.Kind == samstack.KafkaMapping {
+			if m.Kind == samspec.KafkaMapping {
 				topics[m.Id] = m.Topics[0]
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/esm"
-	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
 // The ledger keeps each invocation from the mappings' events: its start (Delivered), its

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/kafkalambda/toolkit/internal/capacity"
-	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/capacity"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
 // The closed loop: klt local plans the stack it just ran from what it measured (the

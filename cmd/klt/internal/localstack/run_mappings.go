@@ -8,7 +8,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/esm"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 )
 
 // loggedInvoker writes one line to the function's log for each invocation that fails as a
@@ -29,7 +29,7 @@ func (l loggedInvoker) Invoke(ctx context.Context, payload []byte) (esm.Response
 
 // running is a mapping running in one phase.
 type running struct {
-	spec     *samstack.MappingSpec
+	spec     *samspec.MappingSpec
 	counters *esm.Counters
 	kafka    *esm.Kafka // nil for SQS
 	sqs      *esm.SQS   // nil for Kafka
@@ -40,15 +40,15 @@ type running struct {
 // (samstack's KafkaOptions and SQSOptions) and klt's observer: Kafka mappings each with a
 // consumer group of their own for the phase, starting at since, so that a phase reads its own
 // records; with phase "" (serving), the template's groups and starting positions.
-func (s *stack) startMappings(ctx context.Context, specs []*samstack.MappingSpec, phase string, since time.Time) ([]*running, error) {
+func (s *stack) startMappings(ctx context.Context, specs []*samspec.MappingSpec, phase string, since time.Time) ([]*running, error) {
 	var out []*running
 	for _, m := range specs {
 		inv := loggedInvoker{s.pools[m.Function], m.Id, s.logs[m.Function]}
 		r := &running{spec: m, done: make(chan error, 1)}
 		var run func(context.Context) error
 		switch m.Kind {
-		case samstack.KafkaMapping:
-			opts, err := m.KafkaOptions(s.ls.Resolver, samstack.KafkaTargets{Brokers: s.brokers, SQS: s.sqsClient})
+		case samspec.KafkaMapping:
+			opts, err := m.KafkaOptions(s.ls.Resolver, samspec.KafkaTargets{Brokers: s.brokers, SQS: s.sqsClient})
 			if err != nil {
 				return out, err
 			}
@@ -62,7 +62,7 @@ func (s *stack) startMappings(ctx context.Context, specs []*samstack.MappingSpec
 				return out, fmt.Errorf("%s: %w", m.Id, err)
 			}
 			r.kafka, r.counters, run = k, k.Counters(), k.Run
-		case samstack.SqsMapping:
+		case samspec.SqsMapping:
 			opts, err := m.SQSOptions(s.ls.Resolver)
 			if err != nil {
 				return out, err
@@ -114,6 +114,6 @@ func (s *stack) deadLetterQueueOf(queue string) string {
 	}
 	rp, _ := v.(map[string]any)
 	arn, _ := rp["deadLetterTargetArn"].(string)
-	id, _ := samstack.QueueByARN(s.ls.Resolver, arn)
+	id, _ := samspec.QueueByARN(s.ls.Resolver, arn)
 	return id
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
-	"github.com/kafkalambda/toolkit/internal/report"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 )
 
 // How klt local drives the observation layer (observe.go): what it watches, where the
@@ -26,7 +26,7 @@ func (s *stack) startObservation(ctx context.Context, topics, read []string) err
 	}
 	readQueue := map[string]bool{}
 	for _, m := range s.specs {
-		if m.Kind == samstack.SqsMapping {
+		if m.Kind == samspec.SqsMapping {
 			readQueue[m.Queue] = true
 		}
 	}
@@ -100,14 +100,14 @@ func (s *stack) accountSpec(p *pipeline) accountSpec {
 	for _, m := range p.specs {
 		spec.Mappings = append(spec.Mappings, m.Id)
 		switch {
-		case m.Kind == samstack.SqsMapping:
+		case m.Kind == samspec.SqsMapping:
 			if d := s.deadLetterQueueOf(m.Queue); d != "" {
 				spec.Destinations[m.Id] = resource{effectQueue, d}
 			}
 		case m.OnFailureTopic() != "":
 			spec.Destinations[m.Id] = resource{effectTopic, m.OnFailureTopic()}
 		default:
-			if q, ok := samstack.QueueByARN(r, m.OnFailure); ok {
+			if q, ok := samspec.QueueByARN(r, m.OnFailure); ok {
 				spec.Destinations[m.Id] = resource{effectQueue, q}
 			}
 		}

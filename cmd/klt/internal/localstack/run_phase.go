@@ -7,7 +7,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/producer"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -46,8 +46,8 @@ func (s *stack) phase(ctx context.Context, name string, pipes []*pipeline, n int
 	since := time.Now()
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var specs []*samstack.MappingSpec
-	seen := map[*samstack.MappingSpec]bool{}
+	var specs []*samspec.MappingSpec
+	seen := map[*samspec.MappingSpec]bool{}
 	var topics []string
 	for _, p := range pipes {
 		if !contains(topics, p.topic) {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/internal/report"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 )
 
 // live is the set of mappings running now, for the progress lines and the recorder, and
@@ -97,7 +97,7 @@ func (l *live) mappings() []report.Mapping {
 
 // source names what the mapping reads: its topic or queue.
 func (r *running) source() string {
-	if r.spec.Kind == samstack.KafkaMapping {
+	if r.spec.Kind == samspec.KafkaMapping {
 		return r.spec.Topics[0]
 	}
 	return r.spec.Queue
@@ -105,14 +105,14 @@ func (r *running) source() string {
 
 // onFailureOf names where mapping m puts what it gives up on: its on-failure destination, or
 // its queue's dead-letter queue.
-func (s *stack) onFailureOf(m *samstack.MappingSpec) string {
-	if m.Kind == samstack.SqsMapping {
+func (s *stack) onFailureOf(m *samspec.MappingSpec) string {
+	if m.Kind == samspec.SqsMapping {
 		return s.deadLetterQueueOf(m.Queue)
 	}
 	if t := m.OnFailureTopic(); t != "" {
 		return t
 	}
-	if q, ok := samstack.QueueByARN(s.ls.Resolver, m.OnFailure); ok {
+	if q, ok := samspec.QueueByARN(s.ls.Resolver, m.OnFailure); ok {
 		return q
 	}
 	return m.OnFailure

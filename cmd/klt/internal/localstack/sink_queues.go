@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/fanout"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 )
 
 // queueLister lists every message of the queues where records go when they are given up on
@@ -231,7 +231,7 @@ func (q *queueLister) read(queue string, m types.Message) {
 		}
 		return
 	}
-	msg := esm.SQSMessage(m, "", samstack.LocalRegion)
+	msg := esm.SQSMessage(m, "", samspec.LocalRegion)
 	if r, err := fanout.Record(msg); err == nil {
 		e.Record, e.Via = recordID{r.Topic, r.Partition, r.Offset}, viaRecordAttribute
 		e.Failure = "moved to the dead-letter queue after " + msg.Attributes["ApproximateReceiveCount"] + " receives (maxReceiveCount)"

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/capacity"
-	"github.com/kafkalambda/toolkit/internal/suggest"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/capacity"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/suggest"
 	"github.com/kafkalambda/toolkit/internal/template"
 )
 

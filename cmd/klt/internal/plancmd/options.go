@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/capacity"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/capacity"
 )
 
 // This file is the one list of klt plan's inputs: each is a field of capacity.Input, named by

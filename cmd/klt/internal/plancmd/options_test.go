@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/capacity"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/capacity"
 )
 
 func TestParseSize(t *testing.T) {

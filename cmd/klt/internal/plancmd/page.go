@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/capacity"
-	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/capacity"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
 // The page of --report: one self-contained HTML file (inline CSS and SVG, no script, nothing

@@ -15,8 +15,8 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
-	"github.com/kafkalambda/toolkit/internal/capacity"
-	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/capacity"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
 // config is klt plan's command line.

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/internal/capacity"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/capacity"
 )
 
 // runPlan runs klt plan with args, as main does, and returns its exit code and output.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/internal/capacity"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/capacity"
 )
 
 // The text of a plan, for people: the inputs, each design's figures with their formula and a

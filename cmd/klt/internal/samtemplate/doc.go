@@ -2,5 +2,5 @@
 // template, over the one template model of internal/template (which reads the text and
 // evaluates intrinsic functions): the FilterCriteria of each event source mapping
 // (ParseTemplate, SamTemplate). The template as a stack to run locally is package
-// internal/samstack.
+// internal/samspec.
 package samtemplate

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
 // frDemoReport is a klt local report of make demo's stack, with the figures a run of 150

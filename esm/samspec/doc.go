@@ -4,4 +4,4 @@
 // Default), and the Kafka and SQS event source mappings (LocalMappings, MappingSpec) that klt
 // local and package esm/esmtest run. It reads the template through the one template model of
 // internal/template.
-package samstack
+package samspec

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
 // TestFromReportRanges: every figure FromReport and PredictRuns read from a report is checked

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
 // A plan's max_records_per_second is the rate a long run settles at. A klt local run is

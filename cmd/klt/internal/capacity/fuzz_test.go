@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
 // FuzzMake reads any JSON as an Input and makes its plan: Make never panics, fails only with

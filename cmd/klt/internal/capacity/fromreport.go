@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
 // Stats FromReport reads a duration at.

@@ -1,4 +1,4 @@
-package samstack
+package samspec
 
 import (
 	"encoding/json"

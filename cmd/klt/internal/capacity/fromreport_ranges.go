@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
 // The ranges of the figures FromReport and PredictRuns read from a klt local report. Each is

@@ -1,4 +1,4 @@
-package samstack_test
+package samspec_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/kafkalambda/toolkit/esm"
-	"github.com/kafkalambda/toolkit/internal/samstack"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 )
 
 type nopSender struct{}
@@ -20,21 +20,21 @@ func (nopSender) SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sq
 }
 
 // readTemplate reads the repository's template.yaml with the mappings klt local runs.
-func readTemplate(t *testing.T) (*samstack.Resolver, map[string]*samstack.MappingSpec) {
+func readTemplate(t *testing.T) (*samspec.Resolver, map[string]*samspec.MappingSpec) {
 	t.Helper()
-	tpl, err := samstack.ReadInvokeTemplate("../../template.yaml")
+	tpl, err := samspec.ReadInvokeTemplate("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := samstack.NewLocalResolver(tpl, nil)
+	r, err := samspec.NewLocalResolver(tpl, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, _, err := samstack.LocalMappings(tpl, r)
+	ms, _, err := samspec.LocalMappings(tpl, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]*samstack.MappingSpec{}
+	got := map[string]*samspec.MappingSpec{}
 	for _, m := range ms {
 		got[m.Id] = m
 	}
@@ -53,15 +53,15 @@ func TestKafkaOptionsOfTheTemplate(t *testing.T) {
 	// The template's defaults are provisioned mode: the three metric groups, the system
 	// logs at WARN and pollers from 1 to 3, of which klt local names the logs and the
 	// autoscaling as not emulated.
-	if !slices.Equal(m.Metrics, []string{samstack.MetricEventCount, samstack.MetricErrorCount, samstack.MetricKafkaMetrics}) ||
+	if !slices.Equal(m.Metrics, []string{samspec.MetricEventCount, samspec.MetricErrorCount, samspec.MetricKafkaMetrics}) ||
 		m.SystemLogLevel != "WARN" || m.MinimumPollers != 1 || m.MaximumPollers != 3 || len(m.NotEmulated()) != 2 {
 		t.Errorf("metrics %v, log level %q, not emulated %q", m.Metrics, m.SystemLogLevel, m.NotEmulated())
 	}
-	if _, err := m.KafkaOptions(r, samstack.KafkaTargets{}); err == nil || !strings.Contains(err.Error(), "KafkaOnFailureQueue") {
+	if _, err := m.KafkaOptions(r, samspec.KafkaTargets{}); err == nil || !strings.Contains(err.Error(), "KafkaOnFailureQueue") {
 		t.Errorf("options without the on-failure queue's URL: %v", err)
 	}
 	r.QueueURLs["KafkaOnFailureQueue"] = "http://127.0.0.1:1/123456789012/KafkaOnFailureQueue"
-	opts, err := m.KafkaOptions(r, samstack.KafkaTargets{Brokers: []string{"127.0.0.1:9092"}, SQS: nopSender{}})
+	opts, err := m.KafkaOptions(r, samspec.KafkaTargets{Brokers: []string{"127.0.0.1:9092"}, SQS: nopSender{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestKafkaOptionsOfTheTemplate(t *testing.T) {
 		t.Errorf("OnFailureTopic %q", got)
 	}
 	m.OnFailure = "arn:aws:sns:us-east-1:123456789012:alerts"
-	if _, err := m.KafkaOptions(r, samstack.KafkaTargets{SQS: nopSender{}}); err == nil || !strings.Contains(err.Error(), "no SNS") {
+	if _, err := m.KafkaOptions(r, samspec.KafkaTargets{SQS: nopSender{}}); err == nil || !strings.Contains(err.Error(), "no SNS") {
 		t.Errorf("an SNS destination: %v", err)
 	}
 }
@@ -107,7 +107,7 @@ func TestSQSOptionsOfTheTemplate(t *testing.T) {
 	if len(opts) != 6 {
 		t.Errorf("%d options, want 6", len(opts))
 	}
-	if _, err := m.KafkaOptions(r, samstack.KafkaTargets{}); err == nil {
+	if _, err := m.KafkaOptions(r, samspec.KafkaTargets{}); err == nil {
 		t.Error("Kafka options of an SQS mapping: no error")
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/kafkalambda/toolkit/internal/report"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
 func ExamplePercentile() {

@@ -1,8 +1,8 @@
-// Command gen compiles .proto files with github.com/bufbuild/protocompile and writes their Go
-// code with protoc-gen-go's own generator, in the current directory (paths=source_relative):
+// Command protogen compiles .proto files with github.com/bufbuild/protocompile and writes their Go
+// code with protoc-gen-go's own generator, in the current directory or -dir (paths=source_relative):
 // protoc-gen-go without protoc.
 //
-//	go run ./gen test.proto
+//	cd tools && GOWORK=off go run ./protogen -dir ../codec/internal/testpb test.proto
 package main
 
 import (
@@ -22,14 +22,23 @@ import (
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
+		fmt.Fprintln(os.Stderr, "protogen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(files []string) error {
+func run(args []string) error {
+	// -dir: where the .proto files are and the .pb.go files go (go:generate runs this
+	// from the tools module, whose directory is not the package's).
+	if len(args) > 2 && args[0] == "-dir" {
+		if err := os.Chdir(args[1]); err != nil {
+			return err
+		}
+		args = args[2:]
+	}
+	files := args
 	if len(files) == 0 {
-		return errors.New("usage: gen FILE.proto [FILE.proto]")
+		return errors.New("usage: protogen [-dir DIR] FILE.proto [FILE.proto]")
 	}
 	c := protocompile.Compiler{
 		Resolver:       protocompile.WithStandardImports(&protocompile.SourceResolver{}),
