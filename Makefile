@@ -4,7 +4,9 @@
 
 GO        ?= go
 NPM       ?= npm
-PKGS      ?= ./...
+# Every package of every module of the workspace (go.work: the library at the root, and the
+# modules cmd/klt, esm, samples, xraytrace, oteltrace); ./... would stop at the root module.
+PKGS      ?= github.com/kafkalambda/toolkit/...
 BENCHTIME ?= 1s
 COUNT     ?= 10
 FUZZTIME  ?= 15s
@@ -37,15 +39,21 @@ unit: node_modules
 
 # The tools (staticcheck, benchstat) are pinned in their own module, tools/go.mod, so that they
 # never become requirements of the library's go.mod (and so minimum versions in every user's
-# module graph). TOOL runs one of them from the repository root.
-TOOL      = $(GO) tool -modfile=tools/go.mod
+# module graph). TOOL runs one of them from the repository root; GOWORK=off because -modfile
+# cannot be used in workspace mode (go.work). staticcheck loads the workspace's packages, so
+# it is built once (into .bin) and run in workspace mode.
+TOOL      = GOWORK=off $(GO) tool -modfile=tools/go.mod
+STATICCHECK = .bin/staticcheck
+
+$(STATICCHECK): tools/go.mod tools/go.sum
+	GOWORK=off $(GO) build -modfile=tools/go.mod -o $@ honnef.co/go/tools/cmd/staticcheck
 
 ## lint: gofmt, go vet, staticcheck (pinned in tools/go.mod), klt lint and, when installed, cfn-lint on template.yaml.
-lint:
+lint: $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
-	$(TOOL) staticcheck $(PKGS)
+	$(STATICCHECK) $(PKGS)
 	$(GO) run ./cmd/klt lint template.yaml
 	@if command -v cfn-lint >/dev/null; then echo "cfn-lint template.yaml"; cfn-lint template.yaml; \
 	else echo "cfn-lint not installed: template.yaml not checked by it (pip install cfn-lint)"; fi
@@ -117,7 +125,8 @@ fuzz:
 ## benchstat), so that later targets need no network.
 tools:
 	$(GO) mod download
-	$(GO) build -modfile=tools/go.mod -o /dev/null tool
+	for m in cmd/klt esm samples xraytrace oteltrace; do (cd $$m && $(GO) mod download) || exit 1; done
+	GOWORK=off $(GO) build -modfile=tools/go.mod -o /dev/null tool
 
 ## node_modules: the Node servers the tests start (dynalite, local-aws-sqs), pinned in package.json and
 ## package-lock.json; npm ci runs again whenever either changes.
@@ -128,7 +137,7 @@ node_modules/.installed: package.json package-lock.json
 	@touch $@
 
 clean:
-	rm -f bench.txt
+	rm -rf bench.txt .bin
 
 ## build-<LogicalId>: what `sam build` runs for each function of template.yaml (Metadata:
 ## BuildMethod: makefile): `make --makefile <this file> build-<LogicalId>` with the working

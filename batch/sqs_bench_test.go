@@ -27,7 +27,7 @@ var benchNoopSQS batch.SQSRecordHandler = func(context.Context, *events.SQSMessa
 //     Invoke did before, and what lambda.Start does for a plain func(ctx, events.SQSEvent).
 //
 // Run: scripts/bench -bench SQSInvoke ./batch/ (or go test -run '^$' -bench SQSInvoke -count 10
-// ./batch/ | tee bench.txt; go tool -modfile=tools/go.mod benchstat -col /impl bench.txt)
+// ./batch/ | tee bench.txt; GOWORK=off go tool -modfile=tools/go.mod benchstat -col /impl bench.txt)
 func BenchmarkSQSInvoke(b *testing.B) {
 	payload := sqsPayload()
 	h := batch.SQSHandler(benchNoopSQS, quiet...)

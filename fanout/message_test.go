@@ -801,7 +801,7 @@ type naiveRecord struct {
 // encoding/json.
 //
 //	go test -run '^$' -bench BenchmarkRecord -count 8 ./fanout/ | tee /tmp/rec.txt
-//	go tool -modfile=tools/go.mod benchstat -col /format /tmp/rec.txt
+//	GOWORK=off go tool -modfile=tools/go.mod benchstat -col /format /tmp/rec.txt
 func BenchmarkRecord(b *testing.B) {
 	value := []byte(`{"order":7,"customer":"c-1042","items":[{"sku":"A-1","qty":2,"price":12.5},{"sku":"B-7","qty":1,"price":3.25}],"total":28.25,"currency":"EUR","note":"leave at the door, ring twice"}`)
 	value = append(value, bytes.Repeat([]byte(" "), 200-len(value))...)

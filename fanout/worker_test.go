@@ -362,7 +362,7 @@ func TestWorkerInvoke(t *testing.T) {
 // handler behind batch.ProcessSQS.
 //
 //	go test -run '^$' -bench BenchmarkWorkerInvoke -count 8 ./fanout/ | tee /tmp/worker.txt
-//	go tool -modfile=tools/go.mod benchstat -col /path /tmp/worker.txt
+//	GOWORK=off go tool -modfile=tools/go.mod benchstat -col /path /tmp/worker.txt
 func BenchmarkWorkerInvoke(b *testing.B) {
 	const n = 1000
 	value := bytes.Repeat([]byte("x"), 180)

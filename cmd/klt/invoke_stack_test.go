@@ -13,13 +13,20 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
-	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/esm/samspec"
+	"github.com/kafkalambda/toolkit/internal/localserver"
 )
 
 // enricherDir is the stack of another shape than the sample: its own module, Makefile and
 // parameter names.
 const enricherDir = "testdata/local/enricher"
+
+// enricherOutsideWorkspace builds the enricher as its author would: it is a module of its own
+// (requiring the toolkit through a replace directive), not one of this repository's go.work,
+// which the go command would otherwise find above it and refuse it for.
+func enricherOutsideWorkspace(t *testing.T) {
+	t.Setenv("GOWORK", "off")
+}
 
 func absT(t *testing.T, p string) string {
 	t.Helper()
@@ -37,6 +44,7 @@ func absT(t *testing.T, p string) string {
 // Default, and runs it: the two readings are produced once each, the one that is not a number
 // goes to the failure queue, and the response reports no failure (the sink took it).
 func TestInvokeEnricherFromOutside(t *testing.T) {
+	enricherOutsideWorkspace(t)
 	tpl := absT(t, filepath.Join(enricherDir, "template.yaml"))
 	event := absT(t, filepath.Join(enricherDir, "events", "readings.json"))
 	want, err := os.ReadFile(absT(t, filepath.Join(enricherDir, "events", "readings.response.json")))
@@ -81,6 +89,7 @@ func TestInvokeEnricherFromOutside(t *testing.T) {
 // TestInvokeParameterOverrides: --parameter-overrides replaces a Default (a Timeout out of
 // range is refused, naming it), and a name the template has no parameter of is an error.
 func TestInvokeParameterOverrides(t *testing.T) {
+	enricherOutsideWorkspace(t)
 	tpl := filepath.Join(enricherDir, "template.yaml")
 	event := filepath.Join(enricherDir, "events", "readings.json")
 	for _, tc := range []struct{ param, want string }{

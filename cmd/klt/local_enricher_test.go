@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
+	"github.com/kafkalambda/toolkit/internal/localserver"
 )
 
 // kltCommand returns a command that runs klt (this test binary, which acts as klt under that
@@ -52,6 +52,7 @@ func kltCommand(t *testing.T, ctx context.Context, dir string, args ...string) *
 // output names it), each that is not in the failure queue, none lost or applied twice, and
 // the faults where they happened.
 func TestLocalEnricher(t *testing.T) {
+	enricherOutsideWorkspace(t)
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
+	"github.com/kafkalambda/toolkit/internal/localserver"
 )
 
 // demoGenerate is make demo's order template (the Makefile's), and demoPoison the value of

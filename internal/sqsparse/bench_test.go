@@ -25,7 +25,7 @@ var benchEvent = sync.OnceValue(func() []byte { return sqsgen.Event(benchMessage
 // aws-lambda-go's lambda.Start does, and reports the cost per message.
 //
 // Run: scripts/bench -bench 'Parse$' ./internal/sqsparse/ (or go test -run '^$' -bench 'Parse$'
-// -count 10 ./internal/sqsparse/ | tee bench.txt; go tool -modfile=tools/go.mod benchstat -col /impl bench.txt)
+// -count 10 ./internal/sqsparse/ | tee bench.txt; GOWORK=off go tool -modfile=tools/go.mod benchstat -col /impl bench.txt)
 func BenchmarkParse(b *testing.B) {
 	data := benchEvent()
 	b.Run("impl=sqsparse", func(b *testing.B) {

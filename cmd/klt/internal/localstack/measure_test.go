@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
+	"github.com/kafkalambda/toolkit/esm"
 )
 
 // The ledger keeps each invocation from the mappings' events: its start (Delivered), its

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
-	"github.com/kafkalambda/toolkit/esm"
-	"github.com/kafkalambda/toolkit/internal/faultproxy"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
+	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/samspec"
+	"github.com/kafkalambda/toolkit/internal/faultproxy"
 )
 
 // How klt local drives the observation layer (observe.go): what it watches, where the

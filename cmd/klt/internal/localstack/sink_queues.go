@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/kafkalambda/toolkit/esm"
-	"github.com/kafkalambda/toolkit/fanout"
 	"github.com/kafkalambda/toolkit/esm/samspec"
+	"github.com/kafkalambda/toolkit/fanout"
 )
 
 // queueLister lists every message of the queues where records go when they are given up on
