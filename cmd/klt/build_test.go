@@ -46,7 +46,7 @@ func TestBuild(t *testing.T) {
 			kafkaeventtest.WithTimestamp(time.Date(2026, 3, 1, 10, 0, 0, 500e6, time.UTC))).
 		Add("audit", 0, nil, kafkaeventtest.WithOffset(0),
 			kafkaeventtest.WithHeader("h", []byte("1")), kafkaeventtest.WithHeader("h", []byte{0xff}), kafkaeventtest.WithHeader("n", nil),
-			kafkaeventtest.WithKeySchema("AVRO", "7"), kafkaeventtest.WithValueSchema("JSON", "12345678-1234-1234-1234-123456789012")).
+			kafkaeventtest.WithKeySchemaMetadata("AVRO", "7"), kafkaeventtest.WithValueSchemaMetadata("JSON", "12345678-1234-1234-1234-123456789012")).
 		Add("audit", 0, []byte("v"), kafkaeventtest.WithOffset(1), kafkaeventtest.WithTimestamp(time.Time{}), kafkaeventtest.WithTimestampType("NO_TIMESTAMP_TYPE")).
 		Event()
 

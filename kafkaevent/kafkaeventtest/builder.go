@@ -161,16 +161,18 @@ func WithHeader(name string, value []byte) RecordOption {
 	}
 }
 
-// WithKeySchema sets the record's keySchemaMetadata, as an event source mapping with a schema
-// registry adds it: format is "AVRO", "PROTOBUF" or "JSON", id a Confluent schema id or a Glue
-// schema version UUID. By default a record has no schema metadata.
-func WithKeySchema(format, id string) RecordOption {
+// WithKeySchemaMetadata sets the record's keySchemaMetadata (Record.KeySchema), as an event
+// source mapping with a schema registry adds it: format is "AVRO", "PROTOBUF" or "JSON", id a
+// Confluent schema id or a Glue schema version UUID. By default a record has no schema
+// metadata. (codec.WithKeySchema is another thing: it frames serialized bytes in a wire
+// format.)
+func WithKeySchemaMetadata(format, id string) RecordOption {
 	return func(c *recordConfig) { c.keySchema = &kafkaevent.SchemaMetadata{DataFormat: format, SchemaID: id} }
 }
 
-// WithValueSchema sets the record's valueSchemaMetadata; see [WithKeySchema]. By default a record has
-// no schema metadata.
-func WithValueSchema(format, id string) RecordOption {
+// WithValueSchemaMetadata sets the record's valueSchemaMetadata (Record.ValueSchema); see
+// [WithKeySchemaMetadata]. By default a record has no schema metadata.
+func WithValueSchemaMetadata(format, id string) RecordOption {
 	return func(c *recordConfig) { c.valueSchema = &kafkaevent.SchemaMetadata{DataFormat: format, SchemaID: id} }
 }
 

@@ -171,8 +171,8 @@ func TestBuilderRecordFields(t *testing.T) {
 			kafkaeventtest.WithHeader("trace", []byte("2")),
 			kafkaeventtest.WithHeader("null", nil),
 			kafkaeventtest.WithHeader("empty", []byte{}),
-			kafkaeventtest.WithKeySchema("AVRO", "1"),
-			kafkaeventtest.WithValueSchema("PROTOBUF", "12345678-1234-1234-1234-123456789012"),
+			kafkaeventtest.WithKeySchemaMetadata("AVRO", "1"),
+			kafkaeventtest.WithValueSchemaMetadata("PROTOBUF", "12345678-1234-1234-1234-123456789012"),
 		).
 		Event()
 	rs := e.Partitions[0].Records
@@ -210,7 +210,7 @@ func TestBuilderCopies(t *testing.T) {
 	val := []byte("value")
 	key := []byte("key")
 	hv := []byte("hv")
-	b := kafkaeventtest.NewBuilder().Add("t", 0, val, kafkaeventtest.WithKey(key), kafkaeventtest.WithHeader("h", hv), kafkaeventtest.WithValueSchema("JSON", "1"))
+	b := kafkaeventtest.NewBuilder().Add("t", 0, val, kafkaeventtest.WithKey(key), kafkaeventtest.WithHeader("h", hv), kafkaeventtest.WithValueSchemaMetadata("JSON", "1"))
 	val[0], key[0], hv[0] = 'X', 'X', 'X' // the builder copied them
 
 	e1 := b.Event()

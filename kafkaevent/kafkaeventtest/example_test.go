@@ -93,8 +93,8 @@ func ExampleBuilder_Add() {
 		kafkaeventtest.WithOffset(100),
 		kafkaeventtest.WithHeader("content-type", []byte("application/json")),
 		kafkaeventtest.WithHeader("trace", nil), // a null header value
-		kafkaeventtest.WithKeySchema("AVRO", "1"),
-		kafkaeventtest.WithValueSchema("JSON", "6a3f8e2c-9b1d-4c7e-8f5a-2d4b6c8e0a1f"),
+		kafkaeventtest.WithKeySchemaMetadata("AVRO", "1"),
+		kafkaeventtest.WithValueSchemaMetadata("JSON", "6a3f8e2c-9b1d-4c7e-8f5a-2d4b6c8e0a1f"),
 	)
 	b.Add("orders", 0, nil, // a tombstone, at the next offset
 		kafkaeventtest.WithTimestampType(kafkaevent.LogAppendTime),

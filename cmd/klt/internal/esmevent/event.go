@@ -49,10 +49,10 @@ func BuildEvent(recs []jsonl.Record, opts []kafkaeventtest.BuilderOption) *kafka
 			ro = append(ro, kafkaeventtest.WithHeader(h.Key, h.Value))
 		}
 		if s := r.KeySchema; s != nil {
-			ro = append(ro, kafkaeventtest.WithKeySchema(s.DataFormat, s.SchemaID))
+			ro = append(ro, kafkaeventtest.WithKeySchemaMetadata(s.DataFormat, s.SchemaID))
 		}
 		if s := r.ValueSchema; s != nil {
-			ro = append(ro, kafkaeventtest.WithValueSchema(s.DataFormat, s.SchemaID))
+			ro = append(ro, kafkaeventtest.WithValueSchemaMetadata(s.DataFormat, s.SchemaID))
 		}
 		b.Add(r.Topic, r.Partition, r.Value, ro...)
 	}
