@@ -57,7 +57,7 @@ func FuzzRecord(f *testing.F) {
 				t.Fatalf("the fast path read %+v, encoding/json %+v", fast, slow)
 			}
 		}
-		r, err := ReadRecord(m)
+		r, err := ReadRecord(&m)
 		if err != nil {
 			if _, ok := err.(*DecodeError); !ok {
 				t.Fatalf("error %T %v, want *DecodeError", err, err)
@@ -68,7 +68,7 @@ func FuzzRecord(f *testing.F) {
 		if err != nil {
 			return // a record SQS cannot carry (a topic that is not UTF-8, say)
 		}
-		again, err := ReadRecord(entryMessage(t, "again", e))
+		again, err := ReadRecord(new(entryMessage(t, "again", e)))
 		if err != nil {
 			t.Fatalf("a record ReadRecord returned does not decode again: %v", err)
 		}
@@ -131,7 +131,7 @@ func FuzzRoundTrip(f *testing.F) {
 				t.Fatalf("deduplication ID: %v", err)
 			}
 		}
-		got, err := ReadRecord(entryMessage(t, "m", e))
+		got, err := ReadRecord(new(entryMessage(t, "m", e)))
 		if err != nil {
 			t.Fatal(err)
 		}

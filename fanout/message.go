@@ -797,8 +797,14 @@ func intMember(s string, i int, name string) (int64, int, bool) {
 //
 // A message that does not carry a record in this package's format fails with a
 // *DecodeError naming the attribute at fault; ReadRecord never panics on any input. The record
-// returned shares no memory with m.
-func ReadRecord(m events.SQSMessage) (*kafkaevent.Record, error) {
+// returned shares no memory with m. A nil m is a message without attributes.
+//
+// ReadRecord is the decode function of batch.WithSQSKafkaRecord, for a handler of the queue's
+// messages written on batch.ProcessSQS rather than WorkerHandler.
+func ReadRecord(m *events.SQSMessage) (*kafkaevent.Record, error) {
+	if m == nil {
+		m = &events.SQSMessage{}
+	}
 	fail := func(attr string, format string, args ...any) (*kafkaevent.Record, error) {
 		return nil, &DecodeError{MessageID: m.MessageId, Attribute: attr, Err: fmt.Errorf(format, args...)}
 	}

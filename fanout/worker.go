@@ -54,7 +54,7 @@ func WorkerHandler(h batch.KafkaRecordHandler, opts ...batch.Option) batch.SQSFu
 		// need its record. ProcessSQS hands out pointers into ev.Records, so they find it by
 		// pointer; concurrent invocations have messages of their own.
 		for i := range ev.Records {
-			r, err := ReadRecord(ev.Records[i])
+			r, err := ReadRecord(&ev.Records[i])
 			w.recs.Store(&ev.Records[i], decoded{r, err})
 		}
 		defer func() {
@@ -83,7 +83,7 @@ type decoded struct {
 func (w *worker) record(m *events.SQSMessage) (*kafkaevent.Record, error) {
 	d, ok := w.recs.Load(m)
 	if !ok { // not a message of an invocation under way (a handler left running): decode it now
-		return ReadRecord(*m)
+		return ReadRecord(m)
 	}
 	return d.(decoded).r, d.(decoded).err
 }

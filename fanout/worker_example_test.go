@@ -40,7 +40,7 @@ func ExampleReadRecord() {
 	if err := json.Unmarshal([]byte(orderMessage), &m); err != nil {
 		panic(err)
 	}
-	r, err := fanout.ReadRecord(m)
+	r, err := fanout.ReadRecord(&m)
 	if err != nil {
 		panic(err)
 	}
@@ -51,7 +51,7 @@ func ExampleReadRecord() {
 	}
 
 	// A message that was not sent by a dispatcher fails with an error naming the attribute.
-	_, err = fanout.ReadRecord(events.SQSMessage{MessageId: "m-2", Body: "hello"})
+	_, err = fanout.ReadRecord(&events.SQSMessage{MessageId: "m-2", Body: "hello"})
 	var de *fanout.DecodeError
 	fmt.Println(errors.As(err, &de), de.Attribute)
 	// Output:
