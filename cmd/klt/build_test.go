@@ -92,14 +92,14 @@ func TestBuildFlags(t *testing.T) {
 		{"defaults", nil, kafkaeventtest.NewBuilder().
 			Add("t", 0, []byte("v")).Add("t", 0, []byte("w")).Event()},
 		{"self-managed", []string{"--source", "self-managed"},
-			kafkaeventtest.NewBuilder(kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged)).
+			kafkaeventtest.NewBuilder(kafkaeventtest.WithEventSource(kafkaevent.SourceSelfManaged)).
 				Add("t", 0, []byte("v")).Add("t", 0, []byte("w")).Event()},
 		{"arn, servers and start time", []string{
 			"--arn", "arn:aws:kafka:eu-west-1:111122223333:cluster/c/1",
 			"--bootstrap-servers", "b1:9092, b2:9092",
 			"--start-time", "2025-06-01T10:30:00.250+02:00",
 		}, kafkaeventtest.NewBuilder(
-			kafkaeventtest.WithSourceARN("arn:aws:kafka:eu-west-1:111122223333:cluster/c/1"),
+			kafkaeventtest.WithEventSourceARN("arn:aws:kafka:eu-west-1:111122223333:cluster/c/1"),
 			kafkaeventtest.WithBootstrapServers("b1:9092", "b2:9092"),
 			kafkaeventtest.WithStartTime(start),
 		).Add("t", 0, []byte("v")).Add("t", 0, []byte("w")).Event()},

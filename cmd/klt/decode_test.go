@@ -93,7 +93,7 @@ func TestDecodedRecordOf(t *testing.T) {
 }
 
 func TestDecode(t *testing.T) {
-	ev := kafkaeventtest.NewBuilder(kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged)).
+	ev := kafkaeventtest.NewBuilder(kafkaeventtest.WithEventSource(kafkaevent.SourceSelfManaged)).
 		Add("b", 1, []byte("x"), kafkaeventtest.WithKey([]byte("k1"))).
 		Add("a", 0, nil, kafkaeventtest.WithKey([]byte{0xfe}), kafkaeventtest.WithOffset(9), kafkaeventtest.WithHeader("h", []byte("v"))).
 		Event()

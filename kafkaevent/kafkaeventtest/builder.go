@@ -64,14 +64,14 @@ type builderConfig struct {
 // BuilderOption configures a [Builder]; pass it to [NewBuilder].
 type BuilderOption func(*builderConfig)
 
-// WithSource sets the event source; the default is kafkaevent.SourceMSK.
-func WithSource(s kafkaevent.Source) BuilderOption {
+// WithEventSource sets the eventSource; the default is kafkaevent.SourceMSK.
+func WithEventSource(s kafkaevent.Source) BuilderOption {
 	return func(c *builderConfig) { c.source = s }
 }
 
-// WithSourceARN sets the eventSourceArn. The default is [DefaultMSKSourceARN] for
-// kafkaevent.SourceMSK and none for other sources; WithSourceARN("") leaves it out.
-func WithSourceARN(arn string) BuilderOption {
+// WithEventSourceARN sets the eventSourceArn. The default is [DefaultMSKSourceARN] for
+// kafkaevent.SourceMSK and none for other sources; WithEventSourceARN("") leaves it out.
+func WithEventSourceARN(arn string) BuilderOption {
 	return func(c *builderConfig) { c.arn, c.arnSet = arn, true }
 }
 

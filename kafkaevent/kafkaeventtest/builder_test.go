@@ -55,7 +55,7 @@ func TestBuilderDefaults(t *testing.T) {
 }
 
 func TestBuilderSelfManaged(t *testing.T) {
-	e := kafkaeventtest.NewBuilder(kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged)).Event()
+	e := kafkaeventtest.NewBuilder(kafkaeventtest.WithEventSource(kafkaevent.SourceSelfManaged)).Event()
 	if e.Source != kafkaevent.SourceSelfManaged || e.SourceARN != "" {
 		t.Errorf("Source, SourceARN = %q, %q; want SelfManagedKafka and no ARN", e.Source, e.SourceARN)
 	}
@@ -67,15 +67,15 @@ func TestBuilderSelfManaged(t *testing.T) {
 	}
 
 	e = kafkaeventtest.NewBuilder(
-		kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged),
-		kafkaeventtest.WithSourceARN("arn:x"),
+		kafkaeventtest.WithEventSource(kafkaevent.SourceSelfManaged),
+		kafkaeventtest.WithEventSourceARN("arn:x"),
 		kafkaeventtest.WithBootstrapServers("a:1", "b:2"),
 	).Event()
 	if e.SourceARN != "arn:x" || !slices.Equal(e.BootstrapServers, []string{"a:1", "b:2"}) {
 		t.Errorf("got ARN %q servers %q", e.SourceARN, e.BootstrapServers)
 	}
 
-	e = kafkaeventtest.NewBuilder(kafkaeventtest.WithSourceARN(""), kafkaeventtest.WithBootstrapServers()).Event()
+	e = kafkaeventtest.NewBuilder(kafkaeventtest.WithEventSourceARN(""), kafkaeventtest.WithBootstrapServers()).Event()
 	if e.SourceARN != "" || e.BootstrapServers != nil {
 		t.Errorf("got ARN %q servers %#v, want both unset", e.SourceARN, e.BootstrapServers)
 	}

@@ -14,19 +14,19 @@ import (
 func SourceOptions(source, arn string) ([]kafkaeventtest.BuilderOption, error) {
 	switch source {
 	case "msk":
-		opts := []kafkaeventtest.BuilderOption{kafkaeventtest.WithSource(kafkaevent.SourceMSK)}
+		opts := []kafkaeventtest.BuilderOption{kafkaeventtest.WithEventSource(kafkaevent.SourceMSK)}
 		if arn != "" {
 			if !strings.HasPrefix(arn, "arn:") {
 				return nil, fmt.Errorf("--arn: want an ARN such as arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID, got %q", arn)
 			}
-			opts = append(opts, kafkaeventtest.WithSourceARN(arn))
+			opts = append(opts, kafkaeventtest.WithEventSourceARN(arn))
 		}
 		return opts, nil
 	case "self-managed":
 		if arn != "" {
 			return nil, errors.New("--arn: a self-managed Kafka event has no eventSourceArn; use --source msk")
 		}
-		return []kafkaeventtest.BuilderOption{kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged)}, nil
+		return []kafkaeventtest.BuilderOption{kafkaeventtest.WithEventSource(kafkaevent.SourceSelfManaged)}, nil
 	}
 	return nil, fmt.Errorf("--source: want msk or self-managed, got %q", source)
 }
