@@ -16,8 +16,9 @@ const (
 	RaisedFilterQuota = 10
 
 	// MaxFilterOrCombinations is the most alternatives the $or clauses of one pattern may
-	// expand to (the product of the branch counts), the limit EventBridge, whose pattern
-	// language Lambda's filters use, puts on $or matching:
+	// expand to (the product of the branch counts). It is EventBridge's limit on $or matching
+	// (event patterns, whose language and engine, event-ruler, Lambda's filters share); Lambda's
+	// own pages state none, so filter applies EventBridge's:
 	// https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-create-pattern-operators.html
 	MaxFilterOrCombinations = 1000
 )
