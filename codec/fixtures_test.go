@@ -691,8 +691,8 @@ func (k *fixtureKit) fixtures(t testing.TB) []toolkitFixture {
 		p0 := k.must(det.Marshal(k.protoOrder(fixtureOrders[0])))
 		p1 := k.must(det.Marshal(k.protoOrder(fixtureOrders[1])))
 		b := k.newBuilder().
-			Add("orders-proto", 0, append(conf, p0...), kafkaeventtest.WithKey([]byte("order-0")), kafkaeventtest.WithValueSchema(codec.FormatProtobuf, "7")).
-			Add("orders-proto", 0, append(glue, p1...), kafkaeventtest.WithKey([]byte("order-1")), kafkaeventtest.WithValueSchema(codec.FormatProtobuf, glueOrderProto))
+			Add("orders-proto", 0, append(conf, p0...), kafkaeventtest.WithKey([]byte("order-0")), kafkaeventtest.WithValueSchemaMetadata(codec.FormatProtobuf, "7")).
+			Add("orders-proto", 0, append(glue, p1...), kafkaeventtest.WithKey([]byte("order-1")), kafkaeventtest.WithValueSchemaMetadata(codec.FormatProtobuf, glueOrderProto))
 		fixtures = append(fixtures, toolkitFixture{name: "protobuf-source.json", event: b.Event(),
 			check: k.protoValueOf(k.orderMD),
 			want:  []string{k.protoJSONOf(k.protoOrder(fixtureOrders[0])), k.protoJSONOf(k.protoOrder(fixtureOrders[1]))}})
@@ -701,9 +701,9 @@ func (k *fixtureKit) fixtures(t testing.TB) []toolkitFixture {
 	{
 		b := k.newBuilder().
 			Add("orders-avro", 0, []byte(k.orderJSON(fixtureOrders[0])), kafkaeventtest.WithKey([]byte(`"order-0"`)),
-				kafkaeventtest.WithValueSchema(codec.FormatAvro, "1"), kafkaeventtest.WithKeySchema(codec.FormatJSON, "2")).
+				kafkaeventtest.WithValueSchemaMetadata(codec.FormatAvro, "1"), kafkaeventtest.WithKeySchemaMetadata(codec.FormatJSON, "2")).
 			Add("orders-avro", 0, []byte(k.orderJSON(fixtureOrders[1])), kafkaeventtest.WithKey([]byte(`"order-1"`)),
-				kafkaeventtest.WithValueSchema(codec.FormatProtobuf, glueOrderProto))
+				kafkaeventtest.WithValueSchemaMetadata(codec.FormatProtobuf, glueOrderProto))
 		fixtures = append(fixtures, toolkitFixture{name: "json-mode.json", event: b.Event(),
 			check: k.jsonValue, want: []string{k.orderJSON(fixtureOrders[0]), k.orderJSON(fixtureOrders[1])}})
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -21,7 +22,7 @@ const MaxBatchEntries = 10
 const MaxBatchSize = 1 << 20
 
 // A Dispatcher sends the records of Kafka batches to an SQS queue, one message per record,
-// in the format that [Record] reads back. Make one with [NewDispatcher]; it is safe for
+// in the format that [ReadRecord] reads back. Make one with [NewDispatcher]; it is safe for
 // concurrent use, and meant to be made once, outside the handler.
 type Dispatcher struct {
 	client   batch.SQSAPI
@@ -38,8 +39,9 @@ type Dispatcher struct {
 // [WithBatchOptions], so that each option is defined once, with one default.
 //
 // Options are checked once, by NewDispatcher: an option given an invalid value makes it
-// return an error wrapping ErrInvalidOption (and batch.ErrInvalidOption, for a batch option)
-// that names the option and the value, as kgo.NewClient does.
+// return a *toolkit.OptionError (matching toolkit.ErrInvalidOption) that names the option and
+// says why, with the value, as kgo.NewClient does; for an option of WithBatchOptions, it wraps
+// batch's own error for that option.
 type Option func(*config)
 
 type config struct {
@@ -60,33 +62,13 @@ type config struct {
 	now         func() time.Time
 }
 
-// ErrInvalidOption is wrapped by the error of NewDispatcher when an option is given an
-// invalid value (or the client or queue URL is missing), the options of WithBatchOptions
-// included; the error names the option and the value: "fanout: WithSendConcurrency(0):
-// invalid option: want at least 1".
-var ErrInvalidOption = errors.New("fanout: invalid option")
-
-// invalid records the first invalid option; the message is "Option(value): why".
-func (c *config) invalid(format string, args ...any) {
+// invalid records the first invalid option: option is its name, the reason says why and
+// gives the value: "fanout: invalid option WithSendConcurrency: want at least 1, not 0".
+func (c *config) invalid(option, format string, args ...any) {
 	if c.err == nil {
-		opt, why, _ := strings.Cut(fmt.Sprintf(format, args...), ": ")
-		c.err = &optionError{option: opt, why: why}
+		c.err = &toolkit.OptionError{Package: "fanout", Option: option, Reason: fmt.Sprintf(format, args...)}
 	}
 }
-
-type optionError struct{ option, why string }
-
-func (e *optionError) Error() string        { return "fanout: " + e.option + ": invalid option: " + e.why }
-func (e *optionError) Is(target error) bool { return target == ErrInvalidOption }
-
-// batchOptionError is the error of an option of WithBatchOptions that batch refuses: it is
-// an invalid option of both packages, the Dispatcher's (ErrInvalidOption, the option given
-// to NewDispatcher) and batch's (batch.ErrInvalidOption, the option that is bad), so that
-// errors.Is finds either: "fanout: WithBatchOptions: batch: WithLogger(nil): invalid option: ...".
-type batchOptionError struct{ err error }
-
-func (e *batchOptionError) Error() string   { return "fanout: WithBatchOptions: " + e.err.Error() }
-func (e *batchOptionError) Unwrap() []error { return []error{ErrInvalidOption, e.err} }
 
 // WithMessageGroup sets the MessageGroupId of each record's message on a FIFO queue to what
 // group returns for it: records of one group reach the workers in Kafka order, and groups
@@ -99,7 +81,7 @@ func (e *batchOptionError) Unwrap() []error { return []error{ErrInvalidOption, e
 func WithMessageGroup(group func(r *kafkaevent.Record) string) Option {
 	return func(c *config) {
 		if group == nil {
-			c.invalid("WithMessageGroup(nil): want a function")
+			c.invalid("WithMessageGroup", "want a function, not nil")
 		}
 		c.group = group
 	}
@@ -123,7 +105,7 @@ func WithPartitionGroups() Option { return func(c *config) { c.group = groupByPa
 func WithSendConcurrency(n int) Option {
 	return func(c *config) {
 		if n < 1 {
-			c.invalid("WithSendConcurrency(%d): want at least 1", n)
+			c.invalid("WithSendConcurrency", "want at least 1, not %d", n)
 		}
 		c.concurrency = n
 	}
@@ -140,7 +122,7 @@ func WithSendConcurrency(n int) Option {
 func WithSendRetry(attempts int, backoff time.Duration) Option {
 	return func(c *config) {
 		if attempts < 1 || backoff < 0 {
-			c.invalid("WithSendRetry(%d, %v): want at least 1 attempt and a backoff of 0 or more", attempts, backoff)
+			c.invalid("WithSendRetry", "want at least 1 attempt and a backoff of 0 or more, not (%d, %v)", attempts, backoff)
 		}
 		c.attempts, c.backoff = attempts, backoff
 	}
@@ -154,7 +136,7 @@ func WithSendRetry(attempts int, backoff time.Duration) Option {
 func WithMaxMessageSize(n int) Option {
 	return func(c *config) {
 		if n < 1 || n > batch.SQSMaxMessageSize {
-			c.invalid("WithMaxMessageSize(%d): want 1 to %d", n, batch.SQSMaxMessageSize)
+			c.invalid("WithMaxMessageSize", "want 1 to %d, not %d", batch.SQSMaxMessageSize, n)
 		}
 		c.maxSize = n
 	}
@@ -188,8 +170,8 @@ func WithMaxMessageSize(n int) Option {
 //     with the sink's error. By default there is no sink.
 //
 // Any other batch option (batch.WithRetry, batch.WithFilter, ...) makes NewDispatcher fail
-// with an error wrapping both ErrInvalidOption and batch.ErrInvalidOption: it has no meaning
-// for a Dispatcher, which calls no handler.
+// with a *toolkit.OptionError for WithBatchOptions wrapping batch's error for that option: it
+// has no meaning for a Dispatcher, which calls no handler.
 // Given more than once, the options add up, in order.
 func WithBatchOptions(opts ...batch.Option) Option {
 	return func(c *config) { c.batchOpts = append(c.batchOpts, opts...) }
@@ -200,8 +182,8 @@ func withClock(now func() time.Time) Option { return func(c *config) { c.now = n
 
 // NewDispatcher returns a dispatcher that sends records to the queue at queueURL through
 // client (an *sqs.Client). The queue is FIFO when its URL ends in ".fifo". A nil client, an
-// empty URL or an option given an invalid value is an error wrapping ErrInvalidOption (and
-// batch.ErrInvalidOption too, for an option of WithBatchOptions), and no Dispatcher.
+// empty URL or an option given an invalid value is a *toolkit.OptionError (wrapping batch's
+// error, for an option of WithBatchOptions), and no Dispatcher.
 func NewDispatcher(client batch.SQSAPI, queueURL string, opts ...Option) (*Dispatcher, error) {
 	d := &Dispatcher{
 		client:   client,
@@ -219,14 +201,14 @@ func NewDispatcher(client batch.SQSAPI, queueURL string, opts ...Option) (*Dispa
 	}
 	c := &d.cfg
 	if client == nil {
-		c.invalid("NewDispatcher(nil, ...): want an SQS client")
+		c.invalid("NewDispatcher", "want an SQS client, not nil")
 	}
 	if queueURL == "" {
-		c.invalid("NewDispatcher(client, \"\"): want a queue URL")
+		c.invalid("NewDispatcher", "want a queue URL, not \"\"")
 	}
 	for _, o := range opts {
 		if o == nil {
-			c.invalid("Option(nil): want an option")
+			c.invalid("Option", "want an option, not nil")
 			continue
 		}
 		o(c)
@@ -236,7 +218,7 @@ func NewDispatcher(client batch.SQSAPI, queueURL string, opts ...Option) (*Dispa
 	}
 	s, err := batch.ReadSettings(c.batchOpts...)
 	if err != nil {
-		return nil, &batchOptionError{err: err}
+		return nil, &toolkit.OptionError{Package: "fanout", Option: "WithBatchOptions", Err: err}
 	}
 	c.logger, c.metrics, c.namespace, c.margin = s.Logger, s.Metrics, s.Namespace, s.DeadlineMargin
 	c.sink, c.policy = s.Sink, s.SinkPolicy

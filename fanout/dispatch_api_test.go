@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
@@ -60,30 +61,32 @@ func TestDispatchInvalidOptions(t *testing.T) {
 	t.Parallel()
 	client := &sqs.Client{}
 	for _, tc := range []struct {
-		opts  []Option
-		nilC  bool
-		url   string
-		want  string
-		owner error // the ErrInvalidOption of the package that owns the option
+		opts   []Option
+		nilC   bool
+		url    string
+		option string // the option the *toolkit.OptionError names
+		want   string
 	}{
-		{nilC: true, url: "https://sqs/q", want: "fanout: NewDispatcher(nil, ...): invalid option: want an SQS client", owner: ErrInvalidOption},
-		{want: `NewDispatcher(client, "")`, owner: ErrInvalidOption},
-		{opts: []Option{WithSendConcurrency(0)}, want: "fanout: WithSendConcurrency(0): invalid option: want at least 1", owner: ErrInvalidOption},
-		{opts: []Option{WithSendRetry(0, time.Second)}, want: "WithSendRetry(0, 1s)", owner: ErrInvalidOption},
-		{opts: []Option{WithSendRetry(1, -1)}, want: "WithSendRetry(1, -1ns)", owner: ErrInvalidOption},
-		{opts: []Option{WithMaxMessageSize(0)}, want: "WithMaxMessageSize(0)", owner: ErrInvalidOption},
-		{opts: []Option{WithMaxMessageSize(batch.SQSMaxMessageSize + 1)}, want: "WithMaxMessageSize(1048577)", owner: ErrInvalidOption},
-		{opts: []Option{WithMessageGroup(nil)}, want: "WithMessageGroup(nil)", owner: ErrInvalidOption},
-		{opts: []Option{nil}, want: "Option(nil)", owner: ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithDeadlineMargin(-time.Second))}, want: "fanout: WithBatchOptions: batch: WithDeadlineMargin(-1s): invalid option", owner: batch.ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithSink(nil, batch.SinkPermanent))}, want: "WithSink(nil", owner: batch.ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithSink(&memSink{}, 7))}, want: "unknown policy", owner: batch.ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithLogger(nil))}, want: "WithLogger(nil)", owner: batch.ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithMetrics(nil))}, want: "WithMetrics(nil)", owner: batch.ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithMetricsNamespace(""))}, want: "WithMetricsNamespace", owner: batch.ErrInvalidOption},
+		{nilC: true, url: "https://sqs/q", option: "NewDispatcher", want: "fanout: invalid option NewDispatcher: want an SQS client, not nil"},
+		{option: "NewDispatcher", want: `want a queue URL, not ""`},
+		{opts: []Option{WithSendConcurrency(0)}, option: "WithSendConcurrency", want: "fanout: invalid option WithSendConcurrency: want at least 1, not 0"},
+		{opts: []Option{WithSendRetry(0, time.Second)}, option: "WithSendRetry", want: "not (0, 1s)"},
+		{opts: []Option{WithSendRetry(1, -1)}, option: "WithSendRetry", want: "not (1, -1ns)"},
+		{opts: []Option{WithMaxMessageSize(0)}, option: "WithMaxMessageSize", want: "not 0"},
+		{opts: []Option{WithMaxMessageSize(batch.SQSMaxMessageSize + 1)}, option: "WithMaxMessageSize", want: "not 1048577"},
+		{opts: []Option{WithMessageGroup(nil)}, option: "WithMessageGroup", want: "want a function, not nil"},
+		{opts: []Option{nil}, option: "Option", want: "want an option, not nil"},
+		// An option of WithBatchOptions is refused by batch: the error is fanout's for
+		// WithBatchOptions, wrapping batch's, which names the option.
+		{opts: []Option{WithBatchOptions(batch.WithDeadlineMargin(-time.Second))}, option: "WithBatchOptions", want: "WithDeadlineMargin"},
+		{opts: []Option{WithBatchOptions(batch.WithSink(nil, batch.SinkPermanent))}, option: "WithBatchOptions", want: "WithSink"},
+		{opts: []Option{WithBatchOptions(batch.WithSink(&memSink{}, 7))}, option: "WithBatchOptions", want: "unknown policy"},
+		{opts: []Option{WithBatchOptions(batch.WithLogger(nil))}, option: "WithBatchOptions", want: "WithLogger"},
+		{opts: []Option{WithBatchOptions(batch.WithMetrics(nil))}, option: "WithBatchOptions", want: "WithMetrics"},
+		{opts: []Option{WithBatchOptions(batch.WithMetricsNamespace(""))}, option: "WithBatchOptions", want: "WithMetricsNamespace"},
 		// A batch option that has no meaning for a Dispatcher is refused, not ignored.
-		{opts: []Option{WithBatchOptions(batch.WithRetry(3, time.Millisecond))}, want: "batch: WithRetry: invalid option: not one of", owner: batch.ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithConcurrency(2))}, want: "WithConcurrency", owner: batch.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithRetry(3, time.Millisecond))}, option: "WithBatchOptions", want: "not one of"},
+		{opts: []Option{WithBatchOptions(batch.WithConcurrency(2))}, option: "WithBatchOptions", want: "WithConcurrency"},
 	} {
 		c, url := batch.SQSAPI(client), "q"
 		if tc.nilC {
@@ -92,9 +95,16 @@ func TestDispatchInvalidOptions(t *testing.T) {
 			url = ""
 		}
 		d, err := NewDispatcher(c, url, tc.opts...)
-		// Every invalid option is the Dispatcher's; one of WithBatchOptions is batch's too.
-		if d != nil || !errors.Is(err, tc.owner) || !errors.Is(err, ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) {
+		var oe *toolkit.OptionError
+		if d != nil || !errors.Is(err, toolkit.ErrInvalidOption) || !errors.As(err, &oe) ||
+			oe.Package != "fanout" || oe.Option != tc.option || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, %v", tc.want, d, err)
+			continue
+		}
+		// One of WithBatchOptions wraps batch's own error.
+		if inner := errors.Unwrap(oe); (tc.option == "WithBatchOptions") != (inner != nil) ||
+			inner != nil && !strings.HasPrefix(err.Error(), "fanout: invalid option WithBatchOptions: batch: ") {
+			t.Errorf("%s: %v wraps %v", tc.want, err, inner)
 		}
 	}
 }

@@ -51,7 +51,7 @@ func (f *faults) apply(stack *middleware.Stack) error {
 		recs := make([]*kafkaevent.Record, len(input.Entries))
 		sizes := make([]int, len(input.Entries))
 		for i, e := range input.Entries {
-			r, err := Record(dispMessage(types.Message{MessageId: e.Id, Body: e.MessageBody, MessageAttributes: e.MessageAttributes}))
+			r, err := ReadRecord(new(dispMessage(types.Message{MessageId: e.Id, Body: e.MessageBody, MessageAttributes: e.MessageAttributes})))
 			if err != nil {
 				return middleware.InitializeOutput{}, middleware.Metadata{}, fmt.Errorf("faults: entry %d does not decode: %w", i, err)
 			}
@@ -182,7 +182,7 @@ func drainAll(t *testing.T, c *sqs.Client, queueURL string) ([]*kafkaevent.Recor
 		empty = 0
 		del := &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(queueURL)}
 		for i, m := range res.Messages {
-			r, err := Record(dispMessage(m))
+			r, err := ReadRecord(new(dispMessage(m)))
 			if err != nil {
 				t.Fatalf("message %s: %v", aws.ToString(m.MessageId), err)
 			}

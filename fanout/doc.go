@@ -37,7 +37,7 @@
 //
 // # The message
 //
-// A record travels in one SQS message, and [Record] rebuilds it byte for byte: value, key,
+// A record travels in one SQS message, and [ReadRecord] rebuilds it byte for byte: value, key,
 // headers (order, repeated names, null values, bytes that are not UTF-8), topic, partition,
 // offset, timestamp and its type, and schema metadata.
 //
@@ -89,7 +89,7 @@
 // hundred bytes of attributes, a binary one about 768 KiB. A record too large, or with a
 // string SQS cannot carry, fails with an [*EncodeError] (wrapping batch.ErrMessageTooLarge
 // for the size) and is reported by the dispatcher, never dropped. A message that does not
-// carry a record fails [Record] with a [*DecodeError] naming the attribute at fault; the
+// carry a record fails [ReadRecord] with a [*DecodeError] naming the attribute at fault; the
 // worker reports it as a failed message.
 //
 // # Options
@@ -101,6 +101,6 @@
 // as package batch's options, through [WithBatchOptions], and the workers take batch's
 // options alone: each option is defined once, in the package that owns the behaviour, with
 // one default. [NewDispatcher] checks its options once and returns the error of an invalid
-// one, naming the option and value, wrapping [ErrInvalidOption] (and batch.ErrInvalidOption
-// too, for one of batch's); [WorkerHandler] checks its options as batch.SQSHandler does.
+// one, a *toolkit.OptionError naming the option and value (wrapping batch's error, for one of
+// batch's); [WorkerHandler] checks its options as batch.SQSHandler does.
 package fanout

@@ -14,8 +14,8 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// FuzzRecord gives Record messages of any content: it must return a record or a
-// *DecodeError, never panic, and a record it returns must survive entry and Record again
+// FuzzRecord gives ReadRecord messages of any content: it must return a record or a
+// *DecodeError, never panic, and a record it returns must survive entry and ReadRecord again
 // unchanged. The seed corpus is in testdata/fuzz/FuzzRecord, besides the messages of
 // shapes().
 func FuzzRecord(f *testing.F) {
@@ -57,7 +57,7 @@ func FuzzRecord(f *testing.F) {
 				t.Fatalf("the fast path read %+v, encoding/json %+v", fast, slow)
 			}
 		}
-		r, err := Record(m)
+		r, err := ReadRecord(&m)
 		if err != nil {
 			if _, ok := err.(*DecodeError); !ok {
 				t.Fatalf("error %T %v, want *DecodeError", err, err)
@@ -68,9 +68,9 @@ func FuzzRecord(f *testing.F) {
 		if err != nil {
 			return // a record SQS cannot carry (a topic that is not UTF-8, say)
 		}
-		again, err := Record(entryMessage(t, "again", e))
+		again, err := ReadRecord(new(entryMessage(t, "again", e)))
 		if err != nil {
-			t.Fatalf("a record Record returned does not decode again: %v", err)
+			t.Fatalf("a record ReadRecord returned does not decode again: %v", err)
 		}
 		if d := sameRecord(r, again); d != "" {
 			t.Fatal(d)
@@ -79,7 +79,7 @@ func FuzzRecord(f *testing.F) {
 }
 
 // FuzzRoundTrip builds records of any content: entry either refuses one with an
-// *EncodeError or Record rebuilds it byte for byte from the message Lambda would deliver.
+// *EncodeError or ReadRecord rebuilds it byte for byte from the message Lambda would deliver.
 func FuzzRoundTrip(f *testing.F) {
 	f.Add("orders", int32(3), int64(42), int64(1700000000123), "CreateTime", []byte("k"), []byte(`{"a":1}`), "h", []byte("v"), uint8(0))
 	f.Add("t", int32(0), int64(0), int64(-1), "", []byte{}, []byte{0xff}, "", []byte{}, uint8(0xff))
@@ -131,7 +131,7 @@ func FuzzRoundTrip(f *testing.F) {
 				t.Fatalf("deduplication ID: %v", err)
 			}
 		}
-		got, err := Record(entryMessage(t, "m", e))
+		got, err := ReadRecord(new(entryMessage(t, "m", e)))
 		if err != nil {
 			t.Fatal(err)
 		}

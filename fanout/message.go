@@ -36,7 +36,7 @@ const (
 	ValueAttribute = "kafka.value"
 	// TraceParentAttribute and TraceStateAttribute (String) copy the record's W3C
 	// traceparent and tracestate headers, where OpenTelemetry's SQS propagation looks for
-	// them. The headers themselves travel in HeadersAttribute; Record ignores these copies.
+	// them. The headers themselves travel in HeadersAttribute; ReadRecord ignores these copies.
 	TraceParentAttribute = "traceparent"
 	TraceStateAttribute  = "tracestate"
 )
@@ -82,7 +82,7 @@ func (e *EncodeError) Error() string {
 
 func (e *EncodeError) Unwrap() error { return e.Err }
 
-// DecodeError is the error of a message Record cannot rebuild a Kafka record from. Attribute
+// DecodeError is the error of a message ReadRecord cannot rebuild a Kafka record from. Attribute
 // names the message attribute at fault (RecordAttribute, HeadersAttribute, ValueAttribute),
 // or is "body".
 type DecodeError struct {
@@ -790,15 +790,21 @@ func intMember(s string, i int, name string) (int64, int, bool) {
 	return n, j, true
 }
 
-// Record rebuilds the Kafka record that message m carries, byte for byte: value, key and
+// ReadRecord rebuilds the Kafka record that message m carries, byte for byte: value, key and
 // headers (order, repeated names, null values, bytes that are not UTF-8), topic, partition,
 // offset, timestamp and its type, and schema metadata. m is a message of an SQS event as the
 // event source mapping delivers it (events.SQSEvent's Records), sent by a Dispatcher.
 //
 // A message that does not carry a record in this package's format fails with a
-// *DecodeError naming the attribute at fault; Record never panics on any input. The record
-// returned shares no memory with m.
-func Record(m events.SQSMessage) (*kafkaevent.Record, error) {
+// *DecodeError naming the attribute at fault; ReadRecord never panics on any input. The record
+// returned shares no memory with m. A nil m is a message without attributes.
+//
+// ReadRecord is the decode function of batch.WithSQSKafkaRecord, for a handler of the queue's
+// messages written on batch.ProcessSQS rather than WorkerHandler.
+func ReadRecord(m *events.SQSMessage) (*kafkaevent.Record, error) {
+	if m == nil {
+		m = &events.SQSMessage{}
+	}
 	fail := func(attr string, format string, args ...any) (*kafkaevent.Record, error) {
 		return nil, &DecodeError{MessageID: m.MessageId, Attribute: attr, Err: fmt.Errorf(format, args...)}
 	}

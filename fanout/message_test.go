@@ -231,7 +231,7 @@ func TestRecordRebuildsEveryShape(t *testing.T) {
 			if e.MessageGroupId != nil || e.MessageDeduplicationId != nil {
 				t.Errorf("standard queue entry with FIFO fields: %+v", e)
 			}
-			got, err := Record(entryMessage(t, "m1", e))
+			got, err := ReadRecord(new(entryMessage(t, "m1", e)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -516,7 +516,7 @@ func TestRecordErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := entryMessage(t, "msg-1", good)
 			c.edit(&m)
-			r, err := Record(m)
+			r, err := ReadRecord(&m)
 			var de *DecodeError
 			if !errors.As(err, &de) || de.Attribute != c.attr || de.MessageID != "msg-1" || r != nil {
 				t.Fatalf("got %v, %v; want a *DecodeError on %s", r, err, c.attr)
@@ -536,7 +536,7 @@ func TestRecordSharesNoMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := entryMessage(t, "m", e)
-	r, err := Record(m)
+	r, err := ReadRecord(&m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -692,7 +692,7 @@ func TestShapesThroughSQS(t *testing.T) {
 			got := 0
 			for _, ev := range q.receive(t, len(want)) {
 				for _, m := range ev.Records {
-					r, err := Record(m)
+					r, err := ReadRecord(&m)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -771,7 +771,7 @@ func TestLambdaAttributeShapes(t *testing.T) {
 	if got := raw.Records[0].Attributes["AWSTraceHeader"]; !strings.HasPrefix(got, "Root=1-5759e988") {
 		t.Errorf("AWSTraceHeader %q", got)
 	}
-	got, err := Record(ev.Records[0])
+	got, err := ReadRecord(&ev.Records[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -816,7 +816,7 @@ func BenchmarkRecord(b *testing.B) {
 		m := entryMessage(b, "m", e)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := Record(m); err != nil {
+			if _, err := ReadRecord(&m); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -908,7 +908,7 @@ func TestRecordMemoryBound(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	r, err = Record(m)
+	r, err = ReadRecord(&m)
 	runtime.ReadMemStats(&after)
 	if err != nil || len(r.Headers) != batch.SQSMaxMessageSize/2 || r.Headers[0].Key != "" || r.Headers[0].Value != nil {
 		t.Fatalf("524,288 null headers: %v", err)
@@ -922,7 +922,7 @@ func TestRecordMemoryBound(t *testing.T) {
 		RecordAttribute: {DataType: "String", StringValue: &deep}}}
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err = Record(m)
+	_, err = ReadRecord(&m)
 	runtime.ReadMemStats(&after)
 	var de *DecodeError
 	if !errors.As(err, &de) || de.Attribute != RecordAttribute || !strings.Contains(err.Error(), "exceeded max depth") {

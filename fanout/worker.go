@@ -12,7 +12,7 @@ import (
 
 // WorkerHandler returns the Lambda handler of a worker: a function behind an SQS event source
 // mapping (with ReportBatchItemFailures) on the queue a [Dispatcher] sends to. It rebuilds the
-// Kafka record each message carries ([Record]) and runs h on it: the handler code that would
+// Kafka record each message carries ([ReadRecord]) and runs h on it: the handler code that would
 // run on the Kafka event source mapping itself, with batch.ProcessKafka, runs unchanged behind
 // the queue:
 //
@@ -24,7 +24,7 @@ import (
 // messages of its group are reported in the partial-batch response, by message ID. Retries,
 // the deadline margin, the sink, hooks, logs and metrics work as in batch.
 //
-// A message that does not carry a record in this package's format (Record fails) is a failed
+// A message that does not carry a record in this package's format (ReadRecord fails) is a failed
 // message, never a dropped one: its handler is not called, it fails as batch.Permanent with
 // the *DecodeError (logged, reported, and given to the sink of batch.WithSink under either
 // policy), and its group stops there.
@@ -43,7 +43,7 @@ import (
 // The handler is a batch.SQSFunc, which implements lambda.Handler: Invoke decodes the
 // payload's bytes straight into an events.SQSEvent and writes the partial-batch response.
 // The options are checked here, once, as by batch.SQSHandler: with an option given an invalid
-// value, every invocation fails with its error (wrapping batch.ErrInvalidOption).
+// value, every invocation fails with batch's error for it.
 func WorkerHandler(h batch.KafkaRecordHandler, opts ...batch.Option) batch.SQSFunc {
 	w := &worker{h: h}
 	all := make([]batch.Option, 0, len(opts)+1)
@@ -54,7 +54,7 @@ func WorkerHandler(h batch.KafkaRecordHandler, opts ...batch.Option) batch.SQSFu
 		// need its record. ProcessSQS hands out pointers into ev.Records, so they find it by
 		// pointer; concurrent invocations have messages of their own.
 		for i := range ev.Records {
-			r, err := Record(ev.Records[i])
+			r, err := ReadRecord(&ev.Records[i])
 			w.recs.Store(&ev.Records[i], decoded{r, err})
 		}
 		defer func() {
@@ -83,7 +83,7 @@ type decoded struct {
 func (w *worker) record(m *events.SQSMessage) (*kafkaevent.Record, error) {
 	d, ok := w.recs.Load(m)
 	if !ok { // not a message of an invocation under way (a handler left running): decode it now
-		return Record(*m)
+		return ReadRecord(m)
 	}
 	return d.(decoded).r, d.(decoded).err
 }

@@ -35,12 +35,12 @@ const orderMessage = `{
   "awsRegion": "us-east-1"
 }`
 
-func ExampleRecord() {
+func ExampleReadRecord() {
 	var m events.SQSMessage
 	if err := json.Unmarshal([]byte(orderMessage), &m); err != nil {
 		panic(err)
 	}
-	r, err := fanout.Record(m)
+	r, err := fanout.ReadRecord(&m)
 	if err != nil {
 		panic(err)
 	}
@@ -51,7 +51,7 @@ func ExampleRecord() {
 	}
 
 	// A message that was not sent by a dispatcher fails with an error naming the attribute.
-	_, err = fanout.Record(events.SQSMessage{MessageId: "m-2", Body: "hello"})
+	_, err = fanout.ReadRecord(&events.SQSMessage{MessageId: "m-2", Body: "hello"})
 	var de *fanout.DecodeError
 	fmt.Println(errors.As(err, &de), de.Attribute)
 	// Output:

@@ -132,7 +132,7 @@ func TestWorkerAppliesARecordDispatchedTwiceOnce(t *testing.T) {
 	store := wStore(t, ddb, "idem-message-id")
 	var a wApplied
 	_, err := batch.ProcessSQS(context.Background(), ev, func(_ context.Context, m *events.SQSMessage) error {
-		r, err := Record(*m)
+		r, err := ReadRecord(m)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // Pattern is a compiled filter pattern. It is safe for concurrent use.
@@ -102,8 +104,8 @@ func compile(pattern string, cfg config, filterIndex int) (*Pattern, error) {
 	if !utf8.ValidString(pattern) {
 		return nil, c.errorf(nil, "pattern is not valid UTF-8")
 	}
-	if n := utf8.RuneCountInString(pattern); n > MaxPatternLength {
-		return nil, c.errorf(nil, "pattern is %d characters long; Lambda allows at most %d", n, MaxPatternLength)
+	if n := utf8.RuneCountInString(pattern); n > limits.MaxFilterPatternLength {
+		return nil, c.errorf(nil, "pattern is %d characters long; Lambda allows at most %d", n, limits.MaxFilterPatternLength)
 	}
 	dec := json.NewDecoder(strings.NewReader(pattern))
 	dec.UseNumber()
@@ -188,8 +190,8 @@ func (c *compiler) object(obj map[string]any, path []string) ([]conj, error) {
 					return nil, err
 				}
 				alts = append(alts, sub...)
-				if len(alts) > MaxCombinations {
-					return nil, c.errorf(path, "$or expands to more than %d combinations", MaxCombinations)
+				if len(alts) > limits.MaxFilterOrCombinations {
+					return nil, c.errorf(path, "$or expands to more than %d combinations", limits.MaxFilterOrCombinations)
 				}
 			}
 		default:
@@ -220,8 +222,8 @@ func (c *compiler) object(obj map[string]any, path []string) ([]conj, error) {
 				}
 			}
 		}
-		if len(result)*len(alts) > MaxCombinations {
-			return nil, c.errorf(path, "$or expands to more than %d combinations", MaxCombinations)
+		if len(result)*len(alts) > limits.MaxFilterOrCombinations {
+			return nil, c.errorf(path, "$or expands to more than %d combinations", limits.MaxFilterOrCombinations)
 		}
 		next := make([]conj, 0, len(result)*len(alts))
 		for _, a := range result {

@@ -20,6 +20,7 @@ import (
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // Documentation pages cited by the cases.
@@ -717,7 +718,7 @@ func arrayCases() []matchCase {
 		yes("anything-but-wildcard/other", `{"s":[{"anything-but":{"wildcard":"*/lib/*"}}]}`, `{"s":"/usr/bin/x"}`, "anything-but wildcard", docEBOps).eb(),
 
 		// --- limits --------------------------------------------------------------------------
-		yes("limit/pattern-4096-characters", patternOfLength(filter.MaxPatternLength), docOfPatternLength(filter.MaxPatternLength),
+		yes("limit/pattern-4096-characters", patternOfLength(limits.MaxFilterPatternLength), docOfPatternLength(limits.MaxFilterPatternLength),
 			"a pattern of exactly 4096 characters is allowed", docAPIFilter),
 	}
 }
@@ -861,7 +862,7 @@ func invalidOperatorCases() []invalidCase {
 		bad("or/combinations-1024-nested", nestedOr(10), "ten nested two-branch $or clauses expand to 1024 > 1000 combinations", "§2.8"),
 
 		// length
-		bad("limit/pattern-4097-characters", patternOfLength(filter.MaxPatternLength+1), "pattern longer than 4096 characters", docAPIFilter).at(""),
+		bad("limit/pattern-4097-characters", patternOfLength(limits.MaxFilterPatternLength+1), "pattern longer than 4096 characters", docAPIFilter).at(""),
 	}
 }
 
@@ -1073,7 +1074,7 @@ func criteriaParseCases() []criteriaParseCase {
 			reason: "an invalid pattern is reported with its filter index and path", source: "§7"},
 		{name: "criteria/new-invalid-pattern-index", patterns: []string{`{"a":["1"]}`, `{"b":["2"]}`, `{"c":[]}`}, wantErr: true, filterIndex: 2, path: "c", checkPath: true,
 			reason: "NewCriteria reports the index of the bad pattern", source: "§7"},
-		{name: "criteria/pattern-too-long", data: criteriaJSON(patternOfLength(filter.MaxPatternLength + 1)), wantErr: true, filterIndex: 0,
+		{name: "criteria/pattern-too-long", data: criteriaJSON(patternOfLength(limits.MaxFilterPatternLength + 1)), wantErr: true, filterIndex: 0,
 			reason: "Filter.Pattern length constraint 0..4096", source: docAPIFilter},
 	}
 }

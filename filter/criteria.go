@@ -15,6 +15,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/internal/jsonscan"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // Criteria is the FilterCriteria of an event source mapping: up to 5 patterns (10 with a
@@ -159,8 +160,8 @@ func NewCriteria(patterns []string, opts ...Option) (*Criteria, error) {
 	}
 	if len(patterns) > cfg.maxFilters {
 		reason := fmt.Sprintf("%d filters; an event source mapping takes at most %d", len(patterns), cfg.maxFilters)
-		if cfg.maxFilters < RaisedMaxFilters {
-			reason += fmt.Sprintf(" (%d with a raised quota: WithRaisedFilterQuota)", RaisedMaxFilters)
+		if cfg.maxFilters < limits.RaisedFilterQuota {
+			reason += fmt.Sprintf(" (%d with a raised quota: WithRaisedFilterQuota)", limits.RaisedFilterQuota)
 		}
 		return nil, &Error{Filter: -1, Path: "Filters", Reason: reason}
 	}

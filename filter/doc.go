@@ -7,7 +7,7 @@
 // An event source mapping passes a record to the function when any of its filters matches
 // the record. [ParseCriteria] reads the filters in the shape CloudFormation, SAM and the
 // Lambda API use, and checks Lambda's limits (patterns of at most 4096 characters, one to
-// five filters, ten with [WithRaisedFilterQuota]):
+// five filters, ten with [WithRaisedFilterQuota]; the numbers are in package limits):
 //
 //	c, err := filter.ParseCriteria([]byte(`{"Filters": [
 //		{"Pattern": "{\"value\": {\"status\": [\"CREATED\"]}}"}

@@ -1,5 +1,7 @@
 package filter
 
+import "github.com/kafkalambda/toolkit/limits"
+
 // Option configures Compile, NewCriteria and ParseCriteria. The options are WithEventBridge,
 // WithLegacyNumbers and WithRaisedFilterQuota; with none, patterns are checked and matched as
 // a Lambda event source mapping does today.
@@ -12,24 +14,12 @@ type config struct {
 }
 
 func newConfig(opts []Option) config {
-	c := config{maxFilters: DefaultMaxFilters}
+	c := config{maxFilters: limits.FilterQuota}
 	for _, o := range opts {
 		o(&c)
 	}
 	return c
 }
-
-// Limits Lambda applies to FilterCriteria.
-const (
-	// MaxPatternLength is the longest pattern Lambda accepts, in characters.
-	MaxPatternLength = 4096
-	// DefaultMaxFilters is the number of filters an event source mapping may have by default.
-	DefaultMaxFilters = 5
-	// RaisedMaxFilters is the most filters a quota increase allows.
-	RaisedMaxFilters = 10
-	// MaxCombinations is the most alternatives the $or clauses of one pattern may expand to.
-	MaxCombinations = 1000
-)
 
 // WithEventBridge accepts the operators EventBridge rules have and Lambda's event source
 // mappings do not document: wildcard, cidr, and anything-but with prefix, suffix,
@@ -43,10 +33,12 @@ func WithEventBridge() Option { return func(c *config) { c.eventBridge = true } 
 // precision, as the current engine does.
 func WithLegacyNumbers() Option { return func(c *config) { c.legacyNumbers = true } }
 
-// WithRaisedFilterQuota allows RaisedMaxFilters (10) filters per FilterCriteria, as after a
-// quota increase. By default NewCriteria and ParseCriteria take at most DefaultMaxFilters
-// (5). Compile, which compiles one pattern, has no number of filters to check.
-func WithRaisedFilterQuota() Option { return func(c *config) { c.maxFilters = RaisedMaxFilters } }
+// WithRaisedFilterQuota allows limits.RaisedFilterQuota (10) filters per FilterCriteria, as
+// after a quota increase. By default NewCriteria and ParseCriteria take at most
+// limits.FilterQuota (5). Compile, which compiles one pattern, has no number of filters to check.
+func WithRaisedFilterQuota() Option {
+	return func(c *config) { c.maxFilters = limits.RaisedFilterQuota }
+}
 
 // Error reports an invalid pattern or FilterCriteria: where (a path in the pattern, such as
 // body.price, with the filter's index when it comes from FilterCriteria) and why.

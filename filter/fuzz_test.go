@@ -18,6 +18,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // slowInput is the most one call may take on one fuzz input. Real patterns compile in
@@ -722,7 +723,7 @@ func FuzzParseCriteria(f *testing.F) {
 		if strictOK {
 			var top map[string]json.RawMessage
 			strictOK = json.Unmarshal(data, &top) == nil && len(top) == 1 && top["Filters"] != nil &&
-				len(shape.Filters) >= 1 && len(shape.Filters) <= filter.DefaultMaxFilters
+				len(shape.Filters) >= 1 && len(shape.Filters) <= limits.FilterQuota
 			for _, fo := range shape.Filters {
 				var s string
 				strictOK = strictOK && len(fo) == 1 && fo["Pattern"] != nil && json.Unmarshal(fo["Pattern"], &s) == nil &&

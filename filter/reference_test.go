@@ -75,7 +75,7 @@ func refMatch(pattern, doc any) bool {
 	return false
 }
 
-// maxRefAlternatives bounds expandOr; the engine allows 1000 (filter.MaxCombinations).
+// maxRefAlternatives bounds expandOr; the engine allows 1000 (limits.MaxFilterOrCombinations).
 const maxRefAlternatives = 4096
 
 // expandOr rewrites a pattern with $or into the patterns without $or it stands for, as

@@ -50,14 +50,14 @@ import (
 // item failure.
 func FromAWS(ke *events.KafkaEvent) (*Event, error) {
 	if ke == nil {
-		return nil, &Error{Offset: -1, Msg: "nil events.KafkaEvent"}
+		return nil, &Error{Prefix: prefix, Offset: -1, Msg: "nil events.KafkaEvent"}
 	}
 	src := Source(ke.EventSource)
 	if src == sourceSelfManagedOld {
 		src = SourceSelfManaged
 	}
 	if src != SourceMSK && src != SourceSelfManaged {
-		return nil, &Error{Path: "eventSource", Offset: -1, Msg: fmt.Sprintf("unknown event source %s", jsonscan.QuoteText(ke.EventSource))}
+		return nil, &Error{Prefix: prefix, Path: "eventSource", Offset: -1, Msg: fmt.Sprintf("unknown event source %s", jsonscan.QuoteText(ke.EventSource))}
 	}
 	e := &Event{Source: src, SourceARN: ke.EventSourceARN}
 	e.BootstrapServers = splitServers(ke.BootstrapServers)
@@ -77,14 +77,14 @@ func FromAWS(ke *events.KafkaEvent) (*Event, error) {
 			if kr.Topic != "" {
 				rtopic = kr.Topic
 			} else if !keyOK {
-				return nil, &Error{Path: rpath + ".topic", Offset: -1, Msg: `missing, and the records key is not "topic-N"`}
+				return nil, &Error{Prefix: prefix, Path: rpath + ".topic", Offset: -1, Msg: `missing, and the records key is not "topic-N"`}
 			}
 			if kr.Partition < 0 || kr.Partition > math.MaxInt32 {
-				return nil, &Error{Path: rpath + ".partition", Offset: -1,
+				return nil, &Error{Prefix: prefix, Path: rpath + ".partition", Offset: -1,
 					Msg: fmt.Sprintf("want partition number 0..%d, got %d", math.MaxInt32, kr.Partition)}
 			}
 			if kr.Offset < 0 {
-				return nil, &Error{Path: rpath + ".offset", Offset: -1,
+				return nil, &Error{Prefix: prefix, Path: rpath + ".offset", Offset: -1,
 					Msg: fmt.Sprintf("want non-negative integer, got %d", kr.Offset)}
 			}
 			part.Records[i] = recordFromAWS(kr, rtopic, int32(kr.Partition), rpath)
@@ -146,12 +146,12 @@ func decodeBase64(s, path string) ([]byte, error) {
 		return nil, nil
 	}
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		return nil, &Error{Path: path, Offset: -1, Msg: fmt.Sprintf("invalid base64: line break at byte %d", i),
+		return nil, &Error{Prefix: prefix, Path: path, Offset: -1, Msg: fmt.Sprintf("invalid base64: line break at byte %d", i),
 			Err: base64.CorruptInputError(i)}
 	}
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return nil, &Error{Path: path, Offset: -1, Msg: "invalid base64: " + err.Error(), Err: err}
+		return nil, &Error{Prefix: prefix, Path: path, Offset: -1, Msg: "invalid base64: " + err.Error(), Err: err}
 	}
 	return b, nil
 }

@@ -263,7 +263,7 @@ func TestToAWS(t *testing.T) {
 			kafkaeventtest.WithHeader("ë", []byte{0xc3, 0xab}),
 			kafkaeventtest.WithHeader("dup", []byte{0x80}),
 			kafkaeventtest.WithHeader("dup", nil),
-			kafkaeventtest.WithValueSchema("JSON", "1")).
+			kafkaeventtest.WithValueSchemaMetadata("JSON", "1")).
 		Add("orders", 3, nil, kafkaeventtest.WithTimestamp(time.Time{})).
 		Add("orders", 3, []byte{}, kafkaeventtest.WithKey([]byte{})).
 		Add("clicks", 0, []byte("c")).

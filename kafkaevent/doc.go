@@ -75,7 +75,8 @@
 // Invalid JSON is worded as encoding/json words it ("invalid character '}' after object
 // key"), and the SQS decoder behind package batch words it alike: both read with the same
 // reader, which also sets the one limit of nesting, encoding/json's (10,000 levels of arrays and
-// objects, in unknown members too).
+// objects, in unknown members too), and both fail with an *Error, the SQS decoder's prefixed
+// "SQS event" ("SQS event: Records[3].body: want a string, got 42").
 //
 // A record whose own fields are malformed (bad base64, a header byte out of range) does not
 // fail the batch: Parse sets that record's Err, an *Error too, and the record keeps its topic,

@@ -8,29 +8,25 @@ import (
 	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
 
-// Error reports malformed input and where it is.
+// Error reports malformed input and where it is. It is the toolkit's one error for "the JSON
+// at this path is wrong", the SQS event decoding of package batch's too, so that one
+// errors.As finds either.
 //
 // Parse returns an *Error when the envelope is malformed, and stores one in Record.Err when a
-// record's own field is. Path is a JSON path such as records["orders-0"][3].offset.
-type Error struct {
-	// Path locates the bad value in the payload.
-	Path string
-	// Offset is the byte offset of the bad value in the payload.
-	Offset int
-	// Msg says what is wrong, for example `want integer, got "x"`.
-	Msg string
-	// Err is the underlying error, if any (a base64.CorruptInputError, say).
-	Err error
-}
+// record's own field is; FromAWS returns one too. Its fields:
+//
+//   - Prefix is "kafkaevent" in the errors of this package, and begins the message;
+//   - Path locates the bad value, a JSON path such as records["orders-0"][3].offset ("$" is
+//     the whole payload);
+//   - Offset is the byte offset of the bad value in the payload, -1 for FromAWS;
+//   - Msg says what is wrong, for example `want integer, got "x"`;
+//   - Err is the underlying error, if any (a base64.CorruptInputError, say).
+//
+// The message is "kafkaevent: PATH: MSG".
+type Error = jsonscan.Error
 
-func (e *Error) Error() string {
-	if e.Path == "" {
-		return "kafkaevent: " + e.Msg
-	}
-	return "kafkaevent: " + e.Path + ": " + e.Msg
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+// prefix begins the message of every error of this package.
+const prefix = "kafkaevent"
 
 // path returns the JSON path of where the parser is, such as records["orders-0"][3].offset.
 func (p *parser) path() string {
@@ -67,12 +63,12 @@ func (p *parser) path() string {
 }
 
 func (p *parser) errAt(off int, format string, args ...any) *Error {
-	return &Error{Path: p.path(), Offset: off, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Prefix: prefix, Path: p.path(), Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 // Fail is the Reader's Failer: a syntax error, with the path of where the parser is.
 func (p *parser) Fail(off int, msg string) error {
-	return &Error{Path: p.path(), Offset: off, Msg: msg}
+	return &Error{Prefix: prefix, Path: p.path(), Offset: off, Msg: msg}
 }
 
 // topMember is member for a top-level name: "name" or ["name"].

@@ -12,7 +12,7 @@ func TestMarshalWritesRawOfBadRecords(t *testing.T) {
 	raw := []byte(`{"topic":"t","partition":0,"offset":7,"timestamp":1,"timestampType":"CREATE_TIME","value":"%%%","headers":[]}`)
 	e := &Event{Source: SourceMSK, Partitions: []Partition{{Topic: "t", Number: 0, Records: []Record{
 		{Topic: "t", Partition: 0, Offset: 6, Value: []byte("ok")},
-		{Topic: "t", Partition: 0, Offset: 7, Err: &Error{Path: `records["t-0"][1].value`, Msg: "bad base64"}, raw: raw},
+		{Topic: "t", Partition: 0, Offset: 7, Err: &Error{Prefix: "kafkaevent", Path: `records["t-0"][1].value`, Msg: "bad base64"}, raw: raw},
 		// Err without raw (a hand-made record): written from its fields.
 		{Topic: "t", Partition: 0, Offset: 8, Err: errors.New("x"), Value: []byte("v")},
 	}}}}

@@ -51,8 +51,8 @@ func TestMarshalWireFormat(t *testing.T) {
 			kafkaeventtest.WithHeader("dup", []byte{0, 127, 128, 255}),
 			kafkaeventtest.WithHeader("dup", nil),
 			kafkaeventtest.WithHeader("empty", []byte{}),
-			kafkaeventtest.WithKeySchema("AVRO", "1"),
-			kafkaeventtest.WithValueSchema("JSON", "12345678-1234-1234-1234-123456789012")).
+			kafkaeventtest.WithKeySchemaMetadata("AVRO", "1"),
+			kafkaeventtest.WithValueSchemaMetadata("JSON", "12345678-1234-1234-1234-123456789012")).
 		Add("orders", 0, nil, kafkaeventtest.WithTimestamp(time.Time{}), kafkaeventtest.WithOffset(9007199254740993)).
 		Add("orders", 0, []byte{}, kafkaeventtest.WithKey([]byte{})).
 		Event()
@@ -202,8 +202,8 @@ func TestMarshalRoundTripBuilder(t *testing.T) {
 			kafkaeventtest.WithHeader("dup", []byte{0x80, 0xff}),
 			kafkaeventtest.WithHeader("dup", nil),
 			kafkaeventtest.WithHeader("empty", []byte{}),
-			kafkaeventtest.WithKeySchema("AVRO", "1"),
-			kafkaeventtest.WithValueSchema("PROTOBUF", "12345678-1234-1234-1234-123456789012")).
+			kafkaeventtest.WithKeySchemaMetadata("AVRO", "1"),
+			kafkaeventtest.WithValueSchemaMetadata("PROTOBUF", "12345678-1234-1234-1234-123456789012")).
 		Add("orders", 0, []byte("x"), kafkaeventtest.WithTimestamp(time.Time{}), kafkaeventtest.WithTimestampType("NO_TIMESTAMP_TYPE")).
 		Event()
 	for _, src := range []kafkaevent.Source{kafkaevent.SourceMSK, kafkaevent.SourceSelfManaged} {

@@ -99,7 +99,7 @@ func (f *format) event(ctx context.Context, maxBytes int) ([]byte, int, error) {
 		for i := range n {
 			b.Add(topic, int32(i%4), values[i],
 				kafkaeventtest.WithKey(keys[i]),
-				kafkaeventtest.WithValueSchema(f.data, f.schemaID))
+				kafkaeventtest.WithValueSchemaMetadata(f.data, f.schemaID))
 		}
 		return b.Event().MarshalJSON()
 	}

@@ -46,7 +46,7 @@ func TestBuild(t *testing.T) {
 			kafkaeventtest.WithTimestamp(time.Date(2026, 3, 1, 10, 0, 0, 500e6, time.UTC))).
 		Add("audit", 0, nil, kafkaeventtest.WithOffset(0),
 			kafkaeventtest.WithHeader("h", []byte("1")), kafkaeventtest.WithHeader("h", []byte{0xff}), kafkaeventtest.WithHeader("n", nil),
-			kafkaeventtest.WithKeySchema("AVRO", "7"), kafkaeventtest.WithValueSchema("JSON", "12345678-1234-1234-1234-123456789012")).
+			kafkaeventtest.WithKeySchemaMetadata("AVRO", "7"), kafkaeventtest.WithValueSchemaMetadata("JSON", "12345678-1234-1234-1234-123456789012")).
 		Add("audit", 0, []byte("v"), kafkaeventtest.WithOffset(1), kafkaeventtest.WithTimestamp(time.Time{}), kafkaeventtest.WithTimestampType("NO_TIMESTAMP_TYPE")).
 		Event()
 
@@ -92,14 +92,14 @@ func TestBuildFlags(t *testing.T) {
 		{"defaults", nil, kafkaeventtest.NewBuilder().
 			Add("t", 0, []byte("v")).Add("t", 0, []byte("w")).Event()},
 		{"self-managed", []string{"--source", "self-managed"},
-			kafkaeventtest.NewBuilder(kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged)).
+			kafkaeventtest.NewBuilder(kafkaeventtest.WithEventSource(kafkaevent.SourceSelfManaged)).
 				Add("t", 0, []byte("v")).Add("t", 0, []byte("w")).Event()},
 		{"arn, servers and start time", []string{
 			"--arn", "arn:aws:kafka:eu-west-1:111122223333:cluster/c/1",
 			"--bootstrap-servers", "b1:9092, b2:9092",
 			"--start-time", "2025-06-01T10:30:00.250+02:00",
 		}, kafkaeventtest.NewBuilder(
-			kafkaeventtest.WithSourceARN("arn:aws:kafka:eu-west-1:111122223333:cluster/c/1"),
+			kafkaeventtest.WithEventSourceARN("arn:aws:kafka:eu-west-1:111122223333:cluster/c/1"),
 			kafkaeventtest.WithBootstrapServers("b1:9092", "b2:9092"),
 			kafkaeventtest.WithStartTime(start),
 		).Add("t", 0, []byte("v")).Add("t", 0, []byte("w")).Event()},

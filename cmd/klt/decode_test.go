@@ -74,7 +74,7 @@ func TestDecodedRecordOf(t *testing.T) {
 			ValueSchema: &kafkaevent.SchemaMetadata{DataFormat: "PROTOBUF", SchemaID: "2"},
 		}, `{"topic":"t","partition":0,"offset":0,"timestamp":-1,"timestampType":"","key":null,"value":null,"headers":[{"key":"trace","value":"a<b>&"},{"key":"bin","valueBase64":"ww=="},{"key":"null","value":null},{"key":"trace","value":""}],"keySchema":{"dataFormat":"AVRO","schemaId":"1"},"valueSchema":{"dataFormat":"PROTOBUF","schemaId":"2"}}`},
 		{"malformed", kafkaevent.Record{Topic: "t", Offset: 3, Value: []byte("v"),
-			Err: &kafkaevent.Error{Path: `records["t-0"][0].key`, Msg: "bad base64"}},
+			Err: &kafkaevent.Error{Prefix: "kafkaevent", Path: `records["t-0"][0].key`, Msg: "bad base64"}},
 			`{"topic":"t","partition":0,"offset":3,"timestamp":-1,"timestampType":"","key":null,"value":"v","headers":[],"error":"kafkaevent: records[\"t-0\"][0].key: bad base64"}`},
 	}
 	for _, tt := range tests {
@@ -93,7 +93,7 @@ func TestDecodedRecordOf(t *testing.T) {
 }
 
 func TestDecode(t *testing.T) {
-	ev := kafkaeventtest.NewBuilder(kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged)).
+	ev := kafkaeventtest.NewBuilder(kafkaeventtest.WithEventSource(kafkaevent.SourceSelfManaged)).
 		Add("b", 1, []byte("x"), kafkaeventtest.WithKey([]byte("k1"))).
 		Add("a", 0, nil, kafkaeventtest.WithKey([]byte{0xfe}), kafkaeventtest.WithOffset(9), kafkaeventtest.WithHeader("h", []byte("v"))).
 		Event()

@@ -44,13 +44,43 @@ type Failer interface {
 	Fail(off int, msg string) error
 }
 
-// Error is a fault at Offset in the input, for a Reader without Failer.
+// Error is the toolkit's one error for input that is not what a reader wants, and where it is:
+// kafkaevent's (it is kafkaevent.Error), the SQS event parser's, and a Reader's without Failer.
+// Its message is "PREFIX: PATH: MSG", each of PREFIX and PATH left out when empty.
 type Error struct {
+	// Prefix names what read the input, and begins the message: "kafkaevent" for
+	// kafkaevent.Parse and FromAWS, "SQS event" for the SQS event parser; empty for a plain
+	// Reader.
+	Prefix string
+	// Path locates the bad value in the payload, as a JSON path such as
+	// records["orders-0"][3].offset or Records[3].messageAttributes.trace.binaryValue; "$" is
+	// the whole payload, and "" is no place in it. A member name that is not a plain
+	// identifier is quoted: Records[0].attributes["a b"].
+	Path string
+	// Offset is the byte offset of the bad value in the payload, or -1 when there is no
+	// payload (kafkaevent.FromAWS).
 	Offset int
-	Msg    string
+	// Msg says what is wrong, quoting the offending text on one line, escaped when it is not
+	// printable: `want integer, got "x"`, `invalid character '}' looking for beginning of
+	// value`.
+	Msg string
+	// Err is the underlying error, if any (a base64.CorruptInputError, say).
+	Err error
 }
 
-func (e *Error) Error() string { return e.Msg }
+func (e *Error) Error() string {
+	s := e.Msg
+	if e.Path != "" {
+		s = e.Path + ": " + s
+	}
+	if e.Prefix != "" {
+		s = e.Prefix + ": " + s
+	}
+	return s
+}
+
+// Unwrap returns the underlying error, if any.
+func (e *Error) Unwrap() error { return e.Err }
 
 // fail returns the caller's error for a fault at off.
 func (r *Reader) fail(off int, msg string) error {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 	"github.com/kafkalambda/toolkit/internal/sqsparse"
 	"github.com/kafkalambda/toolkit/internal/sqsparse/sqsgen"
 )
@@ -32,7 +33,7 @@ func agree(t testing.TB, name string, data []byte) (dup bool) {
 	got, err := sqsparse.Parse(data)
 	splitAgrees(t, name, data, got, err)
 	dupPath, dup := firstDuplicate(data)
-	var e *sqsparse.Error
+	var e *jsonscan.Error
 	if errors.As(err, &e) && strings.Contains(e.Msg, "appears twice") && (!dup || e.Path != dupPath) {
 		t.Fatalf("%s: Parse refuses the payload at %s (%v); the first member given twice is at %q (found: %v)\npayload: %s",
 			name, e.Path, err, dupPath, dup, show(data))
@@ -69,13 +70,13 @@ func show(data []byte) string {
 	return fmt.Sprintf("%q", data)
 }
 
-// checkError checks what every error of Parse must be: an *sqsparse.Error, on one line, with a
+// checkError checks what every error of Parse must be: an *jsonscan.Error, on one line, with a
 // path and an offset within the payload.
 func checkError(t testing.TB, name string, data []byte, err error) {
 	t.Helper()
-	e, ok := err.(*sqsparse.Error)
+	e, ok := err.(*jsonscan.Error)
 	if !ok {
-		t.Fatalf("%s: error %T %v, want *sqsparse.Error", name, err, err)
+		t.Fatalf("%s: error %T %v, want *jsonscan.Error", name, err, err)
 	}
 	msg := err.Error()
 	if strings.ContainsAny(msg, "\n\r") || !utf8.ValidString(msg) {

@@ -7,25 +7,11 @@ import (
 	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
 
-// Error reports a payload that is not an SQS event, and where.
-type Error struct {
-	// Path locates the bad value: Records[3].messageAttributes.trace.binaryValue, say; "$" is
-	// the whole payload. Member names are those of the payload; one that is not a plain
-	// identifier is quoted: Records[0].attributes["a b"].
-	Path string
-	// Offset is the byte offset of the bad text in the payload.
-	Offset int
-	// Msg says what is wrong, quoting the offending text on one line, escaped when it is not
-	// printable: `want string, got 42`, `invalid character '}' looking for beginning of value`.
-	Msg string
-	// Err is the underlying error, if any (a base64.CorruptInputError, say).
-	Err error
-}
-
-func (e *Error) Error() string { return "SQS event: " + e.Path + ": " + e.Msg }
-
-// Unwrap returns the underlying error, if any.
-func (e *Error) Unwrap() error { return e.Err }
+// The errors of Parse are *jsonscan.Error values (the type of kafkaevent.Error, the toolkit's
+// one error for "the JSON at this path is wrong"), with the prefix "SQS event": the message is
+// "SQS event: PATH: MSG". PATH locates the bad value, Records[3].messageAttributes.trace.binaryValue
+// say, "$" for the whole payload; MSG quotes the offending text on one line.
+const prefix = "SQS event"
 
 // where is the parser's position in the event's tree, kept for error paths only. Each level is
 // set on the way in and cleared on the way out.
@@ -69,13 +55,13 @@ func (p *parser) path() string {
 	return b.String()
 }
 
-func (p *parser) errAt(off int, format string, args ...any) *Error {
-	return &Error{Path: p.path(), Offset: off, Msg: fmt.Sprintf(format, args...)}
+func (p *parser) errAt(off int, format string, args ...any) *jsonscan.Error {
+	return &jsonscan.Error{Prefix: prefix, Path: p.path(), Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 // Fail is the Reader's Failer: a syntax error, with the path of where the parser is.
 func (p *parser) Fail(off int, msg string) error {
-	return &Error{Path: p.path(), Offset: off, Msg: msg}
+	return &jsonscan.Error{Prefix: prefix, Path: p.path(), Offset: off, Msg: msg}
 }
 
 // typeErr reports a valid JSON value at p.Pos of the wrong type for where it is, or the syntax

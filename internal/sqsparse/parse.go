@@ -8,7 +8,7 @@
 // an empty list is an empty (not nil) slice, binary values are standard base64 (or arrays of
 // byte numbers), invalid UTF-8 becomes U+FFFD, unknown members are skipped, and the top-level
 // null is an empty event. Where encoding/json fails, Parse fails too; its error names the JSON
-// path and quotes the offending text (see [Error]).
+// path and quotes the offending text (a *jsonscan.Error, the type of kafkaevent.Error, prefixed "SQS event").
 //
 // The one difference: a member given twice, which encoding/json decodes twice into the same
 // place so that the last one wins (or, for Records, a second array is decoded over the messages

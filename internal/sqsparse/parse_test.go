@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 	"github.com/kafkalambda/toolkit/internal/sqsparse"
 )
 
@@ -56,7 +57,7 @@ func TestErrors(t *testing.T) {
 		{`{"x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, "x", "nesting exceeds 10000 levels", 10004},
 	} {
 		ev, err := sqsparse.Parse([]byte(c.payload))
-		var e *sqsparse.Error
+		var e *jsonscan.Error
 		if !errors.As(err, &e) || ev != nil {
 			t.Errorf("Parse(%.60q) = %v, %v; want *Error", c.payload, ev, err)
 			continue

@@ -64,14 +64,14 @@ type builderConfig struct {
 // BuilderOption configures a [Builder]; pass it to [NewBuilder].
 type BuilderOption func(*builderConfig)
 
-// WithSource sets the event source; the default is kafkaevent.SourceMSK.
-func WithSource(s kafkaevent.Source) BuilderOption {
+// WithEventSource sets the eventSource; the default is kafkaevent.SourceMSK.
+func WithEventSource(s kafkaevent.Source) BuilderOption {
 	return func(c *builderConfig) { c.source = s }
 }
 
-// WithSourceARN sets the eventSourceArn. The default is [DefaultMSKSourceARN] for
-// kafkaevent.SourceMSK and none for other sources; WithSourceARN("") leaves it out.
-func WithSourceARN(arn string) BuilderOption {
+// WithEventSourceARN sets the eventSourceArn. The default is [DefaultMSKSourceARN] for
+// kafkaevent.SourceMSK and none for other sources; WithEventSourceARN("") leaves it out.
+func WithEventSourceARN(arn string) BuilderOption {
 	return func(c *builderConfig) { c.arn, c.arnSet = arn, true }
 }
 
@@ -161,16 +161,18 @@ func WithHeader(name string, value []byte) RecordOption {
 	}
 }
 
-// WithKeySchema sets the record's keySchemaMetadata, as an event source mapping with a schema
-// registry adds it: format is "AVRO", "PROTOBUF" or "JSON", id a Confluent schema id or a Glue
-// schema version UUID. By default a record has no schema metadata.
-func WithKeySchema(format, id string) RecordOption {
+// WithKeySchemaMetadata sets the record's keySchemaMetadata (Record.KeySchema), as an event
+// source mapping with a schema registry adds it: format is "AVRO", "PROTOBUF" or "JSON", id a
+// Confluent schema id or a Glue schema version UUID. By default a record has no schema
+// metadata. (codec.WithKeySchema is another thing: it frames serialized bytes in a wire
+// format.)
+func WithKeySchemaMetadata(format, id string) RecordOption {
 	return func(c *recordConfig) { c.keySchema = &kafkaevent.SchemaMetadata{DataFormat: format, SchemaID: id} }
 }
 
-// WithValueSchema sets the record's valueSchemaMetadata; see [WithKeySchema]. By default a record has
-// no schema metadata.
-func WithValueSchema(format, id string) RecordOption {
+// WithValueSchemaMetadata sets the record's valueSchemaMetadata (Record.ValueSchema); see
+// [WithKeySchemaMetadata]. By default a record has no schema metadata.
+func WithValueSchemaMetadata(format, id string) RecordOption {
 	return func(c *recordConfig) { c.valueSchema = &kafkaevent.SchemaMetadata{DataFormat: format, SchemaID: id} }
 }
 

@@ -55,7 +55,7 @@ func TestBuilderDefaults(t *testing.T) {
 }
 
 func TestBuilderSelfManaged(t *testing.T) {
-	e := kafkaeventtest.NewBuilder(kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged)).Event()
+	e := kafkaeventtest.NewBuilder(kafkaeventtest.WithEventSource(kafkaevent.SourceSelfManaged)).Event()
 	if e.Source != kafkaevent.SourceSelfManaged || e.SourceARN != "" {
 		t.Errorf("Source, SourceARN = %q, %q; want SelfManagedKafka and no ARN", e.Source, e.SourceARN)
 	}
@@ -67,15 +67,15 @@ func TestBuilderSelfManaged(t *testing.T) {
 	}
 
 	e = kafkaeventtest.NewBuilder(
-		kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged),
-		kafkaeventtest.WithSourceARN("arn:x"),
+		kafkaeventtest.WithEventSource(kafkaevent.SourceSelfManaged),
+		kafkaeventtest.WithEventSourceARN("arn:x"),
 		kafkaeventtest.WithBootstrapServers("a:1", "b:2"),
 	).Event()
 	if e.SourceARN != "arn:x" || !slices.Equal(e.BootstrapServers, []string{"a:1", "b:2"}) {
 		t.Errorf("got ARN %q servers %q", e.SourceARN, e.BootstrapServers)
 	}
 
-	e = kafkaeventtest.NewBuilder(kafkaeventtest.WithSourceARN(""), kafkaeventtest.WithBootstrapServers()).Event()
+	e = kafkaeventtest.NewBuilder(kafkaeventtest.WithEventSourceARN(""), kafkaeventtest.WithBootstrapServers()).Event()
 	if e.SourceARN != "" || e.BootstrapServers != nil {
 		t.Errorf("got ARN %q servers %#v, want both unset", e.SourceARN, e.BootstrapServers)
 	}
@@ -171,8 +171,8 @@ func TestBuilderRecordFields(t *testing.T) {
 			kafkaeventtest.WithHeader("trace", []byte("2")),
 			kafkaeventtest.WithHeader("null", nil),
 			kafkaeventtest.WithHeader("empty", []byte{}),
-			kafkaeventtest.WithKeySchema("AVRO", "1"),
-			kafkaeventtest.WithValueSchema("PROTOBUF", "12345678-1234-1234-1234-123456789012"),
+			kafkaeventtest.WithKeySchemaMetadata("AVRO", "1"),
+			kafkaeventtest.WithValueSchemaMetadata("PROTOBUF", "12345678-1234-1234-1234-123456789012"),
 		).
 		Event()
 	rs := e.Partitions[0].Records
@@ -210,7 +210,7 @@ func TestBuilderCopies(t *testing.T) {
 	val := []byte("value")
 	key := []byte("key")
 	hv := []byte("hv")
-	b := kafkaeventtest.NewBuilder().Add("t", 0, val, kafkaeventtest.WithKey(key), kafkaeventtest.WithHeader("h", hv), kafkaeventtest.WithValueSchema("JSON", "1"))
+	b := kafkaeventtest.NewBuilder().Add("t", 0, val, kafkaeventtest.WithKey(key), kafkaeventtest.WithHeader("h", hv), kafkaeventtest.WithValueSchemaMetadata("JSON", "1"))
 	val[0], key[0], hv[0] = 'X', 'X', 'X' // the builder copied them
 
 	e1 := b.Event()

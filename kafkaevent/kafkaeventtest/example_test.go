@@ -15,7 +15,7 @@ import (
 // Parse, a handler under test, or `sam local invoke -e`.
 func Example() {
 	ev := kafkaeventtest.NewBuilder(
-		kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged),
+		kafkaeventtest.WithEventSource(kafkaevent.SourceSelfManaged),
 		kafkaeventtest.WithBootstrapServers("localhost:9092"),
 	).
 		Add("orders", 0, []byte(`{"id":1}`), kafkaeventtest.WithKey([]byte("o-1")), kafkaeventtest.WithHeader("v", []byte("1"))).
@@ -72,8 +72,8 @@ func Example() {
 // time of the first record. Each has a default that makes a plausible MSK event.
 func ExampleNewBuilder() {
 	ev := kafkaeventtest.NewBuilder(
-		kafkaeventtest.WithSource(kafkaevent.SourceMSK),
-		kafkaeventtest.WithSourceARN("arn:aws:kafka:eu-west-1:111122223333:cluster/payments/abc"),
+		kafkaeventtest.WithEventSource(kafkaevent.SourceMSK),
+		kafkaeventtest.WithEventSourceARN("arn:aws:kafka:eu-west-1:111122223333:cluster/payments/abc"),
 		kafkaeventtest.WithBootstrapServers("b-1.payments:9098", "b-2.payments:9098"),
 		kafkaeventtest.WithStartTime(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)),
 	).Add("payments", 3, []byte("p")).Event()
@@ -93,8 +93,8 @@ func ExampleBuilder_Add() {
 		kafkaeventtest.WithOffset(100),
 		kafkaeventtest.WithHeader("content-type", []byte("application/json")),
 		kafkaeventtest.WithHeader("trace", nil), // a null header value
-		kafkaeventtest.WithKeySchema("AVRO", "1"),
-		kafkaeventtest.WithValueSchema("JSON", "6a3f8e2c-9b1d-4c7e-8f5a-2d4b6c8e0a1f"),
+		kafkaeventtest.WithKeySchemaMetadata("AVRO", "1"),
+		kafkaeventtest.WithValueSchemaMetadata("JSON", "6a3f8e2c-9b1d-4c7e-8f5a-2d4b6c8e0a1f"),
 	)
 	b.Add("orders", 0, nil, // a tombstone, at the next offset
 		kafkaeventtest.WithTimestampType(kafkaevent.LogAppendTime),

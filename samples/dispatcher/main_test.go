@@ -71,7 +71,7 @@ func TestOrders(t *testing.T) {
 	}
 	last := map[string]int64{}
 	for _, m := range sqsEvent.Records {
-		r, err := fanout.Record(m)
+		r, err := fanout.ReadRecord(&m)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/internal/template"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // EngineFlags are the flags that choose the rules of the filter engine, shared by
@@ -29,7 +30,7 @@ func (e *EngineFlags) Register(fs *flag.FlagSet) {
 		"wildcard, cidr, and anything-but with prefix, suffix, equals-ignore-case or wildcard")
 	fs.BoolVar(&e.legacyNumbers, "legacy-numbers", false, "compare numbers as Lambda's engine did from 2022 to mid-2024: only within\n"+
 		"-5e9..5e9, and to six decimal places")
-	fs.IntVar(&e.maxFilters, "max-filters", filter.DefaultMaxFilters, "allow `N` filters per FilterCriteria: 5, Lambda's default quota, or 10 after a\nquota increase")
+	fs.IntVar(&e.maxFilters, "max-filters", limits.FilterQuota, "allow `N` filters per FilterCriteria: 5, Lambda's default quota, or 10 after a\nquota increase")
 }
 
 // Options checks the flags and turns them into filter options.
@@ -42,12 +43,12 @@ func (e *EngineFlags) Options() ([]filter.Option, error) {
 		opts = append(opts, filter.WithLegacyNumbers())
 	}
 	switch e.maxFilters {
-	case filter.DefaultMaxFilters:
-	case filter.RaisedMaxFilters:
+	case limits.FilterQuota:
+	case limits.RaisedFilterQuota:
 		opts = append(opts, filter.WithRaisedFilterQuota())
 	default:
 		return nil, fmt.Errorf("--max-filters: want %d (the default quota) or %d (after a quota increase), got %d",
-			filter.DefaultMaxFilters, filter.RaisedMaxFilters, e.maxFilters)
+			limits.FilterQuota, limits.RaisedFilterQuota, e.maxFilters)
 	}
 	return opts, nil
 }

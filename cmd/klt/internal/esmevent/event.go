@@ -14,19 +14,19 @@ import (
 func SourceOptions(source, arn string) ([]kafkaeventtest.BuilderOption, error) {
 	switch source {
 	case "msk":
-		opts := []kafkaeventtest.BuilderOption{kafkaeventtest.WithSource(kafkaevent.SourceMSK)}
+		opts := []kafkaeventtest.BuilderOption{kafkaeventtest.WithEventSource(kafkaevent.SourceMSK)}
 		if arn != "" {
 			if !strings.HasPrefix(arn, "arn:") {
 				return nil, fmt.Errorf("--arn: want an ARN such as arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID, got %q", arn)
 			}
-			opts = append(opts, kafkaeventtest.WithSourceARN(arn))
+			opts = append(opts, kafkaeventtest.WithEventSourceARN(arn))
 		}
 		return opts, nil
 	case "self-managed":
 		if arn != "" {
 			return nil, errors.New("--arn: a self-managed Kafka event has no eventSourceArn; use --source msk")
 		}
-		return []kafkaeventtest.BuilderOption{kafkaeventtest.WithSource(kafkaevent.SourceSelfManaged)}, nil
+		return []kafkaeventtest.BuilderOption{kafkaeventtest.WithEventSource(kafkaevent.SourceSelfManaged)}, nil
 	}
 	return nil, fmt.Errorf("--source: want msk or self-managed, got %q", source)
 }
@@ -49,10 +49,10 @@ func BuildEvent(recs []jsonl.Record, opts []kafkaeventtest.BuilderOption) *kafka
 			ro = append(ro, kafkaeventtest.WithHeader(h.Key, h.Value))
 		}
 		if s := r.KeySchema; s != nil {
-			ro = append(ro, kafkaeventtest.WithKeySchema(s.DataFormat, s.SchemaID))
+			ro = append(ro, kafkaeventtest.WithKeySchemaMetadata(s.DataFormat, s.SchemaID))
 		}
 		if s := r.ValueSchema; s != nil {
-			ro = append(ro, kafkaeventtest.WithValueSchema(s.DataFormat, s.SchemaID))
+			ro = append(ro, kafkaeventtest.WithValueSchemaMetadata(s.DataFormat, s.SchemaID))
 		}
 		b.Add(r.Topic, r.Partition, r.Value, ro...)
 	}

@@ -144,7 +144,7 @@ func recordsOfEvent(payload []byte) map[recordID]bool {
 		var ev events.SQSEvent
 		if json.Unmarshal(payload, &ev) == nil {
 			for _, m := range ev.Records {
-				if r, err := fanout.Record(m); err == nil {
+				if r, err := fanout.ReadRecord(&m); err == nil {
 					out[recordID{r.Topic, r.Partition, r.Offset}] = true
 				}
 			}

@@ -47,7 +47,7 @@ func recordOfRef(r esm.RecordRef) (recordID, error) {
 // recordOfAttribute reads the record's identity from fanout.RecordAttribute's JSON
 // ({"v":1,"topic":...,"partition":...,"offset":...}, see fanout's doc). The rest of the
 // record (its value, in the body or another attribute) is not needed for its identity, so
-// fanout.Record, which rebuilds the whole record from the whole message, is not used here.
+// fanout.ReadRecord, which rebuilds the whole record from the whole message, is not used here.
 func recordOfAttribute(s string) (recordID, error) {
 	var j struct {
 		V         *int    `json:"v"`

@@ -232,7 +232,7 @@ func (q *queueLister) read(queue string, m types.Message) {
 		return
 	}
 	msg := esm.SQSMessage(m, "", samspec.LocalRegion)
-	if r, err := fanout.Record(msg); err == nil {
+	if r, err := fanout.ReadRecord(&msg); err == nil {
 		e.Record, e.Via = recordID{r.Topic, r.Partition, r.Offset}, viaRecordAttribute
 		e.Failure = "moved to the dead-letter queue after " + msg.Attributes["ApproximateReceiveCount"] + " receives (maxReceiveCount)"
 		q.l.effect(e)

@@ -8,6 +8,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/criteria"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/internal/template"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // SamTemplate is a SAM or CloudFormation template, YAML or JSON, read for the FilterCriteria
@@ -215,7 +216,7 @@ func (t *SamTemplate) spec(fcAt template.Pos, fc *template.Node, where, eventTyp
 
 // maxPatternJSON bounds a pattern written as a YAML mapping, as JSON. Aliases can make a small
 // document stand for a huge one; no pattern Lambda accepts comes near it.
-const maxPatternJSON = 16 * filter.MaxPatternLength
+const maxPatternJSON = 16 * limits.MaxFilterPatternLength
 
 // PatternText returns the JSON text of a Pattern node: the string itself when it is a scalar,
 // as CloudFormation has it, or the JSON of a YAML mapping, which SAM also accepts. An error
@@ -237,7 +238,7 @@ func PatternText(n *template.Node) (string, error) {
 	}
 	b, err := n.AppendJSON(nil, maxPatternJSON)
 	if te, ok := errors.AsType[*template.Error](err); ok && strings.HasPrefix(te.Msg, "more than") {
-		te.Msg += fmt.Sprintf("; Lambda allows %d characters", filter.MaxPatternLength)
+		te.Msg += fmt.Sprintf("; Lambda allows %d characters", limits.MaxFilterPatternLength)
 	}
 	return string(b), err
 }
