@@ -6,7 +6,7 @@
 // this store links no DynamoDB client.
 //
 //	ddb := awsdynamodb.NewFromConfig(cfg) // github.com/aws/aws-sdk-go-v2/service/dynamodb
-//	store, err := awsdynamodb.NewStore(ddb, "idempotency", awsdynamodb.WithLocalCache(256))
+//	store, err := dynamodb.NewStore(ddb, "idempotency", dynamodb.WithLocalCache(256))
 //	if err != nil {
 //		log.Fatal(err) // an invalid option, found at start-up
 //	}
@@ -169,10 +169,10 @@ func WithFormat(f idempotency.Format) Option {
 }
 
 // NewStore returns a store on the DynamoDB table. TableInput gives the table's
-// definition. A nil client, an empty table name or an option given an invalid value is an
-// error wrapping [ErrInvalidOption] that names the option and the value
-// ("idempotency: WithLocalCache(0): invalid option: ..."), and no store: options are
-// checked once, here, as kgo.NewClient checks its own.
+// definition. A nil client, an empty table name or an option given an invalid value is a
+// *toolkit.OptionError (matching toolkit.ErrInvalidOption) that names the option and the
+// value ("idempotency/dynamodb: invalid option WithLocalCache: want a size of at least 1,
+// not 0"), and no store: options are checked once, here, as kgo.NewClient checks its own.
 func NewStore(client API, table string, opts ...Option) (*Store, error) {
 	s := &Store{client: client, table: table, attr: DefaultAttributes}
 	if client == nil {
