@@ -233,8 +233,8 @@ func (h *holder) lost() bool {
 // is stored, the store refuses it for good, the lease passes to another call, or
 // completeRounds renewals have not sufficed. Every call ends by the lease, so a process that
 // stops renewing frees the key when its lease ends. It starts before Do returns, so before
-// its caller takes another record; package batch waits for it (completion.Settle) before the next
-// batch of the same store, as an execution environment resumes after a freeze.
+// its caller takes another record; package batch waits for it (completion.Settle) before the
+// next batch of the same store, as an execution environment resumes after a freeze.
 func (h *holder) completeLater(done *Entry) {
 	p := completion.Add(h.store)
 	h.end()

@@ -36,9 +36,10 @@
 //
 // # Connecting
 //
-// Bootstrap servers come from [WithBootstrapServers], else $KAFKA_BOOTSTRAP_SERVERS (host:port,
-// comma-separated, as in an event's BootstrapServers). Authentication comes from an option, else from
-// $KAFKA_AUTH, so that one binary runs against MSK and against a local broker:
+// Bootstrap servers come from [WithBootstrapServers], else $KAFKA_BOOTSTRAP_SERVERS
+// (host:port, comma-separated, as in an event's BootstrapServers). Authentication comes from
+// an option, else from $KAFKA_AUTH, so that one binary runs against MSK and against a local
+// broker:
 //
 //	option           KAFKA_AUTH   wire                           for
 //	WithIAM          iam          SASL/OAUTHBEARER over TLS      MSK IAM access control (port 9098)

@@ -264,8 +264,8 @@ func (l *linter) checkFIFOWindow(src eventSource) {
 }
 
 // checkIdempotencyKeys checks that each AWS::DynamoDB::Table holding idempotency records has
-// the key idempotency/dynamodb writes (idempotency/dynamodb/store.go: Key "id"): a partition key "id"
-// of type S, and no sort key. With another key every PutItem fails: DynamoDB's PutItem
+// the key idempotency/dynamodb writes (idempotency/dynamodb/store.go: Key "id"): a partition
+// key "id" of type S, and no sort key. With another key every PutItem fails: DynamoDB's PutItem
 // reference says "When you add an item, the primary key attributes are the only required
 // attributes" (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html),
 // and a write without them fails, so each record fails and is retried, never processed. The
