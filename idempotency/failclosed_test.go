@@ -122,43 +122,6 @@ func TestInvalidOptions(t *testing.T) {
 	}
 }
 
-// TestInvalidStoreOptions: dynamodb.NewStore checks its arguments and options once, when it
-// is called: a bad one is an error wrapping ErrInvalidOption that names it, and no store.
-// Before, the store was made and every call of it failed.
-func TestInvalidStoreOptions(t *testing.T) {
-	e := newEnv(t)
-	table := e.newTable(t)
-	for _, tc := range []struct {
-		name   string
-		client dynamodb.API
-		table  string
-		opts   []dynamodb.Option
-		want   string
-	}{
-		{"WithLocalCache(0)", e.client, table, []dynamodb.Option{dynamodb.WithLocalCache(0)}, "idempotency/dynamodb: invalid option WithLocalCache: want a size of at least 1, not 0"},
-		{"WithFormat(7)", e.client, table, []dynamodb.Option{dynamodb.WithFormat(7)}, "invalid option WithFormat: Format(7)"},
-		{"empty table", e.client, "", nil, `idempotency/dynamodb: invalid option NewStore: empty table name: want a table name`},
-		{"nil client", nil, table, nil, "invalid option NewStore: nil client"},
-		{"nil Option", e.client, table, []dynamodb.Option{nil}, "invalid option Option: nil"},
-		{"sort key is the key", e.client, table, []dynamodb.Option{dynamodb.WithAttributes(dynamodb.Attributes{SortKey: "id"})}, `sort key "id"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e.calls.reset()
-			store, err := dynamodb.NewStore(tc.client, tc.table, tc.opts...)
-			if !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) || store != nil {
-				t.Errorf("NewStore = %v, %v, want no store and ErrInvalidOption naming %s", store, err, tc.want)
-			}
-			e.calls.expectCalls(t, tc.name, nil)
-		})
-	}
-	// A dynamodb.Store not made by NewStore fails closed.
-	var ran atomic.Int32
-	_, err := idempotency.Do(context.Background(), &dynamodb.Store{}, "k", nil, counted(&ran, value(1)))
-	if !errors.Is(err, toolkit.ErrInvalidOption) || ran.Load() != 0 {
-		t.Errorf("Do on a zero dynamodb.Store = %v (fn ran %d times), want ErrInvalidOption", err, ran.Load())
-	}
-}
-
 // TestEmptyKey: an empty key (an SQS message without a MessageId, say) is refused before any
 // store call. Before, every such call shared one record and all but the first were skipped as
 // replays.

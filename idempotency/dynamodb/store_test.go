@@ -2,7 +2,9 @@ package dynamodb_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
@@ -54,6 +57,67 @@ func TestConformance(t *testing.T) {
 			idempotencytest.TestStore(t, func(*testing.T) idempotency.Store { return store })
 		})
 	}
+}
+
+// TestInvalidOptions: NewStore checks its arguments and options once, when it
+// is called: a bad one is an error wrapping ErrInvalidOption that names it, and no store.
+// Before, the store was made and every call of it failed.
+func TestInvalidOptions(t *testing.T) {
+	e := newEnv(t)
+	table := e.newTable(t)
+	client := &countingAPI{API: e.client}
+	for _, tc := range []struct {
+		name   string
+		client dynamodb.API
+		table  string
+		opts   []dynamodb.Option
+		want   string
+	}{
+		{"WithLocalCache(0)", client, table, []dynamodb.Option{dynamodb.WithLocalCache(0)}, "idempotency/dynamodb: invalid option WithLocalCache: want a size of at least 1, not 0"},
+		{"WithFormat(7)", client, table, []dynamodb.Option{dynamodb.WithFormat(7)}, "invalid option WithFormat: Format(7)"},
+		{"empty table", client, "", nil, `idempotency/dynamodb: invalid option NewStore: empty table name: want a table name`},
+		{"nil client", nil, table, nil, "invalid option NewStore: nil client"},
+		{"nil Option", client, table, []dynamodb.Option{nil}, "invalid option Option: nil"},
+		{"sort key is the key", client, table, []dynamodb.Option{dynamodb.WithAttributes(dynamodb.Attributes{SortKey: "id"})}, `sort key "id"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client.calls.Store(0)
+			store, err := dynamodb.NewStore(tc.client, tc.table, tc.opts...)
+			if !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) || store != nil {
+				t.Errorf("NewStore = %v, %v, want no store and ErrInvalidOption naming %s", store, err, tc.want)
+			}
+			if n := client.calls.Load(); n != 0 {
+				t.Errorf("NewStore made %d DynamoDB calls, want none", n)
+			}
+		})
+	}
+	// A dynamodb.Store not made by NewStore fails closed.
+	ran := 0
+	_, err := idempotency.Do(context.Background(), &dynamodb.Store{}, "k", nil, func(context.Context) (int, error) { ran++; return 1, nil })
+	if !errors.Is(err, toolkit.ErrInvalidOption) || ran != 0 {
+		t.Errorf("Do on a zero dynamodb.Store = %v (fn ran %d times), want ErrInvalidOption", err, ran)
+	}
+}
+
+// countingAPI counts the calls that reach the DynamoDB client.
+type countingAPI struct {
+	dynamodb.API
+	calls atomic.Int32
+}
+
+func (c *countingAPI) PutItem(ctx context.Context, in *awsdynamodb.PutItemInput, optFns ...func(*awsdynamodb.Options)) (*awsdynamodb.PutItemOutput, error) {
+	c.calls.Add(1)
+	return c.API.PutItem(ctx, in, optFns...)
+}
+
+func (c *countingAPI) GetItem(ctx context.Context, in *awsdynamodb.GetItemInput, optFns ...func(*awsdynamodb.Options)) (*awsdynamodb.GetItemOutput, error) {
+	c.calls.Add(1)
+	return c.API.GetItem(ctx, in, optFns...)
+}
+
+func (c *countingAPI) DeleteItem(ctx context.Context, in *awsdynamodb.DeleteItemInput, optFns ...func(*awsdynamodb.Options)) (*awsdynamodb.DeleteItemOutput, error) {
+	c.calls.Add(1)
+	return c.API.DeleteItem(ctx, in, optFns...)
 }
 
 // env is one dynalite server for a test, with a client.
