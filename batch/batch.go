@@ -14,9 +14,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/kafkalambda/toolkit/filter"
-	// Package idempotency's engine, under its name: its types are idempotency's, and batch does not
-	// link the DynamoDB client that package idempotency's store imports (see idempotency/core.go).
-	idempotency "github.com/kafkalambda/toolkit/internal/idemcore"
+	// Package idempotency is the engine alone: batch links no DynamoDB client (the store is
+	// idempotency/dynamodb).
+	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/internal/completion"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -396,7 +397,7 @@ func (c *config) handle(ctx context.Context, stop time.Time, key string, item It
 	)
 	// The lease lasts until the function's own deadline: the handler may run past its
 	// context's end, which comes a margin earlier, and must keep the key meanwhile.
-	outcome, err := idempotency.Do(c.leaseCtx(ctx), c.store, key, nil, func(dctx context.Context) (idempotency.Outcome, error) {
+	outcome, err := idempotency.Do(c.leaseCtx(ctx), c.store, key, nil, func(dctx context.Context) (completion.Outcome, error) {
 		// The handler keeps its own, earlier deadline, and gets the values of Do's context,
 		// which say that this key is held, so that a nested Do with it runs inside this one.
 		// Its context ends too when Do's does before it: the lease ended unrenewed
@@ -421,7 +422,7 @@ func (c *config) handle(ctx context.Context, stop time.Time, key string, item It
 		l.processed++
 		if calls == 0 {
 			l.replayed++
-			if outcome == idempotency.OutcomeSunk {
+			if outcome == completion.Sunk {
 				c.logSunkBefore(ctx, item, u)
 			}
 		}
@@ -519,7 +520,7 @@ func (c *config) settle(stop time.Time) {
 		d = min(d, time.Until(stop)/4)
 	}
 	if d > 0 {
-		idempotency.Settle(c.store, d)
+		completion.Settle(c.store, d)
 	}
 }
 

@@ -117,5 +117,5 @@
 // option: want at least 1 attempt and a backoff of 0 or more". Every package of the toolkit
 // reports a bad option this way, with its own ErrInvalidOption; those with a constructor that
 // returns an error (producer.NewClient, fanout.NewDispatcher, codec.NewDeserializer,
-// idempotency.NewDynamoDBStore) return it there, as kgo.NewClient does.
+// dynamodb.NewStore) return it there, as kgo.NewClient does.
 package batch

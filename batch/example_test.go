@@ -260,7 +260,7 @@ func ExampleWithFilter() {
 }
 
 // WithIdempotency skips the records an earlier delivery handled. Functions use
-// idempotency.NewDynamoDBStore; this example uses the in-memory store of idempotencytest,
+// dynamodb.NewStore; this example uses the in-memory store of idempotencytest,
 // as a unit test would.
 func ExampleWithIdempotency() {
 	store := idempotencytest.NewStore()

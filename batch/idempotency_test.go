@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -28,7 +29,7 @@ type ddbCalls struct {
 	ops map[string]int
 }
 
-func (c *ddbCalls) option(o *dynamodb.Options) {
+func (c *ddbCalls) option(o *awsdynamodb.Options) {
 	o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
 		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("batchTestCountCalls",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
@@ -72,18 +73,18 @@ func show(ops map[string]int) string {
 }
 
 // countedStore is a store on a fresh dynalite table whose client counts its calls.
-func (d *ddb) countedStore(t testing.TB) (*idempotency.DynamoDBStore, *ddbCalls) {
+func (d *ddb) countedStore(t testing.TB) (*dynamodb.Store, *ddbCalls) {
 	t.Helper()
 	calls := &ddbCalls{}
 	name := fmt.Sprintf("idem-%d", d.tables.Add(1))
 	client := d.srv.Client(calls.option)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := localserver.CreateTable(ctx, client, idempotency.TableInput(name)); err != nil {
+	if err := localserver.CreateTable(ctx, client, dynamodb.TableInput(name)); err != nil {
 		t.Fatal(err)
 	}
 	calls.take()
-	s, err := idempotency.NewDynamoDBStore(client, name)
+	s, err := dynamodb.NewStore(client, name)
 	if err != nil {
 		t.Fatal(err)
 	}

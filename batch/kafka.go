@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	idempotency "github.com/kafkalambda/toolkit/internal/idemcore"
+	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 

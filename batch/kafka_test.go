@@ -19,6 +19,7 @@ import (
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -913,16 +914,16 @@ func startDDB(t testing.TB) *ddb {
 }
 
 // store creates a new table and returns a store on it.
-func (d *ddb) store(t testing.TB) *idempotency.DynamoDBStore {
+func (d *ddb) store(t testing.TB) *dynamodb.Store {
 	t.Helper()
 	name := fmt.Sprintf("idem-%d", d.tables.Add(1))
 	client := d.srv.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := localserver.CreateTable(ctx, client, idempotency.TableInput(name)); err != nil {
+	if err := localserver.CreateTable(ctx, client, dynamodb.TableInput(name)); err != nil {
 		t.Fatal(err)
 	}
-	s, err := idempotency.NewDynamoDBStore(client, name)
+	s, err := dynamodb.NewStore(client, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
+	"github.com/kafkalambda/toolkit/internal/completion"
 	"github.com/kafkalambda/toolkit/internal/faulthttp"
-	"github.com/kafkalambda/toolkit/internal/idemcore"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -122,11 +123,11 @@ func TestNotRecorded(t *testing.T) {
 func TestNotRecordedThrottledDynamoDB(t *testing.T) {
 	srv := localservertest.StartDynamoDB(t)
 	ctx := context.Background()
-	if err := localserver.CreateTable(ctx, srv.Client(), idempotency.TableInput("not-recorded")); err != nil {
+	if err := localserver.CreateTable(ctx, srv.Client(), dynamodb.TableInput("not-recorded")); err != nil {
 		t.Fatal(err)
 	}
 	ft := faulthttp.New(nil)
-	store, err := idempotency.NewDynamoDBStore(srv.Client(func(o *dynamodb.Options) { o.HTTPClient = ft.Client() }), "not-recorded")
+	store, err := dynamodb.NewStore(srv.Client(func(o *awsdynamodb.Options) { o.HTTPClient = ft.Client() }), "not-recorded")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestNotRecordedThrottledDynamoDB(t *testing.T) {
 			// and the SDK's and Do's retries of it) is throttled. The completion the subtest
 			// before could not store is retried since: let it be stored first.
 			ft.Clear()
-			if !idemcore.Settle(store, 10*time.Second) {
+			if !completion.Settle(store, 10*time.Second) {
 				t.Fatal("the completion of the subtest before was still pending 10 s after the faults ended")
 			}
 			ft.Add(faulthttp.Rule{Op: "DynamoDB_20120810.PutItem", First: ft.Calls("DynamoDB_20120810.PutItem") + 2, Fault: faulthttp.Throttle})

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 
-	idempotency "github.com/kafkalambda/toolkit/internal/idemcore"
+	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/internal/completion"
 )
 
 // Sunk once: under WithIdempotency, a record the sink takes completes its key with the
-// outcome "sunk" (idempotency.OutcomeSunk, stored as the entry's data), so that a
+// outcome "sunk" (completion.Sunk, stored as the entry's data), so that a
 // redelivery of its batch skips it, with one "record already sent to the sink" line, rather
 // than send it to the sink again. The record is given to the sink while its key is held: a
 // concurrent redelivery finds the key in progress and comes back later. A sink that refuses
@@ -18,13 +19,13 @@ import (
 // and comes back, never lost.
 
 // sinkHeld gives a record that failed inside idempotency.Do to the sink, if the policy sends
-// it there, while Do holds its key: the outcome OutcomeSunk (Do completes the key with it)
+// it there, while Do holds its key: the outcome completion.Sunk (Do completes the key with it)
 // when the sink took it, otherwise the failure's error (Do releases the key).
-func (c *config) sinkHeld(ctx context.Context, it Item, f *failure, u *unit) (idempotency.Outcome, error) {
+func (c *config) sinkHeld(ctx context.Context, it Item, f *failure, u *unit) (completion.Outcome, error) {
 	if c.toSink(f) {
 		c.sendFailure(ctx, itemEnvelope(it, f), f, u)
 		if f.sunk {
-			return idempotency.OutcomeSunk, nil
+			return completion.Sunk, nil
 		}
 	}
 	return "", f.err
@@ -37,7 +38,7 @@ func (c *config) sinkHeld(ctx context.Context, it Item, f *failure, u *unit) (id
 // another invocation holding the key, reports the record, as for a handler's record.
 func (c *config) sinkKeyed(ctx context.Context, key string, it Item, f *failure, u *unit) *failure {
 	ran := false
-	outcome, err := idempotency.Do(c.leaseCtx(ctx), c.store, key, nil, func(context.Context) (idempotency.Outcome, error) {
+	outcome, err := idempotency.Do(c.leaseCtx(ctx), c.store, key, nil, func(context.Context) (completion.Outcome, error) {
 		ran = true
 		return c.sinkHeld(ctx, it, f, u)
 	}, c.idemOpts...)
@@ -45,7 +46,7 @@ func (c *config) sinkKeyed(ctx context.Context, key string, it Item, f *failure,
 	case !ran && err == nil: // completed by an earlier delivery
 		u.l.processed++
 		u.l.replayed++
-		if outcome == idempotency.OutcomeSunk {
+		if outcome == completion.Sunk {
 			c.logSunkBefore(ctx, it, u)
 		}
 		return nil

@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	idempotency "github.com/kafkalambda/toolkit/internal/idemcore"
+	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/internal/sqsparse"
 )
 

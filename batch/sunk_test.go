@@ -19,11 +19,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -33,7 +34,7 @@ import (
 type sunkEnv struct {
 	db    *ddb
 	table string
-	store *idempotency.DynamoDBStore
+	store *dynamodb.Store
 	sqs   *localserver.SQS
 	queue string
 }
@@ -47,11 +48,11 @@ func newSunkEnv(t *testing.T, db *ddb, sqsSrv *localserver.SQS, format idempoten
 	n := sunkTables.Add(1)
 	e := &sunkEnv{db: db, table: fmt.Sprintf("sunk-%d", n), sqs: sqsSrv}
 	client := db.srv.Client()
-	if err := localserver.CreateTable(ctx, client, idempotency.TableInput(e.table)); err != nil {
+	if err := localserver.CreateTable(ctx, client, dynamodb.TableInput(e.table)); err != nil {
 		t.Fatal(err)
 	}
 	var err error
-	if e.store, err = idempotency.NewDynamoDBStore(client, e.table, idempotency.WithFormat(format)); err != nil {
+	if e.store, err = dynamodb.NewStore(client, e.table, dynamodb.WithFormat(format)); err != nil {
 		t.Fatal(err)
 	}
 	if e.queue, err = localserver.CreateQueue(ctx, sqsSrv.Client(), fmt.Sprintf("sunk-dlq-%d", n), nil); err != nil {
@@ -81,7 +82,7 @@ func (e *sunkEnv) sunkItems(t *testing.T) []map[string]types.AttributeValue {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := e.db.srv.Client().Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(e.table)})
+	out, err := e.db.srv.Client().Scan(ctx, &awsdynamodb.ScanInput{TableName: aws.String(e.table)})
 	if err != nil {
 		t.Fatal(err)
 	}

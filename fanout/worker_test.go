@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -32,15 +32,15 @@ func wQuiet(opts ...batch.Option) []batch.Option {
 }
 
 // wStore creates an idempotency table on a dynalite server.
-func wStore(t testing.TB, srv *localserver.DynamoDB, name string) *idempotency.DynamoDBStore {
+func wStore(t testing.TB, srv *localserver.DynamoDB, name string) *dynamodb.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := srv.Client()
-	if err := localserver.CreateTable(ctx, c, idempotency.TableInput(name)); err != nil {
+	if err := localserver.CreateTable(ctx, c, dynamodb.TableInput(name)); err != nil {
 		t.Fatal(err)
 	}
-	s, err := idempotency.NewDynamoDBStore(c, name)
+	s, err := dynamodb.NewStore(c, name)
 	if err != nil {
 		t.Fatal(err)
 	}

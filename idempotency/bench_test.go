@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 )
 
 // BenchmarkDo measures Do against dynalite, with the DynamoDB calls it makes per operation
@@ -51,7 +52,7 @@ func BenchmarkDo(b *testing.B) {
 	}
 	bare := func(b *testing.B, key string, wantErr bool) {
 		now := time.Now()
-		_, err := e.client.PutItem(ctx, &dynamodb.PutItemInput{
+		_, err := e.client.PutItem(ctx, &awsdynamodb.PutItemInput{
 			TableName: aws.String(table),
 			Item: map[string]types.AttributeValue{
 				"id":                     s(key),
@@ -95,7 +96,7 @@ func BenchmarkDo(b *testing.B) {
 		measure(b, func() { bare(b, key, true) })
 	})
 	b.Run("op=cache-hit/impl=toolkit", func(b *testing.B) {
-		store := newStore(b, e.client, table, idempotency.WithLocalCache(256))
+		store := newStore(b, e.client, table, dynamodb.WithLocalCache(256))
 		key := fresh()
 		do(b, store, key)
 		measure(b, func() { do(b, store, key) })

@@ -6,9 +6,14 @@
 //
 // Delivery is at least once: a batch is retried after a timeout, a partial failure replays
 // the rest of a partition, a producer's retry writes the same order twice. [Do] runs a
-// function once per key and replays its stored result afterwards:
+// function once per key and replays its stored result afterwards. This package is the
+// engine: Do, its options and the [Store] interface; the DynamoDB store is package
+// idempotency/dynamodb, as Powertools keeps its stores under persistence/ (a function that
+// imports idempotency, or batch, links no DynamoDB client unless it makes that store):
 //
-//	store, err := idempotency.NewDynamoDBStore(ddb, "idempotency", idempotency.WithLocalCache(256))
+//	import "github.com/kafkalambda/toolkit/idempotency/dynamodb"
+//
+//	store, err := dynamodb.NewStore(ddb, "idempotency", dynamodb.WithLocalCache(256))
 //
 //	func handle(ctx context.Context, r *kafkaevent.Record) error {
 //		receipt, err := idempotency.Do(ctx, store, idempotency.KafkaKey(r), nil,
@@ -20,7 +25,7 @@
 // and stores its result as COMPLETED: two writes. A later call with the same key returns the
 // result without running the function, until the entry expires ([WithExpiry], 1 hour by
 // default): one conditional write that fails, or no call at all when the store's local cache
-// ([WithLocalCache]) has the entry. While the first call runs, others get [ErrInProgress]:
+// (dynamodb.WithLocalCache) has the entry. While the first call runs, others get [ErrInProgress]:
 // report the record as failed so that it comes back later. The in-progress lease ends at the
 // context's deadline, the Lambda timeout, so a crashed or timed-out invocation frees the key;
 // [WithMaxLease] shortens it. While fn runs past half its lease, Do renews the lease, so
@@ -39,7 +44,7 @@
 //
 // # Deadlines
 //
-// Every store call ends by the context's deadline less a margin ([WithDeadlineMargin],
+// Every store call ends by the context's deadline less a margin ([WithStoreDeadlineMargin],
 // 100 ms), so that the caller can still report before the function times out, even when
 // DynamoDB never answers. The completion and the release happen after fn, when the caller's
 // context may have been cancelled: they run under a context that ignores the cancellation
@@ -67,17 +72,18 @@
 //
 // # Formats
 //
-// Do keeps one [Entry] per key in a [Store]. A Store has a [Format], which decides how Do computes stored IDs and payload hashes and
-// how the store keeps results. [FormatPython], the default, is Powertools for Python's: the
-// ID is "<prefix>#<md5 hex>" of the key serialized as json.dumps(key, sort_keys=True) writes
-// it, and the result is a JSON string. [FormatTypeScript] ([WithFormat]) is Powertools for
+// Do keeps one [Entry] per key in a [Store]. A Store has a [Format], which decides how Do
+// computes stored IDs and payload hashes and how the store keeps results. [FormatPython],
+// the default, is Powertools for Python's: the ID is "<prefix>#<md5 hex>" of the key
+// serialized as json.dumps(key, sort_keys=True) writes it, and the result is a JSON string.
+// [FormatTypeScript] (dynamodb.WithFormat(idempotency.FormatTypeScript)) is Powertools for
 // TypeScript's: "<prefix>#<md5 base64>" of JSON.stringify of the key with its object keys
 // sorted, the result as a DynamoDB map (or list, string, number), and the lease kept on
 // completed entries. Both use the attributes id, expiration (epoch seconds, the TTL
 // attribute), in_progress_expiration (epoch milliseconds), status, data and validation, and
 // the same write condition. A Go function and a Powertools function that use the same table,
 // format, prefix ([WithKeyPrefix]) and key share entries: each replays what the other stored
-// and waits while the other runs. [TableInput] gives the table's definition.
+// and waits while the other runs. dynamodb.TableInput gives the table's definition.
 //
 // # Failures
 //
@@ -110,10 +116,10 @@
 // store none) is ErrNotRecorded too. A stored entry that cannot be read (an attribute of the
 // wrong type, an unknown status, data that is not JSON) is a [*CorruptEntryError] inside a
 // *PersistenceError, never read as if the attribute were missing, and fn does not run. Options
-// are checked once, where they are given: [NewDynamoDBStore] returns an error wrapping
-// [ErrInvalidOption] for a bad store option, and Do fails with it, before anything runs, for
-// a bad option of its own. The error names the option and the value:
-// "idempotency: WithLocalCache(0): invalid option: want a size of at least 1".
+// are checked once, where they are given: dynamodb.NewStore returns a *toolkit.OptionError
+// (matching toolkit.ErrInvalidOption) for a bad store option, and Do fails with one, before
+// anything runs, for a bad option of its own. The error names the option and the value:
+// "idempotency: invalid option WithExpiry: want a positive duration, not 0s".
 //
 // Setting POWERTOOLS_IDEMPOTENCY_DISABLED to a true value turns it all off, as in Powertools
 // ([DisabledEnv]).

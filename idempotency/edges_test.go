@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
 )
 
@@ -48,7 +49,7 @@ func TestExpiryFromCompletion(t *testing.T) {
 		{"memory", func(*testing.T) idempotency.Store { return idempotencytest.NewStore() }},
 		{"python", func(t *testing.T) idempotency.Store { return newStore(t, e.client, e.newTable(t)) }},
 		{"typescript", func(t *testing.T) idempotency.Store {
-			return newStore(t, e.client, e.newTable(t), idempotency.WithFormat(idempotency.FormatTypeScript))
+			return newStore(t, e.client, e.newTable(t), dynamodb.WithFormat(idempotency.FormatTypeScript))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

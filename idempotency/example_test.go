@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
@@ -15,7 +13,8 @@ import (
 )
 
 func ExampleDo() {
-	// An in-memory store shows the flow; a function uses NewDynamoDBStore.
+	// An in-memory store shows the flow; a function uses dynamodb.NewStore (package
+	// idempotency/dynamodb).
 	store := idempotencytest.NewStore()
 	ctx := context.Background()
 
@@ -93,78 +92,6 @@ func ExampleDo_nested() {
 	// ch-7 <nil>
 	// ch-7 <nil>
 	// 1 record
-}
-
-// A Lambda function keeps one store for all invocations, made once at start-up from the
-// function's AWS configuration. The table is created from TableInput (with TTL on
-// "expiration"). An invalid option is an error of NewDynamoDBStore, at start-up, not of
-// the first record.
-func ExampleNewDynamoDBStore() {
-	// In a function: cfg, err := config.LoadDefaultConfig(ctx); client := dynamodb.NewFromConfig(cfg).
-	client := dynamodb.New(dynamodb.Options{Region: "eu-west-1"})
-	store, err := idempotency.NewDynamoDBStore(client, "idempotency", idempotency.WithLocalCache(256))
-	if err != nil {
-		fmt.Println(err) // in a function: log.Fatal, at start-up
-		return
-	}
-	fmt.Println("entries in the layout of", store.Format())
-
-	handle := func(ctx context.Context, r *kafkaevent.Record) (string, error) {
-		return idempotency.Do(ctx, store, idempotency.KafkaKey(r), nil, func(ctx context.Context) (string, error) {
-			return "sent", nil // the side effect, once per record
-		}, idempotency.WithMaxLease(time.Minute))
-	}
-	_ = handle
-
-	_, err = idempotency.NewDynamoDBStore(client, "idempotency", idempotency.WithLocalCache(0))
-	fmt.Println(err)
-	fmt.Println(errors.Is(err, idempotency.ErrInvalidOption))
-
-	// Output:
-	// entries in the layout of python
-	// idempotency: WithLocalCache(0): invalid option: want a size of at least 1
-	// true
-}
-
-// TableInput is the definition of a table in the default layout, for CreateTable (or for
-// comparing with a CloudFormation resource).
-func ExampleTableInput() {
-	in := idempotency.TableInput("idempotency")
-	fmt.Println(*in.TableName, in.BillingMode)
-	for _, k := range in.KeySchema {
-		fmt.Println(*k.AttributeName, k.KeyType)
-	}
-	// Then: client.CreateTable(ctx, in), and UpdateTimeToLive on "expiration".
-
-	// Output:
-	// idempotency PAY_PER_REQUEST
-	// id HASH
-}
-
-// WithFormat selects the record layout of Powertools for TypeScript, so that a Go function
-// and a TypeScript function that use the same table, key prefix and key share records. The
-// same key is stored under another ID in each format.
-func ExampleWithFormat() {
-	client := dynamodb.New(dynamodb.Options{Region: "eu-west-1"})
-	store, err := idempotency.NewDynamoDBStore(client, "idempotency", idempotency.WithFormat(idempotency.FormatTypeScript))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(store.Format())
-
-	// The IDs each format writes, shown with in-memory stores of each format.
-	for _, f := range []idempotency.Format{idempotency.FormatPython, idempotency.FormatTypeScript} {
-		mem := idempotencytest.NewStore(idempotencytest.WithFormat(f))
-		_, err := idempotency.Do(context.Background(), mem, "orders-0-42", nil,
-			func(context.Context) (string, error) { return "sent", nil }, idempotency.WithKeyPrefix("orders-fn"))
-		fmt.Println(f, mem.Records()[0].ID, err)
-	}
-
-	// Output:
-	// typescript
-	// python orders-fn#524c0e2c37707af4f090042a2c5af8d9 <nil>
-	// typescript orders-fn#UkwOLDdwevTwkAQqLFr42Q== <nil>
 }
 
 // KafkaKey identifies a Kafka record's redeliveries: topic, partition and offset.

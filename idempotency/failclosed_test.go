@@ -11,7 +11,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/kafkalambda/toolkit"
+
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
 )
 
@@ -63,7 +66,7 @@ func TestMalformedRecord(t *testing.T) {
 				}
 			}
 			e.putItem(t, table, item)
-			store := newStore(t, e.client, table, idempotency.WithFormat(tc.format))
+			store := newStore(t, e.client, table, dynamodb.WithFormat(tc.format))
 			var ran atomic.Int32
 			_, err = idempotency.Do(context.Background(), store, key, "payload", counted(&ran, value("fresh")))
 			var re *idempotency.CorruptEntryError
@@ -92,23 +95,23 @@ func TestInvalidOptions(t *testing.T) {
 		env   string
 		want  string
 	}{
-		{"WithExpiry(0)", good, []idempotency.Option{idempotency.WithExpiry(0)}, "", "WithExpiry(0s)"},
-		{"WithMaxLease(-1s)", good, []idempotency.Option{idempotency.WithMaxLease(-time.Second)}, "", "WithMaxLease(-1s)"},
-		{"WithDefaultLease(0)", good, []idempotency.Option{idempotency.WithDefaultLease(0)}, "", "WithDefaultLease(0s)"},
-		{"WithDeadlineMargin(-1ms)", good, []idempotency.Option{idempotency.WithDeadlineMargin(-time.Millisecond)}, "", "WithDeadlineMargin(-1ms)"},
-		{"WithHash(nil)", good, []idempotency.Option{idempotency.WithHash(nil)}, "", "WithHash(nil)"},
-		{"WithReplayHook(nil)", good, []idempotency.Option{idempotency.WithReplayHook(nil)}, "", "WithReplayHook(nil)"},
-		{"WithClock(nil)", good, []idempotency.Option{idempotency.WithClock(nil)}, "", "WithClock(nil)"},
-		{"nil Option", good, []idempotency.Option{nil}, "", "Option(nil)"},
+		{"WithExpiry(0)", good, []idempotency.Option{idempotency.WithExpiry(0)}, "", "invalid option WithExpiry: want a positive duration, not 0s"},
+		{"WithMaxLease(-1s)", good, []idempotency.Option{idempotency.WithMaxLease(-time.Second)}, "", "invalid option WithMaxLease: want a positive duration, not -1s"},
+		{"WithDefaultLease(0)", good, []idempotency.Option{idempotency.WithDefaultLease(0)}, "", "invalid option WithDefaultLease: want a positive duration, not 0s"},
+		{"WithStoreDeadlineMargin(-1ms)", good, []idempotency.Option{idempotency.WithStoreDeadlineMargin(-time.Millisecond)}, "", "invalid option WithStoreDeadlineMargin: want 0 or more, not -1ms"},
+		{"WithHash(nil)", good, []idempotency.Option{idempotency.WithHash(nil)}, "", "invalid option WithHash: nil"},
+		{"WithReplayHook(nil)", good, []idempotency.Option{idempotency.WithReplayHook(nil)}, "", "invalid option WithReplayHook: nil"},
+		{"WithClock(nil)", good, []idempotency.Option{idempotency.WithClock(nil)}, "", "invalid option WithClock: nil"},
+		{"nil Option", good, []idempotency.Option{nil}, "", "invalid option Option: nil"},
 		{"nil Store", nil, nil, "", "nil Store"},
-		{"kill switch unparsable", good, nil, "maybe", `POWERTOOLS_IDEMPOTENCY_DISABLED="maybe"`},
+		{"kill switch unparsable", good, nil, "maybe", `invalid option POWERTOOLS_IDEMPOTENCY_DISABLED: "maybe"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(idempotency.DisabledEnv, tc.env)
 			e.calls.reset()
 			var ran atomic.Int32
 			_, err := idempotency.Do(context.Background(), tc.store, "k", nil, counted(&ran, value(1)), tc.opts...)
-			if !errors.Is(err, idempotency.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Do = %v, want ErrInvalidOption naming %s", err, tc.want)
 			}
 			if ran.Load() != 0 {
@@ -116,43 +119,6 @@ func TestInvalidOptions(t *testing.T) {
 			}
 			e.calls.expectCalls(t, tc.name, nil)
 		})
-	}
-}
-
-// TestInvalidStoreOptions: NewDynamoDBStore checks its arguments and options once, when it
-// is called: a bad one is an error wrapping ErrInvalidOption that names it, and no store.
-// Before, the store was made and every call of it failed.
-func TestInvalidStoreOptions(t *testing.T) {
-	e := newEnv(t)
-	table := e.newTable(t)
-	for _, tc := range []struct {
-		name   string
-		client idempotency.DynamoDBAPI
-		table  string
-		opts   []idempotency.StoreOption
-		want   string
-	}{
-		{"WithLocalCache(0)", e.client, table, []idempotency.StoreOption{idempotency.WithLocalCache(0)}, "idempotency: WithLocalCache(0): invalid option: "},
-		{"WithFormat(7)", e.client, table, []idempotency.StoreOption{idempotency.WithFormat(7)}, "WithFormat(Format(7))"},
-		{"empty table", e.client, "", nil, `idempotency: NewDynamoDBStore(client, ""): invalid option: want a table name`},
-		{"nil client", nil, table, nil, "NewDynamoDBStore(nil, ...)"},
-		{"nil StoreOption", e.client, table, []idempotency.StoreOption{nil}, "StoreOption(nil)"},
-		{"sort key is the key", e.client, table, []idempotency.StoreOption{idempotency.WithAttributes(idempotency.Attributes{SortKey: "id"})}, `sort key "id"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e.calls.reset()
-			store, err := idempotency.NewDynamoDBStore(tc.client, tc.table, tc.opts...)
-			if !errors.Is(err, idempotency.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) || store != nil {
-				t.Errorf("NewDynamoDBStore = %v, %v, want no store and ErrInvalidOption naming %s", store, err, tc.want)
-			}
-			e.calls.expectCalls(t, tc.name, nil)
-		})
-	}
-	// A DynamoDBStore not made by NewDynamoDBStore fails closed.
-	var ran atomic.Int32
-	_, err := idempotency.Do(context.Background(), &idempotency.DynamoDBStore{}, "k", nil, counted(&ran, value(1)))
-	if !errors.Is(err, idempotency.ErrInvalidOption) || ran.Load() != 0 {
-		t.Errorf("Do on a zero DynamoDBStore = %v (fn ran %d times), want ErrInvalidOption", err, ran.Load())
 	}
 }
 

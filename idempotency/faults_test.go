@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
 	"github.com/kafkalambda/toolkit/internal/faulthttp"
 )
@@ -32,14 +33,14 @@ type faultEnv struct {
 	*env
 	table string
 	ft    *faulthttp.Transport
-	store *idempotency.DynamoDBStore
+	store *dynamodb.Store
 }
 
-func newFaultEnv(t *testing.T, e *env, opts ...idempotency.StoreOption) *faultEnv {
+func newFaultEnv(t *testing.T, e *env, opts ...dynamodb.Option) *faultEnv {
 	t.Helper()
 	ft := faulthttp.New(nil)
 	table := e.newTable(t)
-	client := e.srv.Client(func(o *dynamodb.Options) { o.HTTPClient = ft.Client() })
+	client := e.srv.Client(func(o *awsdynamodb.Options) { o.HTTPClient = ft.Client() })
 	return &faultEnv{env: e, table: table, ft: ft, store: newStore(t, client, table, opts...)}
 }
 
@@ -120,7 +121,7 @@ func (s *deadlineStore) Release(ctx context.Context, r *idempotency.Entry) error
 // The caller's context reports its deadline and does not end at it, so that only Do's own
 // reading of the deadline can end a black-holed call: Do returning at all shows that it ends
 // its calls itself, and each call's context shows by when (the deadline less
-// WithDeadlineMargin, 100 ms). No wall-clock margin decides the outcome.
+// WithStoreDeadlineMargin, 100 ms). No wall-clock margin decides the outcome.
 func TestStoreCallsEndByDeadline(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -165,7 +166,7 @@ type deadlineCase struct {
 // it reports false.
 func (tc deadlineCase) run(t *testing.T, e *env, deadline time.Duration) bool {
 	t.Helper()
-	const margin = 100 * time.Millisecond // WithDeadlineMargin's default
+	const margin = 100 * time.Millisecond // WithStoreDeadlineMargin's default
 	fe := newFaultEnv(t, e)
 	fe.ft.Add(tc.rule)
 	store := &deadlineStore{Store: fe.store}
@@ -270,7 +271,7 @@ func TestNotRecorded(t *testing.T) {
 	for _, format := range []idempotency.Format{idempotency.FormatPython, idempotency.FormatTypeScript} {
 		t.Run(format.String(), func(t *testing.T) {
 			t.Parallel()
-			fe := newFaultEnv(t, e, idempotency.WithFormat(format))
+			fe := newFaultEnv(t, e, dynamodb.WithFormat(format))
 			fe.ft.Add(faulthttp.Rule{Op: opPut, First: 2, Fault: faulthttp.Throttle})
 			const deadline = 1500 * time.Millisecond
 			ctx, cancel := context.WithTimeout(context.Background(), deadline)
@@ -330,7 +331,7 @@ func TestShortExpiryKeepsLease(t *testing.T) {
 	}{
 		{"python", func(t *testing.T) idempotency.Store { return newStore(t, e.client, e.newTable(t)) }},
 		{"typescript", func(t *testing.T) idempotency.Store {
-			return newStore(t, e.client, e.newTable(t), idempotency.WithFormat(idempotency.FormatTypeScript))
+			return newStore(t, e.client, e.newTable(t), dynamodb.WithFormat(idempotency.FormatTypeScript))
 		}},
 		{"memory", func(*testing.T) idempotency.Store { return idempotencytest.NewStore() }},
 	} {
@@ -390,7 +391,7 @@ func TestOwnAcquireRetried(t *testing.T) {
 	e := newEnv(t)
 	for _, format := range []idempotency.Format{idempotency.FormatPython, idempotency.FormatTypeScript} {
 		t.Run(format.String(), func(t *testing.T) {
-			fe := newFaultEnv(t, e, idempotency.WithFormat(format))
+			fe := newFaultEnv(t, e, dynamodb.WithFormat(format))
 			fe.ft.Add(faulthttp.Rule{Op: opPut, Count: 1, Fault: faulthttp.DropAfterApply})
 			var ran atomic.Int32
 			got, err := idempotency.Do(context.Background(), fe.store, "k", nil, counted(&ran, value("ran")))

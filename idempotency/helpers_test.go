@@ -12,11 +12,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 )
@@ -30,7 +31,7 @@ type callCounter struct {
 }
 
 // option is a client option that installs the counter.
-func (c *callCounter) option(o *dynamodb.Options) {
+func (c *callCounter) option(o *awsdynamodb.Options) {
 	o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
 		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("countCalls",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
@@ -80,7 +81,7 @@ func (c *callCounter) expectCalls(t testing.TB, what string, want map[string]int
 // are counted. Tables are per subtest: newTable.
 type env struct {
 	srv    *localserver.DynamoDB
-	client *dynamodb.Client
+	client *awsdynamodb.Client
 	calls  *callCounter
 }
 
@@ -94,15 +95,15 @@ func newEnv(t testing.TB) *env {
 
 var tableSeq atomic.Int64
 
-// newTable creates a table with idempotency.TableInput and returns its name.
+// newTable creates a table with dynamodb.TableInput and returns its name.
 func (e *env) newTable(t testing.TB) string {
 	t.Helper()
 	name := fmt.Sprintf("idempotency-%d", tableSeq.Add(1))
-	e.createTable(t, idempotency.TableInput(name))
+	e.createTable(t, dynamodb.TableInput(name))
 	return name
 }
 
-func (e *env) createTable(t testing.TB, in *dynamodb.CreateTableInput) {
+func (e *env) createTable(t testing.TB, in *awsdynamodb.CreateTableInput) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -116,7 +117,7 @@ func (e *env) createTable(t testing.TB, in *dynamodb.CreateTableInput) {
 // when there is none.
 func (e *env) getItem(t testing.TB, table string, key map[string]types.AttributeValue) map[string]types.AttributeValue {
 	t.Helper()
-	out, err := e.srv.Client().GetItem(context.Background(), &dynamodb.GetItemInput{
+	out, err := e.srv.Client().GetItem(context.Background(), &awsdynamodb.GetItemInput{
 		TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
@@ -137,7 +138,7 @@ func (e *env) item(t testing.TB, table, id string) map[string]types.AttributeVal
 // putItem writes an item directly, without counting the call.
 func (e *env) putItem(t testing.TB, table string, item map[string]types.AttributeValue) {
 	t.Helper()
-	_, err := e.srv.Client().PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
+	_, err := e.srv.Client().PutItem(context.Background(), &awsdynamodb.PutItemInput{TableName: aws.String(table), Item: item})
 	if err != nil {
 		t.Fatalf("PutItem: %v", err)
 	}
@@ -200,11 +201,11 @@ func value[T any](v T) func(context.Context) (T, error) {
 	return func(context.Context) (T, error) { return v, nil }
 }
 
-// newStore is idempotency.NewDynamoDBStore for options the test knows to be valid: an error
+// newStore is dynamodb.NewStore for options the test knows to be valid: an error
 // fails the test.
-func newStore(tb testing.TB, client idempotency.DynamoDBAPI, table string, opts ...idempotency.StoreOption) *idempotency.DynamoDBStore {
+func newStore(tb testing.TB, client dynamodb.API, table string, opts ...dynamodb.Option) *dynamodb.Store {
 	tb.Helper()
-	s, err := idempotency.NewDynamoDBStore(client, table, opts...)
+	s, err := dynamodb.NewStore(client, table, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}

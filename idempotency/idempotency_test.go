@@ -17,10 +17,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -364,9 +365,9 @@ func TestPayloadMismatch(t *testing.T) {
 	ctx := context.Background()
 	for _, cache := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cache=%v", cache), func(t *testing.T) {
-			var opts []idempotency.StoreOption
+			var opts []dynamodb.Option
 			if cache {
-				opts = append(opts, idempotency.WithLocalCache(8))
+				opts = append(opts, dynamodb.WithLocalCache(8))
 			}
 			store := newStore(t, e.client, e.newTable(t), opts...)
 			var fnCalls atomic.Int32
@@ -419,7 +420,7 @@ func TestLocalCache(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	table := e.newTable(t)
-	store := newStore(t, e.client, table, idempotency.WithLocalCache(16))
+	store := newStore(t, e.client, table, dynamodb.WithLocalCache(16))
 
 	var fnCalls atomic.Int32
 	replayed := 0
@@ -443,7 +444,7 @@ func TestLocalCache(t *testing.T) {
 	}
 
 	// Another store on the same table, with a cache, fills it from the first miss.
-	other := newStore(t, e.client, table, idempotency.WithLocalCache(16))
+	other := newStore(t, e.client, table, dynamodb.WithLocalCache(16))
 	e.calls.reset()
 	if _, err := idempotency.Do(ctx, other, "k", "p", fn); err != nil {
 		t.Fatal(err)
@@ -694,7 +695,7 @@ func TestStoreUnreachable(t *testing.T) {
 		}
 		addr := l.Addr().String()
 		l.Close()
-		client := e.srv.Client(func(o *dynamodb.Options) { o.BaseEndpoint = aws.String("http://" + addr) })
+		client := e.srv.Client(func(o *awsdynamodb.Options) { o.BaseEndpoint = aws.String("http://" + addr) })
 		check(t, newStore(t, client, "idempotency"))
 	})
 
@@ -707,7 +708,7 @@ func TestStoreUnreachable(t *testing.T) {
 
 // failingComplete is a store whose Complete fails.
 type failingComplete struct {
-	*idempotency.DynamoDBStore
+	*dynamodb.Store
 	err error
 }
 
@@ -751,7 +752,7 @@ func TestSaveFailure(t *testing.T) {
 		table := e.newTable(t)
 		store := newStore(t, e.client, table)
 		_, err := idempotency.Do(ctx, store, "k", nil, func(ctx context.Context) (int, error) {
-			_, err := e.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+			_, err := e.client.DeleteTable(ctx, &awsdynamodb.DeleteTableInput{TableName: aws.String(table)})
 			return 1, err
 		})
 		var pe *idempotency.PersistenceError
@@ -878,7 +879,7 @@ func TestLease(t *testing.T) {
 func TestKillSwitch(t *testing.T) {
 	e := newEnv(t)
 	table := e.newTable(t)
-	store := newStore(t, e.client, table, idempotency.WithLocalCache(8))
+	store := newStore(t, e.client, table, dynamodb.WithLocalCache(8))
 	for _, tc := range []struct {
 		value    string
 		disabled bool
@@ -952,7 +953,7 @@ func TestSortKeyLayout(t *testing.T) {
 	ctx := context.Background()
 	newTable := func(t *testing.T, pk, sk string) string {
 		name := fmt.Sprintf("idempotency-sk-%d", tableSeq.Add(1))
-		e.createTable(t, &dynamodb.CreateTableInput{
+		e.createTable(t, &awsdynamodb.CreateTableInput{
 			TableName:   aws.String(name),
 			BillingMode: types.BillingModePayPerRequest,
 			AttributeDefinitions: []types.AttributeDefinition{
@@ -969,20 +970,20 @@ func TestSortKeyLayout(t *testing.T) {
 
 	for _, tc := range []struct {
 		name     string
-		attrs    idempotency.Attributes
+		attrs    dynamodb.Attributes
 		pk, sk   string
 		staticPK string
 		names    []string // the completed item's attributes
 	}{
-		{"default names", idempotency.Attributes{SortKey: "sk", StaticPartitionKey: "idempotency#orders"},
+		{"default names", dynamodb.Attributes{SortKey: "sk", StaticPartitionKey: "idempotency#orders"},
 			"id", "sk", "idempotency#orders", []string{"data", "expiration", "id", "owner", "sk", "status", "validation"}},
-		{"custom names", idempotency.Attributes{Key: "pk", SortKey: "rk", StaticPartitionKey: "shared", Expiry: "ttl",
+		{"custom names", dynamodb.Attributes{Key: "pk", SortKey: "rk", StaticPartitionKey: "shared", Expiry: "ttl",
 			InProgressExpiry: "lease", Status: "st", Data: "result", Validation: "hash", Owner: "holder"},
 			"pk", "rk", "shared", []string{"hash", "holder", "pk", "result", "rk", "st", "ttl"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			table := newTable(t, tc.pk, tc.sk)
-			store := newStore(t, e.client, table, idempotency.WithAttributes(tc.attrs))
+			store := newStore(t, e.client, table, dynamodb.WithAttributes(tc.attrs))
 			key := func(id string) map[string]types.AttributeValue {
 				return map[string]types.AttributeValue{tc.pk: s(tc.staticPK), tc.sk: s(id)}
 			}
@@ -1028,7 +1029,7 @@ func TestSortKeyLayout(t *testing.T) {
 	t.Run("default static partition key", func(t *testing.T) {
 		t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "orders-fn")
 		table := newTable(t, "id", "sk")
-		store := newStore(t, e.client, table, idempotency.WithAttributes(idempotency.Attributes{SortKey: "sk"}))
+		store := newStore(t, e.client, table, dynamodb.WithAttributes(dynamodb.Attributes{SortKey: "sk"}))
 		if _, err := idempotency.Do(ctx, store, "a", nil, value(1)); err != nil {
 			t.Fatal(err)
 		}
@@ -1150,16 +1151,16 @@ func TestPythonCompatibility(t *testing.T) {
 // ReturnValuesOnConditionCheckFailure=ALL_OLD carries the existing item. It counts the
 // GetItem calls the store makes.
 type allOldClient struct {
-	*dynamodb.Client
+	*awsdynamodb.Client
 	gets atomic.Int32
 }
 
-func (c *allOldClient) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+func (c *allOldClient) PutItem(ctx context.Context, in *awsdynamodb.PutItemInput, optFns ...func(*awsdynamodb.Options)) (*awsdynamodb.PutItemOutput, error) {
 	out, err := c.Client.PutItem(ctx, in, optFns...)
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) && in.ReturnValuesOnConditionCheckFailure == types.ReturnValuesOnConditionCheckFailureAllOld && len(ccf.Item) == 0 {
 		key := map[string]types.AttributeValue{"id": in.Item["id"]}
-		got, gerr := c.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: in.TableName, Key: key, ConsistentRead: aws.Bool(true)})
+		got, gerr := c.Client.GetItem(ctx, &awsdynamodb.GetItemInput{TableName: in.TableName, Key: key, ConsistentRead: aws.Bool(true)})
 		if gerr != nil {
 			return nil, gerr
 		}
@@ -1168,7 +1169,7 @@ func (c *allOldClient) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o
 	return out, err
 }
 
-func (c *allOldClient) GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+func (c *allOldClient) GetItem(ctx context.Context, in *awsdynamodb.GetItemInput, optFns ...func(*awsdynamodb.Options)) (*awsdynamodb.GetItemOutput, error) {
 	c.gets.Add(1)
 	return c.Client.GetItem(ctx, in, optFns...)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 )
 
@@ -111,7 +112,7 @@ func TestTypeScriptInterop(t *testing.T) {
 	e := newEnv(t)
 	table := e.newTable(t)
 	const prefix = "orders-fn"
-	store := newStore(t, e.client, table, idempotency.WithFormat(idempotency.FormatTypeScript))
+	store := newStore(t, e.client, table, dynamodb.WithFormat(idempotency.FormatTypeScript))
 	ctx := context.Background()
 	opt := idempotency.WithKeyPrefix(prefix)
 	order := tsOrder{ID: "o-1", Amount: 25.5, Zeta: 1, Alpha: "crème brûlée"}

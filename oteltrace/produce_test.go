@@ -71,7 +71,7 @@ func TestProduceThenProcess(t *testing.T) {
 				return client(t, c, kgo.WithHooks(hook)).ProduceSync(ctx, recs...).FirstErr()
 			}
 			if tc.via == "producer" {
-				cl, err := producer.NewClient(producer.WithBrokers(c.ListenAddrs()...), producer.WithPlaintext(),
+				cl, err := producer.NewClient(producer.WithBootstrapServers(c.ListenAddrs()...), producer.WithPlaintext(),
 					producer.WithClientOptions(kgo.WithHooks(hook)))
 				if err != nil {
 					t.Fatal(err)

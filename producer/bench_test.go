@@ -43,7 +43,7 @@ func BenchmarkProduce(b *testing.B) {
 	broker := localservertest.StartKafka(b, localserver.WithIAMRegion("eu-west-1"), localserver.WithCredentials(creds),
 		localserver.WithClusterOptions(kfake.NumBrokers(3), kfake.SeedTopics(6, "bench")))
 
-	pcl, err := producer.NewClient(producer.WithBrokers(broker.Addrs()...),
+	pcl, err := producer.NewClient(producer.WithBootstrapServers(broker.Addrs()...),
 		producer.WithIAM(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return creds, nil })),
 		producer.WithRegion("eu-west-1"),
 		producer.WithClientOptions(kgo.DialTLSConfig(nil))) // kfake here speaks plaintext; TLS would cost both the same
@@ -75,7 +75,7 @@ func BenchmarkProduce(b *testing.B) {
 	}
 	// The same client options but kgo's default compression (snappy), to tell the cost of
 	// the zstd default from the cost of authentication and Produce.
-	scl, err := producer.NewClient(producer.WithBrokers(broker.Addrs()...),
+	scl, err := producer.NewClient(producer.WithBootstrapServers(broker.Addrs()...),
 		producer.WithIAM(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return creds, nil })),
 		producer.WithRegion("eu-west-1"),
 		producer.WithClientOptions(kgo.DialTLSConfig(nil), kgo.ProducerBatchCompression(kgo.SnappyCompression(), kgo.NoCompression())))

@@ -40,7 +40,7 @@ func TestDeadlineFailsRecordsStillBufferedOrInFlight(t *testing.T) {
 			}
 			t.Cleanup(c.Close)
 			stallProduce(t, c)
-			cl, err := producer.NewClient(producer.WithBrokers(c.ListenAddrs()...), producer.WithPlaintext(),
+			cl, err := producer.NewClient(producer.WithBootstrapServers(c.ListenAddrs()...), producer.WithPlaintext(),
 				producer.WithClientOptions(tc.extra...))
 			if err != nil {
 				t.Fatal(err)
@@ -178,7 +178,7 @@ func TestProduceDoesNotLinger(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			cl, err := producer.NewClient(producer.WithBrokers(c.ListenAddrs()...), producer.WithPlaintext(),
+			cl, err := producer.NewClient(producer.WithBootstrapServers(c.ListenAddrs()...), producer.WithPlaintext(),
 				producer.WithClientOptions(tc.opt))
 			if err != nil {
 				t.Fatal(err)

@@ -1,6 +1,7 @@
 // Package producer produces to Apache Kafka from AWS Lambda: franz-go's kgo configured for
-// Amazon MSK (IAM, SCRAM, TLS) or a local broker, and [Produce], which waits for every record
-// within the invocation's deadline and says which ones failed.
+// Amazon MSK (IAM, SCRAM, TLS) or a local broker, [Produce], which waits for every record
+// within the invocation's deadline and says which ones failed, and [ProduceOnce], which
+// produces a transform's outputs once per input record.
 //
 // The package does not wrap kgo. [Opts] returns kgo options and [NewClient] a *kgo.Client, so
 // every kgo option and method stays available ([WithClientOptions] adds your own).
@@ -20,7 +21,7 @@
 //		if err != nil {
 //			log.Fatal(err)
 //		}
-//		// Brokers from $KAFKA_BOOTSTRAP_SERVERS; the region from their host names.
+//		// Bootstrap servers from $KAFKA_BOOTSTRAP_SERVERS; the region from their host names.
 //		client, err = producer.NewClient(producer.WithIAM(cfg.Credentials))
 //		if err != nil {
 //			log.Fatal(err)
@@ -35,9 +36,10 @@
 //
 // # Connecting
 //
-// Brokers come from [WithBrokers], else $KAFKA_BOOTSTRAP_SERVERS (host:port, comma-separated,
-// as in an event's BootstrapServers). Authentication comes from an option, else from
-// $KAFKA_AUTH, so that one binary runs against MSK and against a local broker:
+// Bootstrap servers come from [WithBootstrapServers], else $KAFKA_BOOTSTRAP_SERVERS
+// (host:port, comma-separated, as in an event's BootstrapServers). Authentication comes from
+// an option, else from $KAFKA_AUTH, so that one binary runs against MSK and against a local
+// broker:
 //
 //	option           KAFKA_AUTH   wire                           for
 //	WithIAM          iam          SASL/OAUTHBEARER over TLS      MSK IAM access control (port 9098)
@@ -80,7 +82,8 @@
 // the brokers' host names (b-1.name.id.c2.kafka.<region>.amazonaws.com, serverless
 // ...kafka-serverless.<region>...), else $AWS_REGION.
 //
-// Configuration errors are [*ConfigError] values naming the option or variable at fault.
+// Configuration errors are *toolkit.OptionError values (matching toolkit.ErrInvalidOption)
+// whose Option names the option or variable at fault.
 //
 // # Producer defaults
 //
@@ -132,10 +135,10 @@
 //
 // A function that produces records while handling Kafka records cannot commit its input
 // offsets with its output in one Kafka transaction: the event source mapping owns the
-// offsets. Package producer/once is the safe path instead: its Produce writes the input's
-// identity into each output's header [SourceHeader] and produces under an idempotency key
-// made of that identity, and a downstream batch.WithIdempotencyKey([SourceKey]) applies each
-// output once, even when a retried transform wrote it twice. once.Produce's documentation
-// gives the window that remains, and why. It is a package of its own so that a function that
-// only produces does not link the DynamoDB client.
+// offsets. [ProduceOnce] is the safe path instead: it writes the input's identity into each
+// output's header [SourceHeader] and produces under an idempotency key made of that identity,
+// and a downstream batch.WithIdempotencyKey([SourceKey]) applies each output once, even when
+// a retried transform wrote it twice. ProduceOnce's documentation gives the window that
+// remains, and why. It takes any idempotency.Store (package idempotency is the engine alone),
+// so a function that only produces links no DynamoDB client.
 package producer

@@ -22,7 +22,7 @@ func ExampleWithSCRAMSecret() {
 		log.Fatal(err)
 	}
 	client, err := producer.NewClient(
-		producer.WithBrokers("b-1.example.internal:9096"),
+		producer.WithBootstrapServers("b-1.example.internal:9096"),
 		producer.WithSCRAMSecret(secretsmanager.NewFromConfig(cfg), os.Getenv("KAFKA_SCRAM_SECRET_ARN")),
 	)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kafkalambda/toolkit"
+
 	"github.com/kafkalambda/toolkit/producer"
 )
 
@@ -28,7 +30,7 @@ func Example() {
 
 	// In main, before lambda.Start. In a function this is producer.NewClient() with
 	// KAFKA_BOOTSTRAP_SERVERS and KAFKA_AUTH set, or WithIAM(cfg.Credentials).
-	client, err := producer.NewClient(producer.WithBrokers(cluster.ListenAddrs()...), producer.WithPlaintext())
+	client, err := producer.NewClient(producer.WithBootstrapServers(cluster.ListenAddrs()...), producer.WithPlaintext())
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -67,7 +69,7 @@ func ExampleProduce() {
 		log.Fatal(err)
 	}
 	defer cluster.Close()
-	client, err := producer.NewClient(producer.WithBrokers(cluster.ListenAddrs()...), producer.WithPlaintext(),
+	client, err := producer.NewClient(producer.WithBootstrapServers(cluster.ListenAddrs()...), producer.WithPlaintext(),
 		producer.WithClientOptions(kgo.ProducerBatchMaxBytes(1024)))
 	if err != nil {
 		log.Fatal(err)
@@ -105,7 +107,7 @@ func ExampleOpts() {
 	}
 	defer cluster.Close()
 
-	opts, err := producer.Opts(producer.WithBrokers(cluster.ListenAddrs()...), producer.WithPlaintext())
+	opts, err := producer.Opts(producer.WithBootstrapServers(cluster.ListenAddrs()...), producer.WithPlaintext())
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -122,14 +124,16 @@ func ExampleOpts() {
 	// Output: audit <nil>
 }
 
-// Opts says what is missing rather than guess: here no broker list and no authentication.
-func ExampleConfigError() {
-	_, err := producer.Opts(producer.WithBrokers("b-1.demo.abc123.c2.kafka.eu-west-1.amazonaws.com:9098"))
-	var ce *producer.ConfigError
+// Opts says what is missing rather than guess: here no authentication. The error is a
+// *toolkit.OptionError naming the setting, as every package of the toolkit reports a bad
+// option.
+func ExampleOpts_missing() {
+	_, err := producer.Opts(producer.WithBootstrapServers("b-1.demo.abc123.c2.kafka.eu-west-1.amazonaws.com:9098"))
+	var ce *toolkit.OptionError
 	if errors.As(err, &ce) {
-		fmt.Println(ce.Setting)
+		fmt.Println(ce.Option, errors.Is(err, toolkit.ErrInvalidOption))
 	}
-	// Output: KAFKA_AUTH
+	// Output: KAFKA_AUTH true
 }
 
 // MSK IAM from a Lambda function: the role's credentials (in a function,
@@ -139,7 +143,7 @@ func ExampleWithIAM() {
 	brokers := []string{"b-1.demo.abc123.c2.kafka.eu-west-1.amazonaws.com:9098",
 		"b-2.demo.abc123.c2.kafka.eu-west-1.amazonaws.com:9098"}
 	creds := credentials.NewStaticCredentialsProvider("AKIAIOSFODNN7EXAMPLE", "secret", "")
-	client, err := producer.NewClient(producer.WithBrokers(brokers...), producer.WithIAM(creds))
+	client, err := producer.NewClient(producer.WithBootstrapServers(brokers...), producer.WithIAM(creds))
 	if err != nil {
 		log.Fatal(err)
 	}

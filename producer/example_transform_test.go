@@ -33,7 +33,7 @@ func ExampleSourceKey() {
 		return nil
 	}
 	resp, err := batch.ProcessKafka(context.Background(), payments, apply,
-		batch.WithIdempotency(idempotencytest.NewStore()), // in Lambda: idempotency.NewDynamoDBStore
+		batch.WithIdempotency(idempotencytest.NewStore()), // in Lambda: dynamodb.NewStore
 		batch.WithIdempotencyKey(producer.SourceKey),
 		batch.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {

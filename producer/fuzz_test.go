@@ -7,11 +7,14 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/kafkalambda/toolkit"
 )
 
-// FuzzParseBrokers: ParseBrokers never panics; what it accepts is host:port entries that
-// parse again to the same list. The seed corpus is testdata/fuzz/FuzzParseBrokers.
-func FuzzParseBrokers(f *testing.F) {
+// FuzzParseBootstrapServers: ParseBootstrapServers never panics; what it accepts is
+// host:port entries that parse again to the same list. The seed corpus is
+// testdata/fuzz/FuzzParseBootstrapServers.
+func FuzzParseBootstrapServers(f *testing.F) {
 	for _, s := range []string{
 		"b-1.demo.abc123.c2.kafka.us-east-1.amazonaws.com:9098,b-2.demo.abc123.c2.kafka.us-east-1.amazonaws.com:9098",
 		"localhost:9092", " 127.0.0.1:9092 , [::1]:9093 ", "a:1,,b:2", "a", ":9092", "a:0", "a:65536", "a:+1", "[::1]", "a b:1",
@@ -19,7 +22,7 @@ func FuzzParseBrokers(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		bs, err := ParseBrokers(s)
+		bs, err := ParseBootstrapServers(s)
 		if err != nil {
 			if len(bs) != 0 {
 				t.Fatalf("error %v with brokers %q", err, bs)
@@ -37,7 +40,7 @@ func FuzzParseBrokers(f *testing.F) {
 				t.Fatalf("accepted %q", b)
 			}
 		}
-		again, err := ParseBrokers(strings.Join(bs, ","))
+		again, err := ParseBootstrapServers(strings.Join(bs, ","))
 		if err != nil || strings.Join(again, ",") != strings.Join(bs, ",") {
 			t.Fatalf("%q parses to %q, which parses to %q, %v", s, bs, again, err)
 		}
@@ -77,7 +80,7 @@ func FuzzRegionFromBroker(f *testing.F) {
 }
 
 // FuzzOptsEnvironment: whatever the KAFKA_* and AWS_REGION variables hold, Opts either
-// returns options or a *ConfigError on one line; it never panics. The seed corpus is
+// returns options or a *toolkit.OptionError on one line; it never panics. The seed corpus is
 // testdata/fuzz/FuzzOptsEnvironment. Secrets Manager is not called: a KAFKA_AUTH=scram that
 // gets that far reads the secret through a client that fails.
 func FuzzOptsEnvironment(f *testing.F) {
@@ -99,9 +102,9 @@ func FuzzOptsEnvironment(f *testing.F) {
 		unreachable := func() (SecretsManagerAPI, error) { return failingSecrets{}, nil }
 		opts, err := buildOpts(func(k string) string { return env[k] }, unreachable, nil)
 		if err != nil {
-			var ce *ConfigError
-			if !errors.As(err, &ce) || ce.Setting == "" {
-				t.Fatalf("error %v is not a *ConfigError naming a setting", err)
+			var ce *toolkit.OptionError
+			if !errors.As(err, &ce) || ce.Option == "" {
+				t.Fatalf("error %v is not a *toolkit.OptionError naming a setting", err)
 			}
 			if strings.ContainsRune(err.Error(), '\n') {
 				t.Fatalf("error on several lines: %q", err)

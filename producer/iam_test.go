@@ -79,7 +79,7 @@ func (l *reauthLog) Log(_ kgo.LogLevel, msg string, _ ...any) {
 func iamClient(t *testing.T, b *localserver.Kafka, creds aws.CredentialsProvider, extra ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	cl, err := producer.NewClient(
-		producer.WithBrokers(b.Addrs()...),
+		producer.WithBootstrapServers(b.Addrs()...),
 		producer.WithIAM(creds),
 		producer.WithRegion("eu-west-1"),
 		producer.WithTLSConfig(b.ClientTLS()),

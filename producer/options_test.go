@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kafkalambda/toolkit"
+
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/producer"
@@ -39,34 +41,34 @@ func TestOptsErrorsNameWhatIsMissing(t *testing.T) {
 		name    string
 		env     map[string]string
 		opts    []producer.Option
-		setting string // ConfigError.Setting
+		setting string // toolkit.OptionError.Option
 		text    string // in the message
 	}{
-		{"no brokers", nil, []producer.Option{producer.WithPlaintext()}, "KAFKA_BOOTSTRAP_SERVERS", "use WithBrokers or set KAFKA_BOOTSTRAP_SERVERS"},
+		{"no brokers", nil, []producer.Option{producer.WithPlaintext()}, "KAFKA_BOOTSTRAP_SERVERS", "use WithBootstrapServers or set KAFKA_BOOTSTRAP_SERVERS"},
 		{"empty broker in env", map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "a:9092,,b:9092"}, []producer.Option{producer.WithPlaintext()}, "KAFKA_BOOTSTRAP_SERVERS", `broker 2 "": empty`},
-		{"broker without port", nil, []producer.Option{producer.WithBrokers("localhost"), producer.WithPlaintext()}, "WithBrokers", "want host:port"},
-		{"WithBrokers of nothing", nil, []producer.Option{producer.WithBrokers(), producer.WithPlaintext()}, "WithBrokers", "no brokers"},
+		{"broker without port", nil, []producer.Option{producer.WithBootstrapServers("localhost"), producer.WithPlaintext()}, "WithBootstrapServers", "want host:port"},
+		{"WithBootstrapServers of nothing", nil, []producer.Option{producer.WithBootstrapServers(), producer.WithPlaintext()}, "WithBootstrapServers", "no bootstrap servers"},
 		{"no authentication", map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "a:9092"}, nil, "KAFKA_AUTH", "no authentication chosen"},
 		{"unknown KAFKA_AUTH", map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "a:9092", "KAFKA_AUTH": "IAM"}, nil, "KAFKA_AUTH", `"IAM": want iam, scram, tls or plaintext`},
 		{"scram without a secret", map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "a:9092", "KAFKA_AUTH": "scram"}, nil, "KAFKA_SCRAM_SECRET_ARN", "KAFKA_AUTH=scram needs it"},
 		// The password is never taken from the environment, where the function's configuration shows it.
 		{"scram with a password variable", map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "a:9092", "KAFKA_AUTH": "scram", "KAFKA_SCRAM_USERNAME": "u", "KAFKA_SCRAM_PASSWORD": "p"}, nil, "KAFKA_SCRAM_SECRET_ARN", "KAFKA_AUTH=scram needs it"},
 		{"scram secret ARN with a space", map[string]string{"KAFKA_BOOTSTRAP_SERVERS": "a:9092", "KAFKA_AUTH": "scram", "KAFKA_SCRAM_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:a b"}, nil, "KAFKA_SCRAM_SECRET_ARN", "space or control character"},
-		{"WithSCRAMSecret without a client", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithSCRAMSecret(nil, "kafka/relay")}, "WithSCRAMSecret", "nil Secrets Manager client"},
-		{"WithSCRAMSecret without a secret", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithSCRAMSecret(noSecrets{}, "")}, "WithSCRAMSecret", "empty secret ARN"},
-		{"WithSCRAM and WithSCRAMSecret", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithSCRAM("u", "p"), producer.WithSCRAMSecret(noSecrets{}, "kafka/relay")}, "WithSCRAMSecret", "conflicts with WithSCRAM"},
-		{"iam and scram secret", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithIAM(creds), producer.WithSCRAMSecret(noSecrets{}, "kafka/relay")}, "WithSCRAMSecret", "conflicts with WithIAM"},
-		{"iam without region", nil, []producer.Option{producer.WithBrokers("10.0.0.1:9098"), producer.WithIAM(creds)}, "WithRegion", "MSK IAM needs a region"},
-		{"iam with a bad AWS_REGION", map[string]string{"AWS_REGION": "us east"}, []producer.Option{producer.WithBrokers("10.0.0.1:9098"), producer.WithIAM(creds)}, "AWS_REGION", "want a name like us-east-1"},
-		{"brokers in two regions", nil, []producer.Option{producer.WithBrokers("b-1.x.y.c2.kafka.eu-west-1.amazonaws.com:9098", "b-2.x.y.c2.kafka.us-east-1.amazonaws.com:9098"), producer.WithIAM(creds)}, "brokers", "set WithRegion"},
-		{"bad WithRegion", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithIAM(creds), producer.WithRegion("Frankfurt")}, "WithRegion", "want a name like us-east-1"},
-		{"nil credentials", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithIAM(nil)}, "WithIAM", "no credentials provider"},
-		{"iam and scram", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithIAM(creds), producer.WithSCRAM("u", "p")}, "WithSCRAM", "conflicts with WithIAM"},
-		{"plaintext and iam", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithPlaintext(), producer.WithIAM(creds)}, "WithIAM", "conflicts with WithPlaintext"},
-		{"plaintext and TLS config", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithPlaintext(), producer.WithTLSConfig(&tls.Config{})}, "WithTLSConfig", "turns TLS off"},
-		{"KAFKA_AUTH=plaintext and TLS config", map[string]string{"KAFKA_AUTH": "plaintext"}, []producer.Option{producer.WithBrokers("a:1"), producer.WithTLSConfig(&tls.Config{})}, "WithTLSConfig", "KAFKA_AUTH=plaintext"},
-		{"empty scram user", nil, []producer.Option{producer.WithBrokers("a:1"), producer.WithSCRAM("", "p")}, "WithSCRAM", "empty user or password"},
-		{"nil option", nil, []producer.Option{producer.WithBrokers("a:1"), nil}, "Opts", "nil Option"},
+		{"WithSCRAMSecret without a client", nil, []producer.Option{producer.WithBootstrapServers("a:1"), producer.WithSCRAMSecret(nil, "kafka/relay")}, "WithSCRAMSecret", "nil Secrets Manager client"},
+		{"WithSCRAMSecret without a secret", nil, []producer.Option{producer.WithBootstrapServers("a:1"), producer.WithSCRAMSecret(noSecrets{}, "")}, "WithSCRAMSecret", "empty secret ARN"},
+		{"WithSCRAM and WithSCRAMSecret", nil, []producer.Option{producer.WithBootstrapServers("a:1"), producer.WithSCRAM("u", "p"), producer.WithSCRAMSecret(noSecrets{}, "kafka/relay")}, "WithSCRAMSecret", "conflicts with WithSCRAM"},
+		{"iam and scram secret", nil, []producer.Option{producer.WithBootstrapServers("a:1"), producer.WithIAM(creds), producer.WithSCRAMSecret(noSecrets{}, "kafka/relay")}, "WithSCRAMSecret", "conflicts with WithIAM"},
+		{"iam without region", nil, []producer.Option{producer.WithBootstrapServers("10.0.0.1:9098"), producer.WithIAM(creds)}, "WithRegion", "MSK IAM needs a region"},
+		{"iam with a bad AWS_REGION", map[string]string{"AWS_REGION": "us east"}, []producer.Option{producer.WithBootstrapServers("10.0.0.1:9098"), producer.WithIAM(creds)}, "AWS_REGION", "want a name like us-east-1"},
+		{"brokers in two regions", nil, []producer.Option{producer.WithBootstrapServers("b-1.x.y.c2.kafka.eu-west-1.amazonaws.com:9098", "b-2.x.y.c2.kafka.us-east-1.amazonaws.com:9098"), producer.WithIAM(creds)}, "bootstrap servers", "set WithRegion"},
+		{"bad WithRegion", nil, []producer.Option{producer.WithBootstrapServers("a:1"), producer.WithIAM(creds), producer.WithRegion("Frankfurt")}, "WithRegion", "want a name like us-east-1"},
+		{"nil credentials", nil, []producer.Option{producer.WithBootstrapServers("a:1"), producer.WithIAM(nil)}, "WithIAM", "no credentials provider"},
+		{"iam and scram", nil, []producer.Option{producer.WithBootstrapServers("a:1"), producer.WithIAM(creds), producer.WithSCRAM("u", "p")}, "WithSCRAM", "conflicts with WithIAM"},
+		{"plaintext and iam", nil, []producer.Option{producer.WithBootstrapServers("a:1"), producer.WithPlaintext(), producer.WithIAM(creds)}, "WithIAM", "conflicts with WithPlaintext"},
+		{"plaintext and TLS config", nil, []producer.Option{producer.WithBootstrapServers("a:1"), producer.WithPlaintext(), producer.WithTLSConfig(&tls.Config{})}, "WithTLSConfig", "turns TLS off"},
+		{"KAFKA_AUTH=plaintext and TLS config", map[string]string{"KAFKA_AUTH": "plaintext"}, []producer.Option{producer.WithBootstrapServers("a:1"), producer.WithTLSConfig(&tls.Config{})}, "WithTLSConfig", "KAFKA_AUTH=plaintext"},
+		{"empty scram user", nil, []producer.Option{producer.WithBootstrapServers("a:1"), producer.WithSCRAM("", "p")}, "WithSCRAM", "empty user or password"},
+		{"nil option", nil, []producer.Option{producer.WithBootstrapServers("a:1"), nil}, "Opts", "nil Option"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clearEnv(t)
@@ -74,12 +76,12 @@ func TestOptsErrorsNameWhatIsMissing(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			_, err := producer.Opts(tc.opts...)
-			var ce *producer.ConfigError
+			var ce *toolkit.OptionError
 			if !errors.As(err, &ce) {
-				t.Fatalf("error %v, want a *ConfigError", err)
+				t.Fatalf("error %v, want a *toolkit.OptionError", err)
 			}
-			if ce.Setting != tc.setting || !strings.Contains(err.Error(), tc.text) {
-				t.Fatalf("error %q (setting %q), want setting %q and %q", err, ce.Setting, tc.setting, tc.text)
+			if ce.Option != tc.setting || !strings.Contains(err.Error(), tc.text) {
+				t.Fatalf("error %q (setting %q), want setting %q and %q", err, ce.Option, tc.setting, tc.text)
 			}
 		})
 	}
@@ -151,7 +153,7 @@ func TestIAMRegion(t *testing.T) {
 				return dialer.DialContext(ctx, network, addr)
 			}
 			opts := append([]producer.Option{
-				producer.WithBrokers(tc.broker),
+				producer.WithBootstrapServers(tc.broker),
 				producer.WithIAM(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return credsA, nil })),
 				producer.WithClientOptions(kgo.DialTLSConfig(nil), kgo.Dialer(redirect)),
 			}, tc.opts...)
@@ -205,7 +207,7 @@ func TestTLSOnByDefault(t *testing.T) {
 		localserver.WithClusterOptions(kfake.SeedTopics(1, "t")))
 	creds := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return credsA, nil })
 	clearEnv(t)
-	cl, err := producer.NewClient(producer.WithBrokers(b.Addrs()...), producer.WithIAM(creds), producer.WithRegion("eu-west-1"))
+	cl, err := producer.NewClient(producer.WithBootstrapServers(b.Addrs()...), producer.WithIAM(creds), producer.WithRegion("eu-west-1"))
 	if err != nil {
 		t.Fatal(err)
 	}

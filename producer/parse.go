@@ -8,11 +8,11 @@ import (
 	"strings"
 )
 
-// ParseBrokers reads a bootstrap server list, host:port[,host:port...], as in
+// ParseBootstrapServers reads a bootstrap server list, host:port[,host:port...], as in
 // $KAFKA_BOOTSTRAP_SERVERS and in the BootstrapServers of Lambda's Kafka events. Spaces around
 // entries are dropped; an empty entry, a missing or invalid port, or an empty host is an error
 // that names the entry.
-func ParseBrokers(s string) ([]string, error) {
+func ParseBootstrapServers(s string) ([]string, error) {
 	return checkBrokers(strings.Split(s, ","), "")
 }
 
@@ -21,10 +21,10 @@ func checkBrokers(addrs []string, setting string) ([]string, error) {
 		if setting == "" {
 			return err
 		}
-		return &ConfigError{Setting: setting, Err: err}
+		return invalidCause(setting, err)
 	}
 	if len(addrs) == 0 {
-		return nil, wrap(errors.New("no brokers"))
+		return nil, wrap(errors.New("no bootstrap servers"))
 	}
 	out := make([]string, 0, len(addrs))
 	for i, a := range addrs {
@@ -121,7 +121,7 @@ func pickRegion(option string, brokers []string, env string) (string, error) {
 			continue
 		}
 		if found != "" && r != found {
-			return "", &ConfigError{Setting: "brokers", Err: fmt.Errorf("%s is in %s but %s is in %s: set WithRegion", b, r, from, found)}
+			return "", invalid("bootstrap servers", fmt.Sprintf("%s is in %s but %s is in %s: set WithRegion", b, r, from, found))
 		}
 		found, from = r, b
 	}
@@ -129,10 +129,10 @@ func pickRegion(option string, brokers []string, env string) (string, error) {
 		return found, nil
 	}
 	if env == "" {
-		return "", &ConfigError{Setting: "WithRegion", Err: errors.New("MSK IAM needs a region: use WithRegion, MSK broker host names (…kafka.<region>.amazonaws.com) or set " + EnvRegion)}
+		return "", invalid("WithRegion", "MSK IAM needs a region: use WithRegion, MSK broker host names (…kafka.<region>.amazonaws.com) or set "+EnvRegion)
 	}
 	if err := checkRegion(env); err != nil {
-		return "", &ConfigError{Setting: EnvRegion, Err: err}
+		return "", invalidCause(EnvRegion, err)
 	}
 	return env, nil
 }

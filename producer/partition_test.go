@@ -52,7 +52,7 @@ func TestKeysLandWhereJavaPutsThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	cl, err := producer.NewClient(producer.WithBrokers(c.ListenAddrs()...), producer.WithPlaintext())
+	cl, err := producer.NewClient(producer.WithBootstrapServers(c.ListenAddrs()...), producer.WithPlaintext())
 	if err != nil {
 		t.Fatal(err)
 	}

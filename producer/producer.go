@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/kafkalambda/toolkit"
 )
 
 // Environment variables read by [Opts] when no option sets the same thing.
@@ -26,15 +28,18 @@ const (
 	EnvRegion           = "AWS_REGION"              // region of MSK IAM tokens, after WithRegion and the broker names
 )
 
-// ConfigError is the error of [Opts] and [NewClient] when the configuration is incomplete or
-// contradicts itself. Setting names the option or environment variable at fault.
-type ConfigError struct {
-	Setting string // e.g. "KAFKA_AUTH", "WithBrokers"
-	Err     error
+// invalid is the error of [Opts] and [NewClient] when the configuration is incomplete or
+// contradicts itself: a *toolkit.OptionError whose Option names the option or environment
+// variable at fault ("KAFKA_AUTH", "WithBootstrapServers") and whose Reason says why.
+func invalid(option, reason string) error {
+	return &toolkit.OptionError{Package: "producer", Option: option, Reason: reason}
 }
 
-func (e *ConfigError) Error() string { return "producer: " + e.Setting + ": " + e.Err.Error() }
-func (e *ConfigError) Unwrap() error { return e.Err }
+// invalidCause is invalid with the error that makes the option unusable (a secret that
+// cannot be read, a broker address that does not parse), kept in the chain.
+func invalidCause(option string, err error) error {
+	return &toolkit.OptionError{Package: "producer", Option: option, Err: err}
+}
 
 type auth int
 
@@ -85,7 +90,7 @@ type config struct {
 
 func (c *config) choose(a auth, from string) {
 	if c.auth != authUnset && c.auth != a {
-		c.errs = append(c.errs, &ConfigError{Setting: from, Err: fmt.Errorf("conflicts with %s: choose one authentication", c.authFrom)})
+		c.errs = append(c.errs, invalid(from, fmt.Sprintf("conflicts with %s: choose one authentication", c.authFrom)))
 		return
 	}
 	c.auth, c.authFrom = a, from
@@ -94,13 +99,13 @@ func (c *config) choose(a auth, from string) {
 // Option configures the connection to a cluster.
 type Option func(*config)
 
-// WithBrokers sets the bootstrap servers, each host:port. Default: $KAFKA_BOOTSTRAP_SERVERS
-// (comma-separated, as Lambda's event source mapping writes BootstrapServers); with neither,
-// [Opts] fails.
-func WithBrokers(addrs ...string) Option {
+// WithBootstrapServers sets the bootstrap servers (the brokers the client first connects to),
+// each host:port. Default: $KAFKA_BOOTSTRAP_SERVERS (comma-separated, as Lambda's event source
+// mapping writes BootstrapServers); with neither, [Opts] fails.
+func WithBootstrapServers(addrs ...string) Option {
 	return func(c *config) {
 		c.brokersSet = true
-		c.brokers, c.brokersErr = checkBrokers(addrs, "WithBrokers")
+		c.brokers, c.brokersErr = checkBrokers(addrs, "WithBootstrapServers")
 	}
 }
 
@@ -112,7 +117,7 @@ func WithBrokers(addrs ...string) Option {
 func WithIAM(creds aws.CredentialsProvider) Option {
 	return func(c *config) {
 		if creds == nil {
-			c.errs = append(c.errs, &ConfigError{Setting: "WithIAM", Err: errors.New("no credentials provider")})
+			c.errs = append(c.errs, invalid("WithIAM", "no credentials provider"))
 			return
 		}
 		c.choose(authIAM, "WithIAM")
@@ -126,7 +131,7 @@ func WithIAM(creds aws.CredentialsProvider) Option {
 func WithRegion(region string) Option {
 	return func(c *config) {
 		if err := checkRegion(region); err != nil {
-			c.errs = append(c.errs, &ConfigError{Setting: "WithRegion", Err: err})
+			c.errs = append(c.errs, invalidCause("WithRegion", err))
 			return
 		}
 		c.region = region
@@ -138,11 +143,11 @@ func WithRegion(region string) Option {
 func WithSCRAM(user, password string) Option {
 	return func(c *config) {
 		if user == "" || password == "" {
-			c.errs = append(c.errs, &ConfigError{Setting: "WithSCRAM", Err: errors.New("empty user or password")})
+			c.errs = append(c.errs, invalid("WithSCRAM", "empty user or password"))
 			return
 		}
 		if c.secrets != nil {
-			c.errs = append(c.errs, &ConfigError{Setting: "WithSCRAM", Err: errors.New("conflicts with WithSCRAMSecret: choose one")})
+			c.errs = append(c.errs, invalid("WithSCRAM", "conflicts with WithSCRAMSecret: choose one"))
 			return
 		}
 		c.choose(authSCRAM, "WithSCRAM")
@@ -164,7 +169,7 @@ func WithPlaintext() Option {
 func WithTLSConfig(cfg *tls.Config) Option {
 	return func(c *config) {
 		if cfg == nil {
-			c.errs = append(c.errs, &ConfigError{Setting: "WithTLSConfig", Err: errors.New("nil *tls.Config")})
+			c.errs = append(c.errs, invalid("WithTLSConfig", "nil *tls.Config"))
 			return
 		}
 		c.tls, c.tlsSet = cfg.Clone(), true
@@ -197,7 +202,8 @@ func defaults() []kgo.Opt {
 // client, zstd compression), then the WithClientOptions ones: to
 // compose with kgo by hand. It reads the environment ($KAFKA_BOOTSTRAP_SERVERS, $KAFKA_AUTH,
 // $KAFKA_SCRAM_SECRET_ARN, $AWS_REGION) for what no option sets, and fails with a
-// [*ConfigError] naming the setting that is missing or wrong. With SCRAM from a secret
+// *toolkit.OptionError (matching toolkit.ErrInvalidOption) naming the setting that is missing
+// or wrong. With SCRAM from a secret
 // ([WithSCRAMSecret], KAFKA_AUTH=scram), it reads the secret, and a secret it cannot read or
 // use is such an error too.
 func Opts(opts ...Option) ([]kgo.Opt, error) {
@@ -219,7 +225,7 @@ func buildOpts(getenv func(string) string, newSecrets func() (SecretsManagerAPI,
 	var c config
 	for _, o := range opts {
 		if o == nil {
-			return nil, &ConfigError{Setting: "Opts", Err: errors.New("nil Option")}
+			return nil, invalid("Opts", "nil Option")
 		}
 		o(&c)
 	}
@@ -232,11 +238,11 @@ func buildOpts(getenv func(string) string, newSecrets func() (SecretsManagerAPI,
 	if !c.brokersSet {
 		env := getenv(EnvBootstrapServers)
 		if strings.TrimSpace(env) == "" {
-			return nil, &ConfigError{Setting: EnvBootstrapServers, Err: errors.New("no brokers: use WithBrokers or set " + EnvBootstrapServers)}
+			return nil, invalid(EnvBootstrapServers, "no bootstrap servers: use WithBootstrapServers or set "+EnvBootstrapServers)
 		}
-		b, err := ParseBrokers(env)
+		b, err := ParseBootstrapServers(env)
 		if err != nil {
-			return nil, &ConfigError{Setting: EnvBootstrapServers, Err: err}
+			return nil, invalidCause(EnvBootstrapServers, err)
 		}
 		c.brokers = b
 	}
@@ -246,13 +252,13 @@ func buildOpts(getenv func(string) string, newSecrets func() (SecretsManagerAPI,
 		case env != "":
 			a, err := parseAuth(env)
 			if err != nil {
-				return nil, &ConfigError{Setting: EnvAuth, Err: err}
+				return nil, invalidCause(EnvAuth, err)
 			}
 			c.auth, c.authFrom = a, EnvAuth+"="+env
 		case c.tlsSet:
 			c.auth, c.authFrom = authTLS, "WithTLSConfig"
 		default:
-			return nil, &ConfigError{Setting: EnvAuth, Err: errors.New("no authentication chosen: use WithIAM, WithSCRAM, WithPlaintext or WithTLSConfig, or set " + EnvAuth + " to iam, scram, tls or plaintext")}
+			return nil, invalid(EnvAuth, "no authentication chosen: use WithIAM, WithSCRAM, WithPlaintext or WithTLSConfig, or set "+EnvAuth+" to iam, scram, tls or plaintext")
 		}
 	}
 
@@ -260,7 +266,7 @@ func buildOpts(getenv func(string) string, newSecrets func() (SecretsManagerAPI,
 	out := []kgo.Opt{kgo.SeedBrokers(c.brokers...), kgo.WithHooks(watch)}
 	if c.auth == authPlaintext {
 		if c.tlsSet {
-			return nil, &ConfigError{Setting: "WithTLSConfig", Err: fmt.Errorf("conflicts with %s, which turns TLS off", c.authFrom)}
+			return nil, invalid("WithTLSConfig", fmt.Sprintf("conflicts with %s, which turns TLS off", c.authFrom))
 		}
 	} else {
 		cfg := c.tls
@@ -276,10 +282,10 @@ func buildOpts(getenv func(string) string, newSecrets func() (SecretsManagerAPI,
 		if creds == nil { // KAFKA_AUTH=iam: the default credential chain (a Lambda role's)
 			cfg, err := awsconfig.LoadDefaultConfig(context.Background())
 			if err != nil {
-				return nil, &ConfigError{Setting: EnvAuth, Err: fmt.Errorf("iam: load the default AWS credentials: %w", err)}
+				return nil, invalidCause(EnvAuth, fmt.Errorf("iam: load the default AWS credentials: %w", err))
 			}
 			if cfg.Credentials == nil {
-				return nil, &ConfigError{Setting: EnvAuth, Err: errors.New("iam: no AWS credentials in the default chain")}
+				return nil, invalid(EnvAuth, "iam: no AWS credentials in the default chain")
 			}
 			creds = cfg.Credentials
 		}
@@ -296,20 +302,20 @@ func buildOpts(getenv func(string) string, newSecrets func() (SecretsManagerAPI,
 		if c.secrets == nil { // KAFKA_AUTH=scram
 			c.secretID, c.secretFrom = getenv(EnvSCRAMSecretARN), EnvSCRAMSecretARN
 			if c.secretID == "" {
-				return nil, &ConfigError{Setting: EnvSCRAMSecretARN, Err: errors.New("empty, and KAFKA_AUTH=scram needs it")}
+				return nil, invalid(EnvSCRAMSecretARN, "empty, and KAFKA_AUTH=scram needs it")
 			}
 			if err := checkSecretID(c.secretID); err != nil {
-				return nil, &ConfigError{Setting: EnvSCRAMSecretARN, Err: err}
+				return nil, invalidCause(EnvSCRAMSecretARN, err)
 			}
 			sm, err := newSecrets()
 			if err != nil {
-				return nil, &ConfigError{Setting: EnvAuth, Err: fmt.Errorf("scram: %w", err)}
+				return nil, invalidCause(EnvAuth, fmt.Errorf("scram: %w", err))
 			}
 			c.secrets = sm
 		}
 		mech, err := newSecretSCRAM(c.secrets, c.secretID)
 		if err != nil {
-			return nil, &ConfigError{Setting: c.secretFrom, Err: err}
+			return nil, invalidCause(c.secretFrom, err)
 		}
 		watch.scram = mech
 		out = append(out, kgo.SASL(mech))

@@ -19,7 +19,7 @@ func plaintextCluster(t testing.TB, opts ...kfake.Opt) (*kfake.Cluster, *kgo.Cli
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	cl, err := producer.NewClient(producer.WithBrokers(c.ListenAddrs()...), producer.WithPlaintext())
+	cl, err := producer.NewClient(producer.WithBootstrapServers(c.ListenAddrs()...), producer.WithPlaintext())
 	if err != nil {
 		t.Fatal(err)
 	}

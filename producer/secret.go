@@ -47,7 +47,7 @@ const (
 //
 // [Opts] (and so [NewClient]) reads the secret once, with client (the function's role needs
 // secretsmanager:GetSecretValue on it, and kms:Decrypt when a customer managed key encrypts
-// it), so a secret that is missing or unreadable fails the start with a [*ConfigError] rather
+// it), so a secret that is missing or unreadable fails the start with a *toolkit.OptionError rather
 // than the first produce. The credentials are then kept for the client's life (the execution
 // environment's) and never logged. When the broker refuses an authentication made with
 // credentials it accepted before (the secret was rotated), the secret is read again before
@@ -60,15 +60,15 @@ const (
 func WithSCRAMSecret(client SecretsManagerAPI, id string) Option {
 	return func(c *config) {
 		if client == nil {
-			c.errs = append(c.errs, &ConfigError{Setting: "WithSCRAMSecret", Err: errors.New("nil Secrets Manager client")})
+			c.errs = append(c.errs, invalid("WithSCRAMSecret", "nil Secrets Manager client"))
 			return
 		}
 		if err := checkSecretID(id); err != nil {
-			c.errs = append(c.errs, &ConfigError{Setting: "WithSCRAMSecret", Err: err})
+			c.errs = append(c.errs, invalidCause("WithSCRAMSecret", err))
 			return
 		}
 		if c.user != "" {
-			c.errs = append(c.errs, &ConfigError{Setting: "WithSCRAMSecret", Err: errors.New("conflicts with WithSCRAM: choose one")})
+			c.errs = append(c.errs, invalid("WithSCRAMSecret", "conflicts with WithSCRAM: choose one"))
 			return
 		}
 		c.choose(authSCRAM, "WithSCRAMSecret")

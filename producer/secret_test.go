@@ -26,6 +26,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/kafkalambda/toolkit"
+
 	"github.com/kafkalambda/toolkit/producer"
 )
 
@@ -96,7 +98,7 @@ func (c *connCount) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net
 func secretClient(t *testing.T, c *kfake.Cluster, sm producer.SecretsManagerAPI, arn string, hooks ...kgo.Hook) *kgo.Client {
 	t.Helper()
 	cl, err := producer.NewClient(
-		producer.WithBrokers(c.ListenAddrs()...),
+		producer.WithBootstrapServers(c.ListenAddrs()...),
 		producer.WithSCRAMSecret(sm, arn),
 		producer.WithClientOptions(kgo.DialTLSConfig(nil), kgo.WithHooks(hooks...)), // kfake speaks plaintext
 	)
@@ -193,7 +195,7 @@ func TestSCRAMSecretWrongPassword(t *testing.T) {
 }
 
 // TestSCRAMSecretStartFails: a secret that is missing, unreadable or not SCRAM credentials
-// fails NewClient with a *ConfigError naming the option and the secret, never quoting its
+// fails NewClient with a *toolkit.OptionError naming the option and the secret, never quoting its
 // value, and no client is made.
 func TestSCRAMSecretStartFails(t *testing.T) {
 	m := startMoto(t)
@@ -226,14 +228,14 @@ func TestSCRAMSecretStartFails(t *testing.T) {
 				id = m.createSecret(t, id, tc.value)
 			}
 			sm := &counting{producerSecrets: m.client()}
-			cl, err := producer.NewClient(producer.WithBrokers("127.0.0.1:1"), producer.WithSCRAMSecret(sm, id))
+			cl, err := producer.NewClient(producer.WithBootstrapServers("127.0.0.1:1"), producer.WithSCRAMSecret(sm, id))
 			if cl != nil {
 				cl.Close()
 				t.Fatal("a client for a secret it cannot use")
 			}
-			var ce *producer.ConfigError
-			if !errors.As(err, &ce) || ce.Setting != "WithSCRAMSecret" {
-				t.Fatalf("%v, want a *ConfigError for WithSCRAMSecret", err)
+			var ce *toolkit.OptionError
+			if !errors.As(err, &ce) || ce.Option != "WithSCRAMSecret" {
+				t.Fatalf("%v, want a *toolkit.OptionError for WithSCRAMSecret", err)
 			}
 			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), id) {
 				t.Fatalf("%v, want it to say %q and name %s", err, tc.want, id)
@@ -270,7 +272,7 @@ func TestSCRAMSecretBlackHole(t *testing.T) {
 	}()
 	sm := startMotoless(ln.Addr().String())
 	start := time.Now()
-	_, err = producer.NewClient(producer.WithBrokers("127.0.0.1:1"), producer.WithSCRAMSecret(sm, "arn:aws:secretsmanager:us-east-1:123456789012:secret:kafka/relay-AbCdEf"))
+	_, err = producer.NewClient(producer.WithBootstrapServers("127.0.0.1:1"), producer.WithSCRAMSecret(sm, "arn:aws:secretsmanager:us-east-1:123456789012:secret:kafka/relay-AbCdEf"))
 	took := time.Since(start)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("%v, want the read to end at its deadline", err)
@@ -318,14 +320,14 @@ func TestSCRAMSecretFromEnvironment(t *testing.T) {
 
 	t.Setenv("KAFKA_SCRAM_SECRET_ARN", "")
 	_, err = producer.NewClient()
-	var ce *producer.ConfigError
-	if !errors.As(err, &ce) || ce.Setting != producer.EnvSCRAMSecretARN {
-		t.Fatalf("KAFKA_AUTH=scram without a secret: %v, want a *ConfigError for %s", err, producer.EnvSCRAMSecretARN)
+	var ce *toolkit.OptionError
+	if !errors.As(err, &ce) || ce.Option != producer.EnvSCRAMSecretARN {
+		t.Fatalf("KAFKA_AUTH=scram without a secret: %v, want a *toolkit.OptionError for %s", err, producer.EnvSCRAMSecretARN)
 	}
 	t.Setenv("KAFKA_SCRAM_SECRET_ARN", arn+"-gone")
 	_, err = producer.NewClient()
-	if !errors.As(err, &ce) || ce.Setting != producer.EnvSCRAMSecretARN || !errors.As(err, new(*smtypes.ResourceNotFoundException)) {
-		t.Fatalf("KAFKA_AUTH=scram with a missing secret: %v, want a *ConfigError for %s wrapping ResourceNotFoundException", err, producer.EnvSCRAMSecretARN)
+	if !errors.As(err, &ce) || ce.Option != producer.EnvSCRAMSecretARN || !errors.As(err, new(*smtypes.ResourceNotFoundException)) {
+		t.Fatalf("KAFKA_AUTH=scram with a missing secret: %v, want a *toolkit.OptionError for %s wrapping ResourceNotFoundException", err, producer.EnvSCRAMSecretARN)
 	}
 }
 
@@ -350,15 +352,15 @@ func TestSCRAMSecretMalformedAnswer(t *testing.T) {
 			}))
 			t.Cleanup(srv.Close)
 			sm := startMotoless(srv.Listener.Addr().String())
-			cl, err := producer.NewClient(producer.WithBrokers("127.0.0.1:1"),
+			cl, err := producer.NewClient(producer.WithBootstrapServers("127.0.0.1:1"),
 				producer.WithSCRAMSecret(sm, "arn:aws:secretsmanager:us-east-1:123456789012:secret:kafka/relay-AbCdEf"))
 			if cl != nil {
 				cl.Close()
 				t.Fatal("a client from a malformed answer")
 			}
-			var ce *producer.ConfigError
-			if !errors.As(err, &ce) || ce.Setting != "WithSCRAMSecret" {
-				t.Fatalf("%v, want a *ConfigError for WithSCRAMSecret", err)
+			var ce *toolkit.OptionError
+			if !errors.As(err, &ce) || ce.Option != "WithSCRAMSecret" {
+				t.Fatalf("%v, want a *toolkit.OptionError for WithSCRAMSecret", err)
 			}
 			if strings.Contains(err.Error(), secret) || strings.Contains(fmt.Sprintf("%+v", err), secret) {
 				t.Fatalf("the error quotes the secret: %v", err)

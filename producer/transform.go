@@ -1,6 +1,6 @@
 package producer
 
-// Consume, transform, produce: the source header and SourceKey. Package producer/once
+// Consume, transform, produce: the source header and SourceKey. ProduceOnce (once.go)
 // produces under it, and its doc says how the pieces fit and what window remains.
 
 import (

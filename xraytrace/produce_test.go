@@ -118,7 +118,7 @@ func produceThenProcess(t *testing.T, via string) {
 		return client(t, c, kgo.WithHooks(producerHook)).ProduceSync(ctx, recs...).FirstErr()
 	}
 	if via == "producer" {
-		cl, err := producer.NewClient(producer.WithBrokers(c.ListenAddrs()...), producer.WithPlaintext(),
+		cl, err := producer.NewClient(producer.WithBootstrapServers(c.ListenAddrs()...), producer.WithPlaintext(),
 			producer.WithClientOptions(kgo.WithHooks(producerHook)))
 		if err != nil {
 			t.Fatal(err)

@@ -33,7 +33,7 @@ func sinkKafka(t *testing.T, opts []kgo.Opt, topics ...string) (*kfake.Cluster, 
 		t.Fatal(err)
 	}
 	t.Cleanup(cluster.Close)
-	cl, err := producer.NewClient(producer.WithBrokers(cluster.ListenAddrs()...), producer.WithPlaintext(),
+	cl, err := producer.NewClient(producer.WithBootstrapServers(cluster.ListenAddrs()...), producer.WithPlaintext(),
 		producer.WithClientOptions(opts...))
 	if err != nil {
 		t.Fatal(err)

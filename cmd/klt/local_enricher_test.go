@@ -46,7 +46,7 @@ func kltCommand(t *testing.T, ctx context.Context, dir string, args ...string) *
 // test's own (--records: readings, a few of them not numbers) and faults: the function's first
 // three produce requests fail (kafka:3), the invocation carrying the 4th record times out and
 // the process of the one carrying the 17th is killed, each as it answers (its work done, its
-// answer not taken: the batch comes again, and producer/once must not produce it again).
+// answer not taken: the batch comes again, and producer.ProduceOnce must not produce it again).
 // The report's account of every record must match what the test counts from its own inputs:
 // each reading that is a number applied once at the output topic (the source header of the
 // output names it), each that is not in the failure queue, none lost or applied twice, and

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/idempotency"
 )
 
@@ -32,7 +33,7 @@ import (
 // whatever its expiration), Complete, Release and Renew act only on the caller's own record (the
 // same Owner), and a call under a context that has ended fails with the context's error. It is safe for concurrent use. Records live as
 // long as the Store: each execution environment of a Lambda function would have its own, so
-// functions use idempotency.NewDynamoDBStore.
+// functions use the DynamoDB store (package idempotency/dynamodb).
 type Store struct {
 	format  idempotency.Format
 	mu      sync.Mutex
@@ -50,7 +51,7 @@ func WithFormat(f idempotency.Format) Option {
 	return func(s *Store) {
 		if f != idempotency.FormatPython && f != idempotency.FormatTypeScript {
 			if s.err == nil {
-				s.err = fmt.Errorf("%w: idempotencytest.WithFormat(%v): want FormatPython or FormatTypeScript", idempotency.ErrInvalidOption, f)
+				s.err = &toolkit.OptionError{Package: "idempotency/idempotencytest", Option: "WithFormat", Reason: fmt.Sprintf("%v: want FormatPython or FormatTypeScript", f)}
 			}
 			return
 		}
@@ -59,13 +60,13 @@ func WithFormat(f idempotency.Format) Option {
 }
 
 // NewStore returns an empty in-memory store. An invalid option makes every call of the
-// store fail with idempotency.ErrInvalidOption.
+// store fail with a *toolkit.OptionError (matching toolkit.ErrInvalidOption).
 func NewStore(opts ...Option) *Store {
 	s := &Store{records: map[string]idempotency.Entry{}}
 	for _, o := range opts {
 		if o == nil {
 			if s.err == nil {
-				s.err = fmt.Errorf("%w: nil idempotencytest.Option", idempotency.ErrInvalidOption)
+				s.err = &toolkit.OptionError{Package: "idempotency/idempotencytest", Option: "Option", Reason: "nil: want an option"}
 			}
 			continue
 		}
@@ -136,7 +137,7 @@ func (s *Store) Renew(ctx context.Context, r *idempotency.Entry) error {
 		return err
 	}
 	if r.Owner == "" || r.Status != idempotency.StatusInProgress {
-		return fmt.Errorf("%w: Renew of an entry without an owner, or not in progress", idempotency.ErrInvalidOption)
+		return &toolkit.OptionError{Package: "idempotency/idempotencytest", Option: "Renew", Reason: "an entry without an owner, or not in progress"}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

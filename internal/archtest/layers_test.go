@@ -11,8 +11,8 @@ import (
 var product = []string{"ground", "core", "integrations", "engines", "commands"}
 
 // coreRank orders the core packages: each imports only core packages of a lower rank
-// ("batch -> idempotency, filter -> internal/idemcore -> kafkaevent" in docs/architecture.md).
-var coreRank = map[string]int{"kafkaevent": 0, "internal/idemcore": 1, "filter": 2, "idempotency": 2, "batch": 3}
+// ("batch -> idempotency, filter -> internal/completion, kafkaevent" in docs/architecture.md).
+var coreRank = map[string]int{"kafkaevent": 0, "internal/completion": 0, "filter": 2, "idempotency": 2, "batch": 3}
 
 // TestPageIsComplete checks that the page lists every package of the module, that every row
 // names a package that exists and a layer the page defines, and that the layers import only
@@ -85,7 +85,7 @@ func TestImportsFollowLayers(t *testing.T) {
 				continue
 			}
 			if from == "core" && to == "core" && coreRank[relPath(imp)] >= coreRank[p.rel()] {
-				t.Errorf("%s imports %s: within core, batch -> idempotency, filter -> internal/idemcore -> kafkaevent", p.rel(), relPath(imp))
+				t.Errorf("%s imports %s: within core, batch -> idempotency, filter -> internal/completion, kafkaevent", p.rel(), relPath(imp))
 			}
 		}
 	}
@@ -106,8 +106,8 @@ func TestNoTestingInProduct(t *testing.T) {
 	}
 }
 
-// TestCoreLinksLittle checks what two core packages must not link: batch no Kafka client
-// (franz-go, klauspost/compress) and no DynamoDB client, producer no DynamoDB client.
+// TestCoreLinksLittle checks what core packages must not link: batch no Kafka client
+// (franz-go, klauspost/compress), and batch, idempotency and producer no DynamoDB client.
 func TestCoreLinksLittle(t *testing.T) {
 	_, pkgs := load(t)
 	rules := []struct {
@@ -116,8 +116,9 @@ func TestCoreLinksLittle(t *testing.T) {
 		why      string
 	}{
 		{"batch", []string{"github.com/twmb/", "github.com/klauspost/"}, "the Kafka sink lives in batch/kafkasink"},
-		{"batch", []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb"}, "batch imports internal/idemcore, not idempotency's DynamoDB store"},
-		{"producer", []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb"}, "once-only producing lives in producer/once"},
+		{"batch", []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb"}, "the DynamoDB store lives in idempotency/dynamodb"},
+		{"idempotency", []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb"}, "the DynamoDB store lives in idempotency/dynamodb"},
+		{"producer", []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb"}, "ProduceOnce takes any idempotency.Store; the DynamoDB one lives in idempotency/dynamodb"},
 	}
 	for _, r := range rules {
 		i := slices.IndexFunc(pkgs, func(p *pkg) bool { return p.rel() == r.pkg })

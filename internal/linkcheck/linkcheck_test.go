@@ -24,7 +24,7 @@ var functions = []struct{ name, what string }{
 // batch's Kafka sink lived in batch and imported producer (franz-go, and the secretsmanager
 // client's initialisation); 1.1 MB with the sink in batch/kafkasink, while batch imported
 // package idempotency and with it the DynamoDB client (its service schemas and endpoint
-// tables); 0.75 MB with idempotency's engine in internal/idemcore, which batch imports
+// tables); 0.75 MB with idempotency's engine apart from its store (idempotency/dynamodb)
 // instead. Of the 0.75 MB, 0.44 MB is the SQS client behind batch's SQSSink (the SQSAPI
 // interface names its types): moving SQSSink out of batch, as the Kafka sink was, would
 // bring batch to 0.31 MB, but it would change batch's API.

@@ -19,12 +19,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/filter"
-	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/samples/internal/orders"
 )
@@ -53,7 +53,7 @@ func newHandler(ctx context.Context, out io.Writer) (batch.KafkaFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := idempotency.NewDynamoDBStore(dynamodb.NewFromConfig(cfg), table)
+	store, err := dynamodb.NewStore(awsdynamodb.NewFromConfig(cfg), table)
 	if err != nil {
 		return nil, err
 	}

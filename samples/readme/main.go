@@ -13,11 +13,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -37,7 +37,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	store, err := idempotency.NewDynamoDBStore(dynamodb.NewFromConfig(cfg), table)
+	store, err := dynamodb.NewStore(awsdynamodb.NewFromConfig(cfg), table)
 	if err != nil {
 		fail(err)
 	}

@@ -18,13 +18,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/esm"
-	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/internal/template"
@@ -114,13 +114,13 @@ func SameJSON(t *testing.T, got []byte, fn, name string) {
 	}
 }
 
-// DynamoDB starts dynalite with the idempotency table called table (idempotency.TableInput),
+// DynamoDB starts dynalite with the idempotency table called table (dynamodb.TableInput),
 // and returns its endpoint and a client.
-func DynamoDB(t *testing.T, table string) (string, *dynamodb.Client) {
+func DynamoDB(t *testing.T, table string) (string, *awsdynamodb.Client) {
 	t.Helper()
 	srv := localservertest.StartDynamoDB(t)
 	client := srv.Client()
-	if err := localserver.CreateTable(context.Background(), client, idempotency.TableInput(table)); err != nil {
+	if err := localserver.CreateTable(context.Background(), client, dynamodb.TableInput(table)); err != nil {
 		t.Fatal(err)
 	}
 	return srv.Endpoint(), client
@@ -128,9 +128,9 @@ func DynamoDB(t *testing.T, table string) (string, *dynamodb.Client) {
 
 // Items returns every item of table, string, number and boolean attributes as their text
 // (any other type as its Go type's name).
-func Items(t *testing.T, client *dynamodb.Client, table string) []map[string]string {
+func Items(t *testing.T, client *awsdynamodb.Client, table string) []map[string]string {
 	t.Helper()
-	out, err := client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table)})
+	out, err := client.Scan(context.Background(), &awsdynamodb.ScanInput{TableName: aws.String(table)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func (c *ClusterFlags) Options(ctx context.Context) ([]producer.Option, []string
 	if c.ConnectTimeout <= 0 {
 		return nil, nil, fmt.Errorf("--connect-timeout: want a positive duration, got %v", c.ConnectTimeout)
 	}
-	opts := []producer.Option{producer.WithBrokers(brokers...)}
+	opts := []producer.Option{producer.WithBootstrapServers(brokers...)}
 	switch {
 	case c.iam && c.scramUser != "":
 		return nil, nil, errors.New("--iam and --scram-user: choose one authentication")

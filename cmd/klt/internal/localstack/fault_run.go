@@ -24,7 +24,7 @@ import (
 // taken: the batch is delivered again, and what the function did with it must not happen
 // twice (its idempotency). An event, not a delay: a signal at some time into the batch could
 // fall between a side effect and the write that records it, which no function can guard
-// against (see once.Produce), and whether it did would depend on the machine's load.
+// against (see producer.ProduceOnce), and whether it did would depend on the machine's load.
 type processFaults struct {
 	mu    sync.Mutex
 	armed []armedFault

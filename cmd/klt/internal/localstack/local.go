@@ -381,7 +381,7 @@ func (s *stack) startKafka() error {
 	}
 	s.kafka = kc
 	s.brokers = kc.ListenAddrs()
-	cl, err := producer.NewClient(producer.WithBrokers(s.brokers...), producer.WithPlaintext(),
+	cl, err := producer.NewClient(producer.WithBootstrapServers(s.brokers...), producer.WithPlaintext(),
 		producer.WithClientOptions(kgo.ClientID(kltClientID), kgo.ProduceRequestTimeout(faultproxy.ExemptProduceTimeout)))
 	if err != nil {
 		kc.Close()

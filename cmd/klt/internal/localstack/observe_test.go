@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/fanout"
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
@@ -51,7 +52,7 @@ func TestTablesObserved(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for _, name := range []string{"idem-table", "items-table"} {
-		in := idempotency.TableInput(name)
+		in := dynamodb.TableInput(name)
 		if err := localserver.CreateTable(ctx, srv.Client(), in); err != nil {
 			t.Fatal(err)
 		}
@@ -70,8 +71,8 @@ func TestTablesObserved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := srv.Client(func(opt *dynamodb.Options) { opt.BaseEndpoint = aws.String(url) })
-	store, err := idempotency.NewDynamoDBStore(client, "idem-table")
+	client := srv.Client(func(opt *awsdynamodb.Options) { opt.BaseEndpoint = aws.String(url) })
+	store, err := dynamodb.NewStore(client, "idem-table")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestTablesObserved(t *testing.T) {
 	}
 	tsRec := recordID{"orders", 2, 44} // Powertools TypeScript's layout: the digest in base64
 	l.produced(input{ID: tsRec, Key: []byte("k"), At: time.Now()})
-	ts, err := idempotency.NewDynamoDBStore(client, "idem-table", idempotency.WithFormat(idempotency.FormatTypeScript))
+	ts, err := dynamodb.NewStore(client, "idem-table", dynamodb.WithFormat(idempotency.FormatTypeScript))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestTablesObserved(t *testing.T) {
 	}
 	// A record package batch sent to its sink completes its entry with the outcome "sunk":
 	// bookkeeping, not the record applied, in either layout.
-	for i, st := range []*idempotency.DynamoDBStore{store, ts} {
+	for i, st := range []*dynamodb.Store{store, ts} {
 		sunk := recordID{"orders", 2, int64(45 + i)}
 		l.produced(input{ID: sunk, Key: []byte("k"), At: time.Now()})
 		ev := kafkaeventtest.NewBuilder().Add("orders", 2, []byte("poison"), kafkaeventtest.WithOffset(sunk.Offset)).Event()
@@ -120,7 +121,7 @@ func TestTablesObserved(t *testing.T) {
 		}
 	}
 	put := func(it map[string]ddbtypes.AttributeValue) {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("items-table"), Item: it}); err != nil {
+		if _, err := client.PutItem(ctx, &awsdynamodb.PutItemInput{TableName: aws.String("items-table"), Item: it}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -327,7 +328,7 @@ func TestTableBatchAndTransaction(t *testing.T) {
 	srv := localservertest.StartDynamoDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := localserver.CreateTable(ctx, srv.Client(), idempotency.TableInput("items-table")); err != nil {
+	if err := localserver.CreateTable(ctx, srv.Client(), dynamodb.TableInput("items-table")); err != nil {
 		t.Fatal(err)
 	}
 	l := newLedger()
@@ -351,9 +352,9 @@ func TestTableBatchAndTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := srv.Client(func(opt *dynamodb.Options) { opt.BaseEndpoint = aws.String(url) })
+	client := srv.Client(func(opt *awsdynamodb.Options) { opt.BaseEndpoint = aws.String(url) })
 	s := func(v string) ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberS{Value: v} }
-	if _, err := client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]ddbtypes.WriteRequest{
+	if _, err := client.BatchWriteItem(ctx, &awsdynamodb.BatchWriteItemInput{RequestItems: map[string][]ddbtypes.WriteRequest{
 		"items-table": {{PutRequest: &ddbtypes.PutRequest{Item: map[string]ddbtypes.AttributeValue{"id": s("x"), "src": s(a.kafkaKey())}}}},
 	}}); err != nil {
 		t.Fatal(err)
@@ -361,7 +362,7 @@ func TestTableBatchAndTransaction(t *testing.T) {
 	if es := effectsOf(l, a, "ItemsTable"); len(es) != 1 || es[0].Op != "PutItem" || es[0].Via != viaItemKey || es[0].Function != "Writer" {
 		t.Errorf("batch write: %+v", es)
 	}
-	_, _ = client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{{Put: &ddbtypes.Put{
+	_, _ = client.TransactWriteItems(ctx, &awsdynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{{Put: &ddbtypes.Put{
 		TableName: aws.String("items-table"), Item: map[string]ddbtypes.AttributeValue{"id": s(b.kafkaKey())},
 		ConditionExpression: aws.String("attribute_not_exists(id)"),
 	}}}})

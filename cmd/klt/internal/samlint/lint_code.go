@@ -23,9 +23,8 @@ const (
 	toolkitModule   = "github.com/kafkalambda/toolkit"
 	pkgBatch        = toolkitModule + "/batch"
 	pkgFanout       = toolkitModule + "/fanout"
-	pkgIdempotency  = toolkitModule + "/idempotency"
+	pkgIdemDynamoDB = toolkitModule + "/idempotency/dynamodb" // the store that keeps idempotency records in DynamoDB
 	pkgProducer     = toolkitModule + "/producer"
-	pkgOnce         = toolkitModule + "/producer/once"
 	pkgKafkaSink    = toolkitModule + "/batch/kafkasink"
 	pkgLambdaEvents = "github.com/aws/aws-lambda-go/events"
 )
@@ -233,12 +232,10 @@ func (c *codeInfo) readFile(path string) error {
 			if c.partialBatch == "" {
 				c.partialBatch = "it imports " + p
 			}
-		case pkgIdempotency:
+		case pkgIdemDynamoDB:
 			c.idempotency = true
 		case pkgProducer:
 			c.producer = true
-		case pkgOnce: // once.Produce keeps its records in DynamoDB and produces
-			c.idempotency, c.producer = true, true
 		case pkgKafkaSink: // a failure sink of batch that produces to Kafka
 			c.producer = true
 			if c.partialBatch == "" {
@@ -265,10 +262,12 @@ func (c *codeInfo) readFile(path string) error {
 				if !slices.Contains(c.sendsSQS, short) {
 					c.sendsSQS = append(c.sendsSQS, short)
 				}
-			case pkgBatch + ".WithIdempotency": // its records go to idempotency.DynamoDB's table
+			case pkgBatch + ".WithIdempotency": // its records go to idempotency/dynamodb's table
 				c.idempotency, c.withIdem = true, true
 			case pkgProducer + ".WithIAM":
 				c.producerIAM = true
+			case pkgProducer + ".ProduceOnce": // keeps its records in DynamoDB
+				c.idempotency = true
 			case pkgLambdaEvents + ".SQSEventResponse", pkgLambdaEvents + ".DynamoDBEventResponse", pkgLambdaEvents + ".KinesisEventResponse":
 				if c.partialBatch == "" {
 					c.partialBatch = "it uses aws-lambda-go's events." + x.Sel.Name

@@ -26,7 +26,7 @@ const (
 
 const (
 	filterCriteriaEnv = "FILTER_CRITERIA" // the consumer's in-code guard (samples/consumer)
-	idempotencyKey    = "id"              // the partition key of idempotency.DynamoDB's table
+	idempotencyKey    = "id"              // the partition key of idempotency/dynamodb's table
 )
 
 // checkPitfalls runs the pitfall checks. It runs after checkFunctions, which found the
@@ -264,8 +264,8 @@ func (l *linter) checkFIFOWindow(src eventSource) {
 }
 
 // checkIdempotencyKeys checks that each AWS::DynamoDB::Table holding idempotency records has
-// the key idempotency.DynamoDB writes (idempotency/dynamodb.go: Key "id"): a partition key "id"
-// of type S, and no sort key. With another key every PutItem fails: DynamoDB's PutItem
+// the key idempotency/dynamodb writes (idempotency/dynamodb/store.go: Key "id"): a partition
+// key "id" of type S, and no sort key. With another key every PutItem fails: DynamoDB's PutItem
 // reference says "When you add an item, the primary key attributes are the only required
 // attributes" (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html),
 // and a write without them fails, so each record fails and is retried, never processed. The
@@ -311,7 +311,7 @@ func (l *linter) checkIdempotencyKeys() {
 			why = fmt.Sprintf("%q is of type %q, not S", idempotencyKey, typ)
 		}
 		l.addRule(RuleIdempotencyTable, ks, t, "Properties.KeySchema",
-			fmt.Sprintf("%s keeps idempotency records here, which idempotency.DynamoDB writes under a partition key %q (a string) alone, but %s: every write fails with a ValidationException, so every record fails and is retried", l.idemTables[t], idempotencyKey, why),
+			fmt.Sprintf("%s keeps idempotency records here, which idempotency/dynamodb writes under a partition key %q (a string) alone, but %s: every write fails with a ValidationException, so every record fails and is retried", l.idemTables[t], idempotencyKey, why),
 			`use KeySchema: [{AttributeName: id, KeyType: HASH}] with AttributeDefinitions: [{AttributeName: id, AttributeType: S}]`)
 	}
 }
@@ -321,5 +321,5 @@ func (c *codeInfo) idempotencyUse() string {
 	if c.withIdem {
 		return "calls batch.WithIdempotency"
 	}
-	return "imports " + pkgIdempotency
+	return "imports " + pkgIdemDynamoDB
 }

@@ -1,6 +1,6 @@
 // Command enricher is EnricherFunction in template.yaml: it reads sensor readings from a Kafka
 // topic (a SelfManagedKafka event) and produces one enriched reading per input to OUTPUT_TOPIC,
-// keyed by the input's key, once per input (producer/once, with the idempotency records in
+// keyed by the input's key, once per input (producer.ProduceOnce, with the idempotency records in
 // IDEMPOTENCY_TABLE). Each output carries producer.SourceHeader, the input's identity.
 //
 // A reading is the JSON {"id": N, "reading": X}; the output is the same with "fahrenheit"
@@ -24,15 +24,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/producer"
-	"github.com/kafkalambda/toolkit/producer/once"
 )
 
 func main() {
@@ -58,7 +57,7 @@ func newHandler(ctx context.Context, out io.Writer) (batch.KafkaFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := idempotency.NewDynamoDBStore(dynamodb.NewFromConfig(cfg), table)
+	store, err := dynamodb.NewStore(awsdynamodb.NewFromConfig(cfg), table)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +72,7 @@ func newHandler(ctx context.Context, out io.Writer) (batch.KafkaFunc, error) {
 		if err != nil {
 			return err
 		}
-		if err := once.Produce(ctx, client, store, r, []*kgo.Record{rec}); err != nil {
+		if err := producer.ProduceOnce(ctx, client, store, r, []*kgo.Record{rec}); err != nil {
 			return err
 		}
 		log.InfoContext(ctx, "reading enriched", "partition", r.PartitionID(), "offset", r.Offset, "to", topic)

@@ -5,11 +5,11 @@ import (
 	"os"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 )
 
 func main() {
 	sink := batch.NewSQSSink(nil, os.Getenv("FAILURE_QUEUE_URL"))
-	store, err := idempotency.NewDynamoDBStore(nil, os.Getenv("IDEMPOTENCY_TABLE"))
+	store, err := dynamodb.NewStore(nil, os.Getenv("IDEMPOTENCY_TABLE"))
 	_, _, _ = sink, store, err
 }

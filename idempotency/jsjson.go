@@ -1,4 +1,4 @@
-package idemcore
+package idempotency
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package once_test
+package producer_test
 
 import (
 	"context"
@@ -12,16 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafkalambda/toolkit/idempotency"
-	"github.com/kafkalambda/toolkit/internal/idemcore"
-	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/internal/completion"
 	"github.com/kafkalambda/toolkit/producer"
-	"github.com/kafkalambda/toolkit/producer/once"
 )
-
-// input is a record as the event source mapping delivers it.
-func input(topic string, partition int32, offset int64, headers ...kafkaevent.Header) *kafkaevent.Record {
-	return &kafkaevent.Record{Topic: topic, Partition: partition, Offset: offset, Headers: headers}
-}
 
 // countingStore counts the calls that reach the store.
 type countingStore struct {
@@ -44,7 +37,7 @@ func (s *countingStore) Release(ctx context.Context, r *idempotency.Entry) error
 	return s.Store.Release(ctx, r)
 }
 
-func TestProduce(t *testing.T) {
+func TestProduceOnce(t *testing.T) {
 	env := startTP(t)
 	k := startKafka(t)
 	store := &countingStore{Store: env.store(t)}
@@ -69,23 +62,23 @@ func TestProduce(t *testing.T) {
 			t.Errorf("%s: %d store calls, %d records produced", what, store.calls.Load(), k.acks.n.Load())
 		}
 	}
-	nothing("nil client", once.Produce(ctx, nil, store, src, recs("a"), prefix), "nil client")
-	nothing("nil store", once.Produce(ctx, k.cl, nil, src, recs("a"), prefix), "nil store")
-	nothing("nil input", once.Produce(ctx, k.cl, store, nil, recs("a"), prefix), "nil input record")
-	nothing("nil record", once.Produce(ctx, k.cl, store, src, append(recs("a"), nil), prefix), "record 1 is nil")
-	err := once.Produce(ctx, k.cl, store, input("in/put", 0, 5), recs("a"), prefix)
+	nothing("nil client", producer.ProduceOnce(ctx, nil, store, src, recs("a"), prefix), "nil client")
+	nothing("nil store", producer.ProduceOnce(ctx, k.cl, nil, src, recs("a"), prefix), "nil store")
+	nothing("nil input", producer.ProduceOnce(ctx, k.cl, store, nil, recs("a"), prefix), "nil input record")
+	nothing("nil record", producer.ProduceOnce(ctx, k.cl, store, src, append(recs("a"), nil), prefix), "record 1 is nil")
+	err := producer.ProduceOnce(ctx, k.cl, store, input("in/put", 0, 5), recs("a"), prefix)
 	nothing("bad input", err, `the topic "in/put" has "/"`)
 	if !errors.Is(err, producer.ErrMalformedSource) {
 		t.Errorf("bad input: %v, want ErrMalformedSource", err)
 	}
-	if err := once.Produce(ctx, k.cl, store, src, nil, prefix); err != nil || store.calls.Load() != 0 {
+	if err := producer.ProduceOnce(ctx, k.cl, store, src, nil, prefix); err != nil || store.calls.Load() != 0 {
 		t.Errorf("no records: %v, %d store calls; want nil and none", err, store.calls.Load())
 	}
 
 	// The first call produces, with the header; a second with the same routing produces
 	// nothing, even with other values.
 	first := recs("a", "b")
-	if err := once.Produce(ctx, k.cl, store, src, first, prefix); err != nil {
+	if err := producer.ProduceOnce(ctx, k.cl, store, src, first, prefix); err != nil {
 		t.Fatal(err)
 	}
 	for i, rec := range first {
@@ -99,7 +92,7 @@ func TestProduce(t *testing.T) {
 	if n := store.calls.Swap(0); n != 2 {
 		t.Errorf("%d store calls for the first call, want 2 (acquire, complete)", n)
 	}
-	if err := once.Produce(ctx, k.cl, store, src, recs("a at 12:00", "b at 12:00"), prefix); err != nil {
+	if err := producer.ProduceOnce(ctx, k.cl, store, src, recs("a at 12:00", "b at 12:00"), prefix); err != nil {
 		t.Errorf("replay: %v", err)
 	}
 	if n := store.calls.Swap(0); n != 1 {
@@ -113,7 +106,7 @@ func TestProduce(t *testing.T) {
 		"another key":      {first[0], {Topic: "out", Key: []byte("k2")}},
 		"no key":           {first[0], {Topic: "out"}},
 	} {
-		if err := once.Produce(ctx, k.cl, store, src, rs, prefix); !errors.Is(err, idempotency.ErrPayloadMismatch) {
+		if err := producer.ProduceOnce(ctx, k.cl, store, src, rs, prefix); !errors.Is(err, idempotency.ErrPayloadMismatch) {
 			t.Errorf("%s: %v, want idempotency.ErrPayloadMismatch", what, err)
 		}
 	}
@@ -127,15 +120,15 @@ func TestProduce(t *testing.T) {
 	// released, for the retry.
 	short, cancelShort := context.WithTimeout(ctx, time.Second)
 	defer cancelShort()
-	err = once.Produce(short, k.cl, store, input("in", 2, 9), []*kgo.Record{{Topic: "missing", Value: []byte("x")}}, prefix)
+	err = producer.ProduceOnce(short, k.cl, store, input("in", 2, 9), []*kgo.Record{{Topic: "missing", Value: []byte("x")}}, prefix)
 	if !errors.Is(err, producer.ErrNotAcknowledged) {
 		t.Errorf("missing topic: %v, want producer.ErrNotAcknowledged", err)
 	}
 	// Produce gave up a tenth of the second before the deadline, which may leave the release
-	// less than the store's margin (idempotency.WithDeadlineMargin): then the release is
+	// less than the store's margin (idempotency.WithStoreDeadlineMargin): then the release is
 	// retried in the background, the key held (its lease renewed) meanwhile. The retry comes
 	// in a later invocation, after that release: the test waits on it, not on a clock.
-	if !idemcore.Settle(store, 10*time.Second) {
+	if !completion.Settle(store, 10*time.Second) {
 		t.Fatal("the release of the failed Produce's key was not stored within 10 s")
 	}
 	ran := false
@@ -148,7 +141,7 @@ func TestProduce(t *testing.T) {
 }
 
 // heldElsewhere: the key is "kafkalambda-produce:topic/partition/offset": held elsewhere,
-// Produce waits its turn (idempotency.ErrInProgress), and produces nothing.
+// ProduceOnce waits its turn (idempotency.ErrInProgress), and produces nothing.
 func heldElsewhere(t *testing.T, ctx context.Context, k *tpKafka, store idempotency.Store, recs func(...string) []*kgo.Record, prefix idempotency.Option) {
 	t.Helper()
 	held, release := make(chan struct{}), make(chan struct{})
@@ -162,8 +155,8 @@ func heldElsewhere(t *testing.T, ctx context.Context, k *tpKafka, store idempote
 		done <- err
 	}()
 	<-held
-	if err := once.Produce(ctx, k.cl, store, input("in", 1, 7), recs("c"), prefix); !errors.Is(err, idempotency.ErrInProgress) ||
-		!strings.Contains(err.Error(), "Produce for in-1 at offset 7") {
+	if err := producer.ProduceOnce(ctx, k.cl, store, input("in", 1, 7), recs("c"), prefix); !errors.Is(err, idempotency.ErrInProgress) ||
+		!strings.Contains(err.Error(), "ProduceOnce for in-1 at offset 7") {
 		t.Errorf("held key: %v, want idempotency.ErrInProgress naming the input", err)
 	}
 	close(release)

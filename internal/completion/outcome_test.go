@@ -1,4 +1,4 @@
-package idemcore
+package completion
 
 import (
 	"encoding/json"
@@ -31,17 +31,4 @@ func FuzzOutcome(f *testing.F) {
 			t.Errorf("Outcome(%q) wrote %s, read back %q, %v", stored, b, back, err)
 		}
 	})
-}
-
-// A completion under WithoutResult stores a non-empty Outcome, and nothing for any other
-// result.
-func TestOutcomeData(t *testing.T) {
-	for _, c := range []struct {
-		result any
-		want   string
-	}{{OutcomeSunk, `{"outcome":"sunk"}`}, {Outcome(""), ""}, {struct{}{}, ""}, {"sunk", ""}} {
-		if got := outcomeData(c.result); got != c.want {
-			t.Errorf("outcomeData(%#v) = %q, want %q", c.result, got, c.want)
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package idemcore
+package completion
 
 import (
 	"encoding/json"
@@ -6,16 +6,16 @@ import (
 )
 
 // Outcome is how a record ended that package batch completed under its key without a result
-// of its own (WithoutResult): "" for a record handled, OutcomeSunk for one handed to a
-// failure sink. Do stores a non-empty Outcome, even under WithoutResult, as the entry's data,
-// {"outcome":"sunk"}, with the status COMPLETED: every Powertools edition reads such an entry
-// as a completion whose result is that object (a JSON string for Python, a map for
-// TypeScript), and nothing runs the record again; package batch, replaying it, reads the
+// of its own (idempotency.WithoutResult): "" for a record handled, Sunk for one handed to a
+// failure sink. idempotency.Do stores a non-empty Outcome, even under WithoutResult, as the
+// entry's data, {"outcome":"sunk"}, with the status COMPLETED: every Powertools edition reads
+// such an entry as a completion whose result is that object (a JSON string for Python, a map
+// for TypeScript), and nothing runs the record again; package batch, replaying it, reads the
 // outcome back and says that the record was sunk.
 type Outcome string
 
-// OutcomeSunk is the outcome of a record the sink took.
-const OutcomeSunk Outcome = "sunk"
+// Sunk is the outcome of a record the sink took.
+const Sunk Outcome = "sunk"
 
 // MarshalJSON writes {"outcome":"sunk"}, or {} for no outcome.
 func (o Outcome) MarshalJSON() ([]byte, error) {
@@ -43,15 +43,4 @@ func (o *Outcome) UnmarshalJSON(b []byte) error {
 		*o = Outcome(s)
 	}
 	return nil
-}
-
-// outcomeData is what a completion under WithoutResult stores for result: the JSON of a
-// non-empty Outcome, or nothing.
-func outcomeData[T any](result T) string {
-	o, ok := any(result).(Outcome)
-	if !ok || o == "" {
-		return ""
-	}
-	b, _ := o.MarshalJSON() // a string field: never an error
-	return string(b)
 }

@@ -1,4 +1,4 @@
-package idemcore
+package idempotency
 
 import (
 	"context"
@@ -15,10 +15,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/google/uuid"
 
+	"github.com/kafkalambda/toolkit/internal/completion"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
-// Status is documented as idempotency.Status, the name users see.
+// Status is the state of an idempotency entry.
 type Status string
 
 // The statuses both Powertools editions write; entries of either side are read by the other.
@@ -27,7 +29,7 @@ const (
 	StatusCompleted  Status = "COMPLETED"
 )
 
-// Entry is documented as idempotency.Entry, the name users see.
+// Entry is what Do stores for one key: an idempotency record of Powertools.
 type Entry struct {
 	// ID is the stored key: "<prefix>#<hash of the key>".
 	ID     string
@@ -52,7 +54,17 @@ type Entry struct {
 	Owner string
 }
 
-// Store is documented as idempotency.Store, the name users see.
+// Store keeps idempotency entries. dynamodb.NewStore (package idempotency/dynamodb) returns
+// the one for DynamoDB, and idempotencytest.NewStore one in memory for tests;
+// idempotencytest.TestStore is the suite every Store must pass. A Store must be safe for
+// concurrent use.
+//
+// Do bounds the context of every call by the invocation's deadline, or by the lease it holds
+// for the calls made after Do returned (see [Do]); a store returns when its context ends. Do
+// retries a failed Complete, Release or Renew while the error is transient by the AWS SDK's
+// rules (throttling, a 5xx answer, a connection error, or an error with a RetryableError()
+// bool method that says true), so a store need not retry itself; every retry must then be
+// safe, which the owner conditions of its methods make it.
 type Store interface {
 	// Acquire writes r, an in-progress entry, unless a live entry with the same ID and
 	// another owner exists: a completed entry not yet expired (to the second), or an
@@ -83,20 +95,43 @@ type Store interface {
 	Format() Format
 }
 
-// The errors, documented as those of package idempotency, the names users see.
+// Errors. Store failures come wrapped in *PersistenceError. An invalid option is a
+// *toolkit.OptionError, which matches toolkit.ErrInvalidOption.
 var (
-	ErrInProgress        = errors.New("idempotency: another invocation is processing this key")
-	ErrPayloadMismatch   = errors.New("idempotency: payload differs from the one first seen with this key")
-	ErrExists            = errors.New("idempotency: entry exists")
+	// ErrInProgress: another invocation holds the key and its lease has not ended. Report
+	// the record as failed so that it is delivered again later.
+	ErrInProgress = errors.New("idempotency: another invocation is processing this key")
+	// ErrPayloadMismatch: the key was used before with a different payload.
+	ErrPayloadMismatch = errors.New("idempotency: payload differs from the one first seen with this key")
+	// ErrExists is returned by Store.Acquire when a live entry exists.
+	ErrExists = errors.New("idempotency: entry exists")
+	// ErrInconsistentState: the entry kept vanishing between the conditional write and the
+	// read that followed it.
 	ErrInconsistentState = errors.New("idempotency: entry changed while it was being read")
-	ErrResultTooLarge    = errors.New("idempotency: result too large to store")
-	ErrInvalidOption     = errors.New("idempotency: invalid option")
-	ErrEmptyKey          = errors.New("idempotency: empty key")
-	ErrNotRecorded       = errors.New("idempotency: fn succeeded but its completion was not stored")
-	ErrLeaseLost         = errors.New("idempotency: this call's lease on the key ended before its completion was stored")
+	// ErrResultTooLarge: the result does not fit in a DynamoDB item (limits.DynamoDBItemSize).
+	ErrResultTooLarge = errors.New("idempotency: result too large to store")
+	// ErrEmptyKey: Do was given an empty key (an SQS message without a MessageId, say).
+	// Every such call would share one entry, and all but the first would be skipped as
+	// replays, so Do refuses it: nothing was stored and fn did not run.
+	ErrEmptyKey = errors.New("idempotency: empty key")
+	// ErrNotRecorded: fn ran and succeeded, so its side effect has happened, but its
+	// completion could not be stored, even after retries within the deadline. Do returns it
+	// (wrapped in a *PersistenceError, Op "complete") together with fn's result. The entry
+	// stays in progress, its lease renewed, while the completion is retried after Do returns,
+	// so no other caller runs fn meanwhile. Do not report the input for redelivery: that
+	// could apply the effect a second time.
+	ErrNotRecorded = errors.New("idempotency: fn succeeded but its completion was not stored")
+	// ErrLeaseLost: fn ran, but its lease ended before its completion could be stored (it
+	// could not be renewed, or another call took the key over), so another call may run fn
+	// too: Do returns it (wrapped in a *PersistenceError, Op "complete") instead of a success,
+	// and fn's context ends with the lease (its cause is ErrLeaseLost). Store.Renew returns it
+	// for an entry that is no longer the caller's. Report the input for redelivery: it will
+	// replay what the other call stored, or wait for it.
+	ErrLeaseLost = errors.New("idempotency: this call's lease on the key ended before its completion was stored")
 )
 
-// PersistenceError is documented as idempotency.PersistenceError, the name users see.
+// PersistenceError reports a failure of the store. Op is "acquire", "complete" or
+// "release".
 type PersistenceError struct {
 	Op  string
 	Key string
@@ -109,7 +144,10 @@ func (e *PersistenceError) Error() string {
 
 func (e *PersistenceError) Unwrap() error { return e.Err }
 
-// CorruptEntryError is documented as idempotency.CorruptEntryError, the name users see.
+// CorruptEntryError reports a stored entry that cannot be read: an attribute of the wrong
+// type, a number that does not parse, an unknown status, data that is not JSON. Do fails
+// closed on it (fn does not run, the error comes wrapped in a *PersistenceError): the entry
+// may be another tool's, or written with other attribute names or another Format.
 type CorruptEntryError struct {
 	ID        string // the stored ID that was looked up
 	Attribute string // the attribute's name in the store
@@ -126,7 +164,43 @@ func (e *CorruptEntryError) Unwrap() error { return e.Err }
 // and twice more, as Powertools does.
 const maxAttempts = 3
 
-// Do is documented as idempotency.Do, the name users see.
+// Do runs fn once per key. The first call for a key writes an in-progress entry, runs fn,
+// and stores its result; later calls with the same key return the stored result without
+// running fn, until the entry expires. While the first call runs, others get ErrInProgress.
+//
+// key is what makes two calls the same: KafkaKey or SQSKey for redeliveries of one record, or
+// a business key from the payload (an order ID) when a producer may send the same thing
+// twice. The stored ID is "<prefix>#<hash>" where the hash is computed as the Powertools
+// edition of the store's Format computes it, so a Powertools function selecting the same key
+// shares the entry.
+//
+// payload, when not nil, is the part of the input that must not change for the same key: its
+// hash is stored, and a later call whose payload hashes differently gets ErrPayloadMismatch.
+//
+// If fn fails or panics, the in-progress entry is deleted (so a retry runs fn again) and the
+// error is returned or the panic goes on. If the store fails before fn runs, fn does not run
+// and the error is a *PersistenceError (fail closed). If fn succeeds and its completion cannot
+// be stored, even after retries, Do returns fn's result with ErrNotRecorded and leaves the
+// entry in progress: the package doc's table lists every case.
+//
+// Every store call ends by ctx's deadline less WithStoreDeadlineMargin (100 ms), or, when ctx has
+// none, by the end of the default lease (WithDefaultLease) less the margin; the completion
+// and the release are made even if ctx has been cancelled, until then. Each call writes a
+// new owner (Entry.Owner) into its entry, so that a write the SDK retries after its answer
+// was lost is recognised as the caller's own.
+//
+// # Nested calls
+//
+// The context Do passes to fn records that this call holds the key in this store. A Do
+// inside fn (or anywhere under that context) with the same store (the same Store value, by
+// ==) and the same stored ID (the same key, prefix, hash and format) is covered by the outer
+// call's lease: it makes no store call and replays nothing, it runs its fn and returns its
+// result, and the outer call's completion is what gets stored. So batch.WithIdempotency and
+// a Do on KafkaKey in the handler compose. The nested call's payload is checked against the
+// outer call's when both give one (a difference is ErrPayloadMismatch, and fn does not run);
+// its other options (expiry, lease, result, replay hook) do not apply, because it writes
+// nothing. A nested Do with another key or another store is an ordinary call: it takes and
+// completes its own entry. A store whose dynamic type is not comparable is never the same.
 func Do[T any](ctx context.Context, store Store, key string, payload any, fn func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
 	cfg := newConfig(opts)
@@ -140,14 +214,14 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 		return fn(ctx)
 	}
 	if store == nil {
-		return zero, fmt.Errorf("%w: nil Store", ErrInvalidOption)
+		return zero, optionError("Do", "nil Store")
 	}
 	if key == "" {
 		return zero, ErrEmptyKey
 	}
 	format := store.Format()
 	if !format.valid() {
-		return zero, fmt.Errorf("%w: store %T has an unknown entry format, %v", ErrInvalidOption, store, format)
+		return zero, optionError("Store", fmt.Sprintf("store %T has an unknown entry format, %v", store, format))
 	}
 	id, err := cfg.id(format, key)
 	if err != nil {
@@ -306,7 +380,7 @@ func complete[T any](ctx context.Context, cfg *config, stop time.Time, h *holder
 		}
 		done.Data = string(data)
 	} else {
-		done.Data = outcomeData(result) // package batch's "sunk" (outcome.go)
+		done.Data = outcomeData(result) // package batch's "sunk" (internal/completion)
 	}
 	// Save the result even if the caller's context has been cancelled, until the deadline. A
 	// completion that fails, or is still not stored halfway through what is left of the
@@ -349,7 +423,7 @@ func acquire(ctx context.Context, stop time.Time, store Store, r *Entry, now tim
 
 // errNoTime is the error of a store call that was not made because the deadline, less the
 // margin, had passed.
-var errNoTime = fmt.Errorf("no time left before the deadline, less the margin (WithDeadlineMargin): %w", context.DeadlineExceeded)
+var errNoTime = fmt.Errorf("no time left before the deadline, less the margin (WithStoreDeadlineMargin): %w", context.DeadlineExceeded)
 
 // persist calls a store write that must happen although the caller's context may have been
 // cancelled (fn has run): under a context that keeps ctx's values, is not cancelled with it
@@ -443,8 +517,9 @@ func (r *Entry) live(now time.Time) bool {
 	return r.Expiration.IsZero() || now.Unix() <= r.Expiration.Unix()
 }
 
-// maxData keeps an item under DynamoDB's 400 KB limit, leaving room for the other attributes.
-const maxData = 400*1024 - 4096
+// maxData keeps an item under DynamoDB's item size limit, leaving room for the other
+// attributes.
+const maxData = limits.DynamoDBItemSize - 4096
 
 // run calls fn, and releases the entry if fn fails or panics; the release ends at stop.
 func run[T any](ctx context.Context, stop time.Time, store Store, rec *Entry, fn func(context.Context) (T, error)) (result T, err error) {
@@ -500,10 +575,26 @@ func (c *config) id(format Format, key string) (string, error) {
 	return c.prefix + "#" + h, nil
 }
 
-// KafkaKey is documented as idempotency.KafkaKey, the name users see.
+// KafkaKey is the key of a Kafka record's redeliveries: "topic-partition-offset". It makes a
+// retried batch, or a partition replayed after a partial failure, skip the records already
+// handled. A producer's retry writes the same message at a new offset: for that, key on a
+// business identifier from the value instead.
 func KafkaKey(r *kafkaevent.Record) string {
 	return r.Topic + "-" + strconv.FormatInt(int64(r.Partition), 10) + "-" + strconv.FormatInt(r.Offset, 10)
 }
 
-// SQSKey is documented as idempotency.SQSKey, the name users see.
+// SQSKey is the key of an SQS message's redeliveries: its message ID. A sender that sends the
+// same thing twice makes two messages with two IDs: for that, key on a business identifier
+// from the body (or use a FIFO queue's deduplication within its five minutes).
 func SQSKey(m *events.SQSMessage) string { return m.MessageId }
+
+// outcomeData is what a completion under WithoutResult stores for result: the JSON of a
+// non-empty completion.Outcome (package batch's), or nothing.
+func outcomeData[T any](result T) string {
+	o, ok := any(result).(completion.Outcome)
+	if !ok || o == "" {
+		return ""
+	}
+	b, _ := o.MarshalJSON() // a string field: never an error
+	return string(b)
+}

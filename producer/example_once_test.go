@@ -1,4 +1,4 @@
-package once_test
+package producer_test
 
 import (
 	"context"
@@ -15,23 +15,22 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 	"github.com/kafkalambda/toolkit/producer"
-	"github.com/kafkalambda/toolkit/producer/once"
 )
 
 // A transform function: orders in, payments out. Its first response is lost after it
-// produced (a timeout, say), so Lambda delivers the same batch again; Produce produces
+// produced (a timeout, say), so Lambda delivers the same batch again; ProduceOnce produces
 // each order's payment once, with the order's identity in the kafkalambda-source header.
 //
 // Here the cluster is kfake, in process, and the store in memory; in Lambda, the client
 // comes from producer.NewClient() made once outside the handler, and the store is
-// idempotency.NewDynamoDBStore.
-func ExampleProduce() {
+// dynamodb.NewStore.
+func ExampleProduceOnce() {
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "payments"))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer cluster.Close()
-	cl, err := producer.NewClient(producer.WithBrokers(cluster.ListenAddrs()...), producer.WithPlaintext())
+	cl, err := producer.NewClient(producer.WithBootstrapServers(cluster.ListenAddrs()...), producer.WithPlaintext())
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -40,7 +39,7 @@ func ExampleProduce() {
 
 	transform := batch.KafkaHandler(func(ctx context.Context, r *kafkaevent.Record) error {
 		payment := &kgo.Record{Topic: "payments", Key: r.Key, Value: append([]byte("pay "), r.Value...)}
-		return once.Produce(ctx, cl, store, r, []*kgo.Record{payment})
+		return producer.ProduceOnce(ctx, cl, store, r, []*kgo.Record{payment})
 	}, batch.WithLogger(slog.New(slog.DiscardHandler)))
 
 	orders := kafkaeventtest.NewBuilder().

@@ -1,4 +1,24 @@
-package idempotency
+// Package dynamodb is the DynamoDB store of package idempotency: [NewStore] keeps
+// idempotency entries in a DynamoDB table, in the layout of the idempotency records of
+// Powertools for AWS Lambda (Python, the default, or TypeScript: [WithFormat]), so that Go and
+// Powertools functions can share a table. It is a package of its own, as Powertools keeps its
+// stores under persistence/, so that a function that imports idempotency (or batch) without
+// this store links no DynamoDB client.
+//
+//	ddb := awsdynamodb.NewFromConfig(cfg) // github.com/aws/aws-sdk-go-v2/service/dynamodb
+//	store, err := dynamodb.NewStore(ddb, "idempotency", dynamodb.WithLocalCache(256))
+//	if err != nil {
+//		log.Fatal(err) // an invalid option, found at start-up
+//	}
+//	receipt, err := idempotency.Do(ctx, store, idempotency.KafkaKey(r), nil, charge)
+//
+// [TableInput] gives the table's definition; turn on TTL on "expiration". The function's role
+// needs dynamodb:GetItem, dynamodb:PutItem and dynamodb:DeleteItem on the table.
+//
+// An invalid option makes NewStore return a *toolkit.OptionError (matching
+// toolkit.ErrInvalidOption) naming the option, and no store:
+// "idempotency/dynamodb: invalid option WithLocalCache: want a size of at least 1, not 0".
+package dynamodb
 
 import (
 	"context"
@@ -6,24 +26,26 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	lru "github.com/hashicorp/golang-lru/v2"
 
-	"github.com/kafkalambda/toolkit/internal/idemcore"
+	"github.com/kafkalambda/toolkit"
+	"github.com/kafkalambda/toolkit/idempotency"
 )
 
-// DynamoDBAPI is the part of the aws-sdk-go-v2 DynamoDB client the store uses: the
+// API is the part of the aws-sdk-go-v2 DynamoDB client the store uses: the
 // function's role needs dynamodb:GetItem, dynamodb:PutItem and dynamodb:DeleteItem on the
 // table, and nothing else.
-type DynamoDBAPI interface {
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+type API interface {
+	PutItem(ctx context.Context, in *awsdynamodb.PutItemInput, optFns ...func(*awsdynamodb.Options)) (*awsdynamodb.PutItemOutput, error)
+	GetItem(ctx context.Context, in *awsdynamodb.GetItemInput, optFns ...func(*awsdynamodb.Options)) (*awsdynamodb.GetItemOutput, error)
+	DeleteItem(ctx context.Context, in *awsdynamodb.DeleteItemInput, optFns ...func(*awsdynamodb.Options)) (*awsdynamodb.DeleteItemOutput, error)
 }
 
 // Attributes names the attributes of the table. The defaults are Powertools'.
@@ -55,33 +77,42 @@ var DefaultAttributes = Attributes{
 	Owner:            "owner",
 }
 
-// DynamoDBStore keeps idempotency entries in a DynamoDB table, in the layout of Powertools
-// for Python ([FormatPython], the default) or for TypeScript ([WithFormat]), so that Go and
-// Powertools functions can share one table. Its methods are safe for concurrent use.
-type DynamoDBStore struct {
-	client DynamoDBAPI
+// Store is an idempotency.Store that keeps entries in a DynamoDB table, in the layout of
+// Powertools for Python ([idempotency.FormatPython], the default) or for TypeScript
+// ([WithFormat]), so that Go and Powertools functions can share one table. Its methods are
+// safe for concurrent use.
+type Store struct {
+	client API
 	table  string
 	attr   Attributes
-	format Format
-	cache  *lru.Cache[string, Entry]
-	err    error // the first invalid option, while NewDynamoDBStore applies them
+	format idempotency.Format
+	cache  *lru.Cache[string, idempotency.Entry]
+	err    error // the first invalid option, while NewStore applies them
 }
 
-// StoreOption configures a DynamoDBStore. An invalid option makes [NewDynamoDBStore] return
-// an error wrapping [ErrInvalidOption] that names the option and the value, and no store.
-type StoreOption func(*DynamoDBStore)
+// Option configures a Store. An invalid option makes [NewStore] return a
+// *toolkit.OptionError naming the option and the value, and no store.
+type Option func(*Store)
 
-func (s *DynamoDBStore) invalid(format string, args ...any) {
+// invalid records the first invalid option: option is its name, reason says what is wrong
+// with the value it was given.
+func (s *Store) invalid(option, reason string, args ...any) {
 	if s.err == nil {
-		s.err = idemcore.InvalidOption(fmt.Sprintf(format, args...))
+		s.err = optionError(option, fmt.Sprintf(reason, args...))
 	}
 }
 
-// errNotMade is the error of every call of a DynamoDBStore that NewDynamoDBStore did not
-// make (a zero DynamoDBStore has no client and no table): it fails closed.
-var errNotMade = fmt.Errorf("%w: a DynamoDBStore not made by NewDynamoDBStore", ErrInvalidOption)
+// optionError is the error of an option, or an argument of NewStore, given a value the store
+// cannot use.
+func optionError(option, reason string) error {
+	return &toolkit.OptionError{Package: "idempotency/dynamodb", Option: option, Reason: reason}
+}
 
-func (s *DynamoDBStore) check() error {
+// errNotMade is the error of every call of a Store that NewStore did not
+// make (a zero Store has no client and no table): it fails closed.
+var errNotMade = optionError("Store", "a Store not made by NewStore")
+
+func (s *Store) check() error {
 	if s == nil || s.client == nil {
 		return errNotMade
 	}
@@ -90,8 +121,8 @@ func (s *DynamoDBStore) check() error {
 
 // WithAttributes sets the table's attribute names. Empty fields keep their defaults,
 // [DefaultAttributes] (Powertools' names); by default there is no sort key.
-func WithAttributes(a Attributes) StoreOption {
-	return func(s *DynamoDBStore) {
+func WithAttributes(a Attributes) Option {
+	return func(s *Store) {
 		set := func(dst *string, v string) {
 			if v != "" {
 				*dst = v
@@ -111,55 +142,57 @@ func WithAttributes(a Attributes) StoreOption {
 // WithLocalCache keeps up to size completed entries in memory (an LRU), so that a replay
 // within the same execution environment makes no DynamoDB call; size must be at least 1.
 // In-progress entries are never cached. By default there is no cache.
-func WithLocalCache(size int) StoreOption {
-	return func(s *DynamoDBStore) {
-		c, err := lru.New[string, Entry](size)
+func WithLocalCache(size int) Option {
+	return func(s *Store) {
+		c, err := lru.New[string, idempotency.Entry](size)
 		if err != nil {
-			s.invalid("WithLocalCache(%d): want a size of at least 1", size)
+			s.invalid("WithLocalCache", "want a size of at least 1, not %d", size)
 			return
 		}
 		s.cache = c
 	}
 }
 
-// WithFormat sets the layout of the entries: [FormatPython] (the default) or
-// [FormatTypeScript]. Functions share entries only when they use the same format, the same
-// key prefix and the same attribute names.
-func WithFormat(f Format) StoreOption {
-	return func(s *DynamoDBStore) {
-		if !idemcore.ValidFormat(f) {
-			s.invalid("WithFormat(%v): want FormatPython or FormatTypeScript", f)
+// WithFormat sets the layout of the entries: [idempotency.FormatPython] (the default) or
+// [idempotency.FormatTypeScript]. Functions share entries only when they use the same
+// format, the same key prefix and the same attribute names. The format decides how Do hashes
+// keys and payloads, and how this store keeps a result (a JSON string, or a DynamoDB value)
+// and the lease of a completed entry (dropped, or kept): see [idempotency.Format].
+func WithFormat(f idempotency.Format) Option {
+	return func(s *Store) {
+		if f != idempotency.FormatPython && f != idempotency.FormatTypeScript {
+			s.invalid("WithFormat", "%v: want FormatPython or FormatTypeScript", f)
 			return
 		}
 		s.format = f
 	}
 }
 
-// NewDynamoDBStore returns a store on the DynamoDB table. TableInput gives the table's
-// definition. A nil client, an empty table name or an option given an invalid value is an
-// error wrapping [ErrInvalidOption] that names the option and the value
-// ("idempotency: WithLocalCache(0): invalid option: ..."), and no store: options are
-// checked once, here, as kgo.NewClient checks its own.
-func NewDynamoDBStore(client DynamoDBAPI, table string, opts ...StoreOption) (*DynamoDBStore, error) {
-	s := &DynamoDBStore{client: client, table: table, attr: DefaultAttributes}
+// NewStore returns a store on the DynamoDB table. TableInput gives the table's
+// definition. A nil client, an empty table name or an option given an invalid value is a
+// *toolkit.OptionError (matching toolkit.ErrInvalidOption) that names the option and the
+// value ("idempotency/dynamodb: invalid option WithLocalCache: want a size of at least 1,
+// not 0"), and no store: options are checked once, here, as kgo.NewClient checks its own.
+func NewStore(client API, table string, opts ...Option) (*Store, error) {
+	s := &Store{client: client, table: table, attr: DefaultAttributes}
 	if client == nil {
-		s.invalid("NewDynamoDBStore(nil, ...): want a DynamoDB client")
+		s.invalid("NewStore", "nil client: want a DynamoDB client")
 	}
 	if table == "" {
-		s.invalid("NewDynamoDBStore(client, \"\"): want a table name")
+		s.invalid("NewStore", "empty table name: want a table name")
 	}
 	for _, o := range opts {
 		if o == nil {
-			s.invalid("StoreOption(nil): want an option")
+			s.invalid("Option", "nil: want an option")
 			continue
 		}
 		o(s)
 	}
 	if s.attr.SortKey != "" && s.attr.SortKey == s.attr.Key {
-		s.invalid("WithAttributes: the sort key %q is also the partition key", s.attr.SortKey)
+		s.invalid("WithAttributes", "the sort key %q is also the partition key", s.attr.SortKey)
 	}
 	if s.attr.SortKey != "" && s.attr.StaticPartitionKey == "" {
-		s.attr.StaticPartitionKey = "idempotency#" + idemcore.DefaultPrefix()
+		s.attr.StaticPartitionKey = "idempotency#" + defaultPrefix()
 	}
 	if s.err != nil {
 		return nil, s.err
@@ -168,13 +201,13 @@ func NewDynamoDBStore(client DynamoDBAPI, table string, opts ...StoreOption) (*D
 }
 
 // Format returns the layout of the store's entries.
-func (s *DynamoDBStore) Format() Format { return s.format }
+func (s *Store) Format() idempotency.Format { return s.format }
 
 // TableInput returns the CreateTable input for a table with the default attribute names,
 // on demand. Turn on TTL on "expiration" after creating it (UpdateTimeToLive), so that
 // DynamoDB deletes expired entries; the store checks expiry itself either way.
-func TableInput(name string) *dynamodb.CreateTableInput {
-	return &dynamodb.CreateTableInput{
+func TableInput(name string) *awsdynamodb.CreateTableInput {
+	return &awsdynamodb.CreateTableInput{
 		TableName:   aws.String(name),
 		BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{
@@ -186,7 +219,7 @@ func TableInput(name string) *dynamodb.CreateTableInput {
 	}
 }
 
-func (s *DynamoDBStore) key(id string) map[string]types.AttributeValue {
+func (s *Store) key(id string) map[string]types.AttributeValue {
 	if s.attr.SortKey != "" {
 		return map[string]types.AttributeValue{
 			s.attr.Key:     &types.AttributeValueMemberS{Value: s.attr.StaticPartitionKey},
@@ -196,7 +229,7 @@ func (s *DynamoDBStore) key(id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{s.attr.Key: &types.AttributeValueMemberS{Value: id}}
 }
 
-func (s *DynamoDBStore) keyAttr() string {
+func (s *Store) keyAttr() string {
 	if s.attr.SortKey != "" {
 		return s.attr.SortKey
 	}
@@ -208,7 +241,7 @@ func num(n int64) types.AttributeValue {
 }
 
 // item writes an entry as an item, in the store's format.
-func (s *DynamoDBStore) item(r *Entry) (map[string]types.AttributeValue, error) {
+func (s *Store) item(r *idempotency.Entry) (map[string]types.AttributeValue, error) {
 	it := s.key(r.ID)
 	if !r.Expiration.IsZero() {
 		it[s.attr.Expiry] = num(r.Expiration.Unix())
@@ -216,11 +249,11 @@ func (s *DynamoDBStore) item(r *Entry) (map[string]types.AttributeValue, error) 
 	it[s.attr.Status] = &types.AttributeValueMemberS{Value: string(r.Status)}
 	// Python writes the lease on in-progress entries only; TypeScript's completion is an
 	// UpdateItem that leaves it in place.
-	if !r.InProgressExpiration.IsZero() && (r.Status == StatusInProgress || s.format == FormatTypeScript) {
+	if !r.InProgressExpiration.IsZero() && (r.Status == idempotency.StatusInProgress || s.format == idempotency.FormatTypeScript) {
 		it[s.attr.InProgressExpiry] = num(r.InProgressExpiration.UnixMilli())
 	}
 	if r.Data != "" {
-		if s.format == FormatTypeScript {
+		if s.format == idempotency.FormatTypeScript {
 			v, err := jsonToAttr(r.Data)
 			if err != nil {
 				return nil, fmt.Errorf("result as a DynamoDB value: %w", err)
@@ -240,10 +273,10 @@ func (s *DynamoDBStore) item(r *Entry) (map[string]types.AttributeValue, error) 
 }
 
 // entry reads an item stored under id. An attribute of the wrong type or that does not parse
-// is a *CorruptEntryError: the entry is never read as if the attribute were missing.
-func (s *DynamoDBStore) readEntry(id string, it map[string]types.AttributeValue) (*Entry, error) {
+// is a *idempotency.CorruptEntryError: the entry is never read as if the attribute were missing.
+func (s *Store) readEntry(id string, it map[string]types.AttributeValue) (*idempotency.Entry, error) {
 	bad := func(name string, format string, args ...any) error {
-		return &CorruptEntryError{ID: id, Attribute: name, Err: fmt.Errorf(format, args...)}
+		return &idempotency.CorruptEntryError{ID: id, Attribute: name, Err: fmt.Errorf(format, args...)}
 	}
 	str := func(name string, required bool) (string, error) {
 		switch v := it[name].(type) {
@@ -276,7 +309,7 @@ func (s *DynamoDBStore) readEntry(id string, it map[string]types.AttributeValue)
 			return 0, false, bad(name, "is %s, want a number (N)", attrType(v))
 		}
 	}
-	r := &Entry{}
+	r := &idempotency.Entry{}
 	var err error
 	if r.ID, err = str(s.keyAttr(), true); err != nil {
 		return nil, err
@@ -285,9 +318,9 @@ func (s *DynamoDBStore) readEntry(id string, it map[string]types.AttributeValue)
 	if err != nil {
 		return nil, err
 	}
-	r.Status = Status(status)
-	if r.Status != StatusInProgress && r.Status != StatusCompleted {
-		return nil, bad(s.attr.Status, "unknown status %q, want %s or %s", status, StatusInProgress, StatusCompleted)
+	r.Status = idempotency.Status(status)
+	if r.Status != idempotency.StatusInProgress && r.Status != idempotency.StatusCompleted {
+		return nil, bad(s.attr.Status, "unknown status %q, want %s or %s", status, idempotency.StatusInProgress, idempotency.StatusCompleted)
 	}
 	if r.Validation, err = str(s.attr.Validation, false); err != nil {
 		return nil, err
@@ -307,7 +340,7 @@ func (s *DynamoDBStore) readEntry(id string, it map[string]types.AttributeValue)
 	}
 	switch v := it[s.attr.Data]; {
 	case v == nil:
-	case s.format == FormatTypeScript:
+	case s.format == idempotency.FormatTypeScript:
 		data, err := attrToJSON(v)
 		if err != nil {
 			return nil, bad(s.attr.Data, "%v", err)
@@ -331,7 +364,7 @@ func (s *DynamoDBStore) readEntry(id string, it map[string]types.AttributeValue)
 // expiration never ends its lease. When the condition fails it reads the existing entry
 // from the failure (ReturnValuesOnConditionCheckFailure=ALL_OLD) or, when the response
 // carries none, with a consistent GetItem.
-func (s *DynamoDBStore) Acquire(ctx context.Context, r *Entry, now time.Time) (*Entry, error) {
+func (s *Store) Acquire(ctx context.Context, r *idempotency.Entry, now time.Time) (*idempotency.Entry, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -340,8 +373,8 @@ func (s *DynamoDBStore) Acquire(ctx context.Context, r *Entry, now time.Time) (*
 		return nil, err
 	}
 	if s.cache != nil {
-		if c, ok := s.cache.Get(r.ID); ok && c.Status == StatusCompleted && idemcore.Live(&c, now) {
-			return &c, ErrExists
+		if c, ok := s.cache.Get(r.ID); ok && c.Status == idempotency.StatusCompleted && completedLive(&c, now) {
+			return &c, idempotency.ErrExists
 		}
 	}
 	// One level of parentheses: dynalite's parser takes several times longer per request on
@@ -359,15 +392,15 @@ func (s *DynamoDBStore) Acquire(ctx context.Context, r *Entry, now time.Time) (*
 	values := map[string]types.AttributeValue{
 		":now":           num(now.Unix()),
 		":now_in_millis": num(now.UnixMilli()),
-		":inprogress":    &types.AttributeValueMemberS{Value: string(StatusInProgress)},
-		":completed":     &types.AttributeValueMemberS{Value: string(StatusCompleted)},
+		":inprogress":    &types.AttributeValueMemberS{Value: string(idempotency.StatusInProgress)},
+		":completed":     &types.AttributeValueMemberS{Value: string(idempotency.StatusCompleted)},
 	}
 	if r.Owner != "" {
 		cond = "#owner = :owner OR " + cond
 		names["#owner"] = s.attr.Owner
 		values[":owner"] = &types.AttributeValueMemberS{Value: r.Owner}
 	}
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+	_, err = s.client.PutItem(ctx, &awsdynamodb.PutItemInput{
 		TableName:                           aws.String(s.table),
 		Item:                                item,
 		ConditionExpression:                 aws.String(cond),
@@ -382,13 +415,13 @@ func (s *DynamoDBStore) Acquire(ctx context.Context, r *Entry, now time.Time) (*
 	if !errors.As(err, &ccf) {
 		return nil, err
 	}
-	var existing *Entry
+	var existing *idempotency.Entry
 	if len(ccf.Item) > 0 {
 		if existing, err = s.readEntry(r.ID, ccf.Item); err != nil {
 			return nil, err
 		}
 	} else {
-		out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		out, err := s.client.GetItem(ctx, &awsdynamodb.GetItemInput{
 			TableName:      aws.String(s.table),
 			Key:            s.key(r.ID),
 			ConsistentRead: aws.Bool(true),
@@ -402,16 +435,16 @@ func (s *DynamoDBStore) Acquire(ctx context.Context, r *Entry, now time.Time) (*
 			}
 		}
 	}
-	if existing != nil && s.cache != nil && existing.Status == StatusCompleted {
+	if existing != nil && s.cache != nil && existing.Status == idempotency.StatusCompleted {
 		s.cache.Add(r.ID, *existing)
 	}
-	return existing, ErrExists
+	return existing, idempotency.ErrExists
 }
 
 // Complete stores the completed entry with a PutItem on condition that the stored entry
-// is still the caller's (see [DynamoDBStore.Release]); when it is not, it stores nothing and
+// is still the caller's (see [Store.Release]); when it is not, it stores nothing and
 // returns an error wrapping the ConditionalCheckFailedException.
-func (s *DynamoDBStore) Complete(ctx context.Context, r *Entry) error {
+func (s *Store) Complete(ctx context.Context, r *idempotency.Entry) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -430,12 +463,12 @@ func (s *DynamoDBStore) Complete(ctx context.Context, r *Entry) error {
 // progress, with the caller's owner; for an entry without an owner, with none and the lease
 // the caller wrote. An entry another caller has taken over since, or no entry, is left
 // alone.
-func (s *DynamoDBStore) Release(ctx context.Context, r *Entry) error {
+func (s *Store) Release(ctx context.Context, r *idempotency.Entry) error {
 	if err := s.check(); err != nil {
 		return err
 	}
 	cond, names, values := s.owned(r, true)
-	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+	_, err := s.client.DeleteItem(ctx, &awsdynamodb.DeleteItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       s.key(r.ID),
 		ConditionExpression:       aws.String(cond),
@@ -451,33 +484,34 @@ func (s *DynamoDBStore) Release(ctx context.Context, r *Entry) error {
 
 // Renew stores the in-progress entry r, with its later lease, with a PutItem on condition
 // that the stored entry is still the caller's and in progress; when it is not, it stores
-// nothing and returns an error wrapping ErrLeaseLost. A PutItem rather than an UpdateItem,
+// nothing and returns an error wrapping idempotency.ErrLeaseLost. A PutItem rather than an
+// UpdateItem,
 // so that the function's role needs no more than it did.
-func (s *DynamoDBStore) Renew(ctx context.Context, r *Entry) error {
+func (s *Store) Renew(ctx context.Context, r *idempotency.Entry) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if r.Owner == "" || r.Status != StatusInProgress {
-		return fmt.Errorf("%w: Renew of an entry without an owner, or not in progress", ErrInvalidOption)
+	if r.Owner == "" || r.Status != idempotency.StatusInProgress {
+		return optionError("Renew", "an entry without an owner, or not in progress")
 	}
 	err := s.putOwned(ctx, r, true)
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return fmt.Errorf("%w: the entry is completed, taken over by another caller, or gone: %w", ErrLeaseLost, err)
+		return fmt.Errorf("%w: the entry is completed, taken over by another caller, or gone: %w", idempotency.ErrLeaseLost, err)
 	}
 	return err
 }
 
 // putOwned writes r with a PutItem on condition that the stored entry is still the caller's
-// (see [DynamoDBStore.owned]; inProgress: and still in progress), for Complete and Renew,
+// (see [Store.owned]; inProgress: and still in progress), for Complete and Renew,
 // which say what a failed condition means.
-func (s *DynamoDBStore) putOwned(ctx context.Context, r *Entry, inProgress bool) error {
+func (s *Store) putOwned(ctx context.Context, r *idempotency.Entry, inProgress bool) error {
 	item, err := s.item(r)
 	if err != nil {
 		return err
 	}
 	cond, names, values := s.owned(r, inProgress)
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+	_, err = s.client.PutItem(ctx, &awsdynamodb.PutItemInput{
 		TableName:                 aws.String(s.table),
 		Item:                      item,
 		ConditionExpression:       aws.String(cond),
@@ -490,7 +524,7 @@ func (s *DynamoDBStore) putOwned(ctx context.Context, r *Entry, inProgress bool)
 // owned is the condition that the stored entry is r's: it has r's owner, or, when r has
 // none, it has none either and (for a release) r's lease. A release also wants it in
 // progress.
-func (s *DynamoDBStore) owned(r *Entry, release bool) (string, map[string]string, map[string]types.AttributeValue) {
+func (s *Store) owned(r *idempotency.Entry, release bool) (string, map[string]string, map[string]types.AttributeValue) {
 	names := map[string]string{"#owner": s.attr.Owner}
 	values := map[string]types.AttributeValue{}
 	var cond string
@@ -510,10 +544,26 @@ func (s *DynamoDBStore) owned(r *Entry, release bool) (string, map[string]string
 	if release {
 		cond += " AND #status = :inprogress"
 		names["#status"] = s.attr.Status
-		values[":inprogress"] = &types.AttributeValueMemberS{Value: string(StatusInProgress)}
+		values[":inprogress"] = &types.AttributeValueMemberS{Value: string(idempotency.StatusInProgress)}
 	}
 	if len(values) == 0 {
 		values = nil // DynamoDB refuses an empty map
 	}
 	return cond, names, values
+}
+
+// completedLive reports whether a completed entry still holds its key at now, by the
+// store's condition: until its expiration second has passed (an entry without expiration
+// never expires, by the condition as in Python).
+func completedLive(r *idempotency.Entry, now time.Time) bool {
+	return r.Expiration.IsZero() || now.Unix() <= r.Expiration.Unix()
+}
+
+// defaultPrefix is the function's name, or "idempotency" outside Lambda, as Do's default key
+// prefix (idempotency.WithKeyPrefix).
+func defaultPrefix() string {
+	if p := os.Getenv("AWS_LAMBDA_FUNCTION_NAME"); p != "" {
+		return p
+	}
+	return "idempotency"
 }

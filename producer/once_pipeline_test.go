@@ -1,4 +1,4 @@
-package once_test
+package producer_test
 
 // Consume, transform, produce, end to end, against kfake (the output topic) and dynalite (the
 // idempotency stores), with the event source mapping played by esm below: a transform (a
@@ -25,12 +25,12 @@ import (
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 	"github.com/kafkalambda/toolkit/producer"
-	"github.com/kafkalambda/toolkit/producer/once"
 )
 
 const (
@@ -225,16 +225,16 @@ func startTP(t *testing.T) *tpEnv {
 }
 
 // store is a DynamoDB store on a new table.
-func (e *tpEnv) store(t *testing.T) *idempotency.DynamoDBStore {
+func (e *tpEnv) store(t *testing.T) *dynamodb.Store {
 	t.Helper()
 	name := fmt.Sprintf("tp-%d", e.tables.Add(1))
 	client := e.ddb.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := localserver.CreateTable(ctx, client, idempotency.TableInput(name)); err != nil {
+	if err := localserver.CreateTable(ctx, client, dynamodb.TableInput(name)); err != nil {
 		t.Fatal(err)
 	}
-	s, err := idempotency.NewDynamoDBStore(client, name)
+	s, err := dynamodb.NewStore(client, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func startKafka(t *testing.T) *tpKafka {
 	}
 	t.Cleanup(cluster.Close)
 	acks := &ackCounter{}
-	cl, err := producer.NewClient(producer.WithBrokers(cluster.ListenAddrs()...), producer.WithPlaintext(),
+	cl, err := producer.NewClient(producer.WithBootstrapServers(cluster.ListenAddrs()...), producer.WithPlaintext(),
 		producer.WithClientOptions(kgo.WithHooks(acks)))
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +359,7 @@ func lostRounds(rounds ...int) func(int) bool {
 	}
 }
 
-// A transform whose responses are lost after it produced: with once.Produce, the batch
+// A transform whose responses are lost after it produced: with ProduceOnce, the batch
 // delivered again produces nothing more; with Produce and SetSource, out holds each output
 // three times; either way the downstream applies each output once, and keyed on its own
 // offsets it would not.
@@ -372,7 +372,7 @@ func TestTransformResponseLost(t *testing.T) {
 		once   bool
 		copies int64 // of each output in out
 	}{
-		{"once.Produce", true, 1},
+		{"ProduceOnce", true, 1},
 		{"Produce with SetSource", false, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -383,7 +383,7 @@ func TestTransformResponseLost(t *testing.T) {
 				calls.Add(1)
 				out := tpTransform(r)
 				if tc.once {
-					return once.Produce(ctx, k.cl, store, r, out, idempotency.WithKeyPrefix("transform"), env.clock.option())
+					return producer.ProduceOnce(ctx, k.cl, store, r, out, idempotency.WithKeyPrefix("transform"), env.clock.option())
 				}
 				for i, rec := range out {
 					if err := producer.SetSource(rec, r, i); err != nil {
@@ -416,7 +416,7 @@ func TestTransformResponseLost(t *testing.T) {
 	}
 }
 
-// dyingTransform is the transform function with once.Produce on a store through which it dies
+// dyingTransform is the transform function with ProduceOnce on a store through which it dies
 // when kill says so, as one invocation: after a death, it does nothing more, and its response
 // is lost. It counts in dup the outputs produced by a call whose completion never happened:
 // each will be in out twice.
@@ -432,7 +432,7 @@ func (e *tpEnv) dyingTransform(t *testing.T, k *tpKafka, kill func(round int) bo
 		if inv.Load().dead.Load() {
 			return errDied
 		}
-		err := once.Produce(ctx, k.cl, store, r, tpTransform(r), idempotency.WithKeyPrefix("transform"), e.clock.option())
+		err := producer.ProduceOnce(ctx, k.cl, store, r, tpTransform(r), idempotency.WithKeyPrefix("transform"), e.clock.option())
 		if errors.Is(err, errDied) {
 			dup.Add(int64(tpOutputs(r)))
 		}

@@ -1,8 +1,10 @@
-package idemcore
+package idempotency
 
 import (
 	"crypto/md5"
 	"testing"
+
+	"github.com/kafkalambda/toolkit/internal/completion"
 )
 
 // TestFormatDigest checks Digest against the IDs the store writes (config.id, with the
@@ -18,6 +20,19 @@ func TestFormatDigest(t *testing.T) {
 		id, err := c.id(f, "orders-0-42")
 		if err != nil || id != "fn#"+got {
 			t.Errorf("%v: the store writes %q (%v), Digest gives %q", f, id, err, got)
+		}
+	}
+}
+
+// A completion under WithoutResult stores a non-empty completion.Outcome, and nothing for any
+// other result.
+func TestOutcomeData(t *testing.T) {
+	for _, c := range []struct {
+		result any
+		want   string
+	}{{completion.Sunk, `{"outcome":"sunk"}`}, {completion.Outcome(""), ""}, {struct{}{}, ""}, {"sunk", ""}} {
+		if got := outcomeData(c.result); got != c.want {
+			t.Errorf("outcomeData(%#v) = %q, want %q", c.result, got, c.want)
 		}
 	}
 }

@@ -1,12 +1,12 @@
-package idemcore
+package idempotency
 
 import (
 	"context"
 	"errors"
-	"reflect"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/kafkalambda/toolkit/internal/completion"
 )
 
 // The lease of a running call.
@@ -233,13 +233,13 @@ func (h *holder) lost() bool {
 // is stored, the store refuses it for good, the lease passes to another call, or
 // completeRounds renewals have not sufficed. Every call ends by the lease, so a process that
 // stops renewing frees the key when its lease ends. It starts before Do returns, so before
-// its caller takes another record; package batch waits for it (Settle) before the next
-// batch of the same store, as an execution environment resumes after a freeze.
+// its caller takes another record; package batch waits for it (completion.Settle) before the
+// next batch of the same store, as an execution environment resumes after a freeze.
 func (h *holder) completeLater(done *Entry) {
-	p := pendingFor(h.store)
+	p := completion.Add(h.store)
 	h.end()
 	go func() {
-		defer p.done()
+		defer p.Done()
 		for round := 0; round < completeRounds; round++ {
 			h.mu.Lock()
 			left := h.untilEnd()
@@ -261,9 +261,9 @@ func (h *holder) completeLater(done *Entry) {
 // releaseLater deletes the entry after Do has returned, fn having failed and the release
 // not having been made in time: a renewed lease would otherwise hold the key long after fn.
 func (h *holder) releaseLater() {
-	p := pendingFor(h.store)
+	p := completion.Add(h.store)
 	go func() {
-		defer p.done()
+		defer p.Done()
 		h.mu.Lock()
 		r := h.rec
 		// Until the lease ends, or a quarter period from now if that is later: a renewal
@@ -273,68 +273,4 @@ func (h *holder) releaseLater() {
 		h.mu.Unlock()
 		_ = persist(h.ctx, stop, func(ctx context.Context) error { return h.store.Release(ctx, &r) })
 	}()
-}
-
-// Completions being retried after Do returned, by store, for Settle.
-var (
-	pendingMu    sync.Mutex
-	pendingCount atomic.Int64 // all stores: Do looks no further when it is 0
-	pendingBy    = map[Store]*pending{}
-)
-
-type pending struct {
-	store Store
-	n     int
-	idle  chan struct{} // closed when n drops to 0
-}
-
-// pendingFor counts one more completion pending on store.
-func pendingFor(store Store) *pending {
-	pendingMu.Lock()
-	defer pendingMu.Unlock()
-	pendingCount.Add(1)
-	if !reflect.TypeOf(store).Comparable() {
-		return &pending{n: 1, idle: make(chan struct{})}
-	}
-	p := pendingBy[store]
-	if p == nil {
-		p = &pending{store: store, idle: make(chan struct{})}
-		pendingBy[store] = p
-	}
-	p.n++
-	return p
-}
-
-func (p *pending) done() {
-	pendingMu.Lock()
-	defer pendingMu.Unlock()
-	pendingCount.Add(-1)
-	if p.n--; p.n == 0 {
-		close(p.idle)
-		if p.store != nil && pendingBy[p.store] == p {
-			delete(pendingBy, p.store)
-		}
-	}
-}
-
-// settle waits until the completions pending on store have been stored or given up, or
-// until stop.
-func settle(store Store, stop time.Time) bool {
-	if pendingCount.Load() == 0 || !reflect.TypeOf(store).Comparable() {
-		return true
-	}
-	pendingMu.Lock()
-	p := pendingBy[store]
-	pendingMu.Unlock()
-	if p == nil {
-		return true
-	}
-	t := time.NewTimer(time.Until(stop))
-	defer t.Stop()
-	select {
-	case <-p.idle:
-		return true
-	case <-t.C:
-		return false
-	}
 }
