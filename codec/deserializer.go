@@ -6,18 +6,13 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/kafkalambda/toolkit"
 )
 
 // DefaultMaxInflated is the default cap on the inflated size of a Glue zlib payload
 // ([WithMaxInflated]): 8 MiB, above the largest record a Kafka event can carry (6 MB).
 const DefaultMaxInflated = 8 << 20
-
-// ErrInvalidOption is wrapped by the error of [NewDeserializer], [NewSerializer] and [Avro]
-// when an option is given an invalid value (or a codec is missing); the error names the
-// option and the value: "codec: WithWire(9): invalid option: unknown wire format". Options
-// are checked once, by the constructor that takes them, as kgo.NewClient checks its own:
-// nothing made with a bad option exists to fail later, record by record.
-var ErrInvalidOption = errors.New("codec: invalid option")
 
 // ErrNoSchema is wrapped by the error of an Avro key or value whose writer schema is unknown:
 // the codec was given no [AvroSchema], and no [Registry] could be asked ([WithRegistry]) or the
@@ -36,26 +31,17 @@ type config struct {
 
 func (c *config) invalid(format string, args ...any) {
 	if c.err == nil {
-		c.err = invalidOption(fmt.Sprintf(format, args...))
+		c.err = invalidOption(fmt.Sprintf(format, args...), nil)
 	}
 }
 
-// optionError is the error of an option given an invalid value, from a message
-// "Option(value): why": "codec: WithXxx(v): invalid option: why". err, when set, is the
-// error the why comes from (a schema parser's), kept for errors.As.
-type optionError struct {
-	option, why string
-	err         error
-}
-
-func invalidOption(msg string) error {
+// invalidOption is the error of an option given an invalid value, from a message
+// "Option(value): why": a *toolkit.OptionError, "codec: invalid option Option(value): why".
+// err, when set, is the error the why comes from (a schema parser's), kept for errors.As.
+func invalidOption(msg string, err error) error {
 	opt, why, _ := strings.Cut(msg, ": ")
-	return &optionError{option: opt, why: why}
+	return &toolkit.OptionError{Package: "codec", Option: opt, Reason: why, Err: err}
 }
-
-func (e *optionError) Error() string        { return "codec: " + e.option + ": invalid option: " + e.why }
-func (e *optionError) Is(target error) bool { return target == ErrInvalidOption }
-func (e *optionError) Unwrap() error        { return e.err }
 
 func validWire(w Wire) bool { return w == WireNone || w == WireConfluent || w == WireGlue }
 
@@ -122,7 +108,7 @@ func WithMaxInflated(n int) Option {
 // A Deserializer decodes the keys and values of Kafka records with a key codec and a value
 // codec. It is safe for concurrent use; make one per function (at init) and wrap each record
 // with [Deserializer.Record], or adapt a function of typed records with
-// [Deserializer.KafkaRecordHandler].
+// [Deserializer.Func].
 type Deserializer[K, V any] struct {
 	cfg   config
 	key   fieldDecoder[K]
@@ -133,8 +119,8 @@ type Deserializer[K, V any] struct {
 }
 
 // NewDeserializer returns a Deserializer decoding keys with key and values with value. A nil
-// codec or an option given an invalid value is an error wrapping [ErrInvalidOption] that
-// names it, and no Deserializer.
+// codec or an option given an invalid value is a *toolkit.OptionError (it matches
+// toolkit.ErrInvalidOption) that names it, and no Deserializer.
 func NewDeserializer[K, V any](key Codec[K], value Codec[V], opts ...Option) (*Deserializer[K, V], error) {
 	d := &Deserializer[K, V]{cfg: config{maxInflated: DefaultMaxInflated}}
 	if key == nil || value == nil {
