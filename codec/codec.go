@@ -125,7 +125,8 @@ type Codec[T any] interface {
 }
 
 // Registry finds schemas by ID. Implementations are safe for concurrent use; see
-// NewConfluentRegistry, NewGlueRegistry and Cached.
+// NewConfluentRegistry, Cached and the AWS Glue registry of package
+// codec/glue.
 type Registry interface {
 	// Schema returns the schema with this ID, or an error that names the ID (wrapping
 	// ErrSchemaNotFound when the registry has no such schema).
