@@ -106,8 +106,9 @@ func TestNoTestingInProduct(t *testing.T) {
 	}
 }
 
-// TestCoreLinksLittle checks what two core packages must not link: batch no Kafka client
-// (franz-go, klauspost/compress) and no DynamoDB client, producer no DynamoDB client.
+// TestCoreLinksLittle checks what core and integration packages must not link: batch no Kafka
+// client (franz-go, klauspost/compress) and no DynamoDB client, producer no DynamoDB client,
+// codec no Glue client and no batch.
 func TestCoreLinksLittle(t *testing.T) {
 	_, pkgs := load(t)
 	rules := []struct {
@@ -118,6 +119,7 @@ func TestCoreLinksLittle(t *testing.T) {
 		{"batch", []string{"github.com/twmb/", "github.com/klauspost/"}, "the Kafka sink lives in batch/kafkasink"},
 		{"batch", []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb"}, "batch imports internal/idemcore, not idempotency's DynamoDB store"},
 		{"producer", []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb"}, "once-only producing lives in producer/once"},
+		{"codec", []string{"github.com/aws/aws-sdk-go-v2/service/glue", "github.com/kafkalambda/toolkit/batch"}, "the Glue registry lives in codec/glue, and a decode error says it is permanent with a Permanent method, not batch.Permanent"},
 	}
 	for _, r := range rules {
 		i := slices.IndexFunc(pkgs, func(p *pkg) bool { return p.rel() == r.pkg })
