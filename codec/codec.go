@@ -71,8 +71,10 @@
 // # Schemas
 //
 // Avro needs the writer's schema: give it ([AvroSchema]) or let a [Registry] find it by the ID
-// the record carries ([WithRegistry]); registries are cached for the life of the execution
-// environment and fetched once per ID even when many records miss at once.
+// the record carries ([WithRegistry]): a Confluent Schema Registry ([NewConfluentRegistry]) or
+// the AWS Glue Schema Registry (package codec/glue, apart so that a function that reads no
+// schemas from Glue links no Glue client). Registries are cached for the life of the
+// execution environment and fetched once per ID even when many records miss at once.
 package codec
 
 import (

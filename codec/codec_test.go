@@ -533,13 +533,13 @@ func withPartition(r kafkaevent.Record, p int32) kafkaevent.Record {
 // *toolkit.OptionError, unmarked, and naming the option; nothing is made. Before, the
 // Deserializer or Serializer was made and every decode and every Record failed.
 func TestInvalidOptions(t *testing.T) {
-	for want, opt := range map[string]codec.Option{
+	for want, opt := range map[string]codec.DeserializerOption{
 		"codec: invalid option WithWire(7): unknown wire format": codec.WithWire(7),
-		"WithKeyWire(-1)":    codec.WithKeyWire(-1),
-		"WithValueWire(3)":   codec.WithValueWire(3),
-		"WithMaxInflated(0)": codec.WithMaxInflated(0),
-		"WithRegistry(nil)":  codec.WithRegistry(nil),
-		"Option(nil)":        nil,
+		"WithKeyWire(-1)":         codec.WithKeyWire(-1),
+		"WithValueWire(3)":        codec.WithValueWire(3),
+		"WithMaxInflated(0)":      codec.WithMaxInflated(0),
+		"WithRegistry(nil)":       codec.WithRegistry(nil),
+		"DeserializerOption(nil)": nil,
 	} {
 		d, err := codec.NewDeserializer(codec.String(), codec.String(), opt)
 		if !errors.Is(err, toolkit.ErrInvalidOption) || permanent(err) || !strings.Contains(err.Error(), want) || d != nil {

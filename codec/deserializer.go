@@ -19,8 +19,9 @@ const DefaultMaxInflated = 8 << 20
 // record names no schema ID. It is a configuration error: it is not marked permanent.
 var ErrNoSchema = errors.New("codec: no writer schema")
 
-// An Option configures a [Deserializer].
-type Option func(*config)
+// A DeserializerOption configures a [Deserializer], as a [SerializerOption] does a
+// [Serializer] and an [AvroOption] an [Avro] codec.
+type DeserializerOption func(*config)
 
 type config struct {
 	keyWire, valueWire Wire
@@ -48,7 +49,7 @@ func validWire(w Wire) bool { return w == WireNone || w == WireConfluent || w ==
 // WithWire sets the wire format of keys and values alike, for records that carry no schema
 // metadata (when the event source mapping has a schema registry, the metadata decides and the
 // wire format is not used). The default is [WireNone]: the bytes are the payload.
-func WithWire(w Wire) Option {
+func WithWire(w Wire) DeserializerOption {
 	return func(c *config) {
 		if !validWire(w) {
 			c.invalid("WithWire(%d): unknown wire format", int(w))
@@ -58,7 +59,7 @@ func WithWire(w Wire) Option {
 }
 
 // WithKeyWire sets the wire format of keys only (see [WithWire]); the default is [WireNone].
-func WithKeyWire(w Wire) Option {
+func WithKeyWire(w Wire) DeserializerOption {
 	return func(c *config) {
 		if !validWire(w) {
 			c.invalid("WithKeyWire(%d): unknown wire format", int(w))
@@ -69,7 +70,7 @@ func WithKeyWire(w Wire) Option {
 
 // WithValueWire sets the wire format of values only (see [WithWire]); the default is
 // [WireNone].
-func WithValueWire(w Wire) Option {
+func WithValueWire(w Wire) DeserializerOption {
 	return func(c *config) {
 		if !validWire(w) {
 			c.invalid("WithValueWire(%d): unknown wire format", int(w))
@@ -83,7 +84,7 @@ func WithValueWire(w Wire) Option {
 // once for the life of the execution environment. The schema the registry returns takes
 // precedence over the codec's [AvroSchema], which then serves records that carry no ID. By
 // default there is no registry. Codecs other than Avro never ask it.
-func WithRegistry(r Registry) Option {
+func WithRegistry(r Registry) DeserializerOption {
 	return func(c *config) {
 		if r == nil {
 			c.invalid("WithRegistry(nil): want a registry")
@@ -96,7 +97,7 @@ func WithRegistry(r Registry) Option {
 // WithMaxInflated caps the size a zlib-compressed Glue payload may inflate to; a payload that
 // inflates to more is a *[WireError] wrapping [ErrInflatedTooLarge], found without inflating
 // past the cap. n must be positive; the default is [DefaultMaxInflated] (8 MiB).
-func WithMaxInflated(n int) Option {
+func WithMaxInflated(n int) DeserializerOption {
 	return func(c *config) {
 		if n <= 0 {
 			c.invalid("WithMaxInflated(%d): want a positive size", n)
@@ -121,14 +122,14 @@ type Deserializer[K, V any] struct {
 // NewDeserializer returns a Deserializer decoding keys with key and values with value. A nil
 // codec or an option given an invalid value is a *toolkit.OptionError (it matches
 // toolkit.ErrInvalidOption) that names it, and no Deserializer.
-func NewDeserializer[K, V any](key Codec[K], value Codec[V], opts ...Option) (*Deserializer[K, V], error) {
+func NewDeserializer[K, V any](key Codec[K], value Codec[V], opts ...DeserializerOption) (*Deserializer[K, V], error) {
 	d := &Deserializer[K, V]{cfg: config{maxInflated: DefaultMaxInflated}}
 	if key == nil || value == nil {
 		d.cfg.invalid("NewDeserializer(%s, %s): want a key codec and a value codec", nilOr(key == nil), nilOr(value == nil))
 	}
 	for _, o := range opts {
 		if o == nil {
-			d.cfg.invalid("Option(nil): want an option")
+			d.cfg.invalid("DeserializerOption(nil): want an option")
 			continue
 		}
 		o(&d.cfg)

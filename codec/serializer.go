@@ -136,7 +136,7 @@ func checkIndexes[T any](cfg *serializerConfig, option string, c Codec[T], f *fi
 		return
 	}
 	if _, described := c.(protoDescribed); !described {
-		cfg.invalid("%s: a Protobuf codec that does not name its message type needs the message indexes (see MessageIndexes)", option)
+		cfg.invalid("%s: a Protobuf codec that does not name its message type needs the message indexes (see MessageIndexesOf)", option)
 	}
 }
 
@@ -179,9 +179,9 @@ func encode[T any](ctx context.Context, c Codec[T], v T, f *fieldSchema, compres
 		case f.hasIndexes:
 			indexes = f.indexes
 		case described:
-			indexes = MessageIndexes(f.wire, pd.descriptor())
+			indexes = MessageIndexesOf(f.wire, pd.descriptor())
 		default:
-			return nil, invalidOption("WithKeySchema or WithValueSchema: a Protobuf codec that does not name its message type needs the message indexes (see MessageIndexes)", nil)
+			return nil, invalidOption("WithKeySchema or WithValueSchema: a Protobuf codec that does not name its message type needs the message indexes (see MessageIndexesOf)", nil)
 		}
 		schema.MessageIndexes = indexes
 	}

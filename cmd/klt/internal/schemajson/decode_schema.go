@@ -245,7 +245,7 @@ func (p protoJSON) Encode(ctx context.Context, v json.RawMessage, s *codec.Schem
 
 // Codecs returns the key and value codecs the flags name (nil for a side without a schema:
 // its bytes are printed as they are) and the options of a codec.Deserializer for them.
-func (f *SchemaFlags) Codecs() (key, value sideCodec, opts []codec.Option, err error) {
+func (f *SchemaFlags) Codecs() (key, value sideCodec, opts []codec.DeserializerOption, err error) {
 	keyMessage := f.keyMessage
 	if keyMessage == "" && f.keySchema != "" && strings.EqualFold(filepath.Ext(f.keySchema), ".proto") {
 		keyMessage = f.message
