@@ -25,21 +25,21 @@ type avroConfig struct {
 // AvroSchema gives the Avro codec the writer's schema (Avro JSON), for records whose schema a
 // registry does not give ([WithRegistry] takes precedence when the record carries a schema ID).
 // The schema is parsed and measured when the codec is made; a schema that does not parse, or
-// is over a limit of [SchemaLimitError], makes [Avro] return an error wrapping
-// [ErrInvalidOption] and the parser's error or the *SchemaLimitError. By default the codec has
+// is over a limit of [SchemaLimitError], makes [Avro] return a *toolkit.OptionError
+// wrapping the parser's error or the *SchemaLimitError. By default the codec has
 // no schema of its own and needs a registry.
 func AvroSchema(text string) AvroOption {
 	return func(c *avroConfig) {
 		s, err := parseAvro(text)
 		if err != nil {
 			if c.err == nil {
-				c.err = &optionError{option: "AvroSchema", why: "the schema does not parse: " + err.Error(), err: err}
+				c.err = invalidOption("AvroSchema: the schema does not parse", err)
 			}
 			return
 		}
 		if err := measureAvro(s).check(FormatAvro, ""); err != nil {
 			if c.err == nil {
-				c.err = &optionError{option: "AvroSchema", why: err.Error(), err: err}
+				c.err = invalidOption("AvroSchema", err)
 			}
 			return
 		}
@@ -71,14 +71,14 @@ func AvroSchema(text string) AvroOption {
 // decoded by hamba/avro directly, at no cost.
 // Encode writes v with the same schema.
 //
-// An option given an invalid value (a schema that does not parse) is an error wrapping
-// [ErrInvalidOption], and no codec.
+// An option given an invalid value (a schema that does not parse) is a *toolkit.OptionError
+// (it matches toolkit.ErrInvalidOption), and no codec.
 func Avro[T any](opts ...AvroOption) (Codec[T], error) {
 	c := &avroCodec[T]{dynamic: holdsDynamic(reflect.TypeFor[T](), map[reflect.Type]bool{})}
 	for _, o := range opts {
 		if o == nil {
 			if c.cfg.err == nil {
-				c.cfg.err = invalidOption("AvroOption(nil): want an option")
+				c.cfg.err = invalidOption("AvroOption(nil): want an option", nil)
 			}
 			continue
 		}

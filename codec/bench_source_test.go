@@ -44,7 +44,7 @@ func benchSourceAvro(b *testing.B) {
 	recs := sourceBatch(b, c, codec.FormatAvro, avroValue)
 	b.Run("lib=toolkit", func(b *testing.B) {
 		d := mustDeserializer(b, codec.String(), c)
-		runToolkit(b, recs, d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, avroOrder]) error {
+		runToolkit(b, recs, d.Func(func(ctx context.Context, r *codec.Record[string, avroOrder]) error {
 			v, err := r.Value(ctx)
 			sinkInt += int64(len(v.Items))
 			return err
@@ -72,7 +72,7 @@ func benchSourceProtobuf(b *testing.B) {
 	})
 	b.Run("lib=toolkit", func(b *testing.B) {
 		d := mustDeserializer(b, codec.String(), c)
-		runToolkit(b, recs, d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, *testpb.Order]) error {
+		runToolkit(b, recs, d.Func(func(ctx context.Context, r *codec.Record[string, *testpb.Order]) error {
 			v, err := r.Value(ctx)
 			if err == nil {
 				sinkInt += int64(len(v.Items))
@@ -102,7 +102,7 @@ func benchSourceJSON(b *testing.B) {
 	})
 	b.Run("lib=toolkit", func(b *testing.B) {
 		d := mustDeserializer(b, codec.String(), c)
-		runToolkit(b, recs, d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, benchJSONOrder]) error {
+		runToolkit(b, recs, d.Func(func(ctx context.Context, r *codec.Record[string, benchJSONOrder]) error {
 			v, err := r.Value(ctx)
 			sinkInt += int64(len(v.Items))
 			return err

@@ -10,7 +10,6 @@ import (
 	"github.com/hamba/avro/v2"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/codec"
 	"github.com/kafkalambda/toolkit/codec/internal/testpb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -33,7 +32,7 @@ func benchBatch[V any](b *testing.B, ser *codec.Serializer[string, V], mk func(i
 }
 
 // runToolkit hands every record to h, as batch.ProcessKafka would (without its bookkeeping).
-func runToolkit(b *testing.B, recs []kafkaevent.Record, h batch.KafkaRecordHandler) {
+func runToolkit(b *testing.B, recs []kafkaevent.Record, h func(context.Context, *kafkaevent.Record) error) {
 	ctx := context.Background()
 	loop(b, func() {
 		for i := range recs {
@@ -84,7 +83,7 @@ func BenchmarkAvroBatch(b *testing.B) {
 	recs := benchBatch(b, mustSerializer(b, codec.String(), c, codec.WithValueSchema(codec.WireConfluent, "17")), avroValue)
 	b.Run("lib=toolkit", func(b *testing.B) {
 		d := mustDeserializer(b, codec.String(), c, codec.WithValueWire(codec.WireConfluent))
-		runToolkit(b, recs, d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, avroOrder]) error {
+		runToolkit(b, recs, d.Func(func(ctx context.Context, r *codec.Record[string, avroOrder]) error {
 			v, err := r.Value(ctx)
 			sinkInt += v.Amount
 			return err
@@ -119,7 +118,7 @@ func BenchmarkProtobufBatch(b *testing.B) {
 	})
 	b.Run("lib=toolkit", func(b *testing.B) {
 		d := mustDeserializer(b, codec.String(), c, codec.WithValueWire(codec.WireConfluent))
-		runToolkit(b, recs, d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, *testpb.Order]) error {
+		runToolkit(b, recs, d.Func(func(ctx context.Context, r *codec.Record[string, *testpb.Order]) error {
 			v, err := r.Value(ctx)
 			if err == nil {
 				sinkInt += v.AmountCents
@@ -195,7 +194,7 @@ func BenchmarkJSONBatch(b *testing.B) {
 	})
 	b.Run("lib=toolkit/map", func(b *testing.B) {
 		d := mustDeserializer(b, codec.String(), codec.JSON[map[string]any]())
-		runToolkit(b, recs, d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, map[string]any]) error {
+		runToolkit(b, recs, d.Func(func(ctx context.Context, r *codec.Record[string, map[string]any]) error {
 			m, err := r.Value(ctx)
 			sinkInt += int64(len(m))
 			return err
@@ -203,7 +202,7 @@ func BenchmarkJSONBatch(b *testing.B) {
 	})
 	b.Run("lib=toolkit/struct", func(b *testing.B) {
 		d := mustDeserializer(b, codec.String(), codec.JSON[benchJSONOrder]())
-		runToolkit(b, recs, d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, benchJSONOrder]) error {
+		runToolkit(b, recs, d.Func(func(ctx context.Context, r *codec.Record[string, benchJSONOrder]) error {
 			o, err := r.Value(ctx)
 			sinkInt += int64(len(o.Items))
 			return err
@@ -225,7 +224,7 @@ func BenchmarkAvroRecursiveBatch(b *testing.B) {
 	})
 	b.Run("lib=toolkit", func(b *testing.B) {
 		d := mustDeserializer(b, codec.String(), c, codec.WithValueWire(codec.WireConfluent))
-		runToolkit(b, recs, d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, avroNode]) error {
+		runToolkit(b, recs, d.Func(func(ctx context.Context, r *codec.Record[string, avroNode]) error {
 			v, err := r.Value(ctx)
 			sinkInt += int64(v.V)
 			return err

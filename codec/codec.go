@@ -6,14 +6,16 @@
 // A [Deserializer] holds a key codec and a value codec, chosen separately. [Deserializer.Record]
 // wraps a *kafkaevent.Record in a [Record] whose Key and Value are decoded lazily, at most once
 // each; the raw record stays at hand. A value that cannot be decoded is a *[DecodeError] on that
-// record alone, permanent for package batch, so the record is reported or goes to the failure
-// sink while the rest of the batch goes on:
+// record alone, permanent for package batch (its Permanent method says so; codec does not
+// import batch), so the record is reported or goes to the failure sink while the rest of the
+// batch goes on. [Deserializer.Func] adapts a [RecordFunc] of typed records to batch's
+// per-record function:
 //
 //	orders, err := codec.NewDeserializer(codec.String(), codec.JSON[Order]())
 //	if err != nil {
 //		log.Fatal(err) // an invalid option, found at start-up
 //	}
-//	lambda.Start(batch.KafkaHandler(orders.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, Order]) error {
+//	lambda.Start(batch.KafkaHandler(orders.Func(func(ctx context.Context, r *codec.Record[string, Order]) error {
 //		o, err := r.Value(ctx)
 //		if err != nil {
 //			return err // a *DecodeError (permanent), or ErrNull for a tombstone
@@ -22,9 +24,9 @@
 //	})))
 //
 // [NewDeserializer], [NewSerializer] and [Avro] check their options once, when they are
-// called, and return an error wrapping [ErrInvalidOption] that names the option and the
-// value ("codec: WithWire(9): invalid option: unknown wire format"), as kgo.NewClient does:
-// a bad option is found at start-up, never record by record.
+// called, and return a *toolkit.OptionError (it matches toolkit.ErrInvalidOption) that names
+// the option and the value ("codec: invalid option WithWire(9): unknown wire format"), as
+// kgo.NewClient does: a bad option is found at start-up, never record by record.
 //
 // A null key or value (a tombstone's value) gives ErrNull, never a zero value that could pass
 // for a real one. A decode error is permanent, except when the registry could not be reached
@@ -69,8 +71,10 @@
 // # Schemas
 //
 // Avro needs the writer's schema: give it ([AvroSchema]) or let a [Registry] find it by the ID
-// the record carries ([WithRegistry]); registries are cached for the life of the execution
-// environment and fetched once per ID even when many records miss at once.
+// the record carries ([WithRegistry]): a Confluent Schema Registry ([NewConfluentRegistry]) or
+// the AWS Glue Schema Registry (package codec/glue, apart so that a function that reads no
+// schemas from Glue links no Glue client). Registries are cached for the life of the
+// execution environment and fetched once per ID even when many records miss at once.
 package codec
 
 import (
@@ -123,7 +127,8 @@ type Codec[T any] interface {
 }
 
 // Registry finds schemas by ID. Implementations are safe for concurrent use; see
-// NewConfluentRegistry, NewGlueRegistry and Cached.
+// NewConfluentRegistry, Cached and the AWS Glue registry of package
+// codec/glue.
 type Registry interface {
 	// Schema returns the schema with this ID, or an error that names the ID (wrapping
 	// ErrSchemaNotFound when the registry has no such schema).

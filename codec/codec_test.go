@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/codec"
 	"github.com/kafkalambda/toolkit/codec/internal/testpb"
@@ -264,7 +265,7 @@ func TestSchemaMetadata(t *testing.T) {
 	ad := mustDeserializer(t, codec.String(), mustAvro[avroOrder](t, codec.AvroSchema(avroOrderSchema)))
 	_, err = ad.Record(metaRecord(confluentSource, codec.FormatProtobuf, "17")).Value(ctx)
 	var de *codec.DecodeError
-	if !errors.As(err, &de) || !batch.IsPermanent(err) || !strings.Contains(err.Error(), `dataFormat "PROTOBUF"`) || de.SchemaID != "17" || de.Format != codec.FormatProtobuf {
+	if !errors.As(err, &de) || !permanent(err) || !strings.Contains(err.Error(), `dataFormat "PROTOBUF"`) || de.SchemaID != "17" || de.Format != codec.FormatProtobuf {
 		t.Errorf("format mismatch: %v", err)
 	}
 }
@@ -322,20 +323,20 @@ func TestAvroRegistry(t *testing.T) {
 
 	missing, _ := codec.AppendConfluent(nil, 99, nil, plain)
 	_, err = d.Record(record(nil, missing)).Value(ctx)
-	if !errors.Is(err, codec.ErrSchemaNotFound) || !batch.IsPermanent(err) || !strings.Contains(err.Error(), "99") {
-		t.Errorf("unknown ID: %v (permanent %v)", err, batch.IsPermanent(err))
+	if !errors.Is(err, codec.ErrSchemaNotFound) || !permanent(err) || !strings.Contains(err.Error(), "99") {
+		t.Errorf("unknown ID: %v (permanent %v)", err, permanent(err))
 	}
 	down := &memRegistry{err: errors.New("503 Service Unavailable")}
 	d2 := mustDeserializer(t, codec.String(), mustAvro[slim](t), codec.WithValueWire(codec.WireConfluent), codec.WithRegistry(down))
 	_, err = d2.Record(record(nil, kr.Value)).Value(ctx)
 	var de *codec.DecodeError
-	if !errors.As(err, &de) || batch.IsPermanent(err) {
-		t.Errorf("registry down: %v, permanent %v; want a DecodeError to retry", err, batch.IsPermanent(err))
+	if !errors.As(err, &de) || permanent(err) {
+		t.Errorf("registry down: %v, permanent %v; want a DecodeError to retry", err, permanent(err))
 	}
 	// No schema at all: a configuration error, not sunk.
 	d3 := mustDeserializer(t, codec.String(), mustAvro[slim](t), codec.WithValueWire(codec.WireConfluent))
 	_, err = d3.Record(record(nil, kr.Value)).Value(ctx)
-	if !errors.Is(err, codec.ErrNoSchema) || batch.IsPermanent(err) {
+	if !errors.Is(err, codec.ErrNoSchema) || permanent(err) {
 		t.Errorf("no schema: %v", err)
 	}
 }
@@ -359,7 +360,7 @@ func TestAvroBadPayload(t *testing.T) {
 	// A schema that does not parse is an error of Avro, naming the option; before, the
 	// codec was made and every Decode failed with ErrNoSchema.
 	bad, err := codec.Avro[avroOrder](codec.AvroSchema(`{"type":"record"`))
-	if !errors.Is(err, codec.ErrInvalidOption) || !strings.Contains(err.Error(), "codec: AvroSchema: invalid option: ") || bad != nil {
+	if !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), "codec: invalid option AvroSchema: ") || bad != nil {
 		t.Fatalf("bad AvroSchema: %v, %v", bad, err)
 	}
 }
@@ -369,7 +370,7 @@ func TestAvroBadPayload(t *testing.T) {
 func TestTombstones(t *testing.T) {
 	d := mustDeserializer(t, codec.String(), codec.JSON[jsonOrder]())
 	r := d.Record(record(nil, nil))
-	if _, err := r.Value(ctx); !errors.Is(err, codec.ErrNull) || !batch.IsPermanent(err) {
+	if _, err := r.Value(ctx); !errors.Is(err, codec.ErrNull) || !permanent(err) {
 		t.Errorf("tombstone value: %v", err)
 	}
 	if _, err := r.Key(ctx); !errors.Is(err, codec.ErrNull) {
@@ -476,7 +477,7 @@ func TestProcessKafka(t *testing.T) {
 	d := mustDeserializer(t, codec.String(), codec.JSON[jsonOrder](), codec.WithValueWire(codec.WireConfluent))
 	var mu sync.Mutex
 	var handled []string
-	h := d.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, jsonOrder]) error {
+	h := d.Func(func(ctx context.Context, r *codec.Record[string, jsonOrder]) error {
 		v, err := r.Value(ctx)
 		if err != nil {
 			return err
@@ -528,24 +529,24 @@ func withPartition(r kafkaevent.Record, p int32) kafkaevent.Record {
 	return r
 }
 
-// TestInvalidOptions: a bad option is an error of the constructor that takes it, wrapping
-// ErrInvalidOption, unmarked, and naming the option; nothing is made. Before, the
+// TestInvalidOptions: a bad option is an error of the constructor that takes it, a
+// *toolkit.OptionError, unmarked, and naming the option; nothing is made. Before, the
 // Deserializer or Serializer was made and every decode and every Record failed.
 func TestInvalidOptions(t *testing.T) {
-	for want, opt := range map[string]codec.Option{
-		"codec: WithWire(7): invalid option: unknown wire format": codec.WithWire(7),
-		"WithKeyWire(-1)":    codec.WithKeyWire(-1),
-		"WithValueWire(3)":   codec.WithValueWire(3),
-		"WithMaxInflated(0)": codec.WithMaxInflated(0),
-		"WithRegistry(nil)":  codec.WithRegistry(nil),
-		"Option(nil)":        nil,
+	for want, opt := range map[string]codec.DeserializerOption{
+		"codec: invalid option WithWire(7): unknown wire format": codec.WithWire(7),
+		"WithKeyWire(-1)":         codec.WithKeyWire(-1),
+		"WithValueWire(3)":        codec.WithValueWire(3),
+		"WithMaxInflated(0)":      codec.WithMaxInflated(0),
+		"WithRegistry(nil)":       codec.WithRegistry(nil),
+		"DeserializerOption(nil)": nil,
 	} {
 		d, err := codec.NewDeserializer(codec.String(), codec.String(), opt)
-		if !errors.Is(err, codec.ErrInvalidOption) || batch.IsPermanent(err) || !strings.Contains(err.Error(), want) || d != nil {
+		if !errors.Is(err, toolkit.ErrInvalidOption) || permanent(err) || !strings.Contains(err.Error(), want) || d != nil {
 			t.Errorf("NewDeserializer with %s: %v, %v", want, d, err)
 		}
 	}
-	if _, err := codec.NewDeserializer[string](nil, codec.String()); !errors.Is(err, codec.ErrInvalidOption) || !strings.Contains(err.Error(), "NewDeserializer(nil, codec)") {
+	if _, err := codec.NewDeserializer[string](nil, codec.String()); !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), "NewDeserializer(nil, codec)") {
 		t.Errorf("NewDeserializer with a nil codec: %v", err)
 	}
 	for _, opt := range []codec.SerializerOption{
@@ -555,15 +556,15 @@ func TestInvalidOptions(t *testing.T) {
 		nil,
 	} {
 		s, err := codec.NewSerializer(codec.String(), codec.String(), opt)
-		if !errors.Is(err, codec.ErrInvalidOption) || !strings.Contains(err.Error(), ": invalid option: ") || s != nil {
+		if !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), "codec: invalid option ") || s != nil {
 			t.Errorf("NewSerializer: %v, %v", s, err)
 		}
 	}
-	if _, err := codec.NewSerializer[string, string](codec.String(), nil); !errors.Is(err, codec.ErrInvalidOption) {
+	if _, err := codec.NewSerializer[string, string](codec.String(), nil); !errors.Is(err, toolkit.ErrInvalidOption) {
 		t.Errorf("NewSerializer with a nil codec: %v", err)
 	}
 	c, err := codec.Avro[avroOrder](nil)
-	if !errors.Is(err, codec.ErrInvalidOption) || c != nil {
+	if !errors.Is(err, toolkit.ErrInvalidOption) || c != nil {
 		t.Errorf("Avro(nil): %v, %v", c, err)
 	}
 }
@@ -582,7 +583,7 @@ func TestBadInput(t *testing.T) {
 	} {
 		_, err := d.Record(record(nil, c.value)).Value(ctx)
 		var de *codec.DecodeError
-		if !errors.As(err, &de) || !batch.IsPermanent(err) || de.Wire != codec.WireGlue || de.Topic != "orders" || de.Partition != 3 {
+		if !errors.As(err, &de) || !permanent(err) || de.Wire != codec.WireGlue || de.Topic != "orders" || de.Partition != 3 {
 			t.Errorf("%s: %v", name, err)
 		}
 		if c.want != nil && !errors.Is(err, c.want) {
@@ -642,5 +643,33 @@ func TestSchemaPerRecord(t *testing.T) {
 	}
 	if !reflect.DeepEqual(c.ids, want) || !reflect.DeepEqual(c.idx, wantIdx) {
 		t.Fatalf("codec saw %v %v, want %v %v", c.ids, c.idx, want, wantIdx)
+	}
+}
+
+// permanent is what package batch asks of a record's error (batch.IsPermanent): whether an
+// error in its chain says, with a Permanent method, that retrying cannot help.
+func permanent(err error) bool {
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
+}
+
+// TestPermanent: codec's errors say whether they are permanent through a method, which
+// package batch honours; codec imports no batch.
+func TestPermanent(t *testing.T) {
+	var p interface{ Permanent() bool } = &codec.DecodeError{Err: codec.ErrNull}
+	if !p.Permanent() {
+		t.Error("a DecodeError of a null value is not permanent")
+	}
+	for _, err := range []error{codec.ErrNoSchema, context.Canceled, &codec.RegistryError{Err: errors.New("503")}, &toolkit.OptionError{Package: "x"}} {
+		if (&codec.DecodeError{Err: err}).Permanent() {
+			t.Errorf("a DecodeError of %v is permanent, want it retried", err)
+		}
+	}
+	if !(&codec.DecodeError{Err: &codec.RegistryError{Err: codec.ErrSchemaNotFound}}).Permanent() {
+		t.Error("a DecodeError of a schema the registry does not have is not permanent")
+	}
+	var oe *toolkit.OptionError
+	if _, err := codec.NewDeserializer(codec.String(), codec.String(), codec.WithWire(9)); !errors.As(err, &oe) || oe.Package != "codec" || oe.Option != "WithWire(9)" {
+		t.Errorf("WithWire(9): %v, want a *toolkit.OptionError", err)
 	}
 }

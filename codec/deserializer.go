@@ -6,26 +6,22 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/kafkalambda/toolkit"
 )
 
 // DefaultMaxInflated is the default cap on the inflated size of a Glue zlib payload
 // ([WithMaxInflated]): 8 MiB, above the largest record a Kafka event can carry (6 MB).
 const DefaultMaxInflated = 8 << 20
 
-// ErrInvalidOption is wrapped by the error of [NewDeserializer], [NewSerializer] and [Avro]
-// when an option is given an invalid value (or a codec is missing); the error names the
-// option and the value: "codec: WithWire(9): invalid option: unknown wire format". Options
-// are checked once, by the constructor that takes them, as kgo.NewClient checks its own:
-// nothing made with a bad option exists to fail later, record by record.
-var ErrInvalidOption = errors.New("codec: invalid option")
-
 // ErrNoSchema is wrapped by the error of an Avro key or value whose writer schema is unknown:
 // the codec was given no [AvroSchema], and no [Registry] could be asked ([WithRegistry]) or the
 // record names no schema ID. It is a configuration error: it is not marked permanent.
 var ErrNoSchema = errors.New("codec: no writer schema")
 
-// An Option configures a [Deserializer].
-type Option func(*config)
+// A DeserializerOption configures a [Deserializer], as a [SerializerOption] does a
+// [Serializer] and an [AvroOption] an [Avro] codec.
+type DeserializerOption func(*config)
 
 type config struct {
 	keyWire, valueWire Wire
@@ -36,33 +32,24 @@ type config struct {
 
 func (c *config) invalid(format string, args ...any) {
 	if c.err == nil {
-		c.err = invalidOption(fmt.Sprintf(format, args...))
+		c.err = invalidOption(fmt.Sprintf(format, args...), nil)
 	}
 }
 
-// optionError is the error of an option given an invalid value, from a message
-// "Option(value): why": "codec: WithXxx(v): invalid option: why". err, when set, is the
-// error the why comes from (a schema parser's), kept for errors.As.
-type optionError struct {
-	option, why string
-	err         error
-}
-
-func invalidOption(msg string) error {
+// invalidOption is the error of an option given an invalid value, from a message
+// "Option(value): why": a *toolkit.OptionError, "codec: invalid option Option(value): why".
+// err, when set, is the error the why comes from (a schema parser's), kept for errors.As.
+func invalidOption(msg string, err error) error {
 	opt, why, _ := strings.Cut(msg, ": ")
-	return &optionError{option: opt, why: why}
+	return &toolkit.OptionError{Package: "codec", Option: opt, Reason: why, Err: err}
 }
-
-func (e *optionError) Error() string        { return "codec: " + e.option + ": invalid option: " + e.why }
-func (e *optionError) Is(target error) bool { return target == ErrInvalidOption }
-func (e *optionError) Unwrap() error        { return e.err }
 
 func validWire(w Wire) bool { return w == WireNone || w == WireConfluent || w == WireGlue }
 
 // WithWire sets the wire format of keys and values alike, for records that carry no schema
 // metadata (when the event source mapping has a schema registry, the metadata decides and the
 // wire format is not used). The default is [WireNone]: the bytes are the payload.
-func WithWire(w Wire) Option {
+func WithWire(w Wire) DeserializerOption {
 	return func(c *config) {
 		if !validWire(w) {
 			c.invalid("WithWire(%d): unknown wire format", int(w))
@@ -72,7 +59,7 @@ func WithWire(w Wire) Option {
 }
 
 // WithKeyWire sets the wire format of keys only (see [WithWire]); the default is [WireNone].
-func WithKeyWire(w Wire) Option {
+func WithKeyWire(w Wire) DeserializerOption {
 	return func(c *config) {
 		if !validWire(w) {
 			c.invalid("WithKeyWire(%d): unknown wire format", int(w))
@@ -83,7 +70,7 @@ func WithKeyWire(w Wire) Option {
 
 // WithValueWire sets the wire format of values only (see [WithWire]); the default is
 // [WireNone].
-func WithValueWire(w Wire) Option {
+func WithValueWire(w Wire) DeserializerOption {
 	return func(c *config) {
 		if !validWire(w) {
 			c.invalid("WithValueWire(%d): unknown wire format", int(w))
@@ -97,7 +84,7 @@ func WithValueWire(w Wire) Option {
 // once for the life of the execution environment. The schema the registry returns takes
 // precedence over the codec's [AvroSchema], which then serves records that carry no ID. By
 // default there is no registry. Codecs other than Avro never ask it.
-func WithRegistry(r Registry) Option {
+func WithRegistry(r Registry) DeserializerOption {
 	return func(c *config) {
 		if r == nil {
 			c.invalid("WithRegistry(nil): want a registry")
@@ -110,7 +97,7 @@ func WithRegistry(r Registry) Option {
 // WithMaxInflated caps the size a zlib-compressed Glue payload may inflate to; a payload that
 // inflates to more is a *[WireError] wrapping [ErrInflatedTooLarge], found without inflating
 // past the cap. n must be positive; the default is [DefaultMaxInflated] (8 MiB).
-func WithMaxInflated(n int) Option {
+func WithMaxInflated(n int) DeserializerOption {
 	return func(c *config) {
 		if n <= 0 {
 			c.invalid("WithMaxInflated(%d): want a positive size", n)
@@ -122,7 +109,7 @@ func WithMaxInflated(n int) Option {
 // A Deserializer decodes the keys and values of Kafka records with a key codec and a value
 // codec. It is safe for concurrent use; make one per function (at init) and wrap each record
 // with [Deserializer.Record], or adapt a function of typed records with
-// [Deserializer.KafkaRecordHandler].
+// [Deserializer.Func].
 type Deserializer[K, V any] struct {
 	cfg   config
 	key   fieldDecoder[K]
@@ -133,16 +120,16 @@ type Deserializer[K, V any] struct {
 }
 
 // NewDeserializer returns a Deserializer decoding keys with key and values with value. A nil
-// codec or an option given an invalid value is an error wrapping [ErrInvalidOption] that
-// names it, and no Deserializer.
-func NewDeserializer[K, V any](key Codec[K], value Codec[V], opts ...Option) (*Deserializer[K, V], error) {
+// codec or an option given an invalid value is a *toolkit.OptionError (it matches
+// toolkit.ErrInvalidOption) that names it, and no Deserializer.
+func NewDeserializer[K, V any](key Codec[K], value Codec[V], opts ...DeserializerOption) (*Deserializer[K, V], error) {
 	d := &Deserializer[K, V]{cfg: config{maxInflated: DefaultMaxInflated}}
 	if key == nil || value == nil {
 		d.cfg.invalid("NewDeserializer(%s, %s): want a key codec and a value codec", nilOr(key == nil), nilOr(value == nil))
 	}
 	for _, o := range opts {
 		if o == nil {
-			d.cfg.invalid("Option(nil): want an option")
+			d.cfg.invalid("DeserializerOption(nil): want an option")
 			continue
 		}
 		o(&d.cfg)

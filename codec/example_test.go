@@ -12,7 +12,7 @@ import (
 
 // A handler of typed records: JSON values behind Confluent framing (a JSON Schema producer),
 // string keys; a tombstone is told apart, a value that does not decode fails alone.
-func ExampleDeserializer_KafkaRecordHandler() {
+func ExampleDeserializer_Func() {
 	type Order struct {
 		ID     string `json:"id"`
 		Amount int64  `json:"amount_cents"`
@@ -22,7 +22,7 @@ func ExampleDeserializer_KafkaRecordHandler() {
 		fmt.Println(err) // in a function: log.Fatal, at start-up
 		return
 	}
-	h := orders.KafkaRecordHandler(func(ctx context.Context, r *codec.Record[string, Order]) error {
+	h := orders.Func(func(ctx context.Context, r *codec.Record[string, Order]) error {
 		o, err := r.Value(ctx)
 		if errors.Is(err, codec.ErrNull) {
 			fmt.Printf("offset %d: tombstone\n", r.Offset)
@@ -88,7 +88,9 @@ func ExampleAvro() {
 
 	_, err = d.Record(&kafkaevent.Record{Topic: "readings", Offset: 9, Value: []byte{0, 0, 0, 0, 1}}).Value(ctx)
 	fmt.Println(err)
-	fmt.Println("permanent:", batch.IsPermanent(err))
+	var de *codec.DecodeError
+	fmt.Println("permanent:", errors.As(err, &de) && de.Permanent()) // as batch.IsPermanent asks
+
 	// Output:
 	// {t-1 21.5} <nil>
 	// codec: value of readings-0@9 (AVRO, Glue framing): codec: Glue framing: offset 0: unknown header version byte 0x00 (Glue framing starts with 0x03)

@@ -143,7 +143,7 @@ func (s *Schema) id() string {
 	return s.ID
 }
 
-// decodeError returns the *DecodeError of the field of r, marked as it should be.
+// decodeError returns the *DecodeError of the field of r.
 func (f *fieldDecoder[T]) decodeError(err error, r *kafkaevent.Record, meta *kafkaevent.SchemaMetadata, id string) error {
 	de := &DecodeError{Field: f.name, Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Format: f.format, SchemaID: id, Wire: f.wire, Err: err}
 	if meta != nil {
@@ -152,7 +152,7 @@ func (f *fieldDecoder[T]) decodeError(err error, r *kafkaevent.Record, meta *kaf
 			de.Format = meta.DataFormat
 		}
 	}
-	return de.mark()
+	return de
 }
 
 // unframe finds the payload and what is known of its schema: from the schema metadata when the

@@ -91,7 +91,7 @@ func message(t *testing.T, path, name string) protoreflect.MessageDescriptor {
 
 // protoValue decodes the value of r with the dynamic Protobuf codec of md and returns it in its
 // proto3 JSON form, unmarshalled into a map for comparison.
-func protoValue(t *testing.T, md protoreflect.MessageDescriptor, r *kafkaevent.Record, opts ...codec.Option) (map[string]any, error) {
+func protoValue(t *testing.T, md protoreflect.MessageDescriptor, r *kafkaevent.Record, opts ...codec.DeserializerOption) (map[string]any, error) {
 	t.Helper()
 	d := mustDeserializer(t, codec.Bytes(), codec.ProtobufDynamic(md), opts...)
 	m, err := d.Record(r).Value(context.Background())
@@ -110,7 +110,7 @@ func protoValue(t *testing.T, md protoreflect.MessageDescriptor, r *kafkaevent.R
 }
 
 // mustProto is protoValue that fails the test on a decode error.
-func mustProto(t *testing.T, md protoreflect.MessageDescriptor, r *kafkaevent.Record, opts ...codec.Option) map[string]any {
+func mustProto(t *testing.T, md protoreflect.MessageDescriptor, r *kafkaevent.Record, opts ...codec.DeserializerOption) map[string]any {
 	t.Helper()
 	v, err := protoValue(t, md, r, opts...)
 	if err != nil {
@@ -536,8 +536,8 @@ type fixtureKit struct {
 	protoLine    func(sku string, q int32) *dynamicpb.Message
 	serProto     func(md protoreflect.MessageDescriptor, m *dynamicpb.Message, opts ...codec.SerializerOption) []byte
 	orderJSON    func(o order) string
-	avroValue    func(opts ...codec.Option) func(t *testing.T, r *kafkaevent.Record) string
-	protoValueOf func(md protoreflect.MessageDescriptor, opts ...codec.Option) func(t *testing.T, r *kafkaevent.Record) string
+	avroValue    func(opts ...codec.DeserializerOption) func(t *testing.T, r *kafkaevent.Record) string
+	protoValueOf func(md protoreflect.MessageDescriptor, opts ...codec.DeserializerOption) func(t *testing.T, r *kafkaevent.Record) string
 	protoJSONOf  func(m *dynamicpb.Message) string
 	jsonValue    func(t *testing.T, r *kafkaevent.Record) string
 	avsc         string
@@ -593,7 +593,7 @@ func newFixtureKit(t *testing.T) *fixtureKit {
 		return r.Value
 	}
 	orderJSON := func(o order) string { b, _ := json.Marshal(o); return string(b) }
-	avroValue := func(opts ...codec.Option) func(t *testing.T, r *kafkaevent.Record) string {
+	avroValue := func(opts ...codec.DeserializerOption) func(t *testing.T, r *kafkaevent.Record) string {
 		return func(t *testing.T, r *kafkaevent.Record) string {
 			d := mustDeserializer(t, codec.String(), mustAvro[order](t, codec.AvroSchema(avsc)), opts...)
 			v, err := d.Record(r).Value(ctx)
@@ -603,7 +603,7 @@ func newFixtureKit(t *testing.T) *fixtureKit {
 			return orderJSON(v)
 		}
 	}
-	protoValueOf := func(md protoreflect.MessageDescriptor, opts ...codec.Option) func(t *testing.T, r *kafkaevent.Record) string {
+	protoValueOf := func(md protoreflect.MessageDescriptor, opts ...codec.DeserializerOption) func(t *testing.T, r *kafkaevent.Record) string {
 		return func(t *testing.T, r *kafkaevent.Record) string {
 			v := mustProto(t, md, r, opts...)
 			b, _ := json.Marshal(v)

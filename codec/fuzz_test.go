@@ -47,7 +47,7 @@ func FuzzDeserialize(f *testing.F) {
 	endless := mustAvro[any](f, codec.AvroSchema(`{"type":"record","name":"Loop","fields":[{"name":"self","type":"Loop"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte, glue bool) {
 		for _, w := range []codec.Wire{codec.WireNone, codec.WireConfluent, codec.WireGlue} {
-			opts := []codec.Option{codec.WithWire(w), codec.WithMaxInflated(1 << 16)}
+			opts := []codec.DeserializerOption{codec.WithWire(w), codec.WithMaxInflated(1 << 16)}
 			check(t, mustDeserializer(t, codec.String(), codec.JSON[jsonOrder](), opts...), data, glue)
 			check(t, mustDeserializer(t, codec.String(), codec.JSON[any](), opts...), data, glue)
 			for _, c := range []codec.Codec[any]{avroAny, tree, nulls, endless} {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/codec"
 	"github.com/kafkalambda/toolkit/codec/internal/testpb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -54,7 +53,7 @@ func hostileValue[K, V any](t *testing.T, d *codec.Deserializer[K, V], value []b
 	var err error
 	n := allocated(func() { _, err = d.Record(r).Value(ctx) })
 	var de *codec.DecodeError
-	if !errors.As(err, &de) || !batch.IsPermanent(err) || !strings.Contains(err.Error(), want) {
+	if !errors.As(err, &de) || !permanent(err) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("%d-byte value: error %v, want a permanent *DecodeError saying %q", len(value), err, want)
 	}
 	if n > 2*uint64(len(value))+64<<10 {

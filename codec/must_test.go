@@ -18,7 +18,7 @@ func mustAvro[T any](tb testing.TB, opts ...codec.AvroOption) codec.Codec[T] {
 	return c
 }
 
-func mustDeserializer[K, V any](tb testing.TB, key codec.Codec[K], value codec.Codec[V], opts ...codec.Option) *codec.Deserializer[K, V] {
+func mustDeserializer[K, V any](tb testing.TB, key codec.Codec[K], value codec.Codec[V], opts ...codec.DeserializerOption) *codec.Deserializer[K, V] {
 	tb.Helper()
 	d, err := codec.NewDeserializer(key, value, opts...)
 	if err != nil {

@@ -105,12 +105,12 @@ type protoDescribed interface {
 	descriptor() protoreflect.MessageDescriptor
 }
 
-// MessageIndexes returns the message indexes a producer writes for a value of message type md
+// MessageIndexesOf returns the message indexes a producer writes for a value of message type md
 // in the wire format w, as the registries' serializers compute them: for WireConfluent the
 // path from the file's top-level messages down to md ([0] is the first message), for WireGlue
 // md's position among all the messages of its file, nested ones included, sorted by full name.
 // WireNone has none (nil).
-func MessageIndexes(w Wire, md protoreflect.MessageDescriptor) []int {
+func MessageIndexesOf(w Wire, md protoreflect.MessageDescriptor) []int {
 	switch w {
 	case WireConfluent:
 		return confluentIndexes(md)

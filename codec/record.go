@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -38,7 +38,7 @@ type Record[K, V any] struct {
 // Key returns the record's key decoded by the key codec. It decodes on the first call (ctx is
 // the first caller's, for a registry lookup) and returns the same result afterwards. The error
 // is a *DecodeError naming the record, wrapping [ErrNull] when the record has no key; see
-// [DecodeError] for which errors are marked batch.Permanent.
+// [DecodeError.Permanent] for which errors are permanent.
 func (r *Record[K, V]) Key(ctx context.Context) (K, error) {
 	r.keyOnce.Do(func() {
 		r.keyErr = r.d.key.decode(ctx, &r.d.cfg, r.Record, r.Record.Key, r.KeySchema, &r.key)
@@ -98,12 +98,9 @@ func (d *Deserializer[K, V]) Record(r *kafkaevent.Record) *Record[K, V] {
 // what format, schema and wire format, and why (Err: a *WireError, ErrNull, ErrInvalidUTF8, the
 // codec's error, a registry's error...).
 //
-// Key and Value return it marked batch.Permanent, so that package batch reports the record, or
+// It is permanent ([DecodeError.Permanent]), so that package batch reports the record, or
 // sends it to its failure sink, and goes on with the rest of the batch, except when retrying
-// may help: a registry that could not be reached (any registry error that does not wrap
-// ErrSchemaNotFound), a cancelled context, [ErrNoSchema] (the function is misconfigured: its
-// records are reported, not sunk, until it is fixed) and [ErrInvalidOption] (likewise, for a
-// codec of another package that reports one).
+// may help.
 type DecodeError struct {
 	Field     string // "key" or "value"
 	Topic     string
@@ -134,17 +131,17 @@ func (e *DecodeError) Error() string {
 // Unwrap returns the cause.
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// mark returns e, marked batch.Permanent unless retrying may help.
-func (e *DecodeError) mark() error {
-	if retriable(e.Err) {
-		return e
-	}
-	return batch.Permanent(e)
-}
+// Permanent reports whether retrying the record cannot help, as package batch asks of every
+// error in a record's chain (batch.IsPermanent): true, except for a registry that could not
+// be reached (any registry error that does not wrap [ErrSchemaNotFound]), a cancelled
+// context, [ErrNoSchema] (the function is misconfigured: its records are reported, not sunk,
+// until it is fixed) and toolkit.ErrInvalidOption (likewise, for a codec of another package
+// that reports one).
+func (e *DecodeError) Permanent() bool { return !retriable(e.Err) }
 
 func retriable(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, ErrNoSchema) || errors.Is(err, ErrInvalidOption) {
+		errors.Is(err, ErrNoSchema) || errors.Is(err, toolkit.ErrInvalidOption) {
 		return true
 	}
 	var re *RegistryError

@@ -38,7 +38,7 @@ func (e *RegistryError) Unwrap() error { return e.Err }
 // call for that ID asks again. Cached of a Registry that Cached returned is that Registry.
 //
 // Callers share the cached schema's contents: the *Schema returned is a copy of the cached one,
-// but its MessageIndexes (nil for schemas from NewConfluentRegistry and NewGlueRegistry) are
+// but its MessageIndexes (nil for schemas from NewConfluentRegistry and codec/glue) are
 // not copied.
 func Cached(r Registry) Registry {
 	if c, ok := r.(*cachedRegistry); ok {

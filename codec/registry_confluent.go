@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/kafkalambda/toolkit/codec/internal/answercap"
 )
 
 // NewConfluentRegistry returns a Registry that reads schemas from the Confluent Schema
@@ -41,7 +43,7 @@ func NewConfluentRegistry(url string, opts ...sr.ClientOpt) (Registry, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	capped.Transport = capTransport{base: base}
+	capped.Transport = answercap.Transport{Base: base}
 	cl, err = sr.NewClient(append(cl.Opts(), sr.HTTPClient(&capped), sr.DialTLSConfig(nil))...)
 	if err != nil {
 		return nil, fmt.Errorf("codec: NewConfluentRegistry(%q): %w", url, err)

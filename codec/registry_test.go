@@ -9,21 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/glue"
-
 	"github.com/kafkalambda/toolkit/internal/registrytest"
 )
 
 const testAvroSchema = `{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}`
 
-// The schema IDs whose answers are 64 MiB: a well-formed answer, with a schema of 64 MiB of
-// spaces.
-const (
-	hugeConfluentID = "5"
-	hugeGlueID      = "55555555-5555-5555-5555-555555555555"
-)
+// The schema ID whose answer is 64 MiB: a well-formed answer, with a schema of 64 MiB of
+// spaces (codec/glue's tests have the Glue one).
+const hugeConfluentID = "5"
 
 // newConfluentServer starts a Confluent Schema Registry holding schemas 1 (Avro), 2
 // (Protobuf), 3 (JSON Schema), 4 (Protobuf with a reference) and 5 (huge).
@@ -149,15 +142,6 @@ func TestRegistryCachedStampede(t *testing.T) {
 			t.Fatalf("a later call asked again (%d requests) or failed: %v", cs.Requests(), err)
 		}
 	})
-	t.Run("glue", func(t *testing.T) {
-		gs := newGlueServer(t)
-		gate := gs.Hold()
-		r := Cached(NewGlueRegistry(newGlueTestClient(gs)))
-		stampede(t, r, testUUID, 100, gate, gs.Requests, false)
-		if n := gs.Requests(); n != 1 {
-			t.Fatalf("100 concurrent misses made %d requests, want 1", n)
-		}
-	})
 	t.Run("uncached control", func(t *testing.T) {
 		// The same stampede without Cached makes one request per call: the test above can fail.
 		cs := newConfluentServer(t)
@@ -228,68 +212,6 @@ func TestRegistryCachedLeaderCancelled(t *testing.T) {
 	}
 }
 
-// newGlueServer starts a Glue Schema Registry holding schema versions testUUID (Avro),
-// 2222... (Protobuf), 3333... (JSON Schema) and hugeGlueID, that takes requests signed with
-// the access key AKIDTEST only.
-func newGlueServer(t *testing.T) *registrytest.Glue {
-	gs := registrytest.NewGlue(t)
-	gs.AccessKey = "AKIDTEST"
-	gs.Add(testUUID, registrytest.Schema{Type: "AVRO", Text: testAvroSchema})
-	gs.Add("22222222-2222-2222-2222-222222222222", registrytest.Schema{Type: "PROTOBUF", Text: "syntax = \"proto3\";\nmessage Order { string id = 1; }\n"})
-	gs.Add("33333333-3333-3333-3333-333333333333", registrytest.Schema{Type: "JSON", Text: `{"type":"object"}`})
-	gs.AddHuge(hugeGlueID)
-	return gs
-}
-
-func newGlueTestClient(gs *registrytest.Glue) *glue.Client {
-	return glue.New(glue.Options{
-		Region:           "us-east-1",
-		BaseEndpoint:     aws.String(gs.URL),
-		Credentials:      credentials.NewStaticCredentialsProvider("AKIDTEST", "SECRET", ""),
-		RetryMaxAttempts: 1,
-	})
-}
-
-func TestRegistryGlue(t *testing.T) {
-	gs := newGlueServer(t)
-	r := NewGlueRegistry(newGlueTestClient(gs))
-	ctx := context.Background()
-	for _, c := range []struct{ id, format, prefix string }{
-		{testUUID, FormatAvro, `{"type":"record"`},
-		{"22222222-2222-2222-2222-222222222222", FormatProtobuf, `syntax = "proto3";`},
-		{"33333333-3333-3333-3333-333333333333", FormatJSON, `{"type":"object"}`},
-	} {
-		s, err := r.Schema(ctx, c.id)
-		if err != nil {
-			t.Fatalf("Schema(%s): %v", c.id, err)
-		}
-		if s.ID != c.id || s.Format != c.format || !strings.HasPrefix(s.Text, c.prefix) {
-			t.Errorf("Schema(%s) = %+v", c.id, s)
-		}
-	}
-
-	const missing = "99999999-9999-9999-9999-999999999999"
-	_, err := r.Schema(ctx, missing)
-	var re *RegistryError
-	if !errors.Is(err, ErrSchemaNotFound) || !errors.As(err, &re) || re.ID != missing ||
-		!strings.HasPrefix(err.Error(), "codec: schema "+missing+" from AWS Glue Schema Registry: codec: schema not found: ") {
-		t.Errorf("missing ID: %v", err)
-	}
-
-	before := gs.Requests()
-	for _, bad := range []string{"", "1", "12345678123412341234123456789012"} {
-		if _, err := r.Schema(ctx, bad); err == nil || errors.Is(err, ErrSchemaNotFound) || !strings.Contains(err.Error(), "not a Glue schema version ID") {
-			t.Errorf("Schema(%q): %v", bad, err)
-		}
-	}
-	if n := gs.Requests() - before; n != 0 {
-		t.Errorf("malformed IDs made %d requests", n)
-	}
-	if _, err := NewGlueRegistry(nil).Schema(ctx, testUUID); err == nil {
-		t.Error("a nil client gave no error")
-	}
-}
-
 // TestRegistryAnswerCap: an answer over 4 MiB (here a well-formed one of 64 MiB) is an error
 // naming the cap, and the client stops reading there: a registry, or whatever answers at its
 // URL, cannot make the function read without end.
@@ -297,7 +219,6 @@ func TestRegistryAnswerCap(t *testing.T) {
 	ctx := context.Background()
 	const want = "the registry's answer is over 4194304 bytes"
 	cs := newConfluentServer(t)
-	gs := newGlueServer(t)
 	for _, c := range []struct {
 		name string
 		r    Registry
@@ -305,7 +226,6 @@ func TestRegistryAnswerCap(t *testing.T) {
 		sent func() int64
 	}{
 		{"confluent", newConfluentTestRegistry(t, cs), hugeConfluentID, cs.Sent},
-		{"glue", NewGlueRegistry(newGlueTestClient(gs)), hugeGlueID, gs.Sent},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := c.r.Schema(ctx, c.id)
@@ -325,7 +245,7 @@ func TestRegistryAnswerCap(t *testing.T) {
 			if n := c.sent(); n == 0 || n > 16<<20 {
 				t.Errorf("the client took %d bytes of the 64 MiB answer", n)
 			}
-			if _, err := c.r.Schema(ctx, map[string]string{"confluent": "1", "glue": testUUID}[c.name]); err != nil {
+			if _, err := c.r.Schema(ctx, "1"); err != nil {
 				t.Errorf("an ordinary answer after the huge one: %v", err)
 			}
 		})

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/bufbuild/protocompile"
+
+	"github.com/kafkalambda/toolkit"
 )
 
 // realSchemas are the schemas of the project's fixtures, samples and benchmarks, and the SAM
@@ -274,7 +276,7 @@ func TestJSONSchemaMeasure(t *testing.T) {
 
 func TestAvroSchemaMeasure(t *testing.T) {
 	var le *SchemaLimitError
-	if _, err := Avro[onlyX](AvroSchema(expandingAvro(24))); !errors.As(err, &le) || !errors.Is(err, ErrInvalidOption) {
+	if _, err := Avro[onlyX](AvroSchema(expandingAvro(24))); !errors.As(err, &le) || !errors.Is(err, toolkit.ErrInvalidOption) {
 		t.Errorf("AvroSchema of 24 levels: %v, want an invalid option wrapping a *SchemaLimitError", err)
 	}
 	if err := CheckSchema(&Schema{Format: FormatAvro, Text: expandingAvro(12)}); err != nil {

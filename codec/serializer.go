@@ -28,7 +28,7 @@ type fieldSchema struct {
 
 func (c *serializerConfig) invalid(format string, args ...any) {
 	if c.err == nil {
-		c.err = invalidOption(fmt.Sprintf(format, args...))
+		c.err = invalidOption(fmt.Sprintf(format, args...), nil)
 	}
 }
 
@@ -103,9 +103,10 @@ type Serializer[K, V any] struct {
 }
 
 // NewSerializer returns a Serializer encoding keys with key and values with value. A nil
-// codec or an option given an invalid value is an error wrapping [ErrInvalidOption] that
-// names it, and no Serializer; so is a Protobuf codec that names no message type (one of
-// another package) framed without message indexes, which no record could be written with.
+// codec or an option given an invalid value is a *toolkit.OptionError (it matches
+// toolkit.ErrInvalidOption) that names it, and no Serializer; so is a Protobuf codec that
+// names no message type (one of another package) framed without message indexes, which no
+// record could be written with.
 func NewSerializer[K, V any](key Codec[K], value Codec[V], opts ...SerializerOption) (*Serializer[K, V], error) {
 	s := &Serializer[K, V]{key: key, value: value}
 	if key == nil || value == nil {
@@ -135,7 +136,7 @@ func checkIndexes[T any](cfg *serializerConfig, option string, c Codec[T], f *fi
 		return
 	}
 	if _, described := c.(protoDescribed); !described {
-		cfg.invalid("%s: a Protobuf codec that does not name its message type needs the message indexes (see MessageIndexes)", option)
+		cfg.invalid("%s: a Protobuf codec that does not name its message type needs the message indexes (see MessageIndexesOf)", option)
 	}
 }
 
@@ -178,9 +179,9 @@ func encode[T any](ctx context.Context, c Codec[T], v T, f *fieldSchema, compres
 		case f.hasIndexes:
 			indexes = f.indexes
 		case described:
-			indexes = MessageIndexes(f.wire, pd.descriptor())
+			indexes = MessageIndexesOf(f.wire, pd.descriptor())
 		default:
-			return nil, fmt.Errorf("codec: a Protobuf codec that does not name its message type needs the message indexes in WithKeySchema or WithValueSchema (see MessageIndexes): %w", ErrInvalidOption)
+			return nil, invalidOption("WithKeySchema or WithValueSchema: a Protobuf codec that does not name its message type needs the message indexes (see MessageIndexesOf)", nil)
 		}
 		schema.MessageIndexes = indexes
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/kafkalambda/toolkit/codec"
+	codecglue "github.com/kafkalambda/toolkit/codec/glue"
 )
 
 // Event record formats of a schema registry (EventRecordFormat).
@@ -213,7 +214,7 @@ func registryFor(cfg SchemaRegistryConfig) (codec.Registry, error) {
 			BaseEndpoint: aws.String(cfg.GlueEndpoint),
 			Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
 		})
-		return codec.NewGlueRegistry(client), nil
+		return codecglue.NewRegistry(client), nil
 	}
 	u, err := url.Parse(uri)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -173,7 +173,7 @@ func encoded(t *testing.T, m *Kafka, r *kgo.Record) (*kafkaevent.Record, string)
 // attributes." (services-consume-kafka-events): "When you use a schema registry, Lambda adds
 // metadata about the schema to the payload": valueSchemaMetadata {dataFormat, schemaId}. AWS
 // does not document the JSON form of Avro unions, enums, bytes or logical types: see
-// appendAvroJSON.
+// avrojson.Append.
 func TestKafkaSchemaAvroJSON(t *testing.T) {
 	f := newSchemaFixture(t)
 	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue}})
@@ -488,7 +488,7 @@ func decodedValue(t *testing.T, v any) string {
 
 // TestKafkaSchemaAvroJSONForms checks the JSON of each Avro type: unions of every kind of
 // branch, maps, enums, fixed, and logical types. AWS does not document its JSON form of Avro;
-// the form is the one appendAvroJSON's doc states.
+// the form is the one avrojson.Append's doc states.
 func TestKafkaSchemaAvroJSONForms(t *testing.T) {
 	const schema = `{"type":"record","name":"All","fields":[
 		{"name":"u1","type":["null","long","string"]},

@@ -5,9 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hamba/avro/v2"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/schemajson"
 )
 
 // TestProduceWithSchemas produces JSON record lines encoded with an Avro and a Protobuf schema
@@ -110,34 +108,4 @@ func TestProduceWithSchemasRefuses(t *testing.T) {
 	if strings.TrimSpace(r.stdout) != "" {
 		t.Errorf("something was produced: %s", r.stdout)
 	}
-}
-
-// FuzzAvroFromJSON: whatever JSON a record line gives, giving it the types of an Avro schema
-// ends with a value or an error, never a panic, and a value encodes.
-func FuzzAvroFromJSON(f *testing.F) {
-	schema := avro.MustParse(`{"type":"record","name":"R","fields":[
-		{"name":"i","type":"int"},{"name":"l","type":"long"},{"name":"f","type":"float"},
-		{"name":"d","type":["null","double"]},{"name":"b","type":"bytes"},{"name":"s","type":"string"},
-		{"name":"a","type":{"type":"array","items":"long"}},{"name":"m","type":{"type":"map","values":"boolean"}},
-		{"name":"e","type":{"type":"enum","name":"E","symbols":["X","Y"]}},{"name":"x","type":{"type":"fixed","name":"F","size":2}},
-		{"name":"o","type":"string","default":"z"}]}`)
-	f.Add(`{"i":1,"l":2,"f":1.5,"d":null,"b":"\u00ff","s":"s","a":[1,2],"m":{"k":true},"e":"X","x":"ab"}`)
-	f.Add(`{"i":2147483648}`)
-	f.Add(`[1,{"a":null}]`)
-	f.Add(`{"d":"nope","a":[1.5]}`)
-	f.Fuzz(func(t *testing.T, text string) {
-		d := json.NewDecoder(strings.NewReader(text))
-		d.UseNumber()
-		var v any
-		if d.Decode(&v) != nil {
-			return
-		}
-		x, err := schemajson.AvroFromJSON(schema, v, "")
-		if err != nil {
-			return
-		}
-		if _, err := avro.Marshal(schema, x); err != nil {
-			t.Errorf("avroFromJSON(%s) gave %v, which does not encode: %v", text, x, err)
-		}
-	})
 }

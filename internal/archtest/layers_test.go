@@ -106,8 +106,9 @@ func TestNoTestingInProduct(t *testing.T) {
 	}
 }
 
-// TestCoreLinksLittle checks what core packages must not link: batch no Kafka client
-// (franz-go, klauspost/compress), and batch, idempotency and producer no DynamoDB client.
+// TestCoreLinksLittle checks what core and integration packages must not link: batch no Kafka
+// client (franz-go, klauspost/compress); batch, idempotency and producer no DynamoDB client;
+// codec no Glue client and no batch.
 func TestCoreLinksLittle(t *testing.T) {
 	_, pkgs := load(t)
 	rules := []struct {
@@ -119,6 +120,7 @@ func TestCoreLinksLittle(t *testing.T) {
 		{"batch", []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb"}, "the DynamoDB store lives in idempotency/dynamodb"},
 		{"idempotency", []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb"}, "the DynamoDB store lives in idempotency/dynamodb"},
 		{"producer", []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb"}, "ProduceOnce takes any idempotency.Store; the DynamoDB one lives in idempotency/dynamodb"},
+		{"codec", []string{"github.com/aws/aws-sdk-go-v2/service/glue", "github.com/kafkalambda/toolkit/batch"}, "the Glue registry lives in codec/glue, and a decode error says it is permanent with a Permanent method, not batch.Permanent"},
 	}
 	for _, r := range rules {
 		i := slices.IndexFunc(pkgs, func(p *pkg) bool { return p.rel() == r.pkg })

@@ -9,14 +9,14 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"reflect"
-	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bufbuild/protocompile"
 	"github.com/hamba/avro/v2"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/codec"
+	"github.com/kafkalambda/toolkit/internal/avrojson"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -79,7 +79,7 @@ func loadCodec(flagName, path, message string) (sideCodec, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", flagName, path, err)
 		}
-		return avroJSON{c, sch}, nil
+		return avroJSON{c: c, schema: sch, parsed: new(sync.Map)}, nil
 	case ".proto":
 		// Measured before it is compiled (how deep its declarations nest); what its message
 		// expands to is measured by codec.ProtobufDynamic.
@@ -164,10 +164,12 @@ func messageNames(ms []protoreflect.MessageDescriptor) string {
 	return strings.Join(names, ", ")
 }
 
-// avroJSON decodes Avro into JSON text, and encodes JSON text as Avro.
+// avroJSON decodes Avro into JSON text, and encodes JSON text as Avro, in the form the event
+// source mapping's JSON mode delivers (package avrojson, which the mapping emulator shares).
 type avroJSON struct {
 	c      codec.Codec[any]
-	schema avro.Schema // to give JSON numbers the Avro types they are written as
+	schema avro.Schema // the schema of --value-schema or --key-schema; nil with --registry alone
+	parsed *sync.Map   // a registry's schema text -> avro.Schema, parsed once
 }
 
 func (a avroJSON) Format() string { return a.c.Format() }
@@ -177,7 +179,22 @@ func (a avroJSON) Decode(ctx context.Context, payload []byte, s *codec.Schema) (
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(v)
+	// The writer's schema the value was decoded with: the registry's, which takes precedence
+	// (see codec.WithRegistry), else the file's.
+	sch := a.schema
+	if s != nil && s.Text != "" && a.parsed != nil {
+		if x, ok := a.parsed.Load(s.Text); ok {
+			sch = x.(avro.Schema)
+		} else if sch, err = avro.ParseWithCache(s.Text, "", &avro.SchemaCache{}); err != nil {
+			return nil, fmt.Errorf("the registry's schema %s: %w", s.ID, err)
+		} else {
+			a.parsed.Store(s.Text, sch)
+		}
+	}
+	if sch == nil {
+		return nil, errors.New("klt: no Avro schema to print the value with")
+	}
+	b, err := avrojson.Append(nil, sch, v)
 	if err != nil {
 		return nil, fmt.Errorf("the decoded value has no JSON form: %w", err)
 	}
@@ -194,187 +211,11 @@ func (a avroJSON) Encode(ctx context.Context, v json.RawMessage, s *codec.Schema
 	if err := d.Decode(&x); err != nil {
 		return nil, err
 	}
-	x, err := AvroFromJSON(a.schema, x, "")
+	x, err := avrojson.FromJSON(a.schema, x, "")
 	if err != nil {
 		return nil, err
 	}
 	return a.c.Encode(ctx, x, s)
-}
-
-// AvroFromJSON gives the JSON value v (numbers as json.Number) the Go types the Avro schema s
-// is written from: int32 and int64 for int and long, float32 and float64 for float and double,
-// []byte for bytes and fixed (from a string of code points 0 to 255, Avro's JSON encoding).
-// path names the place for errors.
-func AvroFromJSON(s avro.Schema, v any, path string) (any, error) {
-	fail := func() (any, error) {
-		return nil, fmt.Errorf("%s: %s is not an Avro %s", base.OrDefault(path, "value"), describeJSON(v), s.Type())
-	}
-	switch s := s.(type) {
-	case *avro.RecordSchema:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return fail()
-		}
-		out := make(map[string]any, len(s.Fields()))
-		for _, f := range s.Fields() {
-			fv, present := m[f.Name()]
-			if !present {
-				if f.HasDefault() {
-					continue
-				}
-				fv = nil
-			}
-			x, err := AvroFromJSON(f.Type(), fv, path+"."+f.Name())
-			if err != nil {
-				return nil, err
-			}
-			out[f.Name()] = x
-		}
-		return out, nil
-	case *avro.ArraySchema:
-		l, ok := v.([]any)
-		if !ok {
-			return fail()
-		}
-		out := make([]any, len(l))
-		for i, e := range l {
-			x, err := AvroFromJSON(s.Items(), e, fmt.Sprintf("%s[%d]", path, i))
-			if err != nil {
-				return nil, err
-			}
-			out[i] = x
-		}
-		return out, nil
-	case *avro.MapSchema:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return fail()
-		}
-		out := make(map[string]any, len(m))
-		for k, e := range m {
-			x, err := AvroFromJSON(s.Values(), e, path+"."+k)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = x
-		}
-		return out, nil
-	case *avro.UnionSchema:
-		if v == nil && s.Nullable() {
-			return nil, nil
-		}
-		for _, t := range s.Types() {
-			if t.Type() == avro.Null {
-				continue
-			}
-			if x, err := AvroFromJSON(t, v, path); err == nil {
-				return x, nil
-			}
-		}
-		return fail()
-	case *avro.FixedSchema:
-		b, err := avroBytes(v, fail)
-		if err != nil || len(b.([]byte)) != s.Size() {
-			return fail()
-		}
-		// hamba/avro takes a fixed as a byte array of exactly its size.
-		arr := reflect.New(reflect.ArrayOf(s.Size(), reflect.TypeFor[byte]())).Elem()
-		reflect.Copy(arr, reflect.ValueOf(b))
-		return arr.Interface(), nil
-	case *avro.EnumSchema:
-		sym, ok := v.(string)
-		if !ok || !slices.Contains(s.Symbols(), sym) {
-			return fail()
-		}
-		return sym, nil
-	}
-	return avroPrimitiveFromJSON(s, v, fail)
-}
-
-// avroPrimitiveFromJSON is AvroFromJSON for a schema of a primitive type; fail returns its
-// error.
-func avroPrimitiveFromJSON(s avro.Schema, v any, fail func() (any, error)) (any, error) {
-	switch s.Type() {
-	case avro.Null:
-		if v != nil {
-			return fail()
-		}
-		return nil, nil
-	case avro.Boolean:
-		if _, ok := v.(bool); !ok {
-			return fail()
-		}
-		return v, nil
-	case avro.String:
-		if _, ok := v.(string); !ok {
-			return fail()
-		}
-		return v, nil
-	case avro.Bytes:
-		return avroBytes(v, fail)
-	case avro.Int, avro.Long:
-		n, ok := v.(json.Number)
-		if !ok {
-			return fail()
-		}
-		i, err := n.Int64()
-		if err != nil || s.Type() == avro.Int && int64(int32(i)) != i {
-			return fail()
-		}
-		if s.Type() == avro.Int {
-			return int32(i), nil
-		}
-		return i, nil
-	case avro.Float, avro.Double:
-		n, ok := v.(json.Number)
-		if !ok {
-			return fail()
-		}
-		f, err := n.Float64()
-		if err != nil {
-			return fail()
-		}
-		if s.Type() == avro.Float {
-			return float32(f), nil
-		}
-		return f, nil
-	}
-	return v, nil
-}
-
-// avroBytes reads Avro's JSON encoding of bytes: a string whose code points are the bytes.
-func avroBytes(v any, fail func() (any, error)) (any, error) {
-	str, ok := v.(string)
-	if !ok {
-		return fail()
-	}
-	b := make([]byte, 0, len(str))
-	for _, r := range str {
-		if r > 255 {
-			return fail()
-		}
-		b = append(b, byte(r))
-	}
-	return b, nil
-}
-
-// describeJSON names a JSON value for errors.
-func describeJSON(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "null"
-	case json.Number:
-		return "the number " + v.String()
-	case string:
-		return fmt.Sprintf("the string %q", v)
-	case bool:
-		return fmt.Sprint(v)
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // protoJSON decodes Protobuf into JSON text (the proto3 JSON mapping, protojson), and encodes
@@ -404,7 +245,7 @@ func (p protoJSON) Encode(ctx context.Context, v json.RawMessage, s *codec.Schem
 
 // Codecs returns the key and value codecs the flags name (nil for a side without a schema:
 // its bytes are printed as they are) and the options of a codec.Deserializer for them.
-func (f *SchemaFlags) Codecs() (key, value sideCodec, opts []codec.Option, err error) {
+func (f *SchemaFlags) Codecs() (key, value sideCodec, opts []codec.DeserializerOption, err error) {
 	keyMessage := f.keyMessage
 	if keyMessage == "" && f.keySchema != "" && strings.EqualFold(filepath.Ext(f.keySchema), ".proto") {
 		keyMessage = f.message
@@ -437,7 +278,7 @@ func (f *SchemaFlags) Codecs() (key, value sideCodec, opts []codec.Option, err e
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			value = avroJSON{c: c}
+			value = avroJSON{c: c, parsed: new(sync.Map)}
 		}
 	}
 	if f.wire != "" {

@@ -83,7 +83,7 @@ func (f *ProduceSchemaFlags) Serializer() (*codec.Serializer[json.RawMessage, js
 			}
 			var indexes []int
 			if p, ok := c.(protoJSON); ok { // the framing names the message, as a serialiser's does
-				indexes = codec.MessageIndexes(wire, p.md)
+				indexes = codec.MessageIndexesOf(wire, p.md)
 			}
 			opts = append(opts, side.set(wire, side.id, indexes...))
 		}
