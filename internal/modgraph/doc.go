@@ -3,9 +3,9 @@
 // checkout:
 //
 //   - TestUserModuleGraph: a function module whose handler imports batch, idempotency,
-//     idempotency/dynamodb (its store), kafkaevent, codec, fanout and producer. Every module in its `go list -m all` that none of
-//     its linked packages come from (`go list -deps`) is something its vulnerability scanner,
-//     licence review and `go get -u` carry for nothing. The test counts them, names the ones
+//     idempotency/dynamodb (its store), kafkaevent, codec, fanout and producer. Every module
+//     in its `go list -m all` that none of its linked packages come from (`go list -deps`) is
+//     something its vulnerability scanner, licence review and `go get -u` carry for nothing. The test counts them, names the ones
 //     the toolkit's own go.mod brings (at most maxInherited), and holds the total.
 //   - TestUserModuleGraphWithEsmtest: the same module with a test that imports esm/esmtest:
 //     what the emulator adds (kfake, the schema compilers), to the tests' graph only.
