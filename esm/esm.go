@@ -32,6 +32,8 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // Response is the outcome of one synchronous invocation.
@@ -39,7 +41,7 @@ type Response struct {
 	// Payload is the function's response (on success; empty when Err is set).
 	Payload []byte
 	// Err is set when the invocation failed: the function returned an error or panicked,
-	// timed out, its process crashed, or its response was over [MaxResponseBytes]. A mapping
+	// timed out, its process crashed, or its response was over [limits.MaxLambdaResponseBytes]. A mapping
 	// treats each as a failed batch.
 	Err *InvokeError
 }
@@ -52,31 +54,22 @@ type InvokeError struct {
 
 func (e *InvokeError) Error() string { return fmt.Sprintf("%s: %s", e.Type, e.Message) }
 
-// MaxResponseBytes is the largest response a function may return to a synchronous invocation,
-// in bytes. AWS: "For synchronous invocations, the maximum payload size is 6 MB"
-// (https://docs.aws.amazon.com/lambda/latest/dg/API_Invoke.html); Lambda counts a response's 6
-// MB as 6 MiB plus 100 bytes, the MaxPayloadSize of AWS's runtime interface emulator, and
-// fails a larger one as "Function.ResponseSizeTooLarge" (reference/lambda-local.md §1,
-// "Payload limits"). A mapping treats such an invocation as a failed one (see
-// [ResponseTooLarge]), as AWS does: its records are retried, never committed or deleted.
-const MaxResponseBytes = 6<<20 + 100
-
 // ResponseTooLarge is the error Lambda reports for a response of n bytes, over
-// [MaxResponseBytes]: type "Function.ResponseSizeTooLarge", message "Response payload size (n
+// [limits.MaxLambdaResponseBytes]: type "Function.ResponseSizeTooLarge", message "Response payload size (n
 // bytes) exceeded maximum allowed payload size (6291556 bytes).", the runtime interface
 // emulator's text (reference/lambda-local.md §1, "Payload limits").
 func ResponseTooLarge(n int64) *InvokeError {
 	return &InvokeError{
 		Type:    "Function.ResponseSizeTooLarge",
-		Message: fmt.Sprintf("Response payload size (%d bytes) exceeded maximum allowed payload size (%d bytes).", n, MaxResponseBytes),
+		Message: fmt.Sprintf("Response payload size (%d bytes) exceeded maximum allowed payload size (%d bytes).", n, limits.MaxLambdaResponseBytes),
 	}
 }
 
-// invoke calls fn with payload; a response over MaxResponseBytes is the failed invocation
+// invoke calls fn with payload; a response over limits.MaxLambdaResponseBytes is the failed invocation
 // Lambda makes of it, whatever the Invoker passed on.
 func invoke(ctx context.Context, fn Invoker, payload []byte) (Response, error) {
 	resp, err := fn.Invoke(ctx, payload)
-	if err == nil && resp.Err == nil && len(resp.Payload) > MaxResponseBytes {
+	if err == nil && resp.Err == nil && len(resp.Payload) > limits.MaxLambdaResponseBytes {
 		resp = Response{Err: ResponseTooLarge(int64(len(resp.Payload)))}
 	}
 	return resp, err

@@ -17,6 +17,7 @@ import (
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // kafkaDLQ is a local-aws-sqs queue used as an on-failure destination.
@@ -360,8 +361,8 @@ func TestKafkaOversizeRecord(t *testing.T) {
 	if n := path(rec, "requestContext", "approximateInvokeCount"); n != 0.0 {
 		t.Errorf("approximateInvokeCount %v, want 0", n)
 	}
-	if size, _ := path(rec, "KafkaBatchInfo", "payloadSize").(float64); size <= MaxPayloadBytes {
-		t.Errorf("payloadSize %v, want over %d", size, MaxPayloadBytes)
+	if size, _ := path(rec, "KafkaBatchInfo", "payloadSize").(float64); size <= limits.MaxLambdaPayloadBytes {
+		t.Errorf("payloadSize %v, want over %d", size, limits.MaxLambdaPayloadBytes)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 func newKafkaMapping(t *testing.T, f *kafkaFixture, fn Invoker, opts ...KafkaOption) *Kafka {
@@ -206,8 +207,8 @@ func TestKafkaPayloadCap(t *testing.T) {
 	kafkaWaitFor(t, 20*time.Second, "7 records", func() bool { return len(fn.delivered()) == 7 })
 	var next int64
 	for i, c := range fn.snapshot() {
-		if len(c.payload) > MaxPayloadBytes {
-			t.Errorf("invocation %d: %d bytes, over %d", i, len(c.payload), MaxPayloadBytes)
+		if len(c.payload) > limits.MaxLambdaPayloadBytes {
+			t.Errorf("invocation %d: %d bytes, over %d", i, len(c.payload), limits.MaxLambdaPayloadBytes)
 		}
 		if n := len(c.offsets()); n > 2 {
 			t.Errorf("invocation %d holds %d records of 2 MB", i, n)

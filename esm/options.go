@@ -101,8 +101,8 @@ func (o sqsOption) applySQS(c *sqsConfig) { o(c) }
 func WithName(name string) Option { return option(func(c *mappingConfig) { c.name = name }) }
 
 // WithBatchSize sets the most records (Kafka) or messages (SQS) in one invocation. Kafka: 1
-// to 10,000, default 100. SQS: 1 to [SQSMaxBatchSizeStandard] for a standard queue, which
-// above 10 needs a batching window of at least one second, and 1 to [SQSMaxBatchSizeFIFO]
+// to 10,000, default 100. SQS: 1 to [limits.MaxSQSBatchSize] for a standard queue, which
+// above 10 needs a batching window of at least one second, and 1 to [limits.MaxSQSFIFOBatchSize]
 // for a FIFO queue; default [SQSDefaultBatchSize] (10).
 func WithBatchSize(n int) Option { return option(func(c *mappingConfig) { c.batchSize = n }) }
 

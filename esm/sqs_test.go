@@ -22,6 +22,7 @@ import (
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/internal/sqsparse"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // TestSQSEventShape follows the event format of
@@ -557,7 +558,7 @@ func TestSQSPayloadLimit(t *testing.T) {
 	waitFor(t, 20*time.Second, "10 done", func() bool { return m.Counters().Succeeded.Load() == 10 })
 	cs := rec.snapshot()
 	for _, c := range cs {
-		if len(c.payload) > SQSMaxPayload {
+		if len(c.payload) > limits.MaxLambdaPayloadBytes {
 			t.Errorf("an event of %d bytes, over 6 MB", len(c.payload))
 		}
 	}

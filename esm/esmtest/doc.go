@@ -38,7 +38,7 @@
 //     ("Task timed out after 3.00 seconds"). Lambda would stop the sandbox; a goroutine cannot
 //     be killed, so the handler runs on until it returns (its context is done at the
 //     deadline: a handler that honors its context returns) and its result is dropped;
-//   - a response over [esm.MaxResponseBytes] (6 MB) fails the invocation as
+//   - a response over [limits.MaxLambdaResponseBytes] (6 MB) fails the invocation as
 //     "Function.ResponseSizeTooLarge" ([esm.ResponseTooLarge]), as on Lambda: the mapping
 //     retries its records and never commits or deletes them on that response;
 //   - a handler whose goroutine exits without returning (runtime.Goexit, which t.FailNow,

@@ -17,6 +17,7 @@ import (
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // DefaultFunctionTimeout is the function timeout without one in the configuration: Lambda's
@@ -120,8 +121,8 @@ func (r *recorder) Invoke(ctx context.Context, payload []byte) (esm.Response, er
 		return esm.Response{}, ctx.Err()
 	}
 	inv.Duration = time.Since(inv.Start)
-	if o.err == nil && len(o.payload) > esm.MaxResponseBytes {
-		// Lambda fails a response over its 6 MB limit (esm.MaxResponseBytes).
+	if o.err == nil && len(o.payload) > limits.MaxLambdaResponseBytes {
+		// Lambda fails a response over its 6 MB limit (limits.MaxLambdaResponseBytes).
 		o = outcome{err: esm.ResponseTooLarge(int64(len(o.payload)))}
 	}
 	resp := esm.Response{Payload: o.payload, Err: o.err}

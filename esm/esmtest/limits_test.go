@@ -39,7 +39,7 @@ func checkTooLarge(t *testing.T, invs []esmtest.Invocation) {
 	}
 }
 
-// A response over 6 MB (esm.MaxResponseBytes) fails the invocation as AWS fails it
+// A response over 6 MB (limits.MaxLambdaResponseBytes) fails the invocation as AWS fails it
 // ("Function.ResponseSizeTooLarge"), and the mapping retries the record rather than commit it.
 // AWS (https://docs.aws.amazon.com/lambda/latest/dg/API_Invoke.html): "For synchronous
 // invocations, the maximum payload size is 6 MB."

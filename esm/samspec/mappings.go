@@ -11,6 +11,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/internal/template"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // Kinds of event source mapping klt local emulates.
@@ -267,11 +268,11 @@ func (m *MappingSpec) readCommon(p *mappingProps) error {
 	} else if v == "false" {
 		m.Enabled = false
 	}
-	if err := p.num("BatchSize", &m.BatchSize, 1, 10000); err != nil {
+	if err := p.num("BatchSize", &m.BatchSize, 1, limits.MaxKafkaBatchSize); err != nil {
 		return err
 	}
 	secs := -1
-	if err := p.num("MaximumBatchingWindowInSeconds", &secs, 0, 300); err != nil {
+	if err := p.num("MaximumBatchingWindowInSeconds", &secs, 0, int(limits.MaxBatchingWindow/time.Second)); err != nil {
 		return err
 	}
 	if secs >= 0 {
@@ -312,8 +313,8 @@ func (m *MappingSpec) readSQS(p *mappingProps, source string) error {
 	if sc, ok := sc.(map[string]any); ok {
 		if s, ok := sc["MaximumConcurrency"].(string); ok {
 			n, err := strconv.Atoi(s)
-			if err != nil || n < 2 || n > 1000 {
-				return fmt.Errorf("%s: %s.ScalingConfig.MaximumConcurrency: %q is not a whole number from 2 to 1000", p.props.KeyPos("ScalingConfig"), m.Id, s)
+			if err != nil || n < 2 || n > limits.MaxSQSConcurrency {
+				return fmt.Errorf("%s: %s.ScalingConfig.MaximumConcurrency: %q is not a whole number from 2 to %d", p.props.KeyPos("ScalingConfig"), m.Id, s, limits.MaxSQSConcurrency)
 			}
 			m.MaxConcurrency = n
 		}
@@ -359,11 +360,11 @@ func (m *MappingSpec) readKafka(p *mappingProps, sam bool) error {
 			m.GroupID = g
 		}
 	}
-	if err := p.num("MaximumRetryAttempts", &m.MaxRetry, -1, 10000); err != nil {
+	if err := p.num("MaximumRetryAttempts", &m.MaxRetry, -1, limits.MaxRetryAttempts); err != nil {
 		return err
 	}
 	age := -1
-	if err := p.num("MaximumRecordAgeInSeconds", &age, -1, 604800); err != nil {
+	if err := p.num("MaximumRecordAgeInSeconds", &age, -1, int(limits.MaxRecordAge/time.Second)); err != nil {
 		return err
 	}
 	if age > 0 {
@@ -415,7 +416,7 @@ func (m *MappingSpec) readPollers(p *mappingProps) error {
 		case "MinimumPollers":
 			dst = &m.MinimumPollers
 		case "MaximumPollers":
-			dst, hi = &m.MaximumPollers, 2000
+			dst, hi = &m.MaximumPollers, limits.MaxPollers
 		case "PollerGroupName":
 			continue
 		default:
