@@ -11,7 +11,7 @@
 // ([WithName], [WithBatchSize], [WithBatchingWindow], [WithFilter],
 // [WithReportBatchItemFailures]); the defaults and limits that differ between the kinds are
 // stated on each option. The constructors check every option before they connect to
-// anything and report all bad values at once, one [*ConfigError] each:
+// anything and report all bad values at once, one [*toolkit.OptionError] each:
 //
 //	k, err := esm.NewKafka(brokers, "orders", fn, esm.WithBatchSize(50), esm.WithReportBatchItemFailures())
 //	q, err := esm.NewSQS(ctx, client, queueURL, fn, esm.WithBatchSize(50), esm.WithBatchingWindow(time.Second))
@@ -22,7 +22,7 @@
 // A mapping shows its progress three ways: [Counters], running totals per record (In,
 // Filtered, Delivered, Succeeded, DeadLettered, ...); an [Observer] ([WithObserver]) that
 // sees each step of every record; and [Kafka.Metrics] and [SQS.Metrics], the CloudWatch
-// metrics of the groups a MetricsConfig enables ([WithMetrics]).
+// metrics of the groups a MetricsConfig enables ([WithMetricsConfig]).
 //
 // Each rule has a conformance test that quotes the sentence of the AWS documentation it
 // follows. Where the documentation is silent, the package says what it does and why.

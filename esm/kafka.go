@@ -170,7 +170,7 @@ func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (
 	return m, nil
 }
 
-// check reports every bad setting of c as a *ConfigError, joined.
+// check reports every bad setting of c as a *toolkit.OptionError, joined.
 func (c *kafkaConfig) check(brokers []string, topic string, fn Invoker) error {
 	if len(brokers) == 0 {
 		c.reject("brokers", "none")

@@ -470,7 +470,7 @@ func TestKafkaEncodeErrorRetries(t *testing.T) {
 			f := newKafkaFixture(t, "orders", 1)
 			f.produceN(0, 2)
 			fn := newKafkaFunction(t, nil)
-			m := newKafkaMapping(t, f, fn, WithMetrics(MetricsErrorCount))
+			m := newKafkaMapping(t, f, fn, WithMetricsConfig(MetricsErrorCount))
 			m.cfg.patience = 2 * time.Second
 			encode := m.encode
 			var mu sync.Mutex

@@ -133,7 +133,7 @@ type schemaRegistry struct {
 //
 // A configuration the mapping cannot emulate (a Glue ARN without GlueEndpoint, a URI that is
 // neither a URL nor a Glue registry ARN, an unknown format or attribute, no attribute) is a
-// *ConfigError of NewKafka. By default records are delivered as they are.
+// *toolkit.OptionError of NewKafka. By default records are delivered as they are.
 func WithSchemaRegistry(cfg SchemaRegistryConfig) KafkaOption {
 	return kafkaOption(func(c *kafkaConfig) {
 		s, errs := newSchemaRegistry(cfg)

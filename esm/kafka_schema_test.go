@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/codec"
 	"github.com/kafkalambda/toolkit/internal/registrytest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -467,9 +468,9 @@ func TestKafkaSchemaConfig(t *testing.T) {
 			c.edit(&cfg)
 			_, err := NewKafka([]string{"127.0.0.1:1"}, "orders", InvokerFunc(func(context.Context, []byte) (Response, error) { return Response{}, nil }),
 				WithName("m"), WithSchemaRegistry(cfg))
-			var ce *ConfigError
-			if !errors.As(err, &ce) || ce.Setting != "WithSchemaRegistry" || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("error %v, want a WithSchemaRegistry *ConfigError saying %q", err, c.want)
+			var ce *toolkit.OptionError
+			if !errors.As(err, &ce) || ce.Option != "WithSchemaRegistry" || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want a WithSchemaRegistry *toolkit.OptionError saying %q", err, c.want)
 			}
 		})
 	}

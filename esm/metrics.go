@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 )
 
-// Metric groups of a mapping's MetricsConfig, for [WithMetrics].
+// Metric groups of a mapping's MetricsConfig, for [WithMetricsConfig].
 const (
 	MetricsEventCount = "EventCount"   // counts of records through each step
 	MetricsErrorCount = "ErrorCount"   // counts of errors (Kafka only)
@@ -51,21 +51,21 @@ const (
 	MetricOnFailureDestinationDeliveryErrorCount = "OnFailureDestinationDeliveryErrorCount"
 )
 
-// WithMetrics sets the mapping's MetricsConfig: the groups of metrics [Kafka.Metrics] and
+// WithMetricsConfig sets the mapping's MetricsConfig: the groups of metrics [Kafka.Metrics] and
 // [SQS.Metrics] return, as CloudFormation's MetricsConfig.Metrics takes them: at most 3, each
 // once, of [MetricsEventCount], [MetricsErrorCount] and [MetricsKafka]; the last two for Kafka
 // mappings only. None by default (Metrics returns an empty map).
-func WithMetrics(groups ...string) Option {
+func WithMetricsConfig(groups ...string) Option {
 	return option(func(c *mappingConfig) {
 		if len(groups) > 3 {
-			c.reject("WithMetrics", "%d groups: at most 3", len(groups))
+			c.reject("WithMetricsConfig", "%d groups: at most 3", len(groups))
 		}
 		for i, g := range groups {
 			switch {
 			case g != MetricsEventCount && g != MetricsErrorCount && g != MetricsKafka:
-				c.reject("WithMetrics", "%q: want EventCount, ErrorCount or KafkaMetrics", g)
+				c.reject("WithMetricsConfig", "%q: want EventCount, ErrorCount or KafkaMetrics", g)
 			case slices.Contains(groups[:i], g):
-				c.reject("WithMetrics", "%q twice", g)
+				c.reject("WithMetricsConfig", "%q twice", g)
 			}
 		}
 		c.metrics = groups
@@ -79,7 +79,7 @@ func (c *mappingConfig) checkMetrics(kafka bool) {
 	}
 	for _, g := range c.metrics {
 		if g == MetricsErrorCount || g == MetricsKafka {
-			c.reject("WithMetrics", "%q is for Kafka mappings only", g)
+			c.reject("WithMetricsConfig", "%q is for Kafka mappings only", g)
 		}
 	}
 }
@@ -90,13 +90,13 @@ type metricCounts struct {
 	pollErrors, invokeErrors, schemaErrors, commitErrors, destErrors atomic.Int64
 }
 
-// MetricGroups returns the MetricsConfig groups WithMetrics enabled, in its order.
+// MetricGroups returns the MetricsConfig groups WithMetricsConfig enabled, in its order.
 func (m *Kafka) MetricGroups() []string { return slices.Clone(m.cfg.metrics) }
 
-// MetricGroups returns the MetricsConfig groups WithMetrics enabled, in its order.
+// MetricGroups returns the MetricsConfig groups WithMetricsConfig enabled, in its order.
 func (m *SQS) MetricGroups() []string { return slices.Clone(m.cfg.metrics) }
 
-// Metrics returns the metrics of the groups WithMetrics enabled, metric name to value, as
+// Metrics returns the metrics of the groups WithMetricsConfig enabled, metric name to value, as
 // CloudWatch would show them for the mapping since Run started (counts as the Sum statistic,
 // lags as they are now).
 func (m *Kafka) Metrics() map[string]int64 {
@@ -132,7 +132,7 @@ func (m *Kafka) Metrics() map[string]int64 {
 	return out
 }
 
-// Metrics returns the metrics of the groups WithMetrics enabled (only EventCount applies to an
+// Metrics returns the metrics of the groups WithMetricsConfig enabled (only EventCount applies to an
 // SQS mapping), metric name to value, as CloudWatch would show them for the mapping since Run
 // started (the Sum statistic).
 func (m *SQS) Metrics() map[string]int64 {

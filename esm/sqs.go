@@ -168,7 +168,7 @@ type sqsAwait struct {
 // made by internal/localserver for a local-aws-sqs server), that invokes fn, ready to
 // [SQS.Run]. It checks the options, then reads the queue's attributes (FifoQueue,
 // VisibilityTimeout, RedrivePolicy, QueueArn) and checks the settings that depend on them.
-// Bad settings are reported as *ConfigError values, joined; a failed GetQueueAttributes call
+// Bad settings are reported as *toolkit.OptionError values, joined; a failed GetQueueAttributes call
 // is wrapped.
 func NewSQS(ctx context.Context, client *sqs.Client, queueURL string, fn Invoker, opts ...SQSOption) (*SQS, error) {
 	c := sqsConfig{mappingConfig: mappingConfig{batchSize: SQSDefaultBatchSize}}

@@ -164,7 +164,7 @@ func (m *MappingSpec) commonOptions() []esm.Option {
 		opts = append(opts, esm.WithReportBatchItemFailures())
 	}
 	if len(m.Metrics) > 0 {
-		opts = append(opts, esm.WithMetrics(m.Metrics...))
+		opts = append(opts, esm.WithMetricsConfig(m.Metrics...))
 	}
 	return opts
 }
