@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/esmtest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -32,10 +31,13 @@ func ExampleNewKafka() {
 		}
 		return nil
 	})
-	failed := esm.OnFailureKafkaTopic("orders-failed")
-	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{Topic: "orders", Topics: []string{"orders-failed"}},
-		esm.WithBatchingWindow(200*time.Millisecond), esm.WithReportBatchItemFailures(),
-		esm.WithMaximumRetryAttempts(1), esm.WithOnFailure(failed))
+	k := esmtest.NewKafka(t, h, esmtest.KafkaMapping{
+		Topics:                []string{"orders"},
+		MaximumBatchingWindow: new(200 * time.Millisecond),
+		FunctionResponseTypes: []string{esmtest.ReportBatchItemFailures},
+		MaximumRetryAttempts:  new(1),
+		DestinationConfig:     &esmtest.DestinationConfig{OnFailure: esmtest.OnFailure{Destination: "kafka://orders-failed"}},
+	})
 	k.Produce(kgo.StringRecord("1"), kgo.StringRecord("2"), kgo.StringRecord("x"), kgo.StringRecord("4"))
 	if err := k.WaitIdle(10 * time.Second); err != nil {
 		t.Fatal(err)
@@ -44,7 +46,7 @@ func ExampleNewKafka() {
 	for _, inv := range k.Invocations() {
 		fmt.Printf("invocation %d: offsets %v: %s\n", inv.N, inv.Offsets(0), inv.Response)
 	}
-	for _, f := range k.OnFailure(failed) {
+	for _, f := range k.OnFailure() {
 		fmt.Printf("on-failure: %s offset %d: %s after %d invocations\n", f.Partition, f.FirstOffset, f.Condition, f.InvokeCount)
 	}
 	fmt.Println("committed:", k.Committed())

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/esmtest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -50,7 +49,7 @@ func TestKafkaResponseOver6MBFails(t *testing.T) {
 		}
 		return []byte(`{}`), nil
 	})
-	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{}, esm.WithBatchingWindow(0))
+	k := esmtest.NewKafka(t, h, esmtest.KafkaMapping{MaximumBatchingWindow: new(time.Duration(0))})
 	k.Produce(values("a")...)
 	waitIdle(t, k)
 	checkTooLarge(t, k.Invocations())
@@ -69,7 +68,8 @@ func TestSQSResponseOver6MBFails(t *testing.T) {
 		}
 		return []byte(`{}`), nil
 	})
-	q := esmtest.NewSQS(t, h, esmtest.SQSConfig{Attributes: map[string]string{"VisibilityTimeout": "1"}})
+	q := esmtest.NewSQS(t, h, esmtest.SQSMapping{},
+		esmtest.WithQueue(esmtest.Queue{Attributes: map[string]string{"VisibilityTimeout": "1"}}))
 	q.Send("a")
 	if err := q.WaitIdle(30 * time.Second); err != nil {
 		t.Fatal(err)
@@ -87,7 +87,8 @@ func TestGoexitInHandlerReportedAtOnce(t *testing.T) {
 		}
 		return nil, nil
 	})
-	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{FunctionTimeout: 15 * time.Minute}, esm.WithBatchingWindow(0))
+	k := esmtest.NewKafka(t, h, esmtest.KafkaMapping{MaximumBatchingWindow: new(time.Duration(0))},
+		esmtest.WithFunctionTimeout(15*time.Minute))
 	k.Produce(values("a")...)
 	if err := k.WaitIdle(time.Minute); err != nil {
 		t.Fatal(err)
