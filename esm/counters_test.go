@@ -62,9 +62,9 @@ func TestKafkaCountersFiltered(t *testing.T) {
 		}
 	}
 	got := m.Metrics()
-	want := map[string]int64{MetricPolledEventCount: 3, MetricFilteredOutEventCount: 2, MetricInvokedEventCount: 1,
-		MetricFailedInvokeEventCount: 0, MetricDroppedEventCount: 0, MetricOnFailureDestinationDeliveredEventCount: 0,
-		MetricCommittedEventCount: 3, MetricMaxOffsetLag: 0, MetricSumOffsetLag: 0}
+	want := map[string]int64{metricPolledEventCount: 3, metricFilteredOutEventCount: 2, metricInvokedEventCount: 1,
+		metricFailedInvokeEventCount: 0, metricDroppedEventCount: 0, metricOnFailureDestinationDeliveredEventCount: 0,
+		metricCommittedEventCount: 3, MetricMaxOffsetLag: 0, MetricSumOffsetLag: 0}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Metrics() = %v, want %v", got, want)
 	}
@@ -109,8 +109,8 @@ func TestKafkaCountersGiveUp(t *testing.T) {
 		t.Errorf("%d records reported Succeeded", n)
 	}
 	got := m.Metrics()
-	if got[MetricDroppedEventCount] != 4 || got[MetricFailedInvokeEventCount] != 4 || got[MetricInvokedEventCount] != 4 ||
-		got[MetricInvokeErrorCount] != 1 || got[MetricCommitErrorCount] != 0 || got[MetricPollingErrorCount] != 0 || len(got) != 11 {
+	if got[metricDroppedEventCount] != 4 || got[metricFailedInvokeEventCount] != 4 || got[metricInvokedEventCount] != 4 ||
+		got[metricInvokeErrorCount] != 1 || got[metricCommitErrorCount] != 0 || got[metricPollingErrorCount] != 0 || len(got) != 11 {
 		t.Errorf("Metrics() = %v", got)
 	}
 }
@@ -142,7 +142,7 @@ func TestKafkaOnFailureRecordNamesEachPartition(t *testing.T) {
 		t.Errorf("payloadSize %v, want %d", got, len(fn.snapshot()[0].payload))
 	}
 	kafkaWaitFor(t, 5*time.Second, "4 dead-lettered", func() bool { return m.Counters().DeadLettered.Load() == 4 })
-	if got := m.Metrics()[MetricOnFailureDestinationDeliveredEventCount]; got != 4 {
+	if got := m.Metrics()[metricOnFailureDestinationDeliveredEventCount]; got != 4 {
 		t.Errorf("OnFailureDestinationDeliveredEventCount = %d, want 4", got)
 	}
 }
@@ -177,7 +177,7 @@ func TestKafkaMetricsOffsetLag(t *testing.T) {
 	close(release)
 	kafkaWaitFor(t, 10*time.Second, "no offset lag, 8 committed", func() bool {
 		got := m.Metrics()
-		return got[MetricMaxOffsetLag] == 0 && got[MetricSumOffsetLag] == 0 && got[MetricCommittedEventCount] == 8
+		return got[MetricMaxOffsetLag] == 0 && got[MetricSumOffsetLag] == 0 && got[metricCommittedEventCount] == 8
 	})
 }
 
@@ -267,11 +267,11 @@ func TestSQSCountersAndObserver(t *testing.T) {
 	got := m.Metrics()
 	// PolledEventCount counts every receipt: at least the three deliveries' (a message held
 	// past its visibility timeout is received once more).
-	if got[MetricPolledEventCount] >= 3 {
-		got[MetricPolledEventCount] = 3
+	if got[metricPolledEventCount] >= 3 {
+		got[metricPolledEventCount] = 3
 	}
-	want := map[string]int64{MetricPolledEventCount: 3, MetricFilteredOutEventCount: 0, MetricInvokedEventCount: 3,
-		MetricFailedInvokeEventCount: 1, MetricDeletedEventCount: 2}
+	want := map[string]int64{metricPolledEventCount: 3, metricFilteredOutEventCount: 0, metricInvokedEventCount: 3,
+		metricFailedInvokeEventCount: 1, metricDeletedEventCount: 2}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Metrics() = %v, want %v", got, want)
 	}

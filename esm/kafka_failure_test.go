@@ -345,7 +345,7 @@ func TestKafkaOversizeRecord(t *testing.T) {
 	f.produce(&kgo.Record{Value: []byte("small")}, &kgo.Record{Value: bytes.Repeat([]byte("x"), 5<<20)}, &kgo.Record{Value: []byte("after")})
 	fn := newKafkaFunction(t, nil)
 	m := newKafkaMapping(t, f, fn, WithGroupID("g"), WithOnFailure(OnFailureSQS(q.client, q.url)),
-		WithClientOptions(kgo.FetchMaxPartitionBytes(16<<20), kgo.FetchMaxBytes(32<<20)))
+		withClientOptions(kgo.FetchMaxPartitionBytes(16<<20), kgo.FetchMaxBytes(32<<20)))
 	runKafka(t, m)
 	rec := q.receive(1)[0]
 	kafkaWaitFor(t, 10*time.Second, "offset 3 committed", func() bool { return f.committed("g", 1)[0] == 3 })

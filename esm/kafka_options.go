@@ -130,8 +130,8 @@ func WithFunctionARN(arn string) KafkaOption {
 	return kafkaOption(func(c *kafkaConfig) { c.functionARN = arn })
 }
 
-// WithClientOptions adds franz-go client options (TLS, SASL, logging), applied after the
+// withClientOptions adds franz-go client options (TLS, SASL, logging), applied after the
 // mapping's own; none by default.
-func WithClientOptions(opts ...kgo.Opt) KafkaOption {
+func withClientOptions(opts ...kgo.Opt) KafkaOption {
 	return kafkaOption(func(c *kafkaConfig) { c.clientOpts = append(c.clientOpts, opts...) })
 }

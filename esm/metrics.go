@@ -19,24 +19,24 @@ const (
 const (
 	// PolledEventCount: records (Kafka) or messages (SQS) read from the source, each time
 	// it is read (an SQS message received again counts again).
-	MetricPolledEventCount = "PolledEventCount"
+	metricPolledEventCount = "PolledEventCount"
 	// FilteredOutEventCount: dropped by FilterCriteria.
-	MetricFilteredOutEventCount = "FilteredOutEventCount"
+	metricFilteredOutEventCount = "FilteredOutEventCount"
 	// InvokedEventCount: records in invocations, once per invocation that carried them.
-	MetricInvokedEventCount = "InvokedEventCount"
+	metricInvokedEventCount = "InvokedEventCount"
 	// FailedInvokeEventCount: records in invocations that failed for them (a function
 	// error, a bad response, or a partial batch response naming them).
-	MetricFailedInvokeEventCount = "FailedInvokeEventCount"
+	metricFailedInvokeEventCount = "FailedInvokeEventCount"
 	// DroppedEventCount (Kafka): given up on without an on-failure destination.
-	MetricDroppedEventCount = "DroppedEventCount"
+	metricDroppedEventCount = "DroppedEventCount"
 	// OnFailureDestinationDeliveredEventCount (Kafka): sent to the on-failure destination.
-	MetricOnFailureDestinationDeliveredEventCount = "OnFailureDestinationDeliveredEventCount"
+	metricOnFailureDestinationDeliveredEventCount = "OnFailureDestinationDeliveredEventCount"
 	// DeletedEventCount (SQS): deleted from the queue after their invocation succeeded.
-	MetricDeletedEventCount = "DeletedEventCount"
+	metricDeletedEventCount = "DeletedEventCount"
 
 	// CommittedEventCount (KafkaMetrics): records whose offsets were committed, whatever
 	// their outcome (succeeded, filtered out, given up).
-	MetricCommittedEventCount = "CommittedEventCount"
+	metricCommittedEventCount = "CommittedEventCount"
 	// MaxOffsetLag, SumOffsetLag (KafkaMetrics): AWS's OffsetLag per partition, the high
 	// watermark minus the committed offset, at its maximum over the partitions and summed.
 	MetricMaxOffsetLag = "MaxOffsetLag"
@@ -44,11 +44,11 @@ const (
 
 	// ErrorCount group (Kafka). The AWS page lists polling, invocation, schema-registry,
 	// commit and destination errors; these names were not checked against the page from here.
-	MetricPollingErrorCount                      = "PollingErrorCount"
-	MetricInvokeErrorCount                       = "InvokeErrorCount"
-	MetricSchemaRegistryErrorCount               = "SchemaRegistryErrorCount"
-	MetricCommitErrorCount                       = "CommitErrorCount"
-	MetricOnFailureDestinationDeliveryErrorCount = "OnFailureDestinationDeliveryErrorCount"
+	metricPollingErrorCount                      = "PollingErrorCount"
+	metricInvokeErrorCount                       = "InvokeErrorCount"
+	metricSchemaRegistryErrorCount               = "SchemaRegistryErrorCount"
+	metricCommitErrorCount                       = "CommitErrorCount"
+	metricOnFailureDestinationDeliveryErrorCount = "OnFailureDestinationDeliveryErrorCount"
 )
 
 // WithMetricsConfig sets the mapping's MetricsConfig: the groups of metrics [Kafka.Metrics] and
@@ -105,20 +105,20 @@ func (m *Kafka) Metrics() map[string]int64 {
 	for _, g := range m.cfg.metrics {
 		switch g {
 		case MetricsEventCount:
-			out[MetricPolledEventCount] = mc.polled.Load()
-			out[MetricFilteredOutEventCount] = c.Filtered.Load()
-			out[MetricInvokedEventCount] = c.Delivered.Load()
-			out[MetricFailedInvokeEventCount] = mc.failedInvoke.Load()
-			out[MetricDroppedEventCount] = mc.dropped.Load()
-			out[MetricOnFailureDestinationDeliveredEventCount] = mc.destDelivered.Load()
+			out[metricPolledEventCount] = mc.polled.Load()
+			out[metricFilteredOutEventCount] = c.Filtered.Load()
+			out[metricInvokedEventCount] = c.Delivered.Load()
+			out[metricFailedInvokeEventCount] = mc.failedInvoke.Load()
+			out[metricDroppedEventCount] = mc.dropped.Load()
+			out[metricOnFailureDestinationDeliveredEventCount] = mc.destDelivered.Load()
 		case MetricsErrorCount:
-			out[MetricPollingErrorCount] = mc.pollErrors.Load()
-			out[MetricInvokeErrorCount] = mc.invokeErrors.Load()
-			out[MetricSchemaRegistryErrorCount] = mc.schemaErrors.Load()
-			out[MetricCommitErrorCount] = mc.commitErrors.Load()
-			out[MetricOnFailureDestinationDeliveryErrorCount] = mc.destErrors.Load()
+			out[metricPollingErrorCount] = mc.pollErrors.Load()
+			out[metricInvokeErrorCount] = mc.invokeErrors.Load()
+			out[metricSchemaRegistryErrorCount] = mc.schemaErrors.Load()
+			out[metricCommitErrorCount] = mc.commitErrors.Load()
+			out[metricOnFailureDestinationDeliveryErrorCount] = mc.destErrors.Load()
 		case MetricsKafka:
-			out[MetricCommittedEventCount] = mc.committed.Load()
+			out[metricCommittedEventCount] = mc.committed.Load()
 			var maxLag, sum int64
 			m.mu.Lock()
 			for _, l := range m.lag {
@@ -139,11 +139,11 @@ func (m *SQS) Metrics() map[string]int64 {
 	out := map[string]int64{}
 	mc, c := &m.metrics, &m.counters
 	if slices.Contains(m.cfg.metrics, MetricsEventCount) {
-		out[MetricPolledEventCount] = mc.polled.Load()
-		out[MetricFilteredOutEventCount] = c.Filtered.Load()
-		out[MetricInvokedEventCount] = c.Delivered.Load()
-		out[MetricFailedInvokeEventCount] = mc.failedInvoke.Load()
-		out[MetricDeletedEventCount] = mc.deleted.Load()
+		out[metricPolledEventCount] = mc.polled.Load()
+		out[metricFilteredOutEventCount] = c.Filtered.Load()
+		out[metricInvokedEventCount] = c.Delivered.Load()
+		out[metricFailedInvokeEventCount] = mc.failedInvoke.Load()
+		out[metricDeletedEventCount] = mc.deleted.Load()
 	}
 	return out
 }

@@ -13,11 +13,11 @@ type Observer interface {
 	Observe(Event)
 }
 
-// ObserverFunc adapts a function to an Observer.
-type ObserverFunc func(Event)
+// observerFunc adapts a function to an Observer.
+type observerFunc func(Event)
 
 // Observe calls f.
-func (f ObserverFunc) Observe(e Event) { f(e) }
+func (f observerFunc) Observe(e Event) { f(e) }
 
 // EventKind is what happened to the records of an [Event].
 type EventKind int

@@ -42,6 +42,8 @@ const (
 	ConditionRetryAttemptsExhausted     = esm.ConditionRetryAttemptsExhausted     // MaximumRetryAttempts retries failed
 	ConditionMaximumPayloadSizeExceeded = esm.ConditionMaximumPayloadSizeExceeded // one record's event alone is over 6 MB
 	ConditionRecordAgeExceeded          = esm.ConditionRecordAgeExceeded          // older than MaximumRecordAge
+	ConditionSchemaNotFound             = esm.ConditionSchemaNotFound             // SchemaRegistryConfig: the key or value names no schema the registry has
+	ConditionDeserializationError       = esm.ConditionDeserializationError       // SchemaRegistryConfig: the key or value does not decode with its schema
 )
 
 // Groups of MetricsConfig.Metrics.
