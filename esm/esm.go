@@ -1,9 +1,15 @@
-// Package esm emulates AWS Lambda event source mappings on local servers: a Kafka mapping
-// (kfake or any Kafka) and an SQS mapping (local-aws-sqs or any SQS endpoint). Each polls its
-// source, builds the event Lambda would send, invokes the function through an [Invoker], and
-// applies the rules AWS documents to the outcome: batching, filtering, partial-batch
-// responses, retries, on-failure destinations, visibility timeouts, FIFO group order and
-// concurrency. klt local runs one per mapping of a SAM template.
+// Package esm is the engine of klt local and of package esmtest: it emulates AWS Lambda event
+// source mappings on local servers. A test that puts a handler behind a mapping uses
+// [github.com/kafkalambda/toolkit/esm/esmtest], whose settings are named as the
+// AWS::Lambda::EventSourceMapping resource names them; this package's API is what those two
+// need, and nothing more.
+//
+// It runs a Kafka mapping (kfake or any Kafka) and an SQS mapping (local-aws-sqs or any SQS
+// endpoint). Each polls its source, builds the event Lambda would send, invokes the function
+// through an [Invoker], and applies the rules AWS documents to the outcome: batching,
+// filtering, partial-batch responses, retries, on-failure destinations, visibility timeouts,
+// FIFO group order and concurrency. klt local runs one per mapping of a SAM template. The AWS
+// limits it enforces are package limits' constants.
 //
 // Both kinds are configured alike: the source and the function are the constructor's
 // arguments, everything else is an option ([NewKafka] takes [KafkaOption] values, [NewSQS]

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/internal/template"
 	"github.com/kafkalambda/toolkit/limits"
@@ -57,8 +58,8 @@ type MappingSpec struct {
 	Window         time.Duration // MaximumBatchingWindowInSeconds; -1 = the source's default
 	Filter         *filter.Criteria
 	ReportFailures bool // FunctionResponseTypes has ReportBatchItemFailures
-	// Metrics are MetricsConfig.Metrics, in the template's order: MetricEventCount, and for
-	// Kafka MetricErrorCount and MetricKafkaMetrics; none when the mapping has no MetricsConfig.
+	// Metrics are MetricsConfig.Metrics, in the template's order: esm.MetricsEventCount, and for
+	// Kafka esm.MetricsErrorCount and esm.MetricsKafka; none when the mapping has no MetricsConfig.
 	Metrics []string
 	// SystemLogLevel is a Kafka mapping's LoggingConfig.SystemLogLevel (DEBUG, INFO or WARN),
 	// "" without LoggingConfig. klt local writes no event poller system logs: NotEmulated
@@ -470,13 +471,6 @@ type SchemaRegistrySpec struct {
 	Attributes        []string // SchemaValidationConfigs' Attribute values: KEY, VALUE, in the template's order
 }
 
-// The metrics of MetricsConfig.Metrics.
-const (
-	MetricEventCount   = "EventCount"
-	MetricErrorCount   = "ErrorCount"   // Kafka mappings only
-	MetricKafkaMetrics = "KafkaMetrics" // Kafka mappings only
-)
-
 // readSchemaRegistry reads the SchemaRegistryConfig of a Kafka mapping: inside
 // AmazonManagedKafkaEventSourceConfig or SelfManagedKafkaEventSourceConfig, or at the top of a
 // SAM event (sam). A configuration the emulated mapping cannot follow is an error naming the
@@ -581,9 +575,9 @@ func (m *MappingSpec) readMetrics(p *mappingProps) error {
 	for _, x := range list {
 		s, _ := x.(string)
 		switch {
-		case s != MetricEventCount && s != MetricErrorCount && s != MetricKafkaMetrics:
+		case s != esm.MetricsEventCount && s != esm.MetricsErrorCount && s != esm.MetricsKafka:
 			return bad("Metrics: %s is not EventCount, ErrorCount or KafkaMetrics", template.Describe(x))
-		case s != MetricEventCount && m.Kind != KafkaMapping:
+		case s != esm.MetricsEventCount && m.Kind != KafkaMapping:
 			return bad("Metrics: %s is for Amazon MSK and self-managed Apache Kafka mappings only", s)
 		case slices.Contains(m.Metrics, s):
 			return bad("Metrics: %s twice", s)
