@@ -13,12 +13,6 @@ type Observer interface {
 	Observe(Event)
 }
 
-// observerFunc adapts a function to an Observer.
-type observerFunc func(Event)
-
-// Observe calls f.
-func (f observerFunc) Observe(e Event) { f(e) }
-
 // EventKind is what happened to the records of an [Event].
 type EventKind int
 

@@ -187,7 +187,7 @@ func (m *KafkaMapping) topic() (string, error) {
 		}
 		return m.Topics[0], nil
 	}
-	return "", fmt.Errorf("Topics %v: an event source mapping reads one topic", m.Topics)
+	return "", fmt.Errorf("the mapping's Topics %v: an event source mapping reads one topic", m.Topics)
 }
 
 // reportFailures reads FunctionResponseTypes.
