@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -37,7 +38,7 @@ func TestKafkaCountersFiltered(t *testing.T) {
 	}
 	obs := &observed{}
 	fn := newKafkaFunction(t, nil)
-	m := newKafkaMapping(t, f, fn, WithFilter(crit), WithObserver(obs), WithGroupID("g"), WithMetrics(MetricsEventCount, MetricsKafka))
+	m := newKafkaMapping(t, f, fn, WithFilter(crit), WithObserver(obs), WithGroupID("g"), WithMetricsConfig(MetricsEventCount, MetricsKafka))
 	runKafka(t, m)
 	kafkaWaitFor(t, 10*time.Second, "both partitions committed", func() bool {
 		c := f.committed("g", 2)
@@ -61,9 +62,9 @@ func TestKafkaCountersFiltered(t *testing.T) {
 		}
 	}
 	got := m.Metrics()
-	want := map[string]int64{MetricPolledEventCount: 3, MetricFilteredOutEventCount: 2, MetricInvokedEventCount: 1,
-		MetricFailedInvokeEventCount: 0, MetricDroppedEventCount: 0, MetricOnFailureDestinationDeliveredEventCount: 0,
-		MetricCommittedEventCount: 3, MetricMaxOffsetLag: 0, MetricSumOffsetLag: 0}
+	want := map[string]int64{metricPolledEventCount: 3, metricFilteredOutEventCount: 2, metricInvokedEventCount: 1,
+		metricFailedInvokeEventCount: 0, metricDroppedEventCount: 0, metricOnFailureDestinationDeliveredEventCount: 0,
+		metricCommittedEventCount: 3, MetricMaxOffsetLag: 0, MetricSumOffsetLag: 0}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Metrics() = %v, want %v", got, want)
 	}
@@ -82,7 +83,7 @@ func TestKafkaCountersGiveUp(t *testing.T) {
 	obs := &observed{}
 	fn := newKafkaFunction(t, func(int, *kafkaevent.Event) Response { return kafkaFailed("boom") })
 	m := newKafkaMapping(t, f, fn, WithBatchingWindow(time.Second), WithMaximumRetryAttempts(0), WithObserver(obs), WithGroupID("g"),
-		WithMetrics(MetricsEventCount, MetricsErrorCount))
+		WithMetricsConfig(MetricsEventCount, MetricsErrorCount))
 	runKafka(t, m)
 	kafkaWaitFor(t, 10*time.Second, "both partitions committed", func() bool {
 		c := f.committed("g", 2)
@@ -108,8 +109,8 @@ func TestKafkaCountersGiveUp(t *testing.T) {
 		t.Errorf("%d records reported Succeeded", n)
 	}
 	got := m.Metrics()
-	if got[MetricDroppedEventCount] != 4 || got[MetricFailedInvokeEventCount] != 4 || got[MetricInvokedEventCount] != 4 ||
-		got[MetricInvokeErrorCount] != 1 || got[MetricCommitErrorCount] != 0 || got[MetricPollingErrorCount] != 0 || len(got) != 11 {
+	if got[metricDroppedEventCount] != 4 || got[metricFailedInvokeEventCount] != 4 || got[metricInvokedEventCount] != 4 ||
+		got[metricInvokeErrorCount] != 1 || got[metricCommitErrorCount] != 0 || got[metricPollingErrorCount] != 0 || len(got) != 11 {
 		t.Errorf("Metrics() = %v", got)
 	}
 }
@@ -126,7 +127,7 @@ func TestKafkaOnFailureRecordNamesEachPartition(t *testing.T) {
 	f.produceTo(2, 0, 1)
 	fn := newKafkaFunction(t, func(int, *kafkaevent.Event) Response { return kafkaFailed("boom") })
 	m := newKafkaMapping(t, f, fn, WithBatchingWindow(time.Second), WithMaximumRetryAttempts(0),
-		WithOnFailure(OnFailureSQS(q.client, q.url)), WithMetrics(MetricsEventCount))
+		WithOnFailure(OnFailureSQS(q.client, q.url)), WithMetricsConfig(MetricsEventCount))
 	runKafka(t, m)
 	rec := q.receive(1)[0]
 	for _, p := range []string{"orders-0", "orders-1"} {
@@ -141,7 +142,7 @@ func TestKafkaOnFailureRecordNamesEachPartition(t *testing.T) {
 		t.Errorf("payloadSize %v, want %d", got, len(fn.snapshot()[0].payload))
 	}
 	kafkaWaitFor(t, 5*time.Second, "4 dead-lettered", func() bool { return m.Counters().DeadLettered.Load() == 4 })
-	if got := m.Metrics()[MetricOnFailureDestinationDeliveredEventCount]; got != 4 {
+	if got := m.Metrics()[metricOnFailureDestinationDeliveredEventCount]; got != 4 {
 		t.Errorf("OnFailureDestinationDeliveredEventCount = %d, want 4", got)
 	}
 }
@@ -164,7 +165,7 @@ func TestKafkaMetricsOffsetLag(t *testing.T) {
 		}
 		return Response{}
 	})
-	m := newKafkaMapping(t, f, fn, WithMetrics(MetricsKafka))
+	m := newKafkaMapping(t, f, fn, WithMetricsConfig(MetricsKafka))
 	runKafka(t, m)
 	kafkaWaitFor(t, 10*time.Second, "every record delivered, MaxOffsetLag 6, SumOffsetLag 8", func() bool {
 		got := m.Metrics()
@@ -176,11 +177,11 @@ func TestKafkaMetricsOffsetLag(t *testing.T) {
 	close(release)
 	kafkaWaitFor(t, 10*time.Second, "no offset lag, 8 committed", func() bool {
 		got := m.Metrics()
-		return got[MetricMaxOffsetLag] == 0 && got[MetricSumOffsetLag] == 0 && got[MetricCommittedEventCount] == 8
+		return got[MetricMaxOffsetLag] == 0 && got[MetricSumOffsetLag] == 0 && got[metricCommittedEventCount] == 8
 	})
 }
 
-// TestWithMetricsConfig checks WithMetrics against CloudFormation's MetricsConfig.Metrics:
+// TestWithMetricsConfig checks WithMetricsConfig against CloudFormation's MetricsConfig.Metrics:
 // "Allowed values: EventCount | ErrorCount | KafkaMetrics", "Maximum: 3"; ErrorCount and
 // KafkaMetrics are "(Amazon MSK and self-managed Apache Kafka)" only.
 func TestWithMetricsConfig(t *testing.T) {
@@ -195,17 +196,17 @@ func TestWithMetricsConfig(t *testing.T) {
 		{groups: []string{"Throughput"}, bad: true},
 		{groups: []string{MetricsEventCount, MetricsErrorCount, MetricsKafka, MetricsEventCount}, bad: true},
 	} {
-		_, err := NewKafka([]string{"localhost:9092"}, "t", fn, WithMetrics(tc.groups...))
-		var ce *ConfigError
-		if tc.bad != errors.As(err, &ce) || tc.bad && ce.Setting != "WithMetrics" {
-			t.Errorf("WithMetrics(%v): err = %v", tc.groups, err)
+		_, err := NewKafka([]string{"localhost:9092"}, "t", fn, WithMetricsConfig(tc.groups...))
+		var ce *toolkit.OptionError
+		if tc.bad != errors.As(err, &ce) || tc.bad && ce.Option != "WithMetricsConfig" {
+			t.Errorf("WithMetricsConfig(%v): err = %v", tc.groups, err)
 		}
 	}
 	for _, g := range []string{MetricsErrorCount, MetricsKafka} {
-		_, err := NewSQS(context.Background(), &sqs.Client{}, "http://q", fn, WithMetrics(g))
-		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Setting != "WithMetrics" || !strings.Contains(ce.Reason, "Kafka") {
-			t.Errorf("SQS WithMetrics(%s): err = %v", g, err)
+		_, err := NewSQS(context.Background(), &sqs.Client{}, "http://q", fn, WithMetricsConfig(g))
+		var ce *toolkit.OptionError
+		if !errors.As(err, &ce) || ce.Option != "WithMetricsConfig" || !strings.Contains(ce.Reason, "Kafka") {
+			t.Errorf("SQS WithMetricsConfig(%s): err = %v", g, err)
 		}
 	}
 }
@@ -239,7 +240,7 @@ func TestSQSCountersAndObserver(t *testing.T) {
 	}}
 	obs := &observed{}
 	m, stop := env.run(url, rec, WithName("counted"), WithQueueARN(arn), WithBatchSize(2), WithBatchingWindow(time.Second),
-		WithReportBatchItemFailures(), WithObserver(obs), WithMetrics(MetricsEventCount))
+		WithReportBatchItemFailures(), WithObserver(obs), WithMetricsConfig(MetricsEventCount))
 	waitFor(t, 15*time.Second, "2 messages done", func() bool { return m.Counters().Succeeded.Load() == 2 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -266,11 +267,11 @@ func TestSQSCountersAndObserver(t *testing.T) {
 	got := m.Metrics()
 	// PolledEventCount counts every receipt: at least the three deliveries' (a message held
 	// past its visibility timeout is received once more).
-	if got[MetricPolledEventCount] >= 3 {
-		got[MetricPolledEventCount] = 3
+	if got[metricPolledEventCount] >= 3 {
+		got[metricPolledEventCount] = 3
 	}
-	want := map[string]int64{MetricPolledEventCount: 3, MetricFilteredOutEventCount: 0, MetricInvokedEventCount: 3,
-		MetricFailedInvokeEventCount: 1, MetricDeletedEventCount: 2}
+	want := map[string]int64{metricPolledEventCount: 3, metricFilteredOutEventCount: 0, metricInvokedEventCount: 3,
+		metricFailedInvokeEventCount: 1, metricDeletedEventCount: 2}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Metrics() = %v, want %v", got, want)
 	}

@@ -1,9 +1,15 @@
-// Package esm emulates AWS Lambda event source mappings on local servers: a Kafka mapping
-// (kfake or any Kafka) and an SQS mapping (local-aws-sqs or any SQS endpoint). Each polls its
-// source, builds the event Lambda would send, invokes the function through an [Invoker], and
-// applies the rules AWS documents to the outcome: batching, filtering, partial-batch
-// responses, retries, on-failure destinations, visibility timeouts, FIFO group order and
-// concurrency. klt local runs one per mapping of a SAM template.
+// Package esm is the engine of klt local and of package esmtest: it emulates AWS Lambda event
+// source mappings on local servers. A test that puts a handler behind a mapping uses
+// [github.com/kafkalambda/toolkit/esm/esmtest], whose settings are named as the
+// AWS::Lambda::EventSourceMapping resource names them; this package's API is what those two
+// need, and nothing more.
+//
+// It runs a Kafka mapping (kfake or any Kafka) and an SQS mapping (local-aws-sqs or any SQS
+// endpoint). Each polls its source, builds the event Lambda would send, invokes the function
+// through an [Invoker], and applies the rules AWS documents to the outcome: batching,
+// filtering, partial-batch responses, retries, on-failure destinations, visibility timeouts,
+// FIFO group order and concurrency. klt local runs one per mapping of a SAM template. The AWS
+// limits it enforces are package limits' constants.
 //
 // Both kinds are configured alike: the source and the function are the constructor's
 // arguments, everything else is an option ([NewKafka] takes [KafkaOption] values, [NewSQS]
@@ -11,7 +17,7 @@
 // ([WithName], [WithBatchSize], [WithBatchingWindow], [WithFilter],
 // [WithReportBatchItemFailures]); the defaults and limits that differ between the kinds are
 // stated on each option. The constructors check every option before they connect to
-// anything and report all bad values at once, one [*ConfigError] each:
+// anything and report all bad values at once, one [*toolkit.OptionError] each:
 //
 //	k, err := esm.NewKafka(brokers, "orders", fn, esm.WithBatchSize(50), esm.WithReportBatchItemFailures())
 //	q, err := esm.NewSQS(ctx, client, queueURL, fn, esm.WithBatchSize(50), esm.WithBatchingWindow(time.Second))
@@ -22,7 +28,7 @@
 // A mapping shows its progress three ways: [Counters], running totals per record (In,
 // Filtered, Delivered, Succeeded, DeadLettered, ...); an [Observer] ([WithObserver]) that
 // sees each step of every record; and [Kafka.Metrics] and [SQS.Metrics], the CloudWatch
-// metrics of the groups a MetricsConfig enables ([WithMetrics]).
+// metrics of the groups a MetricsConfig enables ([WithMetricsConfig]).
 //
 // Each rule has a conformance test that quotes the sentence of the AWS documentation it
 // follows. Where the documentation is silent, the package says what it does and why.
@@ -32,6 +38,8 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // Response is the outcome of one synchronous invocation.
@@ -39,7 +47,7 @@ type Response struct {
 	// Payload is the function's response (on success; empty when Err is set).
 	Payload []byte
 	// Err is set when the invocation failed: the function returned an error or panicked,
-	// timed out, its process crashed, or its response was over [MaxResponseBytes]. A mapping
+	// timed out, its process crashed, or its response was over [limits.MaxLambdaResponseBytes]. A mapping
 	// treats each as a failed batch.
 	Err *InvokeError
 }
@@ -52,31 +60,22 @@ type InvokeError struct {
 
 func (e *InvokeError) Error() string { return fmt.Sprintf("%s: %s", e.Type, e.Message) }
 
-// MaxResponseBytes is the largest response a function may return to a synchronous invocation,
-// in bytes. AWS: "For synchronous invocations, the maximum payload size is 6 MB"
-// (https://docs.aws.amazon.com/lambda/latest/dg/API_Invoke.html); Lambda counts a response's 6
-// MB as 6 MiB plus 100 bytes, the MaxPayloadSize of AWS's runtime interface emulator, and
-// fails a larger one as "Function.ResponseSizeTooLarge" (reference/lambda-local.md §1,
-// "Payload limits"). A mapping treats such an invocation as a failed one (see
-// [ResponseTooLarge]), as AWS does: its records are retried, never committed or deleted.
-const MaxResponseBytes = 6<<20 + 100
-
 // ResponseTooLarge is the error Lambda reports for a response of n bytes, over
-// [MaxResponseBytes]: type "Function.ResponseSizeTooLarge", message "Response payload size (n
+// [limits.MaxLambdaResponseBytes]: type "Function.ResponseSizeTooLarge", message "Response payload size (n
 // bytes) exceeded maximum allowed payload size (6291556 bytes).", the runtime interface
 // emulator's text (reference/lambda-local.md §1, "Payload limits").
 func ResponseTooLarge(n int64) *InvokeError {
 	return &InvokeError{
 		Type:    "Function.ResponseSizeTooLarge",
-		Message: fmt.Sprintf("Response payload size (%d bytes) exceeded maximum allowed payload size (%d bytes).", n, MaxResponseBytes),
+		Message: fmt.Sprintf("Response payload size (%d bytes) exceeded maximum allowed payload size (%d bytes).", n, limits.MaxLambdaResponseBytes),
 	}
 }
 
-// invoke calls fn with payload; a response over MaxResponseBytes is the failed invocation
+// invoke calls fn with payload; a response over limits.MaxLambdaResponseBytes is the failed invocation
 // Lambda makes of it, whatever the Invoker passed on.
 func invoke(ctx context.Context, fn Invoker, payload []byte) (Response, error) {
 	resp, err := fn.Invoke(ctx, payload)
-	if err == nil && resp.Err == nil && len(resp.Payload) > MaxResponseBytes {
+	if err == nil && resp.Err == nil && len(resp.Payload) > limits.MaxLambdaResponseBytes {
 		resp = Response{Err: ResponseTooLarge(int64(len(resp.Payload)))}
 	}
 	return resp, err

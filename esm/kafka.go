@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // Starting positions of a Kafka mapping, for [WithStartingPosition].
@@ -42,7 +43,7 @@ const (
 // [WithOnePartitionPerInvocation] makes every event hold one partition only.
 //
 // A batch holds up to the batch size (default 100) records in all, and its event is at most
-// [MaxPayloadBytes]. It is filled from the partitions that have records waiting and no records
+// [limits.MaxLambdaPayloadBytes]. It is filled from the partitions that have records waiting and no records
 // in an invocation, in turn: all the waiting records of one partition, then the next
 // partition's, starting each batch with the partition after the one the previous batch started
 // with. So when records pile up each invocation holds one partition and up to 5 run in
@@ -85,7 +86,7 @@ const (
 // on AWS; the other partitions go on.
 //
 // A record that [Kafka.encodeRecord] refuses (with a schema registry: a schema not found, a
-// record it cannot deserialize), or whose event alone would exceed MaxPayloadBytes, is given up
+// record it cannot deserialize), or whose event alone would exceed limits.MaxLambdaPayloadBytes, is given up
 // alone, in its partition's offset order, with its condition. When the schema registry itself
 // fails, the partition's records wait for the backoff and are tried again; a registry that
 // fails every try for a minute stops Run.
@@ -169,7 +170,7 @@ func NewKafka(brokers []string, topic string, fn Invoker, opts ...KafkaOption) (
 	return m, nil
 }
 
-// check reports every bad setting of c as a *ConfigError, joined.
+// check reports every bad setting of c as a *toolkit.OptionError, joined.
 func (c *kafkaConfig) check(brokers []string, topic string, fn Invoker) error {
 	if len(brokers) == 0 {
 		c.reject("brokers", "none")
@@ -183,10 +184,10 @@ func (c *kafkaConfig) check(brokers []string, topic string, fn Invoker) error {
 	if c.start != TrimHorizon && c.start != Latest && (c.start != AtTimestamp || c.startAt.IsZero()) {
 		c.reject("WithStartingPosition", "%q: want TRIM_HORIZON, LATEST, or AT_TIMESTAMP through WithStartingTimestamp", c.start)
 	}
-	c.checkBatching(10000, 300*time.Second)
+	c.checkBatching(limits.MaxKafkaBatchSize, limits.MaxBatchingWindow)
 	c.checkMetrics(true)
-	if c.retries < -1 || c.retries > 10000 {
-		c.reject("WithMaximumRetryAttempts", "%d: want -1 to 10000", c.retries)
+	if c.retries < -1 || c.retries > limits.MaxRetryAttempts {
+		c.reject("WithMaximumRetryAttempts", "%d: want -1 to %d", c.retries, limits.MaxRetryAttempts)
 	}
 	switch c.source {
 	case kafkaevent.SourceMSK:

@@ -17,7 +17,7 @@ import (
 const (
 	// ConditionRetryAttemptsExhausted: the records failed MaximumRetryAttempts retries.
 	ConditionRetryAttemptsExhausted = "RetryAttemptsExhausted"
-	// ConditionMaximumPayloadSizeExceeded: one record's event alone exceeds MaxPayloadBytes.
+	// ConditionMaximumPayloadSizeExceeded: one record's event alone exceeds limits.MaxLambdaPayloadBytes.
 	ConditionMaximumPayloadSizeExceeded = "MaximumPayloadSizeExceeded"
 	// ConditionRecordAgeExceeded: the records were older than MaximumRecordAge. The Kafka pages
 	// of the AWS documentation do not name this condition; this is the name Kinesis and

@@ -12,12 +12,6 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// MaxPayloadBytes is the largest event a Kafka mapping sends in one invocation: Lambda's
-// limit for a synchronous invocation payload, 6 MB (6,291,456 bytes). A batch stops growing
-// before its JSON would exceed it; a record whose JSON alone exceeds it is never delivered
-// (see [OnFailureSQS]).
-const MaxPayloadBytes = 6 << 20
-
 // kafkaEnvelope writes the parts of a Kafka event that are the same for every invocation:
 // everything before the "records" object's first key, and everything after it. An event
 // holds one array per partition, keyed "topic-N", in ascending partition order.

@@ -17,6 +17,7 @@ import (
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // kafkaDLQ is a local-aws-sqs queue used as an on-failure destination.
@@ -344,7 +345,7 @@ func TestKafkaOversizeRecord(t *testing.T) {
 	f.produce(&kgo.Record{Value: []byte("small")}, &kgo.Record{Value: bytes.Repeat([]byte("x"), 5<<20)}, &kgo.Record{Value: []byte("after")})
 	fn := newKafkaFunction(t, nil)
 	m := newKafkaMapping(t, f, fn, WithGroupID("g"), WithOnFailure(OnFailureSQS(q.client, q.url)),
-		WithClientOptions(kgo.FetchMaxPartitionBytes(16<<20), kgo.FetchMaxBytes(32<<20)))
+		withClientOptions(kgo.FetchMaxPartitionBytes(16<<20), kgo.FetchMaxBytes(32<<20)))
 	runKafka(t, m)
 	rec := q.receive(1)[0]
 	kafkaWaitFor(t, 10*time.Second, "offset 3 committed", func() bool { return f.committed("g", 1)[0] == 3 })
@@ -360,8 +361,8 @@ func TestKafkaOversizeRecord(t *testing.T) {
 	if n := path(rec, "requestContext", "approximateInvokeCount"); n != 0.0 {
 		t.Errorf("approximateInvokeCount %v, want 0", n)
 	}
-	if size, _ := path(rec, "KafkaBatchInfo", "payloadSize").(float64); size <= MaxPayloadBytes {
-		t.Errorf("payloadSize %v, want over %d", size, MaxPayloadBytes)
+	if size, _ := path(rec, "KafkaBatchInfo", "payloadSize").(float64); size <= limits.MaxLambdaPayloadBytes {
+		t.Errorf("payloadSize %v, want over %d", size, limits.MaxLambdaPayloadBytes)
 	}
 }
 

@@ -470,7 +470,7 @@ func TestKafkaEncodeErrorRetries(t *testing.T) {
 			f := newKafkaFixture(t, "orders", 1)
 			f.produceN(0, 2)
 			fn := newKafkaFunction(t, nil)
-			m := newKafkaMapping(t, f, fn, WithMetrics(MetricsErrorCount))
+			m := newKafkaMapping(t, f, fn, WithMetricsConfig(MetricsErrorCount))
 			m.cfg.patience = 2 * time.Second
 			encode := m.encode
 			var mu sync.Mutex
@@ -491,7 +491,7 @@ func TestKafkaEncodeErrorRetries(t *testing.T) {
 				if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "times in a row over 2s") || !strings.Contains(err.Error(), "registry unreachable") {
 					t.Errorf("Run: %v, want the registry's failure", err)
 				}
-				if got := m.Metrics()[MetricSchemaRegistryErrorCount]; got < 3 {
+				if got := m.Metrics()[metricSchemaRegistryErrorCount]; got < 3 {
 					t.Errorf("SchemaRegistryErrorCount = %d, want every try of the 2 s counted", got)
 				}
 				if len(fn.snapshot()) != 0 {
@@ -501,7 +501,7 @@ func TestKafkaEncodeErrorRetries(t *testing.T) {
 			}
 			runKafka(t, m)
 			kafkaWaitFor(t, 10*time.Second, "2 records", func() bool { return m.Counters().Succeeded.Load() == 2 })
-			if got := m.Metrics()[MetricSchemaRegistryErrorCount]; got != int64(failures) {
+			if got := m.Metrics()[metricSchemaRegistryErrorCount]; got != int64(failures) {
 				t.Errorf("SchemaRegistryErrorCount = %d, want %d", got, failures)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // kafkaConfig holds a Kafka mapping's settings.
@@ -40,8 +41,8 @@ type kafkaConfig struct {
 // 1 to 2,000 (MaximumPollers' limit); the default is 1: one poller holds every partition.
 func WithPollers(n int) KafkaOption {
 	return kafkaOption(func(c *kafkaConfig) {
-		if n < 1 || n > 2000 {
-			c.reject("WithPollers", "%d: want 1 to 2000", n)
+		if n < 1 || n > limits.MaxPollers {
+			c.reject("WithPollers", "%d: want 1 to %d", n, limits.MaxPollers)
 		}
 		c.pollers = n
 	})
@@ -129,8 +130,8 @@ func WithFunctionARN(arn string) KafkaOption {
 	return kafkaOption(func(c *kafkaConfig) { c.functionARN = arn })
 }
 
-// WithClientOptions adds franz-go client options (TLS, SASL, logging), applied after the
+// withClientOptions adds franz-go client options (TLS, SASL, logging), applied after the
 // mapping's own; none by default.
-func WithClientOptions(opts ...kgo.Opt) KafkaOption {
+func withClientOptions(opts ...kgo.Opt) KafkaOption {
 	return kafkaOption(func(c *kafkaConfig) { c.clientOpts = append(c.clientOpts, opts...) })
 }

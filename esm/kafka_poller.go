@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kafkalambda/toolkit/limits"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -296,7 +297,7 @@ func (p *kafkaPoller) drain(ctx context.Context) (wakeAt time.Time) {
 			}
 			answered = true
 			e.json, e.condition = js, cond
-			if cond == "" && m.single(w.pt, len(js)) > MaxPayloadBytes {
+			if cond == "" && m.single(w.pt, len(js)) > limits.MaxLambdaPayloadBytes {
 				e.json, e.condition = nil, ConditionMaximumPayloadSizeExceeded
 			}
 			out = append(out, e)
@@ -412,7 +413,7 @@ func (p *kafkaPoller) start(ctx context.Context, a *attempt) {
 // are done. Otherwise the batch is filled from the free partitions with waiting records in
 // turn, starting with the partition after the one the previous batch started with: all the
 // waiting records of one partition, then those of the next, until the batch holds the batch
-// size or the next record would take the event over MaxPayloadBytes. So when records pile up
+// size or the next record would take the event over limits.MaxLambdaPayloadBytes. So when records pile up
 // each invocation holds one partition and up to 5 partitions are in invocations at once; when
 // they trickle in, one invocation holds what waits in every partition. A batch that is not full waits until the batching window, counted
 // from the arrival of its oldest record, has passed. With WithOnePartitionPerInvocation a
@@ -460,7 +461,7 @@ func (p *kafkaPoller) take(now time.Time) (*attempt, time.Duration) {
 			if e.condition != "" {
 				break // given up alone, once the records before it are done
 			}
-			if n == cfg.batchSize || n > 0 && sz.with(pt, len(taken[i]) == 0, len(e.json)) > MaxPayloadBytes {
+			if n == cfg.batchSize || n > 0 && sz.with(pt, len(taken[i]) == 0, len(e.json)) > limits.MaxLambdaPayloadBytes {
 				full = true
 				break
 			}

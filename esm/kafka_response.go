@@ -9,15 +9,15 @@ import (
 	"strings"
 )
 
-// ResponseError is a function response that a Kafka mapping with ReportBatchItemFailures
+// responseError is a function response that a Kafka mapping with ReportBatchItemFailures
 // cannot read as a partial batch response. AWS: "Any invalid topic-partition_number or offset
 // returned that was not present in the invoked event will be treated as failure and entire
 // batch will be retried"; the mapping does the same for every other malformed response.
-type ResponseError struct {
+type responseError struct {
 	Reason string // what is wrong, with the JSON path
 }
 
-func (e *ResponseError) Error() string {
+func (e *responseError) Error() string {
 	return "esm: partial batch response: " + e.Reason
 }
 
@@ -30,7 +30,7 @@ func (e *ResponseError) Error() string {
 // is done. An empty payload, null, an object without batchItemFailures, or batchItemFailures
 // null or [] name no partition: the whole batch succeeded. Any other response (invalid JSON, a
 // value that is not an object, an item without a valid itemIdentifier, a partition or offset
-// that was not in the event) is a *ResponseError: the whole batch failed. Both "partition"
+// that was not in the event) is a *responseError: the whole batch failed. Both "partition"
 // (the current AWS documentation) and "topic-partition" (an earlier version of the same page)
 // name the partition.
 func parseKafkaResponse(payload []byte, offsets map[string][]int64) (from map[string]int64, err error) {
@@ -39,25 +39,25 @@ func parseKafkaResponse(payload []byte, offsets map[string][]int64) (from map[st
 		return nil, nil
 	}
 	if !json.Valid(payload) {
-		return nil, &ResponseError{Reason: "not valid JSON"}
+		return nil, &responseError{Reason: "not valid JSON"}
 	}
 	if payload[0] != '{' {
-		return nil, &ResponseError{Reason: fmt.Sprintf("want a JSON object or null, got %s", describeJSON(payload))}
+		return nil, &responseError{Reason: fmt.Sprintf("want a JSON object or null, got %s", describeJSON(payload))}
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &top); err != nil {
-		return nil, &ResponseError{Reason: err.Error()}
+		return nil, &responseError{Reason: err.Error()}
 	}
 	raw, ok := top["batchItemFailures"]
 	if !ok || string(raw) == "null" {
 		return nil, nil
 	}
 	if raw[0] != '[' {
-		return nil, &ResponseError{Reason: fmt.Sprintf("batchItemFailures: want an array, got %s", describeJSON(raw))}
+		return nil, &responseError{Reason: fmt.Sprintf("batchItemFailures: want an array, got %s", describeJSON(raw))}
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, &ResponseError{Reason: "batchItemFailures: " + err.Error()}
+		return nil, &responseError{Reason: "batchItemFailures: " + err.Error()}
 	}
 	for i, item := range items {
 		path := fmt.Sprintf("batchItemFailures[%d]", i)
@@ -77,11 +77,11 @@ func parseKafkaResponse(payload []byte, offsets map[string][]int64) (from map[st
 
 func parseKafkaItem(item json.RawMessage, path string, offsets map[string][]int64) (string, int64, error) {
 	if item[0] != '{' {
-		return "", 0, &ResponseError{Reason: fmt.Sprintf("%s: want an object, got %s", path, describeJSON(item))}
+		return "", 0, &responseError{Reason: fmt.Sprintf("%s: want an object, got %s", path, describeJSON(item))}
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(item, &obj); err != nil {
-		return "", 0, &ResponseError{Reason: path + ": " + err.Error()}
+		return "", 0, &responseError{Reason: path + ": " + err.Error()}
 	}
 	ident, ok := obj["itemIdentifier"]
 	if !ok || ident[0] != '{' {
@@ -89,12 +89,12 @@ func parseKafkaItem(item json.RawMessage, path string, offsets map[string][]int6
 		if ok {
 			got = describeJSON(ident)
 		}
-		return "", 0, &ResponseError{Reason: fmt.Sprintf("%s.itemIdentifier: want an object, got %s", path, got)}
+		return "", 0, &responseError{Reason: fmt.Sprintf("%s.itemIdentifier: want an object, got %s", path, got)}
 	}
 	path += ".itemIdentifier"
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(ident, &fields); err != nil {
-		return "", 0, &ResponseError{Reason: path + ": " + err.Error()}
+		return "", 0, &responseError{Reason: path + ": " + err.Error()}
 	}
 	var partition string
 	var named bool
@@ -105,30 +105,30 @@ func parseKafkaItem(item json.RawMessage, path string, offsets map[string][]int6
 		}
 		var s string
 		if v[0] != '"' || json.Unmarshal(v, &s) != nil {
-			return "", 0, &ResponseError{Reason: fmt.Sprintf("%s.%s: want a string, got %s", path, key, describeJSON(v))}
+			return "", 0, &responseError{Reason: fmt.Sprintf("%s.%s: want a string, got %s", path, key, describeJSON(v))}
 		}
 		if named && s != partition {
-			return "", 0, &ResponseError{Reason: fmt.Sprintf("%s: partition %q and topic-partition %q disagree", path, partition, s)}
+			return "", 0, &responseError{Reason: fmt.Sprintf("%s: partition %q and topic-partition %q disagree", path, partition, s)}
 		}
 		partition, named = s, true
 	}
 	if !named {
-		return "", 0, &ResponseError{Reason: path + ": no partition"}
+		return "", 0, &responseError{Reason: path + ": no partition"}
 	}
 	held, ok := offsets[partition]
 	if !ok {
-		return "", 0, &ResponseError{Reason: fmt.Sprintf("%s.partition: %q was not in the event (it held %s)", path, partition, heldPartitions(offsets))}
+		return "", 0, &responseError{Reason: fmt.Sprintf("%s.partition: %q was not in the event (it held %s)", path, partition, heldPartitions(offsets))}
 	}
 	v, ok := fields["offset"]
 	if !ok {
-		return "", 0, &ResponseError{Reason: path + ": no offset"}
+		return "", 0, &responseError{Reason: path + ": no offset"}
 	}
 	off, err := strconv.ParseInt(string(v), 10, 64)
 	if err != nil {
-		return "", 0, &ResponseError{Reason: fmt.Sprintf("%s.offset: want an integer, got %s", path, describeJSON(v))}
+		return "", 0, &responseError{Reason: fmt.Sprintf("%s.offset: want an integer, got %s", path, describeJSON(v))}
 	}
 	if !containsOffset(held, off) {
-		return "", 0, &ResponseError{Reason: fmt.Sprintf("%s.offset: %d of %s was not in the event", path, off, partition)}
+		return "", 0, &responseError{Reason: fmt.Sprintf("%s.offset: %d of %s was not in the event", path, off, partition)}
 	}
 	return partition, off, nil
 }

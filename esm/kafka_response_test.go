@@ -47,10 +47,10 @@ func TestParseKafkaResponse(t *testing.T) {
 	} {
 		got, err := parseKafkaResponse([]byte(tc.in), offsets)
 		from, failed := got["t-1"], len(got) > 0
-		var re *ResponseError
+		var re *responseError
 		if tc.bad {
 			if !errors.As(err, &re) {
-				t.Errorf("%s: err = %v, want a *ResponseError", tc.in, err)
+				t.Errorf("%s: err = %v, want a *responseError", tc.in, err)
 			}
 			continue
 		}
@@ -71,9 +71,9 @@ func FuzzKafkaResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := parseKafkaResponse(data, offsets)
 		if err != nil {
-			var re *ResponseError
+			var re *responseError
 			if !errors.As(err, &re) || re.Error() == "" {
-				t.Fatalf("error %v is not a *ResponseError", err)
+				t.Fatalf("error %v is not a *responseError", err)
 			}
 			return
 		}

@@ -24,18 +24,18 @@ import (
 
 // Event record formats of a schema registry (EventRecordFormat).
 const (
-	// RecordFormatJSON delivers keys and values as JSON text: "Choose JSON to have Lambda
+	// recordFormatJSON delivers keys and values as JSON text: "Choose JSON to have Lambda
 	// deliver the record to your function as a standard JSON object."
-	RecordFormatJSON = "JSON"
-	// RecordFormatSource delivers them as the producer wrote them, the framing removed:
+	recordFormatJSON = "JSON"
+	// recordFormatSource delivers them as the producer wrote them, the framing removed:
 	// "Lambda removes all schema metadata, such as the schema ID, before sending the record".
-	RecordFormatSource = "SOURCE"
+	recordFormatSource = "SOURCE"
 )
 
 // The attributes a schema registry validates (SchemaValidationConfigs[].Attribute).
 const (
-	AttributeKey   = "KEY"
-	AttributeValue = "VALUE"
+	attributeKey   = "KEY"
+	attributeValue = "VALUE"
 )
 
 // Conditions of the on-failure record of a record that failed schema validation.
@@ -47,9 +47,9 @@ const (
 	ConditionDeserializationError = "DESERIALIZATION_ERROR"
 )
 
-// DefaultSchemaRegistryTimeout bounds each request to a schema registry, and each check of a
+// defaultSchemaRegistryTimeout bounds each request to a schema registry, and each check of a
 // key or value against its schema: 5 seconds.
-const DefaultSchemaRegistryTimeout = 5 * time.Second
+const defaultSchemaRegistryTimeout = 5 * time.Second
 
 // SchemaRegistryConfig is a Kafka mapping's SchemaRegistryConfig, for [WithSchemaRegistry].
 type SchemaRegistryConfig struct {
@@ -57,28 +57,28 @@ type SchemaRegistryConfig struct {
 	// registry" (http or https); "For AWS Glue schema registries, use the ARN of the registry"
 	// (arn:aws:glue:region:account:registry/name, which needs GlueEndpoint).
 	SchemaRegistryURI string
-	// EventRecordFormat is RecordFormatJSON or RecordFormatSource.
+	// EventRecordFormat is recordFormatJSON or recordFormatSource.
 	EventRecordFormat string
-	// Attributes are the SchemaValidationConfigs' attributes: AttributeKey, AttributeValue or
+	// Attributes are the SchemaValidationConfigs' attributes: attributeKey, attributeValue or
 	// both. "If you selected JSON as the EventRecordFormat, Lambda also deserializes the
 	// selected message attributes"; the others are delivered as they are.
 	Attributes []string
-	// ConfluentOptions configure the Confluent registry's client (sr.BasicAuth for a
+	// confluentOptions configure the Confluent registry's client (sr.BasicAuth for a
 	// BASIC_AUTH access configuration, sr.DialTLSConfig for client certificates and a root
 	// CA); none by default.
-	ConfluentOptions []sr.ClientOpt
-	// GlueEndpoint is the endpoint of the AWS Glue API a Glue registry is read from
+	confluentOptions []sr.ClientOpt
+	// glueEndpoint is the endpoint of the AWS Glue API a Glue registry is read from
 	// (GetSchemaVersion), such as a local moto_server; requests are signed for the ARN's
 	// region with the access key "test". A Glue registry ARN without it is refused: the
 	// mapping never reaches AWS itself.
-	GlueEndpoint string
-	// Timeout bounds each request to the registry, and then the check of the key or value
-	// against its schema (compiling the schema included); DefaultSchemaRegistryTimeout when
+	glueEndpoint string
+	// timeout bounds each request to the registry, and then the check of the key or value
+	// against its schema (compiling the schema included); defaultSchemaRegistryTimeout when
 	// 0.
-	Timeout time.Duration
-	// Logger gets one line for each record that fails validation, saying why; slog.Default()
+	timeout time.Duration
+	// logger gets one line for each record that fails validation, saying why; slog.Default()
 	// when nil.
-	Logger *slog.Logger
+	logger *slog.Logger
 }
 
 // schemaRegistry is a Kafka mapping's SchemaRegistryConfig (WithSchemaRegistry), ready to use.
@@ -110,20 +110,20 @@ type schemaRegistry struct {
 //     codec.SchemaLimitError), measured before anything is compiled from it, once per schema
 //     ID: a few kilobytes of JSON Schema whose nested anyOfs a validator would try 2^22 times,
 //     or an Avro schema that expands to 2^25 fields, fail each of their records at once;
-//   - and so does a JSON value not validated within cfg.Timeout.
+//   - and so does a JSON value not validated within cfg.timeout.
 //
 // Such a record is never delivered: the mapping gives up on it alone, at once (a retry cannot
 // make it valid), sends it to the on-failure destination (if any) with that condition, and
-// commits it; cfg.Logger gets one line saying why. A registry that cannot be asked
-// (unreachable, HTTP 5xx, no answer within cfg.Timeout) or whose schema cannot be used (a
+// commits it; cfg.logger gets one line saying why. A registry that cannot be asked
+// (unreachable, HTTP 5xx, no answer within cfg.timeout) or whose schema cannot be used (a
 // .proto that does not compile, references to other subjects) fails no record: the record
 // waits and is checked again. So does a record whose schema is still being compiled when
-// cfg.Timeout ends: each schema is compiled once, on a goroutine of its own that the record
+// cfg.timeout ends: each schema is compiled once, on a goroutine of its own that the record
 // stops waiting for, and the records of that schema wait for the same compilation.
 //
 // A record that passes is delivered with its key or value as cfg.EventRecordFormat says:
-// [RecordFormatJSON], the JSON text of the decoded value (base64-encoded, as every key and value
-// of the event); [RecordFormatSource], the producer's bytes without the registry's framing (for
+// [recordFormatJSON], the JSON text of the decoded value (base64-encoded, as every key and value
+// of the event); [recordFormatSource], the producer's bytes without the registry's framing (for
 // Protobuf the message indexes stay, Confluent's list or Glue's single varint, as observed on
 // AWS; a zlib-compressed Glue payload is inflated). Either way the record carries
 // keySchemaMetadata or valueSchemaMetadata, {"dataFormat":"AVRO"|"PROTOBUF"|"JSON",
@@ -134,7 +134,7 @@ type schemaRegistry struct {
 //
 // A configuration the mapping cannot emulate (a Glue ARN without GlueEndpoint, a URI that is
 // neither a URL nor a Glue registry ARN, an unknown format or attribute, no attribute) is a
-// *ConfigError of NewKafka. By default records are delivered as they are.
+// *toolkit.OptionError of NewKafka. By default records are delivered as they are.
 func WithSchemaRegistry(cfg SchemaRegistryConfig) KafkaOption {
 	return kafkaOption(func(c *kafkaConfig) {
 		s, errs := newSchemaRegistry(cfg)
@@ -150,28 +150,28 @@ func WithSchemaRegistry(cfg SchemaRegistryConfig) KafkaOption {
 // newSchemaRegistry checks cfg and makes its registry client; it returns every problem.
 func newSchemaRegistry(cfg SchemaRegistryConfig) (*schemaRegistry, []string) {
 	var bad []string
-	s := &schemaRegistry{uri: cfg.SchemaRegistryURI, timeout: cfg.Timeout, log: cfg.Logger}
+	s := &schemaRegistry{uri: cfg.SchemaRegistryURI, timeout: cfg.timeout, log: cfg.logger}
 	if s.timeout == 0 {
-		s.timeout = DefaultSchemaRegistryTimeout
+		s.timeout = defaultSchemaRegistryTimeout
 	}
 	if s.timeout < 0 {
-		bad = append(bad, fmt.Sprintf("Timeout %v is negative", cfg.Timeout))
+		bad = append(bad, fmt.Sprintf("Timeout %v is negative", cfg.timeout))
 	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	switch cfg.EventRecordFormat {
-	case RecordFormatJSON:
+	case recordFormatJSON:
 		s.json = true
-	case RecordFormatSource:
+	case recordFormatSource:
 	default:
 		bad = append(bad, fmt.Sprintf("EventRecordFormat %q: want JSON or SOURCE", cfg.EventRecordFormat))
 	}
 	for _, a := range cfg.Attributes {
 		switch a {
-		case AttributeKey:
+		case attributeKey:
 			s.key = true
-		case AttributeValue:
+		case attributeValue:
 			s.value = true
 		default:
 			bad = append(bad, fmt.Sprintf("SchemaValidationConfigs attribute %q: want KEY or VALUE", a))
@@ -203,15 +203,15 @@ func registryFor(cfg SchemaRegistryConfig) (codec.Registry, error) {
 		if err != nil {
 			return nil, err
 		}
-		if cfg.GlueEndpoint == "" {
+		if cfg.glueEndpoint == "" {
 			return nil, fmt.Errorf("SchemaRegistryURI %s is an AWS Glue registry, and no GlueEndpoint was given to read it from (klt does not call AWS itself; give a local Glue endpoint, or use a Confluent registry URL)", uri)
 		}
-		if u, err := url.Parse(cfg.GlueEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("GlueEndpoint %q: want an http or https URL", cfg.GlueEndpoint)
+		if u, err := url.Parse(cfg.glueEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("GlueEndpoint %q: want an http or https URL", cfg.glueEndpoint)
 		}
 		client := glue.New(glue.Options{
 			Region:       region,
-			BaseEndpoint: aws.String(cfg.GlueEndpoint),
+			BaseEndpoint: aws.String(cfg.glueEndpoint),
 			Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
 		})
 		return codecglue.NewRegistry(client), nil
@@ -220,7 +220,7 @@ func registryFor(cfg SchemaRegistryConfig) (codec.Registry, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("SchemaRegistryURI %q: want a Confluent registry URL (http or https) or an AWS Glue registry ARN", uri)
 	}
-	return codec.NewConfluentRegistry(uri, cfg.ConfluentOptions...)
+	return codec.NewConfluentRegistry(uri, cfg.confluentOptions...)
 }
 
 // glueRegistryRegion checks that arn is a Glue registry ARN and returns its region.

@@ -38,11 +38,11 @@ func FuzzKafkaSchemaEncode(f *testing.F) {
 	}
 	f.Add([]byte("not framed"), []byte(nil))
 	f.Fuzz(func(t *testing.T, key, value []byte) {
-		for _, format := range []string{RecordFormatJSON, RecordFormatSource} {
+		for _, format := range []string{recordFormatJSON, recordFormatSource} {
 			m, err := NewKafka([]string{"127.0.0.1:1"}, "orders", InvokerFunc(func(context.Context, []byte) (Response, error) {
 				return Response{}, nil
 			}), WithSchemaRegistry(SchemaRegistryConfig{SchemaRegistryURI: cs.URL, EventRecordFormat: format,
-				Attributes: []string{AttributeKey, AttributeValue}}))
+				Attributes: []string{attributeKey, attributeValue}}))
 			if err != nil {
 				t.Fatal(err)
 			}

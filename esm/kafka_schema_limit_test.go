@@ -88,8 +88,8 @@ func TestKafkaSchemaOverLimits(t *testing.T) {
 	f.cs.Add(6, registrytest.Schema{Type: "PROTOBUF", Text: expandingProto(20)})
 	builds := countSchemaBuilds(t, nil)
 	var logged bytes.Buffer
-	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue},
-		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: recordFormatJSON, Attributes: []string{attributeValue},
+		logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	for _, c := range []struct {
 		name  string
 		value []byte
@@ -128,7 +128,7 @@ func TestKafkaSchemaMappingOverLimits(t *testing.T) {
 	f.produce(&kgo.Record{Key: []byte("k0"), Value: bad}, &kgo.Record{Key: []byte("k1"), Value: sf.confluent(1, nil, sf.avro(newTestOrder()))})
 	fn := newKafkaFunction(t, nil)
 	m := newKafkaMapping(t, f, fn, WithGroupID("g"), WithOnFailure(OnFailureKafkaTopic("orders-dlt")),
-		WithSchemaRegistry(SchemaRegistryConfig{SchemaRegistryURI: sf.cs.URL, EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue}}))
+		WithSchemaRegistry(SchemaRegistryConfig{SchemaRegistryURI: sf.cs.URL, EventRecordFormat: recordFormatJSON, Attributes: []string{attributeValue}}))
 	runKafka(t, m)
 	kafkaWaitFor(t, 15*time.Second, "offset 2 committed", func() bool { return f.committed("g", 1)[0] == 2 })
 	if got := fn.delivered(); len(got) != 1 || got[0] != testOrderJSON {
@@ -149,8 +149,8 @@ func TestKafkaSchemaCompileAbandoned(t *testing.T) {
 	f := newSchemaFixture(t)
 	gate := make(chan struct{})
 	builds := countSchemaBuilds(t, gate)
-	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: RecordFormatSource, Attributes: []string{AttributeValue},
-		Timeout: 100 * time.Millisecond})
+	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: recordFormatSource, Attributes: []string{attributeValue},
+		timeout: 100 * time.Millisecond})
 	value := f.confluent(3, nil, []byte(`{"id":"o-1"}`))
 	for i := range 2 {
 		_, cond, err := m.encodeRecord(context.Background(), &kgo.Record{Topic: "orders", Value: value})

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/codec"
 	"github.com/kafkalambda/toolkit/internal/registrytest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -176,7 +177,7 @@ func encoded(t *testing.T, m *Kafka, r *kgo.Record) (*kafkaevent.Record, string)
 // avrojson.Append.
 func TestKafkaSchemaAvroJSON(t *testing.T) {
 	f := newSchemaFixture(t)
-	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue}})
+	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: recordFormatJSON, Attributes: []string{attributeValue}})
 	rec, cond := encoded(t, m, &kgo.Record{Key: []byte("k1"), Value: f.confluent(1, nil, f.avro(newTestOrder())), Offset: 7})
 	if cond != "" {
 		t.Fatalf("condition %s for a valid record", cond)
@@ -219,8 +220,8 @@ func TestKafkaSchemaSource(t *testing.T) {
 	_, pb := protoOrder(t)
 	avroBytes := f.avro(newTestOrder())
 	js := []byte(`{"id":"o-1","total":3}`)
-	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: RecordFormatSource,
-		Attributes: []string{AttributeKey, AttributeValue}})
+	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: recordFormatSource,
+		Attributes: []string{attributeKey, attributeValue}})
 	for _, c := range []struct {
 		name                 string
 		key, value           []byte
@@ -262,7 +263,7 @@ func TestKafkaSchemaSource(t *testing.T) {
 func TestKafkaSchemaProtobufJSON(t *testing.T) {
 	f := newSchemaFixture(t)
 	md, pb := protoOrder(t)
-	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue}})
+	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: recordFormatJSON, Attributes: []string{attributeValue}})
 	rec, cond := encoded(t, m, &kgo.Record{Value: f.confluent(2, []int{1}, pb)})
 	if cond != "" {
 		t.Fatalf("condition %s", cond)
@@ -302,8 +303,8 @@ func TestKafkaSchemaFailures(t *testing.T) {
 	good := f.confluent(1, nil, f.avro(newTestOrder()))
 	_, pb := protoOrder(t)
 	var logged bytes.Buffer
-	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue},
-		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: recordFormatJSON, Attributes: []string{attributeValue},
+		logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	cases := []struct {
 		name  string
 		value []byte
@@ -336,7 +337,7 @@ func TestKafkaSchemaFailures(t *testing.T) {
 		})
 	}
 	// KEY only: a bad key fails the record, a bad value is delivered as it is.
-	km := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: RecordFormatSource, Attributes: []string{AttributeKey}})
+	km := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: recordFormatSource, Attributes: []string{attributeKey}})
 	if _, cond := encoded(t, km, &kgo.Record{Key: []byte("plain"), Value: good}); cond != ConditionSchemaNotFound {
 		t.Errorf("unframed key: condition %q", cond)
 	}
@@ -361,8 +362,8 @@ func corruptEnum(b []byte) []byte {
 func TestKafkaSchemaRegistryDown(t *testing.T) {
 	f := newSchemaFixture(t)
 	value := f.confluent(1, nil, f.avro(newTestOrder()))
-	cfg := SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue},
-		Timeout: 300 * time.Millisecond}
+	cfg := SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: recordFormatJSON, Attributes: []string{attributeValue},
+		timeout: 300 * time.Millisecond}
 	check := func(m *Kafka, what string) {
 		t.Helper()
 		start := time.Now()
@@ -408,7 +409,7 @@ func TestKafkaSchemaGlue(t *testing.T) {
 	const id = "11111111-2222-3333-4444-555555555555"
 	gs.Add(id, registrytest.Schema{Type: "AVRO", Text: orderAvro})
 	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: "arn:aws:glue:eu-west-1:123456789012:registry/orders",
-		GlueEndpoint: gs.URL, EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue}})
+		glueEndpoint: gs.URL, EventRecordFormat: recordFormatJSON, Attributes: []string{attributeValue}})
 	for _, compress := range []bool{false, true} {
 		v, err := codec.AppendGlue(nil, id, compress, f.avro(newTestOrder()))
 		if err != nil {
@@ -447,7 +448,7 @@ func TestKafkaSchemaGlue(t *testing.T) {
 // "For AWS Glue schema registries, use the ARN of the registry. For Confluent schema
 // registries, use the URL of the registry."
 func TestKafkaSchemaConfig(t *testing.T) {
-	ok := SchemaRegistryConfig{SchemaRegistryURI: "http://127.0.0.1:8081", EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue}}
+	ok := SchemaRegistryConfig{SchemaRegistryURI: "http://127.0.0.1:8081", EventRecordFormat: recordFormatJSON, Attributes: []string{attributeValue}}
 	for _, c := range []struct {
 		name string
 		edit func(*SchemaRegistryConfig)
@@ -467,9 +468,9 @@ func TestKafkaSchemaConfig(t *testing.T) {
 			c.edit(&cfg)
 			_, err := NewKafka([]string{"127.0.0.1:1"}, "orders", InvokerFunc(func(context.Context, []byte) (Response, error) { return Response{}, nil }),
 				WithName("m"), WithSchemaRegistry(cfg))
-			var ce *ConfigError
-			if !errors.As(err, &ce) || ce.Setting != "WithSchemaRegistry" || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("error %v, want a WithSchemaRegistry *ConfigError saying %q", err, c.want)
+			var ce *toolkit.OptionError
+			if !errors.As(err, &ce) || ce.Option != "WithSchemaRegistry" || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want a WithSchemaRegistry *toolkit.OptionError saying %q", err, c.want)
 			}
 		})
 	}
@@ -516,7 +517,7 @@ func TestKafkaSchemaAvroJSONForms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: cs.URL, EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue}})
+	m := schemaMapping(t, SchemaRegistryConfig{SchemaRegistryURI: cs.URL, EventRecordFormat: recordFormatJSON, Attributes: []string{attributeValue}})
 	framed, _ := codec.AppendConfluent(nil, uint32(id), nil, payload)
 	rec, cond := encoded(t, m, &kgo.Record{Value: framed})
 	if cond != "" {
@@ -550,7 +551,7 @@ func TestKafkaSchemaMapping(t *testing.T) {
 		&kgo.Record{Key: []byte("k2"), Value: corrupt}, &kgo.Record{Key: []byte("k3"), Value: good})
 	fn := newKafkaFunction(t, nil)
 	m := newKafkaMapping(t, f, fn, WithGroupID("g"), WithOnFailure(OnFailureKafkaTopic("orders-dlt")),
-		WithSchemaRegistry(SchemaRegistryConfig{SchemaRegistryURI: sf.cs.URL, EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue}}))
+		WithSchemaRegistry(SchemaRegistryConfig{SchemaRegistryURI: sf.cs.URL, EventRecordFormat: recordFormatJSON, Attributes: []string{attributeValue}}))
 	runKafka(t, m)
 	kafkaWaitFor(t, 15*time.Second, "offset 4 committed", func() bool { return f.committed("g", 1)[0] == 4 })
 	if got := fn.delivered(); len(got) != 2 || got[0] != testOrderJSON || got[1] != testOrderJSON {
@@ -593,8 +594,8 @@ func TestKafkaSchemaMappingRegistryDown(t *testing.T) {
 	f.produce(&kgo.Record{Value: sf.confluent(1, nil, sf.avro(newTestOrder()))})
 	fn := newKafkaFunction(t, nil)
 	m := newKafkaMapping(t, f, fn, WithGroupID("g"), WithOnFailure(OnFailureKafkaTopic("orders-dlt")),
-		WithSchemaRegistry(SchemaRegistryConfig{SchemaRegistryURI: sf.cs.URL, EventRecordFormat: RecordFormatJSON,
-			Attributes: []string{AttributeValue}, Timeout: 200 * time.Millisecond}))
+		WithSchemaRegistry(SchemaRegistryConfig{SchemaRegistryURI: sf.cs.URL, EventRecordFormat: recordFormatJSON,
+			Attributes: []string{attributeValue}, timeout: 200 * time.Millisecond}))
 	runKafka(t, m)
 	kafkaWaitFor(t, 10*time.Second, "the registry asked", func() bool { return sf.cs.Requests() > 0 })
 	time.Sleep(1500 * time.Millisecond)
@@ -628,7 +629,7 @@ func TestKafkaSchemaMappingSource(t *testing.T) {
 	f.produce(&kgo.Record{Key: sf.confluent(3, nil, key), Value: sf.confluent(2, []int{1}, pb)})
 	fn := newKafkaFunction(t, nil)
 	m := newKafkaMapping(t, f, fn, WithGroupID("g"), WithSchemaRegistry(SchemaRegistryConfig{SchemaRegistryURI: sf.cs.URL,
-		EventRecordFormat: RecordFormatSource, Attributes: []string{AttributeKey, AttributeValue}}))
+		EventRecordFormat: recordFormatSource, Attributes: []string{attributeKey, attributeValue}}))
 	runKafka(t, m)
 	kafkaWaitFor(t, 15*time.Second, "one record delivered", func() bool { return len(fn.delivered()) == 1 })
 	for r := range fn.snapshot()[0].event.All() {
@@ -648,7 +649,7 @@ func BenchmarkKafkaSchemaEncode(b *testing.B) {
 	f := &schemaFixture{t: b, cs: registrytest.NewConfluent(b)}
 	f.cs.Add(1, registrytest.Schema{Text: orderAvro})
 	m, err := NewKafka([]string{"127.0.0.1:1"}, "orders", InvokerFunc(func(context.Context, []byte) (Response, error) { return Response{}, nil }),
-		WithSchemaRegistry(SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: RecordFormatJSON, Attributes: []string{AttributeValue}}))
+		WithSchemaRegistry(SchemaRegistryConfig{SchemaRegistryURI: f.cs.URL, EventRecordFormat: recordFormatJSON, Attributes: []string{attributeValue}}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,8 +12,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 func newKafkaMapping(t *testing.T, f *kafkaFixture, fn Invoker, opts ...KafkaOption) *Kafka {
@@ -206,8 +208,8 @@ func TestKafkaPayloadCap(t *testing.T) {
 	kafkaWaitFor(t, 20*time.Second, "7 records", func() bool { return len(fn.delivered()) == 7 })
 	var next int64
 	for i, c := range fn.snapshot() {
-		if len(c.payload) > MaxPayloadBytes {
-			t.Errorf("invocation %d: %d bytes, over %d", i, len(c.payload), MaxPayloadBytes)
+		if len(c.payload) > limits.MaxLambdaPayloadBytes {
+			t.Errorf("invocation %d: %d bytes, over %d", i, len(c.payload), limits.MaxLambdaPayloadBytes)
 		}
 		if n := len(c.offsets()); n > 2 {
 			t.Errorf("invocation %d holds %d records of 2 MB", i, n)
@@ -536,7 +538,7 @@ func TestKafkaStartingTimestamp(t *testing.T) {
 }
 
 // TestNewKafkaConfig checks that NewKafka reports bad settings as SQS's NewSQS does: one
-// *ConfigError per setting, naming the option, all of them at once.
+// *toolkit.OptionError per setting, naming the option, all of them at once.
 func TestNewKafkaConfig(t *testing.T) {
 	fn := InvokerFunc(func(context.Context, []byte) (Response, error) { return Response{}, nil })
 	cases := []struct {
@@ -556,18 +558,18 @@ func TestNewKafkaConfig(t *testing.T) {
 		{"WithEventSource", WithEventSource(kafkaevent.SourceMSK, "")},
 		{"WithPollers", WithPollers(0)},
 		{"WithPollers", WithPollers(2001)},
-		{"WithMetrics", WithMetrics("Lag")},
+		{"WithMetricsConfig", WithMetricsConfig("Lag")},
 	}
 	for _, tc := range cases {
 		_, err := NewKafka([]string{"x:9092"}, "t", fn, WithName("m"), tc.opt)
-		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Setting != tc.setting || ce.Kind != "Kafka" || ce.Mapping != "m" {
-			t.Errorf("%s: error %v, want a *ConfigError on it", tc.setting, err)
+		var ce *toolkit.OptionError
+		if !errors.As(err, &ce) || ce.Option != tc.setting || !strings.Contains(ce.Reason, `Kafka mapping "m"`) || !errors.Is(err, toolkit.ErrInvalidOption) {
+			t.Errorf("%s: error %v, want a *toolkit.OptionError on it", tc.setting, err)
 		}
 	}
 	_, err := NewKafka(nil, "", nil, WithBatchSize(0))
 	for _, want := range []string{"brokers", "topic", "Invoker", "WithBatchSize"} {
-		if err == nil || !strings.Contains(err.Error(), ": "+want+": ") {
+		if err == nil || !strings.Contains(err.Error(), "invalid option "+want+": ") {
 			t.Errorf("error %v does not name %s", err, want)
 		}
 	}

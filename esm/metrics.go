@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 )
 
-// Metric groups of a mapping's MetricsConfig, for [WithMetrics].
+// Metric groups of a mapping's MetricsConfig, for [WithMetricsConfig].
 const (
 	MetricsEventCount = "EventCount"   // counts of records through each step
 	MetricsErrorCount = "ErrorCount"   // counts of errors (Kafka only)
@@ -19,24 +19,24 @@ const (
 const (
 	// PolledEventCount: records (Kafka) or messages (SQS) read from the source, each time
 	// it is read (an SQS message received again counts again).
-	MetricPolledEventCount = "PolledEventCount"
+	metricPolledEventCount = "PolledEventCount"
 	// FilteredOutEventCount: dropped by FilterCriteria.
-	MetricFilteredOutEventCount = "FilteredOutEventCount"
+	metricFilteredOutEventCount = "FilteredOutEventCount"
 	// InvokedEventCount: records in invocations, once per invocation that carried them.
-	MetricInvokedEventCount = "InvokedEventCount"
+	metricInvokedEventCount = "InvokedEventCount"
 	// FailedInvokeEventCount: records in invocations that failed for them (a function
 	// error, a bad response, or a partial batch response naming them).
-	MetricFailedInvokeEventCount = "FailedInvokeEventCount"
+	metricFailedInvokeEventCount = "FailedInvokeEventCount"
 	// DroppedEventCount (Kafka): given up on without an on-failure destination.
-	MetricDroppedEventCount = "DroppedEventCount"
+	metricDroppedEventCount = "DroppedEventCount"
 	// OnFailureDestinationDeliveredEventCount (Kafka): sent to the on-failure destination.
-	MetricOnFailureDestinationDeliveredEventCount = "OnFailureDestinationDeliveredEventCount"
+	metricOnFailureDestinationDeliveredEventCount = "OnFailureDestinationDeliveredEventCount"
 	// DeletedEventCount (SQS): deleted from the queue after their invocation succeeded.
-	MetricDeletedEventCount = "DeletedEventCount"
+	metricDeletedEventCount = "DeletedEventCount"
 
 	// CommittedEventCount (KafkaMetrics): records whose offsets were committed, whatever
 	// their outcome (succeeded, filtered out, given up).
-	MetricCommittedEventCount = "CommittedEventCount"
+	metricCommittedEventCount = "CommittedEventCount"
 	// MaxOffsetLag, SumOffsetLag (KafkaMetrics): AWS's OffsetLag per partition, the high
 	// watermark minus the committed offset, at its maximum over the partitions and summed.
 	MetricMaxOffsetLag = "MaxOffsetLag"
@@ -44,28 +44,28 @@ const (
 
 	// ErrorCount group (Kafka). The AWS page lists polling, invocation, schema-registry,
 	// commit and destination errors; these names were not checked against the page from here.
-	MetricPollingErrorCount                      = "PollingErrorCount"
-	MetricInvokeErrorCount                       = "InvokeErrorCount"
-	MetricSchemaRegistryErrorCount               = "SchemaRegistryErrorCount"
-	MetricCommitErrorCount                       = "CommitErrorCount"
-	MetricOnFailureDestinationDeliveryErrorCount = "OnFailureDestinationDeliveryErrorCount"
+	metricPollingErrorCount                      = "PollingErrorCount"
+	metricInvokeErrorCount                       = "InvokeErrorCount"
+	metricSchemaRegistryErrorCount               = "SchemaRegistryErrorCount"
+	metricCommitErrorCount                       = "CommitErrorCount"
+	metricOnFailureDestinationDeliveryErrorCount = "OnFailureDestinationDeliveryErrorCount"
 )
 
-// WithMetrics sets the mapping's MetricsConfig: the groups of metrics [Kafka.Metrics] and
+// WithMetricsConfig sets the mapping's MetricsConfig: the groups of metrics [Kafka.Metrics] and
 // [SQS.Metrics] return, as CloudFormation's MetricsConfig.Metrics takes them: at most 3, each
 // once, of [MetricsEventCount], [MetricsErrorCount] and [MetricsKafka]; the last two for Kafka
 // mappings only. None by default (Metrics returns an empty map).
-func WithMetrics(groups ...string) Option {
+func WithMetricsConfig(groups ...string) Option {
 	return option(func(c *mappingConfig) {
 		if len(groups) > 3 {
-			c.reject("WithMetrics", "%d groups: at most 3", len(groups))
+			c.reject("WithMetricsConfig", "%d groups: at most 3", len(groups))
 		}
 		for i, g := range groups {
 			switch {
 			case g != MetricsEventCount && g != MetricsErrorCount && g != MetricsKafka:
-				c.reject("WithMetrics", "%q: want EventCount, ErrorCount or KafkaMetrics", g)
+				c.reject("WithMetricsConfig", "%q: want EventCount, ErrorCount or KafkaMetrics", g)
 			case slices.Contains(groups[:i], g):
-				c.reject("WithMetrics", "%q twice", g)
+				c.reject("WithMetricsConfig", "%q twice", g)
 			}
 		}
 		c.metrics = groups
@@ -79,7 +79,7 @@ func (c *mappingConfig) checkMetrics(kafka bool) {
 	}
 	for _, g := range c.metrics {
 		if g == MetricsErrorCount || g == MetricsKafka {
-			c.reject("WithMetrics", "%q is for Kafka mappings only", g)
+			c.reject("WithMetricsConfig", "%q is for Kafka mappings only", g)
 		}
 	}
 }
@@ -90,13 +90,13 @@ type metricCounts struct {
 	pollErrors, invokeErrors, schemaErrors, commitErrors, destErrors atomic.Int64
 }
 
-// MetricGroups returns the MetricsConfig groups WithMetrics enabled, in its order.
+// MetricGroups returns the MetricsConfig groups WithMetricsConfig enabled, in its order.
 func (m *Kafka) MetricGroups() []string { return slices.Clone(m.cfg.metrics) }
 
-// MetricGroups returns the MetricsConfig groups WithMetrics enabled, in its order.
+// MetricGroups returns the MetricsConfig groups WithMetricsConfig enabled, in its order.
 func (m *SQS) MetricGroups() []string { return slices.Clone(m.cfg.metrics) }
 
-// Metrics returns the metrics of the groups WithMetrics enabled, metric name to value, as
+// Metrics returns the metrics of the groups WithMetricsConfig enabled, metric name to value, as
 // CloudWatch would show them for the mapping since Run started (counts as the Sum statistic,
 // lags as they are now).
 func (m *Kafka) Metrics() map[string]int64 {
@@ -105,20 +105,20 @@ func (m *Kafka) Metrics() map[string]int64 {
 	for _, g := range m.cfg.metrics {
 		switch g {
 		case MetricsEventCount:
-			out[MetricPolledEventCount] = mc.polled.Load()
-			out[MetricFilteredOutEventCount] = c.Filtered.Load()
-			out[MetricInvokedEventCount] = c.Delivered.Load()
-			out[MetricFailedInvokeEventCount] = mc.failedInvoke.Load()
-			out[MetricDroppedEventCount] = mc.dropped.Load()
-			out[MetricOnFailureDestinationDeliveredEventCount] = mc.destDelivered.Load()
+			out[metricPolledEventCount] = mc.polled.Load()
+			out[metricFilteredOutEventCount] = c.Filtered.Load()
+			out[metricInvokedEventCount] = c.Delivered.Load()
+			out[metricFailedInvokeEventCount] = mc.failedInvoke.Load()
+			out[metricDroppedEventCount] = mc.dropped.Load()
+			out[metricOnFailureDestinationDeliveredEventCount] = mc.destDelivered.Load()
 		case MetricsErrorCount:
-			out[MetricPollingErrorCount] = mc.pollErrors.Load()
-			out[MetricInvokeErrorCount] = mc.invokeErrors.Load()
-			out[MetricSchemaRegistryErrorCount] = mc.schemaErrors.Load()
-			out[MetricCommitErrorCount] = mc.commitErrors.Load()
-			out[MetricOnFailureDestinationDeliveryErrorCount] = mc.destErrors.Load()
+			out[metricPollingErrorCount] = mc.pollErrors.Load()
+			out[metricInvokeErrorCount] = mc.invokeErrors.Load()
+			out[metricSchemaRegistryErrorCount] = mc.schemaErrors.Load()
+			out[metricCommitErrorCount] = mc.commitErrors.Load()
+			out[metricOnFailureDestinationDeliveryErrorCount] = mc.destErrors.Load()
 		case MetricsKafka:
-			out[MetricCommittedEventCount] = mc.committed.Load()
+			out[metricCommittedEventCount] = mc.committed.Load()
 			var maxLag, sum int64
 			m.mu.Lock()
 			for _, l := range m.lag {
@@ -132,18 +132,18 @@ func (m *Kafka) Metrics() map[string]int64 {
 	return out
 }
 
-// Metrics returns the metrics of the groups WithMetrics enabled (only EventCount applies to an
+// Metrics returns the metrics of the groups WithMetricsConfig enabled (only EventCount applies to an
 // SQS mapping), metric name to value, as CloudWatch would show them for the mapping since Run
 // started (the Sum statistic).
 func (m *SQS) Metrics() map[string]int64 {
 	out := map[string]int64{}
 	mc, c := &m.metrics, &m.counters
 	if slices.Contains(m.cfg.metrics, MetricsEventCount) {
-		out[MetricPolledEventCount] = mc.polled.Load()
-		out[MetricFilteredOutEventCount] = c.Filtered.Load()
-		out[MetricInvokedEventCount] = c.Delivered.Load()
-		out[MetricFailedInvokeEventCount] = mc.failedInvoke.Load()
-		out[MetricDeletedEventCount] = mc.deleted.Load()
+		out[metricPolledEventCount] = mc.polled.Load()
+		out[metricFilteredOutEventCount] = c.Filtered.Load()
+		out[metricInvokedEventCount] = c.Delivered.Load()
+		out[metricFailedInvokeEventCount] = mc.failedInvoke.Load()
+		out[metricDeletedEventCount] = mc.deleted.Load()
 	}
 	return out
 }

@@ -13,12 +13,6 @@ type Observer interface {
 	Observe(Event)
 }
 
-// ObserverFunc adapts a function to an Observer.
-type ObserverFunc func(Event)
-
-// Observe calls f.
-func (f ObserverFunc) Observe(e Event) { f(e) }
-
 // EventKind is what happened to the records of an [Event].
 type EventKind int
 

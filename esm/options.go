@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/filter"
 )
 
@@ -15,7 +16,7 @@ import (
 // under one name; a setting of one kind only is a [KafkaOption] or an [SQSOption], and the
 // compiler refuses it for the other kind. Each option's doc states its default for each kind.
 // The constructors check every option before they do anything else and report all bad
-// values at once, each as a [*ConfigError].
+// values at once, each as a [*toolkit.OptionError] (it matches [toolkit.ErrInvalidOption]).
 
 // KafkaOption configures a Kafka mapping; pass it to [NewKafka].
 type KafkaOption interface{ applyKafka(*kafkaConfig) }
@@ -29,19 +30,6 @@ type Option interface {
 	SQSOption
 }
 
-// ConfigError is a setting that [NewKafka] or [NewSQS] rejects, or a queue attribute NewSQS
-// cannot use. The constructors join one per bad setting (errors.As finds the first).
-type ConfigError struct {
-	Kind    string // "Kafka" or "SQS"
-	Mapping string // the mapping's name ([WithName])
-	Setting string // the option, argument or queue attribute at fault: "WithBatchSize", "queueURL", "VisibilityTimeout"
-	Reason  string
-}
-
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("esm: %s mapping %q: %s: %s", e.Kind, e.Mapping, e.Setting, e.Reason)
-}
-
 // mappingConfig holds the settings both kinds of mapping have.
 type mappingConfig struct {
 	name          string
@@ -50,7 +38,7 @@ type mappingConfig struct {
 	filter        *filter.Criteria
 	reportFailure bool
 	observer      Observer
-	metrics       []string       // WithMetrics
+	metrics       []string       // WithMetricsConfig
 	bad           []settingError // found while applying options
 }
 
@@ -61,11 +49,12 @@ func (c *mappingConfig) reject(setting, format string, args ...any) {
 	c.bad = append(c.bad, settingError{setting, fmt.Sprintf(format, args...)})
 }
 
-// configErr returns the bad settings as one error of *ConfigError values, or nil.
+// configErr returns the bad settings as one error of *toolkit.OptionError values (Package
+// "esm", Option the setting, Reason naming the kind and the mapping), or nil.
 func (c *mappingConfig) configErr(kind string) error {
 	errs := make([]error, len(c.bad))
 	for i, b := range c.bad {
-		errs[i] = &ConfigError{Kind: kind, Mapping: c.name, Setting: b.setting, Reason: b.reason}
+		errs[i] = &toolkit.OptionError{Package: "esm", Option: b.setting, Reason: fmt.Sprintf("%s mapping %q: %s", kind, c.name, b.reason)}
 	}
 	return errors.Join(errs...)
 }
@@ -101,8 +90,8 @@ func (o sqsOption) applySQS(c *sqsConfig) { o(c) }
 func WithName(name string) Option { return option(func(c *mappingConfig) { c.name = name }) }
 
 // WithBatchSize sets the most records (Kafka) or messages (SQS) in one invocation. Kafka: 1
-// to 10,000, default 100. SQS: 1 to [SQSMaxBatchSizeStandard] for a standard queue, which
-// above 10 needs a batching window of at least one second, and 1 to [SQSMaxBatchSizeFIFO]
+// to 10,000, default 100. SQS: 1 to [limits.MaxSQSBatchSize] for a standard queue, which
+// above 10 needs a batching window of at least one second, and 1 to [limits.MaxSQSFIFOBatchSize]
 // for a FIFO queue; default [SQSDefaultBatchSize] (10).
 func WithBatchSize(n int) Option { return option(func(c *mappingConfig) { c.batchSize = n }) }
 

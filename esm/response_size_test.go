@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // tooLarge is the response size a user saw esm accept: 7,340,065 bytes, over the 6 MB (6 MiB
@@ -24,16 +25,16 @@ func bigResponse(n int) []byte {
 	return b
 }
 
-// TestInvokeResponseLimit: a response of MaxResponseBytes passes; one byte more is the failed
+// TestInvokeResponseLimit: a response of limits.MaxLambdaResponseBytes passes; one byte more is the failed
 // invocation Lambda reports ("Function.ResponseSizeTooLarge"), whatever the Invoker said.
 func TestInvokeResponseLimit(t *testing.T) {
-	for _, n := range []int{MaxResponseBytes, MaxResponseBytes + 1, tooLarge} {
+	for _, n := range []int{limits.MaxLambdaResponseBytes, limits.MaxLambdaResponseBytes + 1, tooLarge} {
 		fn := InvokerFunc(func(context.Context, []byte) (Response, error) { return Response{Payload: bigResponse(n)}, nil })
 		resp, err := invoke(context.Background(), fn, []byte(`{}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n <= MaxResponseBytes {
+		if n <= limits.MaxLambdaResponseBytes {
 			if resp.Err != nil || len(resp.Payload) != n {
 				t.Errorf("%d bytes: %d bytes, err %v; want the response", n, len(resp.Payload), resp.Err)
 			}
@@ -51,7 +52,7 @@ func TestInvokeResponseLimit(t *testing.T) {
 
 // TestKafkaResponseTooLarge: a Kafka mapping fails an invocation whose response is over 6 MB,
 // as AWS does, and retries its records; it does not commit them as a success. On the code
-// before MaxResponseBytes the first invocation succeeded and the record was committed.
+// before limits.MaxLambdaResponseBytes the first invocation succeeded and the record was committed.
 func TestKafkaResponseTooLarge(t *testing.T) {
 	t.Parallel()
 	f := newKafkaFixture(t, "big-response", 1)
@@ -81,7 +82,7 @@ func TestKafkaResponseTooLarge(t *testing.T) {
 
 // TestSQSResponseTooLarge: an SQS mapping fails an invocation whose response is over 6 MB, as
 // AWS does: the message is not deleted and comes back after the visibility timeout. On the
-// code before MaxResponseBytes it was deleted after the first invocation.
+// code before limits.MaxLambdaResponseBytes it was deleted after the first invocation.
 func TestSQSResponseTooLarge(t *testing.T) {
 	t.Parallel()
 	env := newSQSEnv(t)

@@ -12,34 +12,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
-// Limits and defaults of the SQS event source mapping, as AWS documents them
+// Defaults of the SQS event source mapping, as AWS documents them
 // (https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html,
-// https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html).
+// https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html); its limits are
+// package limits' (MaxSQSBatchSize, MaxSQSFIFOBatchSize, MaxBatchingWindow,
+// MaxSQSConcurrency, MaxLambdaPayloadBytes).
 const (
 	// SQSDefaultBatchSize is the batch size without WithBatchSize.
 	SQSDefaultBatchSize = 10
-	// SQSMaxBatchSizeFIFO is the largest batch size of a FIFO queue's mapping.
-	SQSMaxBatchSizeFIFO = 10
-	// SQSMaxBatchSizeStandard is the largest batch size of a standard queue's mapping; above
-	// 10 the mapping needs a batching window of at least one second.
-	SQSMaxBatchSizeStandard = 10000
-	// SQSMaxBatchingWindow is the largest MaximumBatchingWindowInSeconds.
-	SQSMaxBatchingWindow = 300 * time.Second
-	// SQSMaxPayload is the largest event a mapping sends: the 6 MB limit of a synchronous
-	// invocation's payload (6 MiB, 6,291,456 bytes, as Lambda counts it).
-	SQSMaxPayload = 6 << 20
-	// SQSStartConcurrency is the number of concurrent invocations a standard queue's mapping
-	// starts with; it adds SQSRampPerMinute a minute while messages are available, up to
-	// SQSMaxConcurrency.
-	SQSStartConcurrency = 5
-	// SQSRampPerMinute is how many concurrent invocations a standard queue's mapping adds per
+	// sqsStartConcurrency is the number of concurrent invocations a standard queue's mapping
+	// starts with; it adds sqsRampPerMinute a minute while messages are available, up to
+	// limits.MaxSQSConcurrency.
+	sqsStartConcurrency = 5
+	// sqsRampPerMinute is how many concurrent invocations a standard queue's mapping adds per
 	// minute while messages are available.
-	SQSRampPerMinute = 300
-	// SQSMaxConcurrency is the most concurrent invocations (batches) one mapping makes: the
-	// largest ScalingConfig.MaximumConcurrency, and the cap without one.
-	SQSMaxConcurrency = 1000
+	sqsRampPerMinute = 300
 )
 
 // sqsReceiveMax is the most messages one ReceiveMessage call returns.
@@ -65,14 +55,14 @@ const sqsReceiveMax = 10
 //
 // # Concurrency
 //
-// A standard queue's mapping starts with SQSStartConcurrency concurrent invocations and,
-// each second in which it received messages, allows 5 more (SQSRampPerMinute a minute),
-// up to MaximumConcurrency or SQSMaxConcurrency; each second in which it received none it
-// allows 5 fewer, down to SQSStartConcurrency (AWS describes the scale-down only as "back to
+// A standard queue's mapping starts with sqsStartConcurrency concurrent invocations and,
+// each second in which it received messages, allows 5 more (sqsRampPerMinute a minute),
+// up to MaximumConcurrency or limits.MaxSQSConcurrency; each second in which it received none it
+// allows 5 fewer, down to sqsStartConcurrency (AWS describes the scale-down only as "back to
 // five concurrent batches"). A FIFO queue's mapping does not ramp (AWS states the ramp for
 // standard queues only): it runs at most one invocation per message group at a time, so its
 // concurrency is the number of message groups with messages, capped by MaximumConcurrency
-// (or SQSMaxConcurrency).
+// (or limits.MaxSQSConcurrency).
 //
 // # FIFO order on servers that do not lock groups
 //
@@ -178,7 +168,7 @@ type sqsAwait struct {
 // made by internal/localserver for a local-aws-sqs server), that invokes fn, ready to
 // [SQS.Run]. It checks the options, then reads the queue's attributes (FifoQueue,
 // VisibilityTimeout, RedrivePolicy, QueueArn) and checks the settings that depend on them.
-// Bad settings are reported as *ConfigError values, joined; a failed GetQueueAttributes call
+// Bad settings are reported as *toolkit.OptionError values, joined; a failed GetQueueAttributes call
 // is wrapped.
 func NewSQS(ctx context.Context, client *sqs.Client, queueURL string, fn Invoker, opts ...SQSOption) (*SQS, error) {
 	c := sqsConfig{mappingConfig: mappingConfig{batchSize: SQSDefaultBatchSize}}
@@ -197,7 +187,7 @@ func NewSQS(ctx context.Context, client *sqs.Client, queueURL string, fn Invoker
 	if queueURL == "" {
 		c.reject("queueURL", "empty")
 	}
-	c.checkBatching(SQSMaxBatchSizeStandard, SQSMaxBatchingWindow)
+	c.checkBatching(limits.MaxSQSBatchSize, limits.MaxBatchingWindow)
 	c.checkMetrics(false)
 	if err := c.configErr("SQS"); err != nil {
 		return nil, err
@@ -216,13 +206,13 @@ func NewSQS(ctx context.Context, client *sqs.Client, queueURL string, fn Invoker
 	if err := m.cfg.configErr("SQS"); err != nil {
 		return nil, err
 	}
-	m.maxConc = SQSMaxConcurrency
+	m.maxConc = limits.MaxSQSConcurrency
 	if c.maxConcurrency > 0 {
 		m.maxConc = c.maxConcurrency
 	}
 	m.limit = m.maxConc
 	if !m.fifo {
-		m.limit = min(SQSStartConcurrency, m.maxConc)
+		m.limit = min(sqsStartConcurrency, m.maxConc)
 	}
 	return m, nil
 }
@@ -252,8 +242,8 @@ func (m *SQS) useAttributes(attrs map[string]string) {
 		m.region = arn[3]
 	}
 	switch {
-	case m.fifo && m.batchSize > SQSMaxBatchSizeFIFO:
-		c.reject("WithBatchSize", "%d is over %d, the most for a FIFO queue", m.batchSize, SQSMaxBatchSizeFIFO)
+	case m.fifo && m.batchSize > limits.MaxSQSFIFOBatchSize:
+		c.reject("WithBatchSize", "%d is over %d, the most for a FIFO queue", m.batchSize, limits.MaxSQSFIFOBatchSize)
 	case m.fifo && c.window > 0:
 		c.reject("WithBatchingWindow", "a FIFO queue's mapping takes no batching window")
 	case m.batchSize > 10 && c.window < time.Second:

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // take removes the next batch from m.pending, or returns nil and how long to wait for the
@@ -21,7 +22,7 @@ func (m *SQS) take(now time.Time) ([]*sqsMsg, time.Duration) {
 	}
 	if !m.fifo {
 		size, n := 0, 0
-		for n < len(m.pending) && n < m.batchSize && size+len(m.pending[n].rec)+1 <= SQSMaxPayload-len(`{"Records":[]}`) {
+		for n < len(m.pending) && n < m.batchSize && size+len(m.pending[n].rec)+1 <= limits.MaxLambdaPayloadBytes-len(`{"Records":[]}`) {
 			size += len(m.pending[n].rec) + 1
 			n++
 		}
@@ -48,7 +49,7 @@ func (m *SQS) take(now time.Time) ([]*sqsMsg, time.Duration) {
 			stopped[p.group] = true
 		case m.callsUpTo(p.barrier):
 			stopped[p.group] = true
-		case size+len(p.rec)+1 > SQSMaxPayload:
+		case size+len(p.rec)+1 > limits.MaxLambdaPayloadBytes:
 			stopped[p.group] = true
 		default:
 			size += len(p.rec) + 1
@@ -106,11 +107,11 @@ func (m *SQS) dispatch(ctx context.Context, wg *sync.WaitGroup, fail func(error)
 		case <-tick.C:
 			if !m.fifo {
 				m.mu.Lock()
-				step := SQSRampPerMinute / 60
+				step := sqsRampPerMinute / 60
 				if m.received > 0 || len(m.pending) > 0 {
 					m.limit = min(m.limit+step, m.maxConc)
 				} else {
-					m.limit = max(m.limit-step, min(SQSStartConcurrency, m.maxConc))
+					m.limit = max(m.limit-step, min(sqsStartConcurrency, m.maxConc))
 				}
 				m.received = 0
 				m.notify()

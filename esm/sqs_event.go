@@ -120,14 +120,14 @@ func SQSMessage(msg types.Message, arn, region string) events.SQSMessage {
 	return ev
 }
 
-// SQSResponseError is a partial-batch response Lambda treats as the failure of the whole
+// sqsResponseError is a partial-batch response Lambda treats as the failure of the whole
 // batch.
-type SQSResponseError struct {
+type sqsResponseError struct {
 	Path   string // where in the response, e.g. "batchItemFailures[2].itemIdentifier"
 	Reason string
 }
 
-func (e *SQSResponseError) Error() string {
+func (e *sqsResponseError) Error() string {
 	if e.Path == "" {
 		return "esm: partial-batch response: " + e.Reason
 	}
@@ -140,7 +140,7 @@ func (e *SQSResponseError) Error() string {
 // are: an object without batchItemFailures (say with BatchItemFailures) lists none.
 //
 // A complete success (nil, nil): an empty or null payload, an object without
-// batchItemFailures, or with it null or []. A complete failure (an *SQSResponseError): not
+// batchItemFailures, or with it null or []. A complete failure (an *sqsResponseError): not
 // JSON, JSON that is not an object (AWS does not say; keeping the messages loses nothing),
 // batchItemFailures not a list, an entry that is not an object, has no itemIdentifier, or
 // has one that is null, not a string, empty, or not the ID of a message in ids.
@@ -150,35 +150,35 @@ func parseSQSBatchResponse(payload []byte, ids map[string]bool) (map[string]bool
 		return nil, nil
 	}
 	if !json.Valid(p) {
-		return nil, &SQSResponseError{Reason: "not valid JSON"}
+		return nil, &sqsResponseError{Reason: "not valid JSON"}
 	}
 	if p[0] != '{' {
-		return nil, &SQSResponseError{Reason: "not a JSON object"}
+		return nil, &sqsResponseError{Reason: "not a JSON object"}
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(p, &top); err != nil {
-		return nil, &SQSResponseError{Reason: err.Error()}
+		return nil, &sqsResponseError{Reason: err.Error()}
 	}
 	raw, ok := top["batchItemFailures"]
 	if !ok || string(raw) == "null" {
 		return nil, nil
 	}
 	if raw[0] != '[' {
-		return nil, &SQSResponseError{Path: "batchItemFailures", Reason: "not a list"}
+		return nil, &sqsResponseError{Path: "batchItemFailures", Reason: "not a list"}
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, &SQSResponseError{Path: "batchItemFailures", Reason: err.Error()}
+		return nil, &sqsResponseError{Path: "batchItemFailures", Reason: err.Error()}
 	}
 	failed := make(map[string]bool, len(items))
 	for i, it := range items {
 		path := fmt.Sprintf("batchItemFailures[%d]", i)
 		if len(it) == 0 || it[0] != '{' {
-			return nil, &SQSResponseError{Path: path, Reason: "not an object"}
+			return nil, &sqsResponseError{Path: path, Reason: "not an object"}
 		}
 		var item map[string]json.RawMessage
 		if err := json.Unmarshal(it, &item); err != nil {
-			return nil, &SQSResponseError{Path: path, Reason: err.Error()}
+			return nil, &sqsResponseError{Path: path, Reason: err.Error()}
 		}
 		v, ok := item["itemIdentifier"]
 		if !ok {
@@ -187,21 +187,21 @@ func parseSQSBatchResponse(payload []byte, ids map[string]bool) (map[string]bool
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
-			return nil, &SQSResponseError{Path: path, Reason: fmt.Sprintf("no itemIdentifier (members %q)", keys)}
+			return nil, &sqsResponseError{Path: path, Reason: fmt.Sprintf("no itemIdentifier (members %q)", keys)}
 		}
 		path += ".itemIdentifier"
 		if string(v) == "null" {
-			return nil, &SQSResponseError{Path: path, Reason: "null"}
+			return nil, &sqsResponseError{Path: path, Reason: "null"}
 		}
 		var id string
 		if err := json.Unmarshal(v, &id); err != nil {
-			return nil, &SQSResponseError{Path: path, Reason: "not a string"}
+			return nil, &sqsResponseError{Path: path, Reason: "not a string"}
 		}
 		switch {
 		case id == "":
-			return nil, &SQSResponseError{Path: path, Reason: "empty"}
+			return nil, &sqsResponseError{Path: path, Reason: "empty"}
 		case !ids[id]:
-			return nil, &SQSResponseError{Path: path, Reason: fmt.Sprintf("%q is not the ID of a message in the batch", id)}
+			return nil, &sqsResponseError{Path: path, Reason: fmt.Sprintf("%q is not the ID of a message in the batch", id)}
 		}
 		failed[id] = true
 	}

@@ -1,5 +1,7 @@
 package esm
 
+import "github.com/kafkalambda/toolkit/limits"
+
 // sqsConfig holds an SQS mapping's settings.
 type sqsConfig struct {
 	mappingConfig
@@ -13,12 +15,12 @@ func WithQueueARN(arn string) SQSOption {
 	return sqsOption(func(c *sqsConfig) { c.queueARN = arn })
 }
 
-// WithMaximumConcurrency sets ScalingConfig.MaximumConcurrency: 2 to [SQSMaxConcurrency]. By
-// default there is none, and the mapping scales up to SQSMaxConcurrency.
+// WithMaximumConcurrency sets ScalingConfig.MaximumConcurrency: 2 to [limits.MaxSQSConcurrency]. By
+// default there is none, and the mapping scales up to limits.MaxSQSConcurrency.
 func WithMaximumConcurrency(n int) SQSOption {
 	return sqsOption(func(c *sqsConfig) {
-		if n < 2 || n > SQSMaxConcurrency {
-			c.reject("WithMaximumConcurrency", "%d: want 2 to %d", n, SQSMaxConcurrency)
+		if n < 2 || n > limits.MaxSQSConcurrency {
+			c.reject("WithMaximumConcurrency", "%d: want 2 to %d", n, limits.MaxSQSConcurrency)
 		}
 		c.maxConcurrency = n
 	})

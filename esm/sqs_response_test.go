@@ -41,11 +41,11 @@ func TestParseSQSBatchResponse(t *testing.T) {
 	}
 	for _, tc := range cases {
 		got, err := parseSQSBatchResponse([]byte(tc.in), ids)
-		var re *SQSResponseError
+		var re *sqsResponseError
 		switch {
 		case tc.bad:
 			if !errors.As(err, &re) {
-				t.Errorf("%s: %v, %v; want an *SQSResponseError", tc.in, got, err)
+				t.Errorf("%s: %v, %v; want an *sqsResponseError", tc.in, got, err)
 			}
 		case err != nil:
 			t.Errorf("%s: %v", tc.in, err)
@@ -72,7 +72,7 @@ func FuzzSQSResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		got, err := parseSQSBatchResponse(payload, ids)
 		if err != nil {
-			var re *SQSResponseError
+			var re *sqsResponseError
 			if !errors.As(err, &re) || got != nil {
 				t.Fatalf("error %v (%T) with %v", err, err, got)
 			}

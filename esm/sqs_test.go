@@ -18,10 +18,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/internal/sqsparse"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // TestSQSEventShape follows the event format of
@@ -557,7 +559,7 @@ func TestSQSPayloadLimit(t *testing.T) {
 	waitFor(t, 20*time.Second, "10 done", func() bool { return m.Counters().Succeeded.Load() == 10 })
 	cs := rec.snapshot()
 	for _, c := range cs {
-		if len(c.payload) > SQSMaxPayload {
+		if len(c.payload) > limits.MaxLambdaPayloadBytes {
 			t.Errorf("an event of %d bytes, over 6 MB", len(c.payload))
 		}
 	}
@@ -825,9 +827,9 @@ func TestNewSQSConfig(t *testing.T) {
 	}
 	for _, tc := range cases {
 		_, err := NewSQS(context.Background(), env.c, tc.url, fn, append(tc.opts, WithName("m"))...)
-		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Setting != tc.setting || ce.Kind != "SQS" || ce.Mapping != "m" {
-			t.Errorf("%s %q: error %v, want a *ConfigError on %s", tc.setting, tc.url, err, tc.setting)
+		var ce *toolkit.OptionError
+		if !errors.As(err, &ce) || ce.Option != tc.setting || !strings.Contains(ce.Reason, `SQS mapping "m"`) {
+			t.Errorf("%s %q: error %v, want a *toolkit.OptionError on %s", tc.setting, tc.url, err, tc.setting)
 		}
 	}
 	if _, err := NewSQS(context.Background(), env.c, std, nil); err == nil {

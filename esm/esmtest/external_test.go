@@ -10,15 +10,22 @@ import (
 	"time"
 )
 
-// userModule is the module of a toolkit user: a go.mod that requires the toolkit (replaced
-// by this checkout), and a test that puts a handler of its own behind a Kafka mapping.
+// userModule is the module of a toolkit user: a go.mod that requires the toolkit and its esm
+// module (replaced by this checkout), and a test that puts a handler of its own behind a Kafka
+// mapping, importing esmtest alone.
 const userGoMod = `module example.com/orders
 
 go 1.26.0
 
-require github.com/kafkalambda/toolkit v0.0.0
+require (
+	github.com/kafkalambda/toolkit v0.0.0
+	github.com/kafkalambda/toolkit/esm v0.0.0
+)
 
-replace github.com/kafkalambda/toolkit => %s
+replace (
+	github.com/kafkalambda/toolkit => %s
+	github.com/kafkalambda/toolkit/esm => %s/esm
+)
 `
 
 const userTest = `package orders
@@ -33,7 +40,6 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/esmtest"
 )
 
@@ -50,8 +56,8 @@ func handle(_ context.Context, ev events.KafkaEvent) error {
 }
 
 func run(t *testing.T) *esmtest.Kafka {
-	k := esmtest.NewKafka(t, lambda.NewHandler(handle), esmtest.KafkaConfig{Topic: "orders"},
-		esm.WithBatchSize(2), esm.WithBatchingWindow(100*time.Millisecond))
+	k := esmtest.NewKafka(t, lambda.NewHandler(handle), esmtest.KafkaMapping{
+		Topics: []string{"orders"}, BatchSize: 2, MaximumBatchingWindow: new(100 * time.Millisecond)})
 	k.Produce(kgo.StringRecord("a"), kgo.StringRecord("b"), kgo.StringRecord("c"))
 	if err := k.WaitIdle(20 * time.Second); err != nil {
 		t.Fatal(err)
@@ -116,11 +122,15 @@ func TestExternalModule(t *testing.T) {
 	env = append(env, cgo, "CC=gcc")
 
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "go.mod"), strings.Replace(userGoMod, "%s", root, 1))
+	write(t, filepath.Join(dir, "go.mod"), strings.ReplaceAll(userGoMod, "%s", root))
 	write(t, filepath.Join(dir, "orders_test.go"), userTest)
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
+	var sum []byte
+	for _, mod := range []string{root, filepath.Join(root, "esm")} {
+		b, err := os.ReadFile(filepath.Join(mod, "go.sum"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum = append(sum, b...)
 	}
 	write(t, filepath.Join(dir, "go.sum"), string(sum))
 

@@ -17,6 +17,7 @@ import (
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // DefaultFunctionTimeout is the function timeout without one in the configuration: Lambda's
@@ -33,15 +34,58 @@ type Invocation struct {
 	RequestID string // the context's lambdacontext.AwsRequestID
 	// Records are the records (Kafka: topic, partition, offset) or messages (SQS: message ID
 	// and attributes) of the event, in the event's order.
-	Records []esm.RecordRef
+	Records []RecordRef
 	Event   []byte // the event, as the function got it
 	// Response is the function's response payload; nil when Err is set.
 	Response []byte
 	// Err is the failed invocation as Lambda reports it to the mapping: a returned error
 	// (its type's name and message), a panic, or "Sandbox.Timedout".
-	Err      *esm.InvokeError
+	Err      *InvokeError
 	Start    time.Time
 	Duration time.Duration
+}
+
+// InvokeError is a failed invocation, as Lambda reports it to the mapping.
+type InvokeError struct {
+	Type    string // errorType: "errorString", "Sandbox.Timedout", "Function.ResponseSizeTooLarge"...
+	Message string // errorMessage
+}
+
+func (e *InvokeError) Error() string { return e.Type + ": " + e.Message }
+
+// RecordRef names one record (Kafka) or message (SQS) of an invocation's event.
+type RecordRef struct {
+	// Kafka: where the record is.
+	Topic     string
+	Partition int32
+	Offset    int64
+	// SQS: the message, and the string values of its message attributes.
+	MessageID  string
+	Attributes map[string]string
+}
+
+// Counters are a mapping's running totals, each of records (Kafka) or messages (SQS). Each
+// record taken from the source ends as exactly one of Filtered, Succeeded or DeadLettered, or
+// is still on its way: In = Filtered + Succeeded + DeadLettered + what is on its way.
+type Counters struct {
+	In             int64 // taken from the source
+	Filtered       int64 // dropped by FilterCriteria, never delivered
+	Delivered      int64 // deliveries: each record once per invocation that carried it
+	InFlight       int64 // in an invocation right now
+	Succeeded      int64 // done: its invocation succeeded for it, and it was committed or deleted
+	ReportedFailed int64 // deliveries a partial batch response failed
+	ErrorFailed    int64 // deliveries in an invocation that failed as a whole
+	Retried        int64 // deliveries of a record after its first
+	DeadLettered   int64 // given up on (Kafka: to the on-failure destination, or dropped), or moved to the dead-letter queue (SQS)
+	Invocations    int64 // invocations made
+	Errors         int64 // invocations that failed as a whole
+	Lag            int64 // records in the source not yet delivered
+}
+
+func counters(s esm.Snapshot) Counters {
+	return Counters{In: s.In, Filtered: s.Filtered, Delivered: s.Delivered, InFlight: s.InFlight, Succeeded: s.Succeeded,
+		ReportedFailed: s.ReportedFailed, ErrorFailed: s.ErrorFailed, Retried: s.Retried, DeadLettered: s.DeadLettered,
+		Invocations: s.Invocations, Errors: s.Errors, Lag: s.Lag}
 }
 
 // Offsets returns the offsets of the invocation's records of partition p (Kafka), in the
@@ -62,7 +106,7 @@ type recorder struct {
 	h       lambda.Handler
 	timeout time.Duration
 	arn     string
-	parse   func(event []byte) []esm.RecordRef
+	parse   func(event []byte) []RecordRef
 	logf    func(format string, args ...any) // the test's Logf: one line per failed invocation
 
 	mu       sync.Mutex
@@ -71,7 +115,7 @@ type recorder struct {
 	n        int
 }
 
-func newRecorder(tb interface{ Logf(string, ...any) }, h lambda.Handler, timeout time.Duration, fn string, parse func([]byte) []esm.RecordRef) *recorder {
+func newRecorder(tb interface{ Logf(string, ...any) }, h lambda.Handler, timeout time.Duration, fn string, parse func([]byte) []RecordRef) *recorder {
 	if timeout <= 0 {
 		timeout = DefaultFunctionTimeout
 	}
@@ -120,15 +164,15 @@ func (r *recorder) Invoke(ctx context.Context, payload []byte) (esm.Response, er
 		return esm.Response{}, ctx.Err()
 	}
 	inv.Duration = time.Since(inv.Start)
-	if o.err == nil && len(o.payload) > esm.MaxResponseBytes {
-		// Lambda fails a response over its 6 MB limit (esm.MaxResponseBytes).
+	if o.err == nil && len(o.payload) > limits.MaxLambdaResponseBytes {
+		// Lambda fails a response over its 6 MB limit (limits.MaxLambdaResponseBytes).
 		o = outcome{err: esm.ResponseTooLarge(int64(len(o.payload)))}
 	}
 	resp := esm.Response{Payload: o.payload, Err: o.err}
 	if o.err == nil {
 		inv.Response = slices.Clone(o.payload)
 	} else {
-		inv.Err = &esm.InvokeError{Type: o.err.Type, Message: o.err.Message}
+		inv.Err = &InvokeError{Type: o.err.Type, Message: o.err.Message}
 		r.logf("esmtest: invocation %d (%d records) failed: %v", inv.N, len(inv.Records), inv.Err)
 	}
 	r.mu.Lock()
@@ -192,20 +236,20 @@ func (r *recorder) invocations() ([]Invocation, int) {
 }
 
 // kafkaRefs names the records of a Kafka event; nil when it is not one.
-func kafkaRefs(event []byte) []esm.RecordRef {
+func kafkaRefs(event []byte) []RecordRef {
 	ev, err := kafkaevent.Parse(event)
 	if err != nil {
 		return nil
 	}
-	var out []esm.RecordRef
+	var out []RecordRef
 	for rec := range ev.All() {
-		out = append(out, esm.RecordRef{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset})
+		out = append(out, RecordRef{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset})
 	}
 	return out
 }
 
 // sqsRefs names the messages of an SQS event; nil when it is not one.
-func sqsRefs(event []byte) []esm.RecordRef {
+func sqsRefs(event []byte) []RecordRef {
 	var ev struct {
 		Records []struct {
 			MessageID  string `json:"messageId"`
@@ -217,9 +261,9 @@ func sqsRefs(event []byte) []esm.RecordRef {
 	if json.Unmarshal(event, &ev) != nil {
 		return nil
 	}
-	var out []esm.RecordRef
+	var out []RecordRef
 	for _, m := range ev.Records {
-		ref := esm.RecordRef{MessageID: m.MessageID}
+		ref := RecordRef{MessageID: m.MessageID}
 		for k, v := range m.Attributes {
 			if v.StringValue != nil {
 				if ref.Attributes == nil {

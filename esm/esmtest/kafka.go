@@ -2,7 +2,6 @@ package esmtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,13 +10,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalambda/toolkit/esm"
+	"github.com/kafkalambda/toolkit/internal/localserver"
 )
 
 // DefaultTopic is the mapping's topic without one in the configuration.
@@ -26,87 +25,91 @@ const DefaultTopic = "topic"
 // requestTimeout bounds each call esmtest makes to the cluster or the queue.
 const requestTimeout = 10 * time.Second
 
-// KafkaConfig is what a Kafka mapping under test needs beyond its esm options.
-type KafkaConfig struct {
-	Topic      string   // the topic the mapping reads; DefaultTopic when empty
-	Partitions int      // the topic's partitions; 1 when 0
-	Topics     []string // more topics to create (one partition each): an esm.OnFailureKafkaTopic destination's, or one the handler produces to
-	// FunctionName names the function in the ARN of its context (InvokedFunctionArn) and of
-	// on-failure records; DefaultFunctionName when empty.
-	FunctionName string
-	// FunctionTimeout is the function's timeout: its context's deadline, after which the
-	// invocation fails as "Sandbox.Timedout"; DefaultFunctionTimeout when 0.
-	FunctionTimeout time.Duration
-	// SQS is the client with which OnFailure reads an esm.OnFailureSQS destination.
-	SQS *sqs.Client
-}
-
-// Kafka is an emulated Kafka event source mapping (esm.Kafka) on a kfake cluster of its own,
-// invoking a handler in process. NewKafka starts it; it stops when the test ends.
+// Kafka is an emulated Kafka event source mapping on a kfake cluster of its own, invoking a
+// handler in process. NewKafka starts it; it stops when the test ends.
 type Kafka struct {
 	tb      testing.TB
-	cfg     KafkaConfig
+	topic   string
+	cfg     *config
 	cluster *kfake.Cluster
 	client  *kgo.Client // producing (franz-go's default partitioner) and reading
 	manual  *kgo.Client // producing to a given partition (ProduceTo)
 	mapping *esm.Kafka
+	dest    esm.Destination // the on-failure destination; nil without one
+	destURL string          // an SQS destination's queue
 	rec     *recorder
 	cancel  context.CancelFunc
 	done    chan struct{}
 
 	mu     sync.Mutex
-	runErr error                        // what Run returned, once it has
-	queued map[string][]OnFailureRecord // records read from each SQS destination, by queue URL
+	runErr error             // what Run returned, once it has
+	queued []OnFailureRecord // records read from an SQS destination
 }
 
-// NewKafka starts a kfake cluster with the topic (and cfg.Topics), and runs on it an
-// esm.Kafka mapping with opts that invokes h in process; both stop when tb ends, and a
-// mapping that stopped on an error fails tb. h is any lambda.Handler: a batch.KafkaFunc,
-// lambda.NewHandler of a typed function, a fan-out dispatcher. NewKafka fails tb when esm
-// refuses the options.
-//
-// The function's ARN is given to the mapping (esm.WithFunctionARN) before opts, which may
-// override it.
-func NewKafka(tb testing.TB, h lambda.Handler, cfg KafkaConfig, opts ...esm.KafkaOption) *Kafka {
+// NewKafka starts a kfake cluster with the mapping's topic (and the topic of a kafka://
+// on-failure destination, and those of WithTopics), and runs on it the mapping m, invoking h
+// in process; both stop when tb ends, and a mapping that stopped on an error fails tb. h is
+// any lambda.Handler: a batch.KafkaFunc, lambda.NewHandler of a typed function, a fan-out
+// dispatcher. NewKafka fails tb when the emulator refuses a setting.
+func NewKafka(tb testing.TB, h lambda.Handler, m KafkaMapping, opts ...Option) *Kafka {
 	tb.Helper()
-	if cfg.Topic == "" {
-		cfg.Topic = DefaultTopic
+	cfg := newConfig("Kafka", opts)
+	if len(cfg.bad) > 0 {
+		tb.Fatalf("esmtest: %s", strings.Join(cfg.bad, "; "))
 	}
-	if cfg.Partitions <= 0 {
-		cfg.Partitions = 1
+	topic, err := m.topic()
+	if err != nil {
+		tb.Fatalf("esmtest: %v", err)
 	}
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(cfg.Partitions), cfg.Topic))
+	if cfg.partitions <= 0 {
+		cfg.partitions = 1
+	}
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
 		tb.Fatalf("esmtest: starting kfake: %v", err)
 	}
 	tb.Cleanup(cluster.Close)
-	for _, t := range cfg.Topics {
-		if err := cluster.CreateTopic(t, 1, nil); err != nil {
-			tb.Fatalf("esmtest: creating topic %s: %v", t, err)
-		}
-	}
 	client, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ProducerLinger(0))
 	if err != nil {
 		tb.Fatalf("esmtest: %v", err)
 	}
 	tb.Cleanup(client.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	partitions := func(t string) int32 {
+		if t == topic {
+			return int32(cfg.partitions)
+		}
+		return 1
+	}
+	if err := localserver.CreateTopics(ctx, client, partitions, append([]string{topic, m.onFailureTopic()}, cfg.topics...)...); err != nil {
+		tb.Fatalf("esmtest: %v", err)
+	}
 	manual, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		tb.Fatalf("esmtest: %v", err)
 	}
 	tb.Cleanup(manual.Close)
-	k := &Kafka{tb: tb, cfg: cfg, cluster: cluster, client: client, manual: manual, done: make(chan struct{}), queued: map[string][]OnFailureRecord{}}
-	k.rec = newRecorder(tb, h, cfg.FunctionTimeout, cfg.FunctionName, kafkaRefs)
-	opts = append([]esm.KafkaOption{esm.WithFunctionARN(k.rec.arn)}, opts...)
-	k.mapping, err = esm.NewKafka(cluster.ListenAddrs(), cfg.Topic, k.rec, opts...)
+	k := &Kafka{tb: tb, topic: topic, cfg: cfg, cluster: cluster, client: client, manual: manual, done: make(chan struct{})}
+	k.rec = newRecorder(tb, h, cfg.functionTimeout, cfg.functionName, kafkaRefs)
+	mopts, dest, destURL, err := m.kafkaOptions(ctx, cfg.sqs)
 	if err != nil {
 		tb.Fatalf("esmtest: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	k.cancel = cancel
+	k.dest, k.destURL = dest, destURL
+	mopts = append([]esm.KafkaOption{esm.WithFunctionARN(k.rec.arn)}, mopts...)
+	if cfg.onePartition {
+		mopts = append(mopts, esm.WithOnePartitionPerInvocation())
+	}
+	k.mapping, err = esm.NewKafka(cluster.ListenAddrs(), topic, k.rec, mopts...)
+	if err != nil {
+		tb.Fatalf("esmtest: %v", err)
+	}
+	rctx, stop := context.WithCancel(context.Background())
+	k.cancel = stop
 	go func() {
 		defer close(k.done)
-		err := k.mapping.Run(ctx)
+		err := k.mapping.Run(rctx)
 		k.mu.Lock()
 		k.runErr = err
 		k.mu.Unlock()
@@ -142,11 +145,16 @@ func (k *Kafka) Brokers() []string { return k.cluster.ListenAddrs() }
 // Cluster returns the kfake cluster, for faults (kfake's Control functions).
 func (k *Kafka) Cluster() *kfake.Cluster { return k.cluster }
 
-// Mapping returns the mapping, for its Counters.
-func (k *Kafka) Mapping() *esm.Kafka { return k.mapping }
+// Counters returns the mapping's running totals.
+func (k *Kafka) Counters() Counters { return counters(k.mapping.Counters().Snapshot()) }
+
+// Metrics returns the metrics of the groups KafkaMapping.MetricsConfig enabled, by the names
+// Lambda publishes them under (PolledEventCount, OffsetLag's MaxOffsetLag...), as CloudWatch
+// would show them since the mapping started.
+func (k *Kafka) Metrics() map[string]int64 { return k.mapping.Metrics() }
 
 // Topic returns the topic the mapping reads.
-func (k *Kafka) Topic() string { return k.cfg.Topic }
+func (k *Kafka) Topic() string { return k.topic }
 
 // Produce produces the records, synchronously, in order; a record without a Topic goes to
 // the mapping's topic. Records are partitioned as franz-go's default producer does: by the
@@ -155,7 +163,7 @@ func (k *Kafka) Produce(records ...*kgo.Record) {
 	k.tb.Helper()
 	for _, r := range records {
 		if r.Topic == "" {
-			r.Topic = k.cfg.Topic
+			r.Topic = k.topic
 		}
 	}
 	k.produce(k.client, records)
@@ -166,7 +174,7 @@ func (k *Kafka) Produce(records ...*kgo.Record) {
 func (k *Kafka) ProduceTo(p int32, records ...*kgo.Record) {
 	k.tb.Helper()
 	for _, r := range records {
-		r.Topic, r.Partition = k.cfg.Topic, p
+		r.Topic, r.Partition = k.topic, p
 	}
 	k.produce(k.manual, records)
 }
@@ -220,9 +228,9 @@ func (k *Kafka) left() (string, error) {
 		return "", err
 	}
 	var parts []string
-	for _, p := range k.cluster.PartitionInfos(k.cfg.Topic) {
+	for _, p := range k.cluster.PartitionInfos(k.topic) {
 		if c := committed[p.Partition]; c < p.HighWatermark {
-			parts = append(parts, fmt.Sprintf("%s-%d committed %d of %d", k.cfg.Topic, p.Partition, c, p.HighWatermark))
+			parts = append(parts, fmt.Sprintf("%s-%d committed %d of %d", k.topic, p.Partition, c, p.HighWatermark))
 		}
 	}
 	if _, n := k.rec.invocations(); n > 0 {
@@ -262,7 +270,7 @@ func (k *Kafka) committed() (map[int32]int64, error) {
 		if info == nil {
 			continue
 		}
-		for p, c := range info.Commits[k.cfg.Topic] {
+		for p, c := range info.Commits[k.topic] {
 			if c.Offset > out[p] {
 				out[p] = c.Offset
 			}
@@ -286,7 +294,7 @@ func (k *Kafka) records(topic string) ([]*kgo.Record, error) {
 	want := int64(0)
 	infos := k.cluster.PartitionInfos(topic)
 	if infos == nil {
-		return nil, fmt.Errorf("esmtest: no topic %s on the cluster (KafkaConfig.Topics creates it)", topic)
+		return nil, fmt.Errorf("esmtest: no topic %s on the cluster (WithTopics creates it)", topic)
 	}
 	for _, p := range infos {
 		want += p.HighWatermark - p.LogStartOffset
@@ -322,25 +330,25 @@ func (k *Kafka) records(topic string) ([]*kgo.Record, error) {
 	return out, nil
 }
 
-// OnFailure returns the on-failure records the destination d has received so far: d must
-// be the destination given to esm.WithOnFailure. An esm.OnFailureKafkaTopic destination is
-// read from the cluster (its topic must be in KafkaConfig.Topics); an esm.OnFailureSQS one is
-// received with KafkaConfig.SQS and its messages deleted, so each call returns what earlier
-// calls did and what came since. It fails the test when the destination cannot be read.
-func (k *Kafka) OnFailure(d esm.Destination) []OnFailureRecord {
+// OnFailure returns the on-failure records the mapping's destination
+// (DestinationConfig.OnFailure) has received so far, none without one. A kafka:// destination
+// is read from the cluster; an SQS one is received with WithSQS's client and its messages
+// deleted, so each call returns what earlier calls did and what came since. It fails the test
+// when the destination cannot be read.
+func (k *Kafka) OnFailure() []OnFailureRecord {
 	k.tb.Helper()
-	out, err := k.onFailure(d)
+	out, err := k.onFailure()
 	if err != nil {
 		k.tb.Fatal(err)
 	}
 	return out
 }
 
-func (k *Kafka) onFailure(d esm.Destination) ([]OnFailureRecord, error) {
-	if d == nil {
-		return nil, errors.New("esmtest: OnFailure of a nil destination")
+func (k *Kafka) onFailure() ([]OnFailureRecord, error) {
+	if k.dest == nil {
+		return nil, nil
 	}
-	where := d.String()
+	where := k.dest.String()
 	if topic, ok := strings.CutPrefix(where, "kafka://"); ok {
 		recs, err := k.records(topic)
 		if err != nil {
@@ -356,14 +364,7 @@ func (k *Kafka) onFailure(d esm.Destination) ([]OnFailureRecord, error) {
 		}
 		return out, nil
 	}
-	url, ok := strings.CutPrefix(where, "SQS queue ")
-	if !ok {
-		return nil, fmt.Errorf("esmtest: OnFailure cannot read %s", where)
-	}
-	if k.cfg.SQS == nil {
-		return nil, fmt.Errorf("esmtest: OnFailure of %s needs KafkaConfig.SQS, a client of its endpoint", where)
-	}
-	msgs, err := receiveAll(k.cfg.SQS, url)
+	msgs, err := receiveAll(k.cfg.sqs, k.destURL)
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +375,7 @@ func (k *Kafka) onFailure(d esm.Destination) ([]OnFailureRecord, error) {
 		if err != nil {
 			return nil, fmt.Errorf("esmtest: %s: %w", where, err)
 		}
-		k.queued[url] = append(k.queued[url], f)
+		k.queued = append(k.queued, f)
 	}
-	return slices.Clone(k.queued[url]), nil
+	return slices.Clone(k.queued), nil
 }

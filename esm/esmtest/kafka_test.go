@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/esmtest"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -86,8 +85,8 @@ func TestPartialBatchResponseResumesFromTheReportedOffset(t *testing.T) {
 		}
 		return []byte(`{"batchItemFailures":[]}`), nil
 	})
-	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{},
-		esm.WithBatchSize(10), esm.WithBatchingWindow(300*time.Millisecond), esm.WithReportBatchItemFailures())
+	k := esmtest.NewKafka(t, h, esmtest.KafkaMapping{
+		BatchSize: 10, MaximumBatchingWindow: new(300 * time.Millisecond), FunctionResponseTypes: []string{esmtest.ReportBatchItemFailures}})
 	k.Produce(values("0", "1", "2", "3", "4", "5")...)
 	waitIdle(t, k)
 
@@ -149,11 +148,11 @@ func TestErrorsAndPanicsAreInvocationErrors(t *testing.T) {
 		}
 		return nil, nil
 	})
-	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{}, esm.WithBatchingWindow(100*time.Millisecond))
+	k := esmtest.NewKafka(t, h, esmtest.KafkaMapping{MaximumBatchingWindow: new(100 * time.Millisecond)})
 	k.Produce(values("a")...)
 	waitIdle(t, k)
 
-	want := []esm.InvokeError{
+	want := []esmtest.InvokeError{
 		{Type: "errorString", Message: "plain"},
 		{Type: "wrapError", Message: "wrapped: order 7 refused"},
 		{Type: "orderError", Message: "order 8 refused"},
@@ -203,8 +202,8 @@ func TestTimeoutAndLambdaContext(t *testing.T) {
 		}
 		return nil, nil
 	})
-	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{FunctionName: "orders-fn", FunctionTimeout: 300 * time.Millisecond},
-		esm.WithBatchingWindow(100*time.Millisecond))
+	k := esmtest.NewKafka(t, h, esmtest.KafkaMapping{MaximumBatchingWindow: new(100 * time.Millisecond)},
+		esmtest.WithFunctionName("orders-fn"), esmtest.WithFunctionTimeout(300*time.Millisecond))
 	k.Produce(values("a")...)
 	waitIdle(t, k)
 
@@ -250,17 +249,16 @@ func TestOnFailureTopic(t *testing.T) {
 		}
 		return nil, nil
 	})
-	dlq := esm.OnFailureKafkaTopic("failed")
-	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{Topics: []string{"failed"}},
-		esm.WithBatchSize(1), esm.WithMaximumRetryAttempts(1), esm.WithOnFailure(dlq))
+	k := esmtest.NewKafka(t, h, esmtest.KafkaMapping{BatchSize: 1, MaximumRetryAttempts: new(1),
+		DestinationConfig: &esmtest.DestinationConfig{OnFailure: esmtest.OnFailure{Destination: "kafka://failed"}}})
 	k.Produce(values("a", "poison", "b")...)
 	waitIdle(t, k)
 
-	f := k.OnFailure(dlq)
+	f := k.OnFailure()
 	if len(f) != 1 {
 		t.Fatalf("%d on-failure records, want 1: %+v", len(f), f)
 	}
-	if r := f[0]; r.Condition != esm.ConditionRetryAttemptsExhausted || r.InvokeCount != 2 || r.FunctionError != "Unhandled" ||
+	if r := f[0]; r.Condition != esmtest.ConditionRetryAttemptsExhausted || r.InvokeCount != 2 || r.FunctionError != "Unhandled" ||
 		r.Partition != "topic-0" || r.FirstOffset != 1 || r.LastOffset != 1 || !strings.Contains(string(r.Payload), `"topic-0"`) {
 		t.Errorf("on-failure record %+v", r)
 	}
@@ -276,7 +274,7 @@ func TestOnFailureTopic(t *testing.T) {
 // keeps its partition where it is, as on AWS: WaitIdle says so instead of waiting forever.
 func TestWaitIdleTimesOut(t *testing.T) {
 	h := handler(func(context.Context, []byte) ([]byte, error) { return nil, errors.New("always") })
-	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{}, esm.WithBatchingWindow(50*time.Millisecond))
+	k := esmtest.NewKafka(t, h, esmtest.KafkaMapping{MaximumBatchingWindow: new(50 * time.Millisecond)})
 	k.Produce(values("a")...)
 	start := time.Now()
 	err := k.WaitIdle(700 * time.Millisecond)
@@ -304,7 +302,8 @@ func TestFilterAndPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := handler(func(context.Context, []byte) ([]byte, error) { return nil, nil })
-	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{Partitions: 2}, esm.WithFilter(crit), esm.WithBatchingWindow(100*time.Millisecond))
+	k := esmtest.NewKafka(t, h, esmtest.KafkaMapping{FilterCriteria: crit, MaximumBatchingWindow: new(100 * time.Millisecond)},
+		esmtest.WithPartitions(2))
 	for p := range int32(2) {
 		for i := range 3 {
 			k.ProduceTo(p, &kgo.Record{Value: fmt.Appendf(nil, `{"keep":%v}`, i != 1)})

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/esmtest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -39,7 +38,7 @@ func checkTooLarge(t *testing.T, invs []esmtest.Invocation) {
 	}
 }
 
-// A response over 6 MB (esm.MaxResponseBytes) fails the invocation as AWS fails it
+// A response over 6 MB (limits.MaxLambdaResponseBytes) fails the invocation as AWS fails it
 // ("Function.ResponseSizeTooLarge"), and the mapping retries the record rather than commit it.
 // AWS (https://docs.aws.amazon.com/lambda/latest/dg/API_Invoke.html): "For synchronous
 // invocations, the maximum payload size is 6 MB."
@@ -50,7 +49,7 @@ func TestKafkaResponseOver6MBFails(t *testing.T) {
 		}
 		return []byte(`{}`), nil
 	})
-	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{}, esm.WithBatchingWindow(0))
+	k := esmtest.NewKafka(t, h, esmtest.KafkaMapping{MaximumBatchingWindow: new(time.Duration(0))})
 	k.Produce(values("a")...)
 	waitIdle(t, k)
 	checkTooLarge(t, k.Invocations())
@@ -69,7 +68,8 @@ func TestSQSResponseOver6MBFails(t *testing.T) {
 		}
 		return []byte(`{}`), nil
 	})
-	q := esmtest.NewSQS(t, h, esmtest.SQSConfig{Attributes: map[string]string{"VisibilityTimeout": "1"}})
+	q := esmtest.NewSQS(t, h, esmtest.SQSMapping{},
+		esmtest.WithQueue(esmtest.Queue{Attributes: map[string]string{"VisibilityTimeout": "1"}}))
 	q.Send("a")
 	if err := q.WaitIdle(30 * time.Second); err != nil {
 		t.Fatal(err)
@@ -87,7 +87,8 @@ func TestGoexitInHandlerReportedAtOnce(t *testing.T) {
 		}
 		return nil, nil
 	})
-	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{FunctionTimeout: 15 * time.Minute}, esm.WithBatchingWindow(0))
+	k := esmtest.NewKafka(t, h, esmtest.KafkaMapping{MaximumBatchingWindow: new(time.Duration(0))},
+		esmtest.WithFunctionTimeout(15*time.Minute))
 	k.Produce(values("a")...)
 	if err := k.WaitIdle(time.Minute); err != nil {
 		t.Fatal(err)

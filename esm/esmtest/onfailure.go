@@ -12,9 +12,10 @@ import (
 )
 
 // OnFailureRecord is one on-failure record a Kafka mapping sent to its destination when it
-// gave up on records (see esm.OnFailureSQS and esm.OnFailureKafkaTopic for the format).
+// gave up on records: an SQS destination gets one per batch, naming its offsets; a kafka://
+// destination one per record, with the record's event as its payload.
 type OnFailureRecord struct {
-	Condition     string // requestContext.condition: esm.ConditionRetryAttemptsExhausted...
+	Condition     string // requestContext.condition: ConditionRetryAttemptsExhausted...
 	InvokeCount   int    // requestContext.approximateInvokeCount
 	FunctionError string // responseContext.functionError: "Unhandled" when the last invocation failed, else ""
 	// Partition is the records' partition, "topic-N", and FirstOffset and LastOffset the

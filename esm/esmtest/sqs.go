@@ -22,31 +22,11 @@ import (
 // DefaultQueue is the name of the queue NewSQS creates without one in the configuration.
 const DefaultQueue = "queue"
 
-// SQSConfig is what an SQS mapping under test needs beyond its esm options.
-type SQSConfig struct {
-	// Client is the SQS endpoint: any, such as local-aws-sqs or ElasticMQ started by the test.
-	// When nil, NewSQS starts local-aws-sqs for the test (internal/localserver.StartSQS: it
-	// needs Node and the toolkit's node_modules).
-	Client *sqs.Client
-	// QueueURL is the mapping's queue. When empty, NewSQS creates a queue called QueueName
-	// (DefaultQueue when empty; a name ending in ".fifo" makes a FIFO queue) with Attributes.
-	QueueURL   string
-	QueueName  string
-	Attributes map[string]string // of the created queue: "VisibilityTimeout", "FifoQueue"...
-	// MaxReceiveCount, when positive, gives the created queue a dead-letter queue
-	// (QueueName + "-dlq", or before ".fifo") with this maxReceiveCount: DeadLetters reads it.
-	MaxReceiveCount int
-	// DeadLetterQueueURL is the queue DeadLetters reads when the test made the queue itself.
-	DeadLetterQueueURL string
-	FunctionName       string        // as KafkaConfig.FunctionName
-	FunctionTimeout    time.Duration // as KafkaConfig.FunctionTimeout
-}
-
-// SQS is an emulated SQS event source mapping (esm.SQS) on a queue, invoking a handler in
-// process. NewSQS starts it; it stops when the test ends.
+// SQS is an emulated SQS event source mapping on a queue, invoking a handler in process.
+// NewSQS starts it; it stops when the test ends.
 type SQS struct {
 	tb      testing.TB
-	cfg     SQSConfig
+	cfg     Queue
 	client  *sqs.Client
 	mapping *esm.SQS
 	rec     *recorder
@@ -58,30 +38,40 @@ type SQS struct {
 	dead   []types.Message
 }
 
-// NewSQS runs an esm.SQS mapping with opts on the queue of cfg, invoking h in process; it
-// stops when tb ends, and a mapping that stopped on an error fails tb. It fails tb when
-// the queue cannot be made or read, or esm refuses the options.
-func NewSQS(tb testing.TB, h lambda.Handler, cfg SQSConfig, opts ...esm.SQSOption) *SQS {
+// NewSQS runs the mapping m on the queue of WithQueue (by default a new standard queue),
+// invoking h in process; it stops when tb ends, and a mapping that stopped on an error fails
+// tb. The queue is on WithSQS's endpoint, or on local-aws-sqs, which NewSQS starts when given
+// none. It fails tb when the queue cannot be made or read, or the emulator refuses a setting.
+func NewSQS(tb testing.TB, h lambda.Handler, m SQSMapping, opts ...Option) *SQS {
 	tb.Helper()
+	cfg := newConfig("SQS", opts)
+	if len(cfg.bad) > 0 {
+		tb.Fatalf("esmtest: %s", strings.Join(cfg.bad, "; "))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
-	if cfg.Client == nil {
+	client := cfg.sqs
+	if client == nil {
 		srv, err := localserver.StartSQS(ctx)
 		if err != nil {
 			tb.Fatalf("esmtest: starting local-aws-sqs: %v", err)
 		}
 		tb.Cleanup(srv.Stop)
-		cfg.Client = srv.Client()
+		client = srv.Client()
 	}
-	if cfg.QueueURL == "" {
-		if err := createQueues(ctx, &cfg); err != nil {
+	q := cfg.queue
+	if q.URL == "" {
+		if err := createQueues(ctx, client, &q); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	s := &SQS{tb: tb, cfg: cfg, client: cfg.Client, done: make(chan struct{})}
-	s.rec = newRecorder(tb, h, cfg.FunctionTimeout, cfg.FunctionName, sqsRefs)
-	var err error
-	s.mapping, err = esm.NewSQS(ctx, cfg.Client, cfg.QueueURL, s.rec, opts...)
+	s := &SQS{tb: tb, cfg: q, client: client, done: make(chan struct{})}
+	s.rec = newRecorder(tb, h, cfg.functionTimeout, cfg.functionName, sqsRefs)
+	mopts, err := m.sqsOptions()
+	if err != nil {
+		tb.Fatalf("esmtest: %v", err)
+	}
+	s.mapping, err = esm.NewSQS(ctx, client, q.URL, s.rec, mopts...)
 	if err != nil {
 		tb.Fatalf("esmtest: %v", err)
 	}
@@ -99,8 +89,8 @@ func NewSQS(tb testing.TB, h lambda.Handler, cfg SQSConfig, opts ...esm.SQSOptio
 }
 
 // createQueues creates cfg's queue, and its dead-letter queue when cfg asks for one.
-func createQueues(ctx context.Context, cfg *SQSConfig) error {
-	name := cfg.QueueName
+func createQueues(ctx context.Context, client *sqs.Client, cfg *Queue) error {
+	name := cfg.Name
 	if name == "" {
 		name = DefaultQueue
 	}
@@ -114,11 +104,11 @@ func createQueues(ctx context.Context, cfg *SQSConfig) error {
 		if fifo {
 			dlqName += ".fifo"
 		}
-		u, err := localserver.CreateQueue(ctx, cfg.Client, dlqName, nil)
+		u, err := localserver.CreateQueue(ctx, client, dlqName, nil)
 		if err != nil {
 			return fmt.Errorf("esmtest: %w", err)
 		}
-		arn, err := queueARN(ctx, cfg.Client, u)
+		arn, err := queueARN(ctx, client, u)
 		if err != nil {
 			return err
 		}
@@ -126,11 +116,11 @@ func createQueues(ctx context.Context, cfg *SQSConfig) error {
 		attrs[string(types.QueueAttributeNameRedrivePolicy)] = string(policy)
 		cfg.DeadLetterQueueURL = u
 	}
-	u, err := localserver.CreateQueue(ctx, cfg.Client, name, attrs)
+	u, err := localserver.CreateQueue(ctx, client, name, attrs)
 	if err != nil {
 		return fmt.Errorf("esmtest: %w", err)
 	}
-	cfg.QueueURL = u
+	cfg.URL = u
 	return nil
 }
 
@@ -166,17 +156,21 @@ func (s *SQS) err() error {
 func (s *SQS) Client() *sqs.Client { return s.client }
 
 // QueueURL returns the mapping's queue.
-func (s *SQS) QueueURL() string { return s.cfg.QueueURL }
+func (s *SQS) QueueURL() string { return s.cfg.URL }
 
-// Mapping returns the mapping, for its Counters.
-func (s *SQS) Mapping() *esm.SQS { return s.mapping }
+// Counters returns the mapping's running totals.
+func (s *SQS) Counters() Counters { return counters(s.mapping.Counters().Snapshot()) }
+
+// Metrics returns the metrics of the groups SQSMapping.MetricsConfig enabled, by the names
+// Lambda publishes them under, as CloudWatch would show them since the mapping started.
+func (s *SQS) Metrics() map[string]int64 { return s.mapping.Metrics() }
 
 // Send sends one message per body to the queue, in order; a FIFO queue's messages all go
 // to message group "group", deduplicated by their position in the call. It fails the test
 // when a message cannot be sent.
 func (s *SQS) Send(bodies ...string) {
 	s.tb.Helper()
-	fifo := strings.HasSuffix(s.cfg.QueueURL, ".fifo")
+	fifo := strings.HasSuffix(s.cfg.URL, ".fifo")
 	for i, b := range bodies {
 		in := &sqs.SendMessageInput{MessageBody: aws.String(b)}
 		if fifo {
@@ -192,9 +186,9 @@ func (s *SQS) SendMessage(in *sqs.SendMessageInput) {
 	s.tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
-	in.QueueUrl = aws.String(s.cfg.QueueURL)
+	in.QueueUrl = aws.String(s.cfg.URL)
 	if _, err := s.client.SendMessage(ctx, in); err != nil {
-		s.tb.Fatalf("esmtest: sending to %s: %v", s.cfg.QueueURL, err)
+		s.tb.Fatalf("esmtest: sending to %s: %v", s.cfg.URL, err)
 	}
 }
 
@@ -235,9 +229,9 @@ func (s *SQS) left() (string, error) {
 	defer cancel()
 	names := []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages,
 		types.QueueAttributeNameApproximateNumberOfMessagesNotVisible, types.QueueAttributeNameApproximateNumberOfMessagesDelayed}
-	out, err := s.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &s.cfg.QueueURL, AttributeNames: names})
+	out, err := s.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &s.cfg.URL, AttributeNames: names})
 	if err != nil {
-		return "", fmt.Errorf("esmtest: reading the counts of %s: %w", s.cfg.QueueURL, err)
+		return "", fmt.Errorf("esmtest: reading the counts of %s: %w", s.cfg.URL, err)
 	}
 	var parts []string
 	for _, n := range names {
@@ -252,14 +246,14 @@ func (s *SQS) left() (string, error) {
 	return strings.Join(parts, ", "), nil
 }
 
-// DeadLetters returns the messages the dead-letter queue (SQSConfig.MaxReceiveCount or
+// DeadLetters returns the messages the dead-letter queue (Queue.MaxReceiveCount or
 // DeadLetterQueueURL) has received so far; they are received and deleted, so each call
 // returns what earlier calls did and what came since. It fails the test when there is no
 // dead-letter queue or it cannot be read.
 func (s *SQS) DeadLetters() []types.Message {
 	s.tb.Helper()
 	if s.cfg.DeadLetterQueueURL == "" {
-		s.tb.Fatal("esmtest: DeadLetters: the queue has no dead-letter queue (SQSConfig.MaxReceiveCount)")
+		s.tb.Fatal("esmtest: DeadLetters: the queue has no dead-letter queue (Queue.MaxReceiveCount)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()

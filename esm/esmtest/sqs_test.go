@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/esmtest"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
@@ -40,8 +39,8 @@ func TestSQSPartialBatchAndDeadLetters(t *testing.T) {
 		}
 		return json.Marshal(resp)
 	})
-	q := esmtest.NewSQS(t, h, esmtest.SQSConfig{Attributes: map[string]string{"VisibilityTimeout": "1"}, MaxReceiveCount: 2},
-		esm.WithReportBatchItemFailures())
+	q := esmtest.NewSQS(t, h, esmtest.SQSMapping{FunctionResponseTypes: []string{esmtest.ReportBatchItemFailures}},
+		esmtest.WithQueue(esmtest.Queue{Attributes: map[string]string{"VisibilityTimeout": "1"}, MaxReceiveCount: 2}))
 	q.Send("a", "poison", "b")
 	if err := q.WaitIdle(20 * time.Second); err != nil {
 		t.Fatal(err)
@@ -83,7 +82,7 @@ func bodies(ms []types.Message) []string {
 }
 
 // A Kafka mapping's SQS on-failure destination gets one on-failure record per batch given up
-// on, naming its first and last offsets; OnFailure reads it with KafkaConfig.SQS.
+// on, naming its first and last offsets; OnFailure reads it with WithSQS's client.
 //
 // AWS (https://docs.aws.amazon.com/lambda/latest/dg/kafka-on-failure.html): the SQS record has
 // KafkaBatchInfo with recordsInfo: {"Topic-0": {"firstRecordOffset", "lastRecordOffset", ...}}.
@@ -95,20 +94,20 @@ func TestOnFailureQueueOfAKafkaMapping(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := handler(func(context.Context, []byte) ([]byte, error) { return nil, errors.New("down") })
-	dlq := esm.OnFailureSQS(client, url)
-	k := esmtest.NewKafka(t, h, esmtest.KafkaConfig{SQS: client},
-		esm.WithBatchingWindow(200*time.Millisecond), esm.WithMaximumRetryAttempts(0), esm.WithOnFailure(dlq))
+	k := esmtest.NewKafka(t, h, esmtest.KafkaMapping{MaximumBatchingWindow: new(200 * time.Millisecond), MaximumRetryAttempts: new(0),
+		DestinationConfig: &esmtest.DestinationConfig{OnFailure: esmtest.OnFailure{Destination: url}}},
+		esmtest.WithSQS(client))
 	k.Produce(values("a", "b", "c")...)
 	waitIdle(t, k)
-	f := k.OnFailure(dlq)
+	f := k.OnFailure()
 	if len(f) != 1 {
 		t.Fatalf("%d on-failure records, want 1 (one per batch): %+v", len(f), f)
 	}
 	if r := f[0]; r.Partition != "topic-0" || r.FirstOffset != 0 || r.LastOffset != 2 || r.InvokeCount != 1 ||
-		r.FunctionError != "Unhandled" || r.Condition != esm.ConditionRetryAttemptsExhausted || r.Payload != nil {
+		r.FunctionError != "Unhandled" || r.Condition != esmtest.ConditionRetryAttemptsExhausted || r.Payload != nil {
 		t.Errorf("on-failure record %+v", r)
 	}
-	if again := k.OnFailure(dlq); len(again) != 1 {
+	if again := k.OnFailure(); len(again) != 1 {
 		t.Errorf("a second OnFailure: %d records, want the same 1", len(again))
 	}
 	if got := k.Committed()[0]; got != 3 {

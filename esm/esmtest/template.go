@@ -2,12 +2,12 @@ package esmtest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 )
 
@@ -23,38 +23,38 @@ type TemplateEnv struct {
 	QueueURLs map[string]string
 }
 
-// Mapping is an event source mapping of a SAM template, read as klt local reads it, with
-// the esm options its properties imply.
+// Mapping is an event source mapping of a SAM template, read as klt local reads it: its
+// properties as a KafkaMapping or an SQSMapping, and the options its template implies.
 type Mapping struct {
 	ID       string // the EventSourceMapping resource's logical ID, or Function.Event for a SAM event
 	Function string // the logical ID of the function it invokes
 	// FunctionTimeout is the function's Timeout (Globals.Function's, or 3 s).
 	FunctionTimeout time.Duration
+	// Kafka is a Kafka mapping's properties (nil for an SQS mapping): pass it to NewKafka.
+	Kafka *KafkaMapping
+	// SQS is an SQS mapping's properties (nil for a Kafka mapping), and Queue the logical ID
+	// of its queue: pass it to NewSQS.
+	SQS   *SQSMapping
+	Queue string
 
-	// Kafka: the topic, and the options of NewKafka. OnFailure is the on-failure
-	// destination (nil without one), which KafkaOptions already sets, for Kafka.OnFailure.
-	Topic        string
-	KafkaOptions []esm.KafkaOption
-	OnFailure    esm.Destination
-
-	// SQS: the queue's logical ID and URL (TemplateEnv.QueueURLs), and the options of NewSQS.
-	Queue      string
-	QueueURL   string
-	SQSOptions []esm.SQSOption
-
-	env            TemplateEnv
-	onFailureTopic string
+	opts []Option
 }
+
+// Options returns the options the template implies for NewKafka or NewSQS: the function's
+// name and timeout, TemplateEnv's SQS client (WithSQS) and, for an SQS mapping, its queue's
+// URL (WithQueue). Options given after them override them.
+func (m *Mapping) Options() []Option { return slices.Clone(m.opts) }
 
 // ReadMapping reads the mapping id of the SAM template at path: an
 // AWS::Lambda::EventSourceMapping resource (its logical ID) or an MSK, SelfManagedKafka or SQS
 // event of a function ("Function.Event"). The template's intrinsics are evaluated as klt local
 // does (parameters from env.Parameters or their Defaults; conditions hold or not), and the
-// mapping's properties become the options of esm/samspec's MappingSpec.KafkaOptions and
-// SQSOptions: its name, consumer group (ConsumerGroupId, else id), BatchSize,
-// MaximumBatchingWindowInSeconds, FilterCriteria, FunctionResponseTypes, MaximumRetryAttempts,
-// MaximumRecordAgeInSeconds, BisectBatchOnFunctionError, the on-failure destination, and
-// ScalingConfig.MaximumConcurrency. A property left out leaves esm's default, which is AWS's.
+// mapping's properties fill a KafkaMapping or an SQSMapping: Topics, ConsumerGroupId (else
+// id), StartingPosition, the MSK cluster's ARN, BatchSize, MaximumBatchingWindowInSeconds,
+// FilterCriteria, FunctionResponseTypes, MaximumRetryAttempts, MaximumRecordAgeInSeconds,
+// BisectBatchOnFunctionError, DestinationConfig (a queue of the template at its URL in
+// env.QueueURLs), ProvisionedPollerConfig, MetricsConfig, SchemaRegistryConfig, and
+// ScalingConfig. A property left out leaves AWS's default.
 //
 // A mapping whose Condition is false is not in the template for ReadMapping, which then
 // fails naming those that are.
@@ -89,49 +89,74 @@ func fromSpec(t *samspec.InvokeTemplate, r *samspec.Resolver, spec *samspec.Mapp
 	if err != nil {
 		return nil, err
 	}
-	m := &Mapping{ID: spec.Id, Function: spec.Function, FunctionTimeout: time.Duration(f.Timeout) * time.Second, env: env}
+	m := &Mapping{ID: spec.Id, Function: spec.Function, FunctionTimeout: time.Duration(f.Timeout) * time.Second}
+	m.opts = []Option{WithFunctionName(spec.Function), WithFunctionTimeout(m.FunctionTimeout)}
+	if env.SQS != nil {
+		m.opts = append(m.opts, WithSQS(env.SQS))
+	}
+	var window *time.Duration
+	if spec.Window >= 0 {
+		window = &spec.Window
+	}
+	var types []string
+	if spec.ReportFailures {
+		types = []string{ReportBatchItemFailures}
+	}
+	var metrics *MetricsConfig
+	if len(spec.Metrics) > 0 {
+		metrics = &MetricsConfig{Metrics: spec.Metrics}
+	}
 	switch spec.Kind {
 	case samspec.KafkaMapping:
-		m.Topic = spec.Topics[0]
-		m.onFailureTopic = spec.OnFailureTopic()
-		var sender esm.SQSSender
-		if env.SQS != nil {
-			sender = env.SQS
+		k := &KafkaMapping{name: spec.Id, Topics: spec.Topics, ConsumerGroupId: spec.GroupID,
+			StartingPosition: spec.StartingPosition, BatchSize: spec.BatchSize, MaximumBatchingWindow: window,
+			FilterCriteria: spec.Filter, FunctionResponseTypes: types, MaximumRetryAttempts: &spec.MaxRetry,
+			MaximumRecordAge: spec.MaxRecordAge, BisectBatchOnFunctionError: spec.Bisect, MetricsConfig: metrics}
+		if spec.Msk {
+			k.EventSourceArn = spec.SourceARN
 		}
-		if m.KafkaOptions, err = spec.KafkaOptions(r, samspec.KafkaTargets{SQS: sender}); err != nil {
-			return nil, err
+		if spec.OnFailure != "" {
+			d := spec.OnFailure
+			if spec.OnFailureTopic() == "" {
+				q, ok := samspec.QueueByARN(r, d)
+				if !ok {
+					return nil, fmt.Errorf("%s: on-failure destination %s is neither a queue of the template nor kafka://TOPIC; the emulator has no SNS or S3", spec.Id, d)
+				}
+				if d = env.QueueURLs[q]; d == "" || env.SQS == nil {
+					return nil, fmt.Errorf("%s: on-failure destination %s: TemplateEnv needs its URL (QueueURLs) and the SQS client", spec.Id, q)
+				}
+			}
+			k.DestinationConfig = &DestinationConfig{OnFailure: OnFailure{Destination: d}}
 		}
-		if m.OnFailure, err = spec.Destination(r, sender); err != nil {
-			return nil, err
+		if spec.MinimumPollers > 0 {
+			k.ProvisionedPollerConfig = &ProvisionedPollerConfig{MinimumPollers: spec.MinimumPollers, MaximumPollers: spec.MaximumPollers}
 		}
+		if sr := spec.SchemaRegistry; sr != nil {
+			k.SchemaRegistryConfig = &SchemaRegistryConfig{SchemaRegistryURI: sr.URI, EventRecordFormat: sr.EventRecordFormat}
+			for _, a := range sr.Attributes {
+				k.SchemaRegistryConfig.SchemaValidationConfigs = append(k.SchemaRegistryConfig.SchemaValidationConfigs, SchemaValidationConfig{Attribute: a})
+			}
+		}
+		m.Kafka = k
 	case samspec.SqsMapping:
 		m.Queue = spec.Queue
-		if m.QueueURL = env.QueueURLs[spec.Queue]; m.QueueURL == "" || env.SQS == nil {
+		url := env.QueueURLs[spec.Queue]
+		if url == "" || env.SQS == nil {
 			return nil, fmt.Errorf("%s reads the queue %s: TemplateEnv needs its URL (QueueURLs) and the SQS client", spec.Id, spec.Queue)
 		}
-		if m.SQSOptions, err = spec.SQSOptions(r); err != nil {
-			return nil, err
+		q, ok := r.Queues[spec.Queue]
+		if !ok {
+			return nil, fmt.Errorf("%s: the queue %s is not a queue of the template", spec.Id, spec.Queue)
 		}
+		m.SQS = &SQSMapping{name: spec.Id, EventSourceArn: "arn:aws:sqs:" + samspec.LocalRegion + ":" + samspec.LocalAccount + ":" + q.Name,
+			BatchSize: spec.BatchSize, MaximumBatchingWindow: window, FilterCriteria: spec.Filter, FunctionResponseTypes: types, MetricsConfig: metrics}
+		if spec.MaxConcurrency != 0 {
+			m.SQS.ScalingConfig = &ScalingConfig{MaximumConcurrency: spec.MaxConcurrency}
+		}
+		m.opts = append(m.opts, WithQueue(Queue{URL: url}))
 	}
 	if !spec.Enabled {
 		return nil, fmt.Errorf("%s is disabled (Enabled: false) in the template", spec.Id)
 	}
 	return m, nil
-}
-
-// KafkaConfig returns the configuration of NewKafka for the mapping: its topic, its
-// function's name and timeout, the on-failure topic (a kafka:// destination) to create, and
-// the SQS client of TemplateEnv. Set Partitions, which the template does not know.
-func (m *Mapping) KafkaConfig() KafkaConfig {
-	c := KafkaConfig{Topic: m.Topic, FunctionName: m.Function, FunctionTimeout: m.FunctionTimeout, SQS: m.env.SQS}
-	if m.onFailureTopic != "" {
-		c.Topics = []string{m.onFailureTopic}
-	}
-	return c
-}
-
-// SQSConfig returns the configuration of NewSQS for the mapping: the queue of TemplateEnv,
-// its client, and the function's name and timeout.
-func (m *Mapping) SQSConfig() SQSConfig {
-	return SQSConfig{Client: m.env.SQS, QueueURL: m.QueueURL, FunctionName: m.Function, FunctionTimeout: m.FunctionTimeout}
 }

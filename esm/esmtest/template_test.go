@@ -31,8 +31,8 @@ func TestReadMappingOfTheTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Function != "ConsumerFunction" || m.Topic != "orders" || m.FunctionTimeout != 60*time.Second ||
-		m.OnFailure == nil || !strings.Contains(m.OnFailure.String(), "KafkaOnFailureQueue") {
+	if m.Function != "ConsumerFunction" || m.Kafka == nil || m.Kafka.Topics[0] != "orders" || m.FunctionTimeout != 60*time.Second ||
+		m.Kafka.DestinationConfig == nil || !strings.Contains(m.Kafka.DestinationConfig.OnFailure.Destination, "KafkaOnFailureQueue") {
 		t.Fatalf("mapping %+v", m)
 	}
 
@@ -44,7 +44,7 @@ func TestReadMappingOfTheTemplate(t *testing.T) {
 		}
 		return []byte(`{"batchItemFailures":[]}`), nil
 	})
-	k := esmtest.NewKafka(t, h, m.KafkaConfig(), m.KafkaOptions...)
+	k := esmtest.NewKafka(t, h, *m.Kafka, m.Options()...)
 	var recs []*kgo.Record
 	for i := range 150 {
 		cur := "EUR"
@@ -85,7 +85,7 @@ func TestReadMappingOfTheTemplate(t *testing.T) {
 	if got := k.Committed()[0]; got != 150 {
 		t.Errorf("committed %d, want 150", got)
 	}
-	if f := k.OnFailure(m.OnFailure); len(f) != 0 {
+	if f := k.OnFailure(); len(f) != 0 {
 		t.Errorf("%d on-failure records, want none", len(f))
 	}
 	for _, inv := range invs {
@@ -126,11 +126,11 @@ func TestReadMappingOfTheTemplateSQS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Function != "WorkerFunction" || m.Queue != "WorkQueue" || m.QueueURL != url || len(m.SQSOptions) == 0 {
+	if m.Function != "WorkerFunction" || m.Queue != "WorkQueue" || m.SQS == nil || m.SQS.ScalingConfig == nil {
 		t.Fatalf("mapping %+v", m)
 	}
 	h := handler(func(context.Context, []byte) ([]byte, error) { return []byte(`{"batchItemFailures":[]}`), nil })
-	q := esmtest.NewSQS(t, h, m.SQSConfig(), m.SQSOptions...)
+	q := esmtest.NewSQS(t, h, *m.SQS, m.Options()...)
 	q.Send("a", "b", "c")
 	waitIdle(t, q)
 	seen := map[string]int{}

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/internal/template"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // Kinds of event source mapping klt local emulates.
@@ -56,8 +58,8 @@ type MappingSpec struct {
 	Window         time.Duration // MaximumBatchingWindowInSeconds; -1 = the source's default
 	Filter         *filter.Criteria
 	ReportFailures bool // FunctionResponseTypes has ReportBatchItemFailures
-	// Metrics are MetricsConfig.Metrics, in the template's order: MetricEventCount, and for
-	// Kafka MetricErrorCount and MetricKafkaMetrics; none when the mapping has no MetricsConfig.
+	// Metrics are MetricsConfig.Metrics, in the template's order: esm.MetricsEventCount, and for
+	// Kafka esm.MetricsErrorCount and esm.MetricsKafka; none when the mapping has no MetricsConfig.
 	Metrics []string
 	// SystemLogLevel is a Kafka mapping's LoggingConfig.SystemLogLevel (DEBUG, INFO or WARN),
 	// "" without LoggingConfig. klt local writes no event poller system logs: NotEmulated
@@ -267,11 +269,11 @@ func (m *MappingSpec) readCommon(p *mappingProps) error {
 	} else if v == "false" {
 		m.Enabled = false
 	}
-	if err := p.num("BatchSize", &m.BatchSize, 1, 10000); err != nil {
+	if err := p.num("BatchSize", &m.BatchSize, 1, limits.MaxKafkaBatchSize); err != nil {
 		return err
 	}
 	secs := -1
-	if err := p.num("MaximumBatchingWindowInSeconds", &secs, 0, 300); err != nil {
+	if err := p.num("MaximumBatchingWindowInSeconds", &secs, 0, int(limits.MaxBatchingWindow/time.Second)); err != nil {
 		return err
 	}
 	if secs >= 0 {
@@ -312,8 +314,8 @@ func (m *MappingSpec) readSQS(p *mappingProps, source string) error {
 	if sc, ok := sc.(map[string]any); ok {
 		if s, ok := sc["MaximumConcurrency"].(string); ok {
 			n, err := strconv.Atoi(s)
-			if err != nil || n < 2 || n > 1000 {
-				return fmt.Errorf("%s: %s.ScalingConfig.MaximumConcurrency: %q is not a whole number from 2 to 1000", p.props.KeyPos("ScalingConfig"), m.Id, s)
+			if err != nil || n < 2 || n > limits.MaxSQSConcurrency {
+				return fmt.Errorf("%s: %s.ScalingConfig.MaximumConcurrency: %q is not a whole number from 2 to %d", p.props.KeyPos("ScalingConfig"), m.Id, s, limits.MaxSQSConcurrency)
 			}
 			m.MaxConcurrency = n
 		}
@@ -359,11 +361,11 @@ func (m *MappingSpec) readKafka(p *mappingProps, sam bool) error {
 			m.GroupID = g
 		}
 	}
-	if err := p.num("MaximumRetryAttempts", &m.MaxRetry, -1, 10000); err != nil {
+	if err := p.num("MaximumRetryAttempts", &m.MaxRetry, -1, limits.MaxRetryAttempts); err != nil {
 		return err
 	}
 	age := -1
-	if err := p.num("MaximumRecordAgeInSeconds", &age, -1, 604800); err != nil {
+	if err := p.num("MaximumRecordAgeInSeconds", &age, -1, int(limits.MaxRecordAge/time.Second)); err != nil {
 		return err
 	}
 	if age > 0 {
@@ -415,7 +417,7 @@ func (m *MappingSpec) readPollers(p *mappingProps) error {
 		case "MinimumPollers":
 			dst = &m.MinimumPollers
 		case "MaximumPollers":
-			dst, hi = &m.MaximumPollers, 2000
+			dst, hi = &m.MaximumPollers, limits.MaxPollers
 		case "PollerGroupName":
 			continue
 		default:
@@ -468,13 +470,6 @@ type SchemaRegistrySpec struct {
 	EventRecordFormat string   // JSON or SOURCE
 	Attributes        []string // SchemaValidationConfigs' Attribute values: KEY, VALUE, in the template's order
 }
-
-// The metrics of MetricsConfig.Metrics.
-const (
-	MetricEventCount   = "EventCount"
-	MetricErrorCount   = "ErrorCount"   // Kafka mappings only
-	MetricKafkaMetrics = "KafkaMetrics" // Kafka mappings only
-)
 
 // readSchemaRegistry reads the SchemaRegistryConfig of a Kafka mapping: inside
 // AmazonManagedKafkaEventSourceConfig or SelfManagedKafkaEventSourceConfig, or at the top of a
@@ -580,9 +575,9 @@ func (m *MappingSpec) readMetrics(p *mappingProps) error {
 	for _, x := range list {
 		s, _ := x.(string)
 		switch {
-		case s != MetricEventCount && s != MetricErrorCount && s != MetricKafkaMetrics:
+		case s != esm.MetricsEventCount && s != esm.MetricsErrorCount && s != esm.MetricsKafka:
 			return bad("Metrics: %s is not EventCount, ErrorCount or KafkaMetrics", template.Describe(x))
-		case s != MetricEventCount && m.Kind != KafkaMapping:
+		case s != esm.MetricsEventCount && m.Kind != KafkaMapping:
 			return bad("Metrics: %s is for Amazon MSK and self-managed Apache Kafka mappings only", s)
 		case slices.Contains(m.Metrics, s):
 			return bad("Metrics: %s twice", s)

@@ -143,10 +143,10 @@ func TestMappingSchemaRegistry(t *testing.T) {
 			t.Errorf("%s: schema registry %+v, want %+v", id, m.SchemaRegistry, want)
 		}
 	}
-	if m := got["M"]; m.GroupID != "g" || !slices.Equal(m.Metrics, []string{MetricEventCount, MetricKafkaMetrics, MetricErrorCount}) {
+	if m := got["M"]; m.GroupID != "g" || !slices.Equal(m.Metrics, []string{esm.MetricsEventCount, esm.MetricsKafka, esm.MetricsErrorCount}) {
 		t.Errorf("M: group %q, metrics %v", m.GroupID, m.Metrics)
 	}
-	if m := got["Sam.Stream"]; !slices.Equal(m.Metrics, []string{MetricEventCount}) {
+	if m := got["Sam.Stream"]; !slices.Equal(m.Metrics, []string{esm.MetricsEventCount}) {
 		t.Errorf("Sam.Stream: metrics %v", m.Metrics)
 	}
 	if m := got["Msk"]; m.Metrics != nil {
@@ -154,7 +154,7 @@ func TestMappingSchemaRegistry(t *testing.T) {
 	}
 	// The options the specs give a mapping carry both: NewKafka checks the registry's
 	// settings, and the mapping reports the template's metric groups.
-	for id, want := range map[string][]string{"M": {MetricEventCount, MetricKafkaMetrics, MetricErrorCount}, "Sam.Stream": {MetricEventCount}} {
+	for id, want := range map[string][]string{"M": {esm.MetricsEventCount, esm.MetricsKafka, esm.MetricsErrorCount}, "Sam.Stream": {esm.MetricsEventCount}} {
 		opts, err := got[id].KafkaOptions(&Resolver{}, KafkaTargets{Brokers: []string{"127.0.0.1:9092"}})
 		if err != nil {
 			t.Fatalf("%s: KafkaOptions: %v", id, err)

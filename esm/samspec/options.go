@@ -38,8 +38,7 @@ type KafkaTargets struct {
 // source (aws:kafka with the cluster's ARN for MSK, else SelfManagedKafka), BatchSize,
 // MaximumBatchingWindowInSeconds, FilterCriteria, ReportBatchItemFailures,
 // MaximumRecordAgeInSeconds, ProvisionedPollerConfig's MinimumPollers (esm.WithPollers),
-// BisectBatchOnFunctionError and the on-failure destination
-// (Destination). Options appended after these override them: klt local gives each phase of
+// BisectBatchOnFunctionError and the on-failure destination. Options appended after these override them: klt local gives each phase of
 // a run its own group and starting time that way.
 func (m *MappingSpec) KafkaOptions(r *Resolver, t KafkaTargets) ([]esm.KafkaOption, error) {
 	if m.Kind != KafkaMapping {
@@ -75,7 +74,7 @@ func (m *MappingSpec) KafkaOptions(r *Resolver, t KafkaTargets) ([]esm.KafkaOpti
 	if m.Bisect {
 		opts = append(opts, esm.WithBisectBatchOnFunctionError())
 	}
-	d, err := m.Destination(r, t.SQS)
+	d, err := m.destination(r, t.SQS)
 	if err != nil {
 		return nil, err
 	}
@@ -99,12 +98,12 @@ func (m *MappingSpec) OnFailureTopic() string {
 	return t
 }
 
-// Destination returns the Kafka mapping's on-failure destination: a kafka://TOPIC on the
+// destination returns the Kafka mapping's on-failure destination: a kafka://TOPIC on the
 // mapping's cluster, or a queue of the template (by its ARN) at its URL in r.QueueURLs,
 // sent with client. It is nil when the mapping has none, and an error when it is something
 // else (an SNS topic, an S3 bucket, a queue outside the template) or names a queue with no
 // URL in r.QueueURLs: the records would have nowhere to go.
-func (m *MappingSpec) Destination(r *Resolver, client esm.SQSSender) (esm.Destination, error) {
+func (m *MappingSpec) destination(r *Resolver, client esm.SQSSender) (esm.Destination, error) {
 	if m.OnFailure == "" {
 		return nil, nil
 	}
@@ -164,7 +163,7 @@ func (m *MappingSpec) commonOptions() []esm.Option {
 		opts = append(opts, esm.WithReportBatchItemFailures())
 	}
 	if len(m.Metrics) > 0 {
-		opts = append(opts, esm.WithMetrics(m.Metrics...))
+		opts = append(opts, esm.WithMetricsConfig(m.Metrics...))
 	}
 	return opts
 }

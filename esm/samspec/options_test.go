@@ -53,7 +53,7 @@ func TestKafkaOptionsOfTheTemplate(t *testing.T) {
 	// The template's defaults are provisioned mode: the three metric groups, the system
 	// logs at WARN and pollers from 1 to 3, of which klt local names the logs and the
 	// autoscaling as not emulated.
-	if !slices.Equal(m.Metrics, []string{samspec.MetricEventCount, samspec.MetricErrorCount, samspec.MetricKafkaMetrics}) ||
+	if !slices.Equal(m.Metrics, []string{esm.MetricsEventCount, esm.MetricsErrorCount, esm.MetricsKafka}) ||
 		m.SystemLogLevel != "WARN" || m.MinimumPollers != 1 || m.MaximumPollers != 3 || len(m.NotEmulated()) != 2 {
 		t.Errorf("metrics %v, log level %q, not emulated %q", m.Metrics, m.SystemLogLevel, m.NotEmulated())
 	}
@@ -75,7 +75,7 @@ func TestKafkaOptionsOfTheTemplate(t *testing.T) {
 	if _, err := esm.NewKafka([]string{"127.0.0.1:9092"}, m.Topics[0], fn, opts...); err != nil {
 		t.Errorf("esm refuses the template's options: %v", err)
 	}
-	if d, err := m.Destination(r, nopSender{}); err != nil || d == nil || !strings.Contains(d.String(), "KafkaOnFailureQueue") {
+	if d, err := samspec.Destination(m, r, nopSender{}); err != nil || d == nil || !strings.Contains(d.String(), "KafkaOnFailureQueue") {
 		t.Errorf("destination %v, %v", d, err)
 	}
 	if _, err := m.SQSOptions(r); err == nil {

@@ -156,7 +156,7 @@ func (r *Resolver) Function(name string) (*FunctionSpec, error) {
 		return nil, err
 	}
 	for _, p := range env {
-		if !IsEnvName(p.Key) {
+		if !isEnvName(p.Key) {
 			return nil, fmt.Errorf("%s: function %s: the environment variable name %s is not one Lambda takes ([a-zA-Z][a-zA-Z0-9_]+): klt would pass it to the function's process as it is", p.KeyPos, name, strconv.Quote(p.Key))
 		}
 		if p.Value != nil && p.Value.Kind == template.Scalar && strings.ContainsRune(p.Value.Text, 0) {
@@ -233,9 +233,9 @@ func checkHandler(fn string, n *template.Node, h string) error {
 	return nil
 }
 
-// IsEnvName reports whether name is an environment variable name Lambda takes: the API's
+// isEnvName reports whether name is an environment variable name Lambda takes: the API's
 // pattern for the keys of Environment.Variables, [a-zA-Z]([a-zA-Z0-9_])+.
-func IsEnvName(name string) bool {
+func isEnvName(name string) bool {
 	if len(name) < 2 || !('a' <= name[0] && name[0] <= 'z' || 'A' <= name[0] && name[0] <= 'Z') {
 		return false
 	}

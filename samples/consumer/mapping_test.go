@@ -96,7 +96,7 @@ func TestBehindTheTemplatesMapping(t *testing.T) {
 			atomic.StoreInt64(&committedDuringRetry, mapping.Load().Committed()[0])
 		}
 		return h.Invoke(ctx, event)
-	}), m.KafkaConfig(), m.KafkaOptions...)
+	}), *m.Kafka, m.Options()...)
 	mapping.Store(k)
 	orders := []string{
 		`{"orderId":1,"customer":"c-1","total":10,"currency":"EUR"}`,
@@ -158,7 +158,7 @@ func TestBehindTheTemplatesMapping(t *testing.T) {
 	if env.Offset != 2 || !env.Permanent || !strings.Contains(env.Error, "invalid order 3") {
 		t.Errorf("failure queue: %+v", env)
 	}
-	if f := k.OnFailure(m.OnFailure); len(f) != 0 {
+	if f := k.OnFailure(); len(f) != 0 {
 		t.Errorf("%d records given up to KafkaOnFailureQueue, want none", len(f))
 	}
 	// The invalid order went to the failure queue: its key is completed as "sunk".

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/esm"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // The documented limits the model rests on. Each is cited with the page and the gist of its
@@ -59,7 +59,7 @@ const (
 const (
 	// payloadBytes is the synchronous invocation payload limit, 6 MB (6,291,456 bytes), the
 	// same constant the emulated mappings of package esm enforce. srcESMConfig.
-	payloadBytes = esm.MaxPayloadBytes
+	payloadBytes = limits.MaxLambdaPayloadBytes
 
 	// pollerBytesPerSecond and invocationsPerPoller are one provisioned Kafka poller's
 	// throughput and concurrent invocations. srcLowLatency, srcScalingModes.

@@ -27,10 +27,8 @@ import (
 	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/template"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Bounds on the steps of klt invoke that do not depend on the function.
@@ -272,28 +270,8 @@ func (ls *Servers) CreateTopics(ctx context.Context, partitions int32, topics ..
 		return err
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, topicsTimeout)
-	defer cancel()
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = int32(topicsTimeout.Milliseconds())
-	seen := map[string]bool{}
-	for _, t := range topics {
-		if t == "" || seen[t] {
-			continue
-		}
-		seen[t] = true
-		rt := kmsg.NewCreateTopicsRequestTopic()
-		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = t, partitions, 1
-		req.Topics = append(req.Topics, rt)
-	}
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		return fmt.Errorf("creating topics on the local Kafka: %w", err)
-	}
-	for _, t := range resp.Topics {
-		if err := kerr.ErrorForCode(t.ErrorCode); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-			return fmt.Errorf("creating topic %s on the local Kafka: %w", t.Topic, err)
-		}
+	if err := localserver.CreateTopics(ctx, cl, localserver.Partitions(partitions), topics...); err != nil {
+		return fmt.Errorf("the local Kafka: %w", err)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package localstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,11 +18,10 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/runtimeapi"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
+	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/producer"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Config is the command line of klt local.
@@ -399,34 +397,19 @@ const kltClientID = "klt-local"
 func (s *stack) createTopics(ctx context.Context, topics []string) error {
 	s.ls.Stops = append(s.ls.Stops, s.producer.Close)
 	seen := map[string]bool{}
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 10_000
 	for _, t := range topics {
-		if t == "" || seen[t] {
-			continue
+		if t != "" {
+			seen[t] = true
 		}
-		seen[t] = true
-		rt := kmsg.NewCreateTopicsRequestTopic()
-		rt.Topic = t
-		rt.NumPartitions = int32(s.c.Partitions.get(t, 1))
-		rt.ReplicationFactor = 1
-		req.Topics = append(req.Topics, rt)
 	}
 	for t := range s.c.Partitions {
 		if t != "" && !seen[t] {
 			return fmt.Errorf("--partitions %s: the stack has no topic %q (topics: %s)", t, t, strings.Join(keysOf(seen), ", "))
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(cctx, s.producer)
-	if err != nil {
-		return fmt.Errorf("creating the topics: %w", err)
-	}
-	for _, t := range resp.Topics {
-		if err := kerr.ErrorForCode(t.ErrorCode); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-			return fmt.Errorf("creating topic %s: %w", t.Topic, err)
-		}
+	partitions := func(t string) int32 { return int32(s.c.Partitions.get(t, 1)) }
+	if err := localserver.CreateTopics(ctx, s.producer, partitions, topics...); err != nil {
+		return err
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func (s *stack) startMappings(ctx context.Context, specs []*samspec.MappingSpec,
 				return out, err
 			}
 			// Every group for a mapping whose template enables none; the template's wins.
-			opts = append([]esm.SQSOption{esm.WithMetrics(sqsMetricGroups...)}, opts...)
+			opts = append([]esm.SQSOption{esm.WithMetricsConfig(sqsMetricGroups...)}, opts...)
 			opts = append(opts, esm.WithObserver(s.obs.mappings(phase)))
 			q, err := esm.NewSQS(ctx, s.sqsClient, s.ls.Resolver.QueueURLs[m.Queue], inv, opts...)
 			if err != nil {
@@ -87,7 +87,7 @@ func (s *stack) startMappings(ctx context.Context, specs []*samspec.MappingSpec,
 // own groups only, as CloudWatch would show them: the template's option comes later and wins),
 // and one partition per invocation when the flag asks.
 func (s *stack) kafkaOptions() []esm.KafkaOption {
-	opts := []esm.KafkaOption{esm.WithMetrics(kafkaMetricGroups...)}
+	opts := []esm.KafkaOption{esm.WithMetricsConfig(kafkaMetricGroups...)}
 	if s.c.OnePartitionPerInvocation {
 		opts = append(opts, esm.WithOnePartitionPerInvocation())
 	}

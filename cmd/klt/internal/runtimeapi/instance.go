@@ -15,6 +15,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/internal/procgroup"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // instance is one process (one execution environment) and its Runtime API server.
@@ -319,19 +320,19 @@ func (in *instance) invalidID(w http.ResponseWriter, id string) {
 // response is POST /runtime/invocation/{id}/response.
 func (in *instance) response(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	body, n, err := readBody(r, esm.MaxResponseBytes)
+	body, n, err := readBody(r, limits.MaxLambdaResponseBytes)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "TruncatedHTTPRequest", fmt.Sprintf("reading the response: %v", err))
 		return
 	}
-	if n > esm.MaxResponseBytes {
+	if n > limits.MaxLambdaResponseBytes {
 		ok := in.answer(id, esm.Response{Err: esm.ResponseTooLarge(n)})
 		if !ok {
 			in.invalidID(w, id)
 			return
 		}
 		writeError(w, http.StatusRequestEntityTooLarge, "RequestEntityTooLarge",
-			fmt.Sprintf("Exceeded maximum allowed payload size (%d bytes).", esm.MaxResponseBytes))
+			fmt.Sprintf("Exceeded maximum allowed payload size (%d bytes).", limits.MaxLambdaResponseBytes))
 		return
 	}
 	if !in.taken(r) {
@@ -354,13 +355,13 @@ func (in *instance) response(w http.ResponseWriter, r *http.Request) {
 // invocationError is POST /runtime/invocation/{id}/error.
 func (in *instance) invocationError(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	body, n, err := readBody(r, esm.MaxResponseBytes)
+	body, n, err := readBody(r, limits.MaxLambdaResponseBytes)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "TruncatedHTTPRequest", fmt.Sprintf("reading the error: %v", err))
 		return
 	}
-	if n > esm.MaxResponseBytes {
-		body = body[:esm.MaxResponseBytes]
+	if n > limits.MaxLambdaResponseBytes {
+		body = body[:limits.MaxLambdaResponseBytes]
 	}
 	if !in.taken(r) {
 		return
@@ -375,7 +376,7 @@ func (in *instance) invocationError(w http.ResponseWriter, r *http.Request) {
 // initError is POST /runtime/init/error: the instance is dead; the invocation that started
 // it fails with this error ("Error will be served in response to the first invoke").
 func (in *instance) initError(w http.ResponseWriter, r *http.Request) {
-	body, _, err := readBody(r, esm.MaxResponseBytes)
+	body, _, err := readBody(r, limits.MaxLambdaResponseBytes)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "TruncatedHTTPRequest", fmt.Sprintf("reading the error: %v", err))
 		return

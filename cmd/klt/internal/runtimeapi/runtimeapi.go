@@ -41,7 +41,7 @@
 // with Lambda's error type: the errorType the runtime reported (aws-lambda-go sends the Go
 // type of the error, e.g. "errorString", or of a panic's value, e.g. "string"),
 // "Sandbox.Timedout" on timeout, "Runtime.ExitError" when the process died,
-// "Function.ResponseSizeTooLarge" for a response over [esm.MaxResponseBytes] (a 413 to the
+// "Function.ResponseSizeTooLarge" for a response over [limits.MaxLambdaResponseBytes] (a 413 to the
 // process, as the runtime interface emulator answers), and
 // "RequestEntityTooLarge" for an event over [MaxRequestSize]. It returns an error only when
 // no invocation could be made: its context ended, the pool is closed ([ErrClosed]), or the

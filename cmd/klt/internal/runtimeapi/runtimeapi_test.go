@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/esm"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // bootstrap is testdata/fn, built by TestMain.
@@ -615,12 +616,12 @@ func TestLogsSlowCallbackDropsAndCounts(t *testing.T) {
 func TestResponseSize(t *testing.T) {
 	p, l := newPool(t, nil)
 	// The answer is a JSON string: N characters and two quotes.
-	resp := invoke(t, p, map[string]any{"op": "huge", "n": esm.MaxResponseBytes - 2})
-	if resp.Err != nil || len(resp.Payload) != esm.MaxResponseBytes {
-		t.Fatalf("a response of exactly esm.MaxResponseBytes: %d bytes, err %v", len(resp.Payload), resp.Err)
+	resp := invoke(t, p, map[string]any{"op": "huge", "n": limits.MaxLambdaResponseBytes - 2})
+	if resp.Err != nil || len(resp.Payload) != limits.MaxLambdaResponseBytes {
+		t.Fatalf("a response of exactly limits.MaxLambdaResponseBytes: %d bytes, err %v", len(resp.Payload), resp.Err)
 	}
-	e := invokeErr(t, p, map[string]any{"op": "huge", "n": esm.MaxResponseBytes - 1})
-	want := fmt.Sprintf("Response payload size (%d bytes) exceeded maximum allowed payload size (%d bytes).", esm.MaxResponseBytes+1, esm.MaxResponseBytes)
+	e := invokeErr(t, p, map[string]any{"op": "huge", "n": limits.MaxLambdaResponseBytes - 1})
+	want := fmt.Sprintf("Response payload size (%d bytes) exceeded maximum allowed payload size (%d bytes).", limits.MaxLambdaResponseBytes+1, limits.MaxLambdaResponseBytes)
 	if e.Type != "Function.ResponseSizeTooLarge" || e.Message != want {
 		t.Errorf("error = %+v, want Function.ResponseSizeTooLarge: %s", e, want)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/esmtest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -28,11 +27,16 @@ func handle(_ context.Context, r *kafkaevent.Record) error {
 }
 
 func TestPoisonOrderIsGivenUp(t *testing.T) {
-	failed := esm.OnFailureKafkaTopic("orders-failed")
+
 	k := esmtest.NewKafka(t, batch.KafkaHandler(handle),
-		esmtest.KafkaConfig{Topic: "orders", Partitions: 2, Topics: []string{"orders-failed"}},
-		esm.WithBatchSize(10), esm.WithReportBatchItemFailures(),
-		esm.WithMaximumRetryAttempts(2), esm.WithOnFailure(failed))
+		esmtest.KafkaMapping{
+			Topics:                []string{"orders"},
+			BatchSize:             10,
+			FunctionResponseTypes: []string{esmtest.ReportBatchItemFailures},
+			MaximumRetryAttempts:  new(2),
+			DestinationConfig:     &esmtest.DestinationConfig{OnFailure: esmtest.OnFailure{Destination: "kafka://orders-failed"}},
+		},
+		esmtest.WithPartitions(2))
 
 	k.ProduceTo(0, kgo.StringRecord(`{"id":1}`), kgo.StringRecord(`oops`), kgo.StringRecord(`{"id":3}`))
 	k.ProduceTo(1, kgo.StringRecord(`{"id":4}`))
@@ -44,8 +48,8 @@ func TestPoisonOrderIsGivenUp(t *testing.T) {
 	// order); the mapping retried them twice, then gave them up to the topic, one on-failure
 	// record each, and committed past them. The other partition was not held up.
 	var given []int64
-	for _, f := range k.OnFailure(failed) {
-		if f.Partition != "orders-0" || f.Condition != esm.ConditionRetryAttemptsExhausted || f.InvokeCount != 3 {
+	for _, f := range k.OnFailure() {
+		if f.Partition != "orders-0" || f.Condition != esmtest.ConditionRetryAttemptsExhausted || f.InvokeCount != 3 {
 			t.Errorf("on-failure record %+v", f)
 		}
 		given = append(given, f.FirstOffset)
