@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/batch"
 )
 
@@ -34,7 +35,7 @@ func TestReadSettings(t *testing.T) {
 		"WithLogger(nil)":      batch.WithLogger(nil),
 		"Option(nil)":          nil,
 	} {
-		if _, err := batch.ReadSettings(opt); !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), want) {
+		if _, err := batch.ReadSettings(opt); !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v", want, err)
 		}
 	}

@@ -33,7 +33,7 @@ func benchBatch[V any](b *testing.B, ser *codec.Serializer[string, V], mk func(i
 }
 
 // runToolkit hands every record to h, as batch.ProcessKafka would (without its bookkeeping).
-func runToolkit(b *testing.B, recs []kafkaevent.Record, h batch.KafkaRecordHandler) {
+func runToolkit(b *testing.B, recs []kafkaevent.Record, h batch.RecordFunc) {
 	ctx := context.Background()
 	loop(b, func() {
 		for i := range recs {

@@ -7,7 +7,7 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// KafkaRecordHandler adapts fn, a function of typed records, to a batch.KafkaRecordHandler:
+// KafkaRecordHandler adapts fn, a function of typed records, to a batch.RecordFunc:
 // each record is wrapped by d ([Deserializer.Record]) and given to fn, which decodes what it
 // reads. Use it with batch.KafkaHandler and batch.ProcessKafka, and with fanout.WorkerHandler
 // alike:
@@ -21,7 +21,7 @@ import (
 // Each call wraps the record afresh: a retried record (batch.WithRetry) is decoded again.
 // KafkaRecordHandler panics if fn is nil, as http.HandleFunc does: it is a mistake in the
 // program, not in its input.
-func (d *Deserializer[K, V]) KafkaRecordHandler(fn func(ctx context.Context, r *Record[K, V]) error) batch.KafkaRecordHandler {
+func (d *Deserializer[K, V]) KafkaRecordHandler(fn func(ctx context.Context, r *Record[K, V]) error) batch.RecordFunc {
 	if fn == nil {
 		panic("codec: KafkaRecordHandler with a nil function")
 	}

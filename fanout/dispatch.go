@@ -10,21 +10,16 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
-
-// MaxBatchEntries is the most entries SQS takes in one SendMessageBatch call.
-const MaxBatchEntries = 10
-
-// MaxBatchSize is the most bytes SQS takes in one SendMessageBatch call, counted as for
-// batch.SQSMaxMessageSize and summed over the entries: 1 MiB.
-const MaxBatchSize = 1 << 20
 
 // A Dispatcher sends the records of Kafka batches to an SQS queue, one message per record,
 // in the format that [Record] reads back. Make one with [NewDispatcher]; it is safe for
 // concurrent use, and meant to be made once, outside the handler.
 type Dispatcher struct {
-	client   batch.SQSAPI
+	client   sqssink.API
 	queueURL string
 	queue    string // the queue's name, for logs and the metric dimension
 	fifo     bool
@@ -38,7 +33,7 @@ type Dispatcher struct {
 // [WithBatchOptions], so that each option is defined once, with one default.
 //
 // Options are checked once, by NewDispatcher: an option given an invalid value makes it
-// return an error wrapping ErrInvalidOption (and batch.ErrInvalidOption, for a batch option)
+// return an error wrapping ErrInvalidOption (and toolkit.ErrInvalidOption, for a batch option)
 // that names the option and the value, as kgo.NewClient does.
 type Option func(*config)
 
@@ -81,7 +76,7 @@ func (e *optionError) Is(target error) bool { return target == ErrInvalidOption 
 
 // batchOptionError is the error of an option of WithBatchOptions that batch refuses: it is
 // an invalid option of both packages, the Dispatcher's (ErrInvalidOption, the option given
-// to NewDispatcher) and batch's (batch.ErrInvalidOption, the option that is bad), so that
+// to NewDispatcher) and batch's (toolkit.ErrInvalidOption, the option that is bad), so that
 // errors.Is finds either: "fanout: WithBatchOptions: batch: WithLogger(nil): invalid option: ...".
 type batchOptionError struct{ err error }
 
@@ -150,11 +145,11 @@ func WithSendRetry(attempts int, backoff time.Duration) Option {
 // body and each message attribute's name, data type and value), for a queue whose
 // MaximumMessageSize is below SQS's limit; n must be within 1..MaxMessageSize. A larger
 // record is not sent: it fails with an *EncodeError wrapping batch.ErrMessageTooLarge. The
-// default is batch.SQSMaxMessageSize (1 MiB).
+// default is limits.SQSMessageBytes (1 MiB).
 func WithMaxMessageSize(n int) Option {
 	return func(c *config) {
-		if n < 1 || n > batch.SQSMaxMessageSize {
-			c.invalid("WithMaxMessageSize(%d): want 1 to %d", n, batch.SQSMaxMessageSize)
+		if n < 1 || n > limits.SQSMessageBytes {
+			c.invalid("WithMaxMessageSize(%d): want 1 to %d", n, limits.SQSMessageBytes)
 		}
 		c.maxSize = n
 	}
@@ -188,7 +183,7 @@ func WithMaxMessageSize(n int) Option {
 //     with the sink's error. By default there is no sink.
 //
 // Any other batch option (batch.WithRetry, batch.WithFilter, ...) makes NewDispatcher fail
-// with an error wrapping both ErrInvalidOption and batch.ErrInvalidOption: it has no meaning
+// with an error wrapping both ErrInvalidOption and toolkit.ErrInvalidOption: it has no meaning
 // for a Dispatcher, which calls no handler.
 // Given more than once, the options add up, in order.
 func WithBatchOptions(opts ...batch.Option) Option {
@@ -201,8 +196,8 @@ func withClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // NewDispatcher returns a dispatcher that sends records to the queue at queueURL through
 // client (an *sqs.Client). The queue is FIFO when its URL ends in ".fifo". A nil client, an
 // empty URL or an option given an invalid value is an error wrapping ErrInvalidOption (and
-// batch.ErrInvalidOption too, for an option of WithBatchOptions), and no Dispatcher.
-func NewDispatcher(client batch.SQSAPI, queueURL string, opts ...Option) (*Dispatcher, error) {
+// toolkit.ErrInvalidOption too, for an option of WithBatchOptions), and no Dispatcher.
+func NewDispatcher(client sqssink.API, queueURL string, opts ...Option) (*Dispatcher, error) {
 	d := &Dispatcher{
 		client:   client,
 		queueURL: queueURL,
@@ -213,7 +208,7 @@ func NewDispatcher(client batch.SQSAPI, queueURL string, opts ...Option) (*Dispa
 			attempts:    5,
 			backoff:     100 * time.Millisecond,
 			maxBackoff:  2 * time.Second,
-			maxSize:     batch.SQSMaxMessageSize,
+			maxSize:     limits.SQSMessageBytes,
 			now:         time.Now,
 		},
 	}
@@ -275,8 +270,8 @@ func (e *EntryError) Error() string {
 // A record is counted as sent only once a SendMessageBatch response lists it among the
 // successful entries.
 //
-// Records are packed into SendMessageBatch calls of at most MaxBatchEntries entries and
-// MaxBatchSize bytes, and up to WithSendConcurrency calls are in flight at once. An entry SQS
+// Records are packed into SendMessageBatch calls of at most limits.SQSBatchEntries entries and
+// limits.SQSBatchBytes bytes, and up to WithSendConcurrency calls are in flight at once. An entry SQS
 // fails (the response's Failed list, which comes with HTTP 200) is sent again, alone of its
 // call, after a backoff (see WithSendRetry); an entry that is the sender's fault is not. A
 // record that cannot be sent (an *EncodeError, a refusal that is the sender's fault, or,

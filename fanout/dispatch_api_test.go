@@ -11,8 +11,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 func TestDispatchMetrics(t *testing.T) {
@@ -20,7 +23,7 @@ func TestDispatchMetrics(t *testing.T) {
 	srv, client := dispServer(t, nil)
 	q := dispQueue(t, srv, "work")
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	ev := event(rec(0, 0, "k", "hello"), rec(0, 1, "k", "world"), rec(1, 0, "k", strings.Repeat("x", batch.SQSMaxMessageSize)))
+	ev := event(rec(0, 0, "k", "hello"), rec(0, 1, "k", "world"), rec(1, 0, "k", strings.Repeat("x", limits.SQSMessageBytes)))
 	ev.Partitions[0].Records[0].Timestamp = now.Add(-3 * time.Second)
 	ev.Partitions[0].Records[1].Timestamp = now.Add(-1 * time.Second)
 	ev.Partitions[1].Records[0].Timestamp = now.Add(-2 * time.Second)
@@ -72,20 +75,20 @@ func TestDispatchInvalidOptions(t *testing.T) {
 		{opts: []Option{WithSendRetry(0, time.Second)}, want: "WithSendRetry(0, 1s)", owner: ErrInvalidOption},
 		{opts: []Option{WithSendRetry(1, -1)}, want: "WithSendRetry(1, -1ns)", owner: ErrInvalidOption},
 		{opts: []Option{WithMaxMessageSize(0)}, want: "WithMaxMessageSize(0)", owner: ErrInvalidOption},
-		{opts: []Option{WithMaxMessageSize(batch.SQSMaxMessageSize + 1)}, want: "WithMaxMessageSize(1048577)", owner: ErrInvalidOption},
+		{opts: []Option{WithMaxMessageSize(limits.SQSMessageBytes + 1)}, want: "WithMaxMessageSize(1048577)", owner: ErrInvalidOption},
 		{opts: []Option{WithMessageGroup(nil)}, want: "WithMessageGroup(nil)", owner: ErrInvalidOption},
 		{opts: []Option{nil}, want: "Option(nil)", owner: ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithDeadlineMargin(-time.Second))}, want: "fanout: WithBatchOptions: batch: WithDeadlineMargin(-1s): invalid option", owner: batch.ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithSink(nil, batch.SinkPermanent))}, want: "WithSink(nil", owner: batch.ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithSink(&memSink{}, 7))}, want: "unknown policy", owner: batch.ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithLogger(nil))}, want: "WithLogger(nil)", owner: batch.ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithMetrics(nil))}, want: "WithMetrics(nil)", owner: batch.ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithMetricsNamespace(""))}, want: "WithMetricsNamespace", owner: batch.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithDeadlineMargin(-time.Second))}, want: "fanout: WithBatchOptions: batch: invalid option WithDeadlineMargin(-1s)", owner: toolkit.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithSink(nil, batch.SinkPermanent))}, want: "WithSink(nil", owner: toolkit.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithSink(&memSink{}, 7))}, want: "unknown policy", owner: toolkit.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithLogger(nil))}, want: "WithLogger(nil)", owner: toolkit.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithMetrics(nil))}, want: "WithMetrics(nil)", owner: toolkit.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithMetricsNamespace(""))}, want: "WithMetricsNamespace", owner: toolkit.ErrInvalidOption},
 		// A batch option that has no meaning for a Dispatcher is refused, not ignored.
-		{opts: []Option{WithBatchOptions(batch.WithRetry(3, time.Millisecond))}, want: "batch: WithRetry: invalid option: not one of", owner: batch.ErrInvalidOption},
-		{opts: []Option{WithBatchOptions(batch.WithConcurrency(2))}, want: "WithConcurrency", owner: batch.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithRetry(3, time.Millisecond))}, want: "batch: invalid option WithRetry: not one of", owner: toolkit.ErrInvalidOption},
+		{opts: []Option{WithBatchOptions(batch.WithConcurrency(2))}, want: "WithConcurrency", owner: toolkit.ErrInvalidOption},
 	} {
-		c, url := batch.SQSAPI(client), "q"
+		c, url := sqssink.API(client), "q"
 		if tc.nilC {
 			c, url = nil, tc.url
 		} else if tc.opts == nil {
@@ -107,7 +110,7 @@ func TestDispatchHandler(t *testing.T) {
 	q := dispQueue(t, srv, "work")
 	payload, err := json.Marshal(kafkaeventtest.NewBuilder().
 		Add("orders", 0, []byte("a")).
-		Add("orders", 0, []byte(strings.Repeat("x", batch.SQSMaxMessageSize))).
+		Add("orders", 0, []byte(strings.Repeat("x", limits.SQSMessageBytes))).
 		Add("orders", 1, []byte("b")).Event())
 	if err != nil {
 		t.Fatal(err)

@@ -3,8 +3,8 @@ package capacity
 import (
 	"time"
 
-	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/esm"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // The documented limits the model rests on. Each is cited with the page and the gist of its
@@ -106,7 +106,7 @@ const (
 	defaultHighThroughputCalls = 2_400
 	// sqsMaxMessageBytes is the largest SQS message, and the largest SendMessageBatch.
 	// srcSQSBatch.
-	sqsMaxMessageBytes = batch.SQSMaxMessageSize
+	sqsMaxMessageBytes = limits.SQSMessageBytes
 
 	// The SQS mapping's scaling (standard queues): 5 concurrent batches at first, up to 300
 	// more a minute (5 a second in the model), at most 1,250 by default; MaximumConcurrency
