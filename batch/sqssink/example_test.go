@@ -57,4 +57,3 @@ func (printSQS) SendMessage(ctx context.Context, in *sqs.SendMessageInput, _ ...
 		path.Base(*in.QueueUrl), r.PartitionID(), r.Offset, e.Permanent, r.Value, e.Error)
 	return &sqs.SendMessageOutput{MessageId: aws.String("m-1")}, nil
 }
-
