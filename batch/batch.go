@@ -210,8 +210,8 @@ func WithIdempotency(store idempotency.Store, opts ...idempotency.Option) Option
 // never handled without its key. The option needs WithIdempotency, and applies to Kafka
 // records only (and to the records SQS messages carry, with WithSQSKafkaRecord): given
 // without WithIdempotency, or to ProcessSQS without WithSQSKafkaRecord, it makes every batch
-// fail with a *toolkit.OptionError. key must be safe for concurrent use (partitions run in parallel).
-// By default the key is idempotency.KafkaKey(r).
+// fail with a *toolkit.OptionError. key must be safe for concurrent use (partitions run in
+// parallel). By default the key is idempotency.KafkaKey(r).
 func WithIdempotencyKey(key func(r *kafkaevent.Record) (string, error)) Option {
 	return func(c *config) {
 		if key == nil {
@@ -231,9 +231,9 @@ func WithIdempotencyKey(key func(r *kafkaevent.Record) (string, error)) Option {
 // A message decode fails on fails under WithIdempotency as a permanent failure (not retried;
 // given to the sink under either SinkPolicy), its handler not called, as a Kafka record
 // without a key does. Without WithIdempotency the option changes nothing. It applies to
-// ProcessSQS only: given to ProcessKafka, it makes every batch fail with a *toolkit.OptionError.
-// decode must be safe for concurrent use. By default an SQS message is keyed on
-// idempotency.SQSKey(m), its message ID.
+// ProcessSQS only: given to ProcessKafka, it makes every batch fail with a
+// *toolkit.OptionError. decode must be safe for concurrent use. By default an SQS message is
+// keyed on idempotency.SQSKey(m), its message ID.
 //
 // With the option, the record-age metrics (WithMetrics: OldestRecordAge, NewestRecordAge) count
 // from the Kafka records' timestamps rather than from when SQS received the messages: the age

@@ -55,8 +55,8 @@ func (r KafkaResponse) MarshalJSON() ([]byte, error) {
 //
 // Each failed record is logged (see WithLogger) and given to the FailureHooks (see WithHooks).
 //
-// The error is nil, unless an option was given an invalid value (a *toolkit.OptionError: no record
-// is handled), or WithErrorWhenAllFail is set and every record failed (ErrAllFailed).
+// The error is nil, unless an option was given an invalid value (a *toolkit.OptionError: no
+// record is handled), or WithErrorWhenAllFail is set and every record failed (ErrAllFailed).
 func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h RecordFunc, opts ...Option) (KafkaResponse, error) {
 	cfg := kafkaConfig(opts)
 	if cfg.err != nil {

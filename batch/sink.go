@@ -44,8 +44,9 @@ const (
 // Info, "record already sent to the sink", rather than send it again. A sink that refuses it
 // leaves the key released: the record is reported and offered again when it comes back.
 // Without WithIdempotency nothing records that a record was sunk, and a batch delivered again
-// sends its failed records again: a batch/sqssink Sink on a FIFO queue deduplicates them within SQS's
-// five-minute interval; a standard queue, or a Kafka topic, may get a record twice.
+// sends its failed records again: a batch/sqssink Sink on a FIFO queue deduplicates them
+// within SQS's five-minute interval; a standard queue, or a Kafka topic, may get a record
+// twice.
 func WithSink(s Sink, policy SinkPolicy) Option {
 	return func(c *config) {
 		if s == nil {

@@ -1,5 +1,5 @@
-// Package sinktest holds what the tests of batch's failure sinks share (package batch's
-// SQSSink tests and package kafkasink's): an event of every record shape, a handler that fails
+// Package sinktest holds what the tests of batch's failure sinks share (package sqssink's
+// and package kafkasink's): an event of every record shape, a handler that fails
 // chosen records, and checks of what a sink wrote.
 package sinktest
 
