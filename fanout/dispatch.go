@@ -11,6 +11,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/batch/sqssink"
+	"github.com/kafkalambda/toolkit/internal/batchsettings"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/limits"
 )
@@ -156,7 +157,7 @@ func WithMaxMessageSize(n int) Option {
 }
 
 // WithBatchOptions gives the Dispatcher package batch's options for what it shares with
-// batch.ProcessKafka, with their meaning and defaults there (see batch.Settings):
+// batch.ProcessKafka, with their meaning and defaults there:
 //
 //   - batch.WithLogger: the logger of the summary line of each Dispatch (level Info, or Warn
 //     when a record was not accepted) and of the line logged for each record not accepted
@@ -229,12 +230,13 @@ func NewDispatcher(client sqssink.API, queueURL string, opts ...Option) (*Dispat
 	if c.err != nil {
 		return nil, c.err
 	}
-	s, err := batch.ReadSettings(c.batchOpts...)
+	s, err := batchsettings.Read(c.batchOpts)
 	if err != nil {
 		return nil, &batchOptionError{err: err}
 	}
 	c.logger, c.metrics, c.namespace, c.margin = s.Logger, s.Metrics, s.Namespace, s.DeadlineMargin
-	c.sink, c.policy = s.Sink, s.SinkPolicy
+	c.sink, _ = s.Sink.(batch.Sink)
+	c.policy = batch.SinkPolicy(s.SinkPolicy)
 	return d, nil
 }
 
