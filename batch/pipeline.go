@@ -55,8 +55,13 @@ func (c *config) runBatch(ctx context.Context, info *BatchInfo, s *unitSet, n in
 func (c *config) record(ctx context.Context, it Item, run func(context.Context) error, u *unit) *failure {
 	if c.metricsOut != nil {
 		// The ages go only into the metrics line; reading an SQS message's costs a lookup in
-		// its attributes, a tenth of a no-op batch (issue 21).
-		u.l.seen(c.itemTime(it))
+		// its attributes, a tenth of a no-op batch (issue 21). A Kafka record's is read here,
+		// not through a call: a call on every record cost 18 instructions of about 450.
+		if it.Kafka != nil {
+			u.l.seen(it.Kafka.Timestamp)
+		} else {
+			u.l.seen(c.messageTime(it.SQS))
+		}
 	}
 	var err error
 	if it.Kafka != nil {
@@ -169,16 +174,12 @@ func (c *config) sqsKey(m *events.SQSMessage) (string, error) {
 	return c.idempotencyKey(r)
 }
 
-// itemTime is the time an item's age is counted from, for the metrics: a Kafka record's
-// timestamp; for an SQS message, with WithSQSKafkaRecord, the timestamp of the Kafka record
-// it carries (so a fan-out worker's metrics give the age since the record was produced,
-// across the hop), otherwise, or when the record has none, when SQS received the message
-// (SentTimestamp). The zero time when none is known.
-func (c *config) itemTime(it Item) time.Time {
-	if it.Kafka != nil {
-		return it.Kafka.Timestamp
-	}
-	m := it.SQS
+// messageTime is the time a message's age is counted from, for the metrics (a Kafka record's
+// is its timestamp): with WithSQSKafkaRecord, the timestamp of the Kafka record it carries
+// (so a fan-out worker's metrics give the age since the record was produced, across the
+// hop); otherwise, or when the record has none, when SQS received the message
+// (SentTimestamp). The zero time when neither is known.
+func (c *config) messageTime(m *events.SQSMessage) time.Time {
 	if c.sqsRecord != nil {
 		if r, err := c.sqsRecord(m); err == nil && !r.Timestamp.IsZero() {
 			return r.Timestamp
