@@ -222,7 +222,7 @@ func WithIdempotencyKey(key func(r *kafkaevent.Record) (string, error)) Option {
 }
 
 // WithSQSKafkaRecord tells ProcessSQS that each message carries a Kafka record, which decode
-// rebuilds (fanout.Record is such a function), so that under WithIdempotency a message is
+// rebuilds (fanout.ReadRecord is such a function), so that under WithIdempotency a message is
 // keyed as its record would be on Kafka: on idempotency.KafkaKey(r), the record's topic,
 // partition and offset, or on the function of WithIdempotencyKey; never on the message ID.
 // A record sent to the queue twice arrives as two messages with two IDs; keyed on the record,
