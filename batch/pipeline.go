@@ -89,8 +89,8 @@ func (c *config) record(ctx context.Context, it Item, run func(context.Context) 
 		// Under idempotency, a record that cannot be handled is sunk under its key too, when
 		// the key is its own position or message ID (a function of WithIdempotencyKey or
 		// WithSQSKafkaRecord is not called on it).
-		if c.store != nil && c.ownKey(it) && c.toSink(f) {
-			if f = c.sinkKeyed(ctx, ownKey(it), it, f, u); f == nil {
+		if c.store != nil && c.keyedOnItself(it) && c.toSink(f) {
+			if f = c.sinkKeyed(ctx, itemKey(it), it, f, u); f == nil {
 				return nil
 			}
 		}
@@ -119,18 +119,18 @@ func (c *config) match(it Item) (bool, error) {
 	return c.criteria.MatchSQS(it.SQS)
 }
 
-// ownKey reports whether the item's idempotency key is its own: the record's position or the
-// message's ID, not what a function of the caller's makes of it.
-func (c *config) ownKey(it Item) bool {
+// keyedOnItself reports whether the item's idempotency key is its own identity (itemKey), not
+// what a function of the caller's makes of it.
+func (c *config) keyedOnItself(it Item) bool {
 	if it.Kafka != nil {
 		return c.kafkaKey == nil
 	}
 	return c.sqsRecord == nil
 }
 
-// ownKey is the idempotency key of the item's own identity: idempotency.KafkaKey or
-// idempotency.SQSKey.
-func ownKey(it Item) string {
+// itemKey is the idempotency key of the item's own identity: a record's position
+// (idempotency.KafkaKey) or a message's ID (idempotency.SQSKey).
+func itemKey(it Item) string {
 	if it.Kafka != nil {
 		return idempotency.KafkaKey(it.Kafka)
 	}
