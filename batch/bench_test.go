@@ -33,7 +33,7 @@ var overheadEvent = sync.OnceValue(func() *kafkaevent.Event {
 
 // benchNoop is the handler of the overhead benchmark. It is a package variable so that no
 // implementation gets to inline it: every one pays one indirect call per record.
-var benchNoop batch.KafkaRecordHandler = func(context.Context, *kafkaevent.Record) error { return nil }
+var benchNoop batch.RecordFunc = func(context.Context, *kafkaevent.Record) error { return nil }
 
 // quiet makes ProcessKafka and ProcessSQS build their per-batch EMF line (which WithMetrics
 // turns on) and format their summary log line, as a function that asks for metrics would, but

@@ -4,8 +4,8 @@
 // By default a Kafka event source mapping retries a whole batch until it succeeds or its
 // records expire: one record that always fails stalls its partition. With
 // FunctionResponseTypes ReportBatchItemFailures, a function reports just the records that
-// failed. A function gives [KafkaHandler] its record handler and hands the result to
-// lambda.Start:
+// failed. A function gives [KafkaHandler] its [RecordFunc], called once per record, and hands
+// the handler it returns to lambda.Start:
 //
 //	func main() {
 //		lambda.Start(batch.KafkaHandler(func(ctx context.Context, r *kafkaevent.Record) error {
@@ -20,7 +20,8 @@
 // KafkaHandler returns a [KafkaFunc], which implements lambda.Handler: lambda.Start then
 // gives it the payload's bytes, which go straight to kafkaevent.Parse, without the pass
 // encoding/json would make over the whole batch first. [ProcessKafka] does the same work on an
-// event already parsed, and [SQSHandler] and [ProcessSQS] on SQS batches.
+// event already parsed, and [SQSHandler] and [ProcessSQS] on SQS batches, with a
+// [MessageFunc] per message.
 //
 // # Order and failures
 //
@@ -102,20 +103,23 @@
 //
 // # Options
 //
-// [WithSink] sends the records that cannot succeed to a failure destination ([NewSQSSink],
-// a Kafka topic with package batch/kafkasink, or any [Sink]) so that their partition moves
-// on; [ReadEnvelope] reads what it wrote back. [WithFilter] skips the records FilterCriteria do not match, as the event
-// source mapping would, and fails those it cannot decide on. [WithIdempotency] skips the
-// records already handled by an earlier delivery.
+// [WithSink] sends the records that cannot succeed to a failure destination (an SQS queue
+// with package batch/sqssink, a Kafka topic with package batch/kafkasink, or any [Sink]) so
+// that their partition moves on; [ReadEnvelope] reads what it wrote back. The sinks are
+// packages of their own so that batch links neither an SQS nor a Kafka client. [WithFilter]
+// skips the records FilterCriteria do not match, as the event source mapping would, and fails
+// those it cannot decide on. [WithIdempotency] skips the records already handled by an
+// earlier delivery.
 //
 // Options are checked once, where they are applied, never per record: [KafkaHandler] and
 // [SQSHandler] check theirs when they make the handler, and with an option given an invalid
 // value every invocation of that handler fails with its error, without a record handled (as
 // aws-lambda-go's handler fails every invocation of a function it cannot call);
-// [ProcessKafka] and [ProcessSQS] check theirs at each call. The error wraps
-// [ErrInvalidOption] and names the option and the value: "batch: WithRetry(0, 100ms): invalid
-// option: want at least 1 attempt and a backoff of 0 or more". Every package of the toolkit
-// reports a bad option this way, with its own ErrInvalidOption; those with a constructor that
-// returns an error (producer.NewClient, fanout.NewDispatcher, codec.NewDeserializer,
+// [ProcessKafka] and [ProcessSQS] check theirs at each call. The error is a
+// *toolkit.OptionError, which matches toolkit.ErrInvalidOption, and names the option and the
+// value: "batch: invalid option WithRetry(0, 100ms): want at least 1 attempt and a backoff of
+// 0 or more". Every package of the toolkit reports a bad option this way; those with a
+// constructor that returns an error (producer.NewClient, fanout.NewDispatcher,
+// codec.NewDeserializer,
 // dynamodb.NewStore) return it there, as kgo.NewClient does.
 package batch

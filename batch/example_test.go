@@ -9,12 +9,9 @@ import (
 	"log"
 	"log/slog"
 	"os"
-	"path"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/filter"
@@ -346,47 +343,6 @@ func ExampleReadEnvelope() {
 	// Output:
 	// orders-0@41 key=o-1 value={"id":
 	// failed 1 time(s), permanent=true: unexpected end of JSON input
-}
-
-// NewSQSSink sends the failed records to an SQS queue, one message each (FIFO queues keep a
-// partition's failures in order). It needs a queue, so this example is not run.
-func ExampleNewSQSSink() {
-	// In a function the client is sqs.NewFromConfig(cfg); here a stand-in prints what the
-	// sink sends: one message per failed record, its body the JSON Envelope.
-	dlq := batch.NewSQSSink(printSQS{}, "https://sqs.us-east-1.amazonaws.com/123456789012/orders-dlq")
-	ev := kafkaeventtest.NewBuilder().
-		Add("orders", 0, []byte(`{"id":1}`)).
-		Add("orders", 0, []byte(`not json`)).
-		Event()
-	resp, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
-		var order struct{ ID int }
-		if err := json.Unmarshal(r.Value, &order); err != nil {
-			return batch.Permanent(err) // to the sink, and the partition goes on
-		}
-		return nil
-	}, batch.WithSink(dlq, batch.SinkPermanent), batch.WithLogger(quietLogger))
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("reported:", len(resp.BatchItemFailures))
-	// Output:
-	// to orders-dlq: orders-0@1 permanent=true value="not json" error="invalid character 'o' in literal null (expecting 'u')"
-	// reported: 0
-}
-
-// printSQS stands in for *sqs.Client in ExampleNewSQSSink. The sink calls SendMessage only;
-// the embedded (nil) SQSAPI gives the type the rest of the interface.
-type printSQS struct{ batch.SQSAPI }
-
-func (printSQS) SendMessage(ctx context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
-	e, err := batch.ReadEnvelope([]byte(*in.MessageBody))
-	if err != nil {
-		return nil, err
-	}
-	r := e.Record()
-	fmt.Printf("to %s: %s@%d permanent=%v value=%q error=%q\n",
-		path.Base(*in.QueueUrl), r.PartitionID(), r.Offset, e.Permanent, r.Value, e.Error)
-	return &sqs.SendMessageOutput{MessageId: aws.String("m-1")}, nil
 }
 
 // WithMetrics writes one CloudWatch Embedded Metric Format line per batch: in Lambda, to

@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -504,7 +505,7 @@ func TestInvalidOptions(t *testing.T) {
 		{batch.WithFilter(nil), "WithFilter(nil)"},
 		{batch.WithIdempotency(nil), "WithIdempotency(nil)"},
 		{batch.WithSink(nil, batch.SinkPermanent), "WithSink(nil"},
-		{batch.WithSink(&memSink{}, batch.SinkPolicy(7)), "WithSink(*batch_test.memSink, 7): invalid option: unknown policy"},
+		{batch.WithSink(&memSink{}, batch.SinkPolicy(7)), "invalid option WithSink(*batch_test.memSink, 7): unknown policy"},
 		{batch.WithMetrics(nil), "WithMetrics(nil)"},
 		{batch.WithMetricsNamespace(""), "WithMetricsNamespace"},
 		{batch.WithLogger(nil), "WithLogger(nil)"},
@@ -514,50 +515,24 @@ func TestInvalidOptions(t *testing.T) {
 		calls := 0
 		h := func(context.Context, *kafkaevent.Record) error { calls++; return nil }
 		_, err := batch.ProcessKafka(context.Background(), ev, h, tc.opt)
-		if !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) || calls != 0 {
+		if !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) || calls != 0 {
 			t.Errorf("%s: error %v, %d calls", tc.want, err, calls)
 		}
 		_, err = batch.ProcessSQS(context.Background(), standardEvent(1), func(context.Context, *events.SQSMessage) error { return nil }, tc.opt)
-		if !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: ProcessSQS error %v", tc.want, err)
 		}
 		// The handlers check their options once, when they are made, and fail every
 		// invocation with the error.
 		kh := batch.KafkaHandler(h, tc.opt)
 		for range 2 {
-			if _, err := kh(context.Background(), ev); !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) || calls != 0 {
+			if _, err := kh(context.Background(), ev); !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) || calls != 0 {
 				t.Errorf("%s: KafkaHandler error %v, %d calls", tc.want, err, calls)
 			}
 		}
 		sh := batch.SQSHandler(func(context.Context, *events.SQSMessage) error { calls++; return nil }, tc.opt)
-		if _, err := sh(context.Background(), standardEvent(1)); !errors.Is(err, batch.ErrInvalidOption) || calls != 0 {
+		if _, err := sh(context.Background(), standardEvent(1)); !errors.Is(err, toolkit.ErrInvalidOption) || calls != 0 {
 			t.Errorf("%s: SQSHandler error %v, %d calls", tc.want, err, calls)
-		}
-	}
-}
-
-// An SQS sink given an invalid option is refused where it is given to WithSink: the batch
-// fails without a record handled, and the sink refuses every record sent to it directly.
-func TestSQSSinkInvalidOption(t *testing.T) {
-	for _, tc := range []struct {
-		opt  batch.SQSSinkOption
-		want string
-	}{
-		{batch.WithSQSMaxMessageSize(0), "batch: WithSQSMaxMessageSize(0): invalid option: want 1 to 1048576"},
-		{batch.WithSQSMaxMessageSize(batch.SQSMaxMessageSize + 1), "WithSQSMaxMessageSize(1048577)"},
-		{batch.WithSQSMessageGroupID(nil), "WithSQSMessageGroupID(nil)"},
-	} {
-		var logs failureLog
-		calls := 0
-		sink := batch.NewSQSSink(nil, "https://sqs.us-east-1.amazonaws.com/123456789012/dlq", tc.opt)
-		_, err := batch.ProcessKafka(context.Background(), kafkaParts("orders", []int32{0}, 2, 0),
-			func(context.Context, *kafkaevent.Record) error { calls++; return batch.Permanent(errTransient) },
-			batch.WithSink(sink, batch.SinkPermanent), batch.WithLogger(logs.logger()))
-		if !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) || calls != 0 {
-			t.Errorf("%s: error %v, %d calls", tc.want, err, calls)
-		}
-		if err := sink.Send(context.Background(), &batch.Envelope{}); !errors.Is(err, batch.ErrInvalidOption) {
-			t.Errorf("%s: Send: %v", tc.want, err)
 		}
 	}
 }

@@ -573,7 +573,7 @@ type kafkaStream struct {
 func (s *kafkaStream) id() string { return fmt.Sprintf("%s-%d", s.topic, s.n) }
 
 // kafkaProcessor is ProcessKafka or a stand-in for the negative controls.
-type kafkaProcessor func(ctx context.Context, ev *kafkaevent.Event, h batch.KafkaRecordHandler) (batch.KafkaResponse, error)
+type kafkaProcessor func(ctx context.Context, ev *kafkaevent.Event, h batch.RecordFunc) (batch.KafkaResponse, error)
 
 // kafkaScenario makes the partitions of a scenario: offsets from a random base, with gaps,
 // one partition near the top of the int64 range; topic names with dashes.
@@ -775,7 +775,7 @@ func TestReplayKafka(t *testing.T) {
 				store := db.store(t)
 				opts := append(cfg.options(t, "value"), batch.WithIdempotency(store, idempotency.WithKeyPrefix(idemPrefix)))
 				opts = append(opts, variant.opts...)
-				l := replayKafka(t, cfg, streams, all, func(ctx context.Context, ev *kafkaevent.Event, h batch.KafkaRecordHandler) (batch.KafkaResponse, error) {
+				l := replayKafka(t, cfg, streams, all, func(ctx context.Context, ev *kafkaevent.Event, h batch.RecordFunc) (batch.KafkaResponse, error) {
 					return batch.ProcessKafka(ctx, ev, h, opts...)
 				})
 				l.report(t)
@@ -797,7 +797,7 @@ type sqsStream struct {
 	pending []*item
 }
 
-type sqsProcessor func(ctx context.Context, ev *events.SQSEvent, h batch.SQSRecordHandler) (events.SQSEventResponse, error)
+type sqsProcessor func(ctx context.Context, ev *events.SQSEvent, h batch.MessageFunc) (events.SQSEventResponse, error)
 
 // sqsScenario makes the groups (FIFO) or the one stream (standard) of a scenario.
 func sqsScenario(rng *rand.Rand, fifo bool, groups, perGroup int, mix faultMix) ([]*sqsStream, []*item) {
@@ -987,7 +987,7 @@ func TestReplaySQS(t *testing.T) {
 				store := db.store(t)
 				opts := append(cfg.options(t, "body"), batch.WithIdempotency(store, idempotency.WithKeyPrefix(idemPrefix)),
 					batch.WithConcurrency(4))
-				l := replaySQS(t, cfg, fifo, streams, all, func(ctx context.Context, ev *events.SQSEvent, h batch.SQSRecordHandler) (events.SQSEventResponse, error) {
+				l := replaySQS(t, cfg, fifo, streams, all, func(ctx context.Context, ev *events.SQSEvent, h batch.MessageFunc) (events.SQSEventResponse, error) {
 					return batch.ProcessSQS(ctx, ev, h, opts...)
 				})
 				l.report(t)
@@ -1012,7 +1012,7 @@ func firstLost(round int, _ *rand.Rand) roundKind {
 
 // naiveKafka handles every record, failed ones included, and reports only the records that
 // failed: Lambda then resumes from the failed offset and delivers the later records again.
-func naiveKafka(ctx context.Context, ev *kafkaevent.Event, h batch.KafkaRecordHandler) (batch.KafkaResponse, error) {
+func naiveKafka(ctx context.Context, ev *kafkaevent.Event, h batch.RecordFunc) (batch.KafkaResponse, error) {
 	var resp batch.KafkaResponse
 	for i := range ev.Partitions {
 		p := &ev.Partitions[i]
@@ -1028,7 +1028,7 @@ func naiveKafka(ctx context.Context, ev *kafkaevent.Event, h batch.KafkaRecordHa
 
 func TestReplayHarnessCatchesViolations(t *testing.T) {
 	plain := func(opts []batch.Option) kafkaProcessor {
-		return func(ctx context.Context, ev *kafkaevent.Event, h batch.KafkaRecordHandler) (batch.KafkaResponse, error) {
+		return func(ctx context.Context, ev *kafkaevent.Event, h batch.RecordFunc) (batch.KafkaResponse, error) {
 			return batch.ProcessKafka(ctx, ev, h, opts...)
 		}
 	}
@@ -1057,7 +1057,7 @@ func TestReplayHarnessCatchesViolations(t *testing.T) {
 			name: "swallows failures",
 			cfg:  harnessConfig{seed: 1, kind: func(int, *rand.Rand) roundKind { return rNormal }, mix: faultMix{fTransient: 3, fPoison: 1}},
 			process: func(*harnessConfig) kafkaProcessor {
-				return func(ctx context.Context, ev *kafkaevent.Event, h batch.KafkaRecordHandler) (batch.KafkaResponse, error) {
+				return func(ctx context.Context, ev *kafkaevent.Event, h batch.RecordFunc) (batch.KafkaResponse, error) {
 					_, err := naiveKafka(ctx, ev, h)
 					return batch.KafkaResponse{}, err
 				}
@@ -1070,7 +1070,7 @@ func TestReplayHarnessCatchesViolations(t *testing.T) {
 			name: "no deadline margin",
 			cfg:  harnessConfig{seed: 1, kind: func(int, *rand.Rand) roundKind { return rNormal }, mix: faultMix{fSlowIgnore: 2}},
 			process: func(cfg *harnessConfig) kafkaProcessor {
-				return func(ctx context.Context, ev *kafkaevent.Event, h batch.KafkaRecordHandler) (batch.KafkaResponse, error) {
+				return func(ctx context.Context, ev *kafkaevent.Event, h batch.RecordFunc) (batch.KafkaResponse, error) {
 					return naiveKafka(context.WithoutCancel(ctx), ev, h)
 				}
 			},
@@ -1093,7 +1093,7 @@ func TestReplayHarnessCatchesViolations(t *testing.T) {
 	t.Run("fifo as standard", func(t *testing.T) {
 		cfg := harnessConfig{seed: 1, kind: func(int, *rand.Rand) roundKind { return rNormal }, mix: faultMix{fTransient: 4}, noTailCheck: true}
 		streams, all := sqsScenario(rand.New(rand.NewPCG(1, 2)), true, 2, 10, cfg.mix)
-		l := replaySQS(t, cfg, true, streams, all, func(ctx context.Context, ev *events.SQSEvent, h batch.SQSRecordHandler) (events.SQSEventResponse, error) {
+		l := replaySQS(t, cfg, true, streams, all, func(ctx context.Context, ev *events.SQSEvent, h batch.MessageFunc) (events.SQSEventResponse, error) {
 			std := *ev
 			std.Records = slices.Clone(ev.Records)
 			for i := range std.Records {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -30,10 +31,10 @@ func TestWithIdempotencyKeyInvalid(t *testing.T) {
 		want string
 	}{
 		{"nil function", []batch.Option{batch.WithIdempotency(store), batch.WithIdempotencyKey(nil)}, "WithIdempotencyKey(nil)"},
-		{"without a store", []batch.Option{batch.WithIdempotencyKey(valueKey)}, "WithIdempotencyKey: invalid option: needs WithIdempotency"},
+		{"without a store", []batch.Option{batch.WithIdempotencyKey(valueKey)}, "invalid option WithIdempotencyKey: needs WithIdempotency"},
 	} {
 		_, err := batch.ProcessKafka(context.Background(), ev, h, silent(tc.opts...)...)
-		if !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want ErrInvalidOption naming %q", tc.name, err, tc.want)
 		}
 	}
@@ -42,7 +43,7 @@ func TestWithIdempotencyKeyInvalid(t *testing.T) {
 		calls.Add(1)
 		return nil
 	}, silent(batch.WithIdempotency(store), batch.WithIdempotencyKey(valueKey))...)
-	if !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), "ProcessSQS keys on the message ID") {
+	if !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), "ProcessSQS keys on the message ID") {
 		t.Errorf("ProcessSQS: err = %v, want ErrInvalidOption", err)
 	}
 	if n := calls.Load(); n != 0 {

@@ -3,16 +3,12 @@ package batch
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"time"
-
-	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// KafkaRecordHandler handles one Kafka record. Returning an error fails the record; wrap it
+// RecordFunc handles one Kafka record. Returning an error fails the record; wrap it
 // with Permanent when retrying cannot help.
-type KafkaRecordHandler func(ctx context.Context, r *kafkaevent.Record) error
+type RecordFunc func(ctx context.Context, r *kafkaevent.Record) error
 
 // KafkaResponse is the partial-batch response of a Kafka event source mapping with
 // ReportBatchItemFailures. It marshals as
@@ -59,25 +55,14 @@ func (r KafkaResponse) MarshalJSON() ([]byte, error) {
 //
 // Each failed record is logged (see WithLogger) and given to the FailureHooks (see WithHooks).
 //
-// The error is nil, unless an option was given an invalid value (ErrInvalidOption: no record
-// is handled), or WithErrorWhenAllFail is set and every record failed (ErrAllFailed).
-func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandler, opts ...Option) (KafkaResponse, error) {
+// The error is nil, unless an option was given an invalid value (a *toolkit.OptionError: no
+// record is handled), or WithErrorWhenAllFail is set and every record failed (ErrAllFailed).
+func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h RecordFunc, opts ...Option) (KafkaResponse, error) {
 	cfg := kafkaConfig(opts)
 	if cfg.err != nil {
 		return KafkaResponse{}, cfg.err
 	}
-	cfg.outer = ctx
-	stop := cfg.stopAt(ctx)
-	cfg.settle(stop)
-	hctx := ctx
-	if !stop.IsZero() {
-		var cancel context.CancelFunc
-		hctx, cancel = context.WithDeadline(ctx, stop)
-		defer cancel()
-	}
-	quit := answerAt(hctx, stop)
 	info := &BatchInfo{Source: "kafka", Records: ev.Len(), Groups: len(ev.Partitions)}
-	hctx = cfg.hooks.batchStart(hctx, info)
 	failures := make([][]KafkaItemFailure, len(ev.Partitions))
 	s := &unitSet{
 		len:   func(i int) int { return len(ev.Partitions[i].Records) },
@@ -88,7 +73,8 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandle
 			return &GroupInfo{Source: "kafka", ID: p.ID(), Partition: p}
 		},
 		do: func(ctx context.Context, i, k int, u *unit) *failure {
-			return cfg.record(ctx, stop, &ev.Partitions[i].Records[k], h, u)
+			r := &ev.Partitions[i].Records[k]
+			return cfg.record(ctx, Item{Kafka: r}, func(ctx context.Context) error { return h(ctx, r) }, u)
 		},
 		report: func(i, k int) {
 			p := &ev.Partitions[i]
@@ -99,87 +85,19 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h KafkaRecordHandle
 			failures[i] = out
 		},
 	}
-	us := make([]unit, len(ev.Partitions))
-	for i := range us {
-		us[i].guard = quit != nil
-	}
-	forEach(len(us), cfg.concurrency, quit, func(i int) { cfg.run(hctx, stop, s, i, &us[i]) })
-	st := cfg.answer(hctx, s, us)
 	var resp KafkaResponse
-	for _, f := range failures {
-		resp.BatchItemFailures = append(resp.BatchItemFailures, f...)
-	}
-	if resp.BatchItemFailures == nil {
-		resp.BatchItemFailures = []KafkaItemFailure{}
-	}
-	cfg.observe(ctx, "kafka", ev.Len(), &st)
-	if len(cfg.hooks.batch) > 0 {
-		cfg.hooks.batchEnd(hctx, info, st.result())
-	}
+	cfg.runBatch(ctx, info, s, len(ev.Partitions), func() {
+		for _, f := range failures {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, f...)
+		}
+		if resp.BatchItemFailures == nil {
+			resp.BatchItemFailures = []KafkaItemFailure{}
+		}
+	})
 	if cfg.errorOnAllFail && len(resp.BatchItemFailures) > 0 && len(resp.BatchItemFailures) == ev.Len() {
 		return resp, ErrAllFailed
 	}
 	return resp, nil
-}
-
-// record processes one record that may start: nil when it is done (handled, filtered out, or
-// already done under idempotency), or the failure, which says whether the sink took the
-// record.
-func (c *config) record(ctx context.Context, stop time.Time, r *kafkaevent.Record, h KafkaRecordHandler, u *unit) *failure {
-	u.l.seen(r.Timestamp)
-	var f *failure
-	err := r.Err
-	if err == nil && c.criteria != nil {
-		var pass bool
-		// A record the filter cannot decide on is a failed record, never a filtered one.
-		if pass, err = c.criteria.MatchKafka(r); err == nil && !pass {
-			u.l.filtered++
-			return nil
-		}
-		if err != nil {
-			err = fmt.Errorf("batch: the filter criteria cannot decide on the record: %w", err)
-		}
-	}
-	key := ""
-	if err == nil && c.store != nil {
-		key, err = c.idempotencyKey(r)
-	}
-	if err != nil {
-		now := c.now()
-		f = &failure{err: err, permanent: true, first: now, last: now}
-		// Under idempotency, a record that cannot be handled is sunk under its key too, when
-		// the key is its position (a function of WithIdempotencyKey is not called on it).
-		if key == "" && c.store != nil && c.kafkaKey == nil && c.toSink(f) {
-			if f = c.sinkKeyed(ctx, idempotency.KafkaKey(r), Item{Kafka: r}, f, u); f == nil {
-				return nil
-			}
-		}
-	} else {
-		f = c.process(ctx, stop, key, Item{Kafka: r}, func(ctx context.Context) error { return h(ctx, r) }, u)
-		if f == nil {
-			return nil
-		}
-	}
-	if c.toSink(f) && !f.offered {
-		c.sendFailure(ctx, kafkaEnvelope(r, f), f, u)
-	}
-	return f
-}
-
-// idempotencyKey is the record's key under WithIdempotency: idempotency.KafkaKey, or the
-// WithIdempotencyKey function's, which may not fail or give an empty key.
-func (c *config) idempotencyKey(r *kafkaevent.Record) (string, error) {
-	if c.kafkaKey == nil {
-		return idempotency.KafkaKey(r), nil
-	}
-	key, err := c.kafkaKey(r)
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("batch: no idempotency key for the record: %w", err)
-	case key == "":
-		return "", fmt.Errorf("batch: no idempotency key for the record: WithIdempotencyKey's function returned %w", idempotency.ErrEmptyKey)
-	}
-	return key, nil
 }
 
 // KafkaHandler returns the handler for lambda.Start that processes each batch with
@@ -189,9 +107,9 @@ func (c *config) idempotencyKey(r *kafkaevent.Record) (string, error) {
 //
 // It is a KafkaFunc, which implements lambda.Handler, so that the payload goes straight to
 // kafkaevent.Parse. The options are checked here, once: with an option given an invalid
-// value, every invocation of the handler fails with its error (wrapping ErrInvalidOption), as
+// value, every invocation of the handler fails with its error (a *toolkit.OptionError), as
 // aws-lambda-go's handler does for a function it cannot call.
-func KafkaHandler(h KafkaRecordHandler, opts ...Option) KafkaFunc {
+func KafkaHandler(h RecordFunc, opts ...Option) KafkaFunc {
 	if err := kafkaConfig(opts).err; err != nil {
 		return func(context.Context, *kafkaevent.Event) (KafkaResponse, error) { return KafkaResponse{}, err }
 	}

@@ -2,9 +2,7 @@ package batch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -62,11 +60,7 @@ func (c *config) observe(ctx context.Context, source string, records int, st *lo
 	now := c.now()
 	dur := now.Sub(c.start)
 	if out := c.metricsOut; out != nil {
-		line, err := emf(now, c.namespace, source, records, st, dur)
-		if err == nil {
-			err = emfout.WriteLine(out, line)
-		}
-		if err != nil {
+		if err := emfout.WriteLine(out, emf(now, c.namespace, source, records, st, dur)); err != nil {
 			c.logger.LogAttrs(ctx, slog.LevelError, "batch metrics not written", slog.String("source", source), slog.String("error", err.Error()))
 		}
 	}
@@ -158,44 +152,20 @@ func (c *config) logFailure(ctx context.Context, fl *Failure) {
 // emf builds the Embedded Metric Format line of a batch: counts, duration, and the age of
 // the oldest and newest records, a lag in time that the mapping's OffsetLag (a count of
 // records) does not give.
-func emf(now time.Time, ns, source string, records int, st *local, dur time.Duration) ([]byte, error) {
-	type metric struct {
-		Name string `json:"Name"`
-		Unit string `json:"Unit"`
+func emf(now time.Time, ns, source string, records int, st *local, dur time.Duration) []byte {
+	d := emfout.New("Source", source)
+	d.Int("Records", emfout.Count, int64(records))
+	d.Int("Processed", emfout.Count, st.processed)
+	d.Int("Failed", emfout.Count, st.failed)
+	d.Int("Reported", emfout.Count, st.reported)
+	d.Int("Filtered", emfout.Count, st.filtered)
+	d.Int("SentToSink", emfout.Count, st.sunk)
+	d.Int("Replayed", emfout.Count, st.replayed)
+	d.Int("NotRecorded", emfout.Count, st.notRecorded)
+	d.Float("BatchDuration", emfout.Milliseconds, float64(dur.Microseconds())/1000)
+	if oldest, newest := st.oldest, st.newest; !oldest.IsZero() {
+		d.Float("OldestRecordAge", emfout.Milliseconds, float64(now.Sub(oldest).Milliseconds()))
+		d.Float("NewestRecordAge", emfout.Milliseconds, float64(now.Sub(newest).Milliseconds()))
 	}
-	metrics := []metric{
-		{"Records", "Count"}, {"Processed", "Count"}, {"Failed", "Count"}, {"Reported", "Count"}, {"Filtered", "Count"},
-		{"SentToSink", "Count"}, {"Replayed", "Count"}, {"NotRecorded", "Count"}, {"BatchDuration", "Milliseconds"},
-	}
-	doc := map[string]any{
-		"Source":        source,
-		"Records":       records,
-		"Processed":     st.processed,
-		"Failed":        st.failed,
-		"Reported":      st.reported,
-		"Filtered":      st.filtered,
-		"SentToSink":    st.sunk,
-		"Replayed":      st.replayed,
-		"NotRecorded":   st.notRecorded,
-		"BatchDuration": float64(dur.Microseconds()) / 1000,
-	}
-	oldest, newest := st.oldest, st.newest
-	if !oldest.IsZero() {
-		doc["OldestRecordAge"] = float64(now.Sub(oldest).Milliseconds())
-		doc["NewestRecordAge"] = float64(now.Sub(newest).Milliseconds())
-		metrics = append(metrics, metric{"OldestRecordAge", "Milliseconds"}, metric{"NewestRecordAge", "Milliseconds"})
-	}
-	doc["_aws"] = map[string]any{
-		"Timestamp": now.UnixMilli(),
-		"CloudWatchMetrics": []any{map[string]any{
-			"Namespace":  ns,
-			"Dimensions": [][]string{{"Source"}},
-			"Metrics":    metrics,
-		}},
-	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("batch: metrics: %w", err)
-	}
-	return append(b, '\n'), nil
+	return d.Line(now, ns)
 }

@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,7 +33,9 @@ const (
 // WithSink sends the records the policy selects to s instead of reporting them, so that one
 // record that cannot succeed does not hold up its partition. A record the sink refuses is
 // reported instead, and logged with the sink's error. By default there is no sink: every
-// failed record is reported to Lambda.
+// failed record is reported to Lambda. A sink with a method Err() error that returns an error
+// (one made with an option given an invalid value, such as sqssink.New's) makes the option
+// invalid with that error.
 //
 // Under WithIdempotency a record is given to the sink while its key is held, and the sink
 // taking it completes the key with the outcome "sunk" (the entry's data is
@@ -41,20 +44,27 @@ const (
 // Info, "record already sent to the sink", rather than send it again. A sink that refuses it
 // leaves the key released: the record is reported and offered again when it comes back.
 // Without WithIdempotency nothing records that a record was sunk, and a batch delivered again
-// sends its failed records again: an SQSSink on a FIFO queue deduplicates them within SQS's
-// five-minute interval; a standard queue, or a Kafka topic, may get a record twice.
+// sends its failed records again: a batch/sqssink Sink on a FIFO queue deduplicates them
+// within SQS's five-minute interval; a standard queue, or a Kafka topic, may get a record
+// twice.
 func WithSink(s Sink, policy SinkPolicy) Option {
 	return func(c *config) {
 		if s == nil {
 			c.invalid("WithSink(nil, %d): want a sink", policy)
 		} else if policy != SinkPermanent && policy != SinkExhausted {
 			c.invalid("WithSink(%T, %d): unknown policy", s, policy)
-		} else if q, ok := s.(*SQSSink); ok && q.err != nil && c.err == nil {
-			c.err = q.err // an SQSSink option given an invalid value
+		} else if v, ok := s.(interface{ Err() error }); ok && c.err == nil {
+			c.err = v.Err() // a sink made with an invalid option (sqssink.New's)
 		}
 		c.sink, c.sinkPolicy = s, policy
 	}
 }
+
+// ErrMessageTooLarge is the error of a record whose message would exceed its destination's
+// size limit: the queue of a batch/sqssink Sink, or the queue of package fanout's Dispatcher.
+// The record is then reported as failed (or, from the Dispatcher, given to its sink) rather
+// than lost.
+var ErrMessageTooLarge = errors.New("batch: message too large")
 
 // EnvelopeVersion is the version of the Envelope format.
 const EnvelopeVersion = 1

@@ -4,19 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/internal/sqsparse"
 )
 
-// SQSRecordHandler handles one SQS message. Returning an error fails the message; wrap it
+// MessageFunc handles one SQS message. Returning an error fails the message; wrap it
 // with Permanent when retrying cannot help.
-type SQSRecordHandler func(ctx context.Context, m *events.SQSMessage) error
+type MessageFunc func(ctx context.Context, m *events.SQSMessage) error
 
 // ProcessSQS runs h on every message of the batch and returns the partial-batch response
 // (the event source mapping needs ReportBatchItemFailures).
@@ -27,35 +24,25 @@ type SQSRecordHandler func(ctx context.Context, m *events.SQSMessage) error
 // later message of its group are reported, so that they come back in order, and other groups
 // go on. Retries, deadline, filter, idempotency, logs, hooks and errors work as in
 // ProcessKafka.
-func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, opts ...Option) (events.SQSEventResponse, error) {
+func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h MessageFunc, opts ...Option) (events.SQSEventResponse, error) {
 	cfg := sqsConfig(opts)
 	if cfg.err != nil {
 		return events.SQSEventResponse{}, cfg.err
-	}
-	cfg.outer = ctx
-	stop := cfg.stopAt(ctx)
-	cfg.settle(stop)
-	hctx := ctx
-	if !stop.IsZero() {
-		var cancel context.CancelFunc
-		hctx, cancel = context.WithDeadline(ctx, stop)
-		defer cancel()
 	}
 	fifo := len(ev.Records) > 0 && strings.HasSuffix(ev.Records[0].EventSourceARN, ".fifo")
 	units := newSQSUnits(ev, fifo)
 	if !fifo && cfg.concurrency == 0 {
 		cfg.concurrency = 10
 	}
-	quit := answerAt(hctx, stop)
 	info := &BatchInfo{Source: "sqs", Records: len(ev.Records), Groups: units.count()}
-	hctx = cfg.hooks.batchStart(hctx, info)
 	failed := make([]bool, len(ev.Records))
 	s := &unitSet{
 		len:   units.size,
 		item:  func(i, k int) Item { return Item{SQS: units.message(i, k)} },
 		group: units.id,
 		do: func(ctx context.Context, i, k int, u *unit) *failure {
-			return cfg.message(ctx, stop, units.message(i, k), h, u)
+			m := units.message(i, k)
+			return cfg.record(ctx, Item{SQS: m}, func(ctx context.Context) error { return h(ctx, m) }, u)
 		},
 		report: func(i, k int) {
 			for ; k < units.size(i); k++ {
@@ -70,22 +57,14 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h SQSRecordHandler, op
 		}
 		return g
 	}
-	us := make([]unit, units.count())
-	for i := range us {
-		us[i].guard = quit != nil
-	}
-	forEach(len(us), cfg.concurrency, quit, func(i int) { cfg.run(hctx, stop, s, i, &us[i]) })
-	st := cfg.answer(hctx, s, us)
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
-	for i, f := range failed {
-		if f {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+	cfg.runBatch(ctx, info, s, units.count(), func() {
+		for i, f := range failed {
+			if f {
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+			}
 		}
-	}
-	cfg.observe(ctx, "sqs", len(ev.Records), &st)
-	if len(cfg.hooks.batch) > 0 {
-		cfg.hooks.batchEnd(hctx, info, st.result())
-	}
+	})
 	if cfg.errorOnAllFail && len(resp.BatchItemFailures) > 0 && len(resp.BatchItemFailures) == len(ev.Records) {
 		return resp, ErrAllFailed
 	}
@@ -155,74 +134,13 @@ func (u *sqsUnits) id(i int) string {
 	return u.message(i, 0).Attributes["MessageGroupId"]
 }
 
-// message processes one message that may start: nil when it is done (handled, filtered out,
-// or already done under idempotency), or the failure, which says whether the sink took the
-// message.
-func (c *config) message(ctx context.Context, stop time.Time, m *events.SQSMessage, h SQSRecordHandler, u *unit) *failure {
-	if c.metricsOut != nil {
-		// The ages go only into the metrics line; reading them costs a lookup in each
-		// message's attributes, a tenth of a no-op batch (issue 21).
-		u.l.seen(c.messageTime(m))
-	}
-	var f *failure
-	if c.criteria != nil {
-		// A message the filter cannot decide on is a failed message, never a filtered one.
-		pass, err := c.criteria.MatchSQS(m)
-		if err == nil && !pass {
-			u.l.filtered++
-			return nil
-		}
-		if err != nil {
-			now := c.now()
-			f = &failure{err: fmt.Errorf("batch: the filter criteria cannot decide on the message: %w", err),
-				permanent: true, first: now, last: now}
-			// Under idempotency, sunk under its key too, when the key is the message ID (the
-			// function of WithSQSKafkaRecord is not called on it).
-			if c.store != nil && c.sqsRecord == nil && c.toSink(f) {
-				if f = c.sinkKeyed(ctx, idempotency.SQSKey(m), Item{SQS: m}, f, u); f == nil {
-					return nil
-				}
-			}
-		}
-	}
-	if f == nil {
-		key, err := "", error(nil)
-		if c.store != nil {
-			key, err = c.sqsKey(m)
-		}
-		if err != nil {
-			now := c.now()
-			f = &failure{err: err, permanent: true, first: now, last: now}
-		} else if f = c.process(ctx, stop, key, Item{SQS: m}, func(ctx context.Context) error { return h(ctx, m) }, u); f == nil {
-			return nil
-		}
-	}
-	if c.toSink(f) && !f.offered {
-		c.sendFailure(ctx, sqsEnvelope(m, f), f, u)
-	}
-	return f
-}
-
-// sqsKey is the message's key under WithIdempotency: its ID, or with WithSQSKafkaRecord the
-// key of the Kafka record it carries.
-func (c *config) sqsKey(m *events.SQSMessage) (string, error) {
-	if c.sqsRecord == nil {
-		return idempotency.SQSKey(m), nil
-	}
-	r, err := c.sqsRecord(m)
-	if err != nil {
-		return "", fmt.Errorf("batch: no idempotency key for the message: the Kafka record it carries: %w", err)
-	}
-	return c.idempotencyKey(r)
-}
-
 // SQSHandler returns the handler for lambda.Start that processes each batch with ProcessSQS,
 // h and opts:
 //
 //	lambda.Start(batch.SQSHandler(h))
 //
 // The options are checked here, once, as by KafkaHandler.
-func SQSHandler(h SQSRecordHandler, opts ...Option) SQSFunc {
+func SQSHandler(h MessageFunc, opts ...Option) SQSFunc {
 	if err := sqsConfig(opts).err; err != nil {
 		return func(context.Context, *events.SQSEvent) (events.SQSEventResponse, error) {
 			return events.SQSEventResponse{}, err
@@ -255,23 +173,6 @@ func (f SQSFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(resp)
-}
-
-// messageTime is the time a message's age is counted from, for the metrics: with
-// WithSQSKafkaRecord, the timestamp of the Kafka record it carries (so a fan-out worker's
-// metrics give the age since the record was produced, across the hop); otherwise, or when the
-// record has none, when SQS received the message (SentTimestamp). The zero time when neither
-// is known.
-func (c *config) messageTime(m *events.SQSMessage) time.Time {
-	if c.sqsRecord != nil {
-		if r, err := c.sqsRecord(m); err == nil && !r.Timestamp.IsZero() {
-			return r.Timestamp
-		}
-	}
-	if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil {
-		return time.UnixMilli(ms)
-	}
-	return time.Time{}
 }
 
 // sqsConfig is the configuration of an SQS batch: the options, checked.

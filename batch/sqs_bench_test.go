@@ -16,7 +16,7 @@ import (
 // delivers at once) with 200-byte JSON bodies, the event of the peer benchmark (bench/peer).
 var sqsPayload = sync.OnceValue(func() []byte { return sqsgen.Event(overheadRecords, 200) })
 
-var benchNoopSQS batch.SQSRecordHandler = func(context.Context, *events.SQSMessage) error { return nil }
+var benchNoopSQS batch.MessageFunc = func(context.Context, *events.SQSMessage) error { return nil }
 
 // BenchmarkSQSInvoke measures the whole path of an SQS invocation per message, as lambda.Start
 // runs it: decode the payload, ProcessSQS with a handler that does nothing, marshal the

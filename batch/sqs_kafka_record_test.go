@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -77,11 +78,11 @@ func TestWithSQSKafkaRecordKeysOnTheRecord(t *testing.T) {
 	// ProcessKafka has no messages: the option there is a mistake.
 	_, err := batch.ProcessKafka(context.Background(), kafkaParts("orders", []int32{0}, 1, 0),
 		func(context.Context, *kafkaevent.Record) error { return nil }, silent(batch.WithSQSKafkaRecord(bodyRecord))...)
-	if !errors.Is(err, batch.ErrInvalidOption) || !strings.Contains(err.Error(), "WithSQSKafkaRecord") {
+	if !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), "WithSQSKafkaRecord") {
 		t.Errorf("ProcessKafka: %v, want ErrInvalidOption", err)
 	}
 	_, err = batch.ProcessSQS(context.Background(), ev, func(context.Context, *events.SQSMessage) error { return nil }, silent(batch.WithSQSKafkaRecord(nil))...)
-	if !errors.Is(err, batch.ErrInvalidOption) {
+	if !errors.Is(err, toolkit.ErrInvalidOption) {
 		t.Errorf("WithSQSKafkaRecord(nil): %v, want ErrInvalidOption", err)
 	}
 }

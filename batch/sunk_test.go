@@ -21,8 +21,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/internal/localserver"
@@ -67,7 +70,7 @@ func (e *sunkEnv) messages(t *testing.T) []*batch.Envelope {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out []*batch.Envelope
-	for _, m := range sinkReceive(t, ctx, e.sqs.Client(), e.queue, 10, 2*time.Second) {
+	for _, m := range receive(t, ctx, e.sqs.Client(), e.queue, 10, 2*time.Second) {
 		env, err := batch.ReadEnvelope([]byte(aws.ToString(m.Body)))
 		if err != nil {
 			t.Fatal(err)
@@ -161,7 +164,7 @@ func TestSunkOnceKafka(t *testing.T) {
 			opts := []batch.Option{
 				batch.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
 				batch.WithIdempotency(e.store, idempotency.WithKeyPrefix(idemPrefix)),
-				batch.WithSink(batch.NewSQSSink(e.sqs.Client(), e.queue), batch.SinkPermanent),
+				batch.WithSink(sqssink.New(e.sqs.Client(), e.queue), batch.SinkPermanent),
 			}
 			ev := kafkaParts("orders", []int32{0, 1}, 3, 1)
 			for delivery := 1; delivery <= 3; delivery++ {
@@ -245,7 +248,7 @@ func TestSunkOnceSinkRefuses(t *testing.T) {
 		}
 		return nil
 	}
-	sink := &failFirst{next: batch.NewSQSSink(e.sqs.Client(), e.queue)}
+	sink := &failFirst{next: sqssink.New(e.sqs.Client(), e.queue)}
 	sink.n.Store(1)
 	opts := silent(batch.WithIdempotency(e.store, idempotency.WithKeyPrefix(idemPrefix)), batch.WithSink(sink, batch.SinkPermanent))
 	ev := kafkaParts("orders", []int32{0}, 3, 1)
@@ -281,7 +284,7 @@ func TestSunkOnceSQS(t *testing.T) {
 	opts := []batch.Option{
 		batch.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
 		batch.WithIdempotency(e.store, idempotency.WithKeyPrefix(idemPrefix)),
-		batch.WithSink(batch.NewSQSSink(e.sqs.Client(), e.queue), batch.SinkPermanent),
+		batch.WithSink(sqssink.New(e.sqs.Client(), e.queue), batch.SinkPermanent),
 	}
 	ev := standardEvent(3)
 	for delivery := 1; delivery <= 2; delivery++ {
@@ -312,7 +315,7 @@ func TestSunkOnceUndecodable(t *testing.T) {
 	opts := []batch.Option{
 		batch.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
 		batch.WithIdempotency(e.store, idempotency.WithKeyPrefix(idemPrefix)),
-		batch.WithSink(batch.NewSQSSink(e.sqs.Client(), e.queue), batch.SinkPermanent),
+		batch.WithSink(sqssink.New(e.sqs.Client(), e.queue), batch.SinkPermanent),
 	}
 	ev := kafkaParts("orders", []int32{0}, 3, 1)
 	ev.Partitions[0].Records[1].Err = errors.New("kafkaevent: records[1].value: illegal base64")
@@ -336,4 +339,13 @@ func TestSunkOnceUndecodable(t *testing.T) {
 	if envs := e.messages(t); len(envs) != 1 || envs[0].Offset != 2 || envs[0].Attempts != 0 {
 		t.Errorf("the failure queue holds %+v, want offset 2 once, with no attempt", envs)
 	}
+}
+
+func receive(t *testing.T, ctx context.Context, c *sqs.Client, queueURL string, max int, wait time.Duration) []sqstypes.Message {
+	t.Helper()
+	msgs, err := localservertest.Receive(ctx, c, queueURL, max, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msgs
 }

@@ -14,21 +14,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // deaf is an SQS client, or a sink, that ignores its context: each call first sleeps past
 // the function's deadline, then does its work (the call goes to local-aws-sqs, the envelope
 // is kept), as a client with a retry loop of its own would.
 type deaf struct {
-	next    batch.SQSAPI
+	next    sqssink.API
 	sink    *memSink
 	sleep   time.Duration
 	running atomic.Int64
 	ended   atomic.Int64
 }
 
-// SendMessage completes batch.SQSAPI; the Dispatcher does not call it.
+// SendMessage completes sqssink.API; the Dispatcher does not call it.
 func (d *deaf) SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
 	return d.next.SendMessage(ctx, in, optFns...)
 }
@@ -84,7 +86,7 @@ func TestDispatchAnswersAtTheMargin(t *testing.T) {
 				dsp = dispatcher(t, d, q, WithBatchOptions(batch.WithDeadlineMargin(300*time.Millisecond)), WithBatchOptions(batch.WithLogger(logs.logger())))
 			} else {
 				// orders-0@1 cannot travel: it goes to the sink, which hangs.
-				ev = event(rec(0, 0, "k", "a"), rec(0, 1, "k", strings.Repeat("x", batch.SQSMaxMessageSize)), rec(0, 2, "k", "c"), rec(1, 0, "j", "d"))
+				ev = event(rec(0, 0, "k", "a"), rec(0, 1, "k", strings.Repeat("x", limits.SQSMessageBytes)), rec(0, 2, "k", "c"), rec(1, 0, "j", "d"))
 				dsp = dispatcher(t, client, q, WithBatchOptions(batch.WithSink(d, batch.SinkPermanent)), WithBatchOptions(batch.WithDeadlineMargin(300*time.Millisecond)), WithBatchOptions(batch.WithLogger(logs.logger())))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)

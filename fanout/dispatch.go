@@ -11,21 +11,17 @@ import (
 
 	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/sqssink"
+	"github.com/kafkalambda/toolkit/internal/batchsettings"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
-
-// MaxBatchEntries is the most entries SQS takes in one SendMessageBatch call.
-const MaxBatchEntries = 10
-
-// MaxBatchSize is the most bytes SQS takes in one SendMessageBatch call, counted as for
-// batch.SQSMaxMessageSize and summed over the entries: 1 MiB.
-const MaxBatchSize = 1 << 20
 
 // A Dispatcher sends the records of Kafka batches to an SQS queue, one message per record,
 // in the format that [ReadRecord] reads back. Make one with [NewDispatcher]; it is safe for
 // concurrent use, and meant to be made once, outside the handler.
 type Dispatcher struct {
-	client   batch.SQSAPI
+	client   sqssink.API
 	queueURL string
 	queue    string // the queue's name, for logs and the metric dimension
 	fifo     bool
@@ -132,18 +128,18 @@ func WithSendRetry(attempts int, backoff time.Duration) Option {
 // body and each message attribute's name, data type and value), for a queue whose
 // MaximumMessageSize is below SQS's limit; n must be within 1..MaxMessageSize. A larger
 // record is not sent: it fails with an *EncodeError wrapping batch.ErrMessageTooLarge. The
-// default is batch.SQSMaxMessageSize (1 MiB).
+// default is limits.SQSMessageBytes (1 MiB).
 func WithMaxMessageSize(n int) Option {
 	return func(c *config) {
-		if n < 1 || n > batch.SQSMaxMessageSize {
-			c.invalid("WithMaxMessageSize", "want 1 to %d, not %d", batch.SQSMaxMessageSize, n)
+		if n < 1 || n > limits.SQSMessageBytes {
+			c.invalid("WithMaxMessageSize", "want 1 to %d, not %d", limits.SQSMessageBytes, n)
 		}
 		c.maxSize = n
 	}
 }
 
 // WithBatchOptions gives the Dispatcher package batch's options for what it shares with
-// batch.ProcessKafka, with their meaning and defaults there (see batch.Settings):
+// batch.ProcessKafka, with their meaning and defaults there:
 //
 //   - batch.WithLogger: the logger of the summary line of each Dispatch (level Info, or Warn
 //     when a record was not accepted) and of the line logged for each record not accepted
@@ -184,7 +180,7 @@ func withClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // client (an *sqs.Client). The queue is FIFO when its URL ends in ".fifo". A nil client, an
 // empty URL or an option given an invalid value is a *toolkit.OptionError (wrapping batch's
 // error, for an option of WithBatchOptions), and no Dispatcher.
-func NewDispatcher(client batch.SQSAPI, queueURL string, opts ...Option) (*Dispatcher, error) {
+func NewDispatcher(client sqssink.API, queueURL string, opts ...Option) (*Dispatcher, error) {
 	d := &Dispatcher{
 		client:   client,
 		queueURL: queueURL,
@@ -195,7 +191,7 @@ func NewDispatcher(client batch.SQSAPI, queueURL string, opts ...Option) (*Dispa
 			attempts:    5,
 			backoff:     100 * time.Millisecond,
 			maxBackoff:  2 * time.Second,
-			maxSize:     batch.SQSMaxMessageSize,
+			maxSize:     limits.SQSMessageBytes,
 			now:         time.Now,
 		},
 	}
@@ -216,12 +212,13 @@ func NewDispatcher(client batch.SQSAPI, queueURL string, opts ...Option) (*Dispa
 	if c.err != nil {
 		return nil, c.err
 	}
-	s, err := batch.ReadSettings(c.batchOpts...)
+	s, err := batchsettings.Read(c.batchOpts)
 	if err != nil {
 		return nil, &toolkit.OptionError{Package: "fanout", Option: "WithBatchOptions", Err: err}
 	}
 	c.logger, c.metrics, c.namespace, c.margin = s.Logger, s.Metrics, s.Namespace, s.DeadlineMargin
-	c.sink, c.policy = s.Sink, s.SinkPolicy
+	c.sink, _ = s.Sink.(batch.Sink)
+	c.policy = batch.SinkPolicy(s.SinkPolicy)
 	return d, nil
 }
 
@@ -257,8 +254,8 @@ func (e *EntryError) Error() string {
 // A record is counted as sent only once a SendMessageBatch response lists it among the
 // successful entries.
 //
-// Records are packed into SendMessageBatch calls of at most MaxBatchEntries entries and
-// MaxBatchSize bytes, and up to WithSendConcurrency calls are in flight at once. An entry SQS
+// Records are packed into SendMessageBatch calls of at most limits.SQSBatchEntries entries and
+// limits.SQSBatchBytes bytes, and up to WithSendConcurrency calls are in flight at once. An entry SQS
 // fails (the response's Failed list, which comes with HTTP 200) is sent again, alone of its
 // call, after a backoff (see WithSendRetry); an entry that is the sender's fault is not. A
 // record that cannot be sent (an *EncodeError, a refusal that is the sender's fault, or,

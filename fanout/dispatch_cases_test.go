@@ -16,8 +16,10 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // rec is a record of topic "orders" for the tests below.
@@ -239,7 +241,7 @@ func TestDispatchSenderFault(t *testing.T) {
 			dlq := dispQueue(t, srv, "dlq")
 			logs2 := &logBuffer{}
 			f.entry = refuse
-			d = dispatcher(t, client, q, WithBatchOptions(batch.WithSink(batch.NewSQSSink(srv.Client(), dlq), batch.SinkPermanent)), WithBatchOptions(batch.WithLogger(logs2.logger())))
+			d = dispatcher(t, client, q, WithBatchOptions(batch.WithSink(sqssink.New(srv.Client(), dlq), batch.SinkPermanent)), WithBatchOptions(batch.WithLogger(logs2.logger())))
 			resp, err = d.Dispatch(context.Background(), simple(3, 30, 5))
 			if err != nil || len(resp.BatchItemFailures) != 0 {
 				t.Fatalf("with a sink: %v, %v", reported(resp), err)
@@ -266,7 +268,7 @@ func TestDispatchRecordsThatCannotTravel(t *testing.T) {
 	f := &faults{}
 	srv, client := dispServer(t, f)
 	q := dispQueue(t, srv, "work")
-	big := rec(0, 3, "k", strings.Repeat("x", batch.SQSMaxMessageSize))
+	big := rec(0, 3, "k", strings.Repeat("x", limits.SQSMessageBytes))
 	bad := rec(1, 1, "k", "")
 	bad.Err = errors.New("bad base64")
 	mid := rec(2, 2, "k", strings.Repeat("y", 5000))
@@ -373,10 +375,10 @@ func TestDispatchPacksCalls(t *testing.T) {
 		for _, n := range sizes[i] {
 			sum += n
 		}
-		if len(c) > MaxBatchEntries || sum > MaxBatchSize {
+		if len(c) > limits.SQSBatchEntries || sum > limits.SQSBatchBytes {
 			t.Errorf("call %d: %d entries, %d bytes", i, len(c), sum)
 		}
-		if len(c) == MaxBatchEntries {
+		if len(c) == limits.SQSBatchEntries {
 			full++
 		}
 		total += len(c)
@@ -526,7 +528,7 @@ func TestDispatchSinkRefuses(t *testing.T) {
 	srv, client := dispServer(t, nil)
 	q := dispQueue(t, srv, "work")
 	logs := &logBuffer{}
-	big := rec(0, 1, "k", strings.Repeat("x", batch.SQSMaxMessageSize))
+	big := rec(0, 1, "k", strings.Repeat("x", limits.SQSMessageBytes))
 	d := dispatcher(t, client, q, WithBatchOptions(batch.WithSink(&memSink{refuse: true}, batch.SinkPermanent)), WithBatchOptions(batch.WithLogger(logs.logger())))
 	resp, err := d.Dispatch(context.Background(), event(rec(0, 0, "k", "a"), big, rec(0, 2, "k", "c")))
 	if err != nil {
@@ -658,7 +660,7 @@ func TestDispatchCancelled(t *testing.T) {
 }
 
 // dispatcher is NewDispatcher for a test: an error fails it.
-func dispatcher(tb testing.TB, client batch.SQSAPI, queueURL string, opts ...Option) *Dispatcher {
+func dispatcher(tb testing.TB, client sqssink.API, queueURL string, opts ...Option) *Dispatcher {
 	tb.Helper()
 	d, err := NewDispatcher(client, queueURL, opts...)
 	if err != nil {

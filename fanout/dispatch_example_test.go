@@ -12,16 +12,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/fanout"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
 
 // queueStub stands in for *sqs.Client: it prints each SendMessageBatch call as
 // group=value pairs, and refuses, as the sender's fault, the entries whose body is "poison".
-// The Dispatcher calls SendMessageBatch only; the embedded (nil) batch.SQSAPI gives the type
+// The Dispatcher calls SendMessageBatch only; the embedded (nil) sqssink.API gives the type
 // the rest of the interface.
 type queueStub struct {
-	batch.SQSAPI
+	sqssink.API
 	calls int
 }
 

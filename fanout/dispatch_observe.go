@@ -2,7 +2,6 @@ package fanout
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -106,11 +105,7 @@ func (r *run) observe(ctx context.Context) {
 	now := c.now()
 	dur := now.Sub(r.start)
 	if out := c.metrics; out != nil {
-		line, err := r.emf(now, dur)
-		if err == nil {
-			err = emfout.WriteLine(out, line)
-		}
-		if err != nil {
+		if err := emfout.WriteLine(out, r.emf(now, dur)); err != nil {
 			c.logger.LogAttrs(ctx, slog.LevelError, "dispatch metrics not written", slog.String("queue", r.d.queue), slog.String("error", err.Error()))
 		}
 	}
@@ -139,46 +134,22 @@ func (r *run) observe(ctx context.Context) {
 }
 
 // emf builds the Embedded Metric Format line of a Dispatch.
-func (r *run) emf(now time.Time, dur time.Duration) ([]byte, error) {
+func (r *run) emf(now time.Time, dur time.Duration) []byte {
 	st := &r.st
-	type metric struct {
-		Name string `json:"Name"`
-		Unit string `json:"Unit"`
-	}
-	metrics := []metric{
-		{"Records", "Count"}, {"Dispatched", "Count"}, {"Failed", "Count"}, {"Reported", "Count"}, {"SentToSink", "Count"},
-		{"BatchCalls", "Count"}, {"FailedCalls", "Count"}, {"EntriesRetried", "Count"}, {"BytesDispatched", "Bytes"},
-		{"DispatchDuration", "Milliseconds"},
-	}
-	doc := map[string]any{
-		"Queue":            r.d.queue,
-		"Records":          st.records,
-		"Dispatched":       st.dispatched,
-		"Failed":           st.failed,
-		"Reported":         st.reported,
-		"SentToSink":       st.sunk,
-		"BatchCalls":       st.calls,
-		"FailedCalls":      st.failedCalls,
-		"EntriesRetried":   st.retried,
-		"BytesDispatched":  st.bytes,
-		"DispatchDuration": float64(dur.Microseconds()) / 1000,
-	}
+	d := emfout.New("Queue", r.d.queue)
+	d.Int("Records", emfout.Count, int64(st.records))
+	d.Int("Dispatched", emfout.Count, int64(st.dispatched))
+	d.Int("Failed", emfout.Count, int64(st.failed))
+	d.Int("Reported", emfout.Count, int64(st.reported))
+	d.Int("SentToSink", emfout.Count, int64(st.sunk))
+	d.Int("BatchCalls", emfout.Count, int64(st.calls))
+	d.Int("FailedCalls", emfout.Count, int64(st.failedCalls))
+	d.Int("EntriesRetried", emfout.Count, int64(st.retried))
+	d.Int("BytesDispatched", emfout.Bytes, st.bytes)
+	d.Float("DispatchDuration", emfout.Milliseconds, float64(dur.Microseconds())/1000)
 	if !st.oldest.IsZero() {
-		doc["OldestRecordAge"] = float64(now.Sub(st.oldest).Milliseconds())
-		doc["NewestRecordAge"] = float64(now.Sub(st.newest).Milliseconds())
-		metrics = append(metrics, metric{"OldestRecordAge", "Milliseconds"}, metric{"NewestRecordAge", "Milliseconds"})
+		d.Float("OldestRecordAge", emfout.Milliseconds, float64(now.Sub(st.oldest).Milliseconds()))
+		d.Float("NewestRecordAge", emfout.Milliseconds, float64(now.Sub(st.newest).Milliseconds()))
 	}
-	doc["_aws"] = map[string]any{
-		"Timestamp": now.UnixMilli(),
-		"CloudWatchMetrics": []any{map[string]any{
-			"Namespace":  r.d.cfg.namespace,
-			"Dimensions": [][]string{{"Queue"}},
-			"Metrics":    metrics,
-		}},
-	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("fanout: metrics: %w", err)
-	}
-	return append(b, '\n'), nil
+	return d.Line(now, r.d.cfg.namespace)
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 // FuzzRecord gives ReadRecord messages of any content: it must return a record or a
@@ -112,7 +112,7 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 			return
 		}
-		if size > batch.SQSMaxMessageSize {
+		if size > limits.SQSMessageBytes {
 			t.Fatalf("size %d accepted", size)
 		}
 		if !textOK([]byte(aws.ToString(e.MessageBody))) || aws.ToString(e.MessageBody) == "" {

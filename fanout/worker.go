@@ -44,7 +44,7 @@ import (
 // payload's bytes straight into an events.SQSEvent and writes the partial-batch response.
 // The options are checked here, once, as by batch.SQSHandler: with an option given an invalid
 // value, every invocation fails with batch's error for it.
-func WorkerHandler(h batch.KafkaRecordHandler, opts ...batch.Option) batch.SQSFunc {
+func WorkerHandler(h batch.RecordFunc, opts ...batch.Option) batch.SQSFunc {
 	w := &worker{h: h}
 	all := make([]batch.Option, 0, len(opts)+1)
 	all = append(append(all, opts...), batch.WithSQSKafkaRecord(w.record))
@@ -69,7 +69,7 @@ func WorkerHandler(h batch.KafkaRecordHandler, opts ...batch.Option) batch.SQSFu
 // worker is the state of a WorkerHandler: the handler, and the records of the messages of
 // the invocations under way.
 type worker struct {
-	h    batch.KafkaRecordHandler
+	h    batch.RecordFunc
 	recs sync.Map // *events.SQSMessage -> decoded
 }
 

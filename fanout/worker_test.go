@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/internal/localserver"
@@ -350,7 +351,7 @@ func TestWorkerInvoke(t *testing.T) {
 		t.Error("a truncated event did not fail")
 	}
 	// An option given an invalid value fails the batch, as in batch.
-	if _, err := WorkerHandler(func(context.Context, *kafkaevent.Record) error { return nil }, batch.WithConcurrency(0))(context.Background(), &events.SQSEvent{}); !errors.Is(err, batch.ErrInvalidOption) {
+	if _, err := WorkerHandler(func(context.Context, *kafkaevent.Record) error { return nil }, batch.WithConcurrency(0))(context.Background(), &events.SQSEvent{}); !errors.Is(err, toolkit.ErrInvalidOption) {
 		t.Errorf("WithConcurrency(0): %v", err)
 	}
 }

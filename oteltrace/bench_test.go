@@ -29,7 +29,7 @@ import (
 // of one topic, each with a W3C traceparent header as a traced producer writes it.
 const benchRecords = 1000
 
-var benchHandler batch.KafkaRecordHandler = func(context.Context, *kafkaevent.Record) error { return nil }
+var benchHandler batch.RecordFunc = func(context.Context, *kafkaevent.Record) error { return nil }
 
 // BenchmarkTracingOverhead measures what each tracing adapter adds to batch.ProcessKafka per
 // record, beside batch without hooks, with a handler that does nothing, one partition at a

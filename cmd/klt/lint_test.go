@@ -55,7 +55,7 @@ func TestLintMistakes(t *testing.T) {
 		{"filter.yaml", `ConsumerFunction Properties.Events.Orders.Properties.FilterCriteria.Filters[0].Pattern: invalid FilterCriteria: value.type: must be an object or an array, got string "order"`, "fix: correct the pattern"},
 		{"ttl-missing.yaml", "IdempotencyTable Properties.TimeToLiveSpecification: no TTL, and ConsumerFunction keeps idempotency records in it", "fix: add TimeToLiveSpecification: {AttributeName: expiration, Enabled: true}"},
 		{"ttl-attribute.yaml", `IdempotencyTable Properties.TimeToLiveSpecification: TTL is on "expires_at"`, `expire through "expiration"`},
-		{"iam-sqs.yaml", "ConsumerFunction Properties.Policies: IAM does not allow sqs:SendMessage on FailureQueue, which the code calls: it sends to SQS with batch.NewSQSSink", "fix: add SQSSendMessagePolicy: {QueueName: !GetAtt FailureQueue.QueueName}"},
+		{"iam-sqs.yaml", "ConsumerFunction Properties.Policies: IAM does not allow sqs:SendMessage on FailureQueue, which the code calls: it sends to SQS with sqssink.New", "fix: add SQSSendMessagePolicy: {QueueName: !GetAtt FailureQueue.QueueName}"},
 		{"iam-wrong-queue.yaml", "ConsumerFunction Properties.Policies: IAM does not allow sqs:SendMessage on FailureQueue", "QueueName: !GetAtt FailureQueue.QueueName"},
 		{"iam-dynamodb.yaml", "ConsumerFunction Properties.Policies: IAM does not allow dynamodb:PutItem, dynamodb:DeleteItem on IdempotencyTable", "fix: add DynamoDBCrudPolicy: {TableName: !Ref IdempotencyTable}"},
 		{"iam-kafka.yaml", "ProducerFunction Properties.Policies: IAM does not allow kafka-cluster:WriteData on any resource, which the code calls: it produces to Kafka with IAM auth", "kafka-cluster:Connect on the cluster"},

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -41,7 +42,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	sink := batch.NewSQSSink(sqs.NewFromConfig(cfg), queue)
+	sink := sqssink.New(sqs.NewFromConfig(cfg), queue)
 	lambda.Start(batch.KafkaHandler(handle,
 		batch.WithIdempotency(store),              // a record delivered again is not applied again
 		batch.WithSink(sink, batch.SinkPermanent), // an order that can never succeed goes to the queue

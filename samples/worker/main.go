@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/fanout"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -63,7 +64,7 @@ func newHandler(ctx context.Context, out io.Writer) (batch.SQSFunc, error) {
 		return handle(ctx, log, api, r)
 	},
 		batch.WithIdempotency(store),
-		batch.WithSink(batch.NewSQSSink(sqs.NewFromConfig(cfg), failureQueue), batch.SinkPermanent),
+		batch.WithSink(sqssink.New(sqs.NewFromConfig(cfg), failureQueue), batch.SinkPermanent),
 		batch.WithLogger(log)), nil
 }
 

@@ -1,5 +1,5 @@
-// Package sinktest holds what the tests of batch's failure sinks share (package batch's
-// SQSSink tests and package kafkasink's): an event of every record shape, a handler that fails
+// Package sinktest holds what the tests of batch's failure sinks share (package sqssink's
+// and package kafkasink's): an event of every record shape, a handler that fails
 // chosen records, and checks of what a sink wrote.
 package sinktest
 
@@ -63,7 +63,7 @@ func Quiet(metrics io.Writer) []batch.Option {
 
 // FailOn returns a handler that fails the records in fail (by "partition@offset") with
 // err, and records every record it is called for.
-func FailOn(err error, fail ...string) (batch.KafkaRecordHandler, func() []string) {
+func FailOn(err error, fail ...string) (batch.RecordFunc, func() []string) {
 	var mu sync.Mutex
 	var seen []string
 	set := map[string]bool{}

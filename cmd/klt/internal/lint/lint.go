@@ -114,7 +114,7 @@ Then the mistakes of Kafka, SQS and DynamoDB Streams functions:
   - FilterCriteria that Lambda would refuse (as "klt filter lint" checks them);
   - a table that keeps idempotency records (named in IDEMPOTENCY_TABLE, or used by code that
     imports the toolkit's idempotency package) without TTL on "expiration";
-  - IAM that lacks an action the code calls: sqs:SendMessage on the queue of batch.NewSQSSink
+  - IAM that lacks an action the code calls: sqs:SendMessage on the queue of sqssink.New
     or fanout.NewDispatcher, dynamodb:GetItem, PutItem and DeleteItem on the
     idempotency table, kafka-cluster:Connect, WriteData and DescribeTopic for the producer
     package with IAM auth. Policies count as SAM policy templates (SQSSendMessagePolicy,

@@ -13,6 +13,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/fanout"
 	"github.com/kafkalambda/toolkit/idempotency"
@@ -193,7 +194,7 @@ func TestQueuesObserved(t *testing.T) {
 	if _, err := d.Dispatch(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
-	sink := batch.NewSQSSink(client, urls["FailureQueue"])
+	sink := sqssink.New(client, urls["FailureQueue"])
 	if err := sink.Send(ctx, &batch.Envelope{Version: batch.EnvelopeVersion, Source: "kafka", Topic: "orders", Partition: 1, Offset: 9,
 		Error: "invalid order", Permanent: true, Attempts: 1}); err != nil {
 		t.Fatal(err)

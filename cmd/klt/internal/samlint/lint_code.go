@@ -26,6 +26,7 @@ const (
 	pkgIdemDynamoDB = toolkitModule + "/idempotency/dynamodb" // the store that keeps idempotency records in DynamoDB
 	pkgProducer     = toolkitModule + "/producer"
 	pkgKafkaSink    = toolkitModule + "/batch/kafkasink"
+	pkgSQSSink      = toolkitModule + "/batch/sqssink"
 	pkgLambdaEvents = "github.com/aws/aws-lambda-go/events"
 )
 
@@ -34,7 +35,7 @@ const (
 type codeInfo struct {
 	dir          string
 	partialBatch string          // why the code returns partial-batch responses; "" when it does not
-	sendsSQS     []string        // the calls that send to SQS (batch.NewSQSSink, fanout.NewDispatcher)
+	sendsSQS     []string        // the calls that send to SQS (sqssink.New, fanout.NewDispatcher)
 	idempotency  bool            // imports the idempotency package, or calls batch.WithIdempotency
 	withIdem     bool            // calls batch.WithIdempotency
 	producer     bool            // imports the producer package
@@ -257,7 +258,7 @@ func (c *codeInfo) readFile(path string) error {
 				return true
 			}
 			switch call := names[id.Name] + "." + x.Sel.Name; call {
-			case pkgBatch + ".NewSQSSink", pkgFanout + ".NewDispatcher":
+			case pkgSQSSink + ".New", pkgFanout + ".NewDispatcher":
 				short := call[strings.LastIndex(call, "/")+1:]
 				if !slices.Contains(c.sendsSQS, short) {
 					c.sendsSQS = append(c.sendsSQS, short)

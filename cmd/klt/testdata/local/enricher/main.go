@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/producer"
@@ -78,7 +79,7 @@ func newHandler(ctx context.Context, out io.Writer) (batch.KafkaFunc, error) {
 		log.InfoContext(ctx, "reading enriched", "partition", r.PartitionID(), "offset", r.Offset, "to", topic)
 		return nil
 	},
-		batch.WithSink(batch.NewSQSSink(sqs.NewFromConfig(cfg), failureQueue), batch.SinkPermanent),
+		batch.WithSink(sqssink.New(sqs.NewFromConfig(cfg), failureQueue), batch.SinkPermanent),
 		batch.WithLogger(log),
 	), nil
 }

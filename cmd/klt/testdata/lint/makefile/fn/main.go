@@ -5,11 +5,12 @@ import (
 	"os"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 )
 
 func main() {
-	sink := batch.NewSQSSink(nil, os.Getenv("FAILURE_QUEUE_URL"))
+	sink := batch.WithSink(sqssink.New(nil, os.Getenv("FAILURE_QUEUE_URL")), batch.SinkPermanent)
 	store, err := dynamodb.NewStore(nil, os.Getenv("IDEMPOTENCY_TABLE"))
 	_, _, _ = sink, store, err
 }

@@ -1,7 +1,7 @@
-package batch_test
+package sqssink_test
 
-// Failure destinations against real servers: SQSSink against local-aws-sqs (started per test
-// by internal/localserver). The Kafka sink's tests are in package kafkasink.
+// The SQS sink against a real server: local-aws-sqs (started per test by internal/localserver),
+// with package batch's processing in front of it. The Kafka sink's tests are in package kafkasink.
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"strconv"
 	"strings"
@@ -20,10 +21,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/batch/internal/sinktest"
+	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
 func sinkReceive(t *testing.T, ctx context.Context, c *sqs.Client, queueURL string, max int, wait time.Duration) []types.Message {
@@ -51,7 +56,7 @@ func sinkAttr(m types.Message, name string) string {
 	return aws.ToString(a.DataType) + ":" + aws.ToString(a.StringValue)
 }
 
-func TestSQSSinkStandardQueue(t *testing.T) {
+func TestSinkStandardQueue(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -65,7 +70,7 @@ func TestSQSSinkStandardQueue(t *testing.T) {
 	ev := sinktest.Event("orders")
 	h, seen := sinktest.FailOn(batch.Permanent(errors.New("bad payload: \u2028\ufffe\x01")), "0@1", "1@1")
 	var emf bytes.Buffer
-	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinktest.Quiet(&emf), batch.WithSink(batch.NewSQSSink(c, q), batch.SinkPermanent))...)
+	resp, err := batch.ProcessKafka(ctx, ev, h, append(sinktest.Quiet(&emf), batch.WithSink(sqssink.New(c, q), batch.SinkPermanent))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +139,7 @@ func TestSQSSinkStandardQueue(t *testing.T) {
 	}
 }
 
-func TestSQSSinkFIFOQueue(t *testing.T) {
+func TestSinkFIFOQueue(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -146,7 +151,7 @@ func TestSQSSinkFIFOQueue(t *testing.T) {
 	}
 	// Kafka topic names go up to 249 characters; SQS group and deduplication ids to 128.
 	long := strings.Repeat("t", 200)
-	sink := batch.NewSQSSink(c, q)
+	sink := sqssink.New(c, q)
 	for _, topic := range []string{"orders", long} {
 		ev := sinktest.Event(topic)
 		h, _ := sinktest.FailOn(batch.Permanent(errors.New("bad")), "0@1", "0@2", "1@0")
@@ -206,7 +211,7 @@ func TestSQSSinkFIFOQueue(t *testing.T) {
 	}
 }
 
-func TestSQSSinkSQSMessages(t *testing.T) {
+func TestSinkSQSMessages(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -234,7 +239,7 @@ func TestSQSSinkSQSMessages(t *testing.T) {
 			return batch.Permanent(errors.New("invalid job"))
 		}
 		return nil
-	}, append(sinktest.Quiet(nil), batch.WithSink(batch.NewSQSSink(c, dlq), batch.SinkPermanent))...)
+	}, append(sinktest.Quiet(nil), batch.WithSink(sqssink.New(c, dlq), batch.SinkPermanent))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +281,7 @@ func TestSQSSinkSQSMessages(t *testing.T) {
 
 // A sink that fails does not lose the record: it is reported, and so is the rest of its
 // partition.
-func TestSQSSinkFailureReportsRecord(t *testing.T) {
+func TestSinkFailureReportsRecord(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -303,13 +308,13 @@ func TestSQSSinkFailureReportsRecord(t *testing.T) {
 
 	cases := []struct {
 		name string
-		sink *batch.SQSSink
+		sink *sqssink.Sink
 		want string
 	}{
-		{"deleted queue", batch.NewSQSSink(c, deleted), "NonExistentQueue"},
-		{"queue never created", batch.NewSQSSink(c, srv.QueueURL("nope")), "NonExistentQueue"},
-		{"server down", batch.NewSQSSink(stoppedClient, stoppedQ), "connect"},
-		{"too large", batch.NewSQSSink(c, small, batch.WithSQSMaxMessageSize(200)), "too large"},
+		{"deleted queue", sqssink.New(c, deleted), "NonExistentQueue"},
+		{"queue never created", sqssink.New(c, srv.QueueURL("nope")), "NonExistentQueue"},
+		{"server down", sqssink.New(stoppedClient, stoppedQ), "connect"},
+		{"too large", sqssink.New(c, small, sqssink.WithMaxMessageSize(200)), "too large"},
 	}
 	for _, tc := range cases {
 		ev := sinktest.Event("orders")
@@ -337,7 +342,7 @@ func TestSQSSinkFailureReportsRecord(t *testing.T) {
 	sinkNoMore(t, ctx, c, small) // the message too large was not sent anyway
 }
 
-func TestSQSSinkMessageSizeLimit(t *testing.T) {
+func TestSinkMessageSizeLimit(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -347,7 +352,7 @@ func TestSQSSinkMessageSizeLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := batch.NewSQSSink(c, q)
+	sink := sqssink.New(c, q)
 	envelope := func(value []byte) *batch.Envelope {
 		return &batch.Envelope{Version: batch.EnvelopeVersion, Source: "kafka", Topic: "orders", Partition: 3, Offset: 7, Value: value, Error: "e"}
 	}
@@ -391,7 +396,7 @@ func TestSinkPolicies(t *testing.T) {
 		ev := sinktest.Event("orders")
 		h, seen := sinktest.FailOn(errors.New("timeout talking to the database"), "1@0")
 		var emf bytes.Buffer
-		resp, err := batch.ProcessKafka(ctx, ev, h, append(sinktest.Quiet(&emf), batch.WithSink(batch.NewSQSSink(c, q), tc.policy))...)
+		resp, err := batch.ProcessKafka(ctx, ev, h, append(sinktest.Quiet(&emf), batch.WithSink(sqssink.New(c, q), tc.policy))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -424,10 +429,10 @@ func TestSinkPolicies(t *testing.T) {
 }
 
 // A FIFO queue's ids hold only what SQS takes (up to 128 characters, letters, digits and
-// punctuation): a group from WithSQSMessageGroupID with a space and characters beyond ASCII
+// punctuation): a group from WithMessageGroupID with a space and characters beyond ASCII
 // is made into one, the same each time, and the deduplication id is the record's identity,
 // so a batch delivered twice leaves one message per record.
-func TestSQSSinkFIFOIDCharacters(t *testing.T) {
+func TestSinkFIFOIDCharacters(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -437,7 +442,7 @@ func TestSQSSinkFIFOIDCharacters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := batch.NewSQSSink(c, q, batch.WithSQSMessageGroupID(func(e *batch.Envelope) string {
+	sink := sqssink.New(c, q, sqssink.WithMessageGroupID(func(e *batch.Envelope) string {
 		return fmt.Sprintf("tenant Zoë ☃ %d", e.Partition)
 	}))
 	ev := sinktest.Event("orders")
@@ -481,5 +486,30 @@ func TestSQSSinkFIFOIDCharacters(t *testing.T) {
 	}
 	if len(groups) != 2 {
 		t.Errorf("groups %v, want two: the function gave each partition its own", groups)
+	}
+}
+
+// An SQS sink given an invalid option is refused where it is given to WithSink: the batch
+// fails without a record handled, and the sink refuses every record sent to it directly.
+func TestInvalidOption(t *testing.T) {
+	for _, tc := range []struct {
+		opt  sqssink.Option
+		want string
+	}{
+		{sqssink.WithMaxMessageSize(0), "sqssink: invalid option WithMaxMessageSize(0): want 1 to 1048576"},
+		{sqssink.WithMaxMessageSize(limits.SQSMessageBytes + 1), "WithMaxMessageSize(1048577)"},
+		{sqssink.WithMessageGroupID(nil), "WithMessageGroupID(nil)"},
+	} {
+		calls := 0
+		sink := sqssink.New(nil, "https://sqs.us-east-1.amazonaws.com/123456789012/dlq", tc.opt)
+		_, err := batch.ProcessKafka(context.Background(), sinktest.Event("orders"),
+			func(context.Context, *kafkaevent.Record) error { calls++; return batch.Permanent(errors.New("bad")) },
+			batch.WithSink(sink, batch.SinkPermanent), batch.WithLogger(slog.New(slog.DiscardHandler)))
+		if !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), tc.want) || calls != 0 {
+			t.Errorf("%s: error %v, %d calls", tc.want, err, calls)
+		}
+		if err := sink.Send(context.Background(), &batch.Envelope{}); !errors.Is(err, toolkit.ErrInvalidOption) {
+			t.Errorf("%s: Send: %v", tc.want, err)
+		}
 	}
 }

@@ -1,4 +1,14 @@
-package batch
+// Package sqssink is a failure destination for package batch that sends each failed record
+// to an SQS queue, a dead-letter queue:
+//
+//	client := sqs.NewFromConfig(cfg)
+//	lambda.Start(batch.KafkaHandler(handle,
+//		batch.WithSink(sqssink.New(client, dlqURL), batch.SinkPermanent)))
+//
+// It is a package of its own so that batch, which every consumer links, does not link the
+// SQS client: only a function that gives its failures to SQS carries it (as package
+// batch/kafkasink carries the Kafka client). batch.ReadEnvelope reads back what it wrote.
+package sqssink
 
 import (
 	"bytes"
@@ -6,7 +16,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,26 +23,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/kafkalambda/toolkit"
+	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/limits"
 )
 
-// SQSAPI is the part of the aws-sdk-go-v2 SQS client that the toolkit sends with: [SQSSink]
+// API is the part of the aws-sdk-go-v2 SQS client that the toolkit sends with: a [Sink]
 // calls SendMessage, and package fanout's Dispatcher SendMessageBatch. *sqs.Client has it.
-type SQSAPI interface {
+type API interface {
 	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
 	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
 }
 
-// SQSMaxMessageSize is the largest SQS message, body and message attributes together:
-// 1 MiB (1,048,576 bytes).
-const SQSMaxMessageSize = 1 << 20
-
-// ErrMessageTooLarge is the error of a record whose message would exceed its destination's
-// size limit: an SQSSink's queue, or the queue of package fanout's Dispatcher. The record is
-// then reported as failed (or, from the Dispatcher, given to its sink) rather than lost.
-var ErrMessageTooLarge = errors.New("batch: message too large")
-
-// SQSSink is a [Sink] that sends each [Envelope], as JSON, in one SQS message. Make one with
-// [NewSQSSink].
+// Sink is a batch.Sink that sends each batch.Envelope, as JSON, in one SQS message. Make one
+// with [New].
 //
 // Every message carries message attributes for routing and filtering without reading the
 // body: "source" ("kafka" or "sqs"); for Kafka records "topic", "partition" and "offset" (the
@@ -49,78 +53,84 @@ var ErrMessageTooLarge = errors.New("batch: message too large")
 // and the hex SHA-256 of the whole id.
 //
 // A standard queue has no deduplication: a record whose batch is delivered again may reach
-// it again. Under [WithIdempotency] a record the sink took is not sent again (see
-// [WithSink]); without it, read a standard failure queue as "at least once".
+// it again. Under batch.WithIdempotency a record the sink took is not sent again (see
+// batch.WithSink); without it, read a standard failure queue as "at least once".
 //
-// A message larger than the limit (SQSMaxMessageSize, or WithSQSMaxMessageSize) is not sent:
-// Send returns an error wrapping [ErrMessageTooLarge], and the record is reported as failed.
-type SQSSink struct {
-	client   SQSAPI
+// A message larger than the limit (limits.SQSMessageBytes, or WithMaxMessageSize) is not
+// sent: Send returns an error wrapping batch.ErrMessageTooLarge, and the record is reported
+// as failed.
+type Sink struct {
+	client   API
 	queueURL string
 	fifo     bool
 	maxSize  int
-	groupID  func(*Envelope) string
+	groupID  func(*batch.Envelope) string
 	err      error // the first invalid option
 }
 
-// SQSSinkOption configures an [SQSSink].
-type SQSSinkOption func(*SQSSink)
+// Option configures a [Sink].
+type Option func(*Sink)
 
-// WithSQSMaxMessageSize sets the largest message the sink sends, body and attributes
-// together, for a queue whose MaximumMessageSize is below SQS's 1 MiB; n must be within
-// 1..SQSMaxMessageSize. The default is SQSMaxMessageSize.
-func WithSQSMaxMessageSize(n int) SQSSinkOption {
-	return func(s *SQSSink) {
-		if n < 1 || n > SQSMaxMessageSize {
-			s.invalid(fmt.Sprintf("WithSQSMaxMessageSize(%d): want 1 to %d", n, SQSMaxMessageSize))
+// WithMaxMessageSize sets the largest message the sink sends, body and attributes together,
+// for a queue whose MaximumMessageSize is below SQS's 1 MiB; n must be within
+// 1..limits.SQSMessageBytes. The default is limits.SQSMessageBytes.
+func WithMaxMessageSize(n int) Option {
+	return func(s *Sink) {
+		if n < 1 || n > limits.SQSMessageBytes {
+			s.invalid(fmt.Sprintf("WithMaxMessageSize(%d)", n), fmt.Sprintf("want 1 to %d", limits.SQSMessageBytes))
 		}
 		s.maxSize = n
 	}
 }
 
-// WithSQSMessageGroupID sets how a FIFO queue's MessageGroupId is chosen, in place of the
+// WithMessageGroupID sets how a FIFO queue's MessageGroupId is chosen, in place of the
 // default, "topic-partition" or the SQS message's group; an empty result falls back to that
 // default. It has no effect on a standard queue.
-func WithSQSMessageGroupID(fn func(*Envelope) string) SQSSinkOption {
-	return func(s *SQSSink) {
+func WithMessageGroupID(fn func(*batch.Envelope) string) Option {
+	return func(s *Sink) {
 		if fn == nil {
-			s.invalid("WithSQSMessageGroupID(nil): want a function")
+			s.invalid("WithMessageGroupID(nil)", "want a function")
 		}
 		s.groupID = fn
 	}
 }
 
-func (s *SQSSink) invalid(what string) {
+func (s *Sink) invalid(option, reason string) {
 	if s.err == nil {
-		s.err = invalidOption(what)
+		s.err = &toolkit.OptionError{Package: "sqssink", Option: option, Reason: reason}
 	}
 }
 
-// NewSQSSink returns a sink that sends envelopes to the queue at queueURL. The queue is FIFO
-// when its URL ends in ".fifo". An option given an invalid value is an error wrapping
-// ErrInvalidOption where the sink is given to WithSink (so the handler made with it fails
-// every batch), and every Send fails with it, rather than send in a way nobody asked for.
-func NewSQSSink(client SQSAPI, queueURL string, opts ...SQSSinkOption) *SQSSink {
-	s := &SQSSink{client: client, queueURL: queueURL, fifo: strings.HasSuffix(queueURL, ".fifo"), maxSize: SQSMaxMessageSize}
+// New returns a sink that sends envelopes to the queue at queueURL. The queue is FIFO when
+// its URL ends in ".fifo". An option given an invalid value is an error (a
+// *toolkit.OptionError) where the sink is given to batch.WithSink (so the handler made with
+// it fails every batch), and every Send fails with it, rather than send in a way nobody
+// asked for.
+func New(client API, queueURL string, opts ...Option) *Sink {
+	s := &Sink{client: client, queueURL: queueURL, fifo: strings.HasSuffix(queueURL, ".fifo"), maxSize: limits.SQSMessageBytes}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
 }
 
+// Err returns the error of the first option New was given an invalid value, or nil.
+// batch.WithSink checks it, so that such a sink fails the handler it is given to at once.
+func (s *Sink) Err() error { return s.err }
+
 // Send sends e as one message. It returns the SQS client's error, or an error wrapping
-// ErrMessageTooLarge, without retrying beyond the client's own retryer.
-func (s *SQSSink) Send(ctx context.Context, e *Envelope) error {
+// batch.ErrMessageTooLarge, without retrying beyond the client's own retryer.
+func (s *Sink) Send(ctx context.Context, e *batch.Envelope) error {
 	if s.err != nil {
 		return s.err
 	}
 	body, err := sqsBody(e)
 	if err != nil {
-		return fmt.Errorf("batch: sqs sink: %s: %w", envelopeName(e), err)
+		return fmt.Errorf("sqssink: %s: %w", envelopeName(e), err)
 	}
 	attrs := sqsAttributes(e)
 	if size := sqsMessageSize(body, attrs); size > s.maxSize {
-		return fmt.Errorf("%w: SQS: %s would be %d bytes, the queue takes at most %d", ErrMessageTooLarge, envelopeName(e), size, s.maxSize)
+		return fmt.Errorf("%w: SQS: %s would be %d bytes, the queue takes at most %d", batch.ErrMessageTooLarge, envelopeName(e), size, s.maxSize)
 	}
 	in := &sqs.SendMessageInput{QueueUrl: aws.String(s.queueURL), MessageBody: aws.String(body), MessageAttributes: attrs}
 	if s.fifo {
@@ -135,13 +145,13 @@ func (s *SQSSink) Send(ctx context.Context, e *Envelope) error {
 		in.MessageDeduplicationId = aws.String(sqsID(dedupID(e)))
 	}
 	if _, err := s.client.SendMessage(ctx, in); err != nil {
-		return fmt.Errorf("batch: sqs sink: send %s to %s: %w", envelopeName(e), s.queueURL, err)
+		return fmt.Errorf("sqssink: send %s to %s: %w", envelopeName(e), s.queueURL, err)
 	}
 	return nil
 }
 
 // envelopeName names the record an envelope holds, for errors.
-func envelopeName(e *Envelope) string {
+func envelopeName(e *batch.Envelope) string {
 	if e.Source == "sqs" && e.Message != nil {
 		return "message " + e.Message.MessageId
 	}
@@ -151,7 +161,7 @@ func envelopeName(e *Envelope) string {
 // sqsBody is e as JSON, with the two characters JSON allows raw but SQS refuses in a body
 // (U+FFFE and U+FFFF, which can only occur inside strings) escaped. encoding/json already
 // escapes control characters and replaces invalid UTF-8, so the rest is within SQS's set.
-func sqsBody(e *Envelope) (string, error) {
+func sqsBody(e *batch.Envelope) (string, error) {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return "", err
@@ -163,7 +173,7 @@ func sqsBody(e *Envelope) (string, error) {
 	return string(b), nil
 }
 
-func sqsAttributes(e *Envelope) map[string]types.MessageAttributeValue {
+func sqsAttributes(e *batch.Envelope) map[string]types.MessageAttributeValue {
 	attrs := map[string]types.MessageAttributeValue{}
 	str := func(name, v string) {
 		if v != "" { // SQS refuses empty attribute values
@@ -196,7 +206,7 @@ func sqsMessageSize(body string, attrs map[string]types.MessageAttributeValue) i
 	return n
 }
 
-func defaultGroupID(e *Envelope) string {
+func defaultGroupID(e *batch.Envelope) string {
 	if e.Source == "sqs" && e.Message != nil {
 		if g := e.Message.Attributes["MessageGroupId"]; g != "" {
 			return g
@@ -206,7 +216,7 @@ func defaultGroupID(e *Envelope) string {
 	return e.Topic + "-" + strconv.FormatInt(int64(e.Partition), 10)
 }
 
-func dedupID(e *Envelope) string {
+func dedupID(e *batch.Envelope) string {
 	if e.Source == "sqs" && e.Message != nil {
 		return e.Message.MessageId
 	}
@@ -221,7 +231,7 @@ const sqsIDMax = 128
 // (!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~)" (SQS API Reference, SendMessage), that is the bytes
 // 0x21 to 0x7E. An id within both stays as it is: Kafka topic names (letters, digits, ".",
 // "_", "-"), the offsets and SQS message ids always are. A longer one, or one with another
-// character (a space, a byte beyond ASCII, from a WithSQSMessageGroupID function, say),
+// character (a space, a byte beyond ASCII, from a WithMessageGroupID function, say),
 // becomes its first 63 bytes, each byte SQS refuses replaced by "_", then "-" and the 64 hex
 // digits of the SHA-256 of the whole id: the same id always gives the same result, and two
 // ids differ in it as their hashes do.
