@@ -12,5 +12,5 @@
 // static, stripped linux executable for the function's architecture, built with
 // -tags lambda.norpc, -trimpath and CGO_ENABLED=0, without VCS stamping.
 //
-//	go test ./internal/sambuild
+//	go test ./samples/internal/sambuild
 package sambuild

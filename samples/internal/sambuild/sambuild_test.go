@@ -109,10 +109,10 @@ func TestBuildTargetNeedsArtifactsDir(t *testing.T) {
 	}
 }
 
-// repoRoot is the module root, two levels up from this package.
+// repoRoot is the repository root, three levels up from this package.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}

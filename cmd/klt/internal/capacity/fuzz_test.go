@@ -97,7 +97,7 @@ func checkFinite(t *testing.T, d Design) {
 // seeds are a real report (cmd/klt/testdata/plan/report.json, klt local's), its
 // figures pushed to zero, huge and negative, and deep nesting.
 func FuzzFromReport(f *testing.F) {
-	real, err := os.ReadFile("../../cmd/klt/testdata/plan/report.json")
+	real, err := os.ReadFile("../../testdata/plan/report.json")
 	if err != nil {
 		f.Fatal(err)
 	}
