@@ -250,6 +250,8 @@ func genDecl(fset *token.FileSet, d *ast.GenDecl, add func(string, ...any)) {
 						}
 					}
 				}
+			case *ast.FuncType:
+				add("type %s func%s", name, signature(fset, ty))
 			default:
 				add("type %s %s", name, expr(fset, s.Type))
 			}

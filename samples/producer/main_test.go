@@ -199,5 +199,5 @@ func TestMain(m *testing.M) { sampletest.Main(m, main) }
 
 // The function's process exits at start-up, before taking an invocation, saying what is missing.
 func TestMainExitsWithoutItsConfiguration(t *testing.T) {
-	sampletest.MainFails(t, "ProducerFunction", map[string]string{"OUTPUT_TOPIC": "t", "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092"}, "outbox relay: producer: KAFKA_AUTH")
+	sampletest.MainFails(t, "ProducerFunction", map[string]string{"OUTPUT_TOPIC": "t", "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092"}, "outbox relay: producer: invalid option KAFKA_AUTH")
 }

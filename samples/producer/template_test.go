@@ -130,8 +130,8 @@ func isRef(n *template.Node, name string) bool {
 }
 
 // TestTemplateGrantsWhatIsUsed: the permissions are the ones the code and the mappings use.
-// DynamoDB actions are the idempotency store's calls (read from the idempotency package's
-// source, so a new call there shows here) and the stream reads of the outbox mapping; the
+// DynamoDB actions are the idempotency store's calls (read from the source of its package,
+// idempotency/dynamodb, so a new call there shows here) and the stream reads of the outbox mapping; the
 // secret is granted to the functions that read it, on that one ARN; kms:Decrypt only through
 // Secrets Manager; and ENI actions are on "*" only where EC2 allows nothing narrower.
 func TestTemplateGrantsWhatIsUsed(t *testing.T) {
@@ -140,7 +140,7 @@ func TestTemplateGrantsWhatIsUsed(t *testing.T) {
 		"dynamodb:DescribeStream": true, "dynamodb:GetRecords": true, "dynamodb:GetShardIterator": true, "dynamodb:ListStreams": true,
 	}
 	calls := regexp.MustCompile(`s\.client\.(\w+)\(`)
-	srcs, _ := filepath.Glob(filepath.Join("..", "..", "idempotency", "*.go"))
+	srcs, _ := filepath.Glob(filepath.Join("..", "..", "idempotency", "dynamodb", "*.go"))
 	for _, f := range srcs {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
