@@ -1,7 +1,7 @@
 package batch_test
 
 // Failure destinations against real servers: SQSSink against local-aws-sqs (started per test
-// by internal/localserver). The Kafka sink's tests are in package kafkasink.
+// by internal/standin). The Kafka sink's tests are in package kafkasink.
 
 import (
 	"bytes"
@@ -22,13 +22,13 @@ import (
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/batch/internal/sinktest"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 )
 
 func sinkReceive(t *testing.T, ctx context.Context, c *sqs.Client, queueURL string, max int, wait time.Duration) []types.Message {
 	t.Helper()
-	msgs, err := localservertest.Receive(ctx, c, queueURL, max, wait)
+	msgs, err := standintest.Receive(ctx, c, queueURL, max, wait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,9 +55,9 @@ func TestSQSSinkStandardQueue(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
-	q, err := localserver.CreateQueue(ctx, c, "orders-dlq", nil)
+	q, err := standin.CreateQueue(ctx, c, "orders-dlq", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,9 +138,9 @@ func TestSQSSinkFIFOQueue(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
-	q, err := localserver.CreateQueue(ctx, c, "orders-dlq.fifo", nil)
+	q, err := standin.CreateQueue(ctx, c, "orders-dlq.fifo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,9 +210,9 @@ func TestSQSSinkSQSMessages(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
-	dlq, err := localserver.CreateQueue(ctx, c, "work-dlq.fifo", nil)
+	dlq, err := standin.CreateQueue(ctx, c, "work-dlq.fifo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,21 +280,21 @@ func TestSQSSinkFailureReportsRecord(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
-	deleted, err := localserver.CreateQueue(ctx, c, "deleted", nil)
+	deleted, err := standin.CreateQueue(ctx, c, "deleted", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(deleted)}); err != nil {
 		t.Fatal(err)
 	}
-	small, err := localserver.CreateQueue(ctx, c, "small", nil)
+	small, err := standin.CreateQueue(ctx, c, "small", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := localservertest.StartSQS(t)
-	stoppedQ, err := localserver.CreateQueue(ctx, stopped.Client(), "q", nil)
+	stopped := standintest.StartSQS(t)
+	stoppedQ, err := standin.CreateQueue(ctx, stopped.Client(), "q", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,9 +341,9 @@ func TestSQSSinkMessageSizeLimit(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
-	q, err := localserver.CreateQueue(ctx, c, "big", nil)
+	q, err := standin.CreateQueue(ctx, c, "big", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,14 +377,14 @@ func TestSinkPolicies(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
 	for _, tc := range []struct {
 		name   string
 		policy batch.SinkPolicy
 		sent   bool
 	}{{"exhausted", batch.SinkExhausted, true}, {"permanent", batch.SinkPermanent, false}} {
-		q, err := localserver.CreateQueue(ctx, c, "dlq-"+tc.name, nil)
+		q, err := standin.CreateQueue(ctx, c, "dlq-"+tc.name, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -431,9 +431,9 @@ func TestSQSSinkFIFOIDCharacters(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
-	q, err := localserver.CreateQueue(ctx, c, "tenants-dlq.fifo", nil)
+	q, err := standin.CreateQueue(ctx, c, "tenants-dlq.fifo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

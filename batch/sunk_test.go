@@ -24,8 +24,8 @@ import (
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -34,27 +34,27 @@ type sunkEnv struct {
 	db    *ddb
 	table string
 	store *idempotency.DynamoDBStore
-	sqs   *localserver.SQS
+	sqs   *standin.SQS
 	queue string
 }
 
 var sunkTables atomic.Int64
 
-func newSunkEnv(t *testing.T, db *ddb, sqsSrv *localserver.SQS, format idempotency.Format) *sunkEnv {
+func newSunkEnv(t *testing.T, db *ddb, sqsSrv *standin.SQS, format idempotency.Format) *sunkEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n := sunkTables.Add(1)
 	e := &sunkEnv{db: db, table: fmt.Sprintf("sunk-%d", n), sqs: sqsSrv}
 	client := db.srv.Client()
-	if err := localserver.CreateTable(ctx, client, idempotency.TableInput(e.table)); err != nil {
+	if err := standin.CreateTable(ctx, client, idempotency.TableInput(e.table)); err != nil {
 		t.Fatal(err)
 	}
 	var err error
 	if e.store, err = idempotency.NewDynamoDBStore(client, e.table, idempotency.WithFormat(format)); err != nil {
 		t.Fatal(err)
 	}
-	if e.queue, err = localserver.CreateQueue(ctx, sqsSrv.Client(), fmt.Sprintf("sunk-dlq-%d", n), nil); err != nil {
+	if e.queue, err = standin.CreateQueue(ctx, sqsSrv.Client(), fmt.Sprintf("sunk-dlq-%d", n), nil); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -143,7 +143,7 @@ func only(lines []map[string]any, msg string) []map[string]any {
 // the redelivery skips it with one "record already sent to the sink" line.
 func TestSunkOnceKafka(t *testing.T) {
 	t.Parallel()
-	db, sqsSrv := startDDB(t), localservertest.StartSQS(t)
+	db, sqsSrv := startDDB(t), standintest.StartSQS(t)
 	for _, format := range []idempotency.Format{idempotency.FormatPython, idempotency.FormatTypeScript} {
 		t.Run(format.String(), func(t *testing.T) {
 			e := newSunkEnv(t, db, sqsSrv, format)
@@ -234,7 +234,7 @@ func (s *failFirst) Send(ctx context.Context, e *batch.Envelope) error {
 // Never lost, sunk once.
 func TestSunkOnceSinkRefuses(t *testing.T) {
 	t.Parallel()
-	db, sqsSrv := startDDB(t), localservertest.StartSQS(t)
+	db, sqsSrv := startDDB(t), standintest.StartSQS(t)
 	e := newSunkEnv(t, db, sqsSrv, idempotency.FormatPython)
 	var calls atomic.Int32
 	h := func(_ context.Context, r *kafkaevent.Record) error {
@@ -266,7 +266,7 @@ func TestSunkOnceSinkRefuses(t *testing.T) {
 // The same for SQS messages, keyed on their message ID.
 func TestSunkOnceSQS(t *testing.T) {
 	t.Parallel()
-	db, sqsSrv := startDDB(t), localservertest.StartSQS(t)
+	db, sqsSrv := startDDB(t), standintest.StartSQS(t)
 	e := newSunkEnv(t, db, sqsSrv, idempotency.FormatPython)
 	var calls atomic.Int32
 	h := func(_ context.Context, m *events.SQSMessage) error {
@@ -305,7 +305,7 @@ func TestSunkOnceSQS(t *testing.T) {
 // its key too, and once.
 func TestSunkOnceUndecodable(t *testing.T) {
 	t.Parallel()
-	db, sqsSrv := startDDB(t), localservertest.StartSQS(t)
+	db, sqsSrv := startDDB(t), standintest.StartSQS(t)
 	e := newSunkEnv(t, db, sqsSrv, idempotency.FormatPython)
 	var logs logLines
 	opts := []batch.Option{

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/esm"
-	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/standin"
 )
 
 // DefaultQueue is the name of the queue NewSQS creates without one in the configuration.
@@ -25,7 +25,7 @@ const DefaultQueue = "queue"
 // SQSConfig is what an SQS mapping under test needs beyond its esm options.
 type SQSConfig struct {
 	// Client is the SQS endpoint: any, such as local-aws-sqs or ElasticMQ started by the test.
-	// When nil, NewSQS starts local-aws-sqs for the test (internal/localserver.StartSQS: it
+	// When nil, NewSQS starts local-aws-sqs for the test (internal/standin.StartSQS: it
 	// needs Node and the toolkit's node_modules).
 	Client *sqs.Client
 	// QueueURL is the mapping's queue. When empty, NewSQS creates a queue called QueueName
@@ -66,7 +66,7 @@ func NewSQS(tb testing.TB, h lambda.Handler, cfg SQSConfig, opts ...esm.SQSOptio
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
 	if cfg.Client == nil {
-		srv, err := localserver.StartSQS(ctx)
+		srv, err := standin.StartSQS(ctx)
 		if err != nil {
 			tb.Fatalf("esmtest: starting local-aws-sqs: %v", err)
 		}
@@ -114,7 +114,7 @@ func createQueues(ctx context.Context, cfg *SQSConfig) error {
 		if fifo {
 			dlqName += ".fifo"
 		}
-		u, err := localserver.CreateQueue(ctx, cfg.Client, dlqName, nil)
+		u, err := standin.CreateQueue(ctx, cfg.Client, dlqName, nil)
 		if err != nil {
 			return fmt.Errorf("esmtest: %w", err)
 		}
@@ -126,7 +126,7 @@ func createQueues(ctx context.Context, cfg *SQSConfig) error {
 		attrs[string(types.QueueAttributeNameRedrivePolicy)] = string(policy)
 		cfg.DeadLetterQueueURL = u
 	}
-	u, err := localserver.CreateQueue(ctx, cfg.Client, name, attrs)
+	u, err := standin.CreateQueue(ctx, cfg.Client, name, attrs)
 	if err != nil {
 		return fmt.Errorf("esmtest: %w", err)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/funcrun"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 )
@@ -20,11 +20,11 @@ import (
 type envVarsConfig struct {
 	template string
 	output   string
-	params   lambdarun.ParamsFlag
+	params   funcrun.ParamsFlag
 }
 
 func newEnvVarsFlags(c *envVarsConfig) *flag.FlagSet {
-	c.params = lambdarun.ParamsFlag{}
+	c.params = funcrun.ParamsFlag{}
 	fs := flag.NewFlagSet("env-vars", flag.ContinueOnError)
 	fs.StringVar(&c.template, "template", "template.yaml", "the SAM `FILE` whose functions the file is for")
 	fs.StringVar(&c.output, "o", "env.json", "write the --env-vars file to `FILE`")
@@ -53,7 +53,7 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 		base.Errorf(stderr, "env-vars: --parameter-overrides: %v", err)
 		return base.ExitFail
 	}
-	var need lambdarun.Needs
+	var need funcrun.Needs
 	var fns []*samspec.FunctionSpec
 	for _, name := range t.FunctionNames() {
 		f, err := (&samspec.Resolver{T: t, Params: c.params}).Function(name)
@@ -61,7 +61,7 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 			base.Errorf(stderr, "env-vars: %v", err)
 			return base.ExitFail
 		}
-		n := lambdarun.FunctionNeeds(t, f)
+		n := funcrun.FunctionNeeds(t, f)
 		need.DDB, need.SQS, need.Kafka = need.DDB || n.DDB, need.SQS || n.SQS, need.Kafka || n.Kafka
 		fns = append(fns, f)
 	}
@@ -69,7 +69,7 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 		base.Errorf(stderr, "env-vars: %s has no AWS::Serverless::Function", c.template)
 		return base.ExitFail
 	}
-	ls, err := lambdarun.StartServers(ctx, t, need)
+	ls, err := funcrun.StartServers(ctx, t, need)
 	defer ls.Stop()
 	if err != nil {
 		base.Errorf(stderr, "env-vars: %v", err)
@@ -88,7 +88,7 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 			base.Errorf(stderr, "env-vars: %v", err)
 			return base.ExitFail
 		}
-		topics = append(topics, lambdarun.TopicsOf(vars)...)
+		topics = append(topics, funcrun.TopicsOf(vars)...)
 		file[f.LogicalID] = vars
 	}
 	if err := ls.CreateTopics(ctx, 1, topics...); err != nil {
@@ -97,7 +97,7 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 	}
 	for _, f := range fns {
 		vars := file[f.LogicalID]
-		uses := lambdarun.FunctionNeeds(t, f)
+		uses := funcrun.FunctionNeeds(t, f)
 		for k, v := range ls.Endpoints {
 			if _, declared := f.Env[k]; declared {
 				vars[k] = v
@@ -143,7 +143,7 @@ A Ref of a parameter gives its --parameter-overrides value, else its Default, el
 parameter the template uses as Kafka bootstrap servers, the local Kafka's address; any other
 parameter without a value is an error naming it.
 
-` + lambdarun.NodeServersHelp
+` + funcrun.NodeServersHelp
 
 // EnvVarsFlags returns the flags of "klt env-vars", for its help.
 func EnvVarsFlags() *flag.FlagSet { return newEnvVarsFlags(new(envVarsConfig)) }

@@ -9,12 +9,12 @@ import (
 	"io"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/funcrun"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
 )
 
-func newInvokeFlags(c *lambdarun.Config) *flag.FlagSet {
-	c.Params = lambdarun.ParamsFlag{}
+func newInvokeFlags(c *funcrun.Config) *flag.FlagSet {
+	c.Params = funcrun.ParamsFlag{}
 	fs := flag.NewFlagSet("invoke", flag.ContinueOnError)
 	fs.StringVar(&c.Template, "template", "template.yaml", "the SAM `FILE` that defines the function")
 	fs.StringVar(&c.Emulator, "emulator", "", "run this aws-lambda-rie `binary` instead of building the one pinned in tools/go.mod")
@@ -25,7 +25,7 @@ func newInvokeFlags(c *lambdarun.Config) *flag.FlagSet {
 
 // RunInvoke runs "klt invoke [flags] FUNCTION EVENT".
 func RunInvoke(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c lambdarun.Config
+	var c funcrun.Config
 	fs := newInvokeFlags(&c)
 	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
 	if !ok {
@@ -50,7 +50,7 @@ func RunInvoke(ctx context.Context, cmd *base.Command, args []string, stdin io.R
 		base.Errorf(stderr, "invoke: %v", err)
 		return base.ExitFail
 	}
-	resp, err := lambdarun.Invoke(ctx, c, fn, event, stderr)
+	resp, err := funcrun.Invoke(ctx, c, fn, event, stderr)
 	if resp != nil {
 		stdout.Write(resp)
 		if !bytes.HasSuffix(resp, []byte("\n")) {
@@ -85,7 +85,7 @@ local-aws-sqs and AWS_ENDPOINT_URL_SQS; when it has KAFKA_BOOTSTRAP_SERVERS (or 
 variable of brokers), an in-process Kafka (kfake) with KAFKA_AUTH=plaintext. Every table and
 queue of the template is created there. All of it stops when the invocation ends.
 
-` + lambdarun.NodeServersHelp + `
+` + funcrun.NodeServersHelp + `
 klt invoke builds and runs the function's code (its make target or go build, then its
 bootstrap), and nothing else of the repository. Before that it refuses, at FILE:LINE:COL, a
 logical ID CloudFormation would refuse (A-Za-z0-9, at most 255 characters), a CodeUri outside
@@ -107,4 +107,4 @@ Examples:
 `
 
 // InvokeFlags returns the flags of "klt invoke", for its help.
-func InvokeFlags() *flag.FlagSet { return newInvokeFlags(new(lambdarun.Config)) }
+func InvokeFlags() *flag.FlagSet { return newInvokeFlags(new(funcrun.Config)) }

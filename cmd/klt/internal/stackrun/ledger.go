@@ -1,0 +1,303 @@
+package stackrun
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kafkalambda/toolkit/esm"
+	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+)
+
+// The ledger is what klt local observed of every input record, written by the observers
+// (the mappings' esm.Observer, the proxies in front of the local servers, the HTTP sink,
+// the readers of failure queues and output topics) and read by the report. It holds facts
+// only: a record's fate is what the ledger saw, never what klt expected.
+
+// recordID names an input record: where klt produced it.
+type recordID struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+func (id recordID) String() string { return fmt.Sprintf("%s-%d@%d", id.Topic, id.Partition, id.Offset) }
+
+// input is one record klt produced.
+type input struct {
+	ID    recordID
+	Key   []byte
+	Value []byte
+	At    time.Time // its timestamp
+	Phase string
+}
+
+// Kinds of side effect (effect.Kind).
+const (
+	effectTable = "table" // an item written to a table of the template (PutItem, UpdateItem, a transaction...)
+	effectQueue = "queue" // a message sent to a queue of the template
+	effectTopic = "topic" // a record produced to a topic
+	effectHTTP  = "http"  // a request to the local HTTP sink
+)
+
+// How an effect's input record was read (effect.Via).
+const (
+	viaRecordAttribute = "record attribute"  // fanout's kafka.record message attribute
+	viaSourceHeader    = "source header"     // producer.SourceHeader of an output record
+	viaIdempotencyKey  = "idempotency key"   // the idempotency store's entry key (idempotency.KafkaKey, hashed)
+	viaItemKey         = "item key"          // an attribute of the item holding topic-partition-offset
+	viaIdempotencyHdr  = "Idempotency-Key"   // the HTTP request's Idempotency-Key header
+	viaEnvelope        = "envelope"          // a batch sink's envelope (a failure queue's message)
+	viaOnFailure       = "on-failure record" // a Kafka mapping's on-failure record (KafkaBatchInfo)
+)
+
+// Operations of an idempotency entry (effect.Op), told apart from the item's other writes:
+// the claim (a conditional PutItem of an INPROGRESS entry), the release (the DeleteItem of
+// a handler that failed) and the completion of a record package batch sent to its sink
+// (data {"outcome":"sunk"}) are bookkeeping; any other completion is the application.
+const (
+	opClaim    = "claim"
+	opComplete = "complete"
+	opRelease  = "release"
+	opSunk     = "sunk"
+)
+
+// effect is one side effect klt observed, with the input record it belongs to.
+type effect struct {
+	Kind     string   // effectTable, effectQueue, effectTopic or effectHTTP
+	Resource string   // the table's or queue's logical ID, the topic, or the sink's parameter name
+	Function string   // the function that caused it, when known ("" when not)
+	Record   recordID // the input record, read from where its identity travels
+	Via      string   // how the identity was read: one of the via constants
+	// Op is the operation: the AWS operation (PutItem, SendMessage...), "Produce", the HTTP
+	// method, "listed" for a message the lister read at a failure or dead-letter queue, or
+	// opClaim, opComplete, opRelease for an idempotency entry.
+	Op string
+	// Failure is set for a message a function sent to its failure queue (a batch sink's
+	// envelope) and for a record an on-failure destination or dead-letter queue received: the
+	// error or condition the message gives.
+	Failure string
+	// Repeat is set when the resource absorbed the effect as a repeat of one it had applied
+	// (the HTTP sink's Idempotency-Key, a conditional write that failed).
+	Repeat bool
+	At     time.Time
+	Body   string // the message or request body, capped at 4 KB, for the report's listing
+	// ID names the message (its MessageId at the queue) or the output record
+	// (topic-partition@offset) the effect is, when it is one. A failure queue's message is
+	// two facts, two effects with one ID: the proxy saw a function send it (Op SendMessage,
+	// with the function), and the lister read it there (Op "listed", no function).
+	ID string
+	// Target is what the effect wrote within its resource: the item's key (tables; the
+	// whole item when klt does not know the table's key), a digest of the message body
+	// (queues), the output's index in its source header (topics), "" for the HTTP sink
+	// (which tells repeats itself). Two effects of one record with the same Target at one
+	// resource, neither a Repeat, are the record applied twice; a function may write
+	// several targets per record.
+	Target string
+}
+
+// unattributed is a side effect whose input record klt could not tell.
+type unattributed struct {
+	Kind, Resource, Why string
+	At                  time.Time
+}
+
+// step is one esm.Event, for one record.
+type step struct {
+	Kind       esm.EventKind
+	Mapping    string
+	Invocation int64
+	Reason     string
+	At         time.Time
+}
+
+// ledger is safe for concurrent use.
+type ledger struct {
+	mu      sync.Mutex
+	inputs  map[recordID]*input
+	order   []recordID
+	steps   map[recordID][]step
+	effects map[recordID][]effect
+	unknown []unattributed // the first maxUnattributed
+	// unknownN counts every unattributed effect, kept or not.
+	unknownN int
+	// hashes maps the idempotency store's hash of each input's KafkaKey, in both formats
+	// (hex for Powertools Python's layout, base64 for TypeScript's), to the input.
+	hashes map[string]recordID
+	// invs are the mappings' invocations (ledger_invocations.go), invOrder their keys in the
+	// order they started; groups the FIFO message groups each mapping delivered per phase.
+	invs     map[invocationKey]*invocation
+	invOrder []invocationKey
+	groups   map[phaseMapping]map[string]bool
+	// strayEnds counts the ends of invocations whose start the observer did not see.
+	strayEnds map[phaseMapping]int
+}
+
+// maxUnattributed bounds the unattributed effects the ledger keeps the details of; it
+// counts them all.
+const maxUnattributed = 10000
+
+func newLedger() *ledger {
+	return &ledger{inputs: map[recordID]*input{}, steps: map[recordID][]step{}, effects: map[recordID][]effect{},
+		hashes: map[string]recordID{}, invs: map[invocationKey]*invocation{}, groups: map[phaseMapping]map[string]bool{},
+		strayEnds: map[phaseMapping]int{}}
+}
+
+// kafkaKey is idempotency.KafkaKey of the record: "topic-partition-offset".
+func (id recordID) kafkaKey() string {
+	return idempotency.KafkaKey(&kafkaevent.Record{Topic: id.Topic, Partition: id.Partition, Offset: id.Offset})
+}
+
+// idempotencyHashes returns the digests the idempotency store writes after "<prefix>#" for
+// the key idempotency.KafkaKey of id, in Python's and TypeScript's formats.
+func (id recordID) idempotencyHashes() ([]string, error) {
+	var out []string
+	for _, f := range []idempotency.Format{idempotency.FormatPython, idempotency.FormatTypeScript} {
+		d, err := f.Digest(id.kafkaKey())
+		if err != nil {
+			return nil, fmt.Errorf("the %v idempotency digest of %s: %w", f, id, err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// byHash returns the input whose KafkaKey the idempotency store hashed to h.
+func (l *ledger) byHash(h string) (recordID, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	id, ok := l.hashes[h]
+	return id, ok
+}
+
+// produced records an input record.
+func (l *ledger) produced(in input) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.inputs[in.ID]; !ok {
+		l.order = append(l.order, in.ID)
+		ds, err := in.ID.idempotencyHashes()
+		if err != nil { // its table entries cannot be told: say so rather than miss them
+			l.unknown = append(l.unknown, unattributed{Kind: effectTable, Why: err.Error(), At: time.Now()})
+		}
+		for _, d := range ds {
+			l.hashes[d] = in.ID
+		}
+	}
+	l.inputs[in.ID] = &in
+}
+
+// observe records a mapping's event for each Kafka record it names (SQS messages name the
+// input record by the fan-out attribute: the caller resolves them, see observer).
+func (l *ledger) step(id recordID, s step) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.steps[id] = append(l.steps[id], s)
+}
+
+// effect records a side effect of input record e.Record.
+func (l *ledger) effect(e effect) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.effects[e.Record] = append(l.effects[e.Record], e)
+}
+
+// unattributed records a side effect whose input record klt could not tell.
+func (l *ledger) unattributed(u unattributed) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.unknownN++
+	if len(l.unknown) < maxUnattributed {
+		l.unknown = append(l.unknown, u)
+	}
+}
+
+// unattributedCount returns how many side effects klt could not attribute.
+func (l *ledger) unattributedCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.unknownN
+}
+
+// history returns what the ledger holds of record id: its input (nil when klt did not
+// produce it), its steps and its effects, in the order they were recorded.
+func (l *ledger) history(id recordID) (*input, []step, []effect) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inputs[id], append([]step(nil), l.steps[id]...), append([]effect(nil), l.effects[id]...)
+}
+
+// inputsOf returns the input records of phase ("" for all), in produce order.
+func (l *ledger) inputsOf(phase string) []input {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []input
+	for _, id := range l.order {
+		if in := l.inputs[id]; phase == "" || in.Phase == phase {
+			out = append(out, *in)
+		}
+	}
+	return out
+}
+
+// effectsAt returns every effect on resource (of kind), sorted by time.
+func (l *ledger) effectsAt(kind, resource string) []effect {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []effect
+	for _, es := range l.effects {
+		for _, e := range es {
+			if e.Kind == kind && e.Resource == resource {
+				out = append(out, e)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out
+}
+
+// unattributedEffects returns the side effects klt could not attribute (the first
+// maxUnattributed of them: unattributedCount counts them all).
+func (l *ledger) unattributedEffects() []unattributed {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]unattributed(nil), l.unknown...)
+}
+
+// resourcesOf returns the resources at which the ledger holds an effect of function fn that
+// is not a failure, sorted by kind and name.
+func (l *ledger) resourcesOf(fn string) []resource {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := map[resource]bool{}
+	var out []resource
+	for _, es := range l.effects {
+		for _, e := range es {
+			r := resource{e.Kind, e.Resource}
+			if e.Function == fn && fn != "" && e.Failure == "" && !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// input returns the input record id, and whether klt produced it.
+func (l *ledger) input(id recordID) (input, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	in, ok := l.inputs[id]
+	if !ok {
+		return input{}, false
+	}
+	return *in, true
+}
