@@ -34,13 +34,7 @@ func newEnvVarsFlags(c *envVarsConfig) *flag.FlagSet {
 
 // RunEnvVars runs "klt env-vars [flags]": it starts the local servers the template's functions
 // use, creates the tables and queues, writes the --env-vars file, and serves until interrupted.
-func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c envVarsConfig
-	fs := newEnvVarsFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+func runEnvVars(ctx context.Context, c *envVarsConfig, fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 0 {
 		return base.UsageError(stderr, "env-vars", fmt.Errorf("unexpected argument %q", args[0]))
 	}
@@ -124,9 +118,8 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 	return base.ExitOK
 }
 
-const UsageEnvVars = `Usage: klt env-vars [flags]
-
-For sam local invoke with Docker: start the local servers the template's functions use
+// usageEnvVars is the help of "klt env-vars", before its flags.
+const usageEnvVars = `For sam local invoke with Docker: start the local servers the template's functions use
 (dynalite, local-aws-sqs, an in-process Kafka), create every table and queue of the template on
 them, write a --env-vars file that points each function at them, and serve until interrupted.
 In another terminal, on Linux:
@@ -145,5 +138,9 @@ parameter without a value is an error naming it.
 
 ` + funcrun.NodeServersHelp
 
-// EnvVarsFlags returns the flags of "klt env-vars", for its help.
-func EnvVarsFlags() *flag.FlagSet { return newEnvVarsFlags(new(envVarsConfig)) }
+// Cmd is the command "klt env-vars".
+var Cmd = base.WithFlags(&base.Command{
+	UsageLine: "klt env-vars [flags]",
+	Short:     "start local servers and write a sam local invoke --env-vars file pointing at them",
+	Long:      usageEnvVars,
+}, newEnvVarsFlags, runEnvVars)

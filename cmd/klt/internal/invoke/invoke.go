@@ -23,14 +23,8 @@ func newInvokeFlags(c *funcrun.Config) *flag.FlagSet {
 	return fs
 }
 
-// RunInvoke runs "klt invoke [flags] FUNCTION EVENT".
-func RunInvoke(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c funcrun.Config
-	fs := newInvokeFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+// runInvoke runs "klt invoke [flags] FUNCTION EVENT".
+func runInvoke(ctx context.Context, c *funcrun.Config, fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 2 {
 		return base.UsageError(stderr, "invoke", fmt.Errorf("want FUNCTION and EVENT, got %d arguments", len(args)))
 	}
@@ -50,7 +44,7 @@ func RunInvoke(ctx context.Context, cmd *base.Command, args []string, stdin io.R
 		base.Errorf(stderr, "invoke: %v", err)
 		return base.ExitFail
 	}
-	resp, err := funcrun.Invoke(ctx, c, fn, event, stderr)
+	resp, err := funcrun.Invoke(ctx, *c, fn, event, stderr)
 	if resp != nil {
 		stdout.Write(resp)
 		if !bytes.HasSuffix(resp, []byte("\n")) {
@@ -64,10 +58,8 @@ func RunInvoke(ctx context.Context, cmd *base.Command, args []string, stdin io.R
 	return base.ExitOK
 }
 
-// UsageInvoke is the help of "klt invoke".
-const UsageInvoke = `Usage: klt invoke [flags] FUNCTION EVENT
-
-Invoke one function of a SAM template with an event, as sam local invoke -e does, without
+// usageInvoke is the help of "klt invoke".
+const usageInvoke = `Invoke one function of a SAM template with an event, as sam local invoke -e does, without
 Docker, from any directory: klt builds the function's bootstrap for this machine as sam build
 does (Metadata BuildMethod makefile: make build-<LogicalId> in the CodeUri directory with
 ARTIFACTS_DIR set; go1.x: go build there), runs it under the AWS Lambda Runtime Interface
@@ -98,13 +90,18 @@ function, EVENT is not JSON, the template is refused, the build fails or the emu
 start.
 `
 
-// UsageInvokeExamples ends the help of "klt invoke".
-const UsageInvokeExamples = `
+// usageInvokeExamples ends the help of "klt invoke".
+const usageInvokeExamples = `
 Examples:
 
   klt invoke ConsumerFunction testdata/events/consumer/orders.json
   make invoke FN=ConsumerFunction EVENT=testdata/events/consumer/orders.json
 `
 
-// InvokeFlags returns the flags of "klt invoke", for its help.
-func InvokeFlags() *flag.FlagSet { return newInvokeFlags(new(funcrun.Config)) }
+// Cmd is the command "klt invoke".
+var Cmd = base.WithFlags(&base.Command{
+	UsageLine: "klt invoke [flags] FUNCTION EVENT",
+	Short:     "run a function of a SAM template with an event, as sam local invoke, without Docker",
+	Long:      usageInvoke,
+	Examples:  usageInvokeExamples,
+}, newInvokeFlags, runInvoke)

@@ -13,14 +13,27 @@ import (
 	"github.com/kafkalambda/toolkit/internal/template"
 )
 
-// RunLint runs "klt lint [TEMPLATE]".
-func RunLint(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Cmd is the command "klt lint".
+var Cmd = base.WithFlags(&base.Command{
+	UsageLine:   "klt lint [--format text|json] [TEMPLATE]",
+	Short:       "check a SAM template: the SAM schema, and the mistakes that lose records",
+	Long:        usageLint,
+	FlagsInLong: true,
+}, newLintFlags, runLint)
+
+// lintConfig holds the flags of "klt lint".
+type lintConfig struct{ format string }
+
+// newLintFlags returns the flag set of "klt lint", storing into c.
+func newLintFlags(c *lintConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	format := fs.String("format", "text", "the output: text (one line a problem) or json (one JSON array)")
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+	fs.StringVar(&c.format, "format", "text", "the output: text (one line a problem) or json (one JSON array)")
+	return fs
+}
+
+// runLint runs "klt lint [TEMPLATE]".
+func runLint(ctx context.Context, c *lintConfig, _ *flag.FlagSet, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	format := &c.format
 	file := "template.yaml"
 	switch len(args) {
 	case 0:
@@ -79,10 +92,8 @@ func writeJSON(w io.Writer, problems []samlint.Problem) error {
 	return err
 }
 
-// UsageLint is the help of "klt lint".
-const UsageLint = `Usage: klt lint [--format text|json] [TEMPLATE]
-
-Lint checks a SAM template (template.yaml when TEMPLATE is not given) as AWS will, then for
+// usageLint is the help of "klt lint".
+const usageLint = `Lint checks a SAM template (template.yaml when TEMPLATE is not given) as AWS will, then for
 the mistakes that deploy fine and lose or repeat records. What AWS will refuse:
 
   - the official SAM JSON schema (vendored in klt; an intrinsic function such as !Ref, !GetAtt

@@ -39,21 +39,15 @@ func newLocalFlags(c *stackrun.Config) *flag.FlagSet {
 	return fs
 }
 
-// RunLocal runs "klt local".
-func RunLocal(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c stackrun.Config
-	fs := newLocalFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+// runLocal runs "klt local".
+func runLocal(ctx context.Context, c *stackrun.Config, fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 0 {
 		return base.UsageError(stderr, "local", fmt.Errorf("unexpected argument %q", args[0]))
 	}
-	if err := checkConfig(fs, &c); err != nil {
+	if err := checkConfig(fs, c); err != nil {
 		return base.UsageError(stderr, "local", err)
 	}
-	if err := stackrun.LocalMain(ctx, c, stdout, stderr); err != nil {
+	if err := stackrun.LocalMain(ctx, *c, stdout, stderr); err != nil {
 		base.Errorf(stderr, "local: %v", err)
 		return base.ExitFail
 	}
@@ -97,13 +91,16 @@ func checkConfig(fs *flag.FlagSet, c *stackrun.Config) error {
 	return nil
 }
 
-// LocalFlags returns the flags of "klt local", for its help.
-func LocalFlags() *flag.FlagSet { return newLocalFlags(new(stackrun.Config)) }
+// Cmd is the command "klt local".
+var Cmd = base.WithFlags(&base.Command{
+	UsageLine: "klt local [flags]",
+	Short:     "run a SAM stack locally, event source mappings included; --load measures it",
+	Long:      usageLocal,
+	Examples:  usageLocalExamples,
+}, newLocalFlags, runLocal)
 
-// UsageLocal is the help of "klt local".
-const UsageLocal = `Usage: klt local [flags]
-
-Run a SAM stack on this machine, without Docker or an AWS account: Kafka (kfake, in process),
+// usageLocal is the help of "klt local".
+const usageLocal = `Run a SAM stack on this machine, without Docker or an AWS account: Kafka (kfake, in process),
 DynamoDB (dynalite) and SQS (local-aws-sqs) with the template's tables and queues (redrive
 policies included) and topics; each function that an event source mapping invokes, built as
 sam build builds it (its make build-<LogicalId> target, or go build) and run as real processes
@@ -166,8 +163,8 @@ The exit status is 1 when a record was lost, applied twice or out of order, and 
 template, a build or a server fails.
 `
 
-// UsageLocalExamples ends the help of "klt local".
-const UsageLocalExamples = `
+// usageLocalExamples ends the help of "klt local".
+const usageLocalExamples = `
 Examples:
 
   klt local --partitions 5
