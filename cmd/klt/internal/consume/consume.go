@@ -15,6 +15,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/esmevent"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsonl"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/kafkaconn"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -223,11 +224,11 @@ func (c *consumeConfig) poll(ctx context.Context, cl *kgo.Client, stdout, stderr
 func (got *consumed) add(recs []*kgo.Record, stderr io.Writer) {
 	for _, r := range recs {
 		size := eventRecordSize(r)
-		if got.evBytes+size > base.MaxPayload && len(got.event) > 0 {
+		if got.evBytes+size > input.MaxPayload && len(got.event) > 0 {
 			// A Lambda invocation could not carry more: stop here, as the mapping ends a
 			// batch, rather than hold all a topic has in memory.
 			got.full = true
-			base.Errorf(stderr, "stopped after %d records: the next would take the event past the %d bytes (6 MB) of a Lambda invocation payload", got.n, base.MaxPayload)
+			base.Errorf(stderr, "stopped after %d records: the next would take the event past the %d bytes (6 MB) of a Lambda invocation payload", got.n, input.MaxPayload)
 			return
 		}
 		got.evBytes += size
@@ -364,9 +365,9 @@ func writeEvent(recs []*kgo.Record, opts []kafkaeventtest.BuilderOption, compact
 		base.Errorf(stderr, "%v", err)
 		return base.ExitFail
 	}
-	if len(out) > base.MaxPayload {
+	if len(out) > input.MaxPayload {
 		base.Errorf(stderr, "warning: the event is %d bytes, more than the %d bytes (6 MB) of a Lambda invocation payload; --max makes it smaller",
-			len(out), base.MaxPayload)
+			len(out), input.MaxPayload)
 	}
 	if !compact {
 		out = esmevent.IndentJSON(out)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/esmevent"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsonl"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
@@ -61,7 +62,9 @@ func runBuild(ctx context.Context, c *buildConfig, fs *flag.FlagSet, args []stri
 		base.PrintErrors(stderr, err)
 		return base.ExitFail
 	}
-	jsonl.PrintWarnings(stderr, name, recs)
+	for _, w := range jsonl.WarningLines(name, recs) {
+		base.Errorf(stderr, "%s", w)
+	}
 
 	ev := esmevent.BuildEvent(recs, opts)
 	out, err := ev.MarshalJSON()
@@ -69,9 +72,9 @@ func runBuild(ctx context.Context, c *buildConfig, fs *flag.FlagSet, args []stri
 		base.Errorf(stderr, "%v", err)
 		return base.ExitFail
 	}
-	if len(out) > base.MaxPayload {
+	if len(out) > input.MaxPayload {
 		base.Errorf(stderr, "warning: the event is %d bytes, more than the %d bytes (6 MB) of a Lambda invocation payload",
-			len(out), base.MaxPayload)
+			len(out), input.MaxPayload)
 	}
 	if !c.compact {
 		out = esmevent.IndentJSON(out)
@@ -97,7 +100,7 @@ func (c *buildConfig) builderOptions() ([]kafkaeventtest.BuilderOption, error) {
 		return nil, err
 	}
 	if c.serversOn {
-		servers, err := base.SplitServers(c.servers)
+		servers, err := input.SplitServers(c.servers)
 		if err != nil {
 			return nil, fmt.Errorf("--bootstrap-servers: %w", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsonl"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/schemajson"
 	"github.com/kafkalambda/toolkit/codec"
@@ -30,8 +31,8 @@ func runDecode(ctx context.Context, sf *schemajson.SchemaFlags, fs *flag.FlagSet
 	if err != nil {
 		return base.UsageError(stderr, fs.Name(), err)
 	}
-	name := base.InputName(args)
-	data, err := base.ReadInput(args, stdin, base.EventLimit)
+	name := input.Name(args)
+	data, err := input.Read(args, stdin, input.EventLimit)
 	if err != nil {
 		base.PrintErrors(stderr, err)
 		return base.ExitFail

@@ -15,7 +15,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/criteria"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"github.com/kafkalambda/toolkit/filter"
@@ -119,8 +121,8 @@ func runTest(ctx context.Context, c *filterTestConfig, fs *flag.FlagSet, args []
 		return base.ExitFail
 	}
 
-	name := base.InputName([]string{c.event})
-	data, err := base.ReadInputFile(c.event, stdin, base.EventLimit)
+	name := input.Name([]string{c.event})
+	data, err := input.ReadFileOrStdin(c.event, stdin, input.EventLimit)
 	if err != nil {
 		base.Errorf(stderr, "%v", err)
 		return base.ExitFail
@@ -131,7 +133,7 @@ func runTest(ctx context.Context, c *filterTestConfig, fs *flag.FlagSet, args []
 		return base.ExitFail
 	}
 	if t := spec.EventType; t != "" && criteria.SourceKind(t) != kind {
-		base.Errorf(stderr, "warning: %s is an event of Type %s, but %s is %s event", spec.Name(), t, name, base.WithArticle(kind))
+		base.Errorf(stderr, "warning: %s is an event of Type %s, but %s is %s event", spec.Name(), t, name, input.WithArticle(kind))
 	}
 
 	// A malformed record's verdict is not known whatever the engine said: Lambda may see
@@ -303,7 +305,7 @@ func printVerdicts(stdout io.Writer, recs []criteria.TestRecord, verdicts []filt
 			status, detail = "PASS", "filter "+strconv.Itoa(v.Filter)
 			pass++
 		}
-		fmt.Fprintf(w, "%-*s #%-*d %-*s  %s\n", statusWidth, status, numWidth, i, idWidth, recs[i].Id, base.OneLine(detail))
+		fmt.Fprintf(w, "%-*s #%-*d %-*s  %s\n", statusWidth, status, numWidth, i, idWidth, recs[i].Id, clitext.OneLine(detail))
 	}
 	if len(recs) == 1 {
 		fmt.Fprintf(w, "%d of 1 record passes", pass)
@@ -384,8 +386,8 @@ func loadCriteria(src string, stdin io.Reader, all bool) ([]*criteria.Spec, erro
 			file, ref = src[:i], src[i+1:]
 		}
 	}
-	name := base.InputName([]string{file})
-	data, err := base.ReadInputFile(file, stdin, base.TemplateLimit)
+	name := input.Name([]string{file})
+	data, err := input.ReadFileOrStdin(file, stdin, input.TemplateLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -512,7 +514,7 @@ func runLint(ctx context.Context, e *criteria.EngineFlags, fs *flag.FlagSet, arg
 	if bad {
 		return base.ExitFail
 	}
-	msg := "ok: " + base.Plural(filters, "filter")
+	msg := "ok: " + clitext.Plural(filters, "filter")
 	if criteria > 1 {
 		msg += " in " + strconv.Itoa(criteria) + " FilterCriteria"
 	}

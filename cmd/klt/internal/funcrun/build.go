@@ -12,7 +12,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/internal/template"
 )
@@ -81,7 +81,7 @@ func toolkitCheckout() (string, bool) {
 
 // isModule reports whether the go.mod file at path declares module mod.
 func isModule(path, mod string) bool {
-	data, err := base.ReadFileCapped(path, base.SourceLimit)
+	data, err := input.ReadFileCapped(path, input.SourceLimit)
 	if err != nil {
 		return false
 	}
@@ -193,7 +193,7 @@ func invokeMainDir(dir string) (bool, error) {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
 		}
-		data, err := base.ReadFileCapped(f, base.SourceLimit)
+		data, err := input.ReadFileCapped(f, input.SourceLimit)
 		if err != nil {
 			return false, err
 		}

@@ -22,7 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/internal/standin"
@@ -517,7 +517,7 @@ func readEnvVarsFile(path, fn string) (map[string]string, error) {
 	if path == "" {
 		return nil, nil
 	}
-	data, err := base.ReadInputFile(path, nil, base.EnvVarsLimit)
+	data, err := input.ReadFileOrStdin(path, nil, input.EnvVarsLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -626,7 +626,7 @@ func runEmulator(ctx context.Context, rie, bootstrap string, f *samspec.Function
 		return nil, fmt.Errorf("invoking through the emulator: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := base.ReadCapped("the response", resp.Body, base.ResponseLimit)
+	body, err := input.ReadCapped("the response", resp.Body, input.ResponseLimit)
 	if err != nil {
 		return nil, fmt.Errorf("reading the function's response: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/funcrun"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
 )
 
@@ -29,7 +30,7 @@ func runInvoke(ctx context.Context, c *funcrun.Config, fs *flag.FlagSet, args []
 		return base.UsageError(stderr, "invoke", fmt.Errorf("want FUNCTION and EVENT, got %d arguments", len(args)))
 	}
 	fn, eventFile := args[0], args[1]
-	event, err := base.ReadInputFile(eventFile, stdin, base.EventLimit)
+	event, err := input.ReadFileOrStdin(eventFile, stdin, input.EventLimit)
 	if err != nil {
 		base.Errorf(stderr, "invoke: %v", err)
 		return base.ExitFail
@@ -37,10 +38,10 @@ func runInvoke(ctx context.Context, c *funcrun.Config, fs *flag.FlagSet, args []
 	if !json.Valid(event) {
 		var v any
 		err := json.Unmarshal(event, &v)
-		base.Errorf(stderr, "invoke: %s is not JSON (%v); an event is one JSON document, as sam local invoke -e takes", base.InputName(args[1:]), err)
+		base.Errorf(stderr, "invoke: %s is not JSON (%v); an event is one JSON document, as sam local invoke -e takes", input.Name(args[1:]), err)
 		return base.ExitFail
 	}
-	if err := jsondup.CheckDuplicateMembers(base.InputName(args[1:]), event); err != nil {
+	if err := jsondup.CheckDuplicateMembers(input.Name(args[1:]), event); err != nil {
 		base.Errorf(stderr, "invoke: %v", err)
 		return base.ExitFail
 	}

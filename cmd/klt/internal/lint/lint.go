@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samlint"
 	"github.com/kafkalambda/toolkit/internal/template"
 )
@@ -62,14 +63,14 @@ func runLint(ctx context.Context, c *lintConfig, _ *flag.FlagSet, args []string,
 		}
 	} else {
 		for _, p := range problems {
-			fmt.Fprintln(stdout, base.OneLine(p.String()))
+			fmt.Fprintln(stdout, clitext.OneLine(p.String()))
 		}
 	}
 	if note := samlint.UncheckedNote(ctx, file); note != "" {
 		fmt.Fprintln(stderr, note)
 	}
 	if len(problems) > 0 {
-		base.Errorf(stderr, "%s: %s", file, base.Plural(len(problems), "problem"))
+		base.Errorf(stderr, "%s: %s", file, clitext.Plural(len(problems), "problem"))
 		return base.ExitFail
 	}
 	if *format == "text" {

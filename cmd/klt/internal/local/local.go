@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
@@ -47,6 +48,7 @@ func runLocal(ctx context.Context, c *stackrun.Config, fs *flag.FlagSet, args []
 	if err := checkConfig(fs, c); err != nil {
 		return base.UsageError(stderr, "local", err)
 	}
+	c.Version = strings.TrimPrefix(base.VersionLine(), "klt ")
 	if err := stackrun.LocalMain(ctx, *c, stdout, stderr); err != nil {
 		base.Errorf(stderr, "local: %v", err)
 		return base.ExitFail

@@ -15,7 +15,8 @@ import (
 
 	"github.com/bufbuild/protocompile"
 	"github.com/hamba/avro/v2"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/codec"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -61,7 +62,7 @@ func loadCodec(flagName, path, message string) (sideCodec, error) {
 	if path == "" {
 		return nil, nil
 	}
-	text, err := base.ReadFileCapped(path, base.SchemaLimit)
+	text, err := input.ReadFileCapped(path, input.SchemaLimit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
@@ -99,7 +100,7 @@ func loadCodec(flagName, path, message string) (sideCodec, error) {
 // openSchema opens a .proto file for protocompile, the one --value-schema names or one it
 // imports, with what it reads capped at schemaLimit.
 func openSchema(path string) (io.ReadCloser, error) {
-	data, err := base.ReadFileCapped(path, base.SchemaLimit)
+	data, err := input.ReadFileCapped(path, input.SchemaLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +208,7 @@ func (a avroJSON) Encode(ctx context.Context, v json.RawMessage, s *codec.Schema
 // path names the place for errors.
 func AvroFromJSON(s avro.Schema, v any, path string) (any, error) {
 	fail := func() (any, error) {
-		return nil, fmt.Errorf("%s: %s is not an Avro %s", base.OrDefault(path, "value"), describeJSON(v), s.Type())
+		return nil, fmt.Errorf("%s: %s is not an Avro %s", clitext.OrDefault(path, "value"), describeJSON(v), s.Type())
 	}
 	switch s := s.(type) {
 	case *avro.RecordSchema:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/fanout"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -34,7 +35,7 @@ type processFaults struct {
 
 // armedFault is one record fault waiting for its record's delivery.
 type armedFault struct {
-	id        recordID
+	id        ledger.RecordID
 	kind      string          // faultTimeout or faultCrash
 	functions map[string]bool // the functions it fires in
 	spec      string          // the --fault as given
@@ -42,12 +43,12 @@ type armedFault struct {
 
 type firedKey struct {
 	function string
-	id       recordID
+	id       ledger.RecordID
 	kind     string
 }
 
 // arm arms a fault of kind for record id in functions.
-func (t *processFaults) arm(id recordID, kind, spec string, functions []string) {
+func (t *processFaults) arm(id ledger.RecordID, kind, spec string, functions []string) {
 	fs := map[string]bool{}
 	for _, f := range functions {
 		fs[f] = true
@@ -123,7 +124,7 @@ func (t *processFaults) onAnswer(_, pid int) bool {
 }
 
 // firedIn returns the functions where the fault of kind on record id fired.
-func (t *processFaults) firedIn(id recordID, kind string) []string {
+func (t *processFaults) firedIn(id ledger.RecordID, kind string) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []string
@@ -138,14 +139,14 @@ func (t *processFaults) firedIn(id recordID, kind string) []string {
 // recordsOfEvent returns the input records an event carries: a Kafka event's records, or
 // the records the messages of an SQS event carry (fanout's record attribute). An event klt
 // cannot read carries none it can tell.
-func recordsOfEvent(payload []byte) map[recordID]bool {
-	out := map[recordID]bool{}
+func recordsOfEvent(payload []byte) map[ledger.RecordID]bool {
+	out := map[ledger.RecordID]bool{}
 	if bytes.Contains(payload, []byte(`"eventSource":"aws:sqs"`)) || bytes.Contains(payload, []byte(`"Records"`)) {
 		var ev events.SQSEvent
 		if json.Unmarshal(payload, &ev) == nil {
 			for _, m := range ev.Records {
 				if r, err := fanout.Record(m); err == nil {
-					out[recordID{r.Topic, r.Partition, r.Offset}] = true
+					out[ledger.RecordID{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}] = true
 				}
 			}
 			return out
@@ -157,7 +158,7 @@ func recordsOfEvent(payload []byte) map[recordID]bool {
 	}
 	for _, p := range ev.Partitions {
 		for _, r := range p.Records {
-			out[recordID{r.Topic, r.Partition, r.Offset}] = true
+			out[ledger.RecordID{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}] = true
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
 )
 
@@ -68,7 +69,7 @@ func FuzzObservedRequests(f *testing.F) {
 	f.Add("UpdateItem", `{"TableName":"t","Key":{"id":{"S":"fn#abc"}},"ExpressionAttributeValues":{":s":{"S":"COMPLETED"},":d":{"M":{"outcome":{"S":"sunk"}}}}}`, `{}`)
 	f.Add("SendMessage", `{"QueueUrl":"u","MessageBody":"b","MessageAttributes":{"kafka.record":{"DataType":"String","StringValue":"{"}}}`, `{"MessageId":"1"}`)
 	f.Fuzz(func(t *testing.T, op, req, resp string) {
-		l := newLedger()
+		l := ledger.New()
 		x := faultproxy.Exchange{Client: "Fn", Target: "X." + op, Operation: op, Request: []byte(req), Response: []byte(resp), Status: http.StatusOK}
 		newTableObserver(l, map[string]string{"t": "Table"}, nil, nil).exchange(x)
 		newQueueObserver(l, map[string]string{"u": "Queue"}).exchange(x)
@@ -86,7 +87,7 @@ func FuzzListedMessage(f *testing.F) {
 		f.Add(h)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		q := newQueueLister(newLedger(), nil)
+		q := newQueueLister(ledger.New(), nil)
 		q.read("Queue", types.Message{Body: aws.String(body), MessageId: aws.String("m")})
 	})
 }

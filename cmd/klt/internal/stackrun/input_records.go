@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	kltinput "github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsonl"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -91,12 +91,12 @@ func readRecordFile(ctx context.Context, name string, repeat int) (*fileSource, 
 	if name == "-" {
 		return nil, errors.New("--records -: name a file (standard input is not read: the stack runs until Ctrl-C)")
 	}
-	data, err := base.ReadInputFile(name, nil, base.LinesLimit)
+	data, err := kltinput.ReadFileOrStdin(name, nil, kltinput.LinesLimit)
 	if err != nil {
 		return nil, fmt.Errorf("--records: %w", err)
 	}
-	if kind := base.EventKind(data); kind != "" {
-		return nil, fmt.Errorf("--records %s is %s event, not records one per line; \"klt event decode %s\" prints its records", name, base.WithArticle(kind), base.ShellQuote(name))
+	if kind := kltinput.EventKind(data); kind != "" {
+		return nil, fmt.Errorf("--records %s is %s event, not records one per line; \"klt event decode %s\" prints its records", name, kltinput.WithArticle(kind), kltinput.ShellQuote(name))
 	}
 	lines, err := jsonl.ReadLines(ctx, name, bytes.NewReader(data), false)
 	if err != nil {

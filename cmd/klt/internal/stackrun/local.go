@@ -54,6 +54,10 @@ type Config struct {
 	Report       string
 	Logs         string
 	PhaseTimeout time.Duration
+
+	// Version is the tool's version the report and the summary name ("github.com/... v1.2.3
+	// (commit ...)"); the command gives it.
+	Version string
 }
 
 // Load reports whether c measures the stack (records to produce) rather than serving it.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/samspec"
@@ -98,10 +99,10 @@ func (s *stack) mappingLoad(m report.Mapping, topic string, spans []phaseSpan) (
 	var notes []string
 	groups := map[string]bool{}
 	for _, sp := range spans {
-		invs := s.obs.ledger.invocationsOf(sp.phase, m.Name)
+		invs := s.obs.ledger.InvocationsOf(sp.phase, m.Name)
 		end := sp.end
 		for _, v := range invs {
-			secs, ok := v.seconds()
+			secs, ok := v.Seconds()
 			if !ok {
 				l.Unfinished++
 				continue
@@ -118,14 +119,14 @@ func (s *stack) mappingLoad(m report.Mapping, topic string, spans []phaseSpan) (
 		}
 		l.Seconds += end.Sub(sp.start).Seconds()
 		l.ConcurrencyMax = max(l.ConcurrencyMax, maxConcurrency(invs))
-		for g := range s.obs.ledger.groupsOf(sp.phase, m.Name) {
+		for g := range s.obs.ledger.GroupsOf(sp.phase, m.Name) {
 			groups[sp.phase+"/"+g] = true
 		}
-		if n := s.obs.ledger.strayEndsOf(sp.phase, m.Name); n > 0 {
+		if n := s.obs.ledger.StrayEndsOf(sp.phase, m.Name); n > 0 {
 			notes = append(notes, pluralf(n, "%d end of an invocation", "%d ends of invocations")+" of "+m.Name+" in phase "+sp.phase+" came without its start: not measured")
 		}
 		if topic != "" {
-			for _, in := range s.obs.ledger.inputsOf(sp.phase) {
+			for _, in := range s.obs.ledger.InputsOf(sp.phase) {
 				if in.ID.Topic == topic {
 					bytes += float64(len(in.Key) + len(in.Value))
 					produced++
@@ -160,7 +161,7 @@ func (s *stack) mappingLoad(m report.Mapping, topic string, spans []phaseSpan) (
 
 // maxConcurrency is the most invocations of invs that ran at one moment (an invocation that
 // did not end runs to the end).
-func maxConcurrency(invs []invocation) int {
+func maxConcurrency(invs []ledger.Invocation) int {
 	type edge struct {
 		at    time.Time
 		delta int

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 	"github.com/kafkalambda/toolkit/esm"
 )
@@ -14,7 +15,7 @@ import (
 // end (the last Succeeded or Failed event of its number), its records and partitions; an
 // SQS mapping's FIFO groups; and the phases number invocations apart.
 func TestLedgerInvocations(t *testing.T) {
-	l := newLedger()
+	l := ledger.New()
 	t0 := time.Now()
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	k := func(p int32, o int64) esm.RecordRef { return esm.RecordRef{Topic: "orders", Partition: p, Offset: o} }
@@ -30,26 +31,26 @@ func TestLedgerInvocations(t *testing.T) {
 	obs.Observe(esm.Event{Kind: esm.Delivered, Mapping: "Q", Invocation: 1, At: at(0), Records: []esm.RecordRef{sq("a", "g1"), sq("b", "g2"), sq("c", "g1")}})
 	obs.Observe(esm.Event{Kind: esm.Succeeded, Mapping: "Q", Invocation: 7, At: at(10)})
 
-	invs := l.invocationsOf("p1", "K")
+	invs := l.InvocationsOf("p1", "K")
 	if len(invs) != 2 {
 		t.Fatalf("invocations: %+v", invs)
 	}
 	if v := invs[0]; v.Records != 3 || v.Partitions != 2 || !v.Failed || !v.End.Equal(at(1000)) {
 		t.Errorf("invocation 1: %+v", v)
 	}
-	if _, ok := invs[1].seconds(); ok {
+	if _, ok := invs[1].Seconds(); ok {
 		t.Errorf("invocation 2 never ended, but has a duration: %+v", invs[1])
 	}
-	if p2 := l.invocationsOf("p2", "K"); len(p2) != 1 || !p2[0].Start.Equal(at(5000)) {
+	if p2 := l.InvocationsOf("p2", "K"); len(p2) != 1 || !p2[0].Start.Equal(at(5000)) {
 		t.Errorf("phase p2: %+v", p2)
 	}
-	if g := l.groupsOf("p1", "Q"); len(g) != 2 || !g["g1"] || !g["g2"] {
+	if g := l.GroupsOf("p1", "Q"); len(g) != 2 || !g["g1"] || !g["g2"] {
 		t.Errorf("groups: %v", g)
 	}
-	if q := l.invocationsOf("p1", "Q"); len(q) != 1 || q[0].Partitions != 0 || q[0].Records != 3 {
+	if q := l.InvocationsOf("p1", "Q"); len(q) != 1 || q[0].Partitions != 0 || q[0].Records != 3 {
 		t.Errorf("SQS invocations: %+v", q)
 	}
-	if n := l.strayEndsOf("p1", "Q"); n != 1 {
+	if n := l.StrayEndsOf("p1", "Q"); n != 1 {
 		t.Errorf("stray ends: %d, want 1 (invocation 7 never started)", n)
 	}
 }
@@ -61,13 +62,13 @@ func TestMaxConcurrency(t *testing.T) {
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	for _, tc := range []struct {
 		name string
-		invs []invocation
+		invs []ledger.Invocation
 		want int
 	}{
 		{"none", nil, 0},
-		{"back to back", []invocation{{Start: at(0), End: at(1)}, {Start: at(1), End: at(2)}}, 1},
-		{"overlapping", []invocation{{Start: at(0), End: at(3)}, {Start: at(1), End: at(2)}, {Start: at(1), End: at(4)}}, 3},
-		{"unfinished", []invocation{{Start: at(0)}, {Start: at(5), End: at(6)}}, 2},
+		{"back to back", []ledger.Invocation{{Start: at(0), End: at(1)}, {Start: at(1), End: at(2)}}, 1},
+		{"overlapping", []ledger.Invocation{{Start: at(0), End: at(3)}, {Start: at(1), End: at(2)}, {Start: at(1), End: at(4)}}, 3},
+		{"unfinished", []ledger.Invocation{{Start: at(0)}, {Start: at(5), End: at(6)}}, 2},
 	} {
 		if got := maxConcurrency(tc.invs); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
@@ -80,7 +81,7 @@ func TestMaxConcurrency(t *testing.T) {
 // the phase's time, which runs on to the last invocation's end when that is after the last
 // fate.
 func TestMappingLoad(t *testing.T) {
-	l := newLedger()
+	l := ledger.New()
 	s := &stack{obs: &observation{ledger: l}, out: &bytes.Buffer{}}
 	t0 := time.Now()
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -92,7 +93,7 @@ func TestMappingLoad(t *testing.T) {
 	obs.Observe(esm.Event{Kind: esm.Succeeded, Mapping: "K", Invocation: 2, At: at(1500), Records: []esm.RecordRef{k(2, 1)}})
 	obs.Observe(esm.Event{Kind: esm.Succeeded, Mapping: "K", Invocation: 1, At: at(2000), Records: []esm.RecordRef{k(0, 1), k(0, 2), k(1, 1), k(1, 2)}})
 	for i, p := range []int32{0, 0, 1, 1, 2} {
-		l.produced(input{ID: recordID{"orders", p, int64(i)}, Key: []byte("k"), Value: []byte("123456789"), At: at(0), Phase: "p1"})
+		l.Produced(ledger.Input{ID: ledger.RecordID{Topic: "orders", Partition: p, Offset: int64(i)}, Key: []byte("k"), Value: []byte("123456789"), At: at(0), Phase: "p1"})
 	}
 	// The phase's last fate at 1.8 s: the last end (2 s) is later, so the phase counts 2.5 s
 	// from its start at -0.5 s.

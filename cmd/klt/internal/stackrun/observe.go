@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -32,7 +33,7 @@ import (
 
 // observationConfig is what the observation layer watches.
 type observationConfig struct {
-	Ledger *ledger
+	Ledger *ledger.Ledger
 
 	// DynamoDBEndpoint and SQSEndpoint are the local servers' own URLs ("" when the stack
 	// has no table, or no queue): the proxies forward there.
@@ -80,7 +81,7 @@ type observationConfig struct {
 // it: AWS_ENDPOINT_URL_DYNAMODB = DynamoDB.URL(fn), AWS_ENDPOINT_URL_SQS = SQS.URL(fn), the
 // HTTP sink's parameter = HTTP.URL(fn); and each mapping gets mappings (esm.WithObserver).
 type observation struct {
-	ledger *ledger
+	ledger *ledger.Ledger
 
 	// DynamoDB and SQS are the proxies in front of the local servers (nil when the stack has
 	// no table, or no queue): URL(fn) for a function's endpoint, FailNext for faults.

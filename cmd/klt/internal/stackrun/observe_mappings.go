@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/fanout"
 )
@@ -15,31 +16,31 @@ import (
 // Dispatcher) is recorded as unattributed, never dropped. It also records each invocation
 // of the mappings of phase (the phase's mappings number theirs from 1).
 type mappingObserver struct {
-	l     *ledger
+	l     *ledger.Ledger
 	phase string
 }
 
 func (m mappingObserver) Observe(e esm.Event) {
-	m.l.invoked(m.phase, e)
+	m.l.Invoked(m.phase, e)
 	for _, r := range e.Records {
 		id, err := recordOfRef(r)
 		if err != nil {
-			m.l.unattributed(unattributed{Kind: "mapping", Resource: e.Mapping, At: e.At,
+			m.l.AddUnattributed(ledger.Unattributed{Kind: "mapping", Resource: e.Mapping, At: e.At,
 				Why: fmt.Sprintf("%s of message %s: %v", e.Kind, r.MessageID, err)})
 			continue
 		}
-		m.l.step(id, step{Kind: e.Kind, Mapping: e.Mapping, Invocation: e.Invocation, Reason: e.Reason, At: e.At})
+		m.l.AddStep(id, ledger.Step{Kind: e.Kind, Mapping: e.Mapping, Invocation: e.Invocation, Reason: e.Reason, At: e.At})
 	}
 }
 
 // recordOfRef returns the input record an event's RecordRef names.
-func recordOfRef(r esm.RecordRef) (recordID, error) {
+func recordOfRef(r esm.RecordRef) (ledger.RecordID, error) {
 	if r.MessageID == "" {
-		return recordID{r.Topic, r.Partition, r.Offset}, nil
+		return ledger.RecordID{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}, nil
 	}
 	a, ok := r.Attributes[fanout.RecordAttribute]
 	if !ok {
-		return recordID{}, fmt.Errorf("no %s attribute", fanout.RecordAttribute)
+		return ledger.RecordID{}, fmt.Errorf("no %s attribute", fanout.RecordAttribute)
 	}
 	return recordOfAttribute(a)
 }
@@ -48,7 +49,7 @@ func recordOfRef(r esm.RecordRef) (recordID, error) {
 // ({"v":1,"topic":...,"partition":...,"offset":...}, see fanout's doc). The rest of the
 // record (its value, in the body or another attribute) is not needed for its identity, so
 // fanout.Record, which rebuilds the whole record from the whole message, is not used here.
-func recordOfAttribute(s string) (recordID, error) {
+func recordOfAttribute(s string) (ledger.RecordID, error) {
 	var j struct {
 		V         *int    `json:"v"`
 		Topic     *string `json:"topic"`
@@ -56,12 +57,12 @@ func recordOfAttribute(s string) (recordID, error) {
 		Offset    *int64  `json:"offset"`
 	}
 	if err := json.Unmarshal([]byte(s), &j); err != nil {
-		return recordID{}, fmt.Errorf("%s: %w", fanout.RecordAttribute, err)
+		return ledger.RecordID{}, fmt.Errorf("%s: %w", fanout.RecordAttribute, err)
 	}
 	if j.V == nil || *j.V != 1 || j.Topic == nil || *j.Topic == "" || j.Partition == nil || j.Offset == nil {
-		return recordID{}, fmt.Errorf("%s %.200q: want version 1 with a topic, a partition and an offset", fanout.RecordAttribute, s)
+		return ledger.RecordID{}, fmt.Errorf("%s %.200q: want version 1 with a topic, a partition and an offset", fanout.RecordAttribute, s)
 	}
-	return recordID{*j.Topic, *j.Partition, *j.Offset}, nil
+	return ledger.RecordID{Topic: *j.Topic, Partition: *j.Partition, Offset: *j.Offset}, nil
 }
 
 // notes keeps what an observer could not read, one line each, the first maxNotes of them,

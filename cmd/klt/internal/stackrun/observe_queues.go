@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/fanout"
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
 )
@@ -20,12 +21,12 @@ import (
 // record attribute, or a batch sink's envelope (a failure queue's message, whose error is
 // the effect's Failure). A message that carries neither is unattributed.
 type queueObserver struct {
-	l      *ledger
+	l      *ledger.Ledger
 	byName map[string]string // queue name (the URL's last segment) -> logical ID
 	notes
 }
 
-func newQueueObserver(l *ledger, queues map[string]string) *queueObserver {
+func newQueueObserver(l *ledger.Ledger, queues map[string]string) *queueObserver {
 	o := &queueObserver{l: l, byName: map[string]string{}}
 	for id, u := range queues {
 		o.byName[u[strings.LastIndexByte(u, '/')+1:]] = id
@@ -110,33 +111,33 @@ func (o *queueObserver) exchange(x faultproxy.Exchange) {
 // record writes one sent message into the ledger.
 func (o *queueObserver) record(fn, queue, op string, m sent, at time.Time) {
 	sum := sha256.Sum256([]byte(m.Body))
-	e := effect{Kind: effectQueue, Resource: queue, Function: fn, Op: op, At: at, Body: capBody([]byte(m.Body)), ID: m.messageID,
+	e := ledger.Effect{Kind: ledger.EffectQueue, Resource: queue, Function: fn, Op: op, At: at, Body: capBody([]byte(m.Body)), ID: m.messageID,
 		Target: hex.EncodeToString(sum[:8])}
 	if a, ok := m.Attributes[fanout.RecordAttribute]; ok && a.StringValue != nil {
 		id, err := recordOfAttribute(*a.StringValue)
 		if err == nil {
-			e.Record, e.Via = id, viaRecordAttribute
-			o.l.effect(e)
+			e.Record, e.Via = id, ledger.ViaRecordAttribute
+			o.l.AddEffect(e)
 			return
 		}
-		o.l.unattributed(unattributed{Kind: effectQueue, Resource: queue, At: at, Why: fmt.Sprintf("%s by %s: %v", op, fn, err)})
+		o.l.AddUnattributed(ledger.Unattributed{Kind: ledger.EffectQueue, Resource: queue, At: at, Why: fmt.Sprintf("%s by %s: %v", op, fn, err)})
 		return
 	}
 	if id, why, ok := recordOfEnvelope(m.Body); ok {
-		e.Record, e.Via, e.Failure = id, viaEnvelope, why
-		o.l.effect(e)
+		e.Record, e.Via, e.Failure = id, ledger.ViaEnvelope, why
+		o.l.AddEffect(e)
 		return
 	}
-	o.l.unattributed(unattributed{Kind: effectQueue, Resource: queue, At: at,
+	o.l.AddUnattributed(ledger.Unattributed{Kind: ledger.EffectQueue, Resource: queue, At: at,
 		Why: fmt.Sprintf("%s by %s: neither a %s attribute nor a batch sink's envelope", op, fn, fanout.RecordAttribute)})
 }
 
 // recordOfEnvelope reads a batch sink's envelope: the Kafka record it holds, or the Kafka
 // record the SQS message it holds carries (fanout's attribute), and the envelope's error.
-func recordOfEnvelope(body string) (recordID, string, bool) {
+func recordOfEnvelope(body string) (ledger.RecordID, string, bool) {
 	env, err := batch.ReadEnvelope([]byte(body))
 	if err != nil {
-		return recordID{}, "", false
+		return ledger.RecordID{}, "", false
 	}
 	why := env.Error
 	if why == "" {
@@ -144,20 +145,20 @@ func recordOfEnvelope(body string) (recordID, string, bool) {
 	}
 	switch {
 	case env.Source == "kafka" && env.Topic != "":
-		return recordID{env.Topic, env.Partition, env.Offset}, why, true
+		return ledger.RecordID{Topic: env.Topic, Partition: env.Partition, Offset: env.Offset}, why, true
 	case env.Message != nil:
 		if id, ok := recordOfSQSMessage(*env.Message); ok {
 			return id, why, true
 		}
 	}
-	return recordID{}, "", false
+	return ledger.RecordID{}, "", false
 }
 
 // recordOfSQSMessage reads fanout's record attribute of m.
-func recordOfSQSMessage(m events.SQSMessage) (recordID, bool) {
+func recordOfSQSMessage(m events.SQSMessage) (ledger.RecordID, bool) {
 	a, ok := m.MessageAttributes[fanout.RecordAttribute]
 	if !ok || a.StringValue == nil {
-		return recordID{}, false
+		return ledger.RecordID{}, false
 	}
 	id, err := recordOfAttribute(*a.StringValue)
 	return id, err == nil

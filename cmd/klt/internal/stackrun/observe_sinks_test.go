@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/producer"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -41,7 +42,7 @@ func TestTopicsObserved(t *testing.T) {
 		&kgo.Record{Topic: "failures", Value: []byte(ofd)}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	l := newLedger()
+	l := ledger.New()
 	o, err := startObservation(ctx, observationConfig{Ledger: l, Kafka: c, Brokers: c.ListenAddrs(),
 		OutputTopics: map[string]string{"out": "Enricher", "failures": ""}})
 	if err != nil {
@@ -51,14 +52,14 @@ func TestTopicsObserved(t *testing.T) {
 	if err := o.settle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	es := effectsOf(l, recordID{"orders", 1, 12}, "out")
-	if len(es) != 1 || es[0].Via != viaSourceHeader || es[0].Function != "Enricher" || es[0].Body != "enriched" {
+	es := effectsOf(l, ledger.RecordID{Topic: "orders", Partition: 1, Offset: 12}, "out")
+	if len(es) != 1 || es[0].Via != ledger.ViaSourceHeader || es[0].Function != "Enricher" || es[0].Body != "enriched" {
 		t.Errorf("source header: %+v", es)
 	}
-	if es := effectsOf(l, recordID{"orders", 0, 3}, "failures"); len(es) != 1 || es[0].Via != viaOnFailure || es[0].Failure != "RetryAttemptsExhausted" {
+	if es := effectsOf(l, ledger.RecordID{Topic: "orders", Partition: 0, Offset: 3}, "failures"); len(es) != 1 || es[0].Via != ledger.ViaOnFailure || es[0].Failure != "RetryAttemptsExhausted" {
 		t.Errorf("on-failure record: %+v", es)
 	}
-	if u := l.unattributedEffects(); len(u) != 1 || u[0].Resource != "out" {
+	if u := l.UnattributedEffects(); len(u) != 1 || u[0].Resource != "out" {
 		t.Errorf("unattributed: %+v", u)
 	}
 }
@@ -68,7 +69,7 @@ func TestTopicsObserved(t *testing.T) {
 // recorded as a Repeat; failFirst answers the first request for a record 503 and records
 // nothing; a request without a key is applied and unattributed.
 func TestHTTPSink(t *testing.T) {
-	l := newLedger()
+	l := ledger.New()
 	s, err := startHTTPSink(l, "OrdersApiUrl", 10*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestHTTPSink(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	s.failFirst(recordID{"orders", 0, 2})
+	s.failFirst(ledger.RecordID{Topic: "orders", Partition: 0, Offset: 2})
 	if st, _ := post("Worker", "orders-0-1", `{"orderId":1}`); st != http.StatusCreated {
 		t.Fatalf("first request: %d", st)
 	}
@@ -106,18 +107,18 @@ func TestHTTPSink(t *testing.T) {
 	if st, _ := post("Worker", "", `{}`); st != http.StatusCreated {
 		t.Fatalf("no key: %d", st)
 	}
-	es := effectsOf(l, recordID{"orders", 0, 1}, "OrdersApiUrl")
-	if len(es) != 2 || es[0].Repeat || !es[1].Repeat || es[0].Function != "Worker" || es[0].Via != viaIdempotencyHdr ||
+	es := effectsOf(l, ledger.RecordID{Topic: "orders", Partition: 0, Offset: 1}, "OrdersApiUrl")
+	if len(es) != 2 || es[0].Repeat || !es[1].Repeat || es[0].Function != "Worker" || es[0].Via != ledger.ViaIdempotencyHeader ||
 		!strings.Contains(es[0].Body, `{"orderId":1}`) {
 		t.Errorf("record 1: %+v", es)
 	}
-	if es := effectsOf(l, recordID{"orders", 0, 2}, "OrdersApiUrl"); len(es) != 1 || es[0].Repeat {
+	if es := effectsOf(l, ledger.RecordID{Topic: "orders", Partition: 0, Offset: 2}, "OrdersApiUrl"); len(es) != 1 || es[0].Repeat {
 		t.Errorf("record 2: %+v", es)
 	}
 	if n := s.attemptsOf("Worker", "orders-0-2"); n != 2 {
 		t.Errorf("attempts of record 2: %d", n)
 	}
-	if u := l.unattributedEffects(); len(u) != 1 || !strings.Contains(u[0].Why, "no Idempotency-Key") {
+	if u := l.UnattributedEffects(); len(u) != 1 || !strings.Contains(u[0].Why, "no Idempotency-Key") {
 		t.Errorf("unattributed: %+v", u)
 	}
 }

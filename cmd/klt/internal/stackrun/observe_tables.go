@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
 )
 
@@ -29,14 +30,14 @@ import (
 //
 // A write none of these name is unattributed: counted, never dropped.
 type tableObserver struct {
-	l       *ledger
+	l       *ledger.Ledger
 	tables  map[string]string   // table name -> logical ID
 	keys    map[string][]string // logical ID -> attributes holding topic-partition-offset
 	schemas map[string][]string // logical ID -> the table's key attributes
 	notes
 }
 
-func newTableObserver(l *ledger, tables map[string]string, keys, schemas map[string][]string) *tableObserver {
+func newTableObserver(l *ledger.Ledger, tables map[string]string, keys, schemas map[string][]string) *tableObserver {
 	return &tableObserver{l: l, tables: tables, keys: keys, schemas: schemas}
 }
 
@@ -84,7 +85,7 @@ func (o *tableObserver) exchange(x faultproxy.Exchange) {
 	}
 	if x.RequestTruncated {
 		o.add("%s from %s: a request of more than %d bytes, not read", x.Target, x.Client, len(x.Request))
-		o.l.unattributed(unattributed{Kind: effectTable, Resource: x.Operation, At: x.At, Why: "request too large to read"})
+		o.l.AddUnattributed(ledger.Unattributed{Kind: ledger.EffectTable, Resource: x.Operation, At: x.At, Why: "request too large to read"})
 		return
 	}
 	writes, err := readWrites(x.Operation, x.Request)
@@ -119,15 +120,15 @@ func (o *tableObserver) record(x faultproxy.Exchange, w write, repeat bool) {
 	}
 	id, via, ok := o.identify(tableID, w.item)
 	if !ok {
-		o.l.unattributed(unattributed{Kind: effectTable, Resource: tableID, At: x.At,
+		o.l.AddUnattributed(ledger.Unattributed{Kind: ledger.EffectTable, Resource: tableID, At: x.At,
 			Why: fmt.Sprintf("%s by %s: no attribute names an input record", w.op, x.Client)})
 		return
 	}
 	op := w.op
-	if via == viaIdempotencyKey {
+	if via == ledger.ViaIdempotencyKey {
 		op = entryOp(w)
 	}
-	o.l.effect(effect{Kind: effectTable, Resource: tableID, Function: x.Client, Record: id, Via: via, Op: op,
+	o.l.AddEffect(ledger.Effect{Kind: ledger.EffectTable, Resource: tableID, Function: x.Client, Record: id, Via: via, Op: op,
 		Repeat: repeat, At: x.At.Add(x.Duration), Body: capBody(w.body), Target: o.target(tableID, w)})
 }
 
@@ -136,7 +137,7 @@ func (o *tableObserver) record(x faultproxy.Exchange, w write, repeat bool) {
 func entryOp(w write) string {
 	switch {
 	case w.op == "DeleteItem":
-		return opRelease
+		return ledger.OpRelease
 	case w.op == "UpdateItem":
 		completed, sunk := false, false
 		for name := range w.values {
@@ -146,19 +147,19 @@ func entryOp(w write) string {
 		}
 		switch {
 		case completed && sunk:
-			return opSunk
+			return ledger.OpSunk
 		case completed:
-			return opComplete
+			return ledger.OpComplete
 		}
 		return w.op
 	}
 	if s, _ := w.item.str("status"); s == "COMPLETED" {
 		if sunkData(w.item["data"]) {
-			return opSunk
+			return ledger.OpSunk
 		}
-		return opComplete
+		return ledger.OpComplete
 	}
-	return opClaim
+	return ledger.OpClaim
 }
 
 // sunkData reports whether an entry's data attribute is the outcome package batch stores
@@ -185,11 +186,11 @@ func sunkData(v map[string]json.RawMessage) bool {
 }
 
 // identify finds the input record an item names, and how.
-func (o *tableObserver) identify(tableID string, it item) (recordID, string, bool) {
+func (o *tableObserver) identify(tableID string, it item) (ledger.RecordID, string, bool) {
 	for _, a := range o.keys[tableID] {
 		if s, ok := it.str(a); ok {
 			if id, ok := parseKafkaKey(s); ok {
-				return id, viaItemKey, true
+				return id, ledger.ViaItemKey, true
 			}
 		}
 	}
@@ -204,36 +205,36 @@ func (o *tableObserver) identify(tableID string, it item) (recordID, string, boo
 			continue
 		}
 		if i := strings.LastIndexByte(s, '#'); i >= 0 {
-			if id, ok := o.l.byHash(s[i+1:]); ok {
-				return id, viaIdempotencyKey, true
+			if id, ok := o.l.ByHash(s[i+1:]); ok {
+				return id, ledger.ViaIdempotencyKey, true
 			}
 		}
 		if id, ok := parseKafkaKey(s); ok {
-			if _, known := o.l.input(id); known {
-				return id, viaItemKey, true
+			if _, known := o.l.Input(id); known {
+				return id, ledger.ViaItemKey, true
 			}
 		}
 	}
-	return recordID{}, "", false
+	return ledger.RecordID{}, "", false
 }
 
 // parseKafkaKey reads "topic-partition-offset" (idempotency.KafkaKey), splitting at the last
 // two dashes (a topic may hold dashes).
-func parseKafkaKey(s string) (recordID, bool) {
+func parseKafkaKey(s string) (ledger.RecordID, bool) {
 	j := strings.LastIndexByte(s, '-')
 	if j <= 0 {
-		return recordID{}, false
+		return ledger.RecordID{}, false
 	}
 	i := strings.LastIndexByte(s[:j], '-')
 	if i <= 0 {
-		return recordID{}, false
+		return ledger.RecordID{}, false
 	}
 	p, err1 := strconv.ParseInt(s[i+1:j], 10, 32)
 	off, err2 := strconv.ParseInt(s[j+1:], 10, 64)
 	if err1 != nil || err2 != nil || p < 0 || off < 0 {
-		return recordID{}, false
+		return ledger.RecordID{}, false
 	}
-	return recordID{s[:i], int32(p), off}, true
+	return ledger.RecordID{Topic: s[:i], Partition: int32(p), Offset: off}, true
 }
 
 // readWrites returns the items a request writes (nil for a request that writes nothing).

@@ -13,6 +13,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/fanout"
 	"github.com/kafkalambda/toolkit/idempotency"
@@ -29,9 +30,9 @@ type sinkFunc func(context.Context, *batch.Envelope) error
 func (f sinkFunc) Send(ctx context.Context, e *batch.Envelope) error { return f(ctx, e) }
 
 // effectsOf returns the effects the ledger holds of id at resource (any when "").
-func effectsOf(l *ledger, id recordID, res string) []effect {
-	_, _, es := l.history(id)
-	var out []effect
+func effectsOf(l *ledger.Ledger, id ledger.RecordID, res string) []ledger.Effect {
+	_, _, es := l.History(id)
+	var out []ledger.Effect
 	for _, e := range es {
 		if res == "" || e.Resource == res {
 			out = append(out, e)
@@ -56,9 +57,9 @@ func TestTablesObserved(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l := newLedger()
-	rec := recordID{"orders", 2, 42}
-	l.produced(input{ID: rec, Key: []byte("k"), At: time.Now()})
+	l := ledger.New()
+	rec := ledger.RecordID{Topic: "orders", Partition: 2, Offset: 42}
+	l.Produced(ledger.Input{ID: rec, Key: []byte("k"), At: time.Now()})
 	o, err := startObservation(ctx, observationConfig{Ledger: l, DynamoDBEndpoint: srv.Endpoint(),
 		Tables:        map[string]string{"idem-table": "IdempotencyTable", "items-table": "ItemsTable"},
 		KeyAttributes: map[string][]string{"ItemsTable": {"source"}}, TableKeys: map[string][]string{"ItemsTable": {"id"}}})
@@ -77,36 +78,36 @@ func TestTablesObserved(t *testing.T) {
 	}
 	o.DynamoDB.FailNext(1, "PutItem", faultproxy.InternalServerError)
 	for range 2 { // the second is a redelivery: replayed
-		if _, err := idempotency.Do(ctx, store, rec.kafkaKey(), nil, func(context.Context) (string, error) { return "done", nil }); err != nil {
+		if _, err := idempotency.Do(ctx, store, rec.KafkaKey(), nil, func(context.Context) (string, error) { return "done", nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	failing := recordID{"orders", 2, 43}
-	l.produced(input{ID: failing, Key: []byte("k"), At: time.Now()})
+	failing := ledger.RecordID{Topic: "orders", Partition: 2, Offset: 43}
+	l.Produced(ledger.Input{ID: failing, Key: []byte("k"), At: time.Now()})
 	boom := errors.New("boom")
-	if _, err := idempotency.Do(ctx, store, failing.kafkaKey(), nil, func(context.Context) (string, error) { return "", boom }); !errors.Is(err, boom) {
+	if _, err := idempotency.Do(ctx, store, failing.KafkaKey(), nil, func(context.Context) (string, error) { return "", boom }); !errors.Is(err, boom) {
 		t.Fatalf("a failing handler: %v", err)
 	}
-	if es := effectsOf(l, failing, "IdempotencyTable"); len(es) != 2 || es[0].Op != opClaim || es[1].Op != opRelease {
+	if es := effectsOf(l, failing, "IdempotencyTable"); len(es) != 2 || es[0].Op != ledger.OpClaim || es[1].Op != ledger.OpRelease {
 		t.Errorf("a failed handler's entry: %+v, want its claim and its release", es)
 	}
-	tsRec := recordID{"orders", 2, 44} // Powertools TypeScript's layout: the digest in base64
-	l.produced(input{ID: tsRec, Key: []byte("k"), At: time.Now()})
+	tsRec := ledger.RecordID{Topic: "orders", Partition: 2, Offset: 44} // Powertools TypeScript's layout: the digest in base64
+	l.Produced(ledger.Input{ID: tsRec, Key: []byte("k"), At: time.Now()})
 	ts, err := idempotency.NewDynamoDBStore(client, "idem-table", idempotency.WithFormat(idempotency.FormatTypeScript))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := idempotency.Do(ctx, ts, tsRec.kafkaKey(), nil, func(context.Context) (string, error) { return "done", nil }); err != nil {
+	if _, err := idempotency.Do(ctx, ts, tsRec.KafkaKey(), nil, func(context.Context) (string, error) { return "done", nil }); err != nil {
 		t.Fatal(err)
 	}
-	if es := effectsOf(l, tsRec, "IdempotencyTable"); len(es) != 2 || es[0].Op != opClaim || es[1].Op != opComplete {
+	if es := effectsOf(l, tsRec, "IdempotencyTable"); len(es) != 2 || es[0].Op != ledger.OpClaim || es[1].Op != ledger.OpComplete {
 		t.Errorf("a TypeScript-layout entry: %+v", es)
 	}
 	// A record package batch sent to its sink completes its entry with the outcome "sunk":
 	// bookkeeping, not the record applied, in either layout.
 	for i, st := range []*idempotency.DynamoDBStore{store, ts} {
-		sunk := recordID{"orders", 2, int64(45 + i)}
-		l.produced(input{ID: sunk, Key: []byte("k"), At: time.Now()})
+		sunk := ledger.RecordID{Topic: "orders", Partition: 2, Offset: int64(45 + i)}
+		l.Produced(ledger.Input{ID: sunk, Key: []byte("k"), At: time.Now()})
 		ev := kafkaeventtest.NewBuilder().Add("orders", 2, []byte("poison"), kafkaeventtest.WithOffset(sunk.Offset)).Event()
 		resp, err := batch.ProcessKafka(ctx, ev, func(context.Context, *kafkaevent.Record) error { return batch.Permanent(errors.New("poison")) },
 			batch.WithLogger(slog.New(slog.DiscardHandler)), batch.WithIdempotency(st),
@@ -115,7 +116,7 @@ func TestTablesObserved(t *testing.T) {
 			t.Fatalf("the sunk record: %+v, %v", resp, err)
 		}
 		es := effectsOf(l, sunk, "IdempotencyTable")
-		if len(es) != 2 || es[0].Op != opClaim || es[1].Op != opSunk || applies(es[1]) {
+		if len(es) != 2 || es[0].Op != ledger.OpClaim || es[1].Op != ledger.OpSunk || ledger.Applies(es[1]) {
 			t.Errorf("a sunk record's entry (%s): %+v, want its claim and its completion as sunk, which applies nothing", st.Format(), es)
 		}
 	}
@@ -130,7 +131,7 @@ func TestTablesObserved(t *testing.T) {
 
 	var ops []string
 	for _, e := range effectsOf(l, rec, "IdempotencyTable") {
-		if e.Function != "ConsumerFunction" || e.Via != viaIdempotencyKey || e.Kind != effectTable {
+		if e.Function != "ConsumerFunction" || e.Via != ledger.ViaIdempotencyKey || e.Kind != ledger.EffectTable {
 			t.Errorf("entry effect %+v", e)
 		}
 		op := e.Op
@@ -143,10 +144,10 @@ func TestTablesObserved(t *testing.T) {
 		t.Errorf("the entry's writes: %q, want a claim, its completion and the replay's refused claim", ops)
 	}
 	items := effectsOf(l, rec, "ItemsTable")
-	if len(items) != 1 || items[0].Via != viaItemKey || items[0].Op != "PutItem" || items[0].Repeat || items[0].Target != `{"id":{"S":"order-1"}}` {
+	if len(items) != 1 || items[0].Via != ledger.ViaItemKey || items[0].Op != "PutItem" || items[0].Repeat || items[0].Target != `{"id":{"S":"order-1"}}` {
 		t.Errorf("item effects %+v", items)
 	}
-	if u := l.unattributedEffects(); len(u) != 1 || u[0].Resource != "ItemsTable" {
+	if u := l.UnattributedEffects(); len(u) != 1 || u[0].Resource != "ItemsTable" {
 		t.Errorf("unattributed: %+v", u)
 	}
 	if o.DynamoDB.Faults("PutItem") != 1 {
@@ -170,7 +171,7 @@ func TestQueuesObserved(t *testing.T) {
 		}
 		urls[q] = *out.QueueUrl
 	}
-	l := newLedger()
+	l := ledger.New()
 	o, err := startObservation(ctx, observationConfig{Ledger: l, SQSEndpoint: srv.Endpoint(), Queues: urls,
 		SQS: srv.Client(), List: []string{"FailureQueue"}})
 	if err != nil {
@@ -200,27 +201,27 @@ func TestQueuesObserved(t *testing.T) {
 	if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(urls["WorkQueue"]), MessageBody: aws.String("hello")}); err != nil {
 		t.Fatal(err)
 	}
-	if at := l.effectsAt(effectQueue, "WorkQueue"); len(at) != 2 || at[0].At.After(at[1].At) {
+	if at := l.EffectsAt(ledger.EffectQueue, "WorkQueue"); len(at) != 2 || at[0].At.After(at[1].At) {
 		t.Errorf("effects at WorkQueue: %+v", at)
 	}
 	for _, off := range []int64{7, 8} {
-		es := effectsOf(l, recordID{"orders", 1, off}, "WorkQueue")
-		if len(es) != 1 || es[0].Via != viaRecordAttribute || es[0].Function != "DispatcherFunction" || es[0].Failure != "" {
+		es := effectsOf(l, ledger.RecordID{Topic: "orders", Partition: 1, Offset: off}, "WorkQueue")
+		if len(es) != 1 || es[0].Via != ledger.ViaRecordAttribute || es[0].Function != "DispatcherFunction" || es[0].Failure != "" {
 			t.Errorf("offset %d: %+v", off, es)
 		}
 	}
 	if err := o.settle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	es := effectsOf(l, recordID{"orders", 1, 9}, "FailureQueue")
+	es := effectsOf(l, ledger.RecordID{Topic: "orders", Partition: 1, Offset: 9}, "FailureQueue")
 	if len(es) == 2 && es[0].Op == "listed" { // the lister read it before the proxy's report: a race the ledger allows
 		es[0], es[1] = es[1], es[0]
 	}
-	if len(es) != 2 || es[0].Via != viaEnvelope || es[0].Failure != "invalid order" || es[0].Function != "DispatcherFunction" ||
+	if len(es) != 2 || es[0].Via != ledger.ViaEnvelope || es[0].Failure != "invalid order" || es[0].Function != "DispatcherFunction" ||
 		es[0].Op != "SendMessage" || es[1].Op != "listed" || es[1].Failure != "invalid order" || es[0].ID == "" || es[1].ID != es[0].ID {
 		t.Errorf("envelope: %+v, want the proxy's sighting and the lister's, with one message ID", es)
 	}
-	if u := l.unattributedEffects(); len(u) != 1 || u[0].Resource != "WorkQueue" {
+	if u := l.UnattributedEffects(); len(u) != 1 || u[0].Resource != "WorkQueue" {
 		t.Errorf("unattributed: %+v", u)
 	}
 }
@@ -257,7 +258,7 @@ func TestListerLeavesMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l := newLedger()
+	l := ledger.New()
 	o, err := startObservation(ctx, observationConfig{Ledger: l, SQS: client, Queues: map[string]string{"DeadLetterQueue": *q.QueueUrl},
 		List: []string{"DeadLetterQueue"}})
 	if err != nil {
@@ -271,23 +272,23 @@ func TestListerLeavesMessages(t *testing.T) {
 		}
 		scancel()
 	}
-	if es := effectsOf(l, recordID{"orders", 3, 41}, "DeadLetterQueue"); len(es) != 1 || es[0].Via != viaRecordAttribute ||
+	if es := effectsOf(l, ledger.RecordID{Topic: "orders", Partition: 3, Offset: 41}, "DeadLetterQueue"); len(es) != 1 || es[0].Via != ledger.ViaRecordAttribute ||
 		!strings.Contains(es[0].Failure, "dead-letter queue") {
 		t.Errorf("redriven fanout message: %+v", es)
 	}
 	for off := int64(5); off <= 7; off++ {
-		if es := effectsOf(l, recordID{"orders", 2, off}, "DeadLetterQueue"); len(es) != 1 || es[0].Via != viaOnFailure ||
+		if es := effectsOf(l, ledger.RecordID{Topic: "orders", Partition: 2, Offset: off}, "DeadLetterQueue"); len(es) != 1 || es[0].Via != ledger.ViaOnFailure ||
 			es[0].Failure != "RetryAttemptsExhausted" || es[0].Function != "ConsumerFunction" {
 			t.Errorf("on-failure offset %d: %+v", off, es)
 		}
 	}
-	if es := effectsOf(l, recordID{"orders", 0, 3}, "DeadLetterQueue"); len(es) != 1 || es[0].Failure != "poison" {
+	if es := effectsOf(l, ledger.RecordID{Topic: "orders", Partition: 0, Offset: 3}, "DeadLetterQueue"); len(es) != 1 || es[0].Failure != "poison" {
 		t.Errorf("envelope: %+v", es)
 	}
 	if p := o.problems(); len(p) != 1 || !strings.Contains(p[0], "not a batch sink's envelope") {
 		t.Errorf("problems: %q", p)
 	}
-	if n := l.unattributedCount(); n != 1 {
+	if n := l.UnattributedCount(); n != 1 {
 		t.Errorf("unattributed: %d", n)
 	}
 	o.close()
@@ -301,7 +302,7 @@ func TestListerLeavesMessages(t *testing.T) {
 // an SQS mapping's into steps of the records their fan-out attribute names; a message
 // without it is unattributed.
 func TestMappingObserver(t *testing.T) {
-	l := newLedger()
+	l := ledger.New()
 	obs := (&observation{ledger: l}).mappings("p1")
 	now := time.Now()
 	obs.Observe(esm.Event{Kind: esm.Delivered, Mapping: "Kafka", Invocation: 1, At: now,
@@ -310,11 +311,11 @@ func TestMappingObserver(t *testing.T) {
 		{MessageID: "m-1", Attributes: map[string]string{fanout.RecordAttribute: `{"v":1,"topic":"orders","partition":0,"offset":5,"timestamp":1,"value":"text"}`}},
 		{MessageID: "m-2", Attributes: map[string]string{}},
 	}})
-	_, steps, _ := l.history(recordID{"orders", 0, 5})
+	_, steps, _ := l.History(ledger.RecordID{Topic: "orders", Partition: 0, Offset: 5})
 	if len(steps) != 2 || steps[0].Mapping != "Kafka" || steps[0].Kind != esm.Delivered || steps[1].Mapping != "Work" || steps[1].Invocation != 3 {
 		t.Errorf("steps: %+v", steps)
 	}
-	if u := l.unattributedEffects(); len(u) != 1 || !strings.Contains(u[0].Why, "m-2") {
+	if u := l.UnattributedEffects(); len(u) != 1 || !strings.Contains(u[0].Why, "m-2") {
 		t.Errorf("unattributed: %+v", u)
 	}
 }
@@ -330,10 +331,10 @@ func TestTableBatchAndTransaction(t *testing.T) {
 	if err := standin.CreateTable(ctx, srv.Client(), idempotency.TableInput("items-table")); err != nil {
 		t.Fatal(err)
 	}
-	l := newLedger()
-	a, b := recordID{"orders", 0, 1}, recordID{"orders", 0, 2}
-	l.produced(input{ID: a, At: time.Now()})
-	l.produced(input{ID: b, At: time.Now()})
+	l := ledger.New()
+	a, b := ledger.RecordID{Topic: "orders", Partition: 0, Offset: 1}, ledger.RecordID{Topic: "orders", Partition: 0, Offset: 2}
+	l.Produced(ledger.Input{ID: a, At: time.Now()})
+	l.Produced(ledger.Input{ID: b, At: time.Now()})
 	tables := newTableObserver(l, map[string]string{"items-table": "ItemsTable"}, nil, nil)
 	var tx []faultproxy.Exchange
 	p, err := faultproxy.Start(srv.Endpoint(), faultproxy.WithObserver(func(x faultproxy.Exchange) {
@@ -354,15 +355,15 @@ func TestTableBatchAndTransaction(t *testing.T) {
 	client := srv.Client(func(opt *dynamodb.Options) { opt.BaseEndpoint = aws.String(url) })
 	s := func(v string) ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberS{Value: v} }
 	if _, err := client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]ddbtypes.WriteRequest{
-		"items-table": {{PutRequest: &ddbtypes.PutRequest{Item: map[string]ddbtypes.AttributeValue{"id": s("x"), "src": s(a.kafkaKey())}}}},
+		"items-table": {{PutRequest: &ddbtypes.PutRequest{Item: map[string]ddbtypes.AttributeValue{"id": s("x"), "src": s(a.KafkaKey())}}}},
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	if es := effectsOf(l, a, "ItemsTable"); len(es) != 1 || es[0].Op != "PutItem" || es[0].Via != viaItemKey || es[0].Function != "Writer" {
+	if es := effectsOf(l, a, "ItemsTable"); len(es) != 1 || es[0].Op != "PutItem" || es[0].Via != ledger.ViaItemKey || es[0].Function != "Writer" {
 		t.Errorf("batch write: %+v", es)
 	}
 	_, _ = client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{{Put: &ddbtypes.Put{
-		TableName: aws.String("items-table"), Item: map[string]ddbtypes.AttributeValue{"id": s(b.kafkaKey())},
+		TableName: aws.String("items-table"), Item: map[string]ddbtypes.AttributeValue{"id": s(b.KafkaKey())},
 		ConditionExpression: aws.String("attribute_not_exists(id)"),
 	}}}})
 	if len(tx) == 0 {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/producer"
@@ -22,7 +23,7 @@ import (
 // the header is unattributed; a record that is a Kafka mapping's on-failure record (a
 // kafka:// on-failure destination) is read as the lister reads one from a queue.
 type topicObserver struct {
-	l      *ledger
+	l      *ledger.Ledger
 	cl     *kgo.Client
 	topics map[string]string // topic -> the function producing to it ("" unknown)
 	notes
@@ -34,7 +35,7 @@ type topicObserver struct {
 
 // newTopicObserver makes the consumer of topics (topic -> the function that produces to
 // it, "" when unknown).
-func newTopicObserver(l *ledger, brokers []string, topics map[string]string) (*topicObserver, error) {
+func newTopicObserver(l *ledger.Ledger, brokers []string, topics map[string]string) (*topicObserver, error) {
 	names := make([]string, 0, len(topics))
 	for t := range topics {
 		names = append(names, t)
@@ -72,7 +73,7 @@ func (o *topicObserver) record(r *kgo.Record) {
 	}
 	o.consumed[r.Topic][r.Partition] = r.Offset + 1
 	o.mu.Unlock()
-	e := effect{Kind: effectTopic, Resource: r.Topic, Function: o.topics[r.Topic], Op: "Produce", At: r.Timestamp, Body: capBody(r.Value),
+	e := ledger.Effect{Kind: ledger.EffectTopic, Resource: r.Topic, Function: o.topics[r.Topic], Op: "Produce", At: r.Timestamp, Body: capBody(r.Value),
 		ID: fmt.Sprintf("%s-%d@%d", r.Topic, r.Partition, r.Offset)}
 	kr := &kafkaevent.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
 	for _, h := range r.Headers {
@@ -80,8 +81,8 @@ func (o *topicObserver) record(r *kgo.Record) {
 	}
 	src, err := producer.ReadSource(kr)
 	if err == nil {
-		e.Record, e.Via, e.Target = recordID{src.Topic, src.Partition, src.Offset}, viaSourceHeader, strconv.Itoa(src.Index)
-		o.l.effect(e)
+		e.Record, e.Via, e.Target = ledger.RecordID{Topic: src.Topic, Partition: src.Partition, Offset: src.Offset}, ledger.ViaSourceHeader, strconv.Itoa(src.Index)
+		o.l.AddEffect(e)
 		return
 	}
 	if errors.Is(err, producer.ErrNoSource) {
@@ -92,7 +93,7 @@ func (o *topicObserver) record(r *kgo.Record) {
 			return
 		}
 	}
-	o.l.unattributed(unattributed{Kind: effectTopic, Resource: r.Topic, At: r.Timestamp,
+	o.l.AddUnattributed(ledger.Unattributed{Kind: ledger.EffectTopic, Resource: r.Topic, At: r.Timestamp,
 		Why: fmt.Sprintf("record %s-%d@%d: %v", r.Topic, r.Partition, r.Offset, err)})
 }
 

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 )
@@ -22,7 +22,7 @@ type loggedInvoker struct {
 func (l loggedInvoker) Invoke(ctx context.Context, payload []byte) (esm.Response, error) {
 	resp, err := l.Invoker.Invoke(ctx, payload)
 	if resp.Err != nil {
-		fmt.Fprintf(l.log, "[klt] %s: invocation failed: %s\n", l.mapping, base.OneLine(resp.Err.Error()))
+		fmt.Fprintf(l.log, "[klt] %s: invocation failed: %s\n", l.mapping, clitext.OneLine(resp.Err.Error()))
 	}
 	return resp, err
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/funcrun"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/samspec"
@@ -50,7 +51,7 @@ func (s *stack) startObservation(ctx context.Context, topics, read []string) err
 		}
 	}
 	o, err := startObservation(ctx, observationConfig{
-		Ledger:           newLedger(),
+		Ledger:           ledger.New(),
 		DynamoDBEndpoint: s.ls.Endpoints["AWS_ENDPOINT_URL_DYNAMODB"],
 		SQSEndpoint:      s.ls.Endpoints["AWS_ENDPOINT_URL_SQS"],
 		SQS:              s.sqsClient,
@@ -94,21 +95,21 @@ func (s *stack) functionEndpoints(fn string) (map[string]string, error) {
 // and where its last function's side effects are observed: the HTTP sink when its parameter
 // reaches the function, the topics and tables of its environment (the queues it sends to
 // are found in the ledger).
-func (s *stack) accountSpec(p *pipeline) accountSpec {
-	spec := accountSpec{Name: p.name, Topic: p.topic, Functions: p.functions, Destinations: map[string]resource{}}
+func (s *stack) accountSpec(p *pipeline) ledger.Spec {
+	spec := ledger.Spec{Name: p.name, Topic: p.topic, Functions: p.functions, Destinations: map[string]ledger.Resource{}}
 	r := s.ls.Resolver
 	for _, m := range p.specs {
 		spec.Mappings = append(spec.Mappings, m.Id)
 		switch {
 		case m.Kind == samspec.SqsMapping:
 			if d := s.deadLetterQueueOf(m.Queue); d != "" {
-				spec.Destinations[m.Id] = resource{effectQueue, d}
+				spec.Destinations[m.Id] = ledger.Resource{Kind: ledger.EffectQueue, Name: d}
 			}
 		case m.OnFailureTopic() != "":
-			spec.Destinations[m.Id] = resource{effectTopic, m.OnFailureTopic()}
+			spec.Destinations[m.Id] = ledger.Resource{Kind: ledger.EffectTopic, Name: m.OnFailureTopic()}
 		default:
 			if q, ok := samspec.QueueByARN(r, m.OnFailure); ok {
-				spec.Destinations[m.Id] = resource{effectQueue, q}
+				spec.Destinations[m.Id] = ledger.Resource{Kind: ledger.EffectQueue, Name: q}
 			}
 		}
 	}
@@ -117,7 +118,7 @@ func (s *stack) accountSpec(p *pipeline) accountSpec {
 	if s.c.HTTPSink != "" {
 		for _, v := range vars {
 			if v == s.obs.HTTP.URL(fn) {
-				spec.Resources = append(spec.Resources, resource{effectHTTP, s.c.HTTPSink})
+				spec.Resources = append(spec.Resources, ledger.Resource{Kind: ledger.EffectHTTP, Name: s.c.HTTPSink})
 				break
 			}
 		}
@@ -125,7 +126,7 @@ func (s *stack) accountSpec(p *pipeline) accountSpec {
 	for id, t := range r.Tables {
 		for _, v := range vars {
 			if v == t.Name {
-				spec.Resources = append(spec.Resources, resource{effectTable, id})
+				spec.Resources = append(spec.Resources, ledger.Resource{Kind: ledger.EffectTable, Name: id})
 				break
 			}
 		}
@@ -139,7 +140,7 @@ func (s *stack) accountSpec(p *pipeline) accountSpec {
 	for _, k := range keysOf(vars) {
 		for _, t := range topicsOfVar(k, vars[k]) {
 			if !read[t] {
-				spec.Resources = append(spec.Resources, resource{effectTopic, t})
+				spec.Resources = append(spec.Resources, ledger.Resource{Kind: ledger.EffectTopic, Name: t})
 			}
 		}
 	}
@@ -152,10 +153,10 @@ func topicsOfVar(name, value string) []string {
 }
 
 // lastFate is when the last record of a got its fate: its last effect or step.
-func (s *stack) lastFate(a pipelineAccount) time.Time {
+func (s *stack) lastFate(a ledger.PipelineAccount) time.Time {
 	var last time.Time
 	for _, ra := range a.Records {
-		_, steps, effects := s.obs.ledger.history(ra.ID)
+		_, steps, effects := s.obs.ledger.History(ra.ID)
 		for _, st := range steps {
 			if st.At.After(last) {
 				last = st.At
@@ -171,7 +172,7 @@ func (s *stack) lastFate(a pipelineAccount) time.Time {
 }
 
 // failFirstRequest makes the HTTP sink answer 503 to each function's first request for id.
-func (s *stack) failFirstRequest(id recordID) {
+func (s *stack) failFirstRequest(id ledger.RecordID) {
 	if s.obs.HTTP != nil {
 		s.obs.HTTP.failFirst(id)
 	}
@@ -215,68 +216,8 @@ func (s *stack) faultsAnswered(f FaultSpec) int {
 // failureQueueCount is how many records function fn sent to its failure queues, as the SQS
 // proxy saw them go (the lister reads them there too).
 func (s *stack) failureQueueCount(fn string) report.Count {
-	failed, _ := s.obs.ledger.countsByFunction()
+	failed, _ := s.obs.ledger.CountsByFunction()
 	return report.Observed(int64(failed[fn]))
-}
-
-// countsByFunction counts, per function, in one pass over the ledger: the records it sent to
-// a failure queue (a batch sink's envelope; a record sent twice, as when its batch is
-// delivered again after a timeout, counts once), and its side effects that apply a record
-// (repeats and idempotency bookkeeping aside).
-func (l *ledger) countsByFunction() (failed, applied map[string]int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	failed, applied = map[string]int{}, map[string]int{}
-	for _, es := range l.effects {
-		sent := map[string]bool{}
-		for _, e := range es {
-			switch {
-			case e.Function == "":
-			case e.Failure != "" && e.Via == viaEnvelope && e.Op != opListed:
-				if !sent[e.Function] {
-					sent[e.Function] = true
-					failed[e.Function]++
-				}
-			case e.Failure == "" && !e.Repeat && applies(e):
-				applied[e.Function]++
-			}
-		}
-	}
-	return failed, applied
-}
-
-// opListed is the effect.Op of a message the lister read on a failure or dead-letter queue
-// (sink_queues.go): each such message is listed once in the report, as read there.
-const opListed = "listed"
-
-// failureEffects returns every effect that is a failure (a failure queue's, a dead-letter
-// queue's, an on-failure destination's message), in the order recorded per record.
-func (l *ledger) failureEffects() []effect {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []effect
-	for _, es := range l.effects {
-		for _, e := range es {
-			if e.Failure != "" {
-				out = append(out, e)
-			}
-		}
-	}
-	return out
-}
-
-// timedOutAsLost makes the records still in flight when a phase timed out lost: the mappings
-// never reported them done.
-func (a *pipelineAccount) timedOutAsLost() {
-	for i := range a.Records {
-		if a.Records[i].Fate == fateInFlight {
-			a.Records[i].Fate = fateLost
-			a.Records[i].Why = "still on its way when the phase timed out (--phase-timeout)"
-			a.Fates[fateInFlight]--
-			a.Fates[fateLost]++
-		}
-	}
-	a.Lost = observed(a.Fates[fateLost])
 }
 
 // addMetrics adds the MetricsConfig figures of a mapping's phase to its totals, as CloudWatch

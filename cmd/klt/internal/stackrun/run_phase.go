@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/producer"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -23,9 +24,9 @@ type phaseResult struct {
 	since    time.Time // when it started, before its mappings and its first record
 	faulted  bool      // the --fault-load phase
 	pipes    []*pipeline
-	accounts []pipelineAccount // per pipe, in the order of pipes
-	seconds  []float64         // per pipe: from the first record produced to the last fate
-	faults   []armed           // the record faults armed, with their records
+	accounts []ledger.PipelineAccount // per pipe, in the order of pipes
+	seconds  []float64                // per pipe: from the first record produced to the last fate
+	faults   []armed                  // the record faults armed, with their records
 	runs     []*running
 	timedOut bool
 }
@@ -34,7 +35,7 @@ type phaseResult struct {
 type armed struct {
 	spec  FaultSpec
 	topic string
-	id    recordID
+	id    ledger.RecordID
 	seq   int
 	key   string
 	found bool // the selector picked a record of the phase
@@ -145,7 +146,7 @@ func (s *stack) waitPhase(ctx context.Context, res *phaseResult, since time.Time
 			res.account(s, since)
 			waiting = 0
 			for _, a := range res.accounts {
-				waiting += a.Fates[fateInFlight]
+				waiting += a.Fates[ledger.FateInFlight]
 			}
 			idle = idle && waiting == 0
 		}
@@ -181,9 +182,9 @@ func (res *phaseResult) account(s *stack, since time.Time) {
 	res.accounts = res.accounts[:0]
 	res.seconds = res.seconds[:0]
 	for _, p := range res.pipes {
-		a := account(s.obs.ledger, s.accountSpec(p), res.name)
+		a := ledger.Account(s.obs.ledger, s.accountSpec(p), res.name)
 		if res.timedOut {
-			a.timedOutAsLost()
+			a.TimedOutAsLost()
 		}
 		res.accounts = append(res.accounts, a)
 		last := s.lastFate(a)
@@ -197,9 +198,9 @@ func (res *phaseResult) account(s *stack, since time.Time) {
 // produce produces recs to topic through the producer package (acks from all in-sync
 // replicas, idempotent, murmur2 partitioning by key, as a Java client would), at --rate, and
 // records each in the ledger as an input of phase. It returns their identities, in order.
-func (s *stack) produce(ctx context.Context, topic, phase string, recs []inputRecord) ([]recordID, error) {
+func (s *stack) produce(ctx context.Context, topic, phase string, recs []inputRecord) ([]ledger.RecordID, error) {
 	const chunk = 500
-	out := make([]recordID, 0, len(recs))
+	out := make([]ledger.RecordID, 0, len(recs))
 	start := time.Now()
 	rate := s.c.Rate
 	for i := 0; i < len(recs); {
@@ -229,8 +230,8 @@ func (s *stack) produce(ctx context.Context, topic, phase string, recs []inputRe
 			return out, fmt.Errorf("producing the load to %s: %w", topic, err)
 		}
 		for j, r := range rs {
-			id := recordID{r.Record.Topic, r.Record.Partition, r.Record.Offset}
-			s.obs.ledger.produced(input{ID: id, Key: recs[i+j].Key, Value: recs[i+j].Value, At: r.Record.Timestamp, Phase: phase})
+			id := ledger.RecordID{Topic: r.Record.Topic, Partition: r.Record.Partition, Offset: r.Record.Offset}
+			s.obs.ledger.Produced(ledger.Input{ID: id, Key: recs[i+j].Key, Value: recs[i+j].Value, At: r.Record.Timestamp, Phase: phase})
 			out = append(out, id)
 		}
 		i += n

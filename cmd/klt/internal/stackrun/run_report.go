@@ -8,7 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 )
@@ -57,7 +58,7 @@ func (l *live) statuses() []report.MappingStatus {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]report.MappingStatus, len(l.runs))
-	failed, applied := l.s.obs.ledger.countsByFunction()
+	failed, applied := l.s.obs.ledger.CountsByFunction()
 	for i, r := range l.runs {
 		fn := r.spec.Function
 		out[i] = report.MappingStatus{Name: r.spec.Id, Function: fn, Snapshot: r.counters.Snapshot(),
@@ -286,7 +287,7 @@ func (s *stack) loadOf(p *pipeline) int {
 // report assembles the report of a run.
 func (s *stack) report(started time.Time, phases []*phaseResult, names map[*pipeline]string, lv *live, rec *report.Recorder) *report.Report {
 	rep := &report.Report{
-		Tool: "klt local", Version: strings.TrimPrefix(base.VersionLine(), "klt "), Started: started, Template: s.c.Template,
+		Tool: "klt local", Version: s.c.Version, Started: started, Template: s.c.Template,
 		Machine: report.ThisMachine(),
 		Scenario: report.Scenario{
 			Source: s.source.describe(), WorkMS: int(s.c.Work.Milliseconds()), Rate: s.c.Rate,
@@ -347,7 +348,7 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 		Name: name, Functions: p.functions, Phase: report.PhaseLoad,
 		Records: int64(len(a.Records)), Seconds: ph.seconds[i],
 		Lost: countOf(a.Lost), AppliedTwice: countOf(a.AppliedTwice), OrderViolations: countOf(a.OrderViolations),
-		DeadLettered: int64(a.Fates[fateDeadLettered]), Filtered: int64(a.Fates[fateFiltered]),
+		DeadLettered: int64(a.Fates[ledger.FateDeadLettered]), Filtered: int64(a.Fates[ledger.FateFiltered]),
 		Observed: a.Observed, Unobservable: a.Unobserved, Fates: map[string]int64{},
 	}
 	if ph.faulted {
@@ -356,7 +357,7 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 	for _, m := range p.specs {
 		rp.Mappings = append(rp.Mappings, m.Id)
 	}
-	rp.FailureQueue = report.Observed(int64(a.Fates[fateFailureQueue]))
+	rp.FailureQueue = report.Observed(int64(a.Fates[ledger.FateFailureQueue]))
 	for _, ra := range a.Records {
 		rp.Fates[reportFate(ra.Fate, a)]++
 		for _, n := range ra.Deliveries {
@@ -382,7 +383,7 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 		rp.SetLatencies(a.Latencies)
 	}
 	rep.Pipelines = append(rep.Pipelines, rp)
-	faulted := map[recordID]armed{}
+	faulted := map[ledger.RecordID]armed{}
 	for _, f := range ph.faults {
 		if f.found && f.topic == p.topic {
 			faulted[f.id] = f
@@ -398,7 +399,7 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 			})
 		}
 		for _, e := range ra.Effects {
-			if e.Failure != "" && e.Op == opListed && p.queues[e.Resource] {
+			if e.Failure != "" && e.Op == ledger.OpListed && p.queues[e.Resource] {
 				rep.FailedMessages = append(rep.FailedMessages, report.FailedMessage{
 					Pipeline: name, Queue: e.Resource, Kind: failedKind(e), Record: ra.ID.String(), Why: e.Failure, At: e.At, Body: e.Body,
 				})
@@ -416,7 +417,7 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 }
 
 // deliveries is how many invocations carried the record, by every mapping of the pipeline.
-func deliveries(ra recordAccount) int {
+func deliveries(ra ledger.RecordAccount) int {
 	n := 0
 	for _, d := range ra.Deliveries {
 		n += d
@@ -425,27 +426,27 @@ func deliveries(ra recordAccount) int {
 }
 
 // reportFate is the report's name of an accounting fate.
-func reportFate(fate string, a pipelineAccount) string {
+func reportFate(fate string, a ledger.PipelineAccount) string {
 	switch fate {
-	case fateSucceeded:
+	case ledger.FateSucceeded:
 		if a.Lost.Observed {
 			return report.FateApplied
 		}
 		return report.FateSucceeded
-	case fateFiltered:
+	case ledger.FateFiltered:
 		return report.FateFiltered
-	case fateFailureQueue:
+	case ledger.FateFailureQueue:
 		return report.FateFailureQueue
-	case fateDeadLettered:
+	case ledger.FateDeadLettered:
 		return report.FateDeadLettered
-	case fateInFlight:
+	case ledger.FateInFlight:
 		return report.FateUnfinished
 	}
 	return report.FateLost
 }
 
 // countOf is the report's Count of an accounting measure.
-func countOf(m measure) report.Count {
+func countOf(m ledger.Measure) report.Count {
 	if !m.Observed {
 		return report.Unobservable
 	}
@@ -455,19 +456,19 @@ func countOf(m measure) report.Count {
 // appliedOf counts the record's applications by the pipeline's last function: at the
 // resource where it was applied most often, so that a record applied once at each of two
 // resources (an idempotency table and a sink) counts once.
-func appliedOf(ra recordAccount, a pipelineAccount, last string) report.Count {
+func appliedOf(ra ledger.RecordAccount, a ledger.PipelineAccount, last string) report.Count {
 	if !a.Lost.Observed {
 		return report.Unobservable
 	}
-	res := map[resource]bool{}
+	res := map[ledger.Resource]bool{}
 	for _, r := range a.Resources {
 		res[r.Resource] = true
 	}
-	per := map[resource]int{}
+	per := map[ledger.Resource]int{}
 	n := 0
 	for _, e := range ra.Effects {
-		r := resource{e.Kind, e.Resource}
-		if res[r] && byLast(e, last) && applies(e) && !e.Repeat {
+		r := ledger.Resource{Kind: e.Kind, Name: e.Resource}
+		if res[r] && ledger.ByLast(e, last) && ledger.Applies(e) && !e.Repeat {
 			per[r]++
 			n = max(n, per[r])
 		}
@@ -477,7 +478,7 @@ func appliedOf(ra recordAccount, a pipelineAccount, last string) report.Count {
 
 // whereOf says where a record went in pipeline p: the resources of its last function's
 // effects, and the queues its failures reached.
-func whereOf(ra recordAccount, p *pipeline) string {
+func whereOf(ra ledger.RecordAccount, p *pipeline) string {
 	var out []string
 	for _, e := range ra.Effects {
 		w := e.Resource
@@ -486,7 +487,7 @@ func whereOf(ra recordAccount, p *pipeline) string {
 			continue // a queue of another pipeline's functions, which read the same record
 		case e.Failure != "":
 			w = "sent to " + e.Resource
-		case !byLast(e, p.applier()) || !applies(e):
+		case !ledger.ByLast(e, p.applier()) || !ledger.Applies(e):
 			continue
 		}
 		if !contains(out, w) {
@@ -498,7 +499,7 @@ func whereOf(ra recordAccount, p *pipeline) string {
 
 // whyOf says why a record reached a failure or dead-letter queue of pipeline p, as the
 // message there says, or how the accounting told its fate.
-func whyOf(ra recordAccount, p *pipeline) string {
+func whyOf(ra ledger.RecordAccount, p *pipeline) string {
 	for _, e := range ra.Effects {
 		if e.Failure != "" && p.queues[e.Resource] {
 			return "at " + e.Resource + ": " + e.Failure
@@ -508,11 +509,11 @@ func whyOf(ra recordAccount, p *pipeline) string {
 }
 
 // failedKind is the report's kind of a failure effect.
-func failedKind(e effect) string {
+func failedKind(e ledger.Effect) string {
 	switch e.Via {
-	case viaEnvelope:
+	case ledger.ViaEnvelope:
 		return report.FailureQueueKind
-	case viaOnFailure:
+	case ledger.ViaOnFailure:
 		return report.OnFailureDestinationKind
 	}
 	return report.DeadLetterQueueKind
@@ -528,7 +529,7 @@ func shortKey(k []byte) string {
 }
 
 // reportResource is the report's account of one resource.
-func (s *stack) reportResource(a pipelineAccount, res resourceAccount, last string) report.Resource {
+func (s *stack) reportResource(a ledger.PipelineAccount, res ledger.ResourceAccount, last string) report.Resource {
 	r := report.Resource{
 		Resource: res.Resource.Name, Kind: res.Resource.Kind,
 		Applied: report.Observed(int64(res.Applied)), AppliedTwice: report.Observed(int64(res.AppliedTwice)),
@@ -536,9 +537,9 @@ func (s *stack) reportResource(a pipelineAccount, res resourceAccount, last stri
 	}
 	var ms []float64
 	for _, ra := range a.Records {
-		in, ok := s.obs.ledger.input(ra.ID)
+		in, ok := s.obs.ledger.Input(ra.ID)
 		for _, e := range ra.Effects {
-			if e.Kind != res.Resource.Kind || e.Resource != res.Resource.Name || e.Repeat || !applies(e) || !byLast(e, last) {
+			if e.Kind != res.Resource.Kind || e.Resource != res.Resource.Name || e.Repeat || !ledger.Applies(e) || !ledger.ByLast(e, last) {
 				continue
 			}
 			if r.Via == "" {
@@ -558,19 +559,19 @@ func (s *stack) reportResource(a pipelineAccount, res resourceAccount, last stri
 }
 
 // faultOutcome says where one fault's record went in pipeline p, from what klt observed.
-func (s *stack) faultOutcome(pipe string, p *pipeline, a pipelineAccount, f armed) report.Fault {
+func (s *stack) faultOutcome(pipe string, p *pipeline, a ledger.PipelineAccount, f armed) report.Fault {
 	out := report.Fault{Pipeline: pipe, Fault: f.spec.Text, Fate: report.FateLost, Applied: report.Unobservable}
 	if !f.spec.isRecordFault() {
 		// A server fault is no record's: its outcome is the phase's records' (every one
 		// applied, or the first fate that is not).
 		out.Outcome = fmt.Sprintf("%d calls failed; %s", s.faultsAnswered(f.spec), fatesText(a))
 		out.Attempts = a.Attempts
-		applied := a.Fates[fateSucceeded]
-		out.Fate = reportFate(fateSucceeded, a)
+		applied := a.Fates[ledger.FateSucceeded]
+		out.Fate = reportFate(ledger.FateSucceeded, a)
 		if out.Fate == report.FateApplied {
 			out.Applied = report.Observed(int64(applied))
 		}
-		for _, bad := range []string{fateLost, fateInFlight, fateDeadLettered, fateFailureQueue} {
+		for _, bad := range []string{ledger.FateLost, ledger.FateInFlight, ledger.FateDeadLettered, ledger.FateFailureQueue} {
 			if a.Fates[bad] > 0 {
 				out.Fate = reportFate(bad, a)
 			}
@@ -586,7 +587,7 @@ func (s *stack) faultOutcome(pipe string, p *pipeline, a pipelineAccount, f arme
 		return out
 	}
 	out.Record = f.id.String()
-	var ra *recordAccount
+	var ra *ledger.RecordAccount
 	for i := range a.Records {
 		if a.Records[i].ID == f.id {
 			ra = &a.Records[i]
@@ -622,7 +623,7 @@ func (s *stack) faultOutcome(pipe string, p *pipeline, a pipelineAccount, f arme
 }
 
 // fateText says a record's fate in words.
-func fateText(ra recordAccount, p *pipeline, f report.Fault) string {
+func fateText(ra ledger.RecordAccount, p *pipeline, f report.Fault) string {
 	switch f.Fate {
 	case report.FateApplied:
 		n, _ := f.Applied.Value()
@@ -630,7 +631,7 @@ func fateText(ra recordAccount, p *pipeline, f report.Fault) string {
 	case report.FateSucceeded:
 		return fmt.Sprintf("succeeded after %d deliveries (no side effect observable)", f.Attempts)
 	case report.FateFailureQueue, report.FateDeadLettered:
-		return fmt.Sprintf("%s after %d deliveries (%s)", whereOf(ra, p), f.Attempts, base.OneLine(whyOf(ra, p)))
+		return fmt.Sprintf("%s after %d deliveries (%s)", whereOf(ra, p), f.Attempts, clitext.OneLine(whyOf(ra, p)))
 	case report.FateFiltered:
 		return "filtered out by the mapping's FilterCriteria"
 	}
@@ -638,9 +639,9 @@ func fateText(ra recordAccount, p *pipeline, f report.Fault) string {
 }
 
 // fatesText sums up a pipeline's fates, for a server fault's outcome.
-func fatesText(a pipelineAccount) string {
+func fatesText(a ledger.PipelineAccount) string {
 	var parts []string
-	for _, f := range []string{fateSucceeded, fateFiltered, fateFailureQueue, fateDeadLettered, fateInFlight, fateLost} {
+	for _, f := range []string{ledger.FateSucceeded, ledger.FateFiltered, ledger.FateFailureQueue, ledger.FateDeadLettered, ledger.FateInFlight, ledger.FateLost} {
 		if n := a.Fates[f]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, reportFate(f, a)))
 		}

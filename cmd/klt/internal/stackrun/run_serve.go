@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
@@ -67,15 +67,15 @@ func (s *stack) serve(ctx context.Context) error {
 // the failure and dead-letter queues; no pipeline was measured.
 func (s *stack) summary(started time.Time, lv *live) *report.Report {
 	rep := &report.Report{
-		Tool: "klt local", Version: strings.TrimPrefix(base.VersionLine(), "klt "), Started: started, Template: s.c.Template,
+		Tool: "klt local", Version: s.c.Version, Started: started, Template: s.c.Template,
 		Machine: report.ThisMachine(), Interrupted: true, Mappings: lv.mappings(),
 		Scenario: report.Scenario{Source: "served until Ctrl-C: records produced by others"},
 	}
 	if len(s.pipelines) > 0 {
 		rep.Scenario.Partitions = s.c.Partitions.get(s.pipelines[0].topic, 1)
 	}
-	for _, e := range s.obs.ledger.failureEffects() {
-		if e.Op != opListed {
+	for _, e := range s.obs.ledger.FailureEffects() {
+		if e.Op != ledger.OpListed {
 			continue // the function's SendMessage: the lister's reading of it is listed
 		}
 		rep.FailedMessages = append(rep.FailedMessages, report.FailedMessage{

@@ -3,6 +3,7 @@ package stackrun
 import (
 	"context"
 	"fmt"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"io"
 	"net"
 	"net/http"
@@ -26,16 +27,16 @@ import (
 // Idempotency-Key, or with one that names no record, is applied and recorded as
 // unattributed.
 type httpSink struct {
-	l    *ledger
+	l    *ledger.Ledger
 	name string // the resource's name in the ledger: the template parameter
 	work time.Duration
 	ln   net.Listener
 	srv  *http.Server
 
 	mu        sync.Mutex
-	transient map[recordID]bool     // the first request of each function for the record gets 503
-	attempts  map[string]int        // function + " " + key -> requests
-	answered  map[string]sinkAnswer // function + " " + key -> the first answer
+	transient map[ledger.RecordID]bool // the first request of each function for the record gets 503
+	attempts  map[string]int           // function + " " + key -> requests
+	answered  map[string]sinkAnswer    // function + " " + key -> the first answer
 }
 
 type sinkAnswer struct {
@@ -48,13 +49,13 @@ const maxSinkBody = 1 << 20
 
 // startHTTPSink serves the sink on a free loopback port; name is its resource name in the
 // ledger (the template parameter its URL goes to).
-func startHTTPSink(l *ledger, name string, work time.Duration) (*httpSink, error) {
+func startHTTPSink(l *ledger.Ledger, name string, work time.Duration) (*httpSink, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("the HTTP sink: %w", err)
 	}
 	s := &httpSink{l: l, name: name, work: work, ln: ln,
-		transient: map[recordID]bool{}, attempts: map[string]int{}, answered: map[string]sinkAnswer{}}
+		transient: map[ledger.RecordID]bool{}, attempts: map[string]int{}, answered: map[string]sinkAnswer{}}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
@@ -64,7 +65,7 @@ func startHTTPSink(l *ledger, name string, work time.Duration) (*httpSink, error
 func (s *httpSink) URL(fn string) string { return "http://" + s.ln.Addr().String() + "/f/" + fn }
 
 // failFirst makes the first request of each function for record id fail with 503.
-func (s *httpSink) failFirst(id recordID) {
+func (s *httpSink) failFirst(id ledger.RecordID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.transient[id] = true
@@ -99,7 +100,7 @@ func (s *httpSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	key := r.Header.Get("Idempotency-Key")
 	id, named := parseKafkaKey(key)
-	e := effect{Kind: effectHTTP, Resource: s.name, Function: fn, Record: id, Via: viaIdempotencyHdr, Op: r.Method,
+	e := ledger.Effect{Kind: ledger.EffectHTTP, Resource: s.name, Function: fn, Record: id, Via: ledger.ViaIdempotencyHeader, Op: r.Method,
 		Body: capBody([]byte(r.Method + " " + r.URL.Path + "\n" + string(body)))}
 
 	s.mu.Lock()
@@ -143,14 +144,14 @@ func (s *httpSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, ans.body)
 }
 
-func (s *httpSink) recordEffect(e effect, named bool, key string) {
+func (s *httpSink) recordEffect(e ledger.Effect, named bool, key string) {
 	if named {
-		s.l.effect(e)
+		s.l.AddEffect(e)
 		return
 	}
 	why := "no Idempotency-Key header"
 	if key != "" {
 		why = fmt.Sprintf("Idempotency-Key %.100q names no record (want topic-partition-offset)", key)
 	}
-	s.l.unattributed(unattributed{Kind: effectHTTP, Resource: s.name, At: e.At, Why: e.Op + " by " + e.Function + ": " + why})
+	s.l.AddUnattributed(ledger.Unattributed{Kind: ledger.EffectHTTP, Resource: s.name, At: e.At, Why: e.Op + " by " + e.Function + ": " + why})
 }

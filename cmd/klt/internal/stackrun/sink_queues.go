@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/fanout"
@@ -34,7 +35,7 @@ import (
 // are received, so a scan of one sees at most the first 10 messages of each group: the
 // lister says so (problems) for each FIFO queue it lists.
 type queueLister struct {
-	l      *ledger
+	l      *ledger.Ledger
 	client *sqs.Client
 	notes
 
@@ -50,7 +51,7 @@ type queueLister struct {
 // soon.
 const listVisibility = 20 * time.Second
 
-func newQueueLister(l *ledger, client *sqs.Client) *queueLister {
+func newQueueLister(l *ledger.Ledger, client *sqs.Client) *queueLister {
 	return &queueLister{l: l, client: client, seen: map[string]bool{}, held: map[string]map[string]string{},
 		scans: map[string]int{}, waitCh: make(chan struct{})}
 }
@@ -219,10 +220,10 @@ func (q *queueLister) settle(ctx context.Context) error {
 func (q *queueLister) read(queue string, m types.Message) {
 	now := time.Now()
 	body := aws.ToString(m.Body)
-	e := effect{Kind: effectQueue, Resource: queue, Op: "listed", At: now, Body: capBody([]byte(body)), ID: aws.ToString(m.MessageId)}
+	e := ledger.Effect{Kind: ledger.EffectQueue, Resource: queue, Op: "listed", At: now, Body: capBody([]byte(body)), ID: aws.ToString(m.MessageId)}
 	if id, why, ok := recordOfEnvelope(body); ok {
-		e.Record, e.Via, e.Failure = id, viaEnvelope, why
-		q.l.effect(e)
+		e.Record, e.Via, e.Failure = id, ledger.ViaEnvelope, why
+		q.l.AddEffect(e)
 		return
 	}
 	if ok, err := readOnFailure(q.l, e, []byte(body)); ok {
@@ -233,14 +234,14 @@ func (q *queueLister) read(queue string, m types.Message) {
 	}
 	msg := esm.SQSMessage(m, "", samspec.LocalRegion)
 	if r, err := fanout.Record(msg); err == nil {
-		e.Record, e.Via = recordID{r.Topic, r.Partition, r.Offset}, viaRecordAttribute
+		e.Record, e.Via = ledger.RecordID{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}, ledger.ViaRecordAttribute
 		e.Failure = "moved to the dead-letter queue after " + msg.Attributes["ApproximateReceiveCount"] + " receives (maxReceiveCount)"
-		q.l.effect(e)
+		q.l.AddEffect(e)
 		return
 	} else {
 		q.add("%s: message %s: not a batch sink's envelope, an on-failure record or a fanout message: %v", queue, aws.ToString(m.MessageId), err)
 	}
-	q.l.unattributed(unattributed{Kind: effectQueue, Resource: queue, At: now, Why: "message " + aws.ToString(m.MessageId) + " names no record"})
+	q.l.AddUnattributed(ledger.Unattributed{Kind: ledger.EffectQueue, Resource: queue, At: now, Why: "message " + aws.ToString(m.MessageId) + " names no record"})
 }
 
 // maxOnFailureRange bounds the offsets one on-failure record may name (its batch).
@@ -249,7 +250,7 @@ const maxOnFailureRange = 100000
 // readOnFailure reads a Kafka mapping's on-failure record (requestContext, KafkaBatchInfo
 // with the offsets of each partition's failed batch) into one effect per record, like e,
 // whose Failure is the condition. It reports false when body is not one.
-func readOnFailure(l *ledger, e effect, body []byte) (bool, error) {
+func readOnFailure(l *ledger.Ledger, e ledger.Effect, body []byte) (bool, error) {
 	var ofd struct {
 		RequestContext struct {
 			Condition   string `json:"condition"`
@@ -269,7 +270,7 @@ func readOnFailure(l *ledger, e effect, body []byte) (bool, error) {
 		return false, nil
 	}
 	arn := ofd.RequestContext.FunctionArn
-	e.Via, e.Failure = viaOnFailure, ofd.RequestContext.Condition
+	e.Via, e.Failure = ledger.ViaOnFailure, ofd.RequestContext.Condition
 	if ofd.ResponseContext.FunctionError != "" {
 		e.Failure += " (" + ofd.ResponseContext.FunctionError + ")"
 	}
@@ -282,13 +283,13 @@ func readOnFailure(l *ledger, e effect, body []byte) (bool, error) {
 		last, err2 := strconv.ParseInt(ri.Last, 10, 64)
 		if !ok || err1 != nil || err2 != nil || first < 0 || last < first || last-first >= maxOnFailureRange {
 			bad = append(bad, fmt.Sprintf("%s offsets %q..%q", tp, ri.First, ri.Last))
-			l.unattributed(unattributed{Kind: e.Kind, Resource: e.Resource, At: e.At, Why: "on-failure record of " + fn + ": " + tp})
+			l.AddUnattributed(ledger.Unattributed{Kind: e.Kind, Resource: e.Resource, At: e.At, Why: "on-failure record of " + fn + ": " + tp})
 			continue
 		}
 		for off := first; off <= last; off++ {
 			r := e
-			r.Record = recordID{topic, part, off}
-			l.effect(r)
+			r.Record = ledger.RecordID{Topic: topic, Partition: part, Offset: off}
+			l.AddEffect(r)
 		}
 	}
 	if len(bad) > 0 {

@@ -1,4 +1,4 @@
-package stackrun
+package ledger
 
 import (
 	"fmt"
@@ -17,17 +17,17 @@ import (
 // only: a record's fate is what the ledger saw, never what klt expected.
 
 // recordID names an input record: where klt produced it.
-type recordID struct {
+type RecordID struct {
 	Topic     string
 	Partition int32
 	Offset    int64
 }
 
-func (id recordID) String() string { return fmt.Sprintf("%s-%d@%d", id.Topic, id.Partition, id.Offset) }
+func (id RecordID) String() string { return fmt.Sprintf("%s-%d@%d", id.Topic, id.Partition, id.Offset) }
 
 // input is one record klt produced.
-type input struct {
-	ID    recordID
+type Input struct {
+	ID    RecordID
 	Key   []byte
 	Value []byte
 	At    time.Time // its timestamp
@@ -36,21 +36,21 @@ type input struct {
 
 // Kinds of side effect (effect.Kind).
 const (
-	effectTable = "table" // an item written to a table of the template (PutItem, UpdateItem, a transaction...)
-	effectQueue = "queue" // a message sent to a queue of the template
-	effectTopic = "topic" // a record produced to a topic
-	effectHTTP  = "http"  // a request to the local HTTP sink
+	EffectTable = "table" // an item written to a table of the template (PutItem, UpdateItem, a transaction...)
+	EffectQueue = "queue" // a message sent to a queue of the template
+	EffectTopic = "topic" // a record produced to a topic
+	EffectHTTP  = "http"  // a request to the local HTTP sink
 )
 
 // How an effect's input record was read (effect.Via).
 const (
-	viaRecordAttribute = "record attribute"  // fanout's kafka.record message attribute
-	viaSourceHeader    = "source header"     // producer.SourceHeader of an output record
-	viaIdempotencyKey  = "idempotency key"   // the idempotency store's entry key (idempotency.KafkaKey, hashed)
-	viaItemKey         = "item key"          // an attribute of the item holding topic-partition-offset
-	viaIdempotencyHdr  = "Idempotency-Key"   // the HTTP request's Idempotency-Key header
-	viaEnvelope        = "envelope"          // a batch sink's envelope (a failure queue's message)
-	viaOnFailure       = "on-failure record" // a Kafka mapping's on-failure record (KafkaBatchInfo)
+	ViaRecordAttribute   = "record attribute"  // fanout's kafka.record message attribute
+	ViaSourceHeader      = "source header"     // producer.SourceHeader of an output record
+	ViaIdempotencyKey    = "idempotency key"   // the idempotency store's entry key (idempotency.KafkaKey, hashed)
+	ViaItemKey           = "item key"          // an attribute of the item holding topic-partition-offset
+	ViaIdempotencyHeader = "Idempotency-Key"   // the HTTP request's Idempotency-Key header
+	ViaEnvelope          = "envelope"          // a batch sink's envelope (a failure queue's message)
+	ViaOnFailure         = "on-failure record" // a Kafka mapping's on-failure record (KafkaBatchInfo)
 )
 
 // Operations of an idempotency entry (effect.Op), told apart from the item's other writes:
@@ -58,18 +58,18 @@ const (
 // a handler that failed) and the completion of a record package batch sent to its sink
 // (data {"outcome":"sunk"}) are bookkeeping; any other completion is the application.
 const (
-	opClaim    = "claim"
-	opComplete = "complete"
-	opRelease  = "release"
-	opSunk     = "sunk"
+	OpClaim    = "claim"
+	OpComplete = "complete"
+	OpRelease  = "release"
+	OpSunk     = "sunk"
 )
 
 // effect is one side effect klt observed, with the input record it belongs to.
-type effect struct {
+type Effect struct {
 	Kind     string   // effectTable, effectQueue, effectTopic or effectHTTP
 	Resource string   // the table's or queue's logical ID, the topic, or the sink's parameter name
 	Function string   // the function that caused it, when known ("" when not)
-	Record   recordID // the input record, read from where its identity travels
+	Record   RecordID // the input record, read from where its identity travels
 	Via      string   // how the identity was read: one of the via constants
 	// Op is the operation: the AWS operation (PutItem, SendMessage...), "Produce", the HTTP
 	// method, "listed" for a message the lister read at a failure or dead-letter queue, or
@@ -99,13 +99,13 @@ type effect struct {
 }
 
 // unattributed is a side effect whose input record klt could not tell.
-type unattributed struct {
+type Unattributed struct {
 	Kind, Resource, Why string
 	At                  time.Time
 }
 
 // step is one esm.Event, for one record.
-type step struct {
+type Step struct {
 	Kind       esm.EventKind
 	Mapping    string
 	Invocation int64
@@ -114,21 +114,21 @@ type step struct {
 }
 
 // ledger is safe for concurrent use.
-type ledger struct {
+type Ledger struct {
 	mu      sync.Mutex
-	inputs  map[recordID]*input
-	order   []recordID
-	steps   map[recordID][]step
-	effects map[recordID][]effect
-	unknown []unattributed // the first maxUnattributed
+	inputs  map[RecordID]*Input
+	order   []RecordID
+	steps   map[RecordID][]Step
+	effects map[RecordID][]Effect
+	unknown []Unattributed // the first maxUnattributed
 	// unknownN counts every unattributed effect, kept or not.
 	unknownN int
 	// hashes maps the idempotency store's hash of each input's KafkaKey, in both formats
 	// (hex for Powertools Python's layout, base64 for TypeScript's), to the input.
-	hashes map[string]recordID
+	hashes map[string]RecordID
 	// invs are the mappings' invocations (ledger_invocations.go), invOrder their keys in the
 	// order they started; groups the FIFO message groups each mapping delivered per phase.
-	invs     map[invocationKey]*invocation
+	invs     map[invocationKey]*Invocation
 	invOrder []invocationKey
 	groups   map[phaseMapping]map[string]bool
 	// strayEnds counts the ends of invocations whose start the observer did not see.
@@ -139,23 +139,23 @@ type ledger struct {
 // counts them all.
 const maxUnattributed = 10000
 
-func newLedger() *ledger {
-	return &ledger{inputs: map[recordID]*input{}, steps: map[recordID][]step{}, effects: map[recordID][]effect{},
-		hashes: map[string]recordID{}, invs: map[invocationKey]*invocation{}, groups: map[phaseMapping]map[string]bool{},
+func New() *Ledger {
+	return &Ledger{inputs: map[RecordID]*Input{}, steps: map[RecordID][]Step{}, effects: map[RecordID][]Effect{},
+		hashes: map[string]RecordID{}, invs: map[invocationKey]*Invocation{}, groups: map[phaseMapping]map[string]bool{},
 		strayEnds: map[phaseMapping]int{}}
 }
 
 // kafkaKey is idempotency.KafkaKey of the record: "topic-partition-offset".
-func (id recordID) kafkaKey() string {
+func (id RecordID) KafkaKey() string {
 	return idempotency.KafkaKey(&kafkaevent.Record{Topic: id.Topic, Partition: id.Partition, Offset: id.Offset})
 }
 
 // idempotencyHashes returns the digests the idempotency store writes after "<prefix>#" for
 // the key idempotency.KafkaKey of id, in Python's and TypeScript's formats.
-func (id recordID) idempotencyHashes() ([]string, error) {
+func (id RecordID) idempotencyHashes() ([]string, error) {
 	var out []string
 	for _, f := range []idempotency.Format{idempotency.FormatPython, idempotency.FormatTypeScript} {
-		d, err := f.Digest(id.kafkaKey())
+		d, err := f.Digest(id.KafkaKey())
 		if err != nil {
 			return nil, fmt.Errorf("the %v idempotency digest of %s: %w", f, id, err)
 		}
@@ -165,7 +165,7 @@ func (id recordID) idempotencyHashes() ([]string, error) {
 }
 
 // byHash returns the input whose KafkaKey the idempotency store hashed to h.
-func (l *ledger) byHash(h string) (recordID, bool) {
+func (l *Ledger) ByHash(h string) (RecordID, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	id, ok := l.hashes[h]
@@ -173,14 +173,14 @@ func (l *ledger) byHash(h string) (recordID, bool) {
 }
 
 // produced records an input record.
-func (l *ledger) produced(in input) {
+func (l *Ledger) Produced(in Input) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, ok := l.inputs[in.ID]; !ok {
 		l.order = append(l.order, in.ID)
 		ds, err := in.ID.idempotencyHashes()
 		if err != nil { // its table entries cannot be told: say so rather than miss them
-			l.unknown = append(l.unknown, unattributed{Kind: effectTable, Why: err.Error(), At: time.Now()})
+			l.unknown = append(l.unknown, Unattributed{Kind: EffectTable, Why: err.Error(), At: time.Now()})
 		}
 		for _, d := range ds {
 			l.hashes[d] = in.ID
@@ -191,21 +191,21 @@ func (l *ledger) produced(in input) {
 
 // observe records a mapping's event for each Kafka record it names (SQS messages name the
 // input record by the fan-out attribute: the caller resolves them, see observer).
-func (l *ledger) step(id recordID, s step) {
+func (l *Ledger) AddStep(id RecordID, s Step) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.steps[id] = append(l.steps[id], s)
 }
 
 // effect records a side effect of input record e.Record.
-func (l *ledger) effect(e effect) {
+func (l *Ledger) AddEffect(e Effect) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.effects[e.Record] = append(l.effects[e.Record], e)
 }
 
 // unattributed records a side effect whose input record klt could not tell.
-func (l *ledger) unattributed(u unattributed) {
+func (l *Ledger) AddUnattributed(u Unattributed) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.unknownN++
@@ -215,7 +215,7 @@ func (l *ledger) unattributed(u unattributed) {
 }
 
 // unattributedCount returns how many side effects klt could not attribute.
-func (l *ledger) unattributedCount() int {
+func (l *Ledger) UnattributedCount() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.unknownN
@@ -223,17 +223,17 @@ func (l *ledger) unattributedCount() int {
 
 // history returns what the ledger holds of record id: its input (nil when klt did not
 // produce it), its steps and its effects, in the order they were recorded.
-func (l *ledger) history(id recordID) (*input, []step, []effect) {
+func (l *Ledger) History(id RecordID) (*Input, []Step, []Effect) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.inputs[id], append([]step(nil), l.steps[id]...), append([]effect(nil), l.effects[id]...)
+	return l.inputs[id], append([]Step(nil), l.steps[id]...), append([]Effect(nil), l.effects[id]...)
 }
 
 // inputsOf returns the input records of phase ("" for all), in produce order.
-func (l *ledger) inputsOf(phase string) []input {
+func (l *Ledger) InputsOf(phase string) []Input {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []input
+	var out []Input
 	for _, id := range l.order {
 		if in := l.inputs[id]; phase == "" || in.Phase == phase {
 			out = append(out, *in)
@@ -243,13 +243,13 @@ func (l *ledger) inputsOf(phase string) []input {
 }
 
 // effectsAt returns every effect on resource (of kind), sorted by time.
-func (l *ledger) effectsAt(kind, resource string) []effect {
+func (l *Ledger) EffectsAt(kind, Resource string) []Effect {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []effect
+	var out []Effect
 	for _, es := range l.effects {
 		for _, e := range es {
-			if e.Kind == kind && e.Resource == resource {
+			if e.Kind == kind && e.Resource == Resource {
 				out = append(out, e)
 			}
 		}
@@ -260,22 +260,22 @@ func (l *ledger) effectsAt(kind, resource string) []effect {
 
 // unattributedEffects returns the side effects klt could not attribute (the first
 // maxUnattributed of them: unattributedCount counts them all).
-func (l *ledger) unattributedEffects() []unattributed {
+func (l *Ledger) UnattributedEffects() []Unattributed {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]unattributed(nil), l.unknown...)
+	return append([]Unattributed(nil), l.unknown...)
 }
 
 // resourcesOf returns the resources at which the ledger holds an effect of function fn that
 // is not a failure, sorted by kind and name.
-func (l *ledger) resourcesOf(fn string) []resource {
+func (l *Ledger) ResourcesOf(fn string) []Resource {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	seen := map[resource]bool{}
-	var out []resource
+	seen := map[Resource]bool{}
+	var out []Resource
 	for _, es := range l.effects {
 		for _, e := range es {
-			r := resource{e.Kind, e.Resource}
+			r := Resource{e.Kind, e.Resource}
 			if e.Function == fn && fn != "" && e.Failure == "" && !seen[r] {
 				seen[r] = true
 				out = append(out, r)
@@ -292,12 +292,58 @@ func (l *ledger) resourcesOf(fn string) []resource {
 }
 
 // input returns the input record id, and whether klt produced it.
-func (l *ledger) input(id recordID) (input, bool) {
+func (l *Ledger) Input(id RecordID) (Input, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	in, ok := l.inputs[id]
 	if !ok {
-		return input{}, false
+		return Input{}, false
 	}
 	return *in, true
+}
+
+// countsByFunction counts, per function, in one pass over the ledger: the records it sent to
+// a failure queue (a batch sink's envelope; a record sent twice, as when its batch is
+// delivered again after a timeout, counts once), and its side effects that apply a record
+// (repeats and idempotency bookkeeping aside).
+func (l *Ledger) CountsByFunction() (failed, applied map[string]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	failed, applied = map[string]int{}, map[string]int{}
+	for _, es := range l.effects {
+		sent := map[string]bool{}
+		for _, e := range es {
+			switch {
+			case e.Function == "":
+			case e.Failure != "" && e.Via == ViaEnvelope && e.Op != OpListed:
+				if !sent[e.Function] {
+					sent[e.Function] = true
+					failed[e.Function]++
+				}
+			case e.Failure == "" && !e.Repeat && Applies(e):
+				applied[e.Function]++
+			}
+		}
+	}
+	return failed, applied
+}
+
+// opListed is the effect.Op of a message the lister read on a failure or dead-letter queue
+// (sink_queues.go): each such message is listed once in the report, as read there.
+const OpListed = "listed"
+
+// failureEffects returns every effect that is a failure (a failure queue's, a dead-letter
+// queue's, an on-failure destination's message), in the order recorded per record.
+func (l *Ledger) FailureEffects() []Effect {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []Effect
+	for _, es := range l.effects {
+		for _, e := range es {
+			if e.Failure != "" {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
 }

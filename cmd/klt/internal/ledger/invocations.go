@@ -1,4 +1,4 @@
-package stackrun
+package ledger
 
 import (
 	"sort"
@@ -22,7 +22,7 @@ type invocationKey struct {
 }
 
 // invocation is what the events said of one invocation.
-type invocation struct {
+type Invocation struct {
 	Start time.Time // its Delivered event
 	// End is its last Succeeded or Failed event; zero while none came (the invocation had
 	// not ended, or the mapping stopped first).
@@ -33,7 +33,7 @@ type invocation struct {
 }
 
 // seconds is the invocation's duration; ok is false for one that did not end.
-func (v invocation) seconds() (float64, bool) {
+func (v Invocation) Seconds() (float64, bool) {
 	if v.End.IsZero() || v.End.Before(v.Start) {
 		return 0, false
 	}
@@ -46,7 +46,7 @@ type phaseMapping struct{ Phase, Mapping string }
 // invoked records the invocation facts of a mapping's event of phase: a Delivered event
 // starts invocation e.Invocation, its Succeeded and Failed events move its end. Events
 // without an invocation (Filtered, GaveUp) say nothing of one.
-func (l *ledger) invoked(phase string, e esm.Event) {
+func (l *Ledger) Invoked(phase string, e esm.Event) {
 	if e.Invocation == 0 {
 		return
 	}
@@ -71,7 +71,7 @@ func (l *ledger) invoked(phase string, e esm.Event) {
 		if _, ok := l.invs[k]; !ok {
 			l.invOrder = append(l.invOrder, k)
 		}
-		l.invs[k] = &invocation{Start: e.At, Records: len(e.Records), Partitions: len(parts)}
+		l.invs[k] = &Invocation{Start: e.At, Records: len(e.Records), Partitions: len(parts)}
 	case esm.Succeeded, esm.Failed:
 		v := l.invs[k]
 		if v == nil { // an end without a start: counted, and the report says so
@@ -86,10 +86,10 @@ func (l *ledger) invoked(phase string, e esm.Event) {
 }
 
 // invocationsOf returns the invocations of mapping in phase, by start.
-func (l *ledger) invocationsOf(phase, mapping string) []invocation {
+func (l *Ledger) InvocationsOf(phase, mapping string) []Invocation {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []invocation
+	var out []Invocation
 	for _, k := range l.invOrder {
 		if k.Phase == phase && k.Mapping == mapping {
 			out = append(out, *l.invs[k])
@@ -101,14 +101,14 @@ func (l *ledger) invocationsOf(phase, mapping string) []invocation {
 
 // strayEndsOf is how many ends of invocations mapping reported in phase whose start klt did
 // not see (none, as the mappings report each invocation's events in order).
-func (l *ledger) strayEndsOf(phase, mapping string) int {
+func (l *Ledger) StrayEndsOf(phase, mapping string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.strayEnds[phaseMapping{phase, mapping}]
 }
 
 // groupsOf returns the distinct message groups mapping delivered in phase (FIFO queues).
-func (l *ledger) groupsOf(phase, mapping string) map[string]bool {
+func (l *Ledger) GroupsOf(phase, mapping string) map[string]bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := map[string]bool{}

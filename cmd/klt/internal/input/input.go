@@ -1,9 +1,12 @@
-package base
-
-// This file is the one way klt reads a file or standard input: every input has a cap, stated
-// here with the reason for its number, and reading stops one byte past it with an error that
-// names the input and the cap. An endless stream (/dev/zero, a pipe that never closes) costs at
-// most the cap in memory, never the machine.
+// Package input is the one way klt reads a file or standard input: every input has a cap,
+// stated here with the reason for its number, and reading stops one byte past it with a
+// *TooLargeError that names the input and the cap. An endless stream (/dev/zero, a pipe that
+// never closes) costs at most the cap in memory, never the machine. It also tells a whole
+// event from JSON Lines (EventKind) and names an input for messages (Name, ShellQuote), and
+// checks the host:port lists klt takes (SplitServers).
+//
+// It is below klt's commands and engines alike: it prints nothing and returns errors.
+package input
 
 import (
 	"bytes"
@@ -11,8 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strconv"
+	"strings"
+
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
 )
 
 // MaxPayload is the largest request payload of a synchronous Lambda invocation, 6 MB. An event
@@ -25,8 +32,8 @@ const (
 	KindSQS   = "SQS"
 )
 
-// InputLimit is the most bytes klt reads of one kind of input, and why that many.
-type InputLimit struct {
+// Limit is the most bytes klt reads of one kind of input, and why that many.
+type Limit struct {
 	Max int64
 	why string // ends the error: "the largest payload of a Lambda invocation"
 }
@@ -35,25 +42,25 @@ type InputLimit struct {
 var (
 	// EventLimit caps an event (klt event decode, filter test --event, invoke): 6 MB, the
 	// largest payload of a synchronous Lambda invocation, so nothing Lambda sends is refused.
-	EventLimit = InputLimit{MaxPayload, "the largest payload of a Lambda invocation"}
+	EventLimit = Limit{MaxPayload, "the largest payload of a Lambda invocation"}
 	// ResponseLimit caps a function's response that klt invoke reads from the emulator: Lambda
 	// refuses a response payload over 6 MB too.
-	ResponseLimit = InputLimit{MaxPayload, "the largest response payload of a Lambda invocation"}
+	ResponseLimit = Limit{MaxPayload, "the largest response payload of a Lambda invocation"}
 	// TemplateLimit caps a SAM or CloudFormation template, and a FilterCriteria or pattern
 	// file: 1 MB, the largest template body CloudFormation takes (from S3).
-	TemplateLimit = InputLimit{1 << 20, "the largest template CloudFormation takes"}
+	TemplateLimit = Limit{1 << 20, "the largest template CloudFormation takes"}
 	// LinesLimit caps the JSON Lines records of klt event build and klt produce in total;
 	// lineLimit caps one line of them (see jsonl.ReadLines).
-	LinesLimit = InputLimit{maxLinesBytes, "klt's limit for JSON Lines input; split it"}
+	LinesLimit = Limit{maxLinesBytes, "klt's limit for JSON Lines input; split it"}
 	// EnvVarsLimit caps a sam local invoke --env-vars file: Lambda gives a function 4 KB of
 	// environment variables, so 1 MB holds those of any stack.
-	EnvVarsLimit = InputLimit{1 << 20, "klt's limit for an --env-vars file"}
+	EnvVarsLimit = Limit{1 << 20, "klt's limit for an --env-vars file"}
 	// SchemaLimit caps an Avro or Protobuf schema file (and each file a .proto imports): the
 	// AWS Glue Schema Registry takes schemas of up to 170 KB, Confluent's of up to 1 MB.
-	SchemaLimit = InputLimit{1 << 20, "klt's limit for a schema file"}
+	SchemaLimit = Limit{1 << 20, "klt's limit for a schema file"}
 	// SourceLimit caps a Go source file or go.mod that klt lint and klt invoke read from a
 	// function's code: no file written by hand comes near it.
-	SourceLimit = InputLimit{16 << 20, "klt's limit for a Go source file"}
+	SourceLimit = Limit{16 << 20, "klt's limit for a Go source file"}
 )
 
 // The caps of JSON Lines input, stated in the help of klt event build and klt produce.
@@ -74,29 +81,18 @@ var ErrTooLarge = errors.New("input too large")
 // "NAME: more than N bytes (M MB, WHY)".
 type TooLargeError struct {
 	Name  string
-	Limit InputLimit
+	Limit Limit
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("%s: more than %d bytes (%s, %s); klt read no further", e.Name, e.Limit.Max, SizeText(e.Limit.Max), e.Limit.why)
+	return fmt.Sprintf("%s: more than %d bytes (%s, %s); klt read no further", e.Name, e.Limit.Max, clitext.SizeText(e.Limit.Max), e.Limit.why)
 }
 
 func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
-// SizeText writes n bytes as binary megabytes or kilobytes ("6 MB", "512 KB"), or bytes.
-func SizeText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return strconv.FormatInt(n>>20, 10) + " MB"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return strconv.FormatInt(n>>10, 10) + " KB"
-	}
-	return strconv.FormatInt(n, 10) + " bytes"
-}
-
 // ReadCapped reads r to its end, or fails with a *tooLargeError as soon as it has given more
 // than lim.max bytes. name names r in errors.
-func ReadCapped(name string, r io.Reader, lim InputLimit) ([]byte, error) {
+func ReadCapped(name string, r io.Reader, lim Limit) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, lim.Max+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -108,7 +104,7 @@ func ReadCapped(name string, r io.Reader, lim InputLimit) ([]byte, error) {
 }
 
 // ReadFileCapped reads the file name, at most lim.max bytes of it (see readCapped).
-func ReadFileCapped(name string, lim InputLimit) ([]byte, error) {
+func ReadFileCapped(name string, lim Limit) ([]byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -117,20 +113,20 @@ func ReadFileCapped(name string, lim InputLimit) ([]byte, error) {
 	return ReadCapped(name, f, lim)
 }
 
-// ReadInput reads the input that args name: the file args[0], or stdin when args is empty or
+// Read reads the input that args name: the file args[0], or stdin when args is empty or
 // args[0] is "-", at most lim.max bytes. A UTF-8 byte order mark at its start, which some
 // editors write, is dropped.
-func ReadInput(args []string, stdin io.Reader, lim InputLimit) ([]byte, error) {
+func Read(args []string, stdin io.Reader, lim Limit) ([]byte, error) {
 	name := "-"
 	if len(args) > 0 {
 		name = args[0]
 	}
-	return ReadInputFile(name, stdin, lim)
+	return ReadFileOrStdin(name, stdin, lim)
 }
 
-// ReadInputFile reads the file name, or standard input when name is "-", at most lim.max
+// ReadFileOrStdin reads the file name, or standard input when name is "-", at most lim.max
 // bytes, without the UTF-8 byte order mark some editors write at the start of a file.
-func ReadInputFile(name string, stdin io.Reader, lim InputLimit) ([]byte, error) {
+func ReadFileOrStdin(name string, stdin io.Reader, lim Limit) ([]byte, error) {
 	var data []byte
 	var err error
 	if name == "-" {
@@ -164,4 +160,58 @@ func EventKind(data []byte) string {
 		return KindSQS
 	}
 	return ""
+}
+
+// Name returns the name of the input file args name, for messages: "<stdin>" when there is
+// none or it is "-".
+func Name(args []string) string {
+	if len(args) == 0 || args[0] == "-" {
+		return "<stdin>"
+	}
+	return args[0]
+}
+
+// ShellQuote quotes name for a command line shown in a message, when it needs quoting.
+func ShellQuote(name string) string {
+	if name == "<stdin>" {
+		return "FILE"
+	}
+	if name != "" && strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+,:@") == "" {
+		return name
+	}
+	return "'" + strings.ReplaceAll(name, "'", `'\''`) + "'"
+}
+
+// WithArticle returns "a Kafka" or "an SQS".
+func WithArticle(kind string) string {
+	if kind == KindSQS {
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
+// SplitServers splits a comma-separated list of host:port entries, checking each; "" is the
+// empty list.
+func SplitServers(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var servers []string
+	for _, hp := range strings.Split(s, ",") {
+		hp = strings.TrimSpace(hp)
+		host, port, err := net.SplitHostPort(hp)
+		if err == nil && host == "" {
+			err = errors.New("no host")
+		}
+		if err == nil {
+			if n, perr := strconv.ParseUint(port, 10, 16); perr != nil || n == 0 {
+				err = fmt.Errorf("port %q is not a number from 1 to 65535", port)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("want host:port entries, got %q: %w", hp, err)
+		}
+		servers = append(servers, hp)
+	}
+	return servers, nil
 }

@@ -1,4 +1,4 @@
-package stackrun
+package ledger
 
 import (
 	"strings"
@@ -10,28 +10,28 @@ import (
 
 // handLedger builds a ledger: inputs of topic orders produced at t0 + offset ms.
 type handLedger struct {
-	l  *ledger
+	l  *Ledger
 	t0 time.Time
 }
 
-func newHandLedger() *handLedger { return &handLedger{l: newLedger(), t0: time.Now()} }
+func newHandLedger() *handLedger { return &handLedger{l: New(), t0: time.Now()} }
 
 func (h *handLedger) at(ms int) time.Time { return h.t0.Add(time.Duration(ms) * time.Millisecond) }
 
-func (h *handLedger) input(off int64, key string) recordID {
-	id := recordID{"orders", 0, off}
-	h.l.produced(input{ID: id, Key: []byte(key), At: h.at(int(off)), Phase: "p1"})
+func (h *handLedger) Input(off int64, key string) RecordID {
+	id := RecordID{"orders", 0, off}
+	h.l.Produced(Input{ID: id, Key: []byte(key), At: h.at(int(off)), Phase: "p1"})
 	return id
 }
 
-func (h *handLedger) steps(id recordID, mapping string, kinds ...esm.EventKind) {
+func (h *handLedger) steps(id RecordID, mapping string, kinds ...esm.EventKind) {
 	for i, k := range kinds {
-		h.l.step(id, step{Kind: k, Mapping: mapping, Invocation: int64(i + 1), At: h.at(100 + i), Reason: "RetryAttemptsExhausted"})
+		h.l.AddStep(id, Step{Kind: k, Mapping: mapping, Invocation: int64(i + 1), At: h.at(100 + i), Reason: "RetryAttemptsExhausted"})
 	}
 }
 
-func (h *handLedger) applied(id recordID, ms int, repeat bool) {
-	h.l.effect(effect{Kind: effectHTTP, Resource: "OrdersApiUrl", Function: "Consumer", Record: id, Via: viaIdempotencyHdr,
+func (h *handLedger) applied(id RecordID, ms int, repeat bool) {
+	h.l.AddEffect(Effect{Kind: EffectHTTP, Resource: "OrdersApiUrl", Function: "Consumer", Record: id, Via: ViaIdempotencyHeader,
 		Op: "POST", Repeat: repeat, At: h.at(ms)})
 }
 
@@ -44,9 +44,9 @@ func (h *handLedger) applied(id recordID, ms int, repeat bool) {
 func TestAccountObserved(t *testing.T) {
 	h := newHandLedger()
 	ok, twice, filtered, lost, failed, dead, flying, first, second, gaveUp :=
-		h.input(0, "a"), h.input(1, "b"), h.input(2, "c"), h.input(3, "d"), h.input(4, "e"),
-		h.input(5, "f"), h.input(6, "g"), h.input(7, "k"), h.input(8, "k"), h.input(9, "h")
-	h.l.produced(input{ID: recordID{"other", 0, 1}, At: h.t0}) // another pipeline's
+		h.Input(0, "a"), h.Input(1, "b"), h.Input(2, "c"), h.Input(3, "d"), h.Input(4, "e"),
+		h.Input(5, "f"), h.Input(6, "g"), h.Input(7, "k"), h.Input(8, "k"), h.Input(9, "h")
+	h.l.Produced(Input{ID: RecordID{"other", 0, 1}, At: h.t0}) // another pipeline's
 	h.steps(ok, "KafkaMap", esm.Delivered, esm.Succeeded)
 	h.applied(ok, 50, false)
 	h.applied(ok, 60, true) // a repeat the sink absorbed: not applied twice
@@ -56,26 +56,26 @@ func TestAccountObserved(t *testing.T) {
 	h.steps(filtered, "KafkaMap", esm.Filtered)
 	h.steps(lost, "KafkaMap", esm.Delivered, esm.Succeeded)
 	h.steps(failed, "KafkaMap", esm.Delivered, esm.Succeeded)
-	h.l.effect(effect{Kind: effectQueue, Resource: "FailureQueue", Function: "Consumer", Record: failed, Via: viaEnvelope, Failure: "poison", At: h.at(30)})
+	h.l.AddEffect(Effect{Kind: EffectQueue, Resource: "FailureQueue", Function: "Consumer", Record: failed, Via: ViaEnvelope, Failure: "poison", At: h.at(30)})
 	h.steps(dead, "KafkaMap", esm.Delivered, esm.Failed, esm.GaveUp)
-	h.l.effect(effect{Kind: effectQueue, Resource: "OnFailureQueue", Function: "Consumer", Record: dead, Via: viaOnFailure, Failure: "RetryAttemptsExhausted", At: h.at(80)})
+	h.l.AddEffect(Effect{Kind: EffectQueue, Resource: "OnFailureQueue", Function: "Consumer", Record: dead, Via: ViaOnFailure, Failure: "RetryAttemptsExhausted", At: h.at(80)})
 	h.steps(flying, "KafkaMap", esm.Delivered)
 	h.steps(first, "KafkaMap", esm.Delivered, esm.Succeeded)
 	h.applied(first, 90, false)
 	h.steps(second, "KafkaMap", esm.Delivered, esm.Succeeded)
 	h.applied(second, 85, false)            // before first: its key's order broken
 	h.steps(gaveUp, "OtherMap", esm.GaveUp) // not this pipeline's mapping: in flight here
-	h.l.unattributed(unattributed{Kind: effectHTTP, Resource: "OrdersApiUrl", Why: "no key"})
+	h.l.AddUnattributed(Unattributed{Kind: EffectHTTP, Resource: "OrdersApiUrl", Why: "no key"})
 
-	spec := accountSpec{Name: "direct", Topic: "orders", Mappings: []string{"KafkaMap"}, Functions: []string{"Consumer"},
-		Destinations: map[string]resource{"KafkaMap": {effectQueue, "OnFailureQueue"}},
-		Resources:    []resource{{effectHTTP, "OrdersApiUrl"}}}
-	a := account(h.l, spec, "p1")
+	spec := Spec{Name: "direct", Topic: "orders", Mappings: []string{"KafkaMap"}, Functions: []string{"Consumer"},
+		Destinations: map[string]Resource{"KafkaMap": {EffectQueue, "OnFailureQueue"}},
+		Resources:    []Resource{{EffectHTTP, "OrdersApiUrl"}}}
+	a := Account(h.l, spec, "p1")
 	if len(a.Records) != 10 {
 		t.Fatalf("%d records, want the 10 of topic orders", len(a.Records))
 	}
-	want := map[recordID]string{ok: fateSucceeded, twice: fateSucceeded, filtered: fateFiltered, lost: fateLost,
-		failed: fateFailureQueue, dead: fateDeadLettered, flying: fateInFlight, first: fateSucceeded, second: fateSucceeded, gaveUp: fateInFlight}
+	want := map[RecordID]string{ok: FateSucceeded, twice: FateSucceeded, filtered: FateFiltered, lost: FateLost,
+		failed: FateFailureQueue, dead: FateDeadLettered, flying: FateInFlight, first: FateSucceeded, second: FateSucceeded, gaveUp: FateInFlight}
 	for _, r := range a.Records {
 		if r.Fate != want[r.ID] {
 			t.Errorf("%v: %s (%s), want %s", r.ID, r.Fate, r.Why, want[r.ID])
@@ -87,13 +87,13 @@ func TestAccountObserved(t *testing.T) {
 	if r := a.Records[0]; r.Latency != 50*time.Millisecond {
 		t.Errorf("latency: %v", r.Latency)
 	}
-	if a.Lost != observed(1) || a.AppliedTwice != observed(1) || a.OrderViolations != observed(1) {
+	if a.Lost != Observed(1) || a.AppliedTwice != Observed(1) || a.OrderViolations != Observed(1) {
 		t.Errorf("lost %v, applied twice %v, order violations %v; want 1 each", a.Lost, a.AppliedTwice, a.OrderViolations)
 	}
 	if len(a.Resources) != 1 || a.Resources[0].Applied != 4 || a.Resources[0].Repeats != 1 {
 		t.Errorf("resources: %+v", a.Resources)
 	}
-	if a.Fates[fateSucceeded] != 4 || a.Fates[fateInFlight] != 2 || a.Attempts != 9 || a.Unattributed != 1 {
+	if a.Fates[FateSucceeded] != 4 || a.Fates[FateInFlight] != 2 || a.Attempts != 9 || a.Unattributed != 1 {
 		t.Errorf("fates %v, attempts %d, unattributed %d", a.Fates, a.Attempts, a.Unattributed)
 	}
 	if len(a.Latencies) != 4 || a.Latencies[0] > a.Latencies[3] {
@@ -110,19 +110,19 @@ func TestAccountObserved(t *testing.T) {
 // succeeded is succeeded, and one given up with no destination is lost.
 func TestAccountUnobservable(t *testing.T) {
 	h := newHandLedger()
-	done, gave := h.input(0, "a"), h.input(1, "b")
+	done, gave := h.Input(0, "a"), h.Input(1, "b")
 	h.steps(done, "KafkaMap", esm.Delivered, esm.Succeeded)
 	h.steps(done, "WorkMap", esm.Delivered, esm.Succeeded)
 	h.steps(gave, "KafkaMap", esm.Delivered, esm.Failed, esm.GaveUp)
-	spec := accountSpec{Name: "fan-out", Topic: "orders", Mappings: []string{"KafkaMap", "WorkMap"}, Functions: []string{"Dispatcher", "Worker"}}
-	a := account(h.l, spec, "")
+	spec := Spec{Name: "fan-out", Topic: "orders", Mappings: []string{"KafkaMap", "WorkMap"}, Functions: []string{"Dispatcher", "Worker"}}
+	a := Account(h.l, spec, "")
 	if a.Lost.Observed || a.AppliedTwice.Observed || a.OrderViolations.Observed || a.Lost.String() != "unobservable" {
 		t.Errorf("lost %v, applied twice %v, order %v: want unobservable", a.Lost, a.AppliedTwice, a.OrderViolations)
 	}
 	if len(a.Unobserved) == 0 || !strings.Contains(a.Unobserved[0], "no side effect") {
 		t.Errorf("unobserved: %q", a.Unobserved)
 	}
-	if a.Records[0].Fate != fateSucceeded || a.Records[1].Fate != fateLost || !strings.Contains(a.Records[1].Why, "no destination") {
+	if a.Records[0].Fate != FateSucceeded || a.Records[1].Fate != FateLost || !strings.Contains(a.Records[1].Why, "no destination") {
 		t.Errorf("records: %+v", a.Records)
 	}
 	if a.Records[0].Deliveries["KafkaMap"] != 1 || a.Records[0].Deliveries["WorkMap"] != 1 {
@@ -134,16 +134,16 @@ func TestAccountUnobservable(t *testing.T) {
 // record wrote two targets once each.
 func TestAccountTargets(t *testing.T) {
 	h := newHandLedger()
-	two, dup := h.input(0, "a"), h.input(1, "b")
+	two, dup := h.Input(0, "a"), h.Input(1, "b")
 	for _, w := range []struct {
-		id     recordID
+		id     RecordID
 		target string
 	}{{two, `{"id":"x"}`}, {two, `{"id":"y"}`}, {dup, `{"id":"z"}`}, {dup, `{"id":"z"}`}} {
 		h.steps(w.id, "KafkaMap", esm.Delivered, esm.Succeeded)
-		h.l.effect(effect{Kind: effectTable, Resource: "Items", Function: "Consumer", Record: w.id, Via: viaItemKey, Op: "PutItem", Target: w.target, At: h.at(20)})
+		h.l.AddEffect(Effect{Kind: EffectTable, Resource: "Items", Function: "Consumer", Record: w.id, Via: ViaItemKey, Op: "PutItem", Target: w.target, At: h.at(20)})
 	}
-	a := account(h.l, accountSpec{Name: "direct", Topic: "orders", Mappings: []string{"KafkaMap"}, Functions: []string{"Consumer"}}, "")
-	if len(a.Resources) != 1 || a.Resources[0].Resource != (resource{effectTable, "Items"}) || a.Resources[0].Applied != 2 || a.AppliedTwice != observed(1) {
+	a := Account(h.l, Spec{Name: "direct", Topic: "orders", Mappings: []string{"KafkaMap"}, Functions: []string{"Consumer"}}, "")
+	if len(a.Resources) != 1 || a.Resources[0].Resource != (Resource{EffectTable, "Items"}) || a.Resources[0].Applied != 2 || a.AppliedTwice != Observed(1) {
 		t.Errorf("resources %+v, applied twice %v; want Items (found in the ledger) with 2 applied, 1 twice", a.Resources, a.AppliedTwice)
 	}
 }
@@ -152,14 +152,14 @@ func TestAccountTargets(t *testing.T) {
 // total (each resource counts it).
 func TestAccountTwiceAtTwoResources(t *testing.T) {
 	h := newHandLedger()
-	id := h.input(0, "a")
+	id := h.Input(0, "a")
 	h.steps(id, "KafkaMap", esm.Delivered, esm.Succeeded)
 	for range 2 {
 		h.applied(id, 10, false)
-		h.l.effect(effect{Kind: effectTopic, Resource: "out", Function: "Consumer", Record: id, Via: viaSourceHeader, Target: "0", At: h.at(10)})
+		h.l.AddEffect(Effect{Kind: EffectTopic, Resource: "out", Function: "Consumer", Record: id, Via: ViaSourceHeader, Target: "0", At: h.at(10)})
 	}
-	a := account(h.l, accountSpec{Name: "direct", Topic: "orders", Mappings: []string{"KafkaMap"}, Functions: []string{"Consumer"}}, "")
-	if len(a.Resources) != 2 || a.Resources[0].AppliedTwice != 1 || a.Resources[1].AppliedTwice != 1 || a.AppliedTwice != observed(1) {
+	a := Account(h.l, Spec{Name: "direct", Topic: "orders", Mappings: []string{"KafkaMap"}, Functions: []string{"Consumer"}}, "")
+	if len(a.Resources) != 2 || a.Resources[0].AppliedTwice != 1 || a.Resources[1].AppliedTwice != 1 || a.AppliedTwice != Observed(1) {
 		t.Errorf("resources %+v, applied twice %v: want 1 at each, 1 in all", a.Resources, a.AppliedTwice)
 	}
 }

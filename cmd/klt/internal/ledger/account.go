@@ -1,4 +1,4 @@
-package stackrun
+package ledger
 
 import (
 	"fmt"
@@ -18,24 +18,24 @@ import (
 
 // Fates of an input record (recordAccount.Fate).
 const (
-	fateFiltered     = "filtered"                // a mapping's FilterCriteria dropped it
-	fateSucceeded    = "succeeded"               // applied (an effect observed), or succeeded at the last mapping when nothing is observable
-	fateFailureQueue = "sent to a failure queue" // a function's batch sink sent it to a failure queue (its envelope was seen)
-	fateDeadLettered = "dead-lettered"           // seen at an on-failure destination or a dead-letter queue
-	fateInFlight     = "in flight"               // none of the above yet: still on its way, as far as klt saw
-	fateLost         = "lost"                    // its way ended without an effect, a failure queue or a dead-letter queue
+	FateFiltered     = "filtered"                // a mapping's FilterCriteria dropped it
+	FateSucceeded    = "succeeded"               // applied (an effect observed), or succeeded at the last mapping when nothing is observable
+	FateFailureQueue = "sent to a failure queue" // a function's batch sink sent it to a failure queue (its envelope was seen)
+	FateDeadLettered = "dead-lettered"           // seen at an on-failure destination or a dead-letter queue
+	FateInFlight     = "in flight"               // none of the above yet: still on its way, as far as klt saw
+	FateLost         = "lost"                    // its way ended without an effect, a failure queue or a dead-letter queue
 )
 
 // resource is a place where side effects are observed: effect.Kind and effect.Resource.
-type resource struct {
+type Resource struct {
 	Kind, Name string
 }
 
-func (r resource) String() string { return r.Kind + " " + r.Name }
+func (r Resource) String() string { return r.Kind + " " + r.Name }
 
 // accountSpec is what accounting needs to know of a pipeline (see pipelinesOf): its mappings
 // in order, their functions, and where the last function's side effects can be observed.
-type accountSpec struct {
+type Spec struct {
 	Name      string   // the pipeline's name, for the report
 	Topic     string   // the topic its Kafka mapping reads: its input records are those klt produced there
 	Mappings  []string // the mappings' names (esm.WithName), the Kafka mapping first
@@ -43,25 +43,25 @@ type accountSpec struct {
 	// Destinations names, per mapping, the resource of its on-failure destination or, for an
 	// SQS mapping, its queue's dead-letter queue ("" or absent: none). A record given up on
 	// by a mapping with none is lost; with one, it is dead-lettered once seen there.
-	Destinations map[string]resource
+	Destinations map[string]Resource
 	// Resources are where the last function's side effects are observed (the tables, queues
 	// and topics of its environment that klt watches, the HTTP sink when its parameter is
 	// given to it). Resources at which the ledger holds an effect of that function are added.
-	Resources []resource
+	Resources []Resource
 }
 
 // measure is a count that is either observed or not: an unobservable count is never 0.
-type measure struct {
+type Measure struct {
 	N        int
 	Observed bool
 }
 
-func observed(n int) measure { return measure{N: n, Observed: true} }
+func Observed(n int) Measure { return Measure{N: n, Observed: true} }
 
 // unobservable is the measure of what klt cannot see.
-var unobservable = measure{}
+var Unobservable = Measure{}
 
-func (m measure) String() string {
+func (m Measure) String() string {
 	if !m.Observed {
 		return "unobservable"
 	}
@@ -69,46 +69,46 @@ func (m measure) String() string {
 }
 
 // recordAccount is what happened to one input record in one pipeline.
-type recordAccount struct {
-	ID   recordID
+type RecordAccount struct {
+	ID   RecordID
 	Key  []byte
 	Fate string // one of the fate constants
 	Why  string // how the fate was told: "applied at http OrdersApiUrl", "given up by M (RetryAttemptsExhausted), no destination"
 	// Deliveries counts the invocations that carried the record, per mapping (by name): its
 	// attempts, as the mappings' Delivered events say.
 	Deliveries map[string]int
-	Effects    []effect // its effects at the pipeline's resources, failure and dead-letter queues
+	Effects    []Effect // its effects at the pipeline's resources, failure and dead-letter queues
 	// Latency is from the record's production to its first effect at a resource of the last
 	// function (0 without one).
 	Latency time.Duration
 }
 
 // resourceAccount is what the last function applied at one resource.
-type resourceAccount struct {
-	Resource        resource
+type ResourceAccount struct {
+	Resource        Resource
 	Applied         int // records with at least one effect there that is not a Repeat
 	AppliedTwice    int // records with two effects there of the same Target, neither a Repeat
 	Repeats         int // effects the resource absorbed as repeats (Idempotency-Key, a failed conditional write)
 	OrderViolations int // records applied there before an earlier-produced record of the same key
 
-	twice, late map[recordID]bool // the records counted in AppliedTwice and OrderViolations
+	twice, late map[RecordID]bool // the records counted in AppliedTwice and OrderViolations
 }
 
 // pipelineAccount is the accounting of one pipeline in one phase.
-type pipelineAccount struct {
+type PipelineAccount struct {
 	Pipeline string
 	Phase    string
-	Records  []recordAccount // in produce order
+	Records  []RecordAccount // in produce order
 	// Totals per fate (every fate constant is present, 0 or more).
 	Fates map[string]int
 	// Attempts is the total of every record's deliveries.
 	Attempts int
 	// Resources are the last function's observed resources, sorted by kind and name.
-	Resources []resourceAccount
+	Resources []ResourceAccount
 	// Lost, AppliedTwice and OrderViolations count records (one applied twice at two
 	// resources counts once); they are observed only where some side effect of the last
 	// function is (Resources is not empty), unobservable otherwise.
-	Lost, AppliedTwice, OrderViolations measure
+	Lost, AppliedTwice, OrderViolations Measure
 	// Latencies are the records' latencies in milliseconds, sorted.
 	Latencies []float64
 	// Observed and Unobserved say, in words, what klt could see of the pipeline and what not:
@@ -120,9 +120,9 @@ type pipelineAccount struct {
 }
 
 // account accounts for the input records of phase ("" for all) in the pipeline spec.
-func account(l *ledger, spec accountSpec, phase string) pipelineAccount {
-	a := pipelineAccount{Pipeline: spec.Name, Phase: phase, Fates: map[string]int{}}
-	for _, f := range []string{fateFiltered, fateSucceeded, fateFailureQueue, fateDeadLettered, fateInFlight, fateLost} {
+func Account(l *Ledger, spec Spec, phase string) PipelineAccount {
+	a := PipelineAccount{Pipeline: spec.Name, Phase: phase, Fates: map[string]int{}}
+	for _, f := range []string{FateFiltered, FateSucceeded, FateFailureQueue, FateDeadLettered, FateInFlight, FateLost} {
 		a.Fates[f] = 0
 	}
 	last := ""
@@ -130,11 +130,11 @@ func account(l *ledger, spec accountSpec, phase string) pipelineAccount {
 		last = spec.Functions[n-1]
 	}
 	res := resourcesOf(l, spec, last)
-	isRes := map[resource]bool{}
+	isRes := map[Resource]bool{}
 	for _, r := range res {
 		isRes[r] = true
 	}
-	for _, in := range l.inputsOf(phase) {
+	for _, in := range l.InputsOf(phase) {
 		if in.ID.Topic != spec.Topic {
 			continue
 		}
@@ -152,8 +152,8 @@ func account(l *ledger, spec accountSpec, phase string) pipelineAccount {
 	for _, r := range res {
 		a.Resources = append(a.Resources, accountResource(r, a.Records, last))
 	}
-	for _, u := range l.unattributedEffects() {
-		if isRes[resource{u.Kind, u.Resource}] {
+	for _, u := range l.UnattributedEffects() {
+		if isRes[Resource{u.Kind, u.Resource}] {
 			a.Unattributed++
 		}
 	}
@@ -162,14 +162,14 @@ func account(l *ledger, spec accountSpec, phase string) pipelineAccount {
 }
 
 // say fills the totals that depend on observability, and the sentences about it.
-func (a *pipelineAccount) say(res []resource, spec accountSpec) {
+func (a *PipelineAccount) say(res []Resource, spec Spec) {
 	steps := 0
 	for _, r := range a.Records {
 		for _, n := range r.Deliveries {
 			steps += n
 		}
 	}
-	if len(a.Records) > 0 && steps == 0 && a.Fates[fateFiltered] == 0 {
+	if len(a.Records) > 0 && steps == 0 && a.Fates[FateFiltered] == 0 {
 		a.Unobserved = append(a.Unobserved, "deliveries: no event of the mappings seen")
 	}
 	var dests []string
@@ -182,7 +182,7 @@ func (a *pipelineAccount) say(res []resource, spec accountSpec) {
 		a.Observed = append(a.Observed, "dead-lettered: observed at "+strings.Join(dests, ", "))
 	}
 	if len(res) == 0 {
-		a.Lost, a.AppliedTwice, a.OrderViolations = unobservable, unobservable, unobservable
+		a.Lost, a.AppliedTwice, a.OrderViolations = Unobservable, Unobservable, Unobservable
 		last := ""
 		if n := len(spec.Functions); n > 0 {
 			last = spec.Functions[n-1]
@@ -191,7 +191,7 @@ func (a *pipelineAccount) say(res []resource, spec accountSpec) {
 		return
 	}
 	// A record applied twice, or out of order, at two resources is one record of the total.
-	twice, late := map[recordID]bool{}, map[recordID]bool{}
+	twice, late := map[RecordID]bool{}, map[RecordID]bool{}
 	var where []string
 	for _, r := range a.Resources {
 		for id := range r.twice {
@@ -202,7 +202,7 @@ func (a *pipelineAccount) say(res []resource, spec accountSpec) {
 		}
 		where = append(where, r.Resource.String()+" ("+strings.Join(viasAt(a.Records, r.Resource), ", ")+")")
 	}
-	a.Lost, a.AppliedTwice, a.OrderViolations = observed(a.Fates[fateLost]), observed(len(twice)), observed(len(late))
+	a.Lost, a.AppliedTwice, a.OrderViolations = Observed(a.Fates[FateLost]), Observed(len(twice)), Observed(len(late))
 	a.Observed = append(a.Observed, "applied: observed at "+strings.Join(where, "; "), "order: observed per record key")
 	if a.Unattributed > 0 {
 		a.Unobserved = append(a.Unobserved, fmt.Sprintf("%d side effects whose input record could not be told", a.Unattributed))
@@ -211,7 +211,7 @@ func (a *pipelineAccount) say(res []resource, spec accountSpec) {
 
 // viasAt returns how the records' identities were read at resource r ("nothing seen yet"
 // when no effect is there).
-func viasAt(records []recordAccount, r resource) []string {
+func viasAt(records []RecordAccount, r Resource) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, rec := range records {
@@ -231,10 +231,10 @@ func viasAt(records []recordAccount, r resource) []string {
 
 // resourcesOf returns the resources of spec, and those where the ledger holds an effect of
 // function fn, sorted.
-func resourcesOf(l *ledger, spec accountSpec, fn string) []resource {
-	seen := map[resource]bool{}
-	var out []resource
-	add := func(r resource) {
+func resourcesOf(l *Ledger, spec Spec, fn string) []Resource {
+	seen := map[Resource]bool{}
+	var out []Resource
+	add := func(r Resource) {
 		if !seen[r] {
 			seen[r] = true
 			out = append(out, r)
@@ -243,11 +243,11 @@ func resourcesOf(l *ledger, spec accountSpec, fn string) []resource {
 	for _, r := range spec.Resources {
 		add(r)
 	}
-	dest := map[resource]bool{}
+	dest := map[Resource]bool{}
 	for _, d := range spec.Destinations {
 		dest[d] = true
 	}
-	for _, r := range l.resourcesOf(fn) {
+	for _, r := range l.ResourcesOf(fn) {
 		if !dest[r] {
 			add(r)
 		}
@@ -264,19 +264,19 @@ func resourcesOf(l *ledger, spec accountSpec, fn string) []resource {
 // applies reports whether e counts as an application at its resource: not a failure, and
 // not the bookkeeping of an idempotency entry (its claim, or its release when the handler
 // failed); its completion is the application.
-func applies(e effect) bool {
-	return e.Failure == "" && e.Op != opClaim && e.Op != opRelease && e.Op != opSunk
+func Applies(e Effect) bool {
+	return e.Failure == "" && e.Op != OpClaim && e.Op != OpRelease && e.Op != OpSunk
 }
 
 // byLast reports whether e is an effect of function last, or of no function klt could
 // name (a record on an output topic whose producer the caller did not say).
-func byLast(e effect, last string) bool { return e.Function == last || e.Function == "" }
+func ByLast(e Effect, last string) bool { return e.Function == last || e.Function == "" }
 
 // accountRecord tells the fate of input record in in pipeline spec.
-func accountRecord(l *ledger, spec accountSpec, in input, last string, isRes map[resource]bool) recordAccount {
-	_, steps, effects := l.history(in.ID)
-	ra := recordAccount{ID: in.ID, Key: in.Key, Deliveries: map[string]int{}}
-	inPipe, fnInPipe, isDest := map[string]bool{}, map[string]bool{}, map[resource]bool{}
+func accountRecord(l *Ledger, spec Spec, in Input, last string, isRes map[Resource]bool) RecordAccount {
+	_, steps, effects := l.History(in.ID)
+	ra := RecordAccount{ID: in.ID, Key: in.Key, Deliveries: map[string]int{}}
+	inPipe, fnInPipe, isDest := map[string]bool{}, map[string]bool{}, map[Resource]bool{}
 	for _, m := range spec.Mappings {
 		inPipe[m] = true
 	}
@@ -286,7 +286,7 @@ func accountRecord(l *ledger, spec accountSpec, in input, last string, isRes map
 	for _, d := range spec.Destinations {
 		isDest[d] = true
 	}
-	lastStep := map[string]step{}
+	lastStep := map[string]Step{}
 	filteredBy := ""
 	for _, s := range steps {
 		if !inPipe[s.Mapping] {
@@ -300,12 +300,12 @@ func accountRecord(l *ledger, spec accountSpec, in input, last string, isRes map
 		}
 		lastStep[s.Mapping] = s
 	}
-	var applied, failed, dead *effect
+	var applied, failed, dead *Effect
 	for i := range effects {
 		e := &effects[i]
-		r := resource{e.Kind, e.Resource}
+		r := Resource{e.Kind, e.Resource}
 		switch {
-		case e.Failure != "" && e.Via == viaEnvelope && (e.Function == "" || fnInPipe[e.Function]):
+		case e.Failure != "" && e.Via == ViaEnvelope && (e.Function == "" || fnInPipe[e.Function]):
 			if failed == nil {
 				failed = e
 			}
@@ -313,7 +313,7 @@ func accountRecord(l *ledger, spec accountSpec, in input, last string, isRes map
 			if dead == nil {
 				dead = e
 			}
-		case isRes[r] && byLast(*e, last) && applies(*e) && !e.Repeat:
+		case isRes[r] && ByLast(*e, last) && Applies(*e) && !e.Repeat:
 			if applied == nil || e.At.Before(applied.At) {
 				applied = e
 			}
@@ -330,26 +330,26 @@ func accountRecord(l *ledger, spec accountSpec, in input, last string, isRes map
 }
 
 // fateOf tells a record's fate from what was seen of it.
-func fateOf(spec accountSpec, filteredBy string, failed, dead, applied *effect, lastStep map[string]step, observable bool) (string, string) {
+func fateOf(spec Spec, filteredBy string, failed, dead, applied *Effect, lastStep map[string]Step, observable bool) (string, string) {
 	switch {
 	case filteredBy != "":
-		return fateFiltered, "filtered by " + filteredBy
+		return FateFiltered, "filtered by " + filteredBy
 	case failed != nil:
-		return fateFailureQueue, fmt.Sprintf("at %s: %s", failed.Resource, failed.Failure)
+		return FateFailureQueue, fmt.Sprintf("at %s: %s", failed.Resource, failed.Failure)
 	case dead != nil:
-		return fateDeadLettered, fmt.Sprintf("at %s: %s", dead.Resource, dead.Failure)
+		return FateDeadLettered, fmt.Sprintf("at %s: %s", dead.Resource, dead.Failure)
 	case applied != nil:
-		return fateSucceeded, fmt.Sprintf("applied at %s %s (%s)", applied.Kind, applied.Resource, applied.Via)
+		return FateSucceeded, fmt.Sprintf("applied at %s %s (%s)", applied.Kind, applied.Resource, applied.Via)
 	}
 	if len(spec.Mappings) == 0 {
-		return fateInFlight, "the pipeline has no mapping"
+		return FateInFlight, "the pipeline has no mapping"
 	}
 	lastMapping := spec.Mappings[len(spec.Mappings)-1]
 	if s, ok := lastStep[lastMapping]; ok && s.Kind == esm.Succeeded {
 		if observable {
-			return fateLost, "succeeded at " + lastMapping + " with no side effect observed"
+			return FateLost, "succeeded at " + lastMapping + " with no side effect observed"
 		}
-		return fateSucceeded, "succeeded at " + lastMapping + " (no side effect observable)"
+		return FateSucceeded, "succeeded at " + lastMapping + " (no side effect observable)"
 	}
 	for _, m := range spec.Mappings {
 		s, ok := lastStep[m]
@@ -357,21 +357,21 @@ func fateOf(spec accountSpec, filteredBy string, failed, dead, applied *effect, 
 			continue
 		}
 		if d, ok := spec.Destinations[m]; ok && d.Name != "" {
-			return fateInFlight, fmt.Sprintf("given up by %s (%s), not yet seen at %s", m, s.Reason, d)
+			return FateInFlight, fmt.Sprintf("given up by %s (%s), not yet seen at %s", m, s.Reason, d)
 		}
-		return fateLost, fmt.Sprintf("given up by %s (%s) with no destination", m, s.Reason)
+		return FateLost, fmt.Sprintf("given up by %s (%s) with no destination", m, s.Reason)
 	}
 	for i := len(spec.Mappings) - 1; i >= 0; i-- {
 		if s, ok := lastStep[spec.Mappings[i]]; ok {
-			return fateInFlight, fmt.Sprintf("last seen %s at %s", s.Kind, spec.Mappings[i])
+			return FateInFlight, fmt.Sprintf("last seen %s at %s", s.Kind, spec.Mappings[i])
 		}
 	}
-	return fateInFlight, "not yet delivered"
+	return FateInFlight, "not yet delivered"
 }
 
 // accountResource counts what the last function applied at r, from the records' effects.
-func accountResource(r resource, records []recordAccount, last string) resourceAccount {
-	ra := resourceAccount{Resource: r, twice: map[recordID]bool{}, late: map[recordID]bool{}}
+func accountResource(r Resource, records []RecordAccount, last string) ResourceAccount {
+	ra := ResourceAccount{Resource: r, twice: map[RecordID]bool{}, late: map[RecordID]bool{}}
 	type firstApplied struct {
 		at time.Time
 		ok bool
@@ -381,14 +381,14 @@ func accountResource(r resource, records []recordAccount, last string) resourceA
 		n, twice := 0, false
 		targets := map[string]bool{}
 		for _, e := range rec.Effects {
-			if e.Kind != r.Kind || e.Resource != r.Name || !byLast(e, last) {
+			if e.Kind != r.Kind || e.Resource != r.Name || !ByLast(e, last) {
 				continue
 			}
 			if e.Repeat {
 				ra.Repeats++
 				continue
 			}
-			if !applies(e) {
+			if !Applies(e) {
 				continue
 			}
 			n++
@@ -423,4 +423,18 @@ func accountResource(r resource, records []recordAccount, last string) resourceA
 		}
 	}
 	return ra
+}
+
+// timedOutAsLost makes the records still in flight when a phase timed out lost: the mappings
+// never reported them done.
+func (a *PipelineAccount) TimedOutAsLost() {
+	for i := range a.Records {
+		if a.Records[i].Fate == FateInFlight {
+			a.Records[i].Fate = FateLost
+			a.Records[i].Why = "still on its way when the phase timed out (--phase-timeout)"
+			a.Fates[FateInFlight]--
+			a.Fates[FateLost]++
+		}
+	}
+	a.Lost = Observed(a.Fates[FateLost])
 }
