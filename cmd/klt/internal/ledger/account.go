@@ -16,7 +16,7 @@ import (
 // assumed: where no side effect of the last function can be observed, lost, applied twice
 // and order violations are unobservable, never 0.
 
-// Fates of an input record (recordAccount.Fate).
+// Fates of an input record (RecordAccount.Fate).
 const (
 	FateFiltered     = "filtered"                // a mapping's FilterCriteria dropped it
 	FateSucceeded    = "succeeded"               // applied (an effect observed), or succeeded at the last mapping when nothing is observable
@@ -26,14 +26,14 @@ const (
 	FateLost         = "lost"                    // its way ended without an effect, a failure queue or a dead-letter queue
 )
 
-// resource is a place where side effects are observed: effect.Kind and effect.Resource.
+// Resource is a place where side effects are observed: effect.Kind and effect.Resource.
 type Resource struct {
 	Kind, Name string
 }
 
 func (r Resource) String() string { return r.Kind + " " + r.Name }
 
-// accountSpec is what accounting needs to know of a pipeline (see pipelinesOf): its mappings
+// Spec is what accounting needs to know of a pipeline (see pipelinesOf): its mappings
 // in order, their functions, and where the last function's side effects can be observed.
 type Spec struct {
 	Name      string   // the pipeline's name, for the report
@@ -50,7 +50,7 @@ type Spec struct {
 	Resources []Resource
 }
 
-// measure is a count that is either observed or not: an unobservable count is never 0.
+// Measure is a count that is either observed or not: an unobservable count is never 0.
 type Measure struct {
 	N        int
 	Observed bool
@@ -58,7 +58,7 @@ type Measure struct {
 
 func Observed(n int) Measure { return Measure{N: n, Observed: true} }
 
-// unobservable is the measure of what klt cannot see.
+// Unobservable is the measure of what klt cannot see.
 var Unobservable = Measure{}
 
 func (m Measure) String() string {
@@ -68,7 +68,7 @@ func (m Measure) String() string {
 	return strconv.Itoa(m.N)
 }
 
-// recordAccount is what happened to one input record in one pipeline.
+// RecordAccount is what happened to one input record in one pipeline.
 type RecordAccount struct {
 	ID   RecordID
 	Key  []byte
@@ -83,7 +83,7 @@ type RecordAccount struct {
 	Latency time.Duration
 }
 
-// resourceAccount is what the last function applied at one resource.
+// ResourceAccount is what the last function applied at one resource.
 type ResourceAccount struct {
 	Resource        Resource
 	Applied         int // records with at least one effect there that is not a Repeat
@@ -94,7 +94,7 @@ type ResourceAccount struct {
 	twice, late map[RecordID]bool // the records counted in AppliedTwice and OrderViolations
 }
 
-// pipelineAccount is the accounting of one pipeline in one phase.
+// PipelineAccount is the accounting of one pipeline in one phase.
 type PipelineAccount struct {
 	Pipeline string
 	Phase    string
@@ -119,7 +119,7 @@ type PipelineAccount struct {
 	Unattributed int
 }
 
-// account accounts for the input records of phase ("" for all) in the pipeline spec.
+// Account accounts for the input records of phase ("" for all) in the pipeline spec.
 func Account(l *Ledger, spec Spec, phase string) PipelineAccount {
 	a := PipelineAccount{Pipeline: spec.Name, Phase: phase, Fates: map[string]int{}}
 	for _, f := range []string{FateFiltered, FateSucceeded, FateFailureQueue, FateDeadLettered, FateInFlight, FateLost} {
@@ -261,14 +261,14 @@ func resourcesOf(l *Ledger, spec Spec, fn string) []Resource {
 	return out
 }
 
-// applies reports whether e counts as an application at its resource: not a failure, and
+// Applies reports whether e counts as an application at its resource: not a failure, and
 // not the bookkeeping of an idempotency entry (its claim, or its release when the handler
 // failed); its completion is the application.
 func Applies(e Effect) bool {
 	return e.Failure == "" && e.Op != OpClaim && e.Op != OpRelease && e.Op != OpSunk
 }
 
-// byLast reports whether e is an effect of function last, or of no function klt could
+// ByLast reports whether e is an effect of function last, or of no function klt could
 // name (a record on an output topic whose producer the caller did not say).
 func ByLast(e Effect, last string) bool { return e.Function == last || e.Function == "" }
 
@@ -425,7 +425,7 @@ func accountResource(r Resource, records []RecordAccount, last string) ResourceA
 	return ra
 }
 
-// timedOutAsLost makes the records still in flight when a phase timed out lost: the mappings
+// TimedOutAsLost makes the records still in flight when a phase timed out lost: the mappings
 // never reported them done.
 func (a *PipelineAccount) TimedOutAsLost() {
 	for i := range a.Records {

@@ -21,7 +21,7 @@ type invocationKey struct {
 	N              int64
 }
 
-// invocation is what the events said of one invocation.
+// Invocation is what the events said of one invocation.
 type Invocation struct {
 	Start time.Time // its Delivered event
 	// End is its last Succeeded or Failed event; zero while none came (the invocation had
@@ -32,7 +32,7 @@ type Invocation struct {
 	Failed     bool
 }
 
-// seconds is the invocation's duration; ok is false for one that did not end.
+// Seconds is the invocation's duration; ok is false for one that did not end.
 func (v Invocation) Seconds() (float64, bool) {
 	if v.End.IsZero() || v.End.Before(v.Start) {
 		return 0, false
@@ -43,7 +43,7 @@ func (v Invocation) Seconds() (float64, bool) {
 // phaseMapping names a mapping in one phase.
 type phaseMapping struct{ Phase, Mapping string }
 
-// invoked records the invocation facts of a mapping's event of phase: a Delivered event
+// Invoked records the invocation facts of a mapping's event of phase: a Delivered event
 // starts invocation e.Invocation, its Succeeded and Failed events move its end. Events
 // without an invocation (Filtered, GaveUp) say nothing of one.
 func (l *Ledger) Invoked(phase string, e esm.Event) {
@@ -85,7 +85,7 @@ func (l *Ledger) Invoked(phase string, e esm.Event) {
 	}
 }
 
-// invocationsOf returns the invocations of mapping in phase, by start.
+// InvocationsOf returns the invocations of mapping in phase, by start.
 func (l *Ledger) InvocationsOf(phase, mapping string) []Invocation {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -99,7 +99,7 @@ func (l *Ledger) InvocationsOf(phase, mapping string) []Invocation {
 	return out
 }
 
-// strayEndsOf is how many ends of invocations mapping reported in phase whose start klt did
+// StrayEndsOf is how many ends of invocations mapping reported in phase whose start klt did
 // not see (none, as the mappings report each invocation's events in order).
 func (l *Ledger) StrayEndsOf(phase, mapping string) int {
 	l.mu.Lock()
@@ -107,7 +107,7 @@ func (l *Ledger) StrayEndsOf(phase, mapping string) int {
 	return l.strayEnds[phaseMapping{phase, mapping}]
 }
 
-// groupsOf returns the distinct message groups mapping delivered in phase (FIFO queues).
+// GroupsOf returns the distinct message groups mapping delivered in phase (FIFO queues).
 func (l *Ledger) GroupsOf(phase, mapping string) map[string]bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()

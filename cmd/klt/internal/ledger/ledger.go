@@ -11,12 +11,7 @@ import (
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// The ledger is what klt local observed of every input record, written by the observers
-// (the mappings' esm.Observer, the proxies in front of the local servers, the HTTP sink,
-// the readers of failure queues and output topics) and read by the report. It holds facts
-// only: a record's fate is what the ledger saw, never what klt expected.
-
-// recordID names an input record: where klt produced it.
+// RecordID names an input record: where klt produced it.
 type RecordID struct {
 	Topic     string
 	Partition int32
@@ -25,7 +20,7 @@ type RecordID struct {
 
 func (id RecordID) String() string { return fmt.Sprintf("%s-%d@%d", id.Topic, id.Partition, id.Offset) }
 
-// input is one record klt produced.
+// Input is one record klt produced.
 type Input struct {
 	ID    RecordID
 	Key   []byte
@@ -34,7 +29,7 @@ type Input struct {
 	Phase string
 }
 
-// Kinds of side effect (effect.Kind).
+// Kinds of side effect (Effect.Kind).
 const (
 	EffectTable = "table" // an item written to a table of the template (PutItem, UpdateItem, a transaction...)
 	EffectQueue = "queue" // a message sent to a queue of the template
@@ -42,7 +37,7 @@ const (
 	EffectHTTP  = "http"  // a request to the local HTTP sink
 )
 
-// How an effect's input record was read (effect.Via).
+// How an effect's input record was read (Effect.Via).
 const (
 	ViaRecordAttribute   = "record attribute"  // fanout's kafka.record message attribute
 	ViaSourceHeader      = "source header"     // producer.SourceHeader of an output record
@@ -53,7 +48,7 @@ const (
 	ViaOnFailure         = "on-failure record" // a Kafka mapping's on-failure record (KafkaBatchInfo)
 )
 
-// Operations of an idempotency entry (effect.Op), told apart from the item's other writes:
+// Operations of an idempotency entry (Effect.Op), told apart from the item's other writes:
 // the claim (a conditional PutItem of an INPROGRESS entry), the release (the DeleteItem of
 // a handler that failed) and the completion of a record package batch sent to its sink
 // (data {"outcome":"sunk"}) are bookkeeping; any other completion is the application.
@@ -64,7 +59,7 @@ const (
 	OpSunk     = "sunk"
 )
 
-// effect is one side effect klt observed, with the input record it belongs to.
+// Effect is one side effect klt observed, with the input record it belongs to.
 type Effect struct {
 	Kind     string   // effectTable, effectQueue, effectTopic or effectHTTP
 	Resource string   // the table's or queue's logical ID, the topic, or the sink's parameter name
@@ -98,13 +93,13 @@ type Effect struct {
 	Target string
 }
 
-// unattributed is a side effect whose input record klt could not tell.
+// Unattributed is a side effect whose input record klt could not tell.
 type Unattributed struct {
 	Kind, Resource, Why string
 	At                  time.Time
 }
 
-// step is one esm.Event, for one record.
+// Step is one esm.Event, for one record.
 type Step struct {
 	Kind       esm.EventKind
 	Mapping    string
@@ -113,7 +108,7 @@ type Step struct {
 	At         time.Time
 }
 
-// ledger is safe for concurrent use.
+// Ledger is safe for concurrent use.
 type Ledger struct {
 	mu      sync.Mutex
 	inputs  map[RecordID]*Input
@@ -145,7 +140,7 @@ func New() *Ledger {
 		strayEnds: map[phaseMapping]int{}}
 }
 
-// kafkaKey is idempotency.KafkaKey of the record: "topic-partition-offset".
+// KafkaKey is idempotency.KafkaKey of the record: "topic-partition-offset".
 func (id RecordID) KafkaKey() string {
 	return idempotency.KafkaKey(&kafkaevent.Record{Topic: id.Topic, Partition: id.Partition, Offset: id.Offset})
 }
@@ -164,7 +159,7 @@ func (id RecordID) idempotencyHashes() ([]string, error) {
 	return out, nil
 }
 
-// byHash returns the input whose KafkaKey the idempotency store hashed to h.
+// ByHash returns the input whose KafkaKey the idempotency store hashed to h.
 func (l *Ledger) ByHash(h string) (RecordID, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -172,7 +167,7 @@ func (l *Ledger) ByHash(h string) (RecordID, bool) {
 	return id, ok
 }
 
-// produced records an input record.
+// Produced records an input record.
 func (l *Ledger) Produced(in Input) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -180,7 +175,7 @@ func (l *Ledger) Produced(in Input) {
 		l.order = append(l.order, in.ID)
 		ds, err := in.ID.idempotencyHashes()
 		if err != nil { // its table entries cannot be told: say so rather than miss them
-			l.unknown = append(l.unknown, Unattributed{Kind: EffectTable, Why: err.Error(), At: time.Now()})
+			l.unknown = append(l.unknown, Unattributed{Kind: EffectTable, Why: err.Error(), At: in.At})
 		}
 		for _, d := range ds {
 			l.hashes[d] = in.ID
@@ -214,14 +209,14 @@ func (l *Ledger) AddUnattributed(u Unattributed) {
 	}
 }
 
-// unattributedCount returns how many side effects klt could not attribute.
+// UnattributedCount returns how many side effects klt could not attribute.
 func (l *Ledger) UnattributedCount() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.unknownN
 }
 
-// history returns what the ledger holds of record id: its input (nil when klt did not
+// History returns what the ledger holds of record id: its input (nil when klt did not
 // produce it), its steps and its effects, in the order they were recorded.
 func (l *Ledger) History(id RecordID) (*Input, []Step, []Effect) {
 	l.mu.Lock()
@@ -229,7 +224,7 @@ func (l *Ledger) History(id RecordID) (*Input, []Step, []Effect) {
 	return l.inputs[id], append([]Step(nil), l.steps[id]...), append([]Effect(nil), l.effects[id]...)
 }
 
-// inputsOf returns the input records of phase ("" for all), in produce order.
+// InputsOf returns the input records of phase ("" for all), in produce order.
 func (l *Ledger) InputsOf(phase string) []Input {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -242,7 +237,7 @@ func (l *Ledger) InputsOf(phase string) []Input {
 	return out
 }
 
-// effectsAt returns every effect on resource (of kind), sorted by time.
+// EffectsAt returns every effect on resource (of kind), sorted by time.
 func (l *Ledger) EffectsAt(kind, Resource string) []Effect {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -258,7 +253,7 @@ func (l *Ledger) EffectsAt(kind, Resource string) []Effect {
 	return out
 }
 
-// unattributedEffects returns the side effects klt could not attribute (the first
+// UnattributedEffects returns the side effects klt could not attribute (the first
 // maxUnattributed of them: unattributedCount counts them all).
 func (l *Ledger) UnattributedEffects() []Unattributed {
 	l.mu.Lock()
@@ -266,7 +261,7 @@ func (l *Ledger) UnattributedEffects() []Unattributed {
 	return append([]Unattributed(nil), l.unknown...)
 }
 
-// resourcesOf returns the resources at which the ledger holds an effect of function fn that
+// ResourcesOf returns the resources at which the ledger holds an effect of function fn that
 // is not a failure, sorted by kind and name.
 func (l *Ledger) ResourcesOf(fn string) []Resource {
 	l.mu.Lock()
@@ -291,7 +286,7 @@ func (l *Ledger) ResourcesOf(fn string) []Resource {
 	return out
 }
 
-// input returns the input record id, and whether klt produced it.
+// Input returns the input record id, and whether klt produced it.
 func (l *Ledger) Input(id RecordID) (Input, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -302,7 +297,7 @@ func (l *Ledger) Input(id RecordID) (Input, bool) {
 	return *in, true
 }
 
-// countsByFunction counts, per function, in one pass over the ledger: the records it sent to
+// CountsByFunction counts, per function, in one pass over the ledger: the records it sent to
 // a failure queue (a batch sink's envelope; a record sent twice, as when its batch is
 // delivered again after a timeout, counts once), and its side effects that apply a record
 // (repeats and idempotency bookkeeping aside).
@@ -332,7 +327,7 @@ func (l *Ledger) CountsByFunction() (failed, applied map[string]int) {
 // (sink_queues.go): each such message is listed once in the report, as read there.
 const OpListed = "listed"
 
-// failureEffects returns every effect that is a failure (a failure queue's, a dead-letter
+// FailureEffects returns every effect that is a failure (a failure queue's, a dead-letter
 // queue's, an on-failure destination's message), in the order recorded per record.
 func (l *Ledger) FailureEffects() []Effect {
 	l.mu.Lock()

@@ -8,7 +8,8 @@
 // record), it runs each pipeline in a phase of its own (run_phase.go), injects the faults named
 // against a record or a server (fault_*.go), and follows every record through what it
 // observes (observe*.go, sink_*.go: the mappings' events, the fault proxies in front of the
-// local servers, the failure-queue lister, the output topics, the HTTP sink) into the ledger
-// (ledger.go); the accounting (account.go) tells each record's fate, and run_report.go fills
-// package report's model from it.
+// local servers, the failure-queue lister, the output topics, the HTTP sink) into a
+// ledger.Ledger (package ledger, the model: facts only, and the accounting that tells each
+// record's fate); package report reads its pipelines, records, failed messages and load
+// figures from the ledger (report.AddPipeline, report.LoadOf).
 package stackrun

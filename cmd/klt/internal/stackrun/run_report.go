@@ -3,7 +3,6 @@ package stackrun
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -344,70 +343,19 @@ func (s *stack) report(started time.Time, phases []*phaseResult, names map[*pipe
 // reached its failure and dead-letter queues.
 func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name string) {
 	p, a := ph.pipes[i], ph.accounts[i]
-	rp := report.Pipeline{
-		Name: name, Functions: p.functions, Phase: report.PhaseLoad,
-		Records: int64(len(a.Records)), Seconds: ph.seconds[i],
-		Lost: countOf(a.Lost), AppliedTwice: countOf(a.AppliedTwice), OrderViolations: countOf(a.OrderViolations),
-		DeadLettered: int64(a.Fates[ledger.FateDeadLettered]), Filtered: int64(a.Fates[ledger.FateFiltered]),
-		Observed: a.Observed, Unobservable: a.Unobserved, Fates: map[string]int64{},
-	}
-	if ph.faulted {
-		rp.Phase = report.PhaseFaults
+	lp := report.LedgerPipeline{
+		Name: name, Functions: p.functions, Queues: p.queues, Faulted: ph.faulted,
+		Seconds: ph.seconds[i], Account: a, Ledger: s.obs.ledger,
 	}
 	for _, m := range p.specs {
-		rp.Mappings = append(rp.Mappings, m.Id)
-	}
-	rp.FailureQueue = report.Observed(int64(a.Fates[ledger.FateFailureQueue]))
-	for _, ra := range a.Records {
-		rp.Fates[reportFate(ra.Fate, a)]++
-		for _, n := range ra.Deliveries {
-			if n > 1 { // delivered again by one mapping (each of a fan-out's mappings delivers it once)
-				rp.Retried++
-				break
-			}
-		}
-	}
-	for _, res := range a.Resources {
-		rp.DuplicateRequests += int64(res.Repeats)
-		rp.Resources = append(rp.Resources, s.reportResource(a, res, p.applier()))
+		lp.Mappings = append(lp.Mappings, m.Id)
 	}
 	for _, r := range ph.runs {
 		if p.has(r.spec.Function) {
-			rp.FailedInvocations += r.counters.Snapshot().Errors
+			lp.FailedInvocations += r.counters.Snapshot().Errors
 		}
 	}
-	if rp.Seconds > 0 {
-		rp.RecordsPerSecond = float64(rp.Records-rp.Filtered) / rp.Seconds
-	}
-	if len(a.Latencies) > 0 {
-		rp.SetLatencies(a.Latencies)
-	}
-	rep.Pipelines = append(rep.Pipelines, rp)
-	faulted := map[ledger.RecordID]armed{}
-	for _, f := range ph.faults {
-		if f.found && f.topic == p.topic {
-			faulted[f.id] = f
-		}
-	}
-	for _, ra := range a.Records {
-		fate := reportFate(ra.Fate, a)
-		applied := appliedOf(ra, a, p.applier())
-		if ph.faulted || fate != report.FateApplied || !applied.Is(1) || deliveries(ra) > len(p.specs) {
-			rep.Records = append(rep.Records, report.RecordFate{
-				Pipeline: name, Record: ra.ID.String(), Key: shortKey(ra.Key), Fate: fate,
-				Attempts: deliveries(ra), Applied: applied, Where: whereOf(ra, p), Why: whyOf(ra, p),
-			})
-		}
-		for _, e := range ra.Effects {
-			if e.Failure != "" && e.Op == ledger.OpListed && p.queues[e.Resource] {
-				rep.FailedMessages = append(rep.FailedMessages, report.FailedMessage{
-					Pipeline: name, Queue: e.Resource, Kind: failedKind(e), Record: ra.ID.String(), Why: e.Failure, At: e.At, Body: e.Body,
-				})
-			}
-		}
-	}
-	// Every message on its queues counted, duplicates named, from the messages just listed.
-	rep.Pipelines[len(rep.Pipelines)-1].SetFailedMessages(rep.FailedMessages)
+	rep.AddPipeline(lp)
 	for _, f := range ph.faults {
 		if f.topic != "" && f.topic != p.topic {
 			continue
@@ -416,164 +364,22 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 	}
 }
 
-// deliveries is how many invocations carried the record, by every mapping of the pipeline.
-func deliveries(ra ledger.RecordAccount) int {
-	n := 0
-	for _, d := range ra.Deliveries {
-		n += d
-	}
-	return n
-}
-
-// reportFate is the report's name of an accounting fate.
-func reportFate(fate string, a ledger.PipelineAccount) string {
-	switch fate {
-	case ledger.FateSucceeded:
-		if a.Lost.Observed {
-			return report.FateApplied
-		}
-		return report.FateSucceeded
-	case ledger.FateFiltered:
-		return report.FateFiltered
-	case ledger.FateFailureQueue:
-		return report.FateFailureQueue
-	case ledger.FateDeadLettered:
-		return report.FateDeadLettered
-	case ledger.FateInFlight:
-		return report.FateUnfinished
-	}
-	return report.FateLost
-}
-
-// countOf is the report's Count of an accounting measure.
-func countOf(m ledger.Measure) report.Count {
-	if !m.Observed {
-		return report.Unobservable
-	}
-	return report.Observed(int64(m.N))
-}
-
-// appliedOf counts the record's applications by the pipeline's last function: at the
-// resource where it was applied most often, so that a record applied once at each of two
-// resources (an idempotency table and a sink) counts once.
-func appliedOf(ra ledger.RecordAccount, a ledger.PipelineAccount, last string) report.Count {
-	if !a.Lost.Observed {
-		return report.Unobservable
-	}
-	res := map[ledger.Resource]bool{}
-	for _, r := range a.Resources {
-		res[r.Resource] = true
-	}
-	per := map[ledger.Resource]int{}
-	n := 0
-	for _, e := range ra.Effects {
-		r := ledger.Resource{Kind: e.Kind, Name: e.Resource}
-		if res[r] && ledger.ByLast(e, last) && ledger.Applies(e) && !e.Repeat {
-			per[r]++
-			n = max(n, per[r])
-		}
-	}
-	return report.Observed(int64(n))
-}
-
-// whereOf says where a record went in pipeline p: the resources of its last function's
-// effects, and the queues its failures reached.
-func whereOf(ra ledger.RecordAccount, p *pipeline) string {
-	var out []string
-	for _, e := range ra.Effects {
-		w := e.Resource
-		switch {
-		case e.Failure != "" && !p.queues[e.Resource]:
-			continue // a queue of another pipeline's functions, which read the same record
-		case e.Failure != "":
-			w = "sent to " + e.Resource
-		case !ledger.ByLast(e, p.applier()) || !ledger.Applies(e):
-			continue
-		}
-		if !contains(out, w) {
-			out = append(out, w)
-		}
-	}
-	return strings.Join(out, ", ")
-}
-
-// whyOf says why a record reached a failure or dead-letter queue of pipeline p, as the
-// message there says, or how the accounting told its fate.
-func whyOf(ra ledger.RecordAccount, p *pipeline) string {
-	for _, e := range ra.Effects {
-		if e.Failure != "" && p.queues[e.Resource] {
-			return "at " + e.Resource + ": " + e.Failure
-		}
-	}
-	return ra.Why
-}
-
-// failedKind is the report's kind of a failure effect.
-func failedKind(e ledger.Effect) string {
-	switch e.Via {
-	case ledger.ViaEnvelope:
-		return report.FailureQueueKind
-	case ledger.ViaOnFailure:
-		return report.OnFailureDestinationKind
-	}
-	return report.DeadLetterQueueKind
-}
-
-// shortKey is a record key as the report shows it.
-func shortKey(k []byte) string {
-	s := string(k)
-	if len(s) > 64 {
-		s = s[:61] + "..."
-	}
-	return s
-}
-
-// reportResource is the report's account of one resource.
-func (s *stack) reportResource(a ledger.PipelineAccount, res ledger.ResourceAccount, last string) report.Resource {
-	r := report.Resource{
-		Resource: res.Resource.Name, Kind: res.Resource.Kind,
-		Applied: report.Observed(int64(res.Applied)), AppliedTwice: report.Observed(int64(res.AppliedTwice)),
-		OrderViolations: report.Observed(int64(res.OrderViolations)),
-	}
-	var ms []float64
-	for _, ra := range a.Records {
-		in, ok := s.obs.ledger.Input(ra.ID)
-		for _, e := range ra.Effects {
-			if e.Kind != res.Resource.Kind || e.Resource != res.Resource.Name || e.Repeat || !ledger.Applies(e) || !ledger.ByLast(e, last) {
-				continue
-			}
-			if r.Via == "" {
-				r.Via = e.Via
-			}
-			if ok {
-				ms = append(ms, float64(e.At.Sub(in.At).Microseconds())/1000)
-			}
-			break
-		}
-	}
-	if len(ms) > 0 {
-		sort.Float64s(ms)
-		r.SetLatencies(ms)
-	}
-	return r
-}
-
 // faultOutcome says where one fault's record went in pipeline p, from what klt observed.
 func (s *stack) faultOutcome(pipe string, p *pipeline, a ledger.PipelineAccount, f armed) report.Fault {
 	out := report.Fault{Pipeline: pipe, Fault: f.spec.Text, Fate: report.FateLost, Applied: report.Unobservable}
 	if !f.spec.isRecordFault() {
 		// A server fault is no record's: its outcome is the phase's records' (every one
 		// applied, or the first fate that is not).
-		out.Outcome = fmt.Sprintf("%d calls failed; %s", s.faultsAnswered(f.spec), fatesText(a))
+		out.Outcome = fmt.Sprintf("%d calls failed; %s", s.faultsAnswered(f.spec), report.FatesText(a))
 		out.Attempts = a.Attempts
 		applied := a.Fates[ledger.FateSucceeded]
-		out.Fate = reportFate(ledger.FateSucceeded, a)
+		out.Fate = report.FateOf(ledger.FateSucceeded, a)
 		if out.Fate == report.FateApplied {
 			out.Applied = report.Observed(int64(applied))
 		}
 		for _, bad := range []string{ledger.FateLost, ledger.FateInFlight, ledger.FateDeadLettered, ledger.FateFailureQueue} {
 			if a.Fates[bad] > 0 {
-				out.Fate = reportFate(bad, a)
+				out.Fate = report.FateOf(bad, a)
 			}
 		}
 		if applied == 0 && out.Fate == report.FateApplied {
@@ -597,7 +403,7 @@ func (s *stack) faultOutcome(pipe string, p *pipeline, a ledger.PipelineAccount,
 		out.Outcome = "the record is not among the pipeline's records"
 		return out
 	}
-	out.Fate, out.Attempts, out.Applied = reportFate(ra.Fate, a), deliveries(*ra), appliedOf(*ra, a, p.applier())
+	out.Fate, out.Attempts, out.Applied = report.FateOf(ra.Fate, a), report.Deliveries(*ra), report.AppliedOf(*ra, a, p.applier())
 	what := ""
 	switch f.spec.Kind {
 	case faultTimeout, faultCrash:
@@ -627,24 +433,13 @@ func fateText(ra ledger.RecordAccount, p *pipeline, f report.Fault) string {
 	switch f.Fate {
 	case report.FateApplied:
 		n, _ := f.Applied.Value()
-		return fmt.Sprintf("applied %d time(s) after %d deliveries (%s)", n, f.Attempts, whereOf(ra, p))
+		return fmt.Sprintf("applied %d time(s) after %d deliveries (%s)", n, f.Attempts, report.WhereOf(ra, p.queues, p.applier()))
 	case report.FateSucceeded:
 		return fmt.Sprintf("succeeded after %d deliveries (no side effect observable)", f.Attempts)
 	case report.FateFailureQueue, report.FateDeadLettered:
-		return fmt.Sprintf("%s after %d deliveries (%s)", whereOf(ra, p), f.Attempts, clitext.OneLine(whyOf(ra, p)))
+		return fmt.Sprintf("%s after %d deliveries (%s)", report.WhereOf(ra, p.queues, p.applier()), f.Attempts, clitext.OneLine(report.WhyOf(ra, p.queues)))
 	case report.FateFiltered:
 		return "filtered out by the mapping's FilterCriteria"
 	}
 	return "lost: " + ra.Why
-}
-
-// fatesText sums up a pipeline's fates, for a server fault's outcome.
-func fatesText(a ledger.PipelineAccount) string {
-	var parts []string
-	for _, f := range []string{ledger.FateSucceeded, ledger.FateFiltered, ledger.FateFailureQueue, ledger.FateDeadLettered, ledger.FateInFlight, ledger.FateLost} {
-		if n := a.Fates[f]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, reportFate(f, a)))
-		}
-	}
-	return "the phase's records: " + strings.Join(parts, ", ")
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 )
 
@@ -74,13 +73,6 @@ func (s *stack) summary(started time.Time, lv *live) *report.Report {
 	if len(s.pipelines) > 0 {
 		rep.Scenario.Partitions = s.c.Partitions.get(s.pipelines[0].topic, 1)
 	}
-	for _, e := range s.obs.ledger.FailureEffects() {
-		if e.Op != ledger.OpListed {
-			continue // the function's SendMessage: the lister's reading of it is listed
-		}
-		rep.FailedMessages = append(rep.FailedMessages, report.FailedMessage{
-			Queue: e.Resource, Kind: failedKind(e), Record: e.Record.String(), Why: e.Failure, At: e.At, Body: e.Body,
-		})
-	}
+	rep.AddFailedMessages(s.obs.ledger)
 	return rep
 }
