@@ -121,7 +121,7 @@ type Ledger struct {
 	// hashes maps the idempotency store's hash of each input's KafkaKey, in both formats
 	// (hex for Powertools Python's layout, base64 for TypeScript's), to the input.
 	hashes map[string]RecordID
-	// invs are the mappings' invocations (ledger_invocations.go), invOrder their keys in the
+	// invs are the mappings' invocations (invocations.go), invOrder their keys in the
 	// order they started; groups the FIFO message groups each mapping delivered per phase.
 	invs     map[invocationKey]*Invocation
 	invOrder []invocationKey
