@@ -40,8 +40,9 @@ func BuildEmulator(ctx context.Context, dir string) (string, error) {
 		modfile := filepath.Join(root, "tools", "go.mod")
 		cmd = exec.CommandContext(ctx, GoCommand(), "build", "-modfile="+modfile, "-o", out, rieModule)
 		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		what = "go build -modfile=tools/go.mod " + rieModule
+		// GOWORK=off: the checkout's go.work would refuse -modfile (workspace mode).
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
+		what = "GOWORK=off go build -modfile=tools/go.mod " + rieModule
 	} else {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
