@@ -18,7 +18,7 @@ import (
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
-	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/standin"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -80,7 +80,7 @@ func (d *ddb) countedStore(t testing.TB) (*dynamodb.Store, *ddbCalls) {
 	client := d.srv.Client(calls.option)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := localserver.CreateTable(ctx, client, dynamodb.TableInput(name)); err != nil {
+	if err := standin.CreateTable(ctx, client, dynamodb.TableInput(name)); err != nil {
 		t.Fatal(err)
 	}
 	calls.take()

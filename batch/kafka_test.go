@@ -20,8 +20,8 @@ import (
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
@@ -904,13 +904,13 @@ func TestKafkaFilter(t *testing.T) {
 
 // ddb is a dynalite server for a test, with a fresh table per store.
 type ddb struct {
-	srv    *localserver.DynamoDB
+	srv    *standin.DynamoDB
 	tables atomic.Int64
 }
 
 func startDDB(t testing.TB) *ddb {
 	t.Helper()
-	return &ddb{srv: localservertest.StartDynamoDB(t)}
+	return &ddb{srv: standintest.StartDynamoDB(t)}
 }
 
 // store creates a new table and returns a store on it.
@@ -920,7 +920,7 @@ func (d *ddb) store(t testing.TB) *dynamodb.Store {
 	client := d.srv.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := localserver.CreateTable(ctx, client, dynamodb.TableInput(name)); err != nil {
+	if err := standin.CreateTable(ctx, client, dynamodb.TableInput(name)); err != nil {
 		t.Fatal(err)
 	}
 	s, err := dynamodb.NewStore(client, name)

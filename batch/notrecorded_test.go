@@ -21,8 +21,8 @@ import (
 	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
 	"github.com/kafkalambda/toolkit/internal/completion"
 	"github.com/kafkalambda/toolkit/internal/faulthttp"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -121,9 +121,9 @@ func TestNotRecorded(t *testing.T) {
 // network: the side effect happens exactly once, the record is not reported, and the batch
 // answers before the function's deadline although the store is retried until close to it.
 func TestNotRecordedThrottledDynamoDB(t *testing.T) {
-	srv := localservertest.StartDynamoDB(t)
+	srv := standintest.StartDynamoDB(t)
 	ctx := context.Background()
-	if err := localserver.CreateTable(ctx, srv.Client(), dynamodb.TableInput("not-recorded")); err != nil {
+	if err := standin.CreateTable(ctx, srv.Client(), dynamodb.TableInput("not-recorded")); err != nil {
 		t.Fatal(err)
 	}
 	ft := faulthttp.New(nil)

@@ -28,8 +28,8 @@ import (
 	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -38,27 +38,27 @@ type sunkEnv struct {
 	db    *ddb
 	table string
 	store *dynamodb.Store
-	sqs   *localserver.SQS
+	sqs   *standin.SQS
 	queue string
 }
 
 var sunkTables atomic.Int64
 
-func newSunkEnv(t *testing.T, db *ddb, sqsSrv *localserver.SQS, format idempotency.Format) *sunkEnv {
+func newSunkEnv(t *testing.T, db *ddb, sqsSrv *standin.SQS, format idempotency.Format) *sunkEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n := sunkTables.Add(1)
 	e := &sunkEnv{db: db, table: fmt.Sprintf("sunk-%d", n), sqs: sqsSrv}
 	client := db.srv.Client()
-	if err := localserver.CreateTable(ctx, client, dynamodb.TableInput(e.table)); err != nil {
+	if err := standin.CreateTable(ctx, client, dynamodb.TableInput(e.table)); err != nil {
 		t.Fatal(err)
 	}
 	var err error
 	if e.store, err = dynamodb.NewStore(client, e.table, dynamodb.WithFormat(format)); err != nil {
 		t.Fatal(err)
 	}
-	if e.queue, err = localserver.CreateQueue(ctx, sqsSrv.Client(), fmt.Sprintf("sunk-dlq-%d", n), nil); err != nil {
+	if e.queue, err = standin.CreateQueue(ctx, sqsSrv.Client(), fmt.Sprintf("sunk-dlq-%d", n), nil); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -147,7 +147,7 @@ func only(lines []map[string]any, msg string) []map[string]any {
 // the redelivery skips it with one "record already sent to the sink" line.
 func TestSunkOnceKafka(t *testing.T) {
 	t.Parallel()
-	db, sqsSrv := startDDB(t), localservertest.StartSQS(t)
+	db, sqsSrv := startDDB(t), standintest.StartSQS(t)
 	for _, format := range []idempotency.Format{idempotency.FormatPython, idempotency.FormatTypeScript} {
 		t.Run(format.String(), func(t *testing.T) {
 			e := newSunkEnv(t, db, sqsSrv, format)
@@ -238,7 +238,7 @@ func (s *failFirst) Send(ctx context.Context, e *batch.Envelope) error {
 // Never lost, sunk once.
 func TestSunkOnceSinkRefuses(t *testing.T) {
 	t.Parallel()
-	db, sqsSrv := startDDB(t), localservertest.StartSQS(t)
+	db, sqsSrv := startDDB(t), standintest.StartSQS(t)
 	e := newSunkEnv(t, db, sqsSrv, idempotency.FormatPython)
 	var calls atomic.Int32
 	h := func(_ context.Context, r *kafkaevent.Record) error {
@@ -270,7 +270,7 @@ func TestSunkOnceSinkRefuses(t *testing.T) {
 // The same for SQS messages, keyed on their message ID.
 func TestSunkOnceSQS(t *testing.T) {
 	t.Parallel()
-	db, sqsSrv := startDDB(t), localservertest.StartSQS(t)
+	db, sqsSrv := startDDB(t), standintest.StartSQS(t)
 	e := newSunkEnv(t, db, sqsSrv, idempotency.FormatPython)
 	var calls atomic.Int32
 	h := func(_ context.Context, m *events.SQSMessage) error {
@@ -309,7 +309,7 @@ func TestSunkOnceSQS(t *testing.T) {
 // its key too, and once.
 func TestSunkOnceUndecodable(t *testing.T) {
 	t.Parallel()
-	db, sqsSrv := startDDB(t), localservertest.StartSQS(t)
+	db, sqsSrv := startDDB(t), standintest.StartSQS(t)
 	e := newSunkEnv(t, db, sqsSrv, idempotency.FormatPython)
 	var logs logLines
 	opts := []batch.Option{
@@ -343,7 +343,7 @@ func TestSunkOnceUndecodable(t *testing.T) {
 
 func receive(t *testing.T, ctx context.Context, c *sqs.Client, queueURL string, max int, wait time.Duration) []sqstypes.Message {
 	t.Helper()
-	msgs, err := localservertest.Receive(ctx, c, queueURL, max, wait)
+	msgs, err := standintest.Receive(ctx, c, queueURL, max, wait)
 	if err != nil {
 		t.Fatal(err)
 	}

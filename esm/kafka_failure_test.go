@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafkalambda/toolkit/internal/kfaketest"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/limits"
 )
@@ -29,9 +29,9 @@ type kafkaDLQ struct {
 
 func newKafkaDLQ(t *testing.T) *kafkaDLQ {
 	t.Helper()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	client := srv.Client()
-	url, err := localserver.CreateQueue(context.Background(), client, "ofd", nil)
+	url, err := standin.CreateQueue(context.Background(), client, "ofd", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func (q *kafkaDLQ) receive(n int) []map[string]any {
 	var out []map[string]any
 	deadline := time.Now().Add(15 * time.Second)
 	for len(out) < n && time.Now().Before(deadline) {
-		msgs, err := localservertest.Receive(context.Background(), q.client, q.url, 10, 500*time.Millisecond)
+		msgs, err := standintest.Receive(context.Background(), q.client, q.url, 10, 500*time.Millisecond)
 		if err != nil {
 			q.t.Fatal(err)
 		}
@@ -370,9 +370,9 @@ func TestKafkaOversizeRecord(t *testing.T) {
 // fails and the records are not committed (fail closed; AWS does not document this case).
 func TestKafkaDestinationDown(t *testing.T) {
 	f := newKafkaFixture(t, "orders", 1)
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	client := srv.Client()
-	url, err := localserver.CreateQueue(context.Background(), client, "ofd", nil)
+	url, err := standin.CreateQueue(context.Background(), client, "ofd", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

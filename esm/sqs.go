@@ -165,7 +165,7 @@ type sqsAwait struct {
 }
 
 // NewSQS returns the mapping of the queue at queueURL, polled with client (for instance one
-// made by internal/localserver for a local-aws-sqs server), that invokes fn, ready to
+// made by internal/standin for a local-aws-sqs server), that invokes fn, ready to
 // [SQS.Run]. It checks the options, then reads the queue's attributes (FifoQueue,
 // VisibilityTimeout, RedrivePolicy, QueueArn) and checks the settings that depend on them.
 // Bad settings are reported as *toolkit.OptionError values, joined; a failed GetQueueAttributes call

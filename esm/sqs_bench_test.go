@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 )
 
 // sqsSlowFunction is the demo's worker: perMessage per message, the messages of one group
@@ -92,7 +92,7 @@ func BenchmarkSQSFIFOThroughput(b *testing.B) {
 func sqsNaive(b *testing.B, c *sqs.Client, url string, n int, fn Invoker) {
 	done := 0
 	for done < n {
-		msgs, err := localservertest.Receive(context.Background(), c, url, 10, 50*time.Millisecond)
+		msgs, err := standintest.Receive(context.Background(), c, url, 10, 50*time.Millisecond)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 )
 
 // reportBatchItemFailures is WithReportBatchItemFailures when on, and no option otherwise.
@@ -37,13 +37,13 @@ func maximumConcurrency(n int) SQSOption {
 // sqsEnv is a local-aws-sqs server for one test.
 type sqsEnv struct {
 	t   testing.TB
-	srv *localserver.SQS
+	srv *standin.SQS
 	c   *sqs.Client
 }
 
 func newSQSEnv(t testing.TB) *sqsEnv {
 	t.Helper()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	return &sqsEnv{t: t, srv: srv, c: srv.Client()}
 }
 
@@ -55,7 +55,7 @@ func (e *sqsEnv) queue(name string, vt int, attrs map[string]string) (url, arn s
 	for k, v := range attrs {
 		a[k] = v
 	}
-	url, err := localserver.CreateQueue(context.Background(), e.c, name, a)
+	url, err := standin.CreateQueue(context.Background(), e.c, name, a)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -20,9 +20,9 @@ import (
 
 	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/filter"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
 	"github.com/kafkalambda/toolkit/internal/sqsparse"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/limits"
 )
 
@@ -107,7 +107,7 @@ func TestSQSEventShape(t *testing.T) {
 			if got := memberOrder(t, raw); !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: members %v, want %v", name, got, want)
 			}
-			if m.EventSource != "aws:sqs" || m.EventSourceARN != arn || m.AWSRegion != localserver.Region || m.Md5OfBody == "" {
+			if m.EventSource != "aws:sqs" || m.EventSourceARN != arn || m.AWSRegion != standin.Region || m.Md5OfBody == "" {
 				t.Errorf("%s: envelope %+v", name, m)
 			}
 			wantAttrs := []string{"ApproximateFirstReceiveTimestamp", "ApproximateReceiveCount", "SenderId", "SentTimestamp"}
@@ -417,7 +417,7 @@ func TestSQSRedriveToDeadLetterQueue(t *testing.T) {
 		m, stop := env.run(url, rec, WithName(name), WithQueueARN(arn), WithBatchSize(1), WithReportBatchItemFailures(), WithObserver(obs))
 		var moved []types.Message
 		waitFor(t, 30*time.Second, name+": the poison message in the dead-letter queue", func() bool {
-			got, err := localservertest.Receive(context.Background(), env.c, dlq, 1, 100*time.Millisecond)
+			got, err := standintest.Receive(context.Background(), env.c, dlq, 1, 100*time.Millisecond)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -22,7 +22,7 @@ import (
 // to a new queue. It reports records per second; the server runs on the same machine, so
 // trust the ratio, not the figure.
 func BenchmarkDispatch(b *testing.B) {
-	srv := localservertest.StartSQS(b)
+	srv := standintest.StartSQS(b)
 	client := srv.Client()
 	ev := benchEvent(8, 125, 100)
 	n := ev.Len()
@@ -34,7 +34,7 @@ func BenchmarkDispatch(b *testing.B) {
 		if fifo {
 			name += ".fifo"
 		}
-		u, err := localserver.CreateQueue(context.Background(), client, name, nil)
+		u, err := standin.CreateQueue(context.Background(), client, name, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

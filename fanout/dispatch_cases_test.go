@@ -17,7 +17,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/batch/sqssink"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/limits"
 )
@@ -246,7 +246,7 @@ func TestDispatchSenderFault(t *testing.T) {
 			if err != nil || len(resp.BatchItemFailures) != 0 {
 				t.Fatalf("with a sink: %v, %v", reported(resp), err)
 			}
-			msgs, err := localservertest.Receive(context.Background(), srv.Client(), dlq, 2, time.Second)
+			msgs, err := standintest.Receive(context.Background(), srv.Client(), dlq, 2, time.Second)
 			if err != nil || len(msgs) != 1 {
 				t.Fatalf("the sink got %d messages (%v), want 1", len(msgs), err)
 			}

@@ -21,8 +21,8 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -133,9 +133,9 @@ func dispMessage(m types.Message) events.SQSMessage {
 }
 
 // dispServer starts local-aws-sqs, with a client through f (nil: no faults).
-func dispServer(t *testing.T, f *faults) (*localserver.SQS, *sqs.Client) {
+func dispServer(t *testing.T, f *faults) (*standin.SQS, *sqs.Client) {
 	t.Helper()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	var opts []func(*sqs.Options)
 	if f != nil {
 		opts = append(opts, func(o *sqs.Options) { o.APIOptions = append(o.APIOptions, f.apply) })
@@ -143,9 +143,9 @@ func dispServer(t *testing.T, f *faults) (*localserver.SQS, *sqs.Client) {
 	return srv, srv.Client(opts...)
 }
 
-func dispQueue(t *testing.T, srv *localserver.SQS, name string) string {
+func dispQueue(t *testing.T, srv *standin.SQS, name string) string {
 	t.Helper()
-	u, err := localserver.CreateQueue(context.Background(), srv.Client(), name, map[string]string{"VisibilityTimeout": "600"})
+	u, err := standin.CreateQueue(context.Background(), srv.Client(), name, map[string]string{"VisibilityTimeout": "600"})
 	if err != nil {
 		t.Fatal(err)
 	}

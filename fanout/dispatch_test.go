@@ -14,7 +14,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -98,7 +98,7 @@ func TestDispatchReplayedFailures(t *testing.T) {
 // a FIFO queue each key's records are applied in Kafka order.
 func workAll(t *testing.T, log *topicLog, msgs []types.Message, fifo bool) {
 	t.Helper()
-	store := wStore(t, localservertest.StartDynamoDB(t), "applied")
+	store := wStore(t, standintest.StartDynamoDB(t), "applied")
 	arn := "arn:aws:sqs:us-east-1:000000000000:work"
 	if fifo {
 		arn += ".fifo"

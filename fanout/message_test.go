@@ -19,8 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/limits"
 )
@@ -558,16 +558,16 @@ type queue struct {
 }
 
 // newQueue creates queue name on srv (a FIFO queue when it ends in ".fifo").
-func newQueue(t testing.TB, srv *localserver.SQS, name string) *queue {
+func newQueue(t testing.TB, srv *standin.SQS, name string) *queue {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := srv.Client()
-	url, err := localserver.CreateQueue(ctx, c, name, nil)
+	url, err := standin.CreateQueue(ctx, c, name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &queue{c: c, url: url, arn: "arn:aws:sqs:" + localserver.Region + ":" + localserver.AccountID + ":" + name, fifo: strings.HasSuffix(name, ".fifo")}
+	return &queue{c: c, url: url, arn: "arn:aws:sqs:" + standin.Region + ":" + standin.AccountID + ":" + name, fifo: strings.HasSuffix(name, ".fifo")}
 }
 
 // sendBatch sends records with entry() in SendMessageBatch calls of at most 10 entries and
@@ -623,7 +623,7 @@ func (q *queue) receive(t testing.TB, n int) []*events.SQSEvent {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	msgs, err := localservertest.Receive(ctx, q.c, q.url, n, 20*time.Second)
+	msgs, err := standintest.Receive(ctx, q.c, q.url, n, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -644,7 +644,7 @@ func (q *queue) receive(t testing.TB, n int) []*events.SQSEvent {
 // as Lambda delivers it.
 func TestShapesThroughSQS(t *testing.T) {
 	t.Parallel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	all := shapes()
 	names := make([]string, 0, len(all))
 	for name := range all {
@@ -723,14 +723,14 @@ func TestShapesThroughSQS(t *testing.T) {
 // their dataType, and the AWSTraceHeader system attribute among attributes.
 func TestLambdaAttributeShapes(t *testing.T) {
 	t.Parallel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	q := newQueue(t, srv, "attrs")
 	r := shapes()["headers"]
 	r.Value = []byte{0xff, 0xfe}
 	q.sendBatch(t, []*kafkaevent.Record{r})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	msgs, err := localservertest.Receive(ctx, q.c, q.url, 1, 10*time.Second)
+	msgs, err := standintest.Receive(ctx, q.c, q.url, 1, 10*time.Second)
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("%d messages, %v", len(msgs), err)
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -39,10 +39,10 @@ func BenchmarkSQSCost(b *testing.B) {
 	var client *sqs.Client
 	var server []int // the server's processes; none when it is not ours
 	if ep := os.Getenv("FANOUT_SQS_ENDPOINT"); ep != "" {
-		client = sqs.NewFromConfig(localserver.ClientConfig(localserver.Region), func(o *sqs.Options) { o.BaseEndpoint = aws.String(ep) })
+		client = sqs.NewFromConfig(standin.ClientConfig(standin.Region), func(o *sqs.Options) { o.BaseEndpoint = aws.String(ep) })
 	} else {
 		before := descendants(os.Getpid())
-		client = localservertest.StartSQS(b).Client()
+		client = standintest.StartSQS(b).Client()
 		for _, p := range descendants(os.Getpid()) {
 			if !slices.Contains(before, p) {
 				server = append(server, p)
@@ -56,7 +56,7 @@ func BenchmarkSQSCost(b *testing.B) {
 	// Warm the server up first (node compiles its hot code as it runs): the first shapes
 	// would otherwise pay for it.
 	for _, name := range []string{"cost-warm", "cost-warm.fifo"} {
-		u, err := localserver.CreateQueue(context.Background(), client, name, nil)
+		u, err := standin.CreateQueue(context.Background(), client, name, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func BenchmarkSQSCost(b *testing.B) {
 					if fifo {
 						name += ".fifo"
 					}
-					u, err := localserver.CreateQueue(context.Background(), client, name, nil)
+					u, err := standin.CreateQueue(context.Background(), client, name, nil)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -22,8 +22,8 @@ import (
 	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -33,12 +33,12 @@ func wQuiet(opts ...batch.Option) []batch.Option {
 }
 
 // wStore creates an idempotency table on a dynalite server.
-func wStore(t testing.TB, srv *localserver.DynamoDB, name string) *dynamodb.Store {
+func wStore(t testing.TB, srv *standin.DynamoDB, name string) *dynamodb.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := srv.Client()
-	if err := localserver.CreateTable(ctx, c, dynamodb.TableInput(name)); err != nil {
+	if err := standin.CreateTable(ctx, c, dynamodb.TableInput(name)); err != nil {
 		t.Fatal(err)
 	}
 	s, err := dynamodb.NewStore(c, name)
@@ -87,7 +87,7 @@ func wRec(topic string, p int32, o int64, key, value string) *kafkaevent.Record 
 // records with one business key are wApplied once.
 func TestWorkerAppliesARecordDispatchedTwiceOnce(t *testing.T) {
 	t.Parallel()
-	sqsSrv, ddb := localservertest.StartSQS(t), localservertest.StartDynamoDB(t)
+	sqsSrv, ddb := standintest.StartSQS(t), standintest.StartDynamoDB(t)
 	q := newQueue(t, sqsSrv, "twice")
 	r1, r2 := wRec("orders", 0, 5, "k1", `{"id":"A"}`), wRec("orders", 1, 9, "k2", `{"id":"B"}`)
 	r3 := wRec("orders", 1, 10, "k2", `{"id":"B"}`) // B again, produced twice upstream
@@ -157,7 +157,7 @@ func wFIFORun(t *testing.T, q *queue, h batch.SQSFunc, total int) (invocations i
 	defer cancel()
 	done := 0
 	for done < total {
-		msgs, err := localservertest.Receive(ctx, q.c, q.url, 10, 2*time.Second)
+		msgs, err := standintest.Receive(ctx, q.c, q.url, 10, 2*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func wFIFORun(t *testing.T, q *queue, h batch.SQSFunc, total int) (invocations i
 // Each key's records are wApplied once each, in their Kafka order.
 func TestWorkerFIFOKeepsKeyOrder(t *testing.T) {
 	t.Parallel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	q := newQueue(t, srv, "order.fifo")
 	var recs []*kafkaevent.Record
 	next := map[int32]int64{}
@@ -262,7 +262,7 @@ func (f wSink) Send(ctx context.Context, e *batch.Envelope) error { return f(ctx
 // the batch goes on.
 func TestWorkerUndecodableMessage(t *testing.T) {
 	t.Parallel()
-	srv, ddb := localservertest.StartSQS(t), localservertest.StartDynamoDB(t)
+	srv, ddb := standintest.StartSQS(t), standintest.StartDynamoDB(t)
 	q := newQueue(t, srv, "mixed")
 	good := wRec("orders", 0, 1, "k", "fine")
 	e, _, err := entry(good, false, nil)

@@ -18,8 +18,8 @@ import (
 
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 )
 
 // callCounter counts DynamoDB operations (one per API call, not per HTTP attempt) through a
@@ -80,7 +80,7 @@ func (c *callCounter) expectCalls(t testing.TB, what string, want map[string]int
 // env is one dynalite server for a test (or a group of subtests), with a client whose calls
 // are counted. Tables are per subtest: newTable.
 type env struct {
-	srv    *localserver.DynamoDB
+	srv    *standin.DynamoDB
 	client *awsdynamodb.Client
 	calls  *callCounter
 }
@@ -88,7 +88,7 @@ type env struct {
 // newEnv starts dynalite for t; it fails t (never skips) if the server cannot start.
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	srv := localservertest.StartDynamoDB(t)
+	srv := standintest.StartDynamoDB(t)
 	calls := &callCounter{}
 	return &env{srv: srv, client: srv.Client(calls.option), calls: calls}
 }
@@ -107,7 +107,7 @@ func (e *env) createTable(t testing.TB, in *awsdynamodb.CreateTableInput) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := localserver.CreateTable(ctx, e.client, in); err != nil {
+	if err := standin.CreateTable(ctx, e.client, in); err != nil {
 		t.Fatalf("create table: %v\ndynalite output:\n%s", err, e.srv.Output())
 	}
 	e.calls.reset()

@@ -21,7 +21,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
-	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/standin"
 )
 
 // Interoperation with Powertools for AWS Lambda (TypeScript): the npm package
@@ -59,7 +59,7 @@ type tsOutput struct {
 // runTS runs the script's steps against table under prefix and returns its output lines.
 func runTS(t *testing.T, e *env, table, prefix string, steps ...tsStep) []tsOutput {
 	t.Helper()
-	node, root, _, err := localserver.Locate("@aws-lambda-powertools/idempotency", "package.json")
+	node, root, _, err := standin.Locate("@aws-lambda-powertools/idempotency", "package.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/producer"
 )
 
@@ -40,8 +40,8 @@ func benchRecords(n int) []*kgo.Record {
 func BenchmarkProduce(b *testing.B) {
 	const n = 100
 	creds := aws.Credentials{AccessKeyID: "AKIABENCHBENCHBENCH0", SecretAccessKey: "bench-secret", SessionToken: "bench"}
-	broker := localservertest.StartKafka(b, localserver.WithIAMRegion("eu-west-1"), localserver.WithCredentials(creds),
-		localserver.WithClusterOptions(kfake.NumBrokers(3), kfake.SeedTopics(6, "bench")))
+	broker := standintest.StartKafka(b, standin.WithIAMRegion("eu-west-1"), standin.WithCredentials(creds),
+		standin.WithClusterOptions(kfake.NumBrokers(3), kfake.SeedTopics(6, "bench")))
 
 	pcl, err := producer.NewClient(producer.WithBootstrapServers(broker.Addrs()...),
 		producer.WithIAM(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return creds, nil })),

@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/producer"
 )
 
@@ -76,7 +76,7 @@ func (l *reauthLog) Log(_ kgo.LogLevel, msg string, _ ...any) {
 	}
 }
 
-func iamClient(t *testing.T, b *localserver.Kafka, creds aws.CredentialsProvider, extra ...kgo.Opt) *kgo.Client {
+func iamClient(t *testing.T, b *standin.Kafka, creds aws.CredentialsProvider, extra ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	cl, err := producer.NewClient(
 		producer.WithBootstrapServers(b.Addrs()...),
@@ -92,12 +92,12 @@ func iamClient(t *testing.T, b *localserver.Kafka, creds aws.CredentialsProvider
 	return cl
 }
 
-func startIAM(t *testing.T, opts ...localserver.KafkaOption) *localserver.Kafka {
+func startIAM(t *testing.T, opts ...standin.KafkaOption) *standin.Kafka {
 	t.Helper()
-	return localservertest.StartKafka(t, append([]localserver.KafkaOption{
-		localserver.WithIAMRegion("eu-west-1"),
-		localserver.WithTLS(),
-		localserver.WithClusterOptions(kfake.NumBrokers(2), kfake.SeedTopics(3, "orders")),
+	return standintest.StartKafka(t, append([]standin.KafkaOption{
+		standin.WithIAMRegion("eu-west-1"),
+		standin.WithTLS(),
+		standin.WithClusterOptions(kfake.NumBrokers(2), kfake.SeedTopics(3, "orders")),
 	}, opts...)...)
 }
 
@@ -110,7 +110,7 @@ func records(n int) []*kgo.Record {
 }
 
 func TestIAMRightCredentialsProduce(t *testing.T) {
-	b := startIAM(t, localserver.WithCredentials(credsA))
+	b := startIAM(t, standin.WithCredentials(credsA))
 	creds := &rotating{creds: credsA}
 	attempts := &connAttempts{changed: make(chan struct{}, 1)}
 	cl := iamClient(t, b, creds, kgo.WithHooks(attempts), kgo.WithLogger(attempts))
@@ -126,7 +126,7 @@ func TestIAMRightCredentialsProduce(t *testing.T) {
 	// (The minute only ends a test whose attempt never ends; kgo bounds each one.)
 	wait, cancelWait := context.WithTimeout(context.Background(), time.Minute)
 	defer cancelWait()
-	retrieved, tokens, conns := attempts.settled(wait, t, func() (int64, []localserver.IAMToken) {
+	retrieved, tokens, conns := attempts.settled(wait, t, func() (int64, []standin.IAMToken) {
 		return creds.retrieved.Load(), b.Tokens()
 	})
 	if len(tokens) == 0 {
@@ -178,7 +178,7 @@ func (a *connAttempts) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ 
 // attempt was under way: every attempt begun before the read had ended, and none began
 // during it. It waits for attempts under way to end (they end: kgo gives every dial and
 // SASL exchange a timeout), not for a count to be reached.
-func (a *connAttempts) settled(ctx context.Context, t *testing.T, read func() (int64, []localserver.IAMToken)) (int64, []localserver.IAMToken, int64) {
+func (a *connAttempts) settled(ctx context.Context, t *testing.T, read func() (int64, []standin.IAMToken)) (int64, []standin.IAMToken, int64) {
 	t.Helper()
 	for {
 		begun := a.begun.Load()
@@ -199,7 +199,7 @@ func (a *connAttempts) settled(ctx context.Context, t *testing.T, read func() (i
 }
 
 func TestIAMWrongSecretFailsFast(t *testing.T) {
-	b := startIAM(t, localserver.WithCredentials(credsA))
+	b := startIAM(t, standin.WithCredentials(credsA))
 	wrong := credsA
 	wrong.SecretAccessKey = "not-the-secret"
 	cl := iamClient(t, b, &rotating{creds: wrong})
@@ -228,7 +228,7 @@ func TestIAMWrongSecretFailsFast(t *testing.T) {
 }
 
 func TestIAMRotatedCredentialsOnReconnection(t *testing.T) {
-	b := startIAM(t, localserver.WithCredentials(credsA))
+	b := startIAM(t, standin.WithCredentials(credsA))
 	creds := &rotating{creds: credsA}
 	cl := iamClient(t, b, creds)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -273,7 +273,7 @@ func TestIAMRotatedCredentialsOnReconnection(t *testing.T) {
 
 func TestIAMTokenPerReauthentication(t *testing.T) {
 	// A 1.5 s session lifetime: franz-go re-authenticates once less than 1 s of it is left.
-	b := startIAM(t, localserver.WithCredentials(credsA), localserver.WithSessionLifetime(1500*time.Millisecond))
+	b := startIAM(t, standin.WithCredentials(credsA), standin.WithSessionLifetime(1500*time.Millisecond))
 	creds := &rotating{creds: credsA}
 	conns := &connCounter{}
 	reauths := &reauthLog{}
@@ -311,7 +311,7 @@ func TestIAMTokenPerReauthentication(t *testing.T) {
 
 // Credentials the provider cannot give fail Produce at once, naming the cause.
 func TestIAMCredentialsErrorFailsFast(t *testing.T) {
-	b := startIAM(t, localserver.WithCredentials(credsA))
+	b := startIAM(t, standin.WithCredentials(credsA))
 	cl := iamClient(t, b, aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 		return aws.Credentials{}, errors.New("no role session")
 	}))

@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/kafkalambda/toolkit/internal/localserver"
 	"github.com/kafkalambda/toolkit/internal/procgroup"
+	"github.com/kafkalambda/toolkit/internal/standin"
 )
 
 // motoStartTimeout bounds how long startMoto waits for moto_server to listen (Python imports
@@ -95,11 +95,11 @@ func (m *moto) stop() {
 }
 
 // client returns a Secrets Manager client of the server: static test credentials, us-east-1,
-// and localserver's retryer (a stopped server fails at once). optFns run last.
+// and standin's retryer (a stopped server fails at once). optFns run last.
 func (m *moto) client(optFns ...func(*secretsmanager.Options)) *secretsmanager.Client {
-	return secretsmanager.NewFromConfig(localserver.ClientConfig("us-east-1"), append([]func(*secretsmanager.Options){func(o *secretsmanager.Options) {
+	return secretsmanager.NewFromConfig(standin.ClientConfig("us-east-1"), append([]func(*secretsmanager.Options){func(o *secretsmanager.Options) {
 		o.BaseEndpoint = aws.String(m.endpoint)
-		o.Retryer = localserver.Retryer()
+		o.Retryer = standin.Retryer()
 	}}, optFns...)...)
 }
 

@@ -26,8 +26,8 @@ import (
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 	"github.com/kafkalambda/toolkit/producer"
@@ -214,14 +214,14 @@ func (c *ackCounter) OnProduceRecordUnbuffered(_ *kgo.Record, err error) {
 
 // tpEnv is dynalite, for the tests' stores.
 type tpEnv struct {
-	ddb    *localserver.DynamoDB
+	ddb    *standin.DynamoDB
 	tables atomic.Int64
 	clock  *tpClock
 }
 
 func startTP(t *testing.T) *tpEnv {
 	t.Helper()
-	return &tpEnv{ddb: localservertest.StartDynamoDB(t), clock: newClock()}
+	return &tpEnv{ddb: standintest.StartDynamoDB(t), clock: newClock()}
 }
 
 // store is a DynamoDB store on a new table.
@@ -231,7 +231,7 @@ func (e *tpEnv) store(t *testing.T) *dynamodb.Store {
 	client := e.ddb.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := localserver.CreateTable(ctx, client, dynamodb.TableInput(name)); err != nil {
+	if err := standin.CreateTable(ctx, client, dynamodb.TableInput(name)); err != nil {
 		t.Fatal(err)
 	}
 	s, err := dynamodb.NewStore(client, name)

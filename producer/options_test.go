@@ -15,9 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafkalambda/toolkit"
-
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/producer"
 )
 
@@ -142,8 +141,8 @@ func TestIAMRegion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clearEnv(t)
 			t.Setenv("AWS_REGION", tc.env)
-			b := localservertest.StartKafka(t, localserver.WithIAMRegion(tc.brokerRegion), localserver.WithTLS(),
-				localserver.WithCredentials(credsA), localserver.WithClusterOptions(kfake.SeedTopics(1, "t")))
+			b := standintest.StartKafka(t, standin.WithIAMRegion(tc.brokerRegion), standin.WithTLS(),
+				standin.WithCredentials(credsA), standin.WithClusterOptions(kfake.SeedTopics(1, "t")))
 			local := b.Addrs()[0]
 			dialer := &tls.Dialer{Config: b.ClientTLS()}
 			redirect := func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -173,8 +172,8 @@ func TestIAMRegion(t *testing.T) {
 
 func TestIAMFromEnvironment(t *testing.T) {
 	clearEnv(t)
-	b := localservertest.StartKafka(t, localserver.WithIAMRegion("eu-north-1"), localserver.WithCredentials(credsA),
-		localserver.WithClusterOptions(kfake.SeedTopics(1, "t")))
+	b := standintest.StartKafka(t, standin.WithIAMRegion("eu-north-1"), standin.WithCredentials(credsA),
+		standin.WithClusterOptions(kfake.SeedTopics(1, "t")))
 	// KAFKA_AUTH=iam with the default credential chain, as a Lambda function's role gives it.
 	t.Setenv("KAFKA_BOOTSTRAP_SERVERS", strings.Join(b.Addrs(), ","))
 	t.Setenv("KAFKA_AUTH", "iam")
@@ -185,7 +184,7 @@ func TestIAMFromEnvironment(t *testing.T) {
 	t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	cl, err := producer.NewClient(producer.WithClientOptions(kgo.DialTLSConfig(nil))) // MSK IAM broker (localserver.Kafka) without TLS here
+	cl, err := producer.NewClient(producer.WithClientOptions(kgo.DialTLSConfig(nil))) // MSK IAM broker (standin.Kafka) without TLS here
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,8 +202,8 @@ func TestIAMFromEnvironment(t *testing.T) {
 func TestTLSOnByDefault(t *testing.T) {
 	// A TLS broker whose certificate the system roots do not trust: the default config must
 	// refuse it (and say so at once), and trusting its CA must work.
-	b := localservertest.StartKafka(t, localserver.WithTLS(), localserver.WithCredentials(credsA), localserver.WithIAMRegion("eu-west-1"),
-		localserver.WithClusterOptions(kfake.SeedTopics(1, "t")))
+	b := standintest.StartKafka(t, standin.WithTLS(), standin.WithCredentials(credsA), standin.WithIAMRegion("eu-west-1"),
+		standin.WithClusterOptions(kfake.SeedTopics(1, "t")))
 	creds := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return credsA, nil })
 	clearEnv(t)
 	cl, err := producer.NewClient(producer.WithBootstrapServers(b.Addrs()...), producer.WithIAM(creds), producer.WithRegion("eu-west-1"))

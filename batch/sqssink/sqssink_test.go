@@ -1,6 +1,6 @@
 package sqssink_test
 
-// The SQS sink against a real server: local-aws-sqs (started per test by internal/localserver),
+// The SQS sink against a real server: local-aws-sqs (started per test by internal/standin),
 // with package batch's processing in front of it. The Kafka sink's tests are in package kafkasink.
 
 import (
@@ -25,15 +25,15 @@ import (
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/batch/internal/sinktest"
 	"github.com/kafkalambda/toolkit/batch/sqssink"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/limits"
 )
 
 func sinkReceive(t *testing.T, ctx context.Context, c *sqs.Client, queueURL string, max int, wait time.Duration) []types.Message {
 	t.Helper()
-	msgs, err := localservertest.Receive(ctx, c, queueURL, max, wait)
+	msgs, err := standintest.Receive(ctx, c, queueURL, max, wait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +60,9 @@ func TestSinkStandardQueue(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
-	q, err := localserver.CreateQueue(ctx, c, "orders-dlq", nil)
+	q, err := standin.CreateQueue(ctx, c, "orders-dlq", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,9 +143,9 @@ func TestSinkFIFOQueue(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
-	q, err := localserver.CreateQueue(ctx, c, "orders-dlq.fifo", nil)
+	q, err := standin.CreateQueue(ctx, c, "orders-dlq.fifo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,9 +215,9 @@ func TestSinkSQSMessages(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
-	dlq, err := localserver.CreateQueue(ctx, c, "work-dlq.fifo", nil)
+	dlq, err := standin.CreateQueue(ctx, c, "work-dlq.fifo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,21 +285,21 @@ func TestSinkFailureReportsRecord(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
-	deleted, err := localserver.CreateQueue(ctx, c, "deleted", nil)
+	deleted, err := standin.CreateQueue(ctx, c, "deleted", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(deleted)}); err != nil {
 		t.Fatal(err)
 	}
-	small, err := localserver.CreateQueue(ctx, c, "small", nil)
+	small, err := standin.CreateQueue(ctx, c, "small", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := localservertest.StartSQS(t)
-	stoppedQ, err := localserver.CreateQueue(ctx, stopped.Client(), "q", nil)
+	stopped := standintest.StartSQS(t)
+	stoppedQ, err := standin.CreateQueue(ctx, stopped.Client(), "q", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,9 +346,9 @@ func TestSinkMessageSizeLimit(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
-	q, err := localserver.CreateQueue(ctx, c, "big", nil)
+	q, err := standin.CreateQueue(ctx, c, "big", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,14 +382,14 @@ func TestSinkPolicies(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
 	for _, tc := range []struct {
 		name   string
 		policy batch.SinkPolicy
 		sent   bool
 	}{{"exhausted", batch.SinkExhausted, true}, {"permanent", batch.SinkPermanent, false}} {
-		q, err := localserver.CreateQueue(ctx, c, "dlq-"+tc.name, nil)
+		q, err := standin.CreateQueue(ctx, c, "dlq-"+tc.name, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -436,9 +436,9 @@ func TestSinkFIFOIDCharacters(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	c := srv.Client()
-	q, err := localserver.CreateQueue(ctx, c, "tenants-dlq.fifo", nil)
+	q, err := standin.CreateQueue(ctx, c, "tenants-dlq.fifo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

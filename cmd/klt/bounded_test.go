@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 )
 
 // endless is standard input that never ends, as "klt event build < /dev/zero" gets: zero
@@ -48,24 +49,24 @@ func TestEndlessStdin(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
-		lim  base.InputLimit
+		lim  input.Limit
 	}{
-		{"build", []string{"event", "build"}, base.LinesLimit},
-		{"decode", []string{"event", "decode"}, base.EventLimit},
-		{"filter test event", []string{"filter", "test", "--criteria", crit, "--event", "-"}, base.EventLimit},
-		{"filter test criteria", []string{"filter", "test", "--criteria", "-", "--event", event}, base.TemplateLimit},
-		{"filter lint", []string{"filter", "lint", "-"}, base.TemplateLimit},
-		{"invoke", []string{"invoke", "--template", tmpl, "Fn", "-"}, base.EventLimit},
-		{"produce", []string{"produce", "--brokers", "127.0.0.1:1", "--no-tls", "--topic", "t"}, base.LinesLimit},
+		{"build", []string{"event", "build"}, input.LinesLimit},
+		{"decode", []string{"event", "decode"}, input.EventLimit},
+		{"filter test event", []string{"filter", "test", "--criteria", crit, "--event", "-"}, input.EventLimit},
+		{"filter test criteria", []string{"filter", "test", "--criteria", "-", "--event", event}, input.TemplateLimit},
+		{"filter lint", []string{"filter", "lint", "-"}, input.TemplateLimit},
+		{"invoke", []string{"invoke", "--template", tmpl, "Fn", "-"}, input.EventLimit},
+		{"produce", []string{"produce", "--brokers", "127.0.0.1:1", "--no-tls", "--topic", "t"}, input.LinesLimit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := &endless{stop: 2 * base.LinesLimit.Max}
+			in := &endless{stop: 2 * input.LinesLimit.Max}
 			var stdout, stderr bytes.Buffer
 			start := time.Now()
 			code := run(context.Background(), tt.args, in, &stdout, &stderr)
 			took := time.Since(start)
-			want := (&base.TooLargeError{Name: "<stdin>", Limit: tt.lim}).Error()
+			want := (&input.TooLargeError{Name: "<stdin>", Limit: tt.lim}).Error()
 			if code != base.ExitFail || !strings.Contains(stderr.String(), want) {
 				t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr.String(), want)
 			}
@@ -83,18 +84,18 @@ func TestEndlessStdin(t *testing.T) {
 // naming the cap, found before the whole line is in memory; one of exactly that length is not
 // refused for its length.
 func TestLongLine(t *testing.T) {
-	ok := `{"topic":"t","value":"` + strings.Repeat("x", base.MaxLineBytes-24) + `"}`
-	if len(ok) != base.MaxLineBytes {
-		t.Fatalf("test line is %d bytes, want %d", len(ok), base.MaxLineBytes)
+	ok := `{"topic":"t","value":"` + strings.Repeat("x", input.MaxLineBytes-24) + `"}`
+	if len(ok) != input.MaxLineBytes {
+		t.Fatalf("test line is %d bytes, want %d", len(ok), input.MaxLineBytes)
 	}
-	long := `{"topic":"t","value":"` + strings.Repeat("x", base.MaxLineBytes) + `"}`
+	long := `{"topic":"t","value":"` + strings.Repeat("x", input.MaxLineBytes) + `"}`
 	r := klt(t, ok+"\n"+long+"\n", "event", "build", "--compact")
 	want := "klt: <stdin>:2: longer than 12582912 bytes (12 MB, klt's limit for one line of JSON Lines); klt read no further\n"
 	if r.code != base.ExitFail || r.stderr != want {
 		t.Errorf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
 	}
 	if r := klt(t, ok+"\n", "event", "build", "--compact"); strings.Contains(r.stderr, "longer than") {
-		t.Errorf("a line of exactly %d bytes refused: %s", base.MaxLineBytes, r.stderr)
+		t.Errorf("a line of exactly %d bytes refused: %s", input.MaxLineBytes, r.stderr)
 	}
 }
 

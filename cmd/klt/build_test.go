@@ -12,6 +12,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/esmevent"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
@@ -239,7 +240,7 @@ func TestBuildTooLarge(t *testing.T) {
 	in := `{"topic":"t","valueBase64":"` + strings.Repeat("AAAA", 1<<20) + `"}` + "\n" +
 		`{"topic":"t","valueBase64":"` + strings.Repeat("AAAA", 1<<20) + `"}` + "\n"
 	r := klt(t, in, "event", "build", "--compact")
-	if r.code != base.ExitOK || len(r.stdout) <= base.MaxPayload {
+	if r.code != base.ExitOK || len(r.stdout) <= input.MaxPayload {
 		t.Fatalf("exit %d, %d bytes", r.code, len(r.stdout))
 	}
 	want := "klt: warning: the event is " + strconv.Itoa(len(r.stdout)-1) + " bytes, more than the 6291456 bytes (6 MB) of a Lambda invocation payload\n"

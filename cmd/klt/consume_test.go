@@ -9,6 +9,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/consume"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -126,8 +127,8 @@ func TestConsumeEventBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Len() != 5 || len(r.stdout) > base.MaxPayload {
-		t.Errorf("event of %d records, %d bytes; want 5 records within %d bytes", ev.Len(), len(r.stdout), base.MaxPayload)
+	if ev.Len() != 5 || len(r.stdout) > input.MaxPayload {
+		t.Errorf("event of %d records, %d bytes; want 5 records within %d bytes", ev.Len(), len(r.stdout), input.MaxPayload)
 	}
 	// The group goes on after the records printed: the other three.
 	r = klt(t, "", "consume", "--no-tls", "--brokers", brokers, "--topic", "big", "--group", "g",

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/funcrun"
 	"github.com/kafkalambda/toolkit/esm/samspec"
-	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/standin"
 )
 
 // enricherDir is the stack of another shape than the sample: its own module, Makefile and
@@ -52,8 +52,8 @@ func TestInvokeEnricherFromOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The servers from the checkout's node_modules, named as a user outside it would
-	// (localserver's tests install them into an empty cache).
-	t.Setenv(localserver.NodeModulesEnv, absT(t, "../../node_modules"))
+	// (standin's tests install them into an empty cache).
+	t.Setenv(standin.NodeModulesEnv, absT(t, "../../node_modules"))
 	t.Chdir(t.TempDir())
 
 	start := time.Now()
@@ -129,7 +129,7 @@ const mainGo = "package main\n\nfunc main() {}\n"
 func TestBuildMethods(t *testing.T) {
 	ctx := context.Background()
 	build := func(f *samspec.FunctionSpec) (string, error) {
-		return lambdarun.BuildBootstrap(ctx, f, t.TempDir(), new(bytes.Buffer))
+		return funcrun.BuildBootstrap(ctx, f, t.TempDir(), new(bytes.Buffer))
 	}
 
 	mk := writeFiles(t, map[string]string{

@@ -17,9 +17,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/funcrun"
 	"github.com/kafkalambda/toolkit/esm/samspec"
-	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/standin"
 )
 
 const invokeTemplateFile = "testdata/invoke/template.yaml"
@@ -31,7 +31,7 @@ var testEmulator = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return lambdarun.BuildEmulator(context.Background(), dir)
+	return funcrun.BuildEmulator(context.Background(), dir)
 })
 
 func emulatorT(t *testing.T) string {
@@ -247,7 +247,7 @@ func TestEnvVarsFile(t *testing.T) {
 		t.Errorf("ReaderFunction: %v", r)
 	}
 	// The servers answer while klt env-vars serves: the queue URL is the local queue's.
-	client := sqs.NewFromConfig(localserver.ClientConfig("us-east-1"), func(o *sqs.Options) { o.BaseEndpoint = aws.String(w["AWS_ENDPOINT_URL_SQS"]) })
+	client := sqs.NewFromConfig(standin.ClientConfig("us-east-1"), func(o *sqs.Options) { o.BaseEndpoint = aws.String(w["AWS_ENDPOINT_URL_SQS"]) })
 	if _, err := client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(w["QUEUE_URL"])}); err != nil {
 		t.Errorf("the local queue does not answer: %v", err)
 	}
@@ -258,7 +258,7 @@ func TestEnvVarsFile(t *testing.T) {
 
 // runtimeGOARCH is the GOARCH go builds for here.
 func runtimeGOARCH() string {
-	out, err := exec.Command(lambdarun.GoCommand(), "env", "GOARCH").Output()
+	out, err := exec.Command(funcrun.GoCommand(), "env", "GOARCH").Output()
 	if err != nil {
 		return ""
 	}
@@ -313,7 +313,7 @@ func TestBuildUnreadableSource(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(code, "main.go"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := lambdarun.BuildBootstrap(context.Background(), &samspec.FunctionSpec{LogicalID: "Fn", CodeURI: code}, t.TempDir(), new(bytes.Buffer))
+	_, err := funcrun.BuildBootstrap(context.Background(), &samspec.FunctionSpec{LogicalID: "Fn", CodeURI: code}, t.TempDir(), new(bytes.Buffer))
 	if err == nil || !strings.HasPrefix(err.Error(), "CodeUri: ") || !strings.Contains(err.Error(), "main.go") {
 		t.Fatalf("buildBootstrap = %v, want a CodeUri error naming main.go", err)
 	}

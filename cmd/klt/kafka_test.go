@@ -26,7 +26,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/standin"
 )
 
 // startKafka starts a one-broker kfake cluster with the given topics, each with partitions
@@ -128,8 +128,8 @@ func cmdKafka(ts *testscript.TestScript, neg bool, args []string) {
 	var addrs []string
 	if *iam != "" {
 		id, secret, _ := strings.Cut(*iam, ":")
-		b, err := localserver.StartKafka(context.Background(), localserver.WithClusterOptions(opts...),
-			localserver.WithCredentials(aws.Credentials{AccessKeyID: id, SecretAccessKey: secret}))
+		b, err := standin.StartKafka(context.Background(), standin.WithClusterOptions(opts...),
+			standin.WithCredentials(aws.Credentials{AccessKeyID: id, SecretAccessKey: secret}))
 		ts.Check(err)
 		ts.Defer(b.Cluster.Close)
 		addrs = b.Addrs()

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
-	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/standin"
 )
 
 // kltCommand returns a command that runs klt (this test binary, which acts as klt under that
@@ -35,7 +35,7 @@ func kltCommand(t *testing.T, ctx context.Context, dir string, args ...string) *
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "klt"), args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), localserver.NodeModulesEnv+"="+nm)
+	cmd.Env = append(os.Environ(), standin.NodeModulesEnv+"="+nm)
 	cmd.WaitDelay = 10 * time.Second
 	return cmd
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
-	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/standin"
 )
 
 // demoGenerate is make demo's order template (the Makefile's), and demoPoison the value of
@@ -240,7 +240,7 @@ func TestLocalServe(t *testing.T) {
 // not (a lister holding one does not take it away).
 func queueHolds(t *testing.T, ctx context.Context, endpoint, name string) int {
 	t.Helper()
-	cl := sqs.NewFromConfig(localserver.ClientConfig(localserver.Region), func(o *sqs.Options) { o.BaseEndpoint = aws.String(endpoint) })
+	cl := sqs.NewFromConfig(standin.ClientConfig(standin.Region), func(o *sqs.Options) { o.BaseEndpoint = aws.String(endpoint) })
 	u, err := cl.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
 	if err != nil {
 		t.Fatalf("GetQueueUrl %s: %v", name, err)

@@ -49,38 +49,21 @@ func kltMain() int {
 // touches this list. (A function, not a variable: "klt help" reads the table it is in.)
 func commands() *base.Command {
 	return &base.Command{
-		Name: "klt",
+		UsageLine: "klt <command> [arguments]",
 		Commands: []*base.Command{
-			{Name: "event", Long: usageEvent, Commands: []*base.Command{
-				{Name: "build", Short: "make an event from records written as JSON Lines",
-					Long: event.UsageBuild, Flags: event.BuildFlags, Examples: event.UsageBuildExamples, Run: event.RunBuild},
-				{Name: "decode", Short: "print the records of an event as JSON Lines",
-					Long: event.UsageDecode, Flags: event.DecodeFlags, Examples: event.UsageDecodeExamples, Run: event.RunDecode},
-			}},
-			{Name: "filter", Long: filtercmd.UsageFilter, Commands: []*base.Command{
-				{Name: "test", Short: "show which records of an event pass FilterCriteria, and why the others do not",
-					Long: filtercmd.UsageFilterTest, Flags: filtercmd.FilterTestFlags, Examples: filtercmd.UsageFilterTestExamples, Run: filtercmd.RunFilterTest},
-				{Name: "lint", Short: "check FilterCriteria (JSON, or in a SAM template) as Lambda checks them",
-					Long: filtercmd.UsageFilterLint, Flags: filtercmd.FilterLintFlags, Examples: filtercmd.UsageFilterLintExamples, Run: filtercmd.RunFilterLint},
-			}},
-			{Name: "produce", Short: "send records written as JSON Lines to a Kafka topic (Amazon MSK IAM too)",
-				Long: produce.UsageProduce, Flags: produce.ProduceFlags, Examples: produce.UsageProduceExamples, Run: produce.RunProduce},
-			{Name: "consume", Short: "print records of a Kafka topic as JSON Lines, or as one event (--event)",
-				Long: consume.UsageConsume, Flags: consume.ConsumeFlags, Examples: consume.UsageConsumeExamples, Run: consume.RunConsume},
-			{Name: "invoke", Short: "run a function of a SAM template with an event, as sam local invoke, without Docker",
-				Long: invoke.UsageInvoke, Flags: invoke.InvokeFlags, Examples: invoke.UsageInvokeExamples, Run: invoke.RunInvoke},
-			{Name: "env-vars", Short: "start local servers and write a sam local invoke --env-vars file pointing at them",
-				Long: envvars.UsageEnvVars, Flags: envvars.EnvVarsFlags, Run: envvars.RunEnvVars},
-			{Name: "local", Short: "run a SAM stack locally, event source mappings included; --load measures it",
-				Long: local.UsageLocal, Flags: local.LocalFlags, Examples: local.UsageLocalExamples, Run: local.RunLocal},
-			{Name: "plan", Short: "size and price a Kafka -> Lambda stack, direct and fanned out, before building it",
-				Long: plancmd.UsagePlan, Flags: plancmd.PlanFlags, Examples: plancmd.UsagePlanExamples, Run: plancmd.RunPlan},
-			{Name: "lint", Short: "check a SAM template: the SAM schema, and the mistakes that lose records",
-				Long: lint.UsageLint, Run: lint.RunLint},
-			{Name: "help", Short: `show help: "klt help event build" shows the record line format`,
+			event.Cmd,
+			filtercmd.Cmd,
+			produce.Cmd,
+			consume.Cmd,
+			invoke.Cmd,
+			envvars.Cmd,
+			local.Cmd,
+			plancmd.Cmd,
+			lint.Cmd,
+			{UsageLine: "klt help [COMMAND]", Short: `show help: "klt help event build" shows the record line format`,
 				Long: usageHelp, Run: runHelp},
-			{Name: "version", Short: "print klt's module version and the commit it was built from (also --version)",
-				Long: usageVersion, Run: runVersion},
+			base.WithFlags(&base.Command{UsageLine: "klt version", Short: "print klt's module version and the commit it was built from (also --version)",
+				Long: usageVersion}, noFlags, runVersion),
 		},
 	}
 }
@@ -107,15 +90,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	args = args[1:]
 	if cmd.Commands != nil { // a group: "klt event build"
 		if len(args) == 0 {
-			fmt.Fprint(stderr, cmd.Long)
+			fmt.Fprint(stderr, cmd.Help())
 			return base.ExitUsage
 		}
 		if isHelp(args[0]) {
-			return showHelp(append([]string{cmd.Name}, args[1:]...), stdout, stderr)
+			return showHelp(append([]string{cmd.Name()}, args[1:]...), stdout, stderr)
 		}
 		sub := cmd.Lookup(args[0])
 		if sub == nil {
-			fmt.Fprintf(stderr, "klt %s: unknown command %q\n\n%s", cmd.Name, args[0], cmd.Long)
+			fmt.Fprintf(stderr, "klt %s: unknown command %q\n\n%s", cmd.Name(), args[0], cmd.Help())
 			return base.ExitUsage
 		}
 		cmd, args = sub, args[1:]
@@ -135,10 +118,10 @@ func usage() string {
 	root := commands()
 	for _, cmd := range root.Commands {
 		for _, sub := range cmd.Commands {
-			fmt.Fprintf(&b, "  %-14s %s\n", cmd.Name+" "+sub.Name, sub.Short)
+			fmt.Fprintf(&b, "  %-14s %s\n", sub.LongName(), sub.Short)
 		}
 		if cmd.Commands == nil {
-			fmt.Fprintf(&b, "  %-14s %s\n", cmd.Name, cmd.Short)
+			fmt.Fprintf(&b, "  %-14s %s\n", cmd.LongName(), cmd.Short)
 		}
 	}
 	b.WriteString(usageKLTEnd)
@@ -173,7 +156,7 @@ func showHelp(topic []string, stdout, stderr io.Writer) int {
 	case cmd == nil:
 		fmt.Fprintf(stderr, "klt help: unknown command %q\n\n%s", strings.Join(topic, " "), usage())
 		return base.ExitUsage
-	case cmd.Name == "klt":
+	case cmd.LongName() == "":
 		fmt.Fprint(stdout, usage())
 	default:
 		fmt.Fprint(stdout, cmd.Help())
@@ -181,12 +164,12 @@ func showHelp(topic []string, stdout, stderr io.Writer) int {
 	return base.ExitOK
 }
 
+// noFlags is the flag set of a command without flags: it still answers -h and --help, and
+// refuses any other flag.
+func noFlags(*struct{}) *flag.FlagSet { return flag.NewFlagSet("version", flag.ContinueOnError) }
+
 // runVersion runs "klt version".
-func runVersion(_ context.Context, cmd *base.Command, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	args, code, ok := base.ParseFlags(flag.NewFlagSet("version", flag.ContinueOnError), args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+func runVersion(_ context.Context, _ *struct{}, _ *flag.FlagSet, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		return base.UsageError(stderr, "version", fmt.Errorf("unexpected argument %q", args[0]))
 	}
@@ -195,16 +178,12 @@ func runVersion(_ context.Context, cmd *base.Command, args []string, _ io.Reader
 }
 
 // usageHelp is the help of "klt help".
-const usageHelp = `Usage: klt help [COMMAND]
-
-Help prints the help of klt, or of a command: "klt help event build" is the help of
+const usageHelp = `Help prints the help of klt, or of a command: "klt help event build" is the help of
 "klt event build", the same as "klt event build --help". Help goes to standard output.
 `
 
 // usageVersion is the help of "klt version".
-const usageVersion = `Usage: klt version
-
-Version prints klt's module path and version, the commit it was built from and the Go version
+const usageVersion = `Version prints klt's module path and version, the commit it was built from and the Go version
 that built it, as the build recorded them; a part not recorded is said to be unknown. It is
 the same as "klt --version".
 `
@@ -240,21 +219,4 @@ through to the function:
 Example: capture records of a real topic as a fixture event:
 
   klt consume --iam --brokers "$B" --topic orders --from-beginning --max 5 --event > event.json
-`
-
-// usageEvent is the help of "klt event".
-const usageEvent = `Usage: klt event <command> [arguments]
-
-Commands for events of Lambda's Kafka event source mapping, the JSON payload a function
-receives:
-
-  build [flags] [FILE]   make an event from JSON Lines records, one per line
-  decode [flags] [FILE]  print the records of an event as JSON Lines
-
-Run "klt help event build" or "klt help event decode" for details.
-
-Examples:
-
-  klt event build < records.jsonl > event.json && klt event decode event.json
-  klt event decode event.json | klt event build    # the same records again
 `

@@ -168,9 +168,9 @@ func TestParseFlagsInterspersed(t *testing.T) {
 func helpTopics() map[string]string {
 	topics := map[string]string{"": usage()}
 	for _, cmd := range commands().Commands {
-		topics[cmd.Name] = cmd.Help()
+		topics[cmd.LongName()] = cmd.Help()
 		for _, sub := range cmd.Commands {
-			topics[cmd.Name+" "+sub.Name] = sub.Help()
+			topics[sub.LongName()] = sub.Help()
 		}
 	}
 	return topics

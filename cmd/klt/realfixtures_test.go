@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -47,7 +48,7 @@ func TestDecodeThenBuildRealFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := kafkaevent.Parse(base.TrimBOM(data))
+			want, err := kafkaevent.Parse(input.TrimBOM(data))
 			if err != nil {
 				rejected++
 				t.Logf("not round-tripped: kafkaevent.Parse rejects it: %v", err)

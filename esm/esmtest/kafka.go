@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalambda/toolkit/esm"
-	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/standin"
 )
 
 // DefaultTopic is the mapping's topic without one in the configuration.
@@ -82,7 +82,7 @@ func NewKafka(tb testing.TB, h lambda.Handler, m KafkaMapping, opts ...Option) *
 		}
 		return 1
 	}
-	if err := localserver.CreateTopics(ctx, client, partitions, append([]string{topic, m.onFailureTopic()}, cfg.topics...)...); err != nil {
+	if err := standin.CreateTopics(ctx, client, partitions, append([]string{topic, m.onFailureTopic()}, cfg.topics...)...); err != nil {
 		tb.Fatalf("esmtest: %v", err)
 	}
 	manual, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))

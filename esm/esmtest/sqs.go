@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/esm"
-	"github.com/kafkalambda/toolkit/internal/localserver"
+	"github.com/kafkalambda/toolkit/internal/standin"
 )
 
 // DefaultQueue is the name of the queue NewSQS creates without one in the configuration.
@@ -52,7 +52,7 @@ func NewSQS(tb testing.TB, h lambda.Handler, m SQSMapping, opts ...Option) *SQS 
 	defer cancel()
 	client := cfg.sqs
 	if client == nil {
-		srv, err := localserver.StartSQS(ctx)
+		srv, err := standin.StartSQS(ctx)
 		if err != nil {
 			tb.Fatalf("esmtest: starting local-aws-sqs: %v", err)
 		}
@@ -104,7 +104,7 @@ func createQueues(ctx context.Context, client *sqs.Client, cfg *Queue) error {
 		if fifo {
 			dlqName += ".fifo"
 		}
-		u, err := localserver.CreateQueue(ctx, client, dlqName, nil)
+		u, err := standin.CreateQueue(ctx, client, dlqName, nil)
 		if err != nil {
 			return fmt.Errorf("esmtest: %w", err)
 		}
@@ -116,7 +116,7 @@ func createQueues(ctx context.Context, client *sqs.Client, cfg *Queue) error {
 		attrs[string(types.QueueAttributeNameRedrivePolicy)] = string(policy)
 		cfg.DeadLetterQueueURL = u
 	}
-	u, err := localserver.CreateQueue(ctx, client, name, attrs)
+	u, err := standin.CreateQueue(ctx, client, name, attrs)
 	if err != nil {
 		return fmt.Errorf("esmtest: %w", err)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/esm/esmtest"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 )
 
 // An SQS mapping on local-aws-sqs (started by NewSQS): a message the partial batch response
@@ -87,9 +87,9 @@ func bodies(ms []types.Message) []string {
 // AWS (https://docs.aws.amazon.com/lambda/latest/dg/kafka-on-failure.html): the SQS record has
 // KafkaBatchInfo with recordsInfo: {"Topic-0": {"firstRecordOffset", "lastRecordOffset", ...}}.
 func TestOnFailureQueueOfAKafkaMapping(t *testing.T) {
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	client := srv.Client()
-	url, err := localserver.CreateQueue(t.Context(), client, "failed", nil)
+	url, err := standin.CreateQueue(t.Context(), client, "failed", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

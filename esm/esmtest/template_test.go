@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafkalambda/toolkit/esm/esmtest"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -20,9 +20,9 @@ import (
 // currency, ReportBatchItemFailures, the on-failure queue KafkaOnFailureQueue, the function's
 // Timeout 60 s).
 func TestReadMappingOfTheTemplate(t *testing.T) {
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	client := srv.Client()
-	url, err := localserver.CreateQueue(t.Context(), client, "KafkaOnFailureQueue", nil)
+	url, err := standin.CreateQueue(t.Context(), client, "KafkaOnFailureQueue", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,9 +115,9 @@ func TestReadMappingErrors(t *testing.T) {
 // MaximumConcurrency 50) on the queue the test made for WorkQueue: the events carry the queue's
 // local ARN, and each message is delivered once.
 func TestReadMappingOfTheTemplateSQS(t *testing.T) {
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	client := srv.Client()
-	url, err := localserver.CreateQueue(t.Context(), client, "WorkQueue.fifo", nil)
+	url, err := standin.CreateQueue(t.Context(), client, "WorkQueue.fifo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 )
 
 // TestConformance runs idempotencytest's suite on the DynamoDB store, on dynalite, in both
@@ -122,14 +122,14 @@ func (c *countingAPI) DeleteItem(ctx context.Context, in *awsdynamodb.DeleteItem
 
 // env is one dynalite server for a test, with a client.
 type env struct {
-	srv    *localserver.DynamoDB
+	srv    *standin.DynamoDB
 	client *awsdynamodb.Client
 }
 
 // newEnv starts dynalite for t; it fails t (never skips) if the server cannot start.
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	srv := localservertest.StartDynamoDB(t)
+	srv := standintest.StartDynamoDB(t)
 	return &env{srv: srv, client: srv.Client()}
 }
 
@@ -147,7 +147,7 @@ func (e *env) createTable(t testing.TB, in *awsdynamodb.CreateTableInput) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := localserver.CreateTable(ctx, e.client, in); err != nil {
+	if err := standin.CreateTable(ctx, e.client, in); err != nil {
 		t.Fatalf("create table: %v\ndynalite output:\n%s", err, e.srv.Output())
 	}
 }

@@ -18,6 +18,9 @@ import (
 
 const module = "github.com/kafkalambda/toolkit"
 
+// nestedModules are the modules inside the root module's tree, each listed in go.work.
+var nestedModules = []string{"cmd/klt", "esm", "samples", "xraytrace", "oteltrace"}
+
 // pkg is what `go list -json` says of one package.
 type pkg struct {
 	ImportPath   string
@@ -30,13 +33,25 @@ type pkg struct {
 	DepsErrors   []*struct{ Err string }
 }
 
-// rel is p's path inside the module ("batch", "cmd/klt/internal/lint").
+// rel is p's path inside the root module's tree ("batch", "cmd/klt/internal/lint", "." for
+// the root package).
 func (p *pkg) rel() string { return relPath(p.ImportPath) }
 
-func relPath(importPath string) string { return strings.TrimPrefix(importPath, module+"/") }
+func relPath(importPath string) string {
+	if importPath == module {
+		return "." // the root package, toolkit
+	}
+	return strings.TrimPrefix(importPath, module+"/")
+}
 
-// inModule reports whether importPath is a package of the module.
-func inModule(importPath string) bool { return strings.HasPrefix(importPath, module+"/") }
+// inModule reports whether importPath is a package of the toolkit: of the root module or of
+// one of the modules nested in it (cmd/klt, esm, samples, xraytrace, oteltrace).
+func inModule(importPath string) bool {
+	return importPath == module || strings.HasPrefix(importPath, module+"/")
+}
+
+// isToolkitModule reports whether path is the root module or one nested in it.
+func isToolkitModule(path string) bool { return path == module || strings.HasPrefix(path, module+"/") }
 
 // plan is docs/architecture.md's two tables.
 type plan struct {
@@ -120,13 +135,16 @@ func moduleRoot() (string, error) {
 	}
 }
 
-// listPackages runs `go list -e -deps -json ./...` in root and returns the module's packages.
+// listPackages runs `go list -e -deps -json github.com/kafkalambda/toolkit/...` in root and
+// returns the packages of every module of the toolkit. The go.work at the root makes the
+// nested modules part of the workspace, so the pattern reaches their packages too (./...
+// stops at a nested module's go.mod).
 func listPackages(root string) ([]*pkg, error) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		return nil, fmt.Errorf("the go command is not on PATH: %w", err)
 	}
-	cmd := exec.Command(goTool, "list", "-e", "-deps", "-json", "./...")
+	cmd := exec.Command(goTool, "list", "-e", "-deps", "-json", module+"/...")
 	cmd.Dir = root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -143,12 +161,17 @@ func listPackages(root string) ([]*pkg, error) {
 		} else if err != nil {
 			return nil, fmt.Errorf("go list output: %w", err)
 		}
-		if p.Module != nil && p.Module.Path == module && inModule(p.ImportPath) {
+		if p.Module != nil && isToolkitModule(p.Module.Path) && inModule(p.ImportPath) {
 			pkgs = append(pkgs, p)
 		}
 	}
 	if len(pkgs) == 0 {
 		return nil, errors.New("go list found no package of " + module)
+	}
+	for _, nested := range nestedModules {
+		if !slices.ContainsFunc(pkgs, func(p *pkg) bool { return p.Module.Path == module+"/"+nested }) {
+			return nil, fmt.Errorf("go list found no package of the module %s/%s: is it in go.work?", module, nested)
+		}
 	}
 	slices.SortFunc(pkgs, func(a, b *pkg) int { return strings.Compare(a.ImportPath, b.ImportPath) })
 	return pkgs, nil

@@ -15,8 +15,8 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/kafkalambda/toolkit/internal/faulthttp"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 )
 
 const (
@@ -30,11 +30,11 @@ const (
 // that bypasses it.
 func ddb(t *testing.T, ft *faulthttp.Transport, retryer aws.Retryer) (through, direct *dynamodb.Client) {
 	t.Helper()
-	srv := localservertest.StartDynamoDB(t)
+	srv := standintest.StartDynamoDB(t)
 	direct = srv.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := localserver.CreateTable(ctx, direct, &dynamodb.CreateTableInput{
+	err := standin.CreateTable(ctx, direct, &dynamodb.CreateTableInput{
 		TableName:            aws.String(table),
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("id"), AttributeType: types.ScalarAttributeTypeS}},
 		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("id"), KeyType: types.KeyTypeHash}},
@@ -166,9 +166,9 @@ func TestBlackHole(t *testing.T) {
 // throttle, and a DropAfterApply'd batch is sent twice.
 func TestSQSThrottle(t *testing.T) {
 	t.Parallel()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	ctx := context.Background()
-	url, err := localserver.CreateQueue(ctx, srv.Client(), "q", nil)
+	url, err := standin.CreateQueue(ctx, srv.Client(), "q", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestSQSThrottle(t *testing.T) {
 	if err := send(); err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := localservertest.Receive(ctx, srv.Client(), url, 10, time.Second)
+	msgs, err := standintest.Receive(ctx, srv.Client(), url, 10, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 )
 
 // exchanges collects what a proxy reports.
@@ -62,11 +62,11 @@ func startProxy(t *testing.T, upstream string, xs *exchanges) *faultproxy.Proxy 
 // With more faults than attempts the call fails with the fault's error code, as AWS's own
 // would, and the server never saw the faulted requests.
 func TestDynamoDBFaults(t *testing.T) {
-	srv := localservertest.StartDynamoDB(t)
+	srv := standintest.StartDynamoDB(t)
 	direct := srv.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := localserver.CreateTable(ctx, direct, &dynamodb.CreateTableInput{
+	if err := standin.CreateTable(ctx, direct, &dynamodb.CreateTableInput{
 		TableName:            aws.String("tab"),
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("id"), AttributeType: types.ScalarAttributeTypeS}},
 		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("id"), KeyType: types.KeyTypeHash}},
@@ -129,7 +129,7 @@ func TestDynamoDBFaults(t *testing.T) {
 // SendMessage requests HTTP 400 ThrottlingException: the SDK classifies them as throttles,
 // retries, and the message is sent once.
 func TestSQSThrottling(t *testing.T) {
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	direct := srv.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -155,7 +155,7 @@ func TestSQSThrottling(t *testing.T) {
 	if !strings.Contains(string(sends[0].Response), "ThrottlingException") || !strings.Contains(string(sends[2].Response), "MessageId") {
 		t.Errorf("answers: %s / %s", sends[0].Response, sends[2].Response)
 	}
-	msgs, err := localservertest.Receive(ctx, direct, *q.QueueUrl, 10, 2*time.Second)
+	msgs, err := standintest.Receive(ctx, direct, *q.QueueUrl, 10, 2*time.Second)
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("the queue holds %d messages (%v), want 1", len(msgs), err)
 	}
@@ -170,7 +170,7 @@ func TestSQSThrottling(t *testing.T) {
 
 // A rule for one client faults that client's requests only.
 func TestRuleOfOneClient(t *testing.T) {
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	xs := &exchanges{}

@@ -25,8 +25,8 @@ import (
 
 	"github.com/kafkalambda/toolkit/esm"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
-	"github.com/kafkalambda/toolkit/internal/localserver"
-	"github.com/kafkalambda/toolkit/internal/localservertest"
+	"github.com/kafkalambda/toolkit/internal/standin"
+	"github.com/kafkalambda/toolkit/internal/standintest"
 	"github.com/kafkalambda/toolkit/internal/template"
 )
 
@@ -118,9 +118,9 @@ func SameJSON(t *testing.T, got []byte, fn, name string) {
 // and returns its endpoint and a client.
 func DynamoDB(t *testing.T, table string) (string, *awsdynamodb.Client) {
 	t.Helper()
-	srv := localservertest.StartDynamoDB(t)
+	srv := standintest.StartDynamoDB(t)
 	client := srv.Client()
-	if err := localserver.CreateTable(context.Background(), client, dynamodb.TableInput(table)); err != nil {
+	if err := standin.CreateTable(context.Background(), client, dynamodb.TableInput(table)); err != nil {
 		t.Fatal(err)
 	}
 	return srv.Endpoint(), client
@@ -158,11 +158,11 @@ func Items(t *testing.T, client *awsdynamodb.Client, table string) []map[string]
 // returns its endpoint, a client and the queues' URLs by name.
 func SQS(t *testing.T, names ...string) (string, *sqs.Client, map[string]string) {
 	t.Helper()
-	srv := localservertest.StartSQS(t)
+	srv := standintest.StartSQS(t)
 	client := srv.Client()
 	urls := map[string]string{}
 	for _, n := range names {
-		u, err := localserver.CreateQueue(context.Background(), client, n, nil)
+		u, err := standin.CreateQueue(context.Background(), client, n, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +175,7 @@ func SQS(t *testing.T, names ...string) (string, *sqs.Client, map[string]string)
 // order the queue gives them.
 func Drain(t *testing.T, client *sqs.Client, url string, want int, wait time.Duration) []types.Message {
 	t.Helper()
-	msgs, err := localservertest.Receive(context.Background(), client, url, want+1, wait)
+	msgs, err := standintest.Receive(context.Background(), client, url, want+1, wait)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,15 @@
 // Package base holds what every klt command shares, written once: the Command type of the
-// command table in klt's main package, flag parsing that lets flags and arguments mix, usage
-// errors and one-line messages, the exit codes, and the one capped reader of files and
-// standard input.
+// command table in klt's main package (each command package exports one), flag parsing that
+// lets flags and arguments mix (WithFlags makes a command's Run from its flags and its run
+// function, so no command repeats the opening), usage errors and "klt: " messages, the exit
+// codes and the version line.
+//
+// It is the command layer: only command packages import it. The engines they run take what
+// they need as parameters and return errors; what both share (the capped reader of files and
+// standard input, the wording of messages) is below them, in packages input and clitext.
 //
 // Exit codes are ExitOK (0), ExitFail (1: bad input, a failed read or write, a cluster that
 // cannot be reached) and ExitUsage (2: a wrong command line). A command reports a mistake on
 // its command line with UsageError and anything else with Errorf; both make the message one
 // line of printable text, so input quoted in it never reaches the terminal raw.
-//
-// Every input klt reads has a cap (EventLimit, TemplateLimit, LinesLimit ...), each stated with
-// the reason for its number; ReadInput and ReadFileCapped stop one byte past it with a
-// *TooLargeError.
 package base

@@ -7,12 +7,12 @@ import (
 
 // modulePath is klt's module, named when the build recorded no module (a binary built outside
 // module mode).
-const modulePath = "github.com/kafkalambda/toolkit"
+const modulePath = "github.com/kafkalambda/toolkit/cmd/klt"
 
 // VersionLine returns what "klt --version" prints: the module path and version, the commit it
 // was built from, and the Go version, from the build information the go command records:
 //
-//	klt github.com/kafkalambda/toolkit v0.0.0-20261130163803-0d798c7e1f2a+dirty (commit 0d798c7e1f2a, modified, 2026-11-30T16:38:03Z; go1.26.8)
+//	klt github.com/kafkalambda/toolkit/cmd/klt v0.0.0-20261130163803-0d798c7e1f2a+dirty (commit 0d798c7e1f2a, modified, 2026-11-30T16:38:03Z; go1.26.8)
 //
 // A part the binary does not record says so ("version unknown", "commit unknown"), so a bug
 // report always says what is not known.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/esmevent"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsonl"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/kafkaconn"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -54,14 +55,8 @@ func newConsumeFlags(c *consumeConfig) *flag.FlagSet {
 	return fs
 }
 
-// RunConsume runs "klt consume [flags]".
-func RunConsume(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c consumeConfig
-	fs := newConsumeFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+// runConsume runs "klt consume [flags]".
+func runConsume(ctx context.Context, c *consumeConfig, fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		return base.UsageError(stderr, fs.Name(), fmt.Errorf("unexpected argument %q", args[0]))
 	}
@@ -229,11 +224,11 @@ func (c *consumeConfig) poll(ctx context.Context, cl *kgo.Client, stdout, stderr
 func (got *consumed) add(recs []*kgo.Record, stderr io.Writer) {
 	for _, r := range recs {
 		size := eventRecordSize(r)
-		if got.evBytes+size > base.MaxPayload && len(got.event) > 0 {
+		if got.evBytes+size > input.MaxPayload && len(got.event) > 0 {
 			// A Lambda invocation could not carry more: stop here, as the mapping ends a
 			// batch, rather than hold all a topic has in memory.
 			got.full = true
-			base.Errorf(stderr, "stopped after %d records: the next would take the event past the %d bytes (6 MB) of a Lambda invocation payload", got.n, base.MaxPayload)
+			base.Errorf(stderr, "stopped after %d records: the next would take the event past the %d bytes (6 MB) of a Lambda invocation payload", got.n, input.MaxPayload)
 			return
 		}
 		got.evBytes += size
@@ -370,9 +365,9 @@ func writeEvent(recs []*kgo.Record, opts []kafkaeventtest.BuilderOption, compact
 		base.Errorf(stderr, "%v", err)
 		return base.ExitFail
 	}
-	if len(out) > base.MaxPayload {
+	if len(out) > input.MaxPayload {
 		base.Errorf(stderr, "warning: the event is %d bytes, more than the %d bytes (6 MB) of a Lambda invocation payload; --max makes it smaller",
-			len(out), base.MaxPayload)
+			len(out), input.MaxPayload)
 	}
 	if !compact {
 		out = esmevent.IndentJSON(out)
@@ -384,10 +379,8 @@ func writeEvent(recs []*kgo.Record, opts []kafkaeventtest.BuilderOption, compact
 	return base.ExitOK
 }
 
-// UsageConsume is the help of "klt consume", before its flags.
-const UsageConsume = `Usage: klt consume --topic TOPIC [flags]
-
-Consume reads records from a Kafka topic, Amazon MSK (IAM or SCRAM) or any other cluster, and
+// usageConsume is the help of "klt consume", before its flags.
+const usageConsume = `Consume reads records from a Kafka topic, Amazon MSK (IAM or SCRAM) or any other cluster, and
 prints them as JSON Lines, one record per line, exactly as "klt event decode" prints the
 records of an event ("klt help event decode" describes the fields). "klt produce" takes the
 lines back, so "klt consume --topic a --from-beginning | klt produce --topic b" copies a topic.
@@ -408,8 +401,8 @@ the group goes on from there. An --event needs at least one record: without one 
 exits with status 1.
 ` + kafkaconn.UsageClusterFlags
 
-// UsageConsumeExamples ends the help of "klt consume".
-const UsageConsumeExamples = `
+// usageConsumeExamples ends the help of "klt consume".
+const usageConsumeExamples = `
 Examples:
 
   klt consume --brokers localhost:9092 --no-tls --topic orders --from-beginning --max 10
@@ -417,5 +410,10 @@ Examples:
   klt consume --topic orders --group debug --timeout 5s | jq -r .value
 `
 
-// ConsumeFlags returns the flags of "klt consume", for its help.
-func ConsumeFlags() *flag.FlagSet { return newConsumeFlags(new(consumeConfig)) }
+// Cmd is the command "klt consume".
+var Cmd = base.WithFlags(&base.Command{
+	UsageLine: "klt consume --topic TOPIC [flags]",
+	Short:     "print records of a Kafka topic as JSON Lines, or as one event (--event)",
+	Long:      usageConsume,
+	Examples:  usageConsumeExamples,
+}, newConsumeFlags, runConsume)

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/internal/template"
 	"github.com/kafkalambda/toolkit/limits"
@@ -91,7 +91,7 @@ func (s *Spec) Compile(opts []filter.Option) (*filter.Criteria, []error) {
 	if err == nil {
 		return c, nil
 	}
-	problems := base.LeafErrors(err)
+	problems := clitext.LeafErrors(err)
 	reported := make(map[int]bool)
 	for _, p := range problems {
 		if fe, ok := errors.AsType[*filter.Error](p); ok && fe.Filter >= 0 {
@@ -112,7 +112,7 @@ func (s *Spec) Compile(opts []filter.Option) (*filter.Criteria, []error) {
 		if reported[i] {
 			continue
 		}
-		for _, p := range base.LeafErrors(s.checkAlone(i, opts)) {
+		for _, p := range clitext.LeafErrors(s.checkAlone(i, opts)) {
 			if fe, ok := errors.AsType[*filter.Error](p); ok {
 				at := *fe
 				at.Filter = i

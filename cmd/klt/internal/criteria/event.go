@@ -9,7 +9,8 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/kafkaevent"
@@ -46,7 +47,7 @@ func (r *TestRecord) Label(i int) string { return "#" + strconv.Itoa(i) + " " + 
 func SourceKind(samType string) string {
 	switch samType {
 	case "MSK", "SelfManagedKafka":
-		return base.KindKafka
+		return input.KindKafka
 	}
 	return samType
 }
@@ -76,9 +77,9 @@ func ReadTestEvent(name string, data []byte) (kind string, recs []TestRecord, er
 			return "", nil, fmt.Errorf("%s: %w", name, err)
 		}
 		for r := range ev.All() {
-			recs = append(recs, TestRecord{Id: base.OneLine(r.PartitionID()) + "@" + strconv.FormatInt(r.Offset, 10), kafka: r})
+			recs = append(recs, TestRecord{Id: clitext.OneLine(r.PartitionID()) + "@" + strconv.FormatInt(r.Offset, 10), kafka: r})
 		}
-		kind = base.KindKafka
+		kind = input.KindKafka
 	case hasSQSRecords:
 		var ev events.SQSEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
@@ -89,13 +90,13 @@ func ReadTestEvent(name string, data []byte) (kind string, recs []TestRecord, er
 			if m.EventSource != "aws:sqs" && m.EventSource != "" {
 				return "", nil, fmt.Errorf("%s: Records[%d].eventSource is %q; an SQS event has aws:sqs", name, i, m.EventSource)
 			}
-			id := base.OneLine(m.MessageId)
+			id := clitext.OneLine(m.MessageId)
 			if id == "" {
 				id = "Records[" + strconv.Itoa(i) + "]"
 			}
 			recs = append(recs, TestRecord{Id: id, sqs: m})
 		}
-		kind = base.KindSQS
+		kind = input.KindSQS
 	default:
 		return "", nil, fmt.Errorf("%s: neither a Kafka event (with eventSource aws:kafka or SelfManagedKafka and records) nor an SQS event (with Records)", name)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsonl"
 	"github.com/kafkalambda/toolkit/filter"
 )
@@ -24,11 +24,11 @@ func FieldWarnings(c *filter.Criteria, kind string) []string {
 		}
 		for _, name := range names {
 			switch {
-			case kind == base.KindKafka && name == "body":
+			case kind == input.KindKafka && name == "body":
 				warnings = append(warnings, fmt.Sprintf(`filter %d names "body", an SQS message's field: Lambda filters Kafka records on "value" only, so to it "body" is always missing`, i))
-			case kind == base.KindKafka && name != "value":
+			case kind == input.KindKafka && name != "value":
 				warnings = append(warnings, fmt.Sprintf(`filter %d names %q: Lambda filters Kafka records on "value" only, so to it %q is always missing`, i, name, name))
-			case kind == base.KindSQS && name == "value":
+			case kind == input.KindSQS && name == "value":
 				warnings = append(warnings, fmt.Sprintf(`filter %d names "value", a Kafka record's field: Lambda filters SQS messages on "body", so to it "value" is always missing`, i))
 			}
 		}

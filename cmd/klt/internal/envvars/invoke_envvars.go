@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/funcrun"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 )
@@ -20,11 +20,11 @@ import (
 type envVarsConfig struct {
 	template string
 	output   string
-	params   lambdarun.ParamsFlag
+	params   funcrun.ParamsFlag
 }
 
 func newEnvVarsFlags(c *envVarsConfig) *flag.FlagSet {
-	c.params = lambdarun.ParamsFlag{}
+	c.params = funcrun.ParamsFlag{}
 	fs := flag.NewFlagSet("env-vars", flag.ContinueOnError)
 	fs.StringVar(&c.template, "template", "template.yaml", "the SAM `FILE` whose functions the file is for")
 	fs.StringVar(&c.output, "o", "env.json", "write the --env-vars file to `FILE`")
@@ -34,13 +34,7 @@ func newEnvVarsFlags(c *envVarsConfig) *flag.FlagSet {
 
 // RunEnvVars runs "klt env-vars [flags]": it starts the local servers the template's functions
 // use, creates the tables and queues, writes the --env-vars file, and serves until interrupted.
-func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c envVarsConfig
-	fs := newEnvVarsFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+func runEnvVars(ctx context.Context, c *envVarsConfig, fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 0 {
 		return base.UsageError(stderr, "env-vars", fmt.Errorf("unexpected argument %q", args[0]))
 	}
@@ -53,7 +47,7 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 		base.Errorf(stderr, "env-vars: --parameter-overrides: %v", err)
 		return base.ExitFail
 	}
-	var need lambdarun.Needs
+	var need funcrun.Needs
 	var fns []*samspec.FunctionSpec
 	for _, name := range t.FunctionNames() {
 		f, err := (&samspec.Resolver{T: t, Params: c.params}).Function(name)
@@ -61,7 +55,7 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 			base.Errorf(stderr, "env-vars: %v", err)
 			return base.ExitFail
 		}
-		n := lambdarun.FunctionNeeds(t, f)
+		n := funcrun.FunctionNeeds(t, f)
 		need.DDB, need.SQS, need.Kafka = need.DDB || n.DDB, need.SQS || n.SQS, need.Kafka || n.Kafka
 		fns = append(fns, f)
 	}
@@ -69,7 +63,7 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 		base.Errorf(stderr, "env-vars: %s has no AWS::Serverless::Function", c.template)
 		return base.ExitFail
 	}
-	ls, err := lambdarun.StartServers(ctx, t, need)
+	ls, err := funcrun.StartServers(ctx, t, need)
 	defer ls.Stop()
 	if err != nil {
 		base.Errorf(stderr, "env-vars: %v", err)
@@ -88,7 +82,7 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 			base.Errorf(stderr, "env-vars: %v", err)
 			return base.ExitFail
 		}
-		topics = append(topics, lambdarun.TopicsOf(vars)...)
+		topics = append(topics, funcrun.TopicsOf(vars)...)
 		file[f.LogicalID] = vars
 	}
 	if err := ls.CreateTopics(ctx, 1, topics...); err != nil {
@@ -97,7 +91,7 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 	}
 	for _, f := range fns {
 		vars := file[f.LogicalID]
-		uses := lambdarun.FunctionNeeds(t, f)
+		uses := funcrun.FunctionNeeds(t, f)
 		for k, v := range ls.Endpoints {
 			if _, declared := f.Env[k]; declared {
 				vars[k] = v
@@ -124,9 +118,8 @@ func RunEnvVars(ctx context.Context, cmd *base.Command, args []string, stdin io.
 	return base.ExitOK
 }
 
-const UsageEnvVars = `Usage: klt env-vars [flags]
-
-For sam local invoke with Docker: start the local servers the template's functions use
+// usageEnvVars is the help of "klt env-vars", before its flags.
+const usageEnvVars = `For sam local invoke with Docker: start the local servers the template's functions use
 (dynalite, local-aws-sqs, an in-process Kafka), create every table and queue of the template on
 them, write a --env-vars file that points each function at them, and serve until interrupted.
 In another terminal, on Linux:
@@ -143,7 +136,11 @@ A Ref of a parameter gives its --parameter-overrides value, else its Default, el
 parameter the template uses as Kafka bootstrap servers, the local Kafka's address; any other
 parameter without a value is an error naming it.
 
-` + lambdarun.NodeServersHelp
+` + funcrun.NodeServersHelp
 
-// EnvVarsFlags returns the flags of "klt env-vars", for its help.
-func EnvVarsFlags() *flag.FlagSet { return newEnvVarsFlags(new(envVarsConfig)) }
+// Cmd is the command "klt env-vars".
+var Cmd = base.WithFlags(&base.Command{
+	UsageLine: "klt env-vars [flags]",
+	Short:     "start local servers and write a sam local invoke --env-vars file pointing at them",
+	Long:      usageEnvVars,
+}, newEnvVarsFlags, runEnvVars)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/esmevent"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsonl"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 )
@@ -37,14 +38,8 @@ func newBuildFlags(c *buildConfig) *flag.FlagSet {
 	return fs
 }
 
-// RunBuild runs "klt event build [flags] [FILE]".
-func RunBuild(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c buildConfig
-	fs := newBuildFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+// runBuild runs "klt event build [flags] [FILE]".
+func runBuild(ctx context.Context, c *buildConfig, fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Visit(func(f *flag.Flag) { c.serversOn = c.serversOn || f.Name == "bootstrap-servers" })
 	if len(args) > 1 {
 		return base.UsageError(stderr, fs.Name(), fmt.Errorf("want at most one input file, got %d", len(args)))
@@ -67,7 +62,9 @@ func RunBuild(ctx context.Context, cmd *base.Command, args []string, stdin io.Re
 		base.PrintErrors(stderr, err)
 		return base.ExitFail
 	}
-	jsonl.PrintWarnings(stderr, name, recs)
+	for _, w := range jsonl.WarningLines(name, recs) {
+		base.Errorf(stderr, "%s", w)
+	}
 
 	ev := esmevent.BuildEvent(recs, opts)
 	out, err := ev.MarshalJSON()
@@ -75,9 +72,9 @@ func RunBuild(ctx context.Context, cmd *base.Command, args []string, stdin io.Re
 		base.Errorf(stderr, "%v", err)
 		return base.ExitFail
 	}
-	if len(out) > base.MaxPayload {
+	if len(out) > input.MaxPayload {
 		base.Errorf(stderr, "warning: the event is %d bytes, more than the %d bytes (6 MB) of a Lambda invocation payload",
-			len(out), base.MaxPayload)
+			len(out), input.MaxPayload)
 	}
 	if !c.compact {
 		out = esmevent.IndentJSON(out)
@@ -103,7 +100,7 @@ func (c *buildConfig) builderOptions() ([]kafkaeventtest.BuilderOption, error) {
 		return nil, err
 	}
 	if c.serversOn {
-		servers, err := base.SplitServers(c.servers)
+		servers, err := input.SplitServers(c.servers)
 		if err != nil {
 			return nil, fmt.Errorf("--bootstrap-servers: %w", err)
 		}
@@ -119,10 +116,8 @@ func (c *buildConfig) builderOptions() ([]kafkaeventtest.BuilderOption, error) {
 	return opts, nil
 }
 
-// UsageBuild is the help of "klt event build", before its flags.
-const UsageBuild = `Usage: klt event build [flags] [FILE]
-
-Build reads Kafka records as JSON Lines from FILE, or from standard input when FILE is absent
+// usageBuild is the help of "klt event build", before its flags.
+const usageBuild = `Build reads Kafka records as JSON Lines from FILE, or from standard input when FILE is absent
 or "-", and writes one event in the wire format of Lambda's Kafka event source mapping: the
 payload a function receives, for tests and for "sam local invoke -e". Partitions are sorted by
 topic, then number; the records of a partition keep their input order.
@@ -173,8 +168,8 @@ that carries decode's "error" (a record decode found malformed) is rejected: fix
 or drop it.
 `
 
-// UsageBuildExamples ends the help of "klt event build".
-const UsageBuildExamples = `
+// usageBuildExamples ends the help of "klt event build".
+const usageBuildExamples = `
 Examples:
 
   klt event build < records.jsonl > event.json && klt event decode event.json
@@ -183,5 +178,10 @@ Examples:
   echo '{"topic":"orders","key":"order-1","value":null}' | klt event build --compact
 `
 
-// BuildFlags returns the flags of "klt event build", for its help.
-func BuildFlags() *flag.FlagSet { return newBuildFlags(new(buildConfig)) }
+// cmdBuild is the command "klt event build".
+var cmdBuild = base.WithFlags(&base.Command{
+	UsageLine: "klt event build [flags] [FILE]",
+	Short:     "make an event from records written as JSON Lines",
+	Long:      usageBuild,
+	Examples:  usageBuildExamples,
+}, newBuildFlags, runBuild)

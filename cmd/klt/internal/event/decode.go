@@ -11,20 +11,15 @@ import (
 	"strings"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsonl"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/schemajson"
 	"github.com/kafkalambda/toolkit/codec"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// RunDecode runs "klt event decode [flags] [FILE]".
-func RunDecode(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var sf schemajson.SchemaFlags
-	fs := newDecodeFlags(&sf)
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+// runDecode runs "klt event decode [flags] [FILE]".
+func runDecode(ctx context.Context, sf *schemajson.SchemaFlags, fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 1 {
 		return base.UsageError(stderr, fs.Name(), fmt.Errorf("want at most one input file, got %d", len(args)))
 	}
@@ -36,8 +31,8 @@ func RunDecode(ctx context.Context, cmd *base.Command, args []string, stdin io.R
 	if err != nil {
 		return base.UsageError(stderr, fs.Name(), err)
 	}
-	name := base.InputName(args)
-	data, err := base.ReadInput(args, stdin, base.EventLimit)
+	name := input.Name(args)
+	data, err := input.Read(args, stdin, input.EventLimit)
 	if err != nil {
 		base.PrintErrors(stderr, err)
 		return base.ExitFail
@@ -130,10 +125,8 @@ func decodeWithSchemas(ctx context.Context, r *codec.Record[json.RawMessage, jso
 	return false
 }
 
-// UsageDecode is the help of "klt event decode".
-const UsageDecode = `Usage: klt event decode [flags] [FILE]
-
-Decode reads an event of Lambda's Kafka event source mapping from FILE, or from standard input
+// usageDecode is the help of "klt event decode".
+const usageDecode = `Decode reads an event of Lambda's Kafka event source mapping from FILE, or from standard input
 when FILE is absent or "-", and prints its records as JSON Lines, one record per line, in the
 order a function sees them: partitions sorted by topic, then number, records in offset order.
 
@@ -173,8 +166,8 @@ names the JSON path: "klt: FILE: kafkaevent: records[\"orders-0\"][3].offset: ..
 Malformed records are all printed, then decode exits with status 1.
 `
 
-// UsageDecodeExamples ends the help of "klt event decode".
-const UsageDecodeExamples = `
+// usageDecodeExamples ends the help of "klt event decode".
+const usageDecodeExamples = `
 Examples:
 
   klt event build < records.jsonl > event.json && klt event decode event.json
@@ -191,5 +184,10 @@ The first jq line prints the keys of tombstones ("value" is absent, not null, wh
 holds the value). The second makes a smaller event; jq -c keeps one record per line.
 `
 
-// DecodeFlags returns the flags of "klt event decode", for its help.
-func DecodeFlags() *flag.FlagSet { return newDecodeFlags(new(schemajson.SchemaFlags)) }
+// cmdDecode is the command "klt event decode".
+var cmdDecode = base.WithFlags(&base.Command{
+	UsageLine: "klt event decode [flags] [FILE]",
+	Short:     "print the records of an event as JSON Lines",
+	Long:      usageDecode,
+	Examples:  usageDecodeExamples,
+}, newDecodeFlags, runDecode)

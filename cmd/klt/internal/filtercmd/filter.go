@@ -15,7 +15,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/criteria"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"github.com/kafkalambda/toolkit/filter"
@@ -82,14 +84,8 @@ func (c *filterTestConfig) checkExpectFlags() error {
 	return nil
 }
 
-// RunFilterTest runs "klt filter test --criteria SRC --event FILE [flags]".
-func RunFilterTest(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c filterTestConfig
-	fs := newFilterTestFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+// runTest runs "klt filter test --criteria SRC --event FILE [flags]".
+func runTest(ctx context.Context, c *filterTestConfig, fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var err error
 	switch {
 	case len(args) > 0:
@@ -125,8 +121,8 @@ func RunFilterTest(ctx context.Context, cmd *base.Command, args []string, stdin 
 		return base.ExitFail
 	}
 
-	name := base.InputName([]string{c.event})
-	data, err := base.ReadInputFile(c.event, stdin, base.EventLimit)
+	name := input.Name([]string{c.event})
+	data, err := input.ReadFileOrStdin(c.event, stdin, input.EventLimit)
 	if err != nil {
 		base.Errorf(stderr, "%v", err)
 		return base.ExitFail
@@ -137,7 +133,7 @@ func RunFilterTest(ctx context.Context, cmd *base.Command, args []string, stdin 
 		return base.ExitFail
 	}
 	if t := spec.EventType; t != "" && criteria.SourceKind(t) != kind {
-		base.Errorf(stderr, "warning: %s is an event of Type %s, but %s is %s event", spec.Name(), t, name, base.WithArticle(kind))
+		base.Errorf(stderr, "warning: %s is an event of Type %s, but %s is %s event", spec.Name(), t, name, input.WithArticle(kind))
 	}
 
 	// A malformed record's verdict is not known whatever the engine said: Lambda may see
@@ -161,7 +157,7 @@ func RunFilterTest(ctx context.Context, cmd *base.Command, args []string, stdin 
 		return base.ExitFail
 	}
 
-	code = base.ExitOK
+	code := base.ExitOK
 	for i := range recs {
 		switch {
 		case recs[i].Err() != nil:
@@ -309,7 +305,7 @@ func printVerdicts(stdout io.Writer, recs []criteria.TestRecord, verdicts []filt
 			status, detail = "PASS", "filter "+strconv.Itoa(v.Filter)
 			pass++
 		}
-		fmt.Fprintf(w, "%-*s #%-*d %-*s  %s\n", statusWidth, status, numWidth, i, idWidth, recs[i].Id, base.OneLine(detail))
+		fmt.Fprintf(w, "%-*s #%-*d %-*s  %s\n", statusWidth, status, numWidth, i, idWidth, recs[i].Id, clitext.OneLine(detail))
 	}
 	if len(recs) == 1 {
 		fmt.Fprintf(w, "%d of 1 record passes", pass)
@@ -390,8 +386,8 @@ func loadCriteria(src string, stdin io.Reader, all bool) ([]*criteria.Spec, erro
 			file, ref = src[:i], src[i+1:]
 		}
 	}
-	name := base.InputName([]string{file})
-	data, err := base.ReadInputFile(file, stdin, base.TemplateLimit)
+	name := input.Name([]string{file})
+	data, err := input.ReadFileOrStdin(file, stdin, input.TemplateLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -471,14 +467,8 @@ func newFilterLintFlags(e *criteria.EngineFlags) *flag.FlagSet {
 	return fs
 }
 
-// RunFilterLint runs "klt filter lint [flags] SRC...".
-func RunFilterLint(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var e criteria.EngineFlags
-	fs := newFilterLintFlags(&e)
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+// runLint runs "klt filter lint [flags] SRC...".
+func runLint(ctx context.Context, e *criteria.EngineFlags, fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts, err := e.Options()
 	if err == nil && len(args) == 0 {
 		err = errors.New("want at least one SRC: a FilterCriteria or pattern JSON file, or a template")
@@ -524,7 +514,7 @@ func RunFilterLint(ctx context.Context, cmd *base.Command, args []string, stdin 
 	if bad {
 		return base.ExitFail
 	}
-	msg := "ok: " + base.Plural(filters, "filter")
+	msg := "ok: " + clitext.Plural(filters, "filter")
 	if criteria > 1 {
 		msg += " in " + strconv.Itoa(criteria) + " FilterCriteria"
 	}
@@ -532,10 +522,15 @@ func RunFilterLint(ctx context.Context, cmd *base.Command, args []string, stdin 
 	return base.ExitOK
 }
 
-// UsageFilter is the help of "klt filter".
-const UsageFilter = `Usage: klt filter <command> [arguments]
+// Cmd is the command group "klt filter": test and lint.
+var Cmd = &base.Command{
+	UsageLine: "klt filter <command> [arguments]",
+	Long:      usageFilter,
+	Commands:  []*base.Command{cmdTest, cmdLint},
+}
 
-Commands for the FilterCriteria of Lambda event source mappings, evaluated here with the rules
+// usageFilter is the help of "klt filter".
+const usageFilter = `Commands for the FilterCriteria of Lambda event source mappings, evaluated here with the rules
 Lambda applies to Kafka records (Amazon MSK or self-managed: the "value") and SQS messages (the
 "body"):
 
@@ -578,10 +573,8 @@ compared as float64, 5 filters per FilterCriteria and 4096 characters per patter
 --eventbridge, --legacy-numbers and --max-filters change them.
 `
 
-// UsageFilterTest is the help of "klt filter test", before its flags.
-const UsageFilterTest = `Usage: klt filter test --criteria SRC --event FILE [flags]
-
-Test runs each record of an event through FilterCriteria as Lambda's event source mapping
+// usageFilterTest is the help of "klt filter test", before its flags.
+const usageFilterTest = `Test runs each record of an event through FilterCriteria as Lambda's event source mapping
 does, and prints one line per record: PASS and the first filter it matches, or DROP and, for
 each filter, the first path that failed and why. A summary ends the output:
 
@@ -624,8 +617,8 @@ dropped when there is none); 1 when an expectation fails, when the FilterCriteri
 event, or when a record's verdict is not known (ERROR); 2 when the command line is wrong.
 `
 
-// UsageFilterTestExamples ends the help of "klt filter test".
-const UsageFilterTestExamples = `
+// usageFilterTestExamples ends the help of "klt filter test".
+const usageFilterTestExamples = `
 Examples:
 
   klt filter test --criteria testdata/filters/orders-criteria.json --event testdata/events/msk.json
@@ -643,10 +636,8 @@ the step fails with status 1, and says which record went the wrong way, when the
       jq -r 'select(.pass) | .id'
 `
 
-// UsageFilterLint is the help of "klt filter lint", before its flags.
-const UsageFilterLint = `Usage: klt filter lint [flags] SRC...
-
-Lint checks FilterCriteria as Lambda does when it creates or updates an event source mapping:
+// usageFilterLint is the help of "klt filter lint", before its flags.
+const usageFilterLint = `Lint checks FilterCriteria as Lambda does when it creates or updates an event source mapping:
 each pattern must be valid JSON and a valid pattern (leaves are non-empty arrays, operators
 are known and well formed), no longer than 4096 characters, and there must be no more filters
 than the quota. It prints every problem it finds on standard error, as
@@ -659,8 +650,8 @@ than the quota. It prints every problem it finds on standard error, as
 ` + usageFilterSRC + `
 ` + usageFilterEngine
 
-// UsageFilterLintExamples ends the help of "klt filter lint".
-const UsageFilterLintExamples = `
+// usageFilterLintExamples ends the help of "klt filter lint".
+const usageFilterLintExamples = `
 Examples:
 
   klt filter lint template.yaml                  # every FilterCriteria of the template
@@ -669,8 +660,18 @@ Examples:
   aws lambda get-event-source-mapping --uuid "$UUID" | klt filter lint -
 `
 
-// FilterTestFlags returns the flags of "klt filter test", for its help.
-func FilterTestFlags() *flag.FlagSet { return newFilterTestFlags(new(filterTestConfig)) }
+// cmdTest is the command "klt filter test".
+var cmdTest = base.WithFlags(&base.Command{
+	UsageLine: "klt filter test --criteria SRC --event FILE [flags]",
+	Short:     "show which records of an event pass FilterCriteria, and why the others do not",
+	Long:      usageFilterTest,
+	Examples:  usageFilterTestExamples,
+}, newFilterTestFlags, runTest)
 
-// FilterLintFlags returns the flags of "klt filter lint", for its help.
-func FilterLintFlags() *flag.FlagSet { return newFilterLintFlags(new(criteria.EngineFlags)) }
+// cmdLint is the command "klt filter lint".
+var cmdLint = base.WithFlags(&base.Command{
+	UsageLine: "klt filter lint [flags] SRC...",
+	Short:     "check FilterCriteria (JSON, or in a SAM template) as Lambda checks them",
+	Long:      usageFilterLint,
+	Examples:  usageFilterLintExamples,
+}, newFilterLintFlags, runLint)

@@ -9,12 +9,13 @@ import (
 	"io"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/funcrun"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
 )
 
-func newInvokeFlags(c *lambdarun.Config) *flag.FlagSet {
-	c.Params = lambdarun.ParamsFlag{}
+func newInvokeFlags(c *funcrun.Config) *flag.FlagSet {
+	c.Params = funcrun.ParamsFlag{}
 	fs := flag.NewFlagSet("invoke", flag.ContinueOnError)
 	fs.StringVar(&c.Template, "template", "template.yaml", "the SAM `FILE` that defines the function")
 	fs.StringVar(&c.Emulator, "emulator", "", "run this aws-lambda-rie `binary` instead of building the one pinned in tools/go.mod")
@@ -23,19 +24,13 @@ func newInvokeFlags(c *lambdarun.Config) *flag.FlagSet {
 	return fs
 }
 
-// RunInvoke runs "klt invoke [flags] FUNCTION EVENT".
-func RunInvoke(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c lambdarun.Config
-	fs := newInvokeFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+// runInvoke runs "klt invoke [flags] FUNCTION EVENT".
+func runInvoke(ctx context.Context, c *funcrun.Config, fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 2 {
 		return base.UsageError(stderr, "invoke", fmt.Errorf("want FUNCTION and EVENT, got %d arguments", len(args)))
 	}
 	fn, eventFile := args[0], args[1]
-	event, err := base.ReadInputFile(eventFile, stdin, base.EventLimit)
+	event, err := input.ReadFileOrStdin(eventFile, stdin, input.EventLimit)
 	if err != nil {
 		base.Errorf(stderr, "invoke: %v", err)
 		return base.ExitFail
@@ -43,14 +38,14 @@ func RunInvoke(ctx context.Context, cmd *base.Command, args []string, stdin io.R
 	if !json.Valid(event) {
 		var v any
 		err := json.Unmarshal(event, &v)
-		base.Errorf(stderr, "invoke: %s is not JSON (%v); an event is one JSON document, as sam local invoke -e takes", base.InputName(args[1:]), err)
+		base.Errorf(stderr, "invoke: %s is not JSON (%v); an event is one JSON document, as sam local invoke -e takes", input.Name(args[1:]), err)
 		return base.ExitFail
 	}
-	if err := jsondup.CheckDuplicateMembers(base.InputName(args[1:]), event); err != nil {
+	if err := jsondup.CheckDuplicateMembers(input.Name(args[1:]), event); err != nil {
 		base.Errorf(stderr, "invoke: %v", err)
 		return base.ExitFail
 	}
-	resp, err := lambdarun.Invoke(ctx, c, fn, event, stderr)
+	resp, err := funcrun.Invoke(ctx, *c, fn, event, stderr)
 	if resp != nil {
 		stdout.Write(resp)
 		if !bytes.HasSuffix(resp, []byte("\n")) {
@@ -64,10 +59,8 @@ func RunInvoke(ctx context.Context, cmd *base.Command, args []string, stdin io.R
 	return base.ExitOK
 }
 
-// UsageInvoke is the help of "klt invoke".
-const UsageInvoke = `Usage: klt invoke [flags] FUNCTION EVENT
-
-Invoke one function of a SAM template with an event, as sam local invoke -e does, without
+// usageInvoke is the help of "klt invoke".
+const usageInvoke = `Invoke one function of a SAM template with an event, as sam local invoke -e does, without
 Docker, from any directory: klt builds the function's bootstrap for this machine as sam build
 does (Metadata BuildMethod makefile: make build-<LogicalId> in the CodeUri directory with
 ARTIFACTS_DIR set; go1.x: go build there), runs it under the AWS Lambda Runtime Interface
@@ -85,7 +78,7 @@ local-aws-sqs and AWS_ENDPOINT_URL_SQS; when it has KAFKA_BOOTSTRAP_SERVERS (or 
 variable of brokers), an in-process Kafka (kfake) with KAFKA_AUTH=plaintext. Every table and
 queue of the template is created there. All of it stops when the invocation ends.
 
-` + lambdarun.NodeServersHelp + `
+` + funcrun.NodeServersHelp + `
 klt invoke builds and runs the function's code (its make target or go build, then its
 bootstrap), and nothing else of the repository. Before that it refuses, at FILE:LINE:COL, a
 logical ID CloudFormation would refuse (A-Za-z0-9, at most 255 characters), a CodeUri outside
@@ -98,13 +91,18 @@ function, EVENT is not JSON, the template is refused, the build fails or the emu
 start.
 `
 
-// UsageInvokeExamples ends the help of "klt invoke".
-const UsageInvokeExamples = `
+// usageInvokeExamples ends the help of "klt invoke".
+const usageInvokeExamples = `
 Examples:
 
   klt invoke ConsumerFunction testdata/events/consumer/orders.json
   make invoke FN=ConsumerFunction EVENT=testdata/events/consumer/orders.json
 `
 
-// InvokeFlags returns the flags of "klt invoke", for its help.
-func InvokeFlags() *flag.FlagSet { return newInvokeFlags(new(lambdarun.Config)) }
+// Cmd is the command "klt invoke".
+var Cmd = base.WithFlags(&base.Command{
+	UsageLine: "klt invoke [flags] FUNCTION EVENT",
+	Short:     "run a function of a SAM template with an event, as sam local invoke, without Docker",
+	Long:      usageInvoke,
+	Examples:  usageInvokeExamples,
+}, newInvokeFlags, runInvoke)

@@ -16,41 +16,45 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/suggest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
-// maxWarnings is how many warnings printWarnings prints before it says how many more there are.
+// maxWarnings is how many warnings WarningLines gives before it says how many more there are.
 const maxWarnings = 10
 
-// PrintWarnings prints the warnings of recs, read from the input name, as
-// "klt: warning: NAME:LINE: ...", up to maxWarnings.
-func PrintWarnings(stderr io.Writer, name string, recs []Record) {
+// WarningLines returns the warnings of recs, read from the input name, one line each as
+// "warning: NAME:LINE: ...", up to maxWarnings, then a line that says how many more there
+// are. The command prints them.
+func WarningLines(name string, recs []Record) []string {
+	var lines []string
 	n := 0
 	for _, r := range recs {
 		for _, w := range r.Warnings {
 			if n < maxWarnings {
-				base.Errorf(stderr, "warning: %s:%d: %s", name, r.Line, w)
+				lines = append(lines, fmt.Sprintf("warning: %s:%d: %s", name, r.Line, w))
 			}
 			n++
 		}
 	}
 	if n > maxWarnings {
-		base.Errorf(stderr, "warning: %d more warnings not shown", n-maxWarnings)
+		lines = append(lines, fmt.Sprintf("warning: %d more warnings not shown", n-maxWarnings))
 	}
+	return lines
 }
 
 // ReadLinesInput reads the input of a command that takes records one per line (the file in
 // args, or stdin), and refuses a whole event, saying how to turn it into lines for next.
 func ReadLinesInput(args []string, stdin io.Reader, takesBack, next string) (name string, data []byte, err error) {
-	name = base.InputName(args)
-	if data, err = base.ReadInput(args, stdin, base.LinesLimit); err != nil {
+	name = input.Name(args)
+	if data, err = input.Read(args, stdin, input.LinesLimit); err != nil {
 		return name, nil, err
 	}
-	if kind := base.EventKind(data); kind != "" {
+	if kind := input.EventKind(data); kind != "" {
 		return name, nil, fmt.Errorf("%s is %s event, not records one per line; \"klt event decode\" prints the records of an event%s: klt event decode %s | %s",
-			name, base.WithArticle(kind), takesBack, base.ShellQuote(name), next)
+			name, input.WithArticle(kind), takesBack, input.ShellQuote(name), next)
 	}
 	return name, data, nil
 }
@@ -137,7 +141,7 @@ func ReadLines(ctx context.Context, name string, r io.Reader, needTopic bool) ([
 			return nil, err
 		}
 		line, readErr := readLine(br)
-		if errors.Is(readErr, base.ErrTooLarge) {
+		if errors.Is(readErr, input.ErrTooLarge) {
 			return nil, errors.Join(append(errs, &LineError{File: name, Line: n, Err: readErr})...)
 		}
 		if readErr != nil && readErr != io.EOF {
@@ -183,10 +187,10 @@ type lineTooLongError struct{}
 
 func (lineTooLongError) Error() string {
 	return fmt.Sprintf("longer than %d bytes (%s, klt's limit for one line of JSON Lines); klt read no further",
-		base.MaxLineBytes, base.SizeText(base.MaxLineBytes))
+		input.MaxLineBytes, clitext.SizeText(input.MaxLineBytes))
 }
 
-func (lineTooLongError) Is(target error) bool { return target == base.ErrTooLarge }
+func (lineTooLongError) Is(target error) bool { return target == input.ErrTooLarge }
 
 // readLine returns the next line of br with its '\n', or what is left at the end of the input
 // with io.EOF. A line longer than maxLineBytes is errLineTooLong, found before more than that
@@ -195,7 +199,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	var line []byte
 	for {
 		frag, err := br.ReadSlice('\n')
-		if len(line)+len(bytes.TrimSuffix(frag, []byte("\n"))) > base.MaxLineBytes {
+		if len(line)+len(bytes.TrimSuffix(frag, []byte("\n"))) > input.MaxLineBytes {
 			return nil, errLineTooLong
 		}
 		line = append(line, frag...)

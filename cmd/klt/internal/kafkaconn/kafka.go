@@ -14,7 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/producer"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -84,7 +84,7 @@ func (c *ClusterFlags) Options(ctx context.Context) ([]producer.Option, []string
 			return nil, nil, fmt.Errorf("no brokers: give --brokers HOST:PORT[,...] or set %s", producer.EnvBootstrapServers)
 		}
 	}
-	brokers, err := base.SplitServers(c.brokers)
+	brokers, err := input.SplitServers(c.brokers)
 	if err == nil && len(brokers) == 0 {
 		err = errors.New("no brokers")
 	}

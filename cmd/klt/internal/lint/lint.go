@@ -9,18 +9,32 @@ import (
 	"io"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samlint"
 	"github.com/kafkalambda/toolkit/internal/template"
 )
 
-// RunLint runs "klt lint [TEMPLATE]".
-func RunLint(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Cmd is the command "klt lint".
+var Cmd = base.WithFlags(&base.Command{
+	UsageLine:   "klt lint [--format text|json] [TEMPLATE]",
+	Short:       "check a SAM template: the SAM schema, and the mistakes that lose records",
+	Long:        usageLint,
+	FlagsInLong: true,
+}, newLintFlags, runLint)
+
+// lintConfig holds the flags of "klt lint".
+type lintConfig struct{ format string }
+
+// newLintFlags returns the flag set of "klt lint", storing into c.
+func newLintFlags(c *lintConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	format := fs.String("format", "text", "the output: text (one line a problem) or json (one JSON array)")
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+	fs.StringVar(&c.format, "format", "text", "the output: text (one line a problem) or json (one JSON array)")
+	return fs
+}
+
+// runLint runs "klt lint [TEMPLATE]".
+func runLint(ctx context.Context, c *lintConfig, _ *flag.FlagSet, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	format := &c.format
 	file := "template.yaml"
 	switch len(args) {
 	case 0:
@@ -49,14 +63,14 @@ func RunLint(ctx context.Context, cmd *base.Command, args []string, stdin io.Rea
 		}
 	} else {
 		for _, p := range problems {
-			fmt.Fprintln(stdout, base.OneLine(p.String()))
+			fmt.Fprintln(stdout, clitext.OneLine(p.String()))
 		}
 	}
 	if note := samlint.UncheckedNote(ctx, file); note != "" {
 		fmt.Fprintln(stderr, note)
 	}
 	if len(problems) > 0 {
-		base.Errorf(stderr, "%s: %s", file, base.Plural(len(problems), "problem"))
+		base.Errorf(stderr, "%s: %s", file, clitext.Plural(len(problems), "problem"))
 		return base.ExitFail
 	}
 	if *format == "text" {
@@ -79,10 +93,8 @@ func writeJSON(w io.Writer, problems []samlint.Problem) error {
 	return err
 }
 
-// UsageLint is the help of "klt lint".
-const UsageLint = `Usage: klt lint [--format text|json] [TEMPLATE]
-
-Lint checks a SAM template (template.yaml when TEMPLATE is not given) as AWS will, then for
+// usageLint is the help of "klt lint".
+const usageLint = `Lint checks a SAM template (template.yaml when TEMPLATE is not given) as AWS will, then for
 the mistakes that deploy fine and lose or repeat records. What AWS will refuse:
 
   - the official SAM JSON schema (vendored in klt; an intrinsic function such as !Ref, !GetAtt

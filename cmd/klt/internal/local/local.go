@@ -6,15 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/lambdarun"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/localstack"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/funcrun"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/stackrun"
 )
 
-func newLocalFlags(c *localstack.Config) *flag.FlagSet {
-	c.Loads, c.Partitions, c.Params = localstack.CountFlag{}, localstack.CountFlag{}, lambdarun.ParamsFlag{}
+func newLocalFlags(c *stackrun.Config) *flag.FlagSet {
+	c.Loads, c.Partitions, c.Params = stackrun.CountFlag{}, stackrun.CountFlag{}, funcrun.ParamsFlag{}
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	fs.StringVar(&c.Template, "template", "template.yaml", "the SAM `FILE` of the stack")
 	fs.Var(c.Params, "parameter-overrides", "give the template parameter NAME the value VALUE (`NAME=VALUE`, repeatable)")
@@ -27,7 +28,7 @@ func newLocalFlags(c *localstack.Config) *flag.FlagSet {
 	fs.IntVar(&c.Input.Keys, "keys", 100, "with --generate: draw the keys from `K` keys, key-0 to key-(K-1), in turn")
 	fs.Var(c.Loads, "load", "produce `N` records to each pipeline, or PIPELINE=N to the one starting at that\nfunction (repeatable; default: every record of --records, --repeat times)")
 	fs.Float64Var(&c.Rate, "rate", 0, "produce at `R` records per second (0: as fast as Kafka takes them)")
-	fs.Var(localstack.FaultsFlag{Faults: &c.Faults}, "fault", "inject a fault, `KIND:ARGS` (repeatable): timeout:SELECTOR, crash:SELECTOR, http:SELECTOR,\nvalue:SELECTOR:VALUE, dynamodb:N, sqs:N, kafka:N; SELECTOR is seq=N or key=K")
+	fs.Var(stackrun.FaultsFlag{Faults: &c.Faults}, "fault", "inject a fault, `KIND:ARGS` (repeatable): timeout:SELECTOR, crash:SELECTOR, http:SELECTOR,\nvalue:SELECTOR:VALUE, dynamodb:N, sqs:N, kafka:N; SELECTOR is seq=N or key=K")
 	fs.IntVar(&c.FaultLoad, "fault-load", 0, "after the --load phases, run every pipeline at once on `N` records with the --fault faults\n(0: the faults apply to each --load phase)")
 
 	fs.StringVar(&c.HTTPSink, "http-sink", "", "serve a local HTTP sink at the template parameter `PARAM`: klt records each request\n(one path per function) and its Idempotency-Key, the record it applies")
@@ -39,21 +40,16 @@ func newLocalFlags(c *localstack.Config) *flag.FlagSet {
 	return fs
 }
 
-// RunLocal runs "klt local".
-func RunLocal(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c localstack.Config
-	fs := newLocalFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+// runLocal runs "klt local".
+func runLocal(ctx context.Context, c *stackrun.Config, fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 0 {
 		return base.UsageError(stderr, "local", fmt.Errorf("unexpected argument %q", args[0]))
 	}
-	if err := checkConfig(fs, &c); err != nil {
+	if err := checkConfig(fs, c); err != nil {
 		return base.UsageError(stderr, "local", err)
 	}
-	if err := localstack.LocalMain(ctx, c, stdout, stderr); err != nil {
+	c.Version = strings.TrimPrefix(base.VersionLine(), "klt ")
+	if err := stackrun.LocalMain(ctx, *c, stdout, stderr); err != nil {
 		base.Errorf(stderr, "local: %v", err)
 		return base.ExitFail
 	}
@@ -61,7 +57,7 @@ func RunLocal(ctx context.Context, cmd *base.Command, args []string, stdin io.Re
 }
 
 // checkConfig refuses flags that contradict each other, before anything starts.
-func checkConfig(fs *flag.FlagSet, c *localstack.Config) error {
+func checkConfig(fs *flag.FlagSet, c *stackrun.Config) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	load := c.Load()
@@ -97,13 +93,16 @@ func checkConfig(fs *flag.FlagSet, c *localstack.Config) error {
 	return nil
 }
 
-// LocalFlags returns the flags of "klt local", for its help.
-func LocalFlags() *flag.FlagSet { return newLocalFlags(new(localstack.Config)) }
+// Cmd is the command "klt local".
+var Cmd = base.WithFlags(&base.Command{
+	UsageLine: "klt local [flags]",
+	Short:     "run a SAM stack locally, event source mappings included; --load measures it",
+	Long:      usageLocal,
+	Examples:  usageLocalExamples,
+}, newLocalFlags, runLocal)
 
-// UsageLocal is the help of "klt local".
-const UsageLocal = `Usage: klt local [flags]
-
-Run a SAM stack on this machine, without Docker or an AWS account: Kafka (kfake, in process),
+// usageLocal is the help of "klt local".
+const usageLocal = `Run a SAM stack on this machine, without Docker or an AWS account: Kafka (kfake, in process),
 DynamoDB (dynalite) and SQS (local-aws-sqs) with the template's tables and queues (redrive
 policies included) and topics; each function that an event source mapping invokes, built as
 sam build builds it (its make build-<LogicalId> target, or go build) and run as real processes
@@ -123,7 +122,7 @@ FILE:LINE:COL, as klt invoke refuses it (a logical ID that is not alphanumeric, 
 Handler outside the template's directory...). It writes only into its work directory and the
 --report and --logs directories (by default a new temporary one for the logs).
 
-` + lambdarun.NodeServersHelp + `
+` + funcrun.NodeServersHelp + `
 Without --records or --generate, the stack runs until Ctrl-C with the template's consumer
 groups: produce to it with klt produce (the line to use is printed). A line per mapping shows
 its counters when one changes; Ctrl-C prints a summary, the messages of the failure and
@@ -166,8 +165,8 @@ The exit status is 1 when a record was lost, applied twice or out of order, and 
 template, a build or a server fails.
 `
 
-// UsageLocalExamples ends the help of "klt local".
-const UsageLocalExamples = `
+// usageLocalExamples ends the help of "klt local".
+const usageLocalExamples = `
 Examples:
 
   klt local --partitions 5

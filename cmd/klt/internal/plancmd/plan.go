@@ -1,7 +1,6 @@
 package plancmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,7 +30,7 @@ type config struct {
 	// pipelines beside what it measured (Plan.Runs).
 	report *report.Report
 	// flagErr is the first flag whose value was refused, in klt's words ("--rate abc: not a
-	// number"): RunPlan prints it instead of the flag package's message, which repeats the
+	// number"): the usage error says it instead of the flag package's message, which repeats the
 	// value.
 	flagErr error
 	// configPos are the positions of the --config file's keys; fromReportKeys the inputs the
@@ -146,24 +145,19 @@ func newPlanFlags(c *config) *flag.FlagSet {
 	return fs
 }
 
-// PlanFlags returns the flags of "klt plan", for its help.
-func PlanFlags() *flag.FlagSet { return newPlanFlags(new(config)) }
+// Cmd is the command "klt plan".
+var Cmd = base.WithFlags(&base.Command{
+	UsageLine: "klt plan [flags]",
+	Short:     "size and price a Kafka -> Lambda stack, direct and fanned out, before building it",
+	Long:      usagePlan,
+	Examples:  usagePlanExamples,
+}, newPlanFlags, run)
 
-// RunPlan runs "klt plan".
-func RunPlan(_ context.Context, cmd *base.Command, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	var c config
-	fs := newPlanFlags(&c)
-	// A value a flag refuses is said in klt's words, once (c.flagErr); the flag package's
-	// message says the value twice.
-	var parseErr bytes.Buffer
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, &parseErr)
-	if !ok {
-		if c.flagErr != nil {
-			return base.UsageError(stderr, "plan", c.flagErr)
-		}
-		_, _ = io.Copy(stderr, &parseErr)
-		return code
-	}
+// FlagError returns the first flag value refused, in klt's words (see base.FlagErrorer).
+func (c *config) FlagError() error { return c.flagErr }
+
+// run runs "klt plan".
+func run(_ context.Context, c *config, _ *flag.FlagSet, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 0 {
 		return base.UsageError(stderr, "plan", fmt.Errorf("unexpected argument %q", args[0]))
 	}
@@ -201,7 +195,7 @@ func RunPlan(_ context.Context, cmd *base.Command, args []string, _ io.Reader, s
 		}
 		p.Runs = runs
 	}
-	if err := write(stdout, &c, in, p); err != nil {
+	if err := write(stdout, c, in, p); err != nil {
 		base.Errorf(stderr, "plan: %v", err)
 		return base.ExitFail
 	}

@@ -10,16 +10,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/capacity"
 )
 
 // runPlan runs klt plan with args, as main does, and returns its exit code and output.
 func runPlan(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cmd := &base.Command{Name: "plan", Long: UsagePlan, Flags: PlanFlags, Examples: UsagePlanExamples, Run: RunPlan}
 	var out, errb bytes.Buffer
-	code = RunPlan(context.Background(), cmd, args, nil, &out, &errb)
+	code = Cmd.Run(context.Background(), Cmd, args, nil, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -9,8 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/capacity"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
 )
 
 // The text of a plan, for people: the inputs, each design's figures with their formula and a
@@ -78,7 +78,7 @@ func writeText(w io.Writer, given capacity.Input, p *capacity.Plan) error {
 		for _, r := range p.Runs {
 			fmt.Fprintf(&b, "  %s: measured %s records/s, predicted %s for the run (measured/predicted %.2f); steady %s records/s\n",
 				r.Pipeline, fmtNum(r.Measured), fmtNum(r.RecordsPerSecond), r.Ratio, fmtNum(r.Steady))
-			fmt.Fprintf(&b, "    formula: %s\n", base.OneLine(r.Formula))
+			fmt.Fprintf(&b, "    formula: %s\n", clitext.OneLine(r.Formula))
 		}
 	}
 	b.WriteString("\n")
@@ -86,13 +86,13 @@ func writeText(w io.Writer, given capacity.Input, p *capacity.Plan) error {
 	if len(p.Notes) > 0 {
 		b.WriteString("\nNotes:\n")
 		for _, n := range p.Notes {
-			fmt.Fprintf(&b, "  - %s\n", base.OneLine(n))
+			fmt.Fprintf(&b, "  - %s\n", clitext.OneLine(n))
 		}
 	}
 	if len(src.list) > 0 {
 		b.WriteString("\nSources:\n")
 		for i, s := range src.list {
-			fmt.Fprintf(&b, "  [%d] %s\n", i+1, base.OneLine(s))
+			fmt.Fprintf(&b, "  [%d] %s\n", i+1, clitext.OneLine(s))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -117,7 +117,7 @@ var designTitles = map[string]string{
 func writeDesign(b *strings.Builder, in capacity.Input, d *capacity.Design, src *sources) {
 	fmt.Fprintf(b, "%s: %s\n", d.Name, designTitles[d.Name])
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	row := func(name, value string) { fmt.Fprintf(tw, "  %s\t%s\n", name, base.OneLine(value)) }
+	row := func(name, value string) { fmt.Fprintf(tw, "  %s\t%s\n", name, clitext.OneLine(value)) }
 	bound := boundingStage(d)
 	row("max records/s", fmtNum(d.MaxRecordsPerSecond)+src.cite(bound.Formula, bound.Source))
 	row("bound", d.Bound)
@@ -142,7 +142,7 @@ func writeDesign(b *strings.Builder, in capacity.Input, d *capacity.Design, src 
 		b.WriteString("  stages:\n")
 		tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 		for _, s := range d.Stages {
-			fmt.Fprintf(tw, "    %s\t%s records/s\t%s\n", s.Name, fmtNum(s.MaxRecordsPerSecond), base.OneLine(s.Bound+src.cite(s.Formula, s.Source)))
+			fmt.Fprintf(tw, "    %s\t%s records/s\t%s\n", s.Name, fmtNum(s.MaxRecordsPerSecond), clitext.OneLine(s.Bound+src.cite(s.Formula, s.Source)))
 		}
 		tw.Flush()
 	}
@@ -150,7 +150,7 @@ func writeDesign(b *strings.Builder, in capacity.Input, d *capacity.Design, src 
 		b.WriteString("  figures:\n")
 		tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 		for _, f := range d.Figures {
-			fmt.Fprintf(tw, "    %s\t%s\n", f.Name, base.OneLine(strings.TrimSpace(fmtNum(f.Value)+" "+f.Unit)+src.cite(f.Formula, f.Source)))
+			fmt.Fprintf(tw, "    %s\t%s\n", f.Name, clitext.OneLine(strings.TrimSpace(fmtNum(f.Value)+" "+f.Unit)+src.cite(f.Formula, f.Source)))
 		}
 		tw.Flush()
 	}
@@ -161,7 +161,7 @@ func writeDesign(b *strings.Builder, in capacity.Input, d *capacity.Design, src 
 	fmt.Fprintf(b, "  monthly cost: $%s\n", fmtUSD(*d.MonthlyCostUSD))
 	tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	for _, c := range d.CostLines {
-		fmt.Fprintf(tw, "    $%s\t  %s\n", fmtUSD(c.MonthlyUSD), base.OneLine(fmt.Sprintf("%s: %s %s x $%s%s",
+		fmt.Fprintf(tw, "    $%s\t  %s\n", fmtUSD(c.MonthlyUSD), clitext.OneLine(fmt.Sprintf("%s: %s %s x $%s%s",
 			c.Item, fmtNum(c.Quantity), c.Unit, fmtPrice(c.UnitPrice), src.cite(c.Formula, c.Source))))
 	}
 	tw.Flush()

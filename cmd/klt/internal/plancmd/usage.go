@@ -1,9 +1,7 @@
 package plancmd
 
-// UsagePlan is the help of "klt plan".
-const UsagePlan = `Usage: klt plan [flags]
-
-Plan sizes and prices a Kafka -> Lambda stack before it is built, for the two designs of the
+// usagePlan is the help of "klt plan".
+const usagePlan = `Plan sizes and prices a Kafka -> Lambda stack before it is built, for the two designs of the
 toolkit: direct (Kafka -> event source mapping -> the function) and fan-out (Kafka -> a
 dispatcher -> an SQS queue, FIFO or standard -> workers). For a target rate of records, their
 size and the time the handler spends on them, it prints for each design the most records a
@@ -57,8 +55,8 @@ is printed all the same) or a file cannot be read or holds a figure out of its r
 when the command line is wrong (a flag's figure out of its range included).
 `
 
-// UsagePlanExamples ends the help of "klt plan".
-const UsagePlanExamples = `
+// usagePlanExamples ends the help of "klt plan".
+const usagePlanExamples = `
 Examples:
 
   klt plan --rate 100 --partitions 5 --duration 300ms --maximum-concurrency 300

@@ -36,14 +36,8 @@ func newProduceFlags(c *produceConfig) *flag.FlagSet {
 	return fs
 }
 
-// RunProduce runs "klt produce [flags] [FILE]".
-func RunProduce(ctx context.Context, cmd *base.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var c produceConfig
-	fs := newProduceFlags(&c)
-	args, code, ok := base.ParseFlags(fs, args, cmd.Help(), stdout, stderr)
-	if !ok {
-		return code
-	}
+// runProduce runs "klt produce [flags] [FILE]".
+func runProduce(ctx context.Context, c *produceConfig, fs *flag.FlagSet, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 1 {
 		return base.UsageError(stderr, fs.Name(), fmt.Errorf("want at most one input file, got %d", len(args)))
 	}
@@ -238,10 +232,8 @@ func (p *lineTopicPartitioner) OnNewBatch() {
 	}
 }
 
-// UsageProduce is the help of "klt produce", before its flags.
-const UsageProduce = `Usage: klt produce --topic TOPIC [flags] [FILE]
-
-Produce sends records to a Kafka topic, Amazon MSK (IAM or SCRAM) or any other cluster. It
+// usageProduce is the help of "klt produce", before its flags.
+const usageProduce = `Produce sends records to a Kafka topic, Amazon MSK (IAM or SCRAM) or any other cluster. It
 reads them as JSON Lines from FILE, or from standard input when FILE is absent or "-", in the
 format of "klt event build" ("klt help event build" describes it), and produces them through
 the toolkit's producer package: idempotent, acknowledged by all in-sync replicas, and waited
@@ -264,8 +256,8 @@ at most 12 MB (an 8 MB value, the most Amazon MSK takes, as valueBase64); past e
 stops reading, says so and sends nothing.
 ` + kafkaconn.UsageClusterFlags
 
-// UsageProduceExamples ends the help of "klt produce".
-const UsageProduceExamples = `
+// usageProduceExamples ends the help of "klt produce".
+const usageProduceExamples = `
 Examples:
 
   echo '{"key":"o-1","value":{"id":1}}' | klt produce --brokers localhost:9092 --no-tls --topic o
@@ -274,5 +266,10 @@ Examples:
   klt consume --topic orders --from-beginning | klt produce --topic orders-copy
 `
 
-// ProduceFlags returns the flags of "klt produce", for its help.
-func ProduceFlags() *flag.FlagSet { return newProduceFlags(new(produceConfig)) }
+// Cmd is the command "klt produce".
+var Cmd = base.WithFlags(&base.Command{
+	UsageLine: "klt produce --topic TOPIC [flags] [FILE]",
+	Short:     "send records written as JSON Lines to a Kafka topic (Amazon MSK IAM too)",
+	Long:      usageProduce,
+	Examples:  usageProduceExamples,
+}, newProduceFlags, runProduce)

@@ -30,6 +30,12 @@
 //     print on Ctrl-C. Each counter is defined in the report itself: a legend of one line per
 //     counter ([MappingDefinitions], [PipelineDefinitions]).
 //
+// What the report says of each record and pipeline it reads from klt local's ledger (package
+// ledger), in one place (ledger.go): [Report.AddPipeline] takes a pipeline's account (its
+// figures, the records not simply applied once, the messages of its failure queues),
+// [Report.AddFailedMessages] the failure queues' messages of a served stack, and [LoadOf]
+// measures a mapping's load from the invocations the ledger holds.
+//
 // [Report.Validate] (called by every form) refuses a report that contradicts itself: a
 // mapping whose counters do not add up, a pipeline whose fates do not sum to its records or
 // disagree with its counts or its mappings', a record reaching a failure queue with no

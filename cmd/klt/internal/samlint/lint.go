@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/criteria"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/samtemplate"
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/internal/template"
@@ -33,7 +33,7 @@ const (
 
 // LintFile lints the template file. The error is for a template that cannot be read at all.
 func LintFile(ctx context.Context, file string) ([]Problem, error) {
-	data, err := base.ReadInputFile(file, nil, base.TemplateLimit)
+	data, err := input.ReadFileOrStdin(file, nil, input.TemplateLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -8,8 +8,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/cfnschema"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/internal/template"
 )
 
@@ -42,7 +42,7 @@ func (l *linter) checkResourceSchemas() {
 // properties klt lint does not check, for want of a CloudFormation schema; "" when there are
 // none, or the template cannot be read (LintFile says why).
 func UncheckedNote(ctx context.Context, file string) string {
-	data, err := base.ReadInputFile(file, nil, base.TemplateLimit)
+	data, err := input.ReadFileOrStdin(file, nil, input.TemplateLimit)
 	if err != nil {
 		return ""
 	}

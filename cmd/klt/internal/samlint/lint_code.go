@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/internal/template"
 )
 
@@ -112,7 +112,7 @@ func isMainPackage(ctx *build.Context, dir string) bool {
 // Makefile runs: what klt cannot know without running make is an error that says so.
 func makeTargetPackage(bctx *build.Context, dir, target string) (string, error) {
 	file := filepath.Join(dir, "Makefile")
-	data, err := base.ReadFileCapped(file, base.SourceLimit)
+	data, err := input.ReadFileCapped(file, input.SourceLimit)
 	if err != nil {
 		return "", fmt.Errorf("the code is built by \"make %s\" (BuildMethod: makefile), from the Makefile sam build reads: %w", target, err)
 	}
@@ -182,7 +182,7 @@ func findModule(dir string) (root, path string, err error) {
 		return "", "", err
 	}
 	for {
-		data, err := base.ReadFileCapped(filepath.Join(d, "go.mod"), base.SourceLimit)
+		data, err := input.ReadFileCapped(filepath.Join(d, "go.mod"), input.SourceLimit)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", "", err
 		}
@@ -208,7 +208,7 @@ func findModule(dir string) (root, path string, err error) {
 
 // readFile reads one Go file into c.
 func (c *codeInfo) readFile(path string) error {
-	src, err := base.ReadFileCapped(path, base.SourceLimit)
+	src, err := input.ReadFileCapped(path, input.SourceLimit)
 	if err != nil {
 		return fmt.Errorf("reading the Go code: %w", err)
 	}

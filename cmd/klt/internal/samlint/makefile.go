@@ -18,7 +18,7 @@ import (
 // another function, a variable from the environment, a pattern rule, .ONESHELL, SHELL) is an
 // *unknownMakeError that says so: klt reports it, it never guesses.
 
-// Bounds on reading a Makefile: its size is base.SourceLimit's; these bound the work one
+// Bounds on reading a Makefile: its size is input.SourceLimit's; these bound the work one
 // expansion may cost (recursive variables can double at each level).
 const (
 	makeMaxDepth  = 32       // nested variable and function references

@@ -14,7 +14,7 @@ import (
 
 	"github.com/bufbuild/protocompile"
 	"github.com/hamba/avro/v2"
-	"github.com/kafkalambda/toolkit/cmd/klt/internal/base"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/codec"
 	"github.com/kafkalambda/toolkit/internal/avrojson"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -61,7 +61,7 @@ func loadCodec(flagName, path, message string) (sideCodec, error) {
 	if path == "" {
 		return nil, nil
 	}
-	text, err := base.ReadFileCapped(path, base.SchemaLimit)
+	text, err := input.ReadFileCapped(path, input.SchemaLimit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
@@ -99,7 +99,7 @@ func loadCodec(flagName, path, message string) (sideCodec, error) {
 // openSchema opens a .proto file for protocompile, the one --value-schema names or one it
 // imports, with what it reads capped at schemaLimit.
 func openSchema(path string) (io.ReadCloser, error) {
-	data, err := base.ReadFileCapped(path, base.SchemaLimit)
+	data, err := input.ReadFileCapped(path, input.SchemaLimit)
 	if err != nil {
 		return nil, err
 	}
