@@ -5,10 +5,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -22,14 +22,14 @@ type kafkaEnvelope struct {
 
 func newKafkaEnvelope(source kafkaevent.Source, arn string, bootstrap []string) kafkaEnvelope {
 	b := []byte(`{"eventSource":`)
-	b = appendJSONString(b, string(source))
+	b = jsonscan.AppendString(b, string(source))
 	if arn != "" {
 		b = append(b, `,"eventSourceArn":`...)
-		b = appendJSONString(b, arn)
+		b = jsonscan.AppendString(b, arn)
 	}
 	if len(bootstrap) > 0 {
 		b = append(b, `,"bootstrapServers":`...)
-		b = appendJSONString(b, strings.Join(bootstrap, ","))
+		b = jsonscan.AppendString(b, strings.Join(bootstrap, ","))
 	}
 	b = append(b, `,"records":{`...)
 	return kafkaEnvelope{head: b, tail: []byte(`}}`)}
@@ -37,7 +37,7 @@ func newKafkaEnvelope(source kafkaevent.Source, arn string, bootstrap []string) 
 
 // partitionKey is the "records" key of a partition with what follows it: "topic-N":[
 func partitionKey(topic string, partition int32) []byte {
-	b := appendJSONString(nil, topic+"-"+strconv.FormatInt(int64(partition), 10))
+	b := jsonscan.AppendString(nil, topic+"-"+strconv.FormatInt(int64(partition), 10))
 	return append(b, `:[`...)
 }
 
@@ -111,7 +111,7 @@ func (e *kafkaEnvelope) build(entries []*kafkaEntry) []byte {
 // LOG_APPEND_TIME.
 func appendKafkaRecord(b []byte, r *kgo.Record) []byte {
 	b = append(b, `{"topic":`...)
-	b = appendJSONString(b, r.Topic)
+	b = jsonscan.AppendString(b, r.Topic)
 	b = append(b, `,"partition":`...)
 	b = strconv.AppendInt(b, int64(r.Partition), 10)
 	b = append(b, `,"offset":`...)
@@ -119,7 +119,7 @@ func appendKafkaRecord(b []byte, r *kgo.Record) []byte {
 	b = append(b, `,"timestamp":`...)
 	b = strconv.AppendInt(b, r.Timestamp.UnixMilli(), 10)
 	b = append(b, `,"timestampType":`...)
-	b = appendJSONString(b, timestampType(r))
+	b = jsonscan.AppendString(b, timestampType(r))
 	b = append(b, `,"key":`...)
 	b = appendBase64OrNull(b, r.Key)
 	b = append(b, `,"value":`...)
@@ -130,7 +130,7 @@ func appendKafkaRecord(b []byte, r *kgo.Record) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, '{')
-		b = appendJSONString(b, h.Key)
+		b = jsonscan.AppendString(b, h.Key)
 		b = append(b, ':')
 		if h.Value == nil {
 			b = append(b, "null"...)
@@ -176,44 +176,5 @@ func appendBase64OrNull(b, v []byte) []byte {
 	}
 	b = append(b, '"')
 	b = base64.StdEncoding.AppendEncode(b, v)
-	return append(b, '"')
-}
-
-// appendJSONString writes s as a JSON string, escaped as encoding/json escapes it except that
-// <, > and & are kept; invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
 	return append(b, '"')
 }

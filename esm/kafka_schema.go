@@ -20,6 +20,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/codec"
 	codecglue "github.com/kafkalambda/toolkit/codec/glue"
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
 
 // Event record formats of a schema registry (EventRecordFormat).
@@ -278,9 +279,9 @@ func (m *Kafka) encodeRecord(ctx context.Context, r *kgo.Record) (json []byte, c
 		}
 		*f.data = c.data
 		metas = append(metas, `,"`+f.name+`SchemaMetadata":{"dataFormat":`...)
-		metas = appendJSONString(metas, c.format)
+		metas = jsonscan.AppendString(metas, c.format)
 		metas = append(metas, `,"schemaId":`...)
-		metas = appendJSONString(metas, c.id)
+		metas = jsonscan.AppendString(metas, c.id)
 		metas = append(metas, '}')
 	}
 	b := appendKafkaRecord(nil, &out)

@@ -8,9 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hamba/avro/v2"
+
+	"github.com/kafkalambda/toolkit/internal/jsonscan"
 )
 
 // Append appends v, decoded by hamba/avro with schema sch, as JSON: records as objects
@@ -44,7 +45,7 @@ func Append(b []byte, sch avro.Schema, v any) ([]byte, error) {
 		if !ok {
 			return nil, avroTypeError(sch, v)
 		}
-		return appendJSONString(b, x), nil
+		return jsonscan.AppendString(b, x), nil
 	case avro.Bytes, avro.Fixed:
 		return appendAvroBytes(b, sch, v)
 	case avro.Array:
@@ -129,7 +130,7 @@ func appendAvroBytes(b []byte, sch avro.Schema, v any) ([]byte, error) {
 				scale = d.Scale()
 			}
 		}
-		return appendJSONString(b, x.FloatString(scale)), nil
+		return jsonscan.AppendString(b, x.FloatString(scale)), nil
 	case avro.LogicalDuration:
 		return fmt.Appendf(b, `{"months":%d,"days":%d,"milliseconds":%d}`, x.Months, x.Days, x.Milliseconds), nil
 	case []byte:
@@ -150,7 +151,7 @@ func appendLatin1(b, raw []byte) []byte {
 	for i, c := range raw {
 		r[i] = rune(c)
 	}
-	return appendJSONString(b, string(r))
+	return jsonscan.AppendString(b, string(r))
 }
 
 func appendAvroArray(b []byte, sch *avro.ArraySchema, v any) ([]byte, error) {
@@ -186,7 +187,7 @@ func appendAvroMap(b []byte, sch *avro.MapSchema, v any) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = jsonscan.AppendString(b, k)
 		b = append(b, ':')
 		var err error
 		if b, err = Append(b, sch.Values(), m[k]); err != nil {
@@ -206,7 +207,7 @@ func appendAvroRecord(b []byte, sch *avro.RecordSchema, v any) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, f.Name())
+		b = jsonscan.AppendString(b, f.Name())
 		b = append(b, ':')
 		var err error
 		if b, err = Append(b, f.Type(), m[f.Name()]); err != nil {
@@ -271,43 +272,4 @@ func avroTypeName(sch avro.Schema) string {
 		name += "." + string(lt)
 	}
 	return name
-}
-
-// appendJSONString writes s as a JSON string, escaped as encoding/json escapes it except that
-// <, > and & are kept; invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }
