@@ -57,6 +57,10 @@ var readmeSkips = map[skip]string{
 	{"README.md", "git clone https://github.com/kafkalambda/toolkit.git && cd toolkit"}: "needs the network; the test runs in a copy of this clone's files instead",
 	{"README.md", "make test"}:                                                          "runs this test among all the others",
 	{"README.md", "go install ./cmd/klt"}:                                               "builds the binary the test stands in for: the test binary is klt on the scripts' PATH",
+	{"README.md", "go install github.com/kafkalambda/toolkit/cmd/klt@latest"}:           "needs a release of the cmd/klt module on the module proxy",
+
+	{"docs/codec.md", "CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -tags=lambda.norpc -o /tmp/fn ./internal/linkcheck/testdata/codec"}: "a measurement, with the next line: internal/linkcheck's tests hold its figures (TestBinarySizes, TestCodecInit)",
+	{"docs/codec.md", "go run ./internal/linkcheck/testdata/coldstart -n 21 -callgrind /tmp/fn"}:                                             "a minute under valgrind's callgrind, which the test machine need not have; internal/linkcheck's tests hold the figures",
 
 	{"docs/development.md", "make test    # gofmt, go vet, staticcheck, and every test under -race (fuzz seed corpora included)"}: "runs this test among all the others",
 	{"docs/development.md", "make fuzz    # a short run of every fuzz target (FUZZTIME=15s each by default)"}:                     "minutes of fuzzing; CI runs the seed corpora through make test",
