@@ -86,7 +86,7 @@ func TestDispatchAnswersAtTheMargin(t *testing.T) {
 				dsp = dispatcher(t, d, q, WithBatchOptions(batch.WithDeadlineMargin(300*time.Millisecond)), WithBatchOptions(batch.WithLogger(logs.logger())))
 			} else {
 				// orders-0@1 cannot travel: it goes to the sink, which hangs.
-				ev = event(rec(0, 0, "k", "a"), rec(0, 1, "k", strings.Repeat("x", limits.SQSMessageBytes)), rec(0, 2, "k", "c"), rec(1, 0, "j", "d"))
+				ev = event(rec(0, 0, "k", "a"), rec(0, 1, "k", strings.Repeat("x", limits.MaxSQSMessageBytes)), rec(0, 2, "k", "c"), rec(1, 0, "j", "d"))
 				dsp = dispatcher(t, client, q, WithBatchOptions(batch.WithSink(d, batch.SinkPermanent)), WithBatchOptions(batch.WithDeadlineMargin(300*time.Millisecond)), WithBatchOptions(batch.WithLogger(logs.logger())))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)

@@ -128,11 +128,11 @@ func WithSendRetry(attempts int, backoff time.Duration) Option {
 // body and each message attribute's name, data type and value), for a queue whose
 // MaximumMessageSize is below SQS's limit; n must be within 1..MaxMessageSize. A larger
 // record is not sent: it fails with an *EncodeError wrapping batch.ErrMessageTooLarge. The
-// default is limits.SQSMessageBytes (1 MiB).
+// default is limits.MaxSQSMessageBytes (1 MiB).
 func WithMaxMessageSize(n int) Option {
 	return func(c *config) {
-		if n < 1 || n > limits.SQSMessageBytes {
-			c.invalid("WithMaxMessageSize", "want 1 to %d, not %d", limits.SQSMessageBytes, n)
+		if n < 1 || n > limits.MaxSQSMessageBytes {
+			c.invalid("WithMaxMessageSize", "want 1 to %d, not %d", limits.MaxSQSMessageBytes, n)
 		}
 		c.maxSize = n
 	}
@@ -191,7 +191,7 @@ func NewDispatcher(client sqssink.API, queueURL string, opts ...Option) (*Dispat
 			attempts:    5,
 			backoff:     100 * time.Millisecond,
 			maxBackoff:  2 * time.Second,
-			maxSize:     limits.SQSMessageBytes,
+			maxSize:     limits.MaxSQSMessageBytes,
 			now:         time.Now,
 		},
 	}
@@ -254,8 +254,8 @@ func (e *EntryError) Error() string {
 // A record is counted as sent only once a SendMessageBatch response lists it among the
 // successful entries.
 //
-// Records are packed into SendMessageBatch calls of at most limits.SQSBatchEntries entries and
-// limits.SQSBatchBytes bytes, and up to WithSendConcurrency calls are in flight at once. An entry SQS
+// Records are packed into SendMessageBatch calls of at most limits.MaxSQSBatchEntries entries and
+// limits.MaxSQSBatchBytes bytes, and up to WithSendConcurrency calls are in flight at once. An entry SQS
 // fails (the response's Failed list, which comes with HTTP 200) is sent again, alone of its
 // call, after a backoff (see WithSendRetry); an entry that is the sender's fault is not. A
 // record that cannot be sent (an *EncodeError, a refusal that is the sender's fault, or,

@@ -23,7 +23,7 @@ func TestDispatchMetrics(t *testing.T) {
 	srv, client := dispServer(t, nil)
 	q := dispQueue(t, srv, "work")
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	ev := event(rec(0, 0, "k", "hello"), rec(0, 1, "k", "world"), rec(1, 0, "k", strings.Repeat("x", limits.SQSMessageBytes)))
+	ev := event(rec(0, 0, "k", "hello"), rec(0, 1, "k", "world"), rec(1, 0, "k", strings.Repeat("x", limits.MaxSQSMessageBytes)))
 	ev.Partitions[0].Records[0].Timestamp = now.Add(-3 * time.Second)
 	ev.Partitions[0].Records[1].Timestamp = now.Add(-1 * time.Second)
 	ev.Partitions[1].Records[0].Timestamp = now.Add(-2 * time.Second)
@@ -75,7 +75,7 @@ func TestDispatchInvalidOptions(t *testing.T) {
 		{opts: []Option{WithSendRetry(0, time.Second)}, option: "WithSendRetry", want: "not (0, 1s)"},
 		{opts: []Option{WithSendRetry(1, -1)}, option: "WithSendRetry", want: "not (1, -1ns)"},
 		{opts: []Option{WithMaxMessageSize(0)}, option: "WithMaxMessageSize", want: "not 0"},
-		{opts: []Option{WithMaxMessageSize(limits.SQSMessageBytes + 1)}, option: "WithMaxMessageSize", want: "not 1048577"},
+		{opts: []Option{WithMaxMessageSize(limits.MaxSQSMessageBytes + 1)}, option: "WithMaxMessageSize", want: "not 1048577"},
 		{opts: []Option{WithMessageGroup(nil)}, option: "WithMessageGroup", want: "want a function, not nil"},
 		{opts: []Option{nil}, option: "Option", want: "want an option, not nil"},
 		// An option of WithBatchOptions is refused by batch: the error is fanout's for
@@ -119,7 +119,7 @@ func TestDispatchHandler(t *testing.T) {
 	q := dispQueue(t, srv, "work")
 	payload, err := json.Marshal(kafkaeventtest.NewBuilder().
 		Add("orders", 0, []byte("a")).
-		Add("orders", 0, []byte(strings.Repeat("x", limits.SQSMessageBytes))).
+		Add("orders", 0, []byte(strings.Repeat("x", limits.MaxSQSMessageBytes))).
 		Add("orders", 1, []byte("b")).Event())
 	if err != nil {
 		t.Fatal(err)

@@ -268,7 +268,7 @@ func TestDispatchRecordsThatCannotTravel(t *testing.T) {
 	f := &faults{}
 	srv, client := dispServer(t, f)
 	q := dispQueue(t, srv, "work")
-	big := rec(0, 3, "k", strings.Repeat("x", limits.SQSMessageBytes))
+	big := rec(0, 3, "k", strings.Repeat("x", limits.MaxSQSMessageBytes))
 	bad := rec(1, 1, "k", "")
 	bad.Err = errors.New("bad base64")
 	mid := rec(2, 2, "k", strings.Repeat("y", 5000))
@@ -375,10 +375,10 @@ func TestDispatchPacksCalls(t *testing.T) {
 		for _, n := range sizes[i] {
 			sum += n
 		}
-		if len(c) > limits.SQSBatchEntries || sum > limits.SQSBatchBytes {
+		if len(c) > limits.MaxSQSBatchEntries || sum > limits.MaxSQSBatchBytes {
 			t.Errorf("call %d: %d entries, %d bytes", i, len(c), sum)
 		}
-		if len(c) == limits.SQSBatchEntries {
+		if len(c) == limits.MaxSQSBatchEntries {
 			full++
 		}
 		total += len(c)
@@ -528,7 +528,7 @@ func TestDispatchSinkRefuses(t *testing.T) {
 	srv, client := dispServer(t, nil)
 	q := dispQueue(t, srv, "work")
 	logs := &logBuffer{}
-	big := rec(0, 1, "k", strings.Repeat("x", limits.SQSMessageBytes))
+	big := rec(0, 1, "k", strings.Repeat("x", limits.MaxSQSMessageBytes))
 	d := dispatcher(t, client, q, WithBatchOptions(batch.WithSink(&memSink{refuse: true}, batch.SinkPermanent)), WithBatchOptions(batch.WithLogger(logs.logger())))
 	resp, err := d.Dispatch(context.Background(), event(rec(0, 0, "k", "a"), big, rec(0, 2, "k", "c")))
 	if err != nil {

@@ -313,7 +313,7 @@ func (r *run) promote(now time.Time) {
 // stopped reports whether the partition of it is reported from it on: it is not to be sent.
 func (r *run) stopped(it *item) bool { return r.partStop[it.part] <= it.idx }
 
-// nextCall takes the items of the next call: at most limits.SQSBatchEntries, at most limits.SQSBatchBytes
+// nextCall takes the items of the next call: at most limits.MaxSQSBatchEntries, at most limits.MaxSQSBatchBytes
 // bytes, an item marked solo alone, and on a FIFO queue one item per message group.
 func (r *run) nextCall() []*item {
 	var b []*item
@@ -322,10 +322,10 @@ func (r *run) nextCall() []*item {
 		if len(b) == 0 {
 			return true
 		}
-		return !it.solo && !b[0].solo && size+it.size <= limits.SQSBatchBytes
+		return !it.solo && !b[0].solo && size+it.size <= limits.MaxSQSBatchBytes
 	}
 	if !r.d.fifo {
-		for len(b) < limits.SQSBatchEntries {
+		for len(b) < limits.MaxSQSBatchEntries {
 			q := &r.retries
 			if len(*q) == 0 {
 				q = &r.ready
@@ -347,7 +347,7 @@ func (r *run) nextCall() []*item {
 		}
 		return b
 	}
-	for len(b) < limits.SQSBatchEntries && len(r.readyLanes) > 0 {
+	for len(b) < limits.MaxSQSBatchEntries && len(r.readyLanes) > 0 {
 		li := r.readyLanes[0]
 		l := &r.lanes[li]
 		it := l.items[l.head]
@@ -402,8 +402,8 @@ func (r *run) handle(res callResult) {
 	}
 	// What SQS said of each entry, by its index: the Ids are entryIDs. An Id that is not one
 	// of the call's is ignored; the entry it should have named is then without a result.
-	var failed [limits.SQSBatchEntries]*types.BatchResultErrorEntry
-	var ok [limits.SQSBatchEntries]bool
+	var failed [limits.MaxSQSBatchEntries]*types.BatchResultErrorEntry
+	var ok [limits.MaxSQSBatchEntries]bool
 	for i := range res.out.Failed {
 		if k := entryIndex(res.out.Failed[i].Id, len(res.items)); k >= 0 && failed[k] == nil {
 			failed[k] = &res.out.Failed[i]
@@ -438,7 +438,7 @@ func (r *run) handle(res callResult) {
 }
 
 // entryIDs are the Ids of a call's entries, by index. Entries point into it; nothing writes it.
-var entryIDs = [limits.SQSBatchEntries]string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+var entryIDs = [limits.MaxSQSBatchEntries]string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
 
 // entryIndex returns the index of the entry of a call of n entries whose Id is id, or -1.
 func entryIndex(id *string, n int) int {

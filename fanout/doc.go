@@ -82,7 +82,7 @@
 //
 // # Limits
 //
-// SQS takes messages of at most 1 MiB ([limits.SQSMessageBytes]), counting the body and each
+// SQS takes messages of at most 1 MiB ([limits.MaxSQSMessageBytes]), counting the body and each
 // attribute's name, data type and value; the SQS API reference does not say whether a binary
 // value counts as its bytes or as its base64, and the local emulator the tests run counts the
 // base64, so this package counts the base64: a text value can be up to 1 MiB less a few

@@ -112,7 +112,7 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 			return
 		}
-		if size > limits.SQSMessageBytes {
+		if size > limits.MaxSQSMessageBytes {
 			t.Fatalf("size %d accepted", size)
 		}
 		if !textOK([]byte(aws.ToString(e.MessageBody))) || aws.ToString(e.MessageBody) == "" {

@@ -101,7 +101,7 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // entry builds the SendMessageBatch entry for r (Id left for the caller to set), with
 // MessageGroupId/MessageDeduplicationId when fifo; size is what SQS counts toward its
 // 1 MiB limit (body + attribute names, types and values; binary values at their base64
-// length, see below), which entry keeps within limits.SQSMessageBytes. group chooses the FIFO message
+// length, see below), which entry keeps within limits.MaxSQSMessageBytes. group chooses the FIFO message
 // group; nil means the default, groupByKey. An error is an *EncodeError. It is
 // [encoder.entry] with an encoder of its own; a Dispatcher shares one encoder across a run.
 func entry(r *kafkaevent.Record, fifo bool, group func(*kafkaevent.Record) string) (e types.SendMessageBatchRequestEntry, size int, err error) {
@@ -265,8 +265,8 @@ func (enc *encoder) entry(r *kafkaevent.Record, fifo bool, group func(*kafkaeven
 		}
 		size += len("AWSTraceHeader") + len("String") + len(v)
 	}
-	if size > limits.SQSMessageBytes {
-		return fail("message", fmt.Errorf("%w: %d bytes with its attributes, the limit is %d", batch.ErrMessageTooLarge, size, limits.SQSMessageBytes))
+	if size > limits.MaxSQSMessageBytes {
+		return fail("message", fmt.Errorf("%w: %d bytes with its attributes, the limit is %d", batch.ErrMessageTooLarge, size, limits.MaxSQSMessageBytes))
 	}
 	if fifo {
 		var g *string

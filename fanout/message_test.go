@@ -226,7 +226,7 @@ func TestRecordRebuildsEveryShape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if size <= 0 || size > limits.SQSMessageBytes {
+			if size <= 0 || size > limits.MaxSQSMessageBytes {
 				t.Errorf("size %d", size)
 			}
 			if e.MessageGroupId != nil || e.MessageDeduplicationId != nil {
@@ -321,7 +321,7 @@ func TestEntrySize(t *testing.T) {
 }
 
 // largest returns a record at offset with the largest value (text, or binary) whose
-// message entry accepts; its size is limits.SQSMessageBytes for text, and within 2 bytes of it for
+// message entry accepts; its size is limits.MaxSQSMessageBytes for text, and within 2 bytes of it for
 // binary, whose base64 grows 4 characters at a time.
 func largest(t testing.TB, binary bool, offset int64) (*kafkaevent.Record, int) {
 	t.Helper()
@@ -335,7 +335,7 @@ func largest(t testing.TB, binary bool, offset int64) (*kafkaevent.Record, int) 
 		_, size, err := entry(r, false, nil)
 		return size, err == nil
 	}
-	lo, hi := 1, limits.SQSMessageBytes // fits(lo), !fits(hi)
+	lo, hi := 1, limits.MaxSQSMessageBytes // fits(lo), !fits(hi)
 	for hi-lo > 1 {
 		if mid := (lo + hi) / 2; func() bool { _, ok := fits(mid); return ok }() {
 			lo = mid
@@ -344,7 +344,7 @@ func largest(t testing.TB, binary bool, offset int64) (*kafkaevent.Record, int) 
 		}
 	}
 	size, _ := fits(lo)
-	if !binary && size != limits.SQSMessageBytes || size < limits.SQSMessageBytes-2 {
+	if !binary && size != limits.MaxSQSMessageBytes || size < limits.MaxSQSMessageBytes-2 {
 		t.Fatalf("binary=%v: the largest message is %d bytes", binary, size)
 	}
 	return r, size
@@ -576,7 +576,7 @@ func (q *queue) sendBatch(t testing.TB, recs []*kafkaevent.Record) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	const maxSize = limits.SQSMessageBytes // before batch, the variable, hides the package
+	const maxSize = limits.MaxSQSMessageBytes // before batch, the variable, hides the package
 	var batch []types.SendMessageBatchRequestEntry
 	total := 0
 	flush := func() {
@@ -677,10 +677,10 @@ func TestShapesThroughSQS(t *testing.T) {
 				}
 				// At one byte more than 1 MiB SQS refuses it: entry counts as SQS does.
 				over := e
-				over.MessageBody = aws.String(aws.ToString(e.MessageBody) + strings.Repeat("x", limits.SQSMessageBytes-size+1))
+				over.MessageBody = aws.String(aws.ToString(e.MessageBody) + strings.Repeat("x", limits.MaxSQSMessageBytes-size+1))
 				over.MessageDeduplicationId = aws.String("over")
 				if err := q.send(t, over); err == nil {
-					t.Fatalf("binary=%v: SQS took a message of %d bytes: entry does not count as SQS does", binary, limits.SQSMessageBytes+1)
+					t.Fatalf("binary=%v: SQS took a message of %d bytes: entry does not count as SQS does", binary, limits.MaxSQSMessageBytes+1)
 				}
 				// A value one byte longer, entry refuses with a typed error.
 				r2 := *r
@@ -904,21 +904,21 @@ func TestRecordMemoryBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := entryMessage(t, "m", e)
-	m.MessageAttributes[HeadersAttribute] = events.SQSMessageAttribute{DataType: "Binary", BinaryValue: bytes.Repeat([]byte{0, 0}, limits.SQSMessageBytes/2)}
+	m.MessageAttributes[HeadersAttribute] = events.SQSMessageAttribute{DataType: "Binary", BinaryValue: bytes.Repeat([]byte{0, 0}, limits.MaxSQSMessageBytes/2)}
 	var r *kafkaevent.Record
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	r, err = ReadRecord(&m)
 	runtime.ReadMemStats(&after)
-	if err != nil || len(r.Headers) != limits.SQSMessageBytes/2 || r.Headers[0].Key != "" || r.Headers[0].Value != nil {
+	if err != nil || len(r.Headers) != limits.MaxSQSMessageBytes/2 || r.Headers[0].Key != "" || r.Headers[0].Value != nil {
 		t.Fatalf("524,288 null headers: %v", err)
 	}
-	if got := after.TotalAlloc - before.TotalAlloc; got > 24*limits.SQSMessageBytes {
-		t.Errorf("524,288 headers: Record allocated %d bytes for a %d-byte attribute, over 24 times", got, limits.SQSMessageBytes)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 24*limits.MaxSQSMessageBytes {
+		t.Errorf("524,288 headers: Record allocated %d bytes for a %d-byte attribute, over 24 times", got, limits.MaxSQSMessageBytes)
 	}
 
-	deep := `{"v":1,"x":` + strings.Repeat("[", limits.SQSMessageBytes/2) + `}`
+	deep := `{"v":1,"x":` + strings.Repeat("[", limits.MaxSQSMessageBytes/2) + `}`
 	m = events.SQSMessage{MessageId: "deep", Body: "b", MessageAttributes: map[string]events.SQSMessageAttribute{
 		RecordAttribute: {DataType: "String", StringValue: &deep}}}
 	runtime.GC()
@@ -929,7 +929,7 @@ func TestRecordMemoryBound(t *testing.T) {
 	if !errors.As(err, &de) || de.Attribute != RecordAttribute || !strings.Contains(err.Error(), "exceeded max depth") {
 		t.Fatalf("a record attribute nested 524,288 levels deep: %v", err)
 	}
-	if got := after.TotalAlloc - before.TotalAlloc; got > 24*limits.SQSMessageBytes {
+	if got := after.TotalAlloc - before.TotalAlloc; got > 24*limits.MaxSQSMessageBytes {
 		t.Errorf("deep record attribute: Record allocated %d bytes, over 24 times its size", got)
 	}
 }

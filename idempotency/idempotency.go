@@ -108,7 +108,7 @@ var (
 	// ErrInconsistentState: the entry kept vanishing between the conditional write and the
 	// read that followed it.
 	ErrInconsistentState = errors.New("idempotency: entry changed while it was being read")
-	// ErrResultTooLarge: the result does not fit in a DynamoDB item (limits.DynamoDBItemSize).
+	// ErrResultTooLarge: the result does not fit in a DynamoDB item (limits.MaxDynamoDBItemBytes).
 	ErrResultTooLarge = errors.New("idempotency: result too large to store")
 	// ErrEmptyKey: Do was given an empty key (an SQS message without a MessageId, say).
 	// Every such call would share one entry, and all but the first would be skipped as
@@ -519,7 +519,7 @@ func (r *Entry) live(now time.Time) bool {
 
 // maxData keeps an item under DynamoDB's item size limit, leaving room for the other
 // attributes.
-const maxData = limits.DynamoDBItemSize - 4096
+const maxData = limits.MaxDynamoDBItemBytes - 4096
 
 // run calls fn, and releases the entry if fn fails or panics; the release ends at stop.
 func run[T any](ctx context.Context, stop time.Time, store Store, rec *Entry, fn func(context.Context) (T, error)) (result T, err error) {

@@ -1,7 +1,7 @@
 package limits
 
-// DynamoDBItemSize is the largest DynamoDB item, in bytes: 400 KB, counting the binary length
+// MaxDynamoDBItemBytes is the largest DynamoDB item, in bytes: 400 KB, counting the binary length
 // of its attribute names and values. Package idempotency keeps a stored result under it
 // (idempotency.ErrResultTooLarge).
 // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-items
-const DynamoDBItemSize = 400 * 1024
+const MaxDynamoDBItemBytes = 400 * 1024

@@ -1,17 +1,17 @@
 package limits
 
-// SQSMessageBytes is the largest SQS message, its body and its message attributes (each
+// MaxSQSMessageBytes is the largest SQS message, its body and its message attributes (each
 // attribute's name, data type and value) together: 1 MiB (1,048,576 bytes), the most a
 // queue's MaximumMessageSize can be. See
 // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html
-const SQSMessageBytes = 1 << 20
+const MaxSQSMessageBytes = 1 << 20
 
-// SQSBatchEntries is the most entries one SendMessageBatch call takes: 10. See
+// MaxSQSBatchEntries is the most entries one SendMessageBatch call takes: 10. See
 // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html
-const SQSBatchEntries = 10
+const MaxSQSBatchEntries = 10
 
-// SQSBatchBytes is the most bytes one SendMessageBatch call takes, the sum of its entries'
+// MaxSQSBatchBytes is the most bytes one SendMessageBatch call takes, the sum of its entries'
 // sizes counted as for a single message (body and message attributes): 1 MiB (1,048,576
 // bytes). See
 // https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html
-const SQSBatchBytes = 1 << 20
+const MaxSQSBatchBytes = 1 << 20

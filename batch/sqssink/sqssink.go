@@ -56,7 +56,7 @@ type API interface {
 // it again. Under batch.WithIdempotency a record the sink took is not sent again (see
 // batch.WithSink); without it, read a standard failure queue as "at least once".
 //
-// A message larger than the limit (limits.SQSMessageBytes, or WithMaxMessageSize) is not
+// A message larger than the limit (limits.MaxSQSMessageBytes, or WithMaxMessageSize) is not
 // sent: Send returns an error wrapping batch.ErrMessageTooLarge, and the record is reported
 // as failed.
 type Sink struct {
@@ -73,11 +73,11 @@ type Option func(*Sink)
 
 // WithMaxMessageSize sets the largest message the sink sends, body and attributes together,
 // for a queue whose MaximumMessageSize is below SQS's 1 MiB; n must be within
-// 1..limits.SQSMessageBytes. The default is limits.SQSMessageBytes.
+// 1..limits.MaxSQSMessageBytes. The default is limits.MaxSQSMessageBytes.
 func WithMaxMessageSize(n int) Option {
 	return func(s *Sink) {
-		if n < 1 || n > limits.SQSMessageBytes {
-			s.invalid(fmt.Sprintf("WithMaxMessageSize(%d)", n), fmt.Sprintf("want 1 to %d", limits.SQSMessageBytes))
+		if n < 1 || n > limits.MaxSQSMessageBytes {
+			s.invalid(fmt.Sprintf("WithMaxMessageSize(%d)", n), fmt.Sprintf("want 1 to %d", limits.MaxSQSMessageBytes))
 		}
 		s.maxSize = n
 	}
@@ -107,7 +107,7 @@ func (s *Sink) invalid(option, reason string) {
 // it fails every batch), and every Send fails with it, rather than send in a way nobody
 // asked for.
 func New(client API, queueURL string, opts ...Option) *Sink {
-	s := &Sink{client: client, queueURL: queueURL, fifo: strings.HasSuffix(queueURL, ".fifo"), maxSize: limits.SQSMessageBytes}
+	s := &Sink{client: client, queueURL: queueURL, fifo: strings.HasSuffix(queueURL, ".fifo"), maxSize: limits.MaxSQSMessageBytes}
 	for _, o := range opts {
 		o(s)
 	}

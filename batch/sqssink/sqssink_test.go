@@ -497,7 +497,7 @@ func TestInvalidOption(t *testing.T) {
 		want string
 	}{
 		{sqssink.WithMaxMessageSize(0), "sqssink: invalid option WithMaxMessageSize(0): want 1 to 1048576"},
-		{sqssink.WithMaxMessageSize(limits.SQSMessageBytes + 1), "WithMaxMessageSize(1048577)"},
+		{sqssink.WithMaxMessageSize(limits.MaxSQSMessageBytes + 1), "WithMaxMessageSize(1048577)"},
 		{sqssink.WithMessageGroupID(nil), "WithMessageGroupID(nil)"},
 	} {
 		calls := 0

@@ -105,7 +105,7 @@ const (
 	defaultHighThroughputCalls = 2_400
 	// sqsMaxMessageBytes is the largest SQS message, and the largest SendMessageBatch.
 	// srcSQSBatch.
-	sqsMaxMessageBytes = limits.SQSMessageBytes
+	sqsMaxMessageBytes = limits.MaxSQSMessageBytes
 
 	// The SQS mapping's scaling (standard queues): 5 concurrent batches at first, up to 300
 	// more a minute (5 a second in the model), at most 1,250 by default; MaximumConcurrency
