@@ -16,7 +16,7 @@ type Option func(*config)
 type config struct {
 	service  string
 	level    slog.Level
-	levelSet bool      // WithLevel was given
+	levelSet bool       // WithLevel was given
 	floor    slog.Level // AWS_LAMBDA_LOG_LEVEL: Lambda drops JSON lines below it
 	rate     float64
 	rateSet  bool
