@@ -91,7 +91,7 @@ func ExampleWithBuffer() {
 		return o.ID, nil
 	})
 	_, _ = run(context.Background(), order{ID: "o-1"}) // the DEBUG line is discarded
-	_, _ = run(context.Background(), order{})         // the DEBUG line is written before the ERROR
+	_, _ = run(context.Background(), order{})          // the DEBUG line is written before the ERROR
 	// Output:
 	// {"level":"DEBUG","message":"payload decoded","service":"orders","function_name":"","function_memory_size":0,"function_arn":"","function_request_id":""}
 	// {"level":"ERROR","message":"order without an ID","service":"orders","function_name":"","function_memory_size":0,"function_arn":"","function_request_id":""}
