@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -511,4 +512,28 @@ func FuzzTraceRoot(f *testing.F) {
 			t.Errorf("traceRoot(%q) = %q", h, r)
 		}
 	})
+}
+
+// TestNewFormat: New writes JSON by default and slog's text format when
+// AWS_LAMBDA_LOG_FORMAT says Text, with Powertools' key names either way.
+func TestNewFormat(t *testing.T) {
+	for _, c := range []struct{ format, prefix string }{{"", `{"timestamp":"`}, {"JSON", `{"timestamp":"`}, {"Text", "timestamp="}} {
+		t.Run(c.format, func(t *testing.T) {
+			t.Setenv("AWS_LAMBDA_LOG_FORMAT", c.format)
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout := os.Stdout
+			os.Stdout = w
+			log := New(WithService("svc"))
+			os.Stdout = stdout
+			log.Info("hello")
+			w.Close()
+			out, _ := io.ReadAll(r)
+			if !strings.HasPrefix(string(out), c.prefix) || !strings.Contains(string(out), "service") || !strings.Contains(string(out), "message") {
+				t.Errorf("AWS_LAMBDA_LOG_FORMAT=%q wrote %q", c.format, out)
+			}
+		})
+	}
 }
