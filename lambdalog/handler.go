@@ -93,17 +93,21 @@ func ReplaceAttr(groups []string, a slog.Attr) slog.Attr {
 	}
 	switch a.Key {
 	case slog.TimeKey:
-		if t, ok := a.Value.Any().(time.Time); ok {
-			return slog.String("timestamp", t.UTC().Format(timestampLayout))
+		if a.Value.Kind() == slog.KindTime { // Value.Time, not Value.Any: no allocation
+			return slog.String("timestamp", a.Value.Time().UTC().Format(timestampLayout))
 		}
 		a.Key = "timestamp"
 	case slog.MessageKey:
 		a.Key = "message"
 	case slog.LevelKey:
+		// A string, not the slog.Level slog passes: the JSON handler encodes a Level through
+		// encoding/json, which allocates on every line.
 		if l, ok := a.Value.Any().(slog.Level); ok {
-			if name, ok := levelName(l); ok {
-				a.Value = slog.StringValue(name)
+			name, ok := levelName(l)
+			if !ok {
+				name = l.String()
 			}
+			a.Value = slog.StringValue(name)
 		}
 	}
 	return a
