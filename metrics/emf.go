@@ -96,10 +96,8 @@ func (r *recorder) line(ts int64, chunks []chunk) []byte {
 	}
 	for _, c := range chunks {
 		member(c.m.name)
-		if len(c.values) == 1 {
-			b = emfout.AppendFloat(b, c.values[0])
-			continue
-		}
+		// Always an array, as Powertools for Python writes even one value ("SuccessfulBooking":
+		// [1.0]), so that a field has one JSON type in every document of every edition.
 		b = append(b, '[')
 		for i, v := range c.values {
 			if i > 0 {
