@@ -67,13 +67,9 @@ func (r *recorder) line(ts int64, chunks []chunk) []byte {
 		b = emfout.AppendString(b, name)
 		b = append(b, ':')
 	}
-	seen := map[string]bool{}
 	dim := func(d dimension) {
-		if !seen[d.name] {
-			seen[d.name] = true
-			member(d.name)
-			b = emfout.AppendString(b, d.value)
-		}
+		member(d.name)
+		b = emfout.AppendString(b, d.value)
 	}
 	for _, d := range r.m.defaults {
 		dim(d)
@@ -81,9 +77,12 @@ func (r *recorder) line(ts int64, chunks []chunk) []byte {
 	for _, d := range r.dims {
 		dim(d)
 	}
-	for _, set := range r.sets {
+	for i, set := range r.sets {
 		for _, d := range set {
-			dim(d)
+			// A name of several sets is one member, with one value (AddDimensionSet checked).
+			if !isDefault(r.m.defaults, d.name) && !isDefault(r.dims, d.name) && !inSets(r.sets[:i], d.name) {
+				dim(d)
+			}
 		}
 	}
 	if r.info.RequestID != "" {
@@ -184,4 +183,13 @@ func (r *recorder) coldStartLine(ts int64) []byte {
 		cold.m.defaults = append(cold.m.defaults, dimension{ServiceDimension, r.m.service})
 	}
 	return cold.line(ts, []chunk{{&metric{name: "ColdStart", unit: Count, resolution: Standard}, []float64{1}}})
+}
+
+func inSets(sets [][]dimension, name string) bool {
+	for _, set := range sets {
+		if isDefault(set, name) {
+			return true
+		}
+	}
+	return false
 }

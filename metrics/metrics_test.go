@@ -574,7 +574,7 @@ func FuzzDocument(f *testing.F) {
 	f.Add("Latency", "env", "prod", "meta", 1.5)
 	f.Add("", "", "", "", math.NaN())
 	f.Add("a\"b\\<>&", "é", "\x00", "_aws", 1e300)
-	f.Add(strings.Repeat("x", 300), ":d", "v", "k", -0.0)
+	f.Add(strings.Repeat("x", 300), ":d", "v", "k", math.Copysign(0, -1))
 	f.Fuzz(func(t *testing.T, name, dim, value, key string, v float64) {
 		m, buf := newTest(t, WithNamespace("N"), WithService("s"))
 		ctx := m.Start(context.Background())

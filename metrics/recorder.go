@@ -21,6 +21,7 @@ type metric struct {
 	unit       Unit
 	resolution Resolution
 	values     []float64
+	first      [1]float64 // values' array while the metric has one value: most have one
 }
 
 type metadatum struct {
@@ -38,6 +39,7 @@ type recorder struct {
 
 	metrics  []*metric
 	byName   map[string]*metric
+	slab     []metric    // where metrics are allocated, 16 at a time
 	held     int         // values held in metrics
 	dims     []dimension // AddDimension's, in the base set after the defaults
 	sets     [][]dimension
@@ -97,9 +99,15 @@ func AddWithResolution(ctx context.Context, name string, unit Unit, res Resoluti
 	if r.taken(name) {
 		return bad("the name is a dimension or metadata member of the document")
 	}
-	m := &metric{name: name, unit: unit, resolution: res, values: []float64{value}}
+	if len(r.slab) == cap(r.slab) { // a new slab: the pointers into the old one stay valid
+		r.slab = make([]metric, 0, 16)
+	}
+	r.slab = append(r.slab, metric{name: name, unit: unit, resolution: res})
+	m := &r.slab[len(r.slab)-1]
+	m.first[0] = value
+	m.values = m.first[:1:1]
 	if r.byName == nil {
-		r.byName = map[string]*metric{}
+		r.byName = make(map[string]*metric, 16)
 	}
 	r.byName[name] = m
 	r.metrics = append(r.metrics, m)
@@ -292,7 +300,7 @@ func Flush(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	lines := r.lines(time.Now())
-	r.metrics, r.byName, r.held, r.dims, r.sets, r.meta, r.metaSize = nil, nil, 0, nil, nil, nil, 0
+	r.metrics, r.byName, r.slab, r.held, r.dims, r.sets, r.meta, r.metaSize = nil, nil, nil, 0, nil, nil, nil, 0
 	r.mu.Unlock()
 	if r.m.disabled {
 		return nil
