@@ -130,3 +130,18 @@ func ExampleFlush() {
 	// Output:
 	// {"Latency":[12,15,9],"_aws":{"Timestamp":0,"CloudWatchMetrics":[{"Namespace":"Orders","Dimensions":[[]],"Metrics":[{"Name":"Latency","Unit":"Milliseconds"}]}]}}
 }
+
+// AddMetadata adds a member that is neither metric nor dimension: found by Logs Insights,
+// not billed as a metric. Every document also carries the request ID as function_request_id
+// when the handler runs under Lambda.
+func ExampleAddMetadata() {
+	var out bytes.Buffer
+	m, _ := metrics.New(metrics.WithNamespace("Orders"), metrics.WithOutput(&out), metrics.WithColdStartMetric(false))
+	ctx := m.Start(context.Background())
+	_ = metrics.AddMetadata(ctx, "order", map[string]any{"id": "o-1", "lines": 3})
+	_ = metrics.Add(ctx, "OrdersPlaced", metrics.Count, 1)
+	_ = metrics.Flush(ctx)
+	fmt.Print(stable(out.Bytes()))
+	// Output:
+	// {"order":{"id":"o-1","lines":3},"OrdersPlaced":[1],"_aws":{"Timestamp":0,"CloudWatchMetrics":[{"Namespace":"Orders","Dimensions":[[]],"Metrics":[{"Name":"OrdersPlaced","Unit":"Count"}]}]}}
+}

@@ -588,3 +588,58 @@ func FuzzDocument(f *testing.F) {
 		docs(t, buf)
 	})
 }
+
+// Long names and full arrays are split by size too, so that no document passes CloudWatch
+// Logs' 256 KiB event (Lambda would cut the line, and EMF drop it).
+func TestSplitBytes(t *testing.T) {
+	m, buf := newTest(t, WithNamespace("N"))
+	ctx := m.Start(context.Background())
+	for i := range 100 {
+		name := fmt.Sprintf("%03d%s", i, strings.Repeat("n", 252))
+		for j := range 100 {
+			must(t, Add(ctx, name, Milliseconds, 123456.789012345+float64(j)))
+		}
+	}
+	must(t, Flush(ctx))
+	n, metrics := 0, 0
+	for line := range bytes.Lines(buf.Bytes()) {
+		if len(line) > 256<<10 {
+			t.Errorf("document of %d bytes", len(line))
+		}
+		metrics += len(metricNames(checkEMF(t, line)))
+		n++
+	}
+	if n < 2 || metrics != 100 {
+		t.Errorf("%d documents of %d metrics in all, want several of 100", n, metrics)
+	}
+}
+
+// An invocation holds at most 100,000 values between flushes and 30 dimension sets: a loop
+// cannot grow the process without bound.
+func TestCaps(t *testing.T) {
+	m, buf := newTest(t, WithNamespace("N"))
+	ctx := m.Start(context.Background())
+	for i := range maxHeldValues {
+		must(t, Add(ctx, "M"+strconv.Itoa(i%500), Count, 1))
+	}
+	if err := Add(ctx, "M0", Count, 1); !errors.Is(err, ErrInvalid) {
+		t.Errorf("value past the cap: %v", err)
+	}
+	for i := range maxDimensionSets {
+		must(t, AddDimensionSet(ctx, map[string]string{"set": "v", "n" + strconv.Itoa(i): "v"}))
+	}
+	if err := AddDimensionSet(ctx, map[string]string{"x": "v"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("dimension set past the cap: %v", err)
+	}
+	must(t, Flush(ctx))
+	total := 0
+	for _, d := range docs(t, buf) {
+		for _, name := range metricNames(d) {
+			total += len(d[name].([]any))
+		}
+	}
+	if total != maxHeldValues {
+		t.Errorf("%d values written, want %d", total, maxHeldValues)
+	}
+	must(t, Add(ctx, "M0", Count, 1)) // the flush emptied the recorder
+}
