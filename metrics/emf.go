@@ -173,11 +173,15 @@ func (r *recorder) appendDirective(b []byte, ts int64, chunks []chunk) []byte {
 // dimensions only, in a document of its own, as Powertools for Python writes it
 // (aws_lambda_powertools/metrics/provider/cloudwatch_emf/cloudwatch.py, add_cold_start_metric:
 // a single_metric with function_name and service), so that one query counts the cold starts
-// of Go and Python functions alike.
+// of Go and Python functions alike. EnvFunctionName names the function instead of Lambda.
 func (r *recorder) coldStartLine(ts int64) []byte {
 	cold := &recorder{m: &Metrics{namespace: r.m.namespace}, info: r.info}
-	if r.info.FunctionName != "" {
-		cold.m.defaults = append(cold.m.defaults, dimension{functionNameDimension, r.info.FunctionName})
+	fn := r.m.function
+	if fn == "" {
+		fn = r.info.FunctionName
+	}
+	if fn != "" { // without a name, no function_name dimension, as Powertools for TypeScript
+		cold.m.defaults = append(cold.m.defaults, dimension{functionNameDimension, fn})
 	}
 	if r.m.service != "" {
 		cold.m.defaults = append(cold.m.defaults, dimension{ServiceDimension, r.m.service})

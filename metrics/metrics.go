@@ -14,13 +14,14 @@ import (
 // The environment variables Powertools for AWS Lambda reads, with the same meaning, so that a
 // function's template configures this package and Powertools' Python and TypeScript editions
 // alike. An option given to New wins over its variable, as in Powertools
-// (https://docs.powertools.aws.dev/lambda/python/latest/core/metrics/#getting-started:
-// "explicit parameters take precedence over environment variables").
+// (https://docs.aws.amazon.com/powertools/typescript/latest/environment-variables: "Explicit
+// parameters in your code take precedence over environment variables").
 const (
-	EnvNamespace = "POWERTOOLS_METRICS_NAMESPACE" // the namespace, when WithNamespace is not given
-	EnvService   = "POWERTOOLS_SERVICE_NAME"      // the service dimension, when WithService is not given
-	EnvDisabled  = "POWERTOOLS_METRICS_DISABLED"  // "true": documents are built and checked, never written
-	envDev       = "POWERTOOLS_DEV"               // "true" disables metrics when EnvDisabled is unset
+	EnvNamespace    = "POWERTOOLS_METRICS_NAMESPACE"     // the namespace, when WithNamespace is not given
+	EnvService      = "POWERTOOLS_SERVICE_NAME"          // the service dimension, when WithService is not given
+	EnvDisabled     = "POWERTOOLS_METRICS_DISABLED"      // "true": documents are built and checked, never written
+	EnvFunctionName = "POWERTOOLS_METRICS_FUNCTION_NAME" // the ColdStart metric's function_name, instead of Lambda's
+	envDev          = "POWERTOOLS_DEV"                   // "true" disables metrics when EnvDisabled is unset
 )
 
 // Metrics is what every invocation of a function shares: namespace, service, default
@@ -30,6 +31,7 @@ const (
 type Metrics struct {
 	namespace string
 	service   string
+	function  string      // EnvFunctionName: the ColdStart metric's function_name, when set
 	defaults  []dimension // the service first, then the default dimensions sorted by name
 	out       io.Writer
 	coldStart bool
@@ -48,7 +50,7 @@ type config struct {
 }
 
 // New returns a Metrics configured by opts over the environment (EnvNamespace, EnvService,
-// EnvDisabled). A namespace is required, from WithNamespace or EnvNamespace, unless metrics
+// EnvDisabled, EnvFunctionName). A namespace is required, from WithNamespace or EnvNamespace, unless metrics
 // are disabled: a function that counts into no namespace should fail at init, not lose its
 // metrics. A bad option or variable is a *toolkit.OptionError.
 func New(opts ...Option) (*Metrics, error) {
@@ -99,6 +101,12 @@ func New(opts ...Option) (*Metrics, error) {
 		}
 		m.service = service
 		m.defaults = append(m.defaults, dimension{ServiceDimension, service})
+	}
+	if fn := os.Getenv(EnvFunctionName); fn != "" {
+		if reason := checkDimension(functionNameDimension, fn); reason != "" {
+			return nil, &toolkit.OptionError{Package: "metrics", Option: EnvFunctionName, Reason: reason}
+		}
+		m.function = fn
 	}
 	names := make([]string, 0, len(c.defaults))
 	for n := range c.defaults {

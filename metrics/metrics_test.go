@@ -643,3 +643,32 @@ func TestCaps(t *testing.T) {
 	}
 	must(t, Add(ctx, "M0", Count, 1)) // the flush emptied the recorder
 }
+
+// POWERTOOLS_METRICS_FUNCTION_NAME names the ColdStart metric's function instead of Lambda's
+// name; with neither, the document has no function_name dimension (Powertools for
+// TypeScript's MetricsOptions.functionName: "If none of the above are available, the ColdStart
+// metric will not include a function name dimension").
+func TestColdStartFunctionName(t *testing.T) {
+	for _, c := range []struct{ env, lambda, want string }{
+		{"custom", "from-lambda", "custom"},
+		{"", "from-lambda", "from-lambda"},
+		{"", "", ""},
+	} {
+		t.Setenv(EnvFunctionName, c.env)
+		m, buf := newTest(t, WithNamespace("N"))
+		r := &recorder{m: m, info: invocation.Info{FunctionName: c.lambda, ColdStart: true}, coldPending: true}
+		ctx := context.WithValue(context.Background(), recorderKey{}, r)
+		must(t, Flush(ctx))
+		d := docs(t, buf)
+		if len(d) != 1 || !reflect.DeepEqual(metricNames(d[0]), []string{"ColdStart"}) {
+			t.Fatalf("%s", buf)
+		}
+		if got, _ := d[0]["function_name"].(string); got != c.want {
+			t.Errorf("env %q lambda %q: function_name %q, want %q", c.env, c.lambda, got, c.want)
+		}
+	}
+	t.Setenv(EnvFunctionName, "\x01")
+	if _, err := New(WithNamespace("N")); !errors.Is(err, toolkit.ErrInvalidOption) {
+		t.Errorf("a control character in %s: %v", EnvFunctionName, err)
+	}
+}
