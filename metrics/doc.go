@@ -55,8 +55,8 @@
 //
 // The variables are Powertools', with its meaning: POWERTOOLS_METRICS_NAMESPACE,
 // POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_DISABLED (documents are built and checked, not
-// written; POWERTOOLS_DEV=true disables too when it is unset). An option given to New wins
-// over its variable.
+// written; POWERTOOLS_DEV=true disables too when it is unset), POWERTOOLS_METRICS_FUNCTION_NAME
+// (the ColdStart metric's function_name). An option given to New wins over its variable.
 //
 // # Writing
 //

@@ -2,9 +2,11 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kafkalambda/toolkit"
@@ -136,14 +138,14 @@ func disabledByEnv() (bool, error) {
 	if set {
 		b, ok := parseBool(v)
 		if !ok {
-			return false, &toolkit.OptionError{Package: "metrics", Option: EnvDisabled, Reason: "not a boolean: " + strconvQuote(v)}
+			return false, &toolkit.OptionError{Package: "metrics", Option: EnvDisabled, Reason: "not a boolean: " + strconv.Quote(v)}
 		}
 		return b, nil
 	}
 	if v, set := os.LookupEnv(envDev); set {
 		b, ok := parseBool(v)
 		if !ok {
-			return false, &toolkit.OptionError{Package: "metrics", Option: envDev, Reason: "not a boolean: " + strconvQuote(v)}
+			return false, &toolkit.OptionError{Package: "metrics", Option: envDev, Reason: "not a boolean: " + strconv.Quote(v)}
 		}
 		return b, nil
 	}
@@ -279,7 +281,7 @@ func joinFlush(ctx context.Context, err error) error {
 		if err == nil {
 			return ferr
 		}
-		return joinErrors(err, ferr)
+		return errors.Join(err, ferr)
 	}
 	return err
 }

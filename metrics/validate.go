@@ -187,7 +187,3 @@ func checkValue(v float64) string {
 	}
 	return ""
 }
-
-func strconvQuote(s string) string { return strconv.Quote(s) }
-
-func joinErrors(a, b error) error { return errors.Join(a, b) }
