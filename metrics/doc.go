@@ -28,7 +28,9 @@
 // # What a document holds
 //
 //   - Metrics: Add and AddWithResolution, in a CloudWatch unit (Count, Milliseconds, ...). A
-//     name added again gets another value. High resolution is StorageResolution 1.
+//     name added again gets another value. Values are written as an array, even one, as
+//     Powertools for Python writes them, so a field has one JSON type in every document.
+//     High resolution is StorageResolution 1.
 //   - Dimensions: the service (WithService or POWERTOOLS_SERVICE_NAME, as the dimension
 //     "service"), WithDefaultDimensions, and AddDimension for this invocation; all of them in
 //     one dimension set. AddDimensionSet publishes every metric once more under another set.
