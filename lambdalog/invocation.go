@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/kafkalambda/toolkit/internal/correlation"
 	"github.com/kafkalambda/toolkit/internal/invocation"
 )
 
@@ -138,24 +138,15 @@ func (b *buffer) flush(ctx context.Context) error {
 
 // MaxCorrelationIDBytes caps a correlation ID: a longer one is cut at a character boundary, so
 // that a header a producer filled cannot make every line of a record large.
-const MaxCorrelationIDBytes = 256
-
-type correlationKey struct{}
+const MaxCorrelationIDBytes = correlation.MaxBytes
 
 // WithCorrelationID returns ctx whose lines carry id as "correlation_id" (Powertools' key).
+// Package batch sets it per record (batch.WithCorrelationIDFrom) through the same key.
 func WithCorrelationID(ctx context.Context, id string) context.Context {
-	if len(id) > MaxCorrelationIDBytes {
-		n := MaxCorrelationIDBytes
-		for n > 0 && !utf8.RuneStart(id[n]) {
-			n--
-		}
-		id = id[:n]
-	}
-	return context.WithValue(ctx, correlationKey{}, id)
+	return correlation.With(ctx, id)
 }
 
 // CorrelationID returns the correlation ID WithCorrelationID put in ctx.
 func CorrelationID(ctx context.Context) (string, bool) {
-	id, ok := ctx.Value(correlationKey{}).(string)
-	return id, ok
+	return correlation.From(ctx)
 }
