@@ -41,7 +41,7 @@ type config struct {
 	sqsRecord      func(*events.SQSMessage) (*kafkaevent.Record, error) // nil: key SQS messages on their ID
 	sink           Sink
 	sinkPolicy     SinkPolicy
-	correlation    string // the header or attribute that names a record's correlation ID; "": none
+	correlation    string          // the header or attribute that names a record's correlation ID; "": none
 	start          time.Time       // when the batch began
 	stop           time.Time       // when processing stops: the deadline less the margin, or zero
 	outer          context.Context // the invocation's context, with the function's deadline

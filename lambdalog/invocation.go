@@ -138,7 +138,11 @@ func (b *buffer) flush(ctx context.Context) error {
 
 // MaxCorrelationIDBytes caps a correlation ID: a longer one is cut at a character boundary, so
 // that a header a producer filled cannot make every line of a record large.
-const MaxCorrelationIDBytes = correlation.MaxBytes
+const MaxCorrelationIDBytes = 256
+
+// The bound is internal/correlation's, which cuts the IDs (batch sets them through it): the
+// build fails unless the two constants are equal (the index is 0 only then).
+var _ = [1]struct{}{}[MaxCorrelationIDBytes-correlation.MaxBytes]
 
 // WithCorrelationID returns ctx whose lines carry id as "correlation_id" (Powertools' key).
 // Package batch sets it per record (batch.WithCorrelationIDFrom) through the same key.
