@@ -42,3 +42,23 @@ func TestWithFrom(t *testing.T) {
 		t.Errorf("From = %d bytes, %v; want %d, true", len(id), ok, MaxBytes)
 	}
 }
+
+// Cut keeps a prefix of at most MaxBytes, as long as it can be without splitting a character,
+// and keeps valid UTF-8 valid.
+func FuzzCut(f *testing.F) {
+	f.Add("abc")
+	f.Add(strings.Repeat("é", MaxBytes))
+	f.Add("x" + strings.Repeat("日本", MaxBytes))
+	f.Fuzz(func(t *testing.T, id string) {
+		got := Cut(id)
+		if len(got) > MaxBytes || !strings.HasPrefix(id, got) {
+			t.Fatalf("Cut(%d bytes) = %d bytes, not a prefix of at most %d", len(id), len(got), MaxBytes)
+		}
+		if len(id) <= MaxBytes && got != id {
+			t.Fatalf("Cut changed a short ID")
+		}
+		if utf8.ValidString(id) && (!utf8.ValidString(got) || len(got) < MaxBytes-utf8.UTFMax+1 && len(id) > MaxBytes) {
+			t.Fatalf("Cut of valid UTF-8: %d bytes, valid %v", len(got), utf8.ValidString(got))
+		}
+	})
+}
