@@ -41,6 +41,7 @@ type config struct {
 	sqsRecord      func(*events.SQSMessage) (*kafkaevent.Record, error) // nil: key SQS messages on their ID
 	sink           Sink
 	sinkPolicy     SinkPolicy
+	correlation    string          // the header or attribute that names a record's correlation ID; "": none
 	start          time.Time       // when the batch began
 	stop           time.Time       // when processing stops: the deadline less the margin, or zero
 	outer          context.Context // the invocation's context, with the function's deadline
@@ -244,6 +245,30 @@ func WithSQSKafkaRecord(decode func(m *events.SQSMessage) (*kafkaevent.Record, e
 			c.invalid("WithSQSKafkaRecord(nil): want a function")
 		}
 		c.sqsRecord = decode
+	}
+}
+
+// WithCorrelationIDFrom gives each record a correlation ID, read from the header named name
+// of a Kafka record, or the message attribute named name (its string value) of an SQS
+// message; with WithSQSKafkaRecord, a message without that attribute has the ID of the header
+// named name of the Kafka record it carries (fanout writes a record's headers into one
+// attribute of its own). The record's handler, its RecordHook and FailureHook calls, the
+// sink's Send and this package's lines about the record ("record failed") all get a context
+// that carries the ID, so that every line logged through package lambdalog with that context
+// has "correlation_id", as Powertools' Logger has it: one Logs Insights query finds every
+// line of a record's handling, across functions and hops.
+//
+// An ID longer than lambdalog.MaxCorrelationIDBytes is cut there, at a character boundary, as
+// lambdalog.WithCorrelationID cuts it. A record without the header or attribute, or with an
+// empty value, has no correlation ID, and no error. The ID comes from the producer: it is
+// logged, so do not name a header that carries anything secret. name must not be empty. By
+// default records have no correlation ID, and nothing is read.
+func WithCorrelationIDFrom(name string) Option {
+	return func(c *config) {
+		if name == "" {
+			c.invalid("WithCorrelationIDFrom(\"\"): want the name of a header or message attribute")
+		}
+		c.correlation = name
 	}
 }
 

@@ -109,7 +109,11 @@
 // packages of their own so that batch links neither an SQS nor a Kafka client. [WithFilter]
 // skips the records FilterCriteria do not match, as the event source mapping would, and fails
 // those it cannot decide on. [WithIdempotency] skips the records already handled by an
-// earlier delivery.
+// earlier delivery. [WithCorrelationIDFrom] gives each record the correlation ID its producer
+// wrote in a header (or SQS message attribute): the contexts of its handler, hooks and sink, and
+// of its "record failed" line, carry it, so that each line logged for it through package
+// lambdalog has "correlation_id" (make the logger of [WithLogger] a lambdalog one for batch's
+// own lines to have it too).
 //
 // Options are checked once, where they are applied, never per record: [KafkaHandler] and
 // [SQSHandler] check theirs when they make the handler, and with an option given an invalid

@@ -19,6 +19,7 @@ import (
 	"github.com/kafkalambda/toolkit/idempotency/idempotencytest"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
+	"github.com/kafkalambda/toolkit/lambdalog"
 )
 
 // exampleLogger logs to standard output without the time and duration, which change from run
@@ -368,4 +369,26 @@ func ExampleWithMetrics() {
 	fmt.Println(line.AWS.CloudWatchMetrics[0].Namespace, line.Records, line.Processed, line.Failed)
 	// Output:
 	// Orders 2 2 0
+}
+
+// Each record's handler context carries the correlation ID its producer wrote in the header
+// "correlation_id", so that every line logged through lambdalog with it has "correlation_id";
+// a record without the header has none.
+func ExampleWithCorrelationIDFrom() {
+	ev := &kafkaevent.Event{Partitions: []kafkaevent.Partition{{Topic: "orders", Records: []kafkaevent.Record{
+		{Topic: "orders", Offset: 0, Headers: []kafkaevent.Header{{Key: "correlation_id", Value: []byte("req-7f3a")}}},
+		{Topic: "orders", Offset: 1},
+	}}}}
+	_, err := batch.ProcessKafka(context.Background(), ev, func(ctx context.Context, r *kafkaevent.Record) error {
+		// A lambdalog logger's lines with ctx carry it: log.InfoContext(ctx, "order stored").
+		id, ok := lambdalog.CorrelationID(ctx)
+		fmt.Printf("offset %d: %q %v\n", r.Offset, id, ok)
+		return nil
+	}, batch.WithCorrelationIDFrom("correlation_id"), batch.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// offset 0: "req-7f3a" true
+	// offset 1: "" false
 }

@@ -56,7 +56,8 @@ type RecordHook interface {
 // record of their partition or message group failed are not failures of their own and do not
 // call it: the earlier record's Failure counts them in Reported.
 type FailureHook interface {
-	// OnFailure is called with the group's context, after the record's last attempt and
+	// OnFailure is called with the group's context (carrying the record's correlation ID
+	// under WithCorrelationIDFrom), after the record's last attempt and
 	// after the sink, if any, took it or refused it. f is not used after OnFailure returns.
 	OnFailure(ctx context.Context, f *Failure)
 }

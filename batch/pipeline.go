@@ -13,6 +13,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/internal/completion"
+	"github.com/kafkalambda/toolkit/internal/correlation"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -54,6 +55,9 @@ func (c *config) runBatch(ctx context.Context, info *BatchInfo, s *unitSet, n in
 // filtered out, or already done under idempotency), or the failure, which says whether the
 // sink took it. run calls the handler on it.
 func (c *config) record(ctx context.Context, it Item, run func(context.Context) error, u *unit) *failure {
+	if c.correlation != "" {
+		ctx = c.correlate(ctx, it)
+	}
 	if c.metricsOut != nil {
 		// The ages go only into the metrics line; reading an SQS message's costs a lookup in
 		// its attributes, a tenth of a no-op batch (issue 21). A Kafka record's is read here,
@@ -102,6 +106,37 @@ func (c *config) record(ctx context.Context, it Item, run func(context.Context) 
 		c.sendFailure(ctx, itemEnvelope(it, f), f, u)
 	}
 	return f
+}
+
+// correlate returns ctx carrying the item's correlation ID (WithCorrelationIDFrom), or ctx
+// when it has none.
+func (c *config) correlate(ctx context.Context, it Item) context.Context {
+	if id := c.correlationID(it); id != "" {
+		return correlation.With(ctx, id)
+	}
+	return ctx
+}
+
+// correlationID is the item's correlation ID, cut to correlation.MaxBytes, or "": a Kafka
+// record's header, an SQS message's string attribute, or, with WithSQSKafkaRecord, the header
+// of the record the message carries.
+func (c *config) correlationID(it Item) string {
+	var v []byte
+	if r := it.Kafka; r != nil {
+		// The header is cut before it is copied: a producer's header may be large.
+		v, _ = r.Header(c.correlation)
+		return string(correlation.Cut(v))
+	}
+	m := it.SQS
+	if a, ok := m.MessageAttributes[c.correlation]; ok && a.StringValue != nil && *a.StringValue != "" {
+		return correlation.Cut(*a.StringValue)
+	}
+	if c.sqsRecord != nil {
+		if r, err := c.sqsRecord(m); err == nil && r != nil {
+			v, _ = r.Header(c.correlation)
+		}
+	}
+	return string(correlation.Cut(v))
 }
 
 // noun is what the item is, in messages: "record" or "message".

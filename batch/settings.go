@@ -57,6 +57,8 @@ func (c *config) notSettings() string {
 		return "WithIdempotencyKey"
 	case c.sqsRecord != nil:
 		return "WithSQSKafkaRecord"
+	case c.correlation != "":
+		return "WithCorrelationIDFrom"
 	case len(c.hooks.batch)+len(c.hooks.group)+len(c.hooks.record)+len(c.hooks.failure) != 0:
 		return "WithHooks"
 	case c.now != nil || c.sleep != nil:

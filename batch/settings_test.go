@@ -30,11 +30,12 @@ func TestReadSettings(t *testing.T) {
 		t.Errorf("set: %+v, %v", s, err)
 	}
 	for want, opt := range map[string]batch.Option{
-		"WithRetry":            batch.WithRetry(3, time.Millisecond),
-		"WithConcurrency":      batch.WithConcurrency(2),
-		"WithErrorWhenAllFail": batch.WithErrorWhenAllFail(),
-		"WithLogger(nil)":      batch.WithLogger(nil),
-		"Option(nil)":          nil,
+		"WithRetry":             batch.WithRetry(3, time.Millisecond),
+		"WithConcurrency":       batch.WithConcurrency(2),
+		"WithErrorWhenAllFail":  batch.WithErrorWhenAllFail(),
+		"WithCorrelationIDFrom": batch.WithCorrelationIDFrom("correlation_id"),
+		"WithLogger(nil)":       batch.WithLogger(nil),
+		"Option(nil)":           nil,
 	} {
 		if _, err := batchsettings.Read([]batch.Option{opt}); !errors.Is(err, toolkit.ErrInvalidOption) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v", want, err)

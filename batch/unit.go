@@ -267,13 +267,17 @@ func (c *config) run(ctx context.Context, stop time.Time, s *unitSet, i int, u *
 			return
 		}
 		fl := &Failure{Item: s.item(i, k), Group: s.group(i)}
+		fctx := gctx // the failure's line and hooks: the group's context, with the record's ID
+		if c.correlation != "" {
+			fctx = c.correlate(gctx, fl.Item)
+		}
 		if f.sunk { // the unit moves on
-			c.failed(gctx, fl, f, 0, &u.l)
+			c.failed(fctx, fl, f, 0, &u.l)
 			u.publish(k+1, false)
 			u.unlock()
 			continue
 		}
-		c.failed(gctx, fl, f, n-k, &u.l)
+		c.failed(fctx, fl, f, n-k, &u.l)
 		s.report(i, k)
 		c.end(u, n-k)
 		u.unlock()
@@ -317,12 +321,22 @@ func (c *config) answerFor(ctx context.Context, s *unitSet, i int, u *unit) {
 	n := s.len(i)
 	f, first, notRecorded := c.sealedFailure(u, n)
 	if notRecorded {
-		c.logNotRecorded(ctx, s.item(i, u.pos), errStillStoring)
+		it := s.item(i, u.pos)
+		lctx := ctx
+		if c.correlation != "" {
+			lctx = c.correlate(ctx, it)
+		}
+		c.logNotRecorded(lctx, it, errStillStoring)
 	}
 	reported := 0
 	if f != nil {
 		reported = n - first
-		c.failed(ctx, &Failure{Item: s.item(i, first), Group: s.group(i)}, f, reported, &u.done)
+		fl := &Failure{Item: s.item(i, first), Group: s.group(i)}
+		fctx := ctx
+		if c.correlation != "" {
+			fctx = c.correlate(ctx, fl.Item)
+		}
+		c.failed(fctx, fl, f, reported, &u.done)
 		s.report(i, first)
 	}
 	var recordErr error

@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/kafkalambda/toolkit/internal/correlation"
 	"github.com/kafkalambda/toolkit/internal/invocation"
 )
 
@@ -140,22 +140,17 @@ func (b *buffer) flush(ctx context.Context) error {
 // that a header a producer filled cannot make every line of a record large.
 const MaxCorrelationIDBytes = 256
 
-type correlationKey struct{}
+// The bound is internal/correlation's, which cuts the IDs (batch sets them through it): the
+// build fails unless the two constants are equal (the index is 0 only then).
+var _ = [1]struct{}{}[MaxCorrelationIDBytes-correlation.MaxBytes]
 
 // WithCorrelationID returns ctx whose lines carry id as "correlation_id" (Powertools' key).
+// Package batch sets it per record (batch.WithCorrelationIDFrom) through the same key.
 func WithCorrelationID(ctx context.Context, id string) context.Context {
-	if len(id) > MaxCorrelationIDBytes {
-		n := MaxCorrelationIDBytes
-		for n > 0 && !utf8.RuneStart(id[n]) {
-			n--
-		}
-		id = id[:n]
-	}
-	return context.WithValue(ctx, correlationKey{}, id)
+	return correlation.With(ctx, id)
 }
 
 // CorrelationID returns the correlation ID WithCorrelationID put in ctx.
 func CorrelationID(ctx context.Context) (string, bool) {
-	id, ok := ctx.Value(correlationKey{}).(string)
-	return id, ok
+	return correlation.From(ctx)
 }
