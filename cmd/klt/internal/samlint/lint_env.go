@@ -206,7 +206,7 @@ func misspeltPowertools(name string) (bad bool, near string) {
 	if near != "" {
 		return true, near
 	}
-	if bestD <= max(2, len(best)/3) {
+	if bestD <= max(2, len(best)/8) { // a slip or two, not another name
 		return true, best
 	}
 	return true, ""
