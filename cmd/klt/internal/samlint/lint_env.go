@@ -65,7 +65,7 @@ const powertoolsPrefix = "POWERTOOLS"
 // Python's names Powertools takes (WARNING, CRITICAL).
 var logLevels = []string{"TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "CRITICAL", "FATAL"}
 
-// envValueCheck checks the value s of a variable, and returns what is wrong with it, or "".
+// envValueCheck is what a variable's value must be: check reports whether value s is one.
 type envValueCheck struct {
 	check func(s string) bool
 	want  string // what the value must be, for problems and fixes
