@@ -6,5 +6,6 @@
 // then the mistakes that lose records or fail at run time (partial-batch responses, batch
 // windows, visibility timeouts, FilterCriteria, idempotency tables and their TTL, the IAM
 // grants a function's code needs, read from its Go code, the mappings' MetricsConfig and
-// LoggingConfig, and the dimensions of CloudWatch alarms).
+// LoggingConfig, the dimensions of CloudWatch alarms, and the functions' Powertools
+// environment variables, their names and values).
 package samlint

@@ -66,6 +66,7 @@ func LintData(ctx context.Context, file, dir string, data []byte) ([]Problem, er
 	l.checkFunctions()
 	l.checkIdempotencyTables()
 	l.checkPitfalls()
+	l.checkEnvironment()
 	l.checkResourceSchemas()
 	l.checkGeneratedFunctions()
 	l.checkGeneratedMappings()
