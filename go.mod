@@ -20,6 +20,7 @@ require (
 )
 
 require (
+	github.com/aws/aws-sdk-go-v2/service/ssm v1.84.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 )
