@@ -140,6 +140,21 @@ func (c *cache[V]) get(ctx context.Context, key string, opts []GetOption, fetch 
 	if g.force {
 		c.sf.Forget(key) // a fetch already under way may have begun before the caller's reason to force
 	}
+	for try := 0; ; try++ {
+		v, err := c.flight(ctx, key, ep, fetch)
+		// A caller that joined the flight of another whose context ended gets that context's
+		// error: it fetches again, with its own, once.
+		if err != nil && try == 0 && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+			c.sf.Forget(key)
+			continue
+		}
+		return v, err
+	}
+}
+
+// flight runs fetch once for every caller of key at the moment, and waits for it no longer
+// than ctx.
+func (c *cache[V]) flight(ctx context.Context, key string, ep uint64, fetch func(context.Context) (V, error)) (V, error) {
 	ch := c.sf.DoChan(key, func() (any, error) {
 		fctx, cancel := ctx, context.CancelFunc(func() {})
 		if _, has := ctx.Deadline(); !has {
