@@ -104,6 +104,9 @@ func (p *AppConfig) GetBinary(ctx context.Context, profile string, opts ...GetOp
 	if err := checkAppConfigID(profile); err != nil {
 		return nil, wrap(providerAppConfig, profile, err)
 	}
+	if b, ok := p.c.cached(profile, opts); ok {
+		return b, nil
+	}
 	b, err := p.c.get(ctx, profile, opts, func(ctx context.Context) ([]byte, error) { return p.fetch(ctx, profile) })
 	return b, wrap(providerAppConfig, profile, err)
 }

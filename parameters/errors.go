@@ -1,10 +1,10 @@
 package parameters
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
@@ -69,9 +69,6 @@ func sdkError(op string, err error, notFound string) error {
 	if errors.As(err, &ae) && ae.ErrorCode() == notFound {
 		return fmt.Errorf("%s: %w (%w)", op, ErrNotFound, err)
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return fmt.Errorf("%s: %w", op, err)
-	}
 	return fmt.Errorf("%s: %w", op, err)
 }
 
@@ -83,7 +80,9 @@ func jsonError(err error) error {
 	case errors.As(err, &se):
 		return fmt.Errorf("%w: not JSON (syntax error at byte %d)", ErrType, se.Offset)
 	case errors.As(err, &te):
-		return fmt.Errorf("%w: JSON %s at byte %d cannot be the Go %s of field %q", ErrType, te.Value, te.Offset, te.Type, te.Field)
+		// Value is "number 123..." for a number out of range: keep only its kind.
+		kind, _, _ := strings.Cut(te.Value, " ")
+		return fmt.Errorf("%w: JSON %s at byte %d cannot be the Go %s of field %q", ErrType, kind, te.Offset, te.Type, te.Field)
 	case errors.Is(err, errEmpty):
 		return fmt.Errorf("%w: empty value is not JSON", ErrType)
 	}

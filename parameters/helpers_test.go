@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/kafkalambda/toolkit/parameters"
 )
@@ -61,4 +62,12 @@ type countingSecrets struct {
 func (c *countingSecrets) GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
 	c.n.Add(1)
 	return c.SecretsManagerAPI.GetSecretValue(ctx, in, optFns...)
+}
+
+// jsonValue answers every GetParameter with one JSON object.
+type jsonValue struct{ endlessPages }
+
+func (jsonValue) GetParameter(context.Context, *ssm.GetParameterInput, ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
+	v := `{"username":"app","password":"pw","port":5432}`
+	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Value: &v}}, nil
 }

@@ -82,6 +82,9 @@ func (p *Secrets) get(ctx context.Context, id string, opts []GetOption) (secret,
 	if err := checkSecretID(id); err != nil {
 		return secret{}, wrap(providerSecrets, id, err)
 	}
+	if s, ok := p.c.cached(id, opts); ok {
+		return s, nil
+	}
 	s, err := p.c.get(ctx, id, opts, func(ctx context.Context) (secret, error) {
 		out, err := p.client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)}, secretRegion(id))
 		if err != nil {

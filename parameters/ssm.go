@@ -56,6 +56,9 @@ func (p *SSM) Get(ctx context.Context, name string, opts ...GetOption) (string, 
 	if err := checkSSMName(name); err != nil {
 		return "", wrap(providerSSM, name, err)
 	}
+	if v, ok := p.one.cached(name, opts); ok {
+		return v, nil
+	}
 	v, err := p.one.get(ctx, name, opts, func(ctx context.Context) (string, error) {
 		out, err := p.client.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
 		if err != nil {
@@ -97,6 +100,9 @@ func (p *SSM) GetBinary(ctx context.Context, name string, opts ...GetOption) ([]
 func (p *SSM) GetByPath(ctx context.Context, path string, opts ...GetOption) (map[string]string, error) {
 	if err := checkSSMPath(path); err != nil {
 		return nil, wrap(providerSSM, path, err)
+	}
+	if m, ok := p.paths.cached(path, opts); ok {
+		return m, nil
 	}
 	m, err := p.paths.get(ctx, path, opts, func(ctx context.Context) (map[string]string, error) {
 		m := map[string]string{}
