@@ -16,11 +16,11 @@ const providerAppConfig = "appconfig"
 // AppConfigDataAPI is the AppConfig Data API as [AppConfig] uses it: its two calls, with the
 // fields AppConfig reads. [NewAppConfigDataClient] speaks it to AWS.
 //
-// It is not the SDK's *appconfigdata.Client: the module
-// github.com/aws/aws-sdk-go-v2/service/appconfigdata could not be added to the toolkit's
-// go.mod when this package was written. An adapter over that client is ten lines:
-// StartConfigurationSession returns out.InitialConfigurationToken, GetLatestConfiguration
-// returns out.Configuration, out.NextPollConfigurationToken and out.NextPollIntervalInSeconds.
+// It is not the SDK's *appconfigdata.Client: the toolkit speaks the API's two calls itself
+// rather than require the module github.com/aws/aws-sdk-go-v2/service/appconfigdata. An
+// adapter over that client is ten lines: StartConfigurationSession returns
+// out.InitialConfigurationToken; GetLatestConfiguration returns out.Configuration,
+// out.NextPollConfigurationToken and out.NextPollIntervalInSeconds.
 type AppConfigDataAPI interface {
 	// StartConfigurationSession starts a session of the configuration profile of application
 	// in environment and returns its first token.

@@ -61,10 +61,11 @@
 //
 // # AppConfig
 //
-// [AppConfig] reads through the AppConfig Data API, the one AWS bills least and asks
-// functions to use: one session per configuration profile, its token kept between calls, and
-// no call sooner than the poll interval AppConfig gives (the value held is served until
-// then). [AppConfigDataClient] speaks that API, signed with the aws.Config's credentials.
+// [AppConfig] reads through the AppConfig Data API, the one AWS asks clients to use
+// (AppConfig's GetConfiguration is deprecated): one session per configuration profile, its
+// token kept between calls, and no call sooner than the poll interval AppConfig gives (the
+// value held is served until then). [AppConfigDataClient] speaks that API, signed with the
+// aws.Config's credentials and retried by its retryer.
 //
 // # Linking
 //
