@@ -276,3 +276,29 @@ func TestSSMBounds(t *testing.T) {
 		t.Errorf("a value over the limit: %v", err)
 	}
 }
+
+// TestInvalidateDuringFetch: a value fetched by a call that began before Invalidate is
+// returned to its callers but not kept: the next Get fetches again.
+func TestInvalidateDuringFetch(t *testing.T) {
+	m := startMoto(t)
+	m.putParameter(t, "/inflight/v", "before", ssmtypes.ParameterTypeString)
+	c := &countingSSM{SSMAPI: m.ssmClient(), gate: make(chan struct{})}
+	p, _ := parameters.NewSSM(c)
+	ctx := ctx10(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Get(ctx, "/inflight/v")
+		done <- err
+	}()
+	for c.get.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	p.Invalidate("/inflight/v") // the value being fetched was refused
+	close(c.gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Get(ctx, "/inflight/v"); err != nil || c.get.Load() != 2 {
+		t.Fatalf("Get after Invalidate during a fetch: %v, %d calls; want a second call", err, c.get.Load())
+	}
+}
