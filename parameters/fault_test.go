@@ -78,6 +78,7 @@ func TestThrottleRetriedThenLoud(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ThrottlingException") || !strings.Contains(err.Error(), "/fault/throttle") {
 		t.Fatalf("throttled Get: %v; want a ThrottlingException naming the parameter", err)
 	}
+	t.Logf("throttled Get: %v", err)
 	if n := ft.Calls(opGetParameter); n != 3 {
 		t.Fatalf("%d GetParameter attempts; want 3 (the SDK retried)", n)
 	}
