@@ -1,0 +1,178 @@
+package parameters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kafkalambda/toolkit/limits"
+)
+
+const providerAppConfig = "appconfig"
+
+// AppConfigDataAPI is the AppConfig Data API as [AppConfig] uses it: its two calls, with the
+// fields AppConfig reads. [NewAppConfigDataClient] speaks it to AWS.
+//
+// It is not the SDK's *appconfigdata.Client: the toolkit speaks the API's two calls itself
+// rather than require the module github.com/aws/aws-sdk-go-v2/service/appconfigdata. An
+// adapter over that client is ten lines: StartConfigurationSession returns
+// out.InitialConfigurationToken; GetLatestConfiguration returns out.Configuration,
+// out.NextPollConfigurationToken and out.NextPollIntervalInSeconds.
+type AppConfigDataAPI interface {
+	// StartConfigurationSession starts a session of the configuration profile of application
+	// in environment and returns its first token.
+	StartConfigurationSession(ctx context.Context, in AppConfigSession) (token string, err error)
+	// GetLatestConfiguration returns the configuration if it changed since the session's
+	// last call (empty if not), the token for the next call and how long to wait before it.
+	GetLatestConfiguration(ctx context.Context, token string) (AppConfigLatest, error)
+}
+
+// AppConfigSession is what StartConfigurationSession takes.
+type AppConfigSession struct {
+	Application, Environment, Profile string // names or IDs
+	// MinPollInterval is RequiredMinimumPollIntervalInSeconds: 15 s to 24 h; zero leaves
+	// AppConfig's default (60 s).
+	MinPollInterval time.Duration
+}
+
+// AppConfigLatest is what GetLatestConfiguration answers.
+type AppConfigLatest struct {
+	Configuration []byte        // empty when unchanged since the session's last call
+	NextToken     string        // Next-Poll-Configuration-Token
+	PollInterval  time.Duration // Next-Poll-Interval-In-Seconds
+	ContentType   string
+}
+
+// AppConfig reads the configurations of one application in one environment from AppConfig
+// (its AppConfig Data API), one session per configuration profile, and caches them. A
+// configuration is fetched again once the max age has passed and AppConfig's poll interval
+// too (a call sooner is one AppConfig refuses), and a configuration that has not changed
+// keeps the value held. Make one per execution environment; it is safe for concurrent use.
+//
+// The function's role needs appconfig:StartConfigurationSession and
+// appconfig:GetLatestConfiguration on the configuration profiles.
+type AppConfig struct {
+	client           AppConfigDataAPI
+	application, env string
+	c                *cache[[]byte]
+	now              func() time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*appConfigSession
+}
+
+// appConfigSession is a profile's token, kept between calls as the API requires, and the
+// last configuration it returned.
+type appConfigSession struct {
+	mu       sync.Mutex // one call at a time uses the token, even when Force starts a second fetch
+	token    string
+	last     []byte
+	notUntil time.Time // the poll interval: no call before
+}
+
+// NewAppConfig returns a provider of application's configurations in environment (names or
+// IDs), read with client. A nil client, an empty application or environment, or an invalid
+// option is a *toolkit.OptionError.
+func NewAppConfig(client AppConfigDataAPI, application, environment string, opts ...Option) (*AppConfig, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case client == nil:
+		return nil, optionError("NewAppConfig", "nil AppConfig Data client")
+	case checkAppConfigID(application) != nil:
+		return nil, optionError("NewAppConfig", "application: "+checkAppConfigID(application).Error())
+	case checkAppConfigID(environment) != nil:
+		return nil, optionError("NewAppConfig", "environment: "+checkAppConfigID(environment).Error())
+	}
+	return &AppConfig{client: client, application: application, env: environment, c: newCache[[]byte](cfg), now: cfg.now, sessions: map[string]*appConfigSession{}}, nil
+}
+
+// Get returns the configuration of profile as text. A configuration over
+// [limits.MaxAppConfigConfigurationBytes] is an error.
+func (p *AppConfig) Get(ctx context.Context, profile string, opts ...GetOption) (string, error) {
+	b, err := p.GetBinary(ctx, profile, opts...)
+	return string(b), err
+}
+
+// GetBinary returns the configuration of profile. The slice is the cache's: do not change it.
+func (p *AppConfig) GetBinary(ctx context.Context, profile string, opts ...GetOption) ([]byte, error) {
+	if err := checkAppConfigID(profile); err != nil {
+		return nil, wrap(providerAppConfig, profile, err)
+	}
+	if b, ok := p.c.cached(profile, opts); ok {
+		return b, nil
+	}
+	b, err := p.c.get(ctx, profile, opts, func(ctx context.Context) ([]byte, error) { return p.fetch(ctx, profile) })
+	return b, wrap(providerAppConfig, profile, err)
+}
+
+// Invalidate drops the cached configuration of profile: the next Get fetches it, as soon as
+// AppConfig's poll interval allows.
+func (p *AppConfig) Invalidate(profile string) { p.c.invalidate(profile) }
+
+// fetch runs under the cache's single flight for profile, so one call at a time uses a token.
+func (p *AppConfig) fetch(ctx context.Context, profile string) ([]byte, error) {
+	p.mu.Lock()
+	s := p.sessions[profile]
+	if s == nil {
+		s = &appConfigSession{}
+		p.sessions[profile] = s
+	}
+	p.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last != nil && p.now().Before(s.notUntil) {
+		return s.last, nil
+	}
+	for attempt := 0; ; attempt++ {
+		if s.token == "" {
+			tok, err := p.client.StartConfigurationSession(ctx, AppConfigSession{Application: p.application, Environment: p.env, Profile: profile})
+			if err != nil {
+				return nil, fmt.Errorf("StartConfigurationSession: %w", err)
+			}
+			if tok == "" {
+				return nil, errors.New("StartConfigurationSession: an answer with no token")
+			}
+			s.token = tok
+		}
+		out, err := p.client.GetLatestConfiguration(ctx, s.token)
+		if err != nil {
+			// A token expires after 24 hours, and one that was spent is refused: start a new
+			// session once, and fail if that does not help.
+			var ae *AppConfigError
+			if attempt == 0 && errors.As(err, &ae) && ae.Code == "BadRequestException" {
+				s.token = ""
+				continue
+			}
+			return nil, fmt.Errorf("GetLatestConfiguration: %w", err)
+		}
+		s.token = out.NextToken // empty: the next fetch starts a new session
+		s.notUntil = p.now().Add(out.PollInterval)
+		if len(out.Configuration) > limits.MaxAppConfigConfigurationBytes {
+			return nil, fmt.Errorf("%w: %d bytes, at most %d (limits.MaxAppConfigConfigurationBytes)", ErrTooLarge, len(out.Configuration), limits.MaxAppConfigConfigurationBytes)
+		}
+		if len(out.Configuration) > 0 || s.last == nil {
+			s.last = append([]byte{}, out.Configuration...)
+		}
+		return s.last, nil
+	}
+}
+
+// checkAppConfigID checks an application, environment or profile name or ID: 1 to 128
+// characters (AppConfig's limit on names), no control characters.
+func checkAppConfigID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("empty name")
+	case len(id) > 128:
+		return fmt.Errorf("name of %d bytes: at most 128", len(id))
+	case strings.ContainsFunc(id, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		return errors.New("name has a control character")
+	}
+	return nil
+}

@@ -1,0 +1,42 @@
+package parameters_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kafkalambda/toolkit/parameters"
+)
+
+// BenchmarkGetCached is a read from the cache: what every Get costs between fetches. The
+// store is never called (the value is fetched once, before the timer, and the max age is an
+// hour). Run:
+//
+//	go test -run '^$' -bench GetCached -benchmem -benchtime 200000x ./parameters
+func BenchmarkGetCached(b *testing.B) {
+	p, err := parameters.NewSSM(&endlessPages{n: 64}, parameters.WithMaxAge(time.Hour))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := p.Get(ctx, "/bench/v"); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("string", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := p.Get(ctx, "/bench/v"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		s, _ := parameters.NewSSM(&jsonValue{}, parameters.WithMaxAge(time.Hour))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := parameters.GetJSON[dbCreds](ctx, s, "/bench/json"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
