@@ -1,15 +1,8 @@
 package parameters_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -19,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
-	"github.com/kafkalambda/toolkit/internal/procgroup"
 	"github.com/kafkalambda/toolkit/internal/standin"
 )
 
@@ -33,19 +25,13 @@ var motoSrv *moto
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if motoSrv != nil {
-		motoSrv.stop()
+		motoSrv.Stop()
 	}
 	os.Exit(code)
 }
 
-const motoStartTimeout = 30 * time.Second
-
-type moto struct {
-	endpoint string
-	cmd      *exec.Cmd
-	out      *syncBuffer
-	exited   chan struct{}
-}
+// moto is the package's moto_server (standin.Moto).
+type moto struct{ *standin.Moto }
 
 var (
 	motoOnce sync.Once
@@ -56,81 +42,30 @@ var (
 // is missing or does not start fails t; it never skips.
 func startMoto(t testing.TB) *moto {
 	t.Helper()
-	motoOnce.Do(func() { motoSrv, motoErr = launchMoto() })
+	motoOnce.Do(func() {
+		var s *standin.Moto
+		if s, motoErr = standin.StartMoto(context.Background()); motoErr == nil {
+			motoSrv = &moto{s}
+		}
+	})
 	if motoErr != nil {
 		t.Fatal(motoErr)
 	}
 	return motoSrv
 }
 
-func launchMoto() (*moto, error) {
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		return nil, fmt.Errorf("moto_server (moto 5, pip install 'moto[server]') is needed for the SSM and Secrets Manager tests: %w", err)
-	}
-	out := &syncBuffer{}
-	pr, pw := io.Pipe()
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", "0")
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(out, pw), io.MultiWriter(out, pw)
-	cmd.WaitDelay = 2 * time.Second
-	procgroup.Set(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	m := &moto{cmd: cmd, out: out, exited: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		pw.Close()
-		close(m.exited)
-	}()
-	running := regexp.MustCompile(`Running on (http://127\.0\.0\.1:[0-9]+)`)
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if m := running.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	select {
-	case m.endpoint = <-found:
-		return m, nil
-	case <-m.exited:
-		return nil, fmt.Errorf("moto_server exited before it listened:\n%s", out)
-	case <-time.After(motoStartTimeout):
-		m.stop()
-		return nil, fmt.Errorf("moto_server did not listen within %v:\n%s", motoStartTimeout, out)
-	}
-}
-
-func (m *moto) stop() {
-	select {
-	case <-m.exited:
-		return
-	default:
-	}
-	procgroup.Kill(m.cmd)
-	select {
-	case <-m.exited:
-	case <-time.After(10 * time.Second):
-	}
-}
-
 // ssmClient and secretsClient are clients of the server: static test credentials, us-east-1,
 // standin's retryer (3 attempts, backoff at most 100 ms). optFns run last.
 func (m *moto) ssmClient(optFns ...func(*ssm.Options)) *ssm.Client {
 	return ssm.NewFromConfig(standin.ClientConfig("us-east-1"), append([]func(*ssm.Options){func(o *ssm.Options) {
-		o.BaseEndpoint = aws.String(m.endpoint)
+		o.BaseEndpoint = aws.String(m.Endpoint())
 		o.Retryer = standin.Retryer()
 	}}, optFns...)...)
 }
 
 func (m *moto) secretsClient(optFns ...func(*secretsmanager.Options)) *secretsmanager.Client {
 	return secretsmanager.NewFromConfig(standin.ClientConfig("us-east-1"), append([]func(*secretsmanager.Options){func(o *secretsmanager.Options) {
-		o.BaseEndpoint = aws.String(m.endpoint)
+		o.BaseEndpoint = aws.String(m.Endpoint())
 		o.Retryer = standin.Retryer()
 	}}, optFns...)...)
 }
@@ -140,7 +75,7 @@ func (m *moto) putParameter(t testing.TB, name, value string, typ ssmtypes.Param
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := m.ssmClient().PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(name), Value: aws.String(value), Type: typ, Overwrite: aws.Bool(true)}); err != nil {
-		t.Fatalf("put parameter %s: %v\nmoto_server output:\n%s", name, err, m.out)
+		t.Fatalf("put parameter %s: %v\nmoto_server output:\n%s", name, err, m.Output())
 	}
 }
 
@@ -156,7 +91,7 @@ func (m *moto) createSecret(t testing.TB, name, value string, binary []byte) str
 	}
 	out, err := m.secretsClient().CreateSecret(ctx, in)
 	if err != nil {
-		t.Fatalf("create secret %s: %v\nmoto_server output:\n%s", name, err, m.out)
+		t.Fatalf("create secret %s: %v\nmoto_server output:\n%s", name, err, m.Output())
 	}
 	return aws.ToString(out.ARN)
 }
@@ -169,25 +104,3 @@ func (m *moto) rotate(t testing.TB, id, value string) {
 		t.Fatalf("put secret value %s: %v", id, err)
 	}
 }
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 64<<10 {
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-var _ = errors.New

@@ -285,8 +285,7 @@ func TestSCRAMSecretBlackHole(t *testing.T) {
 // startMotoless is a Secrets Manager client of an endpoint that is not moto_server, for the
 // fault tests.
 func startMotoless(addr string) *secretsmanager.Client {
-	m := &moto{endpoint: "http://" + addr}
-	return m.client()
+	return secretsClient("http://" + addr)
 }
 
 // TestSCRAMSecretFromEnvironment: KAFKA_AUTH=scram with KAFKA_SCRAM_SECRET_ARN, the
@@ -301,7 +300,7 @@ func TestSCRAMSecretFromEnvironment(t *testing.T) {
 		"KAFKA_BOOTSTRAP_SERVERS":          strings.Join(c.ListenAddrs(), ","),
 		"KAFKA_AUTH":                       "scram",
 		"KAFKA_SCRAM_SECRET_ARN":           arn,
-		"AWS_ENDPOINT_URL_SECRETS_MANAGER": m.endpoint,
+		"AWS_ENDPOINT_URL_SECRETS_MANAGER": m.Endpoint(),
 		"AWS_REGION":                       "us-east-1",
 		"AWS_ACCESS_KEY_ID":                "test",
 		"AWS_SECRET_ACCESS_KEY":            "test",

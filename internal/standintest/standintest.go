@@ -38,6 +38,13 @@ func StartKafka(t testing.TB, opts ...standin.KafkaOption) *standin.Kafka {
 	})
 }
 
+// StartMoto starts a moto_server for t (see [standin.StartMoto]) and registers a cleanup that
+// stops it. It fails t when the server cannot start (moto_server not on PATH included).
+func StartMoto(t testing.TB) *standin.Moto {
+	t.Helper()
+	return start(t, "moto_server", standin.StartMoto)
+}
+
 // start calls startFn and registers a cleanup that stops the server it returns. It fails t,
 // naming what, when startFn returns an error.
 func start[S interface{ Stop() }](t testing.TB, what string, startFn func(context.Context) (S, error)) S {
