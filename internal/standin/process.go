@@ -2,7 +2,8 @@
 // klt runs a stack against and the tests use:
 // a DynamoDB API ([StartDynamoDB]: dynalite), an SQS API ([StartSQS]: local-aws-sqs) and a
 // Kafka cluster that authenticates clients as Amazon MSK IAM does ([StartKafka]: franz-go's
-// kfake with the MSK IAM checks).
+// kfake with the MSK IAM checks); and, for the tests only, Secrets Manager and SSM Parameter
+// Store ([StartMoto]: moto_server, from PyPI).
 //
 // It is product code: `klt invoke` and `klt local` start these servers, so the package does
 // not import testing and reports every failure as an error. Tests use the wrappers of
