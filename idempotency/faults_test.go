@@ -221,7 +221,16 @@ func (tc deadlineCase) run(t *testing.T, e *env, deadline time.Duration) bool {
 	if calls[len(calls)-1].op != tc.wantOp {
 		t.Errorf("store calls %+v, want the last one a %s", calls, tc.wantOp)
 	}
+	releases := 0
 	for _, c := range calls {
+		if c.op == "release" {
+			// A second release is releaseLater's, in the background once Do has returned
+			// (its own release having failed): it runs until the lease ends, by design, and
+			// may be recorded before calls is read, or not, as the scheduler has it.
+			if releases++; releases > 1 {
+				continue
+			}
+		}
 		limit := start.Add(deadline - margin)
 		if tc.noDL {
 			limit = c.at.Add(deadline - margin)
