@@ -1,4 +1,4 @@
-package parameters_test
+package paramstore_test
 
 import (
 	"context"
@@ -6,15 +6,16 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/parameters"
+	"github.com/kafkalambda/toolkit/parameters/paramstore"
 )
 
 // BenchmarkGetCached is a read from the cache: what every Get costs between fetches. The
 // store is never called (the value is fetched once, before the timer, and the max age is an
 // hour). Run:
 //
-//	go test -run '^$' -bench GetCached -benchmem -benchtime 200000x ./parameters
+//	go test -run '^$' -bench GetCached -benchmem -benchtime 200000x ./parameters/paramstore
 func BenchmarkGetCached(b *testing.B) {
-	p, err := parameters.NewSSM(&endlessPages{n: 64}, parameters.WithMaxAge(time.Hour))
+	p, err := paramstore.New(&endlessPages{n: 64}, parameters.WithMaxAge(time.Hour))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func BenchmarkGetCached(b *testing.B) {
 		}
 	})
 	b.Run("json", func(b *testing.B) {
-		s, _ := parameters.NewSSM(&jsonValue{}, parameters.WithMaxAge(time.Hour))
+		s, _ := paramstore.New(&jsonValue{}, parameters.WithMaxAge(time.Hour))
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := parameters.GetJSON[dbCreds](ctx, s, "/bench/json"); err != nil {
