@@ -36,7 +36,7 @@ type API interface {
 // parameters, and kms:Decrypt on the key of a SecureString encrypted with a customer managed
 // key.
 type Provider struct {
-	named // "ssm", for parameters.GetJSON's errors
+	named  // "ssm", for parameters.GetJSON's errors
 	client API
 	one    *cache.Cache[string]
 	paths  *cache.Cache[map[string]string]

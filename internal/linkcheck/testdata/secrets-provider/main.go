@@ -1,5 +1,5 @@
-// Command secrets-provider is secrets-sdk reading its secret through the parameters package's
-// Secrets Manager provider instead.
+// Command secrets-provider is secrets-sdk reading its secret through the Secrets Manager
+// provider of package parameters (parameters/secrets) instead.
 package main
 
 import (
@@ -11,7 +11,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/kafkalambda/toolkit/parameters"
+	"github.com/kafkalambda/toolkit/parameters/secrets"
 )
 
 func main() {
@@ -19,12 +19,12 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	secrets, err := parameters.NewSecrets(secretsmanager.NewFromConfig(cfg))
+	sm, err := secrets.New(secretsmanager.NewFromConfig(cfg))
 	if err != nil {
 		log.Fatal(err)
 	}
 	lambda.Start(func(ctx context.Context) (int, error) {
-		v, err := secrets.Get(ctx, os.Getenv("SECRET_ARN"))
+		v, err := sm.Get(ctx, os.Getenv("SECRET_ARN"))
 		return len(v), err
 	})
 }
