@@ -13,14 +13,14 @@ const (
 	// DefaultMaxAge is how long a value is served from the cache before the next Get fetches
 	// it again: 5 seconds, Powertools' default (POWERTOOLS_PARAMETERS_MAX_AGE sets it for the
 	// process, in seconds; [WithMaxAge] for one provider).
-	DefaultMaxAge = cache.DefaultMaxAge
+	DefaultMaxAge = 5 * time.Second
 	// DefaultTimeout bounds a fetch (the SDK's retries included) whose context has no
 	// deadline. With a deadline, the deadline alone bounds it.
-	DefaultTimeout = cache.DefaultTimeout
+	DefaultTimeout = 5 * time.Second
 )
 
 // EnvMaxAge is Powertools' variable for the cache's max age, in whole seconds.
-const EnvMaxAge = cache.EnvMaxAge
+const EnvMaxAge = "POWERTOOLS_PARAMETERS_MAX_AGE"
 
 // Option configures a provider. Each is defined once, here, and every provider's New takes
 // it: paramstore.New, secrets.New and appconfig.New alike.

@@ -20,8 +20,9 @@ import (
 	"github.com/kafkalambda/toolkit"
 )
 
-// Defaults of every provider (parameters.DefaultMaxAge, parameters.DefaultTimeout and
-// parameters.EnvMaxAge are these).
+// Defaults of every provider: parameters.DefaultMaxAge, parameters.DefaultTimeout and
+// parameters.EnvMaxAge, which are documented there and held equal to these by its tests
+// (this package cannot import it: it imports this one).
 const (
 	DefaultMaxAge  = 5 * time.Second
 	DefaultTimeout = 5 * time.Second
