@@ -68,6 +68,8 @@ type Provider struct {
 	sessions map[string]*appConfigSession
 }
 
+// named is cache.Name under an unexported name: embedded, it tells parameters.GetJSON the
+// provider's name while adding no exported field or method.
 type named = cache.Name
 
 // appConfigSession is a profile's token, kept between calls as the API requires, and the

@@ -42,6 +42,8 @@ type Provider struct {
 	paths  *cache.Cache[map[string]string]
 }
 
+// named is cache.Name under an unexported name: embedded, it tells parameters.GetJSON the
+// provider's name while adding no exported field or method.
 type named = cache.Name
 
 // New returns a provider that reads with client (an *ssm.Client). A nil client or an invalid

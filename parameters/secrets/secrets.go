@@ -35,6 +35,8 @@ type Provider struct {
 	c      *cache.Cache[secret]
 }
 
+// named is cache.Name under an unexported name: embedded, it tells parameters.GetJSON the
+// provider's name while adding no exported field or method.
 type named = cache.Name
 
 // secret is a SecretString or a SecretBinary.
