@@ -41,3 +41,19 @@ func BenchmarkGetCached(b *testing.B) {
 		}
 	})
 }
+
+// TestCachedGetAllocatesNothing: a Get served from the cache, without options, allocates
+// nothing (what BenchmarkGetCached/string measures).
+func TestCachedGetAllocatesNothing(t *testing.T) {
+	p, err := paramstore.New(&endlessPages{n: 64}, parameters.WithMaxAge(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := p.Get(ctx, "/alloc/v"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = p.Get(ctx, "/alloc/v") }); n != 0 {
+		t.Fatalf("a cached Get allocates %v times; want 0", n)
+	}
+}

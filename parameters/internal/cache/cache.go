@@ -69,8 +69,12 @@ type GetConfig struct {
 	Force bool // fetch now, whatever the cache holds
 }
 
-// Gets applies one Get's options.
+// Gets applies one Get's options. A Get with none allocates nothing: g escapes (an option
+// is a function the compiler cannot see into), so it is declared only when there are options.
 func Gets[O ~func(*GetConfig)](opts []O) GetConfig {
+	if len(opts) == 0 {
+		return GetConfig{}
+	}
 	var g GetConfig
 	for _, o := range opts {
 		if o != nil {
