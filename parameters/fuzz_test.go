@@ -4,30 +4,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/kafkalambda/toolkit/limits"
 )
-
-// FuzzNames: the name checks never panic, and what they accept is what the services take:
-// not empty, within the length limit, no space or control character.
-func FuzzNames(f *testing.F) {
-	for _, s := range []string{"/app/db/url", "name", "arn:aws:ssm:eu-west-1:123456789012:parameter/app/x", "a b", "/", "", "x:3", strings.Repeat("/a", 20), "\x7f", "é"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		for _, check := range []func(string) error{checkSSMName, checkSSMPath, checkSecretID, checkAppConfigID} {
-			if check(s) != nil {
-				continue
-			}
-			if s == "" || len(s) > limits.MaxSSMParameterNameBytes || strings.ContainsAny(s, "\x00\n\r\t\x7f") {
-				t.Fatalf("accepted %q", s)
-			}
-		}
-		if checkSSMPath(s) == nil && !strings.HasPrefix(s, "/") {
-			t.Fatalf("path %q accepted without a leading /", s)
-		}
-	})
-}
 
 // FuzzJSONErrors: decoding any text into a struct never panics, and an error never quotes
 // the text (a value that reaches an error message reaches the logs).

@@ -3,10 +3,12 @@ package parameters
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/kafkalambda/toolkit/parameters/internal/cache"
 )
 
-// Source is a provider as the typed getters use it: [SSM], [Secrets] and [AppConfig] are
-// Sources.
+// Source is a provider as the typed getters use it: paramstore.Provider, secrets.Provider and
+// appconfig.Provider are Sources.
 type Source interface {
 	// GetBinary returns the value's bytes: the decoded base64 of an SSM parameter, a secret's
 	// SecretBinary (or its SecretString's bytes), a configuration's bytes.
@@ -28,7 +30,7 @@ func GetJSON[T any](ctx context.Context, s Source, name string, opts ...GetOptio
 		return v, err
 	}
 	if err := decodeJSON(text, &v); err != nil {
-		return v, &Error{Provider: providerOf(s), Name: name, Err: err}
+		return v, &Error{Provider: cache.NameOf(s), Name: name, Err: err}
 	}
 	return v, nil
 }
@@ -41,16 +43,4 @@ func decodeJSON(text string, v any) error {
 		return jsonError(err)
 	}
 	return nil
-}
-
-func providerOf(s Source) string {
-	switch s.(type) {
-	case *SSM:
-		return providerSSM
-	case *Secrets:
-		return providerSecrets
-	case *AppConfig:
-		return providerAppConfig
-	}
-	return "source"
 }

@@ -72,7 +72,11 @@
 // form fails [NewClient]: the function fails its start and takes no events, rather than
 // failing every batch. The credentials are kept for the execution environment; when the
 // broker refuses them after accepting them before (the secret was rotated), the secret is
-// read again for the next connection, within the same [Produce].
+// read again for the next connection, within the same [Produce]. The reading is that of the
+// Secrets Manager provider of package parameters (parameters/secrets, [secrets.API] is the
+// client it takes): the same size cap, error wrapping (a missing secret matches
+// parameters.ErrNotFound) and SDK-error scrubbing as a function's own secrets, and a function
+// that reads its other secrets through it links that code once.
 //
 // MSK IAM tokens are made by aws-msk-iam-sasl-signer-go
 // (GenerateAuthTokenFromCredentialsProvider) each time kgo authenticates a connection: on

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/kafkalambda/toolkit"
+	"github.com/kafkalambda/toolkit/parameters/secrets"
 )
 
 // FuzzParseBootstrapServers: ParseBootstrapServers never panics; what it accepts is
@@ -99,7 +100,7 @@ func FuzzOptsEnvironment(f *testing.F) {
 			// The default credential chain reads the real environment; keep the fuzzer off it.
 			env[EnvAuth] = ""
 		}
-		unreachable := func() (SecretsManagerAPI, error) { return failingSecrets{}, nil }
+		unreachable := func() (secrets.API, error) { return failingSecrets{}, nil }
 		opts, err := buildOpts(func(k string) string { return env[k] }, unreachable, nil)
 		if err != nil {
 			var ce *toolkit.OptionError

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kafkalambda/toolkit"
+	"github.com/kafkalambda/toolkit/parameters/secrets"
 )
 
 // Environment variables read by [Opts] when no option sets the same thing.
@@ -77,7 +78,7 @@ type config struct {
 	user     string
 	password string
 
-	secrets    SecretsManagerAPI // WithSCRAMSecret's, or nil
+	secrets    secrets.API // WithSCRAMSecret's, or nil
 	secretID   string
 	secretFrom string // the option or variable that named the secret, for errors
 
@@ -213,7 +214,7 @@ func Opts(opts ...Option) ([]kgo.Opt, error) {
 // defaultSecretsClient is the Secrets Manager client of KAFKA_AUTH=scram: the default AWS
 // configuration's (a Lambda function's role and region; AWS_ENDPOINT_URL_SECRETS_MANAGER
 // points it at a local server).
-func defaultSecretsClient() (SecretsManagerAPI, error) {
+func defaultSecretsClient() (secrets.API, error) {
 	cfg, err := awsconfig.LoadDefaultConfig(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("load the default AWS configuration: %w", err)
@@ -221,7 +222,7 @@ func defaultSecretsClient() (SecretsManagerAPI, error) {
 	return secretsmanager.NewFromConfig(cfg), nil
 }
 
-func buildOpts(getenv func(string) string, newSecrets func() (SecretsManagerAPI, error), opts []Option) ([]kgo.Opt, error) {
+func buildOpts(getenv func(string) string, newSecrets func() (secrets.API, error), opts []Option) ([]kgo.Opt, error) {
 	var c config
 	for _, o := range opts {
 		if o == nil {

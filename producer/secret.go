@@ -9,25 +9,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/smithy-go"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
-)
 
-// SecretsManagerAPI is the part of the aws-sdk-go-v2 Secrets Manager client (*secretsmanager.Client)
-// that [WithSCRAMSecret] uses.
-type SecretsManagerAPI interface {
-	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
-}
+	"github.com/kafkalambda/toolkit/limits"
+	"github.com/kafkalambda/toolkit/parameters"
+	"github.com/kafkalambda/toolkit/parameters/secrets"
+)
 
 // Bounds of a SCRAM secret.
 const (
 	// MaxSecretSize is the largest SecretString a SCRAM secret may have: Secrets Manager's own
-	// limit on a secret value (65,536 bytes).
-	MaxSecretSize = 64 << 10
+	// limit on a secret value (65,536 bytes), limits.MaxSecretsManagerSecretBytes, which the
+	// Secrets Manager provider (parameters/secrets) enforces.
+	MaxSecretSize = limits.MaxSecretsManagerSecretBytes
 	// SecretReadTimeout bounds each GetSecretValue call (SDK retries included): the one in
 	// [Opts] and each re-read before an authentication.
 	SecretReadTimeout = 5 * time.Second
@@ -45,7 +40,8 @@ const (
 // a binary secret, or one over [MaxSecretSize] is an error. No error quotes the secret's text,
 // not even that of an answer the SDK could not decode (a field of the wrong type).
 //
-// [Opts] (and so [NewClient]) reads the secret once, with client (the function's role needs
+// [Opts] (and so [NewClient]) reads the secret once, with client (a *secretsmanager.Client;
+// the read is the Secrets Manager provider's, package parameters/secrets; the function's role needs
 // secretsmanager:GetSecretValue on it, and kms:Decrypt when a customer managed key encrypts
 // it), so a secret that is missing or unreadable fails the start with a *toolkit.OptionError rather
 // than the first produce. The credentials are then kept for the client's life (the execution
@@ -57,7 +53,7 @@ const (
 //
 // Default: the authentication $KAFKA_AUTH names; with KAFKA_AUTH=scram, the secret is
 // $KAFKA_SCRAM_SECRET_ARN, read with a client from the default AWS configuration.
-func WithSCRAMSecret(client SecretsManagerAPI, id string) Option {
+func WithSCRAMSecret(client secrets.API, id string) Option {
 	return func(c *config) {
 		if client == nil {
 			c.errs = append(c.errs, invalid("WithSCRAMSecret", "nil Secrets Manager client"))
@@ -77,13 +73,14 @@ func WithSCRAMSecret(client SecretsManagerAPI, id string) Option {
 }
 
 // checkSecretID checks a SecretId as GetSecretValue takes it: 1 to 2048 characters, no
-// control characters or spaces (neither names nor ARNs have them).
+// control characters or spaces (neither names nor ARNs have them). The provider checks the
+// same at each read; checking here makes a mistake the option's, said when the client is made.
 func checkSecretID(id string) error {
 	switch {
 	case id == "":
 		return errors.New("empty secret ARN")
-	case len(id) > 2048:
-		return fmt.Errorf("secret ARN of %d bytes: at most 2048", len(id))
+	case len(id) > limits.MaxSecretsManagerSecretIDBytes:
+		return fmt.Errorf("secret ARN of %d bytes: at most %d", len(id), limits.MaxSecretsManagerSecretIDBytes)
 	case strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r == 0x7f }):
 		return fmt.Errorf("secret ARN %q has a space or control character", id)
 	}
@@ -121,14 +118,14 @@ func parseSCRAMSecret(s string) (user, pass string, err error) {
 }
 
 // secretSCRAM is the SCRAM-SHA-512 mechanism of [WithSCRAMSecret]: the secret's credentials,
-// cached, and re-read when an authentication with them is refused. It tells a refusal from
-// other connection failures by the connection's SCRAM exchange: one that started and did not
-// end with the server's signature verified, on a connection that then failed (kgo reports
-// connection failures through connWatch, which calls refused).
+// read through the Secrets Manager provider, kept, and read again when an authentication with
+// them is refused. It tells a refusal from other connection failures by the connection's
+// SCRAM exchange: one that started and did not end with the server's signature verified, on a
+// connection that then failed (kgo reports connection failures through connWatch, which calls
+// refused).
 type secretSCRAM struct {
-	client SecretsManagerAPI
-	id     string
-	region string // set when id is an ARN: the secret's region, for the request
+	secrets *secrets.Provider
+	id      string
 
 	mu       sync.Mutex
 	user     string
@@ -141,11 +138,16 @@ type secretSCRAM struct {
 }
 
 // newSecretSCRAM reads the secret once; its error is the start's.
-func newSecretSCRAM(client SecretsManagerAPI, id string) (*secretSCRAM, error) {
-	s := &secretSCRAM{client: client, id: id, pending: map[string]uint64{}}
-	if a, err := parseARN(id); err == nil {
-		s.region = a
+func newSecretSCRAM(client secrets.API, id string) (*secretSCRAM, error) {
+	// The mechanism keeps the credentials itself and reads only when it must (at the start, and
+	// after a refusal, with Force): the provider's cache would add nothing, so its max age is
+	// zero, set here so that $POWERTOOLS_PARAMETERS_MAX_AGE (the function's own parameters'
+	// setting) is not read.
+	p, err := secrets.New(client, parameters.WithMaxAge(0), parameters.WithTimeout(SecretReadTimeout))
+	if err != nil {
+		return nil, err
 	}
+	s := &secretSCRAM{secrets: p, id: id, pending: map[string]uint64{}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.readLocked(context.Background()); err != nil {
@@ -154,56 +156,26 @@ func newSecretSCRAM(client SecretsManagerAPI, id string) (*secretSCRAM, error) {
 	return s, nil
 }
 
-// parseARN returns the region of a Secrets Manager ARN, arn:PARTITION:secretsmanager:REGION:ACCOUNT:secret:NAME.
-func parseARN(id string) (string, error) {
-	parts := strings.SplitN(id, ":", 7)
-	if len(parts) != 7 || parts[0] != "arn" || parts[2] != "secretsmanager" || parts[5] != "secret" || checkRegion(parts[3]) != nil {
-		return "", errors.New("not a Secrets Manager secret ARN")
-	}
-	return parts[3], nil
-}
-
-// readLocked reads the secret; s.mu is held. On failure the cached credentials (if any) stay.
+// readLocked reads the secret now, whatever was read before (the provider's Force); s.mu is
+// held. On failure the credentials held (if any) stay. The provider names the secret in its
+// errors, and never quotes its text, not even that of an answer the SDK could not decode.
 func (s *secretSCRAM) readLocked(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, SecretReadTimeout)
 	defer cancel()
 	s.readAt = time.Now()
-	out, err := s.client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(s.id)}, func(o *secretsmanager.Options) {
-		if s.region != "" {
-			o.Region = s.region
-		}
-	})
+	text, err := s.secrets.Get(ctx, s.id, parameters.Force())
 	switch {
+	case errors.Is(err, parameters.ErrType):
+		return fmt.Errorf("read secret %s: no SecretString (a SCRAM secret is the JSON text {\"username\": ..., \"password\": ...}, not binary)", s.id)
 	case err != nil:
-		err = fmt.Errorf("read secret %s: %w", s.id, secretReadError(err))
-	case out == nil || out.SecretString == nil:
-		err = fmt.Errorf("read secret %s: no SecretString (a SCRAM secret is the JSON text {\"username\": ..., \"password\": ...}, not binary)", s.id)
-	default:
-		var user, pass string
-		if user, pass, err = parseSCRAMSecret(*out.SecretString); err != nil {
-			err = fmt.Errorf("secret %s: %w", s.id, err)
-			break
-		}
-		s.user, s.pass, s.gen, s.accepted, s.stale = user, pass, s.gen+1, false, false
+		return fmt.Errorf("read secret: %w", err)
 	}
-	return err
-}
-
-// secretReadError returns err, except for an answer the SDK could not decode (a 200 whose field
-// has the wrong JSON type, or that is not JSON): the SDK's error quotes the token it could not
-// take, which is the secret's own text, so it is replaced by one that says only what kind of
-// failure it was, with the HTTP status and request ID.
-func secretReadError(err error) error {
-	var de *smithy.DeserializationError
-	if !errors.As(err, &de) {
-		return err
+	user, pass, err := parseSCRAMSecret(text)
+	if err != nil {
+		return fmt.Errorf("secret %s: %w", s.id, err)
 	}
-	status, id := 0, ""
-	var re *awshttp.ResponseError
-	if errors.As(err, &re) {
-		status, id = re.HTTPStatusCode(), re.ServiceRequestID()
-	}
-	return fmt.Errorf("GetSecretValue: a malformed answer (HTTP %d, request ID %q) that the SDK could not decode: a field of the wrong type, or not JSON (its text is not shown: it holds the secret)", status, id)
+	s.user, s.pass, s.gen, s.accepted, s.stale = user, pass, s.gen+1, false, false
+	return nil
 }
 
 func (*secretSCRAM) Name() string { return "SCRAM-SHA-512" }

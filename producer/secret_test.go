@@ -27,7 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kafkalambda/toolkit"
-
+	"github.com/kafkalambda/toolkit/parameters/secrets"
 	"github.com/kafkalambda/toolkit/producer"
 )
 
@@ -95,7 +95,7 @@ func (c *connCount) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net
 	}
 }
 
-func secretClient(t *testing.T, c *kfake.Cluster, sm producer.SecretsManagerAPI, arn string, hooks ...kgo.Hook) *kgo.Client {
+func secretClient(t *testing.T, c *kfake.Cluster, sm secrets.API, arn string, hooks ...kgo.Hook) *kgo.Client {
 	t.Helper()
 	cl, err := producer.NewClient(
 		producer.WithBootstrapServers(c.ListenAddrs()...),

@@ -1,4 +1,4 @@
-package parameters
+package appconfig
 
 import (
 	"bytes"
@@ -19,59 +19,59 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/kafkalambda/toolkit/limits"
+	"github.com/kafkalambda/toolkit/parameters"
 )
 
-// AppConfigDataClient speaks the AppConfig Data API
+// Client speaks the AppConfig Data API
 // (https://docs.aws.amazon.com/appconfig/2019-10-09/APIReference/API_Operations_AWS_AppConfig_Data.html)
 // over HTTPS, each request signed with Signature Version 4 for the service "appconfig", with
-// the credentials, region, HTTP client and retryer of an aws.Config. It is an
-// [AppConfigDataAPI].
-type AppConfigDataClient struct {
+// the credentials, region, HTTP client and retryer of an aws.Config. It is an [API].
+type Client struct {
 	cfg      aws.Config
 	endpoint string
 	signer   *v4.Signer
 }
 
-// NewAppConfigDataClient returns a client of the AppConfig Data API of cfg's region
+// NewClient returns a client of the AppConfig Data API of cfg's region
 // (https://appconfigdata.REGION.amazonaws.com), or of endpoint when it is not empty (a
 // local server, a VPC endpoint).
-func NewAppConfigDataClient(cfg aws.Config, endpoint string) *AppConfigDataClient {
+func NewClient(cfg aws.Config, endpoint string) *Client {
 	if endpoint == "" {
 		endpoint = "https://appconfigdata." + cfg.Region + ".amazonaws.com"
 	}
-	return &AppConfigDataClient{cfg: cfg, endpoint: strings.TrimSuffix(endpoint, "/"), signer: v4.NewSigner()}
+	return &Client{cfg: cfg, endpoint: strings.TrimSuffix(endpoint, "/"), signer: v4.NewSigner()}
 }
 
-// AppConfigError is an error answer of the AppConfig Data API. It satisfies smithy's
+// APIError is an error answer of the AppConfig Data API. It satisfies smithy's
 // APIError (ErrorCode, ErrorMessage, ErrorFault), so the SDK's retryers classify it: a
 // ThrottlingException or an InternalServerException is retried.
-type AppConfigError struct {
+type APIError struct {
 	Status  int
 	Code    string // x-amzn-ErrorType: "ResourceNotFoundException", "BadRequestException", ...
 	Message string
 }
 
-func (e *AppConfigError) Error() string {
+func (e *APIError) Error() string {
 	return fmt.Sprintf("AppConfig Data: HTTP %d %s: %s", e.Status, e.Code, e.Message)
 }
 
 // ErrorCode, ErrorMessage and ErrorFault are smithy.APIError's.
-func (e *AppConfigError) ErrorCode() string    { return e.Code }
-func (e *AppConfigError) ErrorMessage() string { return e.Message }
-func (e *AppConfigError) ErrorFault() int {
+func (e *APIError) ErrorCode() string    { return e.Code }
+func (e *APIError) ErrorMessage() string { return e.Message }
+func (e *APIError) ErrorFault() int {
 	if e.Status >= 500 {
 		return 2 // smithy.FaultServer
 	}
 	return 1 // smithy.FaultClient
 }
 
-// Is makes a ResourceNotFoundException match [ErrNotFound].
-func (e *AppConfigError) Is(target error) bool {
-	return target == ErrNotFound && e.Code == "ResourceNotFoundException"
+// Is makes a ResourceNotFoundException match [parameters.ErrNotFound].
+func (e *APIError) Is(target error) bool {
+	return target == parameters.ErrNotFound && e.Code == "ResourceNotFoundException"
 }
 
 // StartConfigurationSession is POST /configurationsessions.
-func (c *AppConfigDataClient) StartConfigurationSession(ctx context.Context, in AppConfigSession) (string, error) {
+func (c *Client) StartConfigurationSession(ctx context.Context, in Session) (string, error) {
 	body := map[string]any{
 		"ApplicationIdentifier":          in.Application,
 		"EnvironmentIdentifier":          in.Environment,
@@ -90,24 +90,25 @@ func (c *AppConfigDataClient) StartConfigurationSession(ctx context.Context, in 
 	}
 	var out struct{ InitialConfigurationToken string }
 	if err := json.Unmarshal(data, &out); err != nil {
-		return "", fmt.Errorf("StartConfigurationSession: an answer that is not its JSON: %w", jsonError(err))
+		// Not json's error: it may quote the answer.
+		return "", fmt.Errorf("StartConfigurationSession: an answer of %d bytes that is not its JSON object", len(data))
 	}
 	return out.InitialConfigurationToken, nil
 }
 
 // GetLatestConfiguration is GET /configuration?configuration_token=TOKEN. A body over
-// [limits.MaxAppConfigConfigurationBytes] is an error matching [ErrTooLarge], and is not read
+// [limits.MaxAppConfigConfigurationBytes] is an error matching [parameters.ErrTooLarge], and is not read
 // past that.
-func (c *AppConfigDataClient) GetLatestConfiguration(ctx context.Context, token string) (AppConfigLatest, error) {
+func (c *Client) GetLatestConfiguration(ctx context.Context, token string) (Latest, error) {
 	resp, data, err := c.do(ctx, http.MethodGet, "/configuration?configuration_token="+url.QueryEscape(token), nil, limits.MaxAppConfigConfigurationBytes)
 	if err != nil {
-		return AppConfigLatest{}, err
+		return Latest{}, err
 	}
-	out := AppConfigLatest{Configuration: data, NextToken: resp.Header.Get("Next-Poll-Configuration-Token"), ContentType: resp.Header.Get("Content-Type")}
+	out := Latest{Configuration: data, NextToken: resp.Header.Get("Next-Poll-Configuration-Token"), ContentType: resp.Header.Get("Content-Type")}
 	if s := resp.Header.Get("Next-Poll-Interval-In-Seconds"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 || n > 24*60*60 {
-			return AppConfigLatest{}, fmt.Errorf("GetLatestConfiguration: Next-Poll-Interval-In-Seconds %q is not 0 to 86400", s)
+			return Latest{}, fmt.Errorf("GetLatestConfiguration: Next-Poll-Interval-In-Seconds %q is not 0 to 86400", s)
 		}
 		out.PollInterval = time.Duration(n) * time.Second
 	}
@@ -116,7 +117,7 @@ func (c *AppConfigDataClient) GetLatestConfiguration(ctx context.Context, token 
 
 // do sends one request, retried as cfg's retryer says, and reads at most max bytes of the
 // answer's body.
-func (c *AppConfigDataClient) do(ctx context.Context, method, path string, body []byte, max int) (*http.Response, []byte, error) {
+func (c *Client) do(ctx context.Context, method, path string, body []byte, max int) (*http.Response, []byte, error) {
 	retryer := aws.Retryer(nil)
 	if c.cfg.Retryer != nil {
 		retryer = c.cfg.Retryer()
@@ -146,7 +147,7 @@ func (c *AppConfigDataClient) do(ctx context.Context, method, path string, body 
 	}
 }
 
-func (c *AppConfigDataClient) once(ctx context.Context, method, path string, body []byte, max int) (*http.Response, []byte, error) {
+func (c *Client) once(ctx context.Context, method, path string, body []byte, max int) (*http.Response, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.endpoint+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
@@ -179,7 +180,7 @@ func (c *AppConfigDataClient) once(ctx context.Context, method, path string, bod
 		return nil, nil, fmt.Errorf("AppConfig Data: read answer: %w", err)
 	}
 	if resp.StatusCode/100 != 2 {
-		e := &AppConfigError{Status: resp.StatusCode, Code: resp.Header.Get("X-Amzn-Errortype")}
+		e := &APIError{Status: resp.StatusCode, Code: resp.Header.Get("X-Amzn-Errortype")}
 		if i := strings.IndexByte(e.Code, ':'); i >= 0 {
 			e.Code = e.Code[:i]
 		}
@@ -193,7 +194,7 @@ func (c *AppConfigDataClient) once(ctx context.Context, method, path string, bod
 		return nil, nil, e
 	}
 	if len(data) > max {
-		return nil, nil, fmt.Errorf("%w: an answer over %d bytes", ErrTooLarge, max)
+		return nil, nil, fmt.Errorf("%w: an answer over %d bytes", parameters.ErrTooLarge, max)
 	}
 	return resp, data, nil
 }

@@ -1,4 +1,4 @@
-package parameters_test
+package paramstore_test
 
 import (
 	"context"
@@ -7,51 +7,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/kafkalambda/toolkit/internal/faulthttp"
 	"github.com/kafkalambda/toolkit/parameters"
+	"github.com/kafkalambda/toolkit/parameters/paramstore"
 )
 
-const (
-	opGetParameter   = "AmazonSSM.GetParameter"
-	opGetSecretValue = "secretsmanager.GetSecretValue"
-)
-
-// TestBlackHoleEndsByDeadline: a Secrets Manager that never answers ends the Get by the
-// caller's deadline, with an *Error that names the secret and wraps DeadlineExceeded.
-func TestBlackHoleEndsByDeadline(t *testing.T) {
-	m := startMoto(t)
-	m.createSecret(t, "fault/hole", "v", nil)
-	ft := faulthttp.New(nil, faulthttp.Rule{Op: opGetSecretValue, Fault: faulthttp.BlackHole})
-	p, err := parameters.NewSecrets(m.secretsClient(func(o *secretsmanager.Options) { o.HTTPClient = ft.Client() }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err = p.Get(ctx, "fault/hole")
-	took := time.Since(start)
-	var pe *parameters.Error
-	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &pe) || pe.Name != "fault/hole" {
-		t.Fatalf("black-holed Get: %v; want an *Error naming fault/hole, wrapping DeadlineExceeded", err)
-	}
-	if took > 300*time.Millisecond+500*time.Millisecond {
-		t.Fatalf("black-holed Get took %v; want about the 300 ms deadline", took)
-	}
-	if ft.Faults(opGetSecretValue) < 1 {
-		t.Fatal("no call reached the black hole")
-	}
-}
+const opGetParameter = "AmazonSSM.GetParameter"
 
 // TestBlackHoleWithoutDeadline: a context with no deadline gets the provider's timeout.
 func TestBlackHoleWithoutDeadline(t *testing.T) {
 	m := startMoto(t)
 	ft := faulthttp.New(nil, faulthttp.Rule{Op: opGetParameter, Fault: faulthttp.BlackHole})
-	p, err := parameters.NewSSM(m.ssmClient(func(o *ssm.Options) { o.HTTPClient = ft.Client() }), parameters.WithTimeout(200*time.Millisecond))
+	p, err := paramstore.New(m.ssmClient(func(o *ssm.Options) { o.HTTPClient = ft.Client() }), parameters.WithTimeout(200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +39,7 @@ func TestThrottleRetriedThenLoud(t *testing.T) {
 	m := startMoto(t)
 	m.putParameter(t, "/fault/throttle", "v", ssmtypes.ParameterTypeString)
 	ft := faulthttp.New(nil, faulthttp.Rule{Op: opGetParameter, Fault: faulthttp.Throttle})
-	p, err := parameters.NewSSM(m.ssmClient(func(o *ssm.Options) { o.HTTPClient = ft.Client() }))
+	p, err := paramstore.New(m.ssmClient(func(o *ssm.Options) { o.HTTPClient = ft.Client() }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +64,7 @@ func TestDropRetried(t *testing.T) {
 	m := startMoto(t)
 	m.putParameter(t, "/fault/drop", "v", ssmtypes.ParameterTypeString)
 	ft := faulthttp.New(nil, faulthttp.Rule{Op: opGetParameter, First: 1, Count: 1, Fault: faulthttp.DropAfterApply})
-	p, _ := parameters.NewSSM(m.ssmClient(func(o *ssm.Options) { o.HTTPClient = ft.Client() }))
+	p, _ := paramstore.New(m.ssmClient(func(o *ssm.Options) { o.HTTPClient = ft.Client() }))
 	if v, err := p.Get(ctx10(t), "/fault/drop"); err != nil || v != "v" || ft.Calls(opGetParameter) != 2 {
 		t.Fatalf("Get with a dropped answer: %q, %v, %d calls; want the value after 2", v, err, ft.Calls(opGetParameter))
 	}
@@ -107,7 +77,7 @@ func TestFailedRefreshIsAnError(t *testing.T) {
 	m.putParameter(t, "/fault/stale", "v", ssmtypes.ParameterTypeString)
 	ft := faulthttp.New(nil)
 	clk := newClock()
-	p, _ := parameters.NewSSM(m.ssmClient(func(o *ssm.Options) { o.HTTPClient = ft.Client() }), parameters.WithClock(clk.now))
+	p, _ := paramstore.New(m.ssmClient(func(o *ssm.Options) { o.HTTPClient = ft.Client() }), withClock(clk))
 	ctx := ctx10(t)
 	if _, err := p.Get(ctx, "/fault/stale"); err != nil {
 		t.Fatal(err)
@@ -116,7 +86,7 @@ func TestFailedRefreshIsAnError(t *testing.T) {
 	if v, err := p.Get(ctx, "/fault/stale"); err != nil || v != "v" {
 		t.Fatalf("within the max age: %q, %v; want the cached value, no call", v, err)
 	}
-	clk.add(parameters.DefaultMaxAge)
+	clk.Add(parameters.DefaultMaxAge)
 	if v, err := p.Get(ctx, "/fault/stale"); err == nil || v != "" {
 		t.Fatalf("a failed refresh: %q, %v; want an error and no value", v, err)
 	}

@@ -1,4 +1,4 @@
-package parameters
+package secrets
 
 import (
 	"context"
@@ -9,27 +9,35 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/limits"
+	"github.com/kafkalambda/toolkit/parameters"
+	"github.com/kafkalambda/toolkit/parameters/internal/cache"
+	"github.com/kafkalambda/toolkit/parameters/internal/errs"
 )
 
 const providerSecrets = "secretsmanager"
 
-// SecretsManagerAPI is the part of the aws-sdk-go-v2 Secrets Manager client
-// (*secretsmanager.Client) that [Secrets] uses; producer.SecretsManagerAPI is the same.
-type SecretsManagerAPI interface {
+// API is the part of the aws-sdk-go-v2 Secrets Manager client (*secretsmanager.Client) that
+// [Provider] uses, and that producer.WithSCRAMSecret takes.
+type API interface {
 	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
 }
 
-// Secrets reads the current version (AWSCURRENT) of Secrets Manager secrets and caches them.
-// Make one per execution environment; it is safe for concurrent use.
+// Provider reads the current version (AWSCURRENT) of Secrets Manager secrets and caches
+// them. Make one per execution environment; it is safe for concurrent use. It is a
+// [parameters.Source].
 //
 // The function's role needs secretsmanager:GetSecretValue on the secrets, and kms:Decrypt on
 // the key of a secret encrypted with a customer managed key.
-type Secrets struct {
-	client SecretsManagerAPI
-	c      *cache[secret]
+type Provider struct {
+	named  // "secretsmanager", for parameters.GetJSON's errors
+	client API
+	c      *cache.Cache[secret]
 }
+
+// named is cache.Name under an unexported name: embedded, it tells parameters.GetJSON the
+// provider's name while adding no exported field or method.
+type named = cache.Name
 
 // secret is a SecretString or a SecretBinary.
 type secret struct {
@@ -38,36 +46,36 @@ type secret struct {
 	binary bool
 }
 
-// NewSecrets returns a provider that reads with client (a *secretsmanager.Client). A nil
-// client or an invalid option is a *toolkit.OptionError.
-func NewSecrets(client SecretsManagerAPI, opts ...Option) (*Secrets, error) {
-	cfg, err := newConfig(opts)
+// New returns a provider that reads with client (a *secretsmanager.Client). A nil client or
+// an invalid option is a *toolkit.OptionError.
+func New(client API, opts ...parameters.Option) (*Provider, error) {
+	cfg, err := cache.NewConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	if client == nil {
-		return nil, optionError("NewSecrets", "nil Secrets Manager client")
+		return nil, errs.Option("parameters/secrets", "New", "nil Secrets Manager client")
 	}
-	return &Secrets{client: client, c: newCache[secret](cfg)}, nil
+	return &Provider{named: providerSecrets, client: client, c: cache.New[secret](cfg)}, nil
 }
 
 // Get returns the SecretString of the secret id (its name or ARN). A binary secret is an
-// error matching [ErrType]; a value over [limits.MaxSecretsManagerSecretBytes] one matching
-// [ErrTooLarge].
-func (p *Secrets) Get(ctx context.Context, id string, opts ...GetOption) (string, error) {
+// error matching [parameters.ErrType]; a value over [limits.MaxSecretsManagerSecretBytes] one matching
+// [parameters.ErrTooLarge].
+func (p *Provider) Get(ctx context.Context, id string, opts ...parameters.GetOption) (string, error) {
 	s, err := p.get(ctx, id, opts)
 	if err != nil {
 		return "", err
 	}
 	if s.binary {
-		return "", &Error{Provider: providerSecrets, Name: id, Err: fmt.Errorf("%w: a binary secret (SecretBinary): use GetBinary", ErrType)}
+		return "", &parameters.Error{Provider: providerSecrets, Name: id, Err: fmt.Errorf("%w: a binary secret (SecretBinary): use GetBinary", parameters.ErrType)}
 	}
 	return s.text, nil
 }
 
 // GetBinary returns the SecretBinary of the secret id (the SDK has decoded the base64 of the
 // wire), or the bytes of its SecretString. The slice is the cache's: do not change it.
-func (p *Secrets) GetBinary(ctx context.Context, id string, opts ...GetOption) ([]byte, error) {
+func (p *Provider) GetBinary(ctx context.Context, id string, opts ...parameters.GetOption) ([]byte, error) {
 	s, err := p.get(ctx, id, opts)
 	if err != nil {
 		return nil, err
@@ -78,40 +86,41 @@ func (p *Secrets) GetBinary(ctx context.Context, id string, opts ...GetOption) (
 	return []byte(s.text), nil
 }
 
-func (p *Secrets) get(ctx context.Context, id string, opts []GetOption) (secret, error) {
+func (p *Provider) get(ctx context.Context, id string, opts []parameters.GetOption) (secret, error) {
 	if err := checkSecretID(id); err != nil {
-		return secret{}, wrap(providerSecrets, id, err)
+		return secret{}, errs.Wrap(providerSecrets, id, err)
 	}
-	if s, ok := p.c.cached(id, opts); ok {
+	g := cache.Gets(opts)
+	if s, ok := p.c.Cached(id, g); ok {
 		return s, nil
 	}
-	s, err := p.c.get(ctx, id, opts, func(ctx context.Context) (secret, error) {
+	s, err := p.c.Get(ctx, id, g, func(ctx context.Context) (secret, error) {
 		out, err := p.client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)}, secretRegion(id))
 		if err != nil {
-			return secret{}, wrap(providerSecrets, id, sdkError("GetSecretValue", err, "ResourceNotFoundException"))
+			return secret{}, errs.Wrap(providerSecrets, id, errs.SDK("GetSecretValue", err, "ResourceNotFoundException"))
 		}
 		var s secret
 		switch {
 		case out == nil:
-			return secret{}, wrap(providerSecrets, id, errors.New("GetSecretValue: an empty answer"))
+			return secret{}, errs.Wrap(providerSecrets, id, errors.New("GetSecretValue: an empty answer"))
 		case out.SecretString != nil:
 			s.text = *out.SecretString
 		case out.SecretBinary != nil:
 			s.bin, s.binary = out.SecretBinary, true
 		default:
-			return secret{}, wrap(providerSecrets, id, errors.New("GetSecretValue: neither SecretString nor SecretBinary"))
+			return secret{}, errs.Wrap(providerSecrets, id, errors.New("GetSecretValue: neither SecretString nor SecretBinary"))
 		}
 		if n := len(s.text) + len(s.bin); n > limits.MaxSecretsManagerSecretBytes {
-			return secret{}, wrap(providerSecrets, id, fmt.Errorf("%w: %d bytes, at most %d (limits.MaxSecretsManagerSecretBytes)", ErrTooLarge, n, limits.MaxSecretsManagerSecretBytes))
+			return secret{}, errs.Wrap(providerSecrets, id, fmt.Errorf("%w: %d bytes, at most %d (limits.MaxSecretsManagerSecretBytes)", parameters.ErrTooLarge, n, limits.MaxSecretsManagerSecretBytes))
 		}
 		return s, nil
 	})
-	return s, wrap(providerSecrets, id, err)
+	return s, errs.Wrap(providerSecrets, id, err)
 }
 
 // Invalidate drops the cached value of the secret id: the next Get fetches at once. Call it
 // when the secret's credentials were refused (the secret was rotated).
-func (p *Secrets) Invalidate(id string) { p.c.invalidate(id) }
+func (p *Provider) Invalidate(id string) { p.c.Invalidate(id) }
 
 // secretRegion sends a request for a secret's ARN to the ARN's region, whatever the client's.
 func secretRegion(id string) func(*secretsmanager.Options) {
@@ -134,8 +143,4 @@ func checkSecretID(id string) error {
 		return errors.New("secret ID has a space or control character")
 	}
 	return nil
-}
-
-func optionError(option, reason string) error {
-	return &toolkit.OptionError{Package: "parameters", Option: option, Reason: reason}
 }

@@ -1,4 +1,4 @@
-package parameters_test
+package appconfig_test
 
 import (
 	"context"
@@ -18,7 +18,11 @@ import (
 	"github.com/kafkalambda/toolkit/internal/standin"
 	"github.com/kafkalambda/toolkit/limits"
 	"github.com/kafkalambda/toolkit/parameters"
+	"github.com/kafkalambda/toolkit/parameters/appconfig"
+	"github.com/kafkalambda/toolkit/parameters/internal/ptest"
 )
+
+var ctx10 = ptest.Ctx10
 
 // appConfigData is a local AppConfig Data API (moto 5.2.1 serves only AppConfig's control
 // plane, not this API), written from its reference
@@ -137,10 +141,10 @@ func (s *appConfigData) expire() {
 	s.mu.Unlock()
 }
 
-func (s *appConfigData) client() *parameters.AppConfigDataClient {
+func (s *appConfigData) client() *appconfig.Client {
 	cfg := standin.ClientConfig("us-east-1")
 	cfg.Retryer = standin.Retryer
-	return parameters.NewAppConfigDataClient(cfg, s.URL)
+	return appconfig.NewClient(cfg, s.URL)
 }
 
 type features struct {
@@ -155,8 +159,8 @@ func TestAppConfig(t *testing.T) {
 	srv := newAppConfigData(t)
 	srv.set("orders/prod/features", `{"checkout":true,"limit":10}`)
 	srv.set("orders/prod/other", `plain text`)
-	clk := newClock()
-	p, err := parameters.NewAppConfig(srv.client(), "orders", "prod", parameters.WithClock(clk.now))
+	clk := ptest.NewClock()
+	p, err := appconfig.New(srv.client(), "orders", "prod", ptest.WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,17 +180,17 @@ func TestAppConfig(t *testing.T) {
 		t.Fatalf("%d sessions for 2 profiles; want 2", n)
 	}
 	srv.set("orders/prod/features", `{"checkout":false,"limit":20}`)
-	clk.add(parameters.DefaultMaxAge)
+	clk.Add(parameters.DefaultMaxAge)
 	get(features{true, 10}, 2) // past the max age but within the 30 s poll interval: no call
-	clk.add(30 * time.Second)
+	clk.Add(30 * time.Second)
 	get(features{false, 20}, 3) // the next token, the new configuration
-	clk.add(31 * time.Second)
+	clk.Add(31 * time.Second)
 	get(features{false, 20}, 4) // unchanged: an empty answer keeps the value
 	if n := srv.starts.Load(); n != 2 {
 		t.Fatalf("%d sessions; want the 2 first, their tokens kept", n)
 	}
 	srv.expire()
-	clk.add(31 * time.Second)
+	clk.Add(31 * time.Second)
 	get(features{false, 20}, 6) // the token was refused: a new session, once
 	if n := srv.starts.Load(); n != 3 {
 		t.Fatalf("%d sessions after an expired token; want 3", n)
@@ -198,7 +202,7 @@ func TestAppConfig(t *testing.T) {
 func TestAppConfigErrors(t *testing.T) {
 	srv := newAppConfigData(t)
 	srv.set("orders/prod/big", strings.Repeat("x", limits.MaxAppConfigConfigurationBytes+1))
-	p, err := parameters.NewAppConfig(srv.client(), "orders", "prod")
+	p, err := appconfig.New(srv.client(), "orders", "prod")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,11 +216,11 @@ func TestAppConfigErrors(t *testing.T) {
 		t.Fatalf("a configuration over the limit: %v", err)
 	}
 	for _, c := range []struct{ app, env string }{{"", "prod"}, {"orders", ""}, {"orders", "pr\nod"}} {
-		if _, err := parameters.NewAppConfig(srv.client(), c.app, c.env); err == nil {
+		if _, err := appconfig.New(srv.client(), c.app, c.env); err == nil {
 			t.Errorf("NewAppConfig(%q, %q): no error", c.app, c.env)
 		}
 	}
-	if _, err := parameters.NewAppConfig(nil, "a", "b"); err == nil {
+	if _, err := appconfig.New(nil, "a", "b"); err == nil {
 		t.Error("NewAppConfig(nil): no error")
 	}
 }
@@ -227,7 +231,7 @@ func TestAppConfigFaults(t *testing.T) {
 	srv := newAppConfigData(t)
 	srv.interval = 0 // a poll interval would keep Force from calling
 	srv.set("orders/prod/features", `{}`)
-	p, _ := parameters.NewAppConfig(srv.client(), "orders", "prod")
+	p, _ := appconfig.New(srv.client(), "orders", "prod")
 	srv.fault.Store("blackhole")
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()

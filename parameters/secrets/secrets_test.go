@@ -1,4 +1,4 @@
-package parameters_test
+package secrets_test
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kafkalambda/toolkit/parameters"
+	"github.com/kafkalambda/toolkit/parameters/secrets"
 )
 
 type dbCreds struct {
@@ -21,7 +22,7 @@ func TestSecrets(t *testing.T) {
 	arn := m.createSecret(t, "secrets/db", `{"username":"app","password":"pw-Quokka-42","port":5432}`, nil)
 	m.createSecret(t, "secrets/key", "", []byte{0xde, 0xad, 0xbe, 0xef})
 	m.createSecret(t, "secrets/bad-json", `{"username":"app","password":"pw-Quokka-42","port":"not-a-port-Wombat"}`, nil)
-	p, err := parameters.NewSecrets(m.secretsClient())
+	p, err := secrets.New(m.secretsClient())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +64,8 @@ func TestSecrets(t *testing.T) {
 func TestSecretRotation(t *testing.T) {
 	m := startMoto(t)
 	arn := m.createSecret(t, "rotation/db", `{"username":"app","password":"old"}`, nil)
-	c := &countingSecrets{SecretsManagerAPI: m.secretsClient()}
-	p, err := parameters.NewSecrets(c)
+	c := &countingSecrets{API: m.secretsClient()}
+	p, err := secrets.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}

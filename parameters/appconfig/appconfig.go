@@ -1,4 +1,4 @@
-package parameters
+package appconfig
 
 import (
 	"context"
@@ -9,60 +9,68 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/limits"
+	"github.com/kafkalambda/toolkit/parameters"
+	"github.com/kafkalambda/toolkit/parameters/internal/cache"
+	"github.com/kafkalambda/toolkit/parameters/internal/errs"
 )
 
 const providerAppConfig = "appconfig"
 
-// AppConfigDataAPI is the AppConfig Data API as [AppConfig] uses it: its two calls, with the
-// fields AppConfig reads. [NewAppConfigDataClient] speaks it to AWS.
+// API is the AppConfig Data API as [Provider] uses it: its two calls, with the fields the
+// provider reads. [NewClient] speaks it to AWS.
 //
 // It is not the SDK's *appconfigdata.Client: the toolkit speaks the API's two calls itself
 // rather than require the module github.com/aws/aws-sdk-go-v2/service/appconfigdata. An
 // adapter over that client is ten lines: StartConfigurationSession returns
 // out.InitialConfigurationToken; GetLatestConfiguration returns out.Configuration,
 // out.NextPollConfigurationToken and out.NextPollIntervalInSeconds.
-type AppConfigDataAPI interface {
+type API interface {
 	// StartConfigurationSession starts a session of the configuration profile of application
 	// in environment and returns its first token.
-	StartConfigurationSession(ctx context.Context, in AppConfigSession) (token string, err error)
+	StartConfigurationSession(ctx context.Context, in Session) (token string, err error)
 	// GetLatestConfiguration returns the configuration if it changed since the session's
 	// last call (empty if not), the token for the next call and how long to wait before it.
-	GetLatestConfiguration(ctx context.Context, token string) (AppConfigLatest, error)
+	GetLatestConfiguration(ctx context.Context, token string) (Latest, error)
 }
 
-// AppConfigSession is what StartConfigurationSession takes.
-type AppConfigSession struct {
+// Session is what StartConfigurationSession takes.
+type Session struct {
 	Application, Environment, Profile string // names or IDs
 	// MinPollInterval is RequiredMinimumPollIntervalInSeconds: 15 s to 24 h; zero leaves
 	// AppConfig's default (60 s).
 	MinPollInterval time.Duration
 }
 
-// AppConfigLatest is what GetLatestConfiguration answers.
-type AppConfigLatest struct {
+// Latest is what GetLatestConfiguration answers.
+type Latest struct {
 	Configuration []byte        // empty when unchanged since the session's last call
 	NextToken     string        // Next-Poll-Configuration-Token
 	PollInterval  time.Duration // Next-Poll-Interval-In-Seconds
 	ContentType   string
 }
 
-// AppConfig reads the configurations of one application in one environment from AppConfig
+// Provider reads the configurations of one application in one environment from AppConfig
 // (its AppConfig Data API), one session per configuration profile, and caches them. A
 // configuration is fetched again once the max age has passed and AppConfig's poll interval
 // too (a call sooner is one AppConfig refuses), and a configuration that has not changed
-// keeps the value held. Make one per execution environment; it is safe for concurrent use.
+// keeps the value held. Make one per execution environment; it is safe for concurrent use. It
+// is a [parameters.Source].
 //
 // The function's role needs appconfig:StartConfigurationSession and
 // appconfig:GetLatestConfiguration on the configuration profiles.
-type AppConfig struct {
-	client           AppConfigDataAPI
+type Provider struct {
+	named            // "appconfig", for parameters.GetJSON's errors
+	client           API
 	application, env string
-	c                *cache[[]byte]
-	now              func() time.Time
+	c                *cache.Cache[[]byte]
 
 	mu       sync.Mutex
 	sessions map[string]*appConfigSession
 }
+
+// named is cache.Name under an unexported name: embedded, it tells parameters.GetJSON the
+// provider's name while adding no exported field or method.
+type named = cache.Name
 
 // appConfigSession is a profile's token, kept between calls as the API requires, and the
 // last configuration it returned.
@@ -73,50 +81,51 @@ type appConfigSession struct {
 	notUntil time.Time // the poll interval: no call before
 }
 
-// NewAppConfig returns a provider of application's configurations in environment (names or
-// IDs), read with client. A nil client, an empty application or environment, or an invalid
-// option is a *toolkit.OptionError.
-func NewAppConfig(client AppConfigDataAPI, application, environment string, opts ...Option) (*AppConfig, error) {
-	cfg, err := newConfig(opts)
+// New returns a provider of application's configurations in environment (names or IDs), read
+// with client (a [Client] of [NewClient]). A nil client, an empty application or environment,
+// or an invalid option is a *toolkit.OptionError.
+func New(client API, application, environment string, opts ...parameters.Option) (*Provider, error) {
+	cfg, err := cache.NewConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case client == nil:
-		return nil, optionError("NewAppConfig", "nil AppConfig Data client")
-	case checkAppConfigID(application) != nil:
-		return nil, optionError("NewAppConfig", "application: "+checkAppConfigID(application).Error())
-	case checkAppConfigID(environment) != nil:
-		return nil, optionError("NewAppConfig", "environment: "+checkAppConfigID(environment).Error())
+		return nil, errs.Option("parameters/appconfig", "New", "nil AppConfig Data client")
+	case checkID(application) != nil:
+		return nil, errs.Option("parameters/appconfig", "New", "application: "+checkID(application).Error())
+	case checkID(environment) != nil:
+		return nil, errs.Option("parameters/appconfig", "New", "environment: "+checkID(environment).Error())
 	}
-	return &AppConfig{client: client, application: application, env: environment, c: newCache[[]byte](cfg), now: cfg.now, sessions: map[string]*appConfigSession{}}, nil
+	return &Provider{named: providerAppConfig, client: client, application: application, env: environment, c: cache.New[[]byte](cfg), sessions: map[string]*appConfigSession{}}, nil
 }
 
 // Get returns the configuration of profile as text. A configuration over
 // [limits.MaxAppConfigConfigurationBytes] is an error.
-func (p *AppConfig) Get(ctx context.Context, profile string, opts ...GetOption) (string, error) {
+func (p *Provider) Get(ctx context.Context, profile string, opts ...parameters.GetOption) (string, error) {
 	b, err := p.GetBinary(ctx, profile, opts...)
 	return string(b), err
 }
 
 // GetBinary returns the configuration of profile. The slice is the cache's: do not change it.
-func (p *AppConfig) GetBinary(ctx context.Context, profile string, opts ...GetOption) ([]byte, error) {
-	if err := checkAppConfigID(profile); err != nil {
-		return nil, wrap(providerAppConfig, profile, err)
+func (p *Provider) GetBinary(ctx context.Context, profile string, opts ...parameters.GetOption) ([]byte, error) {
+	if err := checkID(profile); err != nil {
+		return nil, errs.Wrap(providerAppConfig, profile, err)
 	}
-	if b, ok := p.c.cached(profile, opts); ok {
+	g := cache.Gets(opts)
+	if b, ok := p.c.Cached(profile, g); ok {
 		return b, nil
 	}
-	b, err := p.c.get(ctx, profile, opts, func(ctx context.Context) ([]byte, error) { return p.fetch(ctx, profile) })
-	return b, wrap(providerAppConfig, profile, err)
+	b, err := p.c.Get(ctx, profile, g, func(ctx context.Context) ([]byte, error) { return p.fetch(ctx, profile) })
+	return b, errs.Wrap(providerAppConfig, profile, err)
 }
 
 // Invalidate drops the cached configuration of profile: the next Get fetches it, as soon as
 // AppConfig's poll interval allows.
-func (p *AppConfig) Invalidate(profile string) { p.c.invalidate(profile) }
+func (p *Provider) Invalidate(profile string) { p.c.Invalidate(profile) }
 
 // fetch runs under the cache's single flight for profile, so one call at a time uses a token.
-func (p *AppConfig) fetch(ctx context.Context, profile string) ([]byte, error) {
+func (p *Provider) fetch(ctx context.Context, profile string) ([]byte, error) {
 	p.mu.Lock()
 	s := p.sessions[profile]
 	if s == nil {
@@ -126,12 +135,12 @@ func (p *AppConfig) fetch(ctx context.Context, profile string) ([]byte, error) {
 	p.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.last != nil && p.now().Before(s.notUntil) {
+	if s.last != nil && p.c.Now().Before(s.notUntil) {
 		return s.last, nil
 	}
 	for attempt := 0; ; attempt++ {
 		if s.token == "" {
-			tok, err := p.client.StartConfigurationSession(ctx, AppConfigSession{Application: p.application, Environment: p.env, Profile: profile})
+			tok, err := p.client.StartConfigurationSession(ctx, Session{Application: p.application, Environment: p.env, Profile: profile})
 			if err != nil {
 				return nil, fmt.Errorf("StartConfigurationSession: %w", err)
 			}
@@ -144,7 +153,7 @@ func (p *AppConfig) fetch(ctx context.Context, profile string) ([]byte, error) {
 		if err != nil {
 			// A token expires after 24 hours, and one that was spent is refused: start a new
 			// session once, and fail if that does not help.
-			var ae *AppConfigError
+			var ae *APIError
 			if attempt == 0 && errors.As(err, &ae) && ae.Code == "BadRequestException" {
 				s.token = ""
 				continue
@@ -152,9 +161,9 @@ func (p *AppConfig) fetch(ctx context.Context, profile string) ([]byte, error) {
 			return nil, fmt.Errorf("GetLatestConfiguration: %w", err)
 		}
 		s.token = out.NextToken // empty: the next fetch starts a new session
-		s.notUntil = p.now().Add(out.PollInterval)
+		s.notUntil = p.c.Now().Add(out.PollInterval)
 		if len(out.Configuration) > limits.MaxAppConfigConfigurationBytes {
-			return nil, fmt.Errorf("%w: %d bytes, at most %d (limits.MaxAppConfigConfigurationBytes)", ErrTooLarge, len(out.Configuration), limits.MaxAppConfigConfigurationBytes)
+			return nil, fmt.Errorf("%w: %d bytes, at most %d (limits.MaxAppConfigConfigurationBytes)", parameters.ErrTooLarge, len(out.Configuration), limits.MaxAppConfigConfigurationBytes)
 		}
 		if len(out.Configuration) > 0 || s.last == nil {
 			s.last = append([]byte{}, out.Configuration...)
@@ -163,9 +172,9 @@ func (p *AppConfig) fetch(ctx context.Context, profile string) ([]byte, error) {
 	}
 }
 
-// checkAppConfigID checks an application, environment or profile name or ID: 1 to 128
+// checkID checks an application, environment or profile name or ID: 1 to 128
 // characters (AppConfig's limit on names), no control characters.
-func checkAppConfigID(id string) error {
+func checkID(id string) error {
 	switch {
 	case id == "":
 		return errors.New("empty name")

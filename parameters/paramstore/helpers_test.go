@@ -1,42 +1,26 @@
-package parameters_test
+package paramstore_test
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
-	"github.com/kafkalambda/toolkit/parameters"
+	"github.com/kafkalambda/toolkit/parameters/internal/ptest"
+	"github.com/kafkalambda/toolkit/parameters/paramstore"
 )
 
-// clock is a test's time: it moves only when told.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Unix(1_800_000_000, 0)} }
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+var (
+	newClock  = ptest.NewClock
+	withClock = ptest.WithClock
+	ctx10     = ptest.Ctx10
+)
 
 // countingSSM counts the calls made through it to the real client, and holds each call at
 // gate (when set) until it is closed, so that concurrent Gets meet one call in flight.
 type countingSSM struct {
-	parameters.SSMAPI
+	paramstore.API
 	get, byPath atomic.Int64
 	gate        chan struct{}
 }
@@ -46,22 +30,12 @@ func (c *countingSSM) GetParameter(ctx context.Context, in *ssm.GetParameterInpu
 	if c.gate != nil {
 		<-c.gate
 	}
-	return c.SSMAPI.GetParameter(ctx, in, optFns...)
+	return c.API.GetParameter(ctx, in, optFns...)
 }
 
 func (c *countingSSM) GetParametersByPath(ctx context.Context, in *ssm.GetParametersByPathInput, optFns ...func(*ssm.Options)) (*ssm.GetParametersByPathOutput, error) {
 	c.byPath.Add(1)
-	return c.SSMAPI.GetParametersByPath(ctx, in, optFns...)
-}
-
-type countingSecrets struct {
-	parameters.SecretsManagerAPI
-	n atomic.Int64
-}
-
-func (c *countingSecrets) GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
-	c.n.Add(1)
-	return c.SecretsManagerAPI.GetSecretValue(ctx, in, optFns...)
+	return c.API.GetParametersByPath(ctx, in, optFns...)
 }
 
 // jsonValue answers every GetParameter with one JSON object.
@@ -70,4 +44,10 @@ type jsonValue struct{ endlessPages }
 func (jsonValue) GetParameter(context.Context, *ssm.GetParameterInput, ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
 	v := `{"username":"app","password":"pw","port":5432}`
 	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Value: &v}}, nil
+}
+
+type dbCreds struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+	Port     int    `json:"port"`
 }

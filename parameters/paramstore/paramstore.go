@@ -1,4 +1,4 @@
-package parameters
+package paramstore
 
 import (
 	"context"
@@ -11,74 +11,84 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/kafkalambda/toolkit/limits"
+	"github.com/kafkalambda/toolkit/parameters"
+	"github.com/kafkalambda/toolkit/parameters/internal/cache"
+	"github.com/kafkalambda/toolkit/parameters/internal/errs"
 )
 
 const providerSSM = "ssm"
 
-// MaxPathParameters is the most parameters [SSM.GetByPath] returns: a path holding more is
-// an error matching [ErrTooLarge], not a truncated map (at 10 a page, 100 pages).
+// MaxPathParameters is the most parameters [Provider.GetByPath] returns: a path holding more
+// is an error matching [parameters.ErrTooLarge], not a truncated map (at 10 a page, 100 pages).
 const MaxPathParameters = 1000
 
-// SSMAPI is the part of the aws-sdk-go-v2 SSM client (*ssm.Client) that [SSM] uses.
-type SSMAPI interface {
+// API is the part of the aws-sdk-go-v2 SSM client (*ssm.Client) that [Provider] uses.
+type API interface {
 	GetParameter(ctx context.Context, in *ssm.GetParameterInput, optFns ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
 	GetParametersByPath(ctx context.Context, in *ssm.GetParametersByPathInput, optFns ...func(*ssm.Options)) (*ssm.GetParametersByPathOutput, error)
 }
 
-// SSM reads parameters of SSM Parameter Store, decrypted (a SecureString's plain text), and
-// caches them. Make one per execution environment; it is safe for concurrent use.
+// Provider reads parameters of SSM Parameter Store, decrypted (a SecureString's plain text),
+// and caches them. Make one per execution environment; it is safe for concurrent use. It is a
+// [parameters.Source].
 //
 // The function's role needs ssm:GetParameter (ssm:GetParametersByPath for a path) on the
 // parameters, and kms:Decrypt on the key of a SecureString encrypted with a customer managed
 // key.
-type SSM struct {
-	client SSMAPI
-	one    *cache[string]
-	paths  *cache[map[string]string]
+type Provider struct {
+	named  // "ssm", for parameters.GetJSON's errors
+	client API
+	one    *cache.Cache[string]
+	paths  *cache.Cache[map[string]string]
 }
 
-// NewSSM returns a provider that reads with client (an *ssm.Client). A nil client or an
-// invalid option is a *toolkit.OptionError.
-func NewSSM(client SSMAPI, opts ...Option) (*SSM, error) {
-	cfg, err := newConfig(opts)
+// named is cache.Name under an unexported name: embedded, it tells parameters.GetJSON the
+// provider's name while adding no exported field or method.
+type named = cache.Name
+
+// New returns a provider that reads with client (an *ssm.Client). A nil client or an invalid
+// option is a *toolkit.OptionError.
+func New(client API, opts ...parameters.Option) (*Provider, error) {
+	cfg, err := cache.NewConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	if client == nil {
-		return nil, optionError("NewSSM", "nil SSM client")
+		return nil, errs.Option("parameters/paramstore", "New", "nil SSM client")
 	}
-	return &SSM{client: client, one: newCache[string](cfg), paths: newCache[map[string]string](cfg)}, nil
+	return &Provider{named: providerSSM, client: client, one: cache.New[string](cfg), paths: cache.New[map[string]string](cfg)}, nil
 }
 
 // Get returns the value of the parameter name (its name, path included, or its ARN),
 // decrypted. A value over [limits.MaxSSMParameterValueBytes] is an error.
-func (p *SSM) Get(ctx context.Context, name string, opts ...GetOption) (string, error) {
+func (p *Provider) Get(ctx context.Context, name string, opts ...parameters.GetOption) (string, error) {
 	if err := checkSSMName(name); err != nil {
-		return "", wrap(providerSSM, name, err)
+		return "", errs.Wrap(providerSSM, name, err)
 	}
-	if v, ok := p.one.cached(name, opts); ok {
+	g := cache.Gets(opts)
+	if v, ok := p.one.Cached(name, g); ok {
 		return v, nil
 	}
-	v, err := p.one.get(ctx, name, opts, func(ctx context.Context) (string, error) {
+	v, err := p.one.Get(ctx, name, g, func(ctx context.Context) (string, error) {
 		out, err := p.client.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
 		if err != nil {
-			return "", wrap(providerSSM, name, sdkError("GetParameter", err, "ParameterNotFound"))
+			return "", errs.Wrap(providerSSM, name, errs.SDK("GetParameter", err, "ParameterNotFound"))
 		}
 		if out == nil || out.Parameter == nil || out.Parameter.Value == nil {
-			return "", wrap(providerSSM, name, errors.New("GetParameter: an answer with no value"))
+			return "", errs.Wrap(providerSSM, name, errors.New("GetParameter: an answer with no value"))
 		}
 		v := *out.Parameter.Value
 		if len(v) > limits.MaxSSMParameterValueBytes {
-			return "", wrap(providerSSM, name, fmt.Errorf("%w: %d bytes, at most %d (limits.MaxSSMParameterValueBytes)", ErrTooLarge, len(v), limits.MaxSSMParameterValueBytes))
+			return "", errs.Wrap(providerSSM, name, fmt.Errorf("%w: %d bytes, at most %d (limits.MaxSSMParameterValueBytes)", parameters.ErrTooLarge, len(v), limits.MaxSSMParameterValueBytes))
 		}
 		return v, nil
 	})
-	return v, wrap(providerSSM, name, err)
+	return v, errs.Wrap(providerSSM, name, err)
 }
 
 // GetBinary returns the value of the parameter name decoded from standard base64, the way a
 // binary value is kept in a String parameter (Powertools' transform="binary").
-func (p *SSM) GetBinary(ctx context.Context, name string, opts ...GetOption) ([]byte, error) {
+func (p *Provider) GetBinary(ctx context.Context, name string, opts ...parameters.GetOption) ([]byte, error) {
 	v, err := p.Get(ctx, name, opts...)
 	if err != nil {
 		return nil, err
@@ -87,7 +97,7 @@ func (p *SSM) GetBinary(ctx context.Context, name string, opts ...GetOption) ([]
 	if err != nil {
 		var ce base64.CorruptInputError
 		errors.As(err, &ce)
-		return nil, &Error{Provider: providerSSM, Name: name, Err: fmt.Errorf("%w: not standard base64 (at byte %d)", ErrType, int64(ce))}
+		return nil, &parameters.Error{Provider: providerSSM, Name: name, Err: fmt.Errorf("%w: not standard base64 (at byte %d)", parameters.ErrType, int64(ce))}
 	}
 	return b, nil
 }
@@ -97,14 +107,15 @@ func (p *SSM) GetBinary(ctx context.Context, name string, opts ...GetOption) ([]
 // Powertools' get_parameters returns them. It reads every page; a path with more than
 // [MaxPathParameters] parameters, or a value over [limits.MaxSSMParameterValueBytes], is an
 // error rather than a partial map. The map is the cache's: do not change it.
-func (p *SSM) GetByPath(ctx context.Context, path string, opts ...GetOption) (map[string]string, error) {
+func (p *Provider) GetByPath(ctx context.Context, path string, opts ...parameters.GetOption) (map[string]string, error) {
 	if err := checkSSMPath(path); err != nil {
-		return nil, wrap(providerSSM, path, err)
+		return nil, errs.Wrap(providerSSM, path, err)
 	}
-	if m, ok := p.paths.cached(path, opts); ok {
+	g := cache.Gets(opts)
+	if m, ok := p.paths.Cached(path, g); ok {
 		return m, nil
 	}
-	m, err := p.paths.get(ctx, path, opts, func(ctx context.Context) (map[string]string, error) {
+	m, err := p.paths.Get(ctx, path, g, func(ctx context.Context) (map[string]string, error) {
 		m := map[string]string{}
 		prefix := strings.TrimSuffix(path, "/") + "/"
 		var next *string
@@ -114,15 +125,15 @@ func (p *SSM) GetByPath(ctx context.Context, path string, opts ...GetOption) (ma
 				MaxResults: aws.Int32(limits.MaxSSMGetParametersByPathResults), NextToken: next,
 			})
 			if err != nil {
-				return nil, sdkError("GetParametersByPath", err, "ParameterNotFound")
+				return nil, errs.SDK("GetParametersByPath", err, "ParameterNotFound")
 			}
 			for _, prm := range out.Parameters {
 				name, v := aws.ToString(prm.Name), aws.ToString(prm.Value)
 				if len(v) > limits.MaxSSMParameterValueBytes {
-					return nil, fmt.Errorf("%w: parameter %s of %d bytes, at most %d (limits.MaxSSMParameterValueBytes)", ErrTooLarge, name, len(v), limits.MaxSSMParameterValueBytes)
+					return nil, fmt.Errorf("%w: parameter %s of %d bytes, at most %d (limits.MaxSSMParameterValueBytes)", parameters.ErrTooLarge, name, len(v), limits.MaxSSMParameterValueBytes)
 				}
 				if len(m) >= MaxPathParameters {
-					return nil, fmt.Errorf("%w: more than %d parameters under the path (MaxPathParameters)", ErrTooLarge, MaxPathParameters)
+					return nil, fmt.Errorf("%w: more than %d parameters under the path (MaxPathParameters)", parameters.ErrTooLarge, MaxPathParameters)
 				}
 				m[strings.TrimPrefix(name, prefix)] = v
 			}
@@ -135,15 +146,15 @@ func (p *SSM) GetByPath(ctx context.Context, path string, opts ...GetOption) (ma
 			next = out.NextToken
 		}
 	})
-	return m, wrap(providerSSM, path, err)
+	return m, errs.Wrap(providerSSM, path, err)
 }
 
 // Invalidate drops the cached value of name, a parameter's name or a path: the next Get or
 // GetByPath of it fetches at once. Call it when a value was refused (a password that no
 // longer works).
-func (p *SSM) Invalidate(name string) {
-	p.one.invalidate(name)
-	p.paths.invalidate(name)
+func (p *Provider) Invalidate(name string) {
+	p.one.Invalidate(name)
+	p.paths.Invalidate(name)
 }
 
 // checkSSMName checks a parameter name as GetParameter takes it, so that a mistake is said

@@ -1,4 +1,4 @@
-package parameters_test
+package paramstore_test
 
 import (
 	"context"
@@ -17,13 +17,8 @@ import (
 	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/limits"
 	"github.com/kafkalambda/toolkit/parameters"
+	"github.com/kafkalambda/toolkit/parameters/paramstore"
 )
-
-func ctx10(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // TestSSMGet: a String and a SecureString (decrypted) from moto's Parameter Store, a base64
 // value as bytes, and a missing name as ErrNotFound naming the provider and the name.
@@ -32,7 +27,7 @@ func TestSSMGet(t *testing.T) {
 	m.putParameter(t, "/get/plain", "hello", ssmtypes.ParameterTypeString)
 	m.putParameter(t, "/get/secure", "s3cr3t-value", ssmtypes.ParameterTypeSecureString)
 	m.putParameter(t, "/get/bin", base64.StdEncoding.EncodeToString([]byte{0, 1, 2, 0xff}), ssmtypes.ParameterTypeString)
-	p, err := parameters.NewSSM(m.ssmClient())
+	p, err := paramstore.New(m.ssmClient())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +60,9 @@ func TestSSMGet(t *testing.T) {
 func TestSSMCache(t *testing.T) {
 	m := startMoto(t)
 	m.putParameter(t, "/cache/v", "one", ssmtypes.ParameterTypeString)
-	c := &countingSSM{SSMAPI: m.ssmClient()}
+	c := &countingSSM{API: m.ssmClient()}
 	clk := newClock()
-	p, err := parameters.NewSSM(c, parameters.WithClock(clk.now)) // the default max age, 5 s
+	p, err := paramstore.New(c, withClock(clk)) // the default max age, 5 s
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +76,9 @@ func TestSSMCache(t *testing.T) {
 	}
 	get("one", 1)
 	m.putParameter(t, "/cache/v", "two", ssmtypes.ParameterTypeString)
-	clk.add(parameters.DefaultMaxAge - time.Millisecond)
+	clk.Add(parameters.DefaultMaxAge - time.Millisecond)
 	get("one", 1) // within the max age: the cache
-	clk.add(time.Millisecond)
+	clk.Add(time.Millisecond)
 	get("two", 2) // past it: fetched
 	m.putParameter(t, "/cache/v", "three", ssmtypes.ParameterTypeString)
 	get("two", 2)
@@ -105,9 +100,9 @@ func TestMaxAgeSettings(t *testing.T) {
 	ctx := ctx10(t)
 	calls := func(opts ...parameters.Option) int64 {
 		t.Helper()
-		c := &countingSSM{SSMAPI: m.ssmClient()}
+		c := &countingSSM{API: m.ssmClient()}
 		clk := newClock()
-		p, err := parameters.NewSSM(c, append(opts, parameters.WithClock(clk.now))...)
+		p, err := paramstore.New(c, append(opts, withClock(clk))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +110,7 @@ func TestMaxAgeSettings(t *testing.T) {
 			if _, err := p.Get(ctx, "/age/v"); err != nil {
 				t.Fatal(err)
 			}
-			clk.add(10 * time.Second)
+			clk.Add(10 * time.Second)
 		}
 		return c.get.Load()
 	}
@@ -133,15 +128,15 @@ func TestMaxAgeSettings(t *testing.T) {
 		t.Errorf("WithMaxAge(1s) over POWERTOOLS_PARAMETERS_MAX_AGE=60: %d calls; want 3", n)
 	}
 	t.Setenv(parameters.EnvMaxAge, "five")
-	if _, err := parameters.NewSSM(m.ssmClient()); !errors.Is(err, toolkit.ErrInvalidOption) {
+	if _, err := paramstore.New(m.ssmClient()); !errors.Is(err, toolkit.ErrInvalidOption) {
 		t.Errorf("POWERTOOLS_PARAMETERS_MAX_AGE=five: %v; want an OptionError", err)
 	}
 	for _, o := range []parameters.Option{parameters.WithMaxAge(-time.Second), parameters.WithTimeout(0)} {
-		if _, err := parameters.NewSSM(m.ssmClient(), o); !errors.Is(err, toolkit.ErrInvalidOption) {
+		if _, err := paramstore.New(m.ssmClient(), o); !errors.Is(err, toolkit.ErrInvalidOption) {
 			t.Errorf("bad option: %v; want an OptionError", err)
 		}
 	}
-	if _, err := parameters.NewSSM(nil); !errors.Is(err, toolkit.ErrInvalidOption) {
+	if _, err := paramstore.New(nil); !errors.Is(err, toolkit.ErrInvalidOption) {
 		t.Errorf("NewSSM(nil): %v", err)
 	}
 }
@@ -150,8 +145,8 @@ func TestMaxAgeSettings(t *testing.T) {
 func TestSingleFlight(t *testing.T) {
 	m := startMoto(t)
 	m.putParameter(t, "/flight/v", "shared", ssmtypes.ParameterTypeString)
-	c := &countingSSM{SSMAPI: m.ssmClient(), gate: make(chan struct{})}
-	p, err := parameters.NewSSM(c)
+	c := &countingSSM{API: m.ssmClient(), gate: make(chan struct{})}
+	p, err := paramstore.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,8 +194,8 @@ func TestSSMGetByPath(t *testing.T) {
 		m.putParameter(t, "/path/app/"+name, want[name], typ)
 	}
 	m.putParameter(t, "/path/other", "not under /path/app", ssmtypes.ParameterTypeString)
-	c := &countingSSM{SSMAPI: m.ssmClient()}
-	p, err := parameters.NewSSM(c)
+	c := &countingSSM{API: m.ssmClient()}
+	p, err := paramstore.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,19 +253,19 @@ func (e *endlessPages) GetParametersByPath(_ context.Context, in *ssm.GetParamet
 func TestSSMBounds(t *testing.T) {
 	ctx := ctx10(t)
 	e := &endlessPages{n: 1}
-	p, _ := parameters.NewSSM(e)
-	if _, err := p.GetByPath(ctx, "/endless"); !errors.Is(err, parameters.ErrTooLarge) || e.page > parameters.MaxPathParameters/10+1 {
-		t.Errorf("endless path: %v after %d pages; want ErrTooLarge after %d", err, e.page, parameters.MaxPathParameters/10)
+	p, _ := paramstore.New(e)
+	if _, err := p.GetByPath(ctx, "/endless"); !errors.Is(err, parameters.ErrTooLarge) || e.page > paramstore.MaxPathParameters/10+1 {
+		t.Errorf("endless path: %v after %d pages; want ErrTooLarge after %d", err, e.page, paramstore.MaxPathParameters/10)
 	}
-	p, _ = parameters.NewSSM(&endlessPages{n: 1, same: true})
+	p, _ = paramstore.New(&endlessPages{n: 1, same: true})
 	if _, err := p.GetByPath(ctx, "/loop"); err == nil || !strings.Contains(err.Error(), "NextToken") {
 		t.Errorf("repeated NextToken: %v", err)
 	}
-	p, _ = parameters.NewSSM(&endlessPages{n: limits.MaxSSMParameterValueBytes})
+	p, _ = paramstore.New(&endlessPages{n: limits.MaxSSMParameterValueBytes})
 	if v, err := p.Get(ctx, "/at-limit"); err != nil || len(v) != limits.MaxSSMParameterValueBytes {
 		t.Errorf("a value of exactly the limit: %d bytes, %v", len(v), err)
 	}
-	p, _ = parameters.NewSSM(&endlessPages{n: limits.MaxSSMParameterValueBytes + 1})
+	p, _ = paramstore.New(&endlessPages{n: limits.MaxSSMParameterValueBytes + 1})
 	_, err := p.Get(ctx, "/over")
 	if !errors.Is(err, parameters.ErrTooLarge) || strings.Contains(err.Error(), "vvvv") {
 		t.Errorf("a value over the limit: %v", err)
@@ -282,8 +277,8 @@ func TestSSMBounds(t *testing.T) {
 func TestInvalidateDuringFetch(t *testing.T) {
 	m := startMoto(t)
 	m.putParameter(t, "/inflight/v", "before", ssmtypes.ParameterTypeString)
-	c := &countingSSM{SSMAPI: m.ssmClient(), gate: make(chan struct{})}
-	p, _ := parameters.NewSSM(c)
+	c := &countingSSM{API: m.ssmClient(), gate: make(chan struct{})}
+	p, _ := paramstore.New(c)
 	ctx := ctx10(t)
 	done := make(chan error, 1)
 	go func() {
