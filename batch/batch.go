@@ -17,6 +17,7 @@ import (
 	// idempotency/dynamodb).
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/metrics"
 )
 
 // Option configures ProcessKafka, ProcessSQS, KafkaHandler and SQSHandler. Options are checked
@@ -46,7 +47,9 @@ type config struct {
 	stop           time.Time       // when processing stops: the deadline less the margin, or zero
 	outer          context.Context // the invocation's context, with the function's deadline
 	hooks          hooks
-	metricsOut     io.Writer // nil: no metrics
+	metricsOut     io.Writer        // nil: no metrics
+	emf            *emfWriter       // WithMetrics's
+	mx             *metrics.Metrics // what writes the batch's metrics: emf's for the source; nil: none
 	namespace      string
 	logger         *slog.Logger
 	now            func() time.Time

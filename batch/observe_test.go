@@ -52,17 +52,18 @@ func TestMetricsEMF(t *testing.T) {
 				Metrics    []struct{ Name, Unit string }
 			}
 		} `json:"_aws"`
-		Source                                          string
-		Records, Processed, Failed, Reported, Filtered  int
-		OldestRecordAge, NewestRecordAge, BatchDuration float64
+		Source string
+		// One value each, in an array of one, as package metrics writes every metric.
+		Records, Processed, Failed, Reported, Filtered  [1]int
+		OldestRecordAge, NewestRecordAge, BatchDuration [1]float64
 	}
 	if err := json.Unmarshal([]byte(lines[0]), &doc); err != nil {
 		t.Fatalf("EMF line is not JSON: %v\n%s", err, lines[0])
 	}
-	if doc.Source != "kafka" || doc.Records != 6 || doc.Processed != 4 || doc.Failed != 1 || doc.Reported != 2 {
+	if doc.Source != "kafka" || doc.Records[0] != 6 || doc.Processed[0] != 4 || doc.Failed[0] != 1 || doc.Reported[0] != 2 {
 		t.Errorf("EMF counts: %+v", doc)
 	}
-	if doc.OldestRecordAge < 59000 || doc.OldestRecordAge > 120000 || doc.NewestRecordAge > doc.OldestRecordAge {
+	if oldest, newest := doc.OldestRecordAge[0], doc.NewestRecordAge[0]; oldest < 59000 || oldest > 120000 || newest > oldest {
 		t.Errorf("record ages: oldest %v ms, newest %v ms", doc.OldestRecordAge, doc.NewestRecordAge)
 	}
 	if len(doc.AWS.CloudWatchMetrics) != 1 || doc.AWS.CloudWatchMetrics[0].Namespace != "Test" {

@@ -15,6 +15,7 @@ import (
 	"github.com/kafkalambda/toolkit/internal/batchsettings"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/limits"
+	"github.com/kafkalambda/toolkit/metrics"
 )
 
 // A Dispatcher sends the records of Kafka batches to an SQS queue, one message per record,
@@ -52,8 +53,9 @@ type config struct {
 	sink        batch.Sink
 	policy      batch.SinkPolicy
 	logger      *slog.Logger
-	metrics     io.Writer
-	namespace   string
+	metrics     io.Writer        // batch.WithMetrics's writer; nil: no metrics
+	namespace   string           // batch.WithMetricsNamespace's
+	mx          *metrics.Metrics // what writes the metrics of each Dispatch; nil: none
 	batchOpts   []batch.Option
 	now         func() time.Time
 }
@@ -219,6 +221,16 @@ func NewDispatcher(client sqssink.API, queueURL string, opts ...Option) (*Dispat
 	c.logger, c.metrics, c.namespace, c.margin = s.Logger, s.Metrics, s.Namespace, s.DeadlineMargin
 	c.sink, _ = s.Sink.(batch.Sink)
 	c.policy = batch.SinkPolicy(s.SinkPolicy)
+	if c.metrics != nil {
+		// The document of every Dispatch holds what it always held: the queue as its one
+		// dimension, no service dimension, no ColdStart metric (see batch.WithMetrics).
+		m, err := metrics.New(metrics.WithOutput(c.metrics), metrics.WithNamespace(c.namespace), metrics.WithService(""),
+			metrics.WithColdStartMetric(false), metrics.WithDefaultDimensions(map[string]string{"Queue": d.queue}))
+		if err != nil {
+			return nil, &toolkit.OptionError{Package: "fanout", Option: "WithBatchOptions", Err: err}
+		}
+		c.mx = m
+	}
 	return d, nil
 }
 

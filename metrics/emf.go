@@ -3,8 +3,6 @@ package metrics
 import (
 	"strconv"
 	"time"
-
-	"github.com/kafkalambda/toolkit/internal/emfout"
 )
 
 // maxMetricBytes bounds the metrics' part of one document (their values and definitions), so
@@ -64,12 +62,12 @@ func (r *recorder) line(ts int64, chunks []chunk) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		b = emfout.AppendString(b, name)
+		b = appendString(b, name)
 		b = append(b, ':')
 	}
 	dim := func(d dimension) {
 		member(d.name)
-		b = emfout.AppendString(b, d.value)
+		b = appendString(b, d.value)
 	}
 	for _, d := range r.m.defaults {
 		dim(d)
@@ -87,7 +85,7 @@ func (r *recorder) line(ts int64, chunks []chunk) []byte {
 	}
 	if r.info.RequestID != "" {
 		member(RequestIDKey)
-		b = emfout.AppendString(b, r.info.RequestID)
+		b = appendString(b, r.info.RequestID)
 	}
 	for _, md := range r.meta {
 		member(md.key)
@@ -102,7 +100,7 @@ func (r *recorder) line(ts int64, chunks []chunk) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = emfout.AppendFloat(b, v)
+			b = appendFloat(b, v)
 		}
 		b = append(b, ']')
 	}
@@ -117,7 +115,7 @@ func (r *recorder) appendDirective(b []byte, ts int64, chunks []chunk) []byte {
 	b = append(b, `{"Timestamp":`...)
 	b = strconv.AppendInt(b, ts, 10)
 	b = append(b, `,"CloudWatchMetrics":[{"Namespace":`...)
-	b = emfout.AppendString(b, r.m.namespace)
+	b = appendString(b, r.m.namespace)
 	b = append(b, `,"Dimensions":[[`...)
 	n := 0
 	for _, ds := range [][]dimension{r.m.defaults, r.dims} {
@@ -126,7 +124,7 @@ func (r *recorder) appendDirective(b []byte, ts int64, chunks []chunk) []byte {
 				b = append(b, ',')
 			}
 			n++
-			b = emfout.AppendString(b, d.name)
+			b = appendString(b, d.name)
 		}
 	}
 	b = append(b, ']')
@@ -138,7 +136,7 @@ func (r *recorder) appendDirective(b []byte, ts int64, chunks []chunk) []byte {
 				b = append(b, ',')
 			}
 			n++
-			b = emfout.AppendString(b, d.name)
+			b = appendString(b, d.name)
 		}
 		for _, d := range set {
 			if isDefault(r.m.defaults, d.name) {
@@ -148,7 +146,7 @@ func (r *recorder) appendDirective(b []byte, ts int64, chunks []chunk) []byte {
 				b = append(b, ',')
 			}
 			n++
-			b = emfout.AppendString(b, d.name)
+			b = appendString(b, d.name)
 		}
 		b = append(b, ']')
 	}
@@ -158,9 +156,9 @@ func (r *recorder) appendDirective(b []byte, ts int64, chunks []chunk) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"Name":`...)
-		b = emfout.AppendString(b, c.m.name)
+		b = appendString(b, c.m.name)
 		b = append(b, `,"Unit":`...)
-		b = emfout.AppendString(b, string(c.m.unit))
+		b = appendString(b, string(c.m.unit))
 		if c.m.resolution == High { // Powertools writes StorageResolution only for 1; 60 is EMF's default
 			b = append(b, `,"StorageResolution":1`...)
 		}

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/emfout"
 	"github.com/kafkalambda/toolkit/internal/invocation"
 )
 
@@ -306,7 +305,7 @@ func Flush(ctx context.Context) error {
 		return nil
 	}
 	for _, line := range lines {
-		if err := emfout.WriteLine(r.m.out, line); err != nil {
+		if err := writeLine(r.m.out, line); err != nil {
 			return fmt.Errorf("metrics: writing an EMF document: %w", err)
 		}
 	}
