@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -9,6 +10,28 @@ import (
 // that with 30 dimensions and 64 KiB of metadata a document stays under CloudWatch Logs' 256
 // KiB event, which Lambda splits, and EMF then drops.
 const maxMetricBytes = 128 << 10
+
+// linePool keeps the buffers of documents written, for the next: an io.Writer must not keep
+// what it is given (io.Writer's contract), so a buffer is free once written. A buffer larger
+// than maxPooledLine is left to the collector, so that one large flush does not hold memory.
+var linePool sync.Pool // *[]byte
+
+const maxPooledLine = 16 << 10
+
+func getLine(n int) []byte {
+	if p, ok := linePool.Get().(*[]byte); ok {
+		if cap(*p) >= n {
+			return (*p)[:0]
+		}
+	}
+	return make([]byte, 0, max(n, 1024))
+}
+
+func putLine(b []byte) {
+	if cap(b) <= maxPooledLine {
+		linePool.Put(&b)
+	}
+}
 
 // chunk is the values of one metric that go in one document.
 type chunk struct {
@@ -26,8 +49,10 @@ func (r *recorder) lines(now time.Time) [][]byte {
 		r.coldPending = false
 		out = append(out, r.coldStartLine(ts))
 	}
+	var small [smallMetrics]chunk // most invocations: no allocation for the list
+	doc := small[:0]
 	for round := 0; ; round++ {
-		var doc []chunk
+		doc = doc[:0]
 		size := 0
 		any := false
 		for _, m := range r.metrics {
@@ -40,7 +65,7 @@ func (r *recorder) lines(now time.Time) [][]byte {
 			cs := 2*len(m.name) + 64 + 25*len(c.values)
 			if len(doc) == MaxMetrics || (len(doc) > 0 && size+cs > maxMetricBytes) {
 				out = append(out, r.line(ts, doc))
-				doc, size = nil, 0
+				doc, size = doc[:0], 0
 			}
 			doc = append(doc, c)
 			size += cs
@@ -54,7 +79,7 @@ func (r *recorder) lines(now time.Time) [][]byte {
 
 // line writes one document of the chunks, with every dimension and metadata member.
 func (r *recorder) line(ts int64, chunks []chunk) []byte {
-	b := make([]byte, 0, 512+64*len(chunks))
+	b := getLine(r.lineSize(chunks))
 	b = append(b, '{')
 	first := true
 	member := func(name string) {
@@ -107,6 +132,27 @@ func (r *recorder) line(ts int64, chunks []chunk) []byte {
 	member("_aws")
 	b = r.appendDirective(b, ts, chunks)
 	return append(b, "}\n"...)
+}
+
+// lineSize is about the size of the document of chunks, a little more so that it is written
+// into one buffer: each member's name twice (member and directive), its value, and the JSON
+// around them.
+func (r *recorder) lineSize(chunks []chunk) int {
+	n := 160 + len(r.m.namespace) + len(r.info.RequestID) + r.metaSize
+	for _, ds := range [][]dimension{r.m.defaults, r.dims} {
+		for _, d := range ds {
+			n += 2*len(d.name) + len(d.value) + 8
+		}
+	}
+	for _, set := range r.sets {
+		for _, d := range set {
+			n += 2*len(d.name) + len(d.value) + 8
+		}
+	}
+	for _, c := range chunks {
+		n += 2*len(c.m.name) + len(c.m.unit) + 48 + 25*len(c.values)
+	}
+	return n
 }
 
 // appendDirective writes the _aws member's value: the timestamp and one MetricDirective whose
