@@ -56,6 +56,7 @@ type config struct {
 	metrics     io.Writer        // batch.WithMetrics's writer; nil: no metrics
 	namespace   string           // batch.WithMetricsNamespace's
 	mx          *metrics.Metrics // what writes the metrics of each Dispatch; nil: none
+	correlation string           // batch.WithCorrelationIDFrom's header; "": none
 	batchOpts   []batch.Option
 	now         func() time.Time
 }
@@ -166,6 +167,13 @@ func WithMaxMessageSize(n int) Option {
 //     exist, missing permissions), are never given to the sink: they are reported, so that
 //     Kafka delivers them again. A record the sink refuses is reported instead, and logged
 //     with the sink's error. By default there is no sink.
+//   - batch.WithCorrelationIDFrom: the header that holds a record's correlation ID. The line
+//     logged for a record not accepted, and the sink's Send for it, get a context that
+//     carries the ID, so that the line, logged through package lambdalog, has
+//     "correlation_id". The record's message carries the ID to the workers with the rest of
+//     its headers (kafka.headers): a worker given the same option (WorkerHandler) finds it
+//     there, and every line of its handling of the message has the same "correlation_id".
+//     By default records have no correlation ID.
 //
 // Any other batch option (batch.WithRetry, batch.WithFilter, ...) makes NewDispatcher fail
 // with a *toolkit.OptionError for WithBatchOptions wrapping batch's error for that option: it
@@ -219,6 +227,7 @@ func NewDispatcher(client sqssink.API, queueURL string, opts ...Option) (*Dispat
 		return nil, &toolkit.OptionError{Package: "fanout", Option: "WithBatchOptions", Err: err}
 	}
 	c.logger, c.metrics, c.namespace, c.margin = s.Logger, s.Metrics, s.Namespace, s.DeadlineMargin
+	c.correlation = s.Correlation
 	c.sink, _ = s.Sink.(batch.Sink)
 	c.policy = batch.SinkPolicy(s.SinkPolicy)
 	if c.metrics != nil {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/internal/correlation"
+	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/metrics"
 )
 
@@ -71,6 +73,7 @@ func (r *run) notSent(it *item) error {
 func (r *run) logFailure(ctx context.Context, partition string, it *item, reported int) {
 	r.st.failed++ // one line per failed record: Failed counts them
 	l := r.d.cfg.logger
+	ctx = r.correlate(ctx, it.rec)
 	if !l.Enabled(ctx, slog.LevelError) {
 		return
 	}
@@ -89,6 +92,20 @@ func (r *run) logFailure(ctx context.Context, partition string, it *item, report
 		attrs = append(attrs, slog.String("sinkError", it.sinkErr.Error()))
 	}
 	l.LogAttrs(ctx, slog.LevelError, "record not dispatched", attrs...)
+}
+
+// correlate returns ctx carrying the record's correlation ID, from the header that
+// batch.WithCorrelationIDFrom names, cut as batch cuts it; ctx when there is none.
+func (r *run) correlate(ctx context.Context, rec *kafkaevent.Record) context.Context {
+	name := r.d.cfg.correlation
+	if name == "" {
+		return ctx
+	}
+	v, _ := rec.Header(name) // cut before it is copied: a producer's header may be large
+	if len(v) == 0 {
+		return ctx
+	}
+	return correlation.With(ctx, string(correlation.Cut(v)))
 }
 
 func errorText(err error) string {
