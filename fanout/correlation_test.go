@@ -71,12 +71,14 @@ func TestCorrelationIDThroughTheQueue(t *testing.T) {
 	ev := event(
 		withID(rec(0, 0, "k", "first"), "order-1"),
 		withID(rec(0, 1, "k", "second"), "order-2"),
-		rec(0, 2, "k", "third"), // no correlation ID
+		rec(0, 2, "k", "third"),                                                             // no correlation ID
 		withID(rec(1, 0, "k", strings.Repeat("x", limits.MaxSQSMessageBytes)), "order-big"), // too large to send
 	)
 	var dlogs, wlogs jsonLines
 	d := dispatcher(t, client, q, WithBatchOptions(batch.WithCorrelationIDFrom(header), batch.WithLogger(dlogs.logger())))
-	dispatch := lambdalog.Wrap(func(ctx context.Context, ev *kafkaevent.Event) (batch.KafkaResponse, error) { return d.Dispatch(ctx, ev) })
+	dispatch := lambdalog.Wrap(func(ctx context.Context, ev *kafkaevent.Event) (batch.KafkaResponse, error) {
+		return d.Dispatch(ctx, ev)
+	})
 	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "dispatch-1"})
 	resp, err := dispatch(ctx, ev)
 	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier.Partition != "orders-1" {

@@ -39,8 +39,8 @@ type recorder struct {
 	metrics  []*metric
 	byName   map[string]*metric // from the (smallMetrics+1)th metric on; below, metrics is searched
 	slab     []metric           // where metrics are allocated, 16 at a time
-	held     int         // values held in metrics
-	dims     []dimension // AddDimension's, in the base set after the defaults
+	held     int                // values held in metrics
+	dims     []dimension        // AddDimension's, in the base set after the defaults
 	sets     [][]dimension
 	meta     []metadatum
 	metaSize int
