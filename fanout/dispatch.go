@@ -152,7 +152,9 @@ func WithMaxMessageSize(n int) Option {
 //     Format line per Dispatch, with the queue's name as the dimension "Queue": records,
 //     records dispatched, failed and sent to the sink, SendMessageBatch calls, entries
 //     retried, bytes sent, the duration, and the age of the oldest and newest records at
-//     dispatch. Off by default.
+//     dispatch. Off by default. The line is written through package metrics, as batch's is
+//     (see batch.WithMetrics): NewDispatcher sets that up once, and a metrics variable it
+//     cannot read (POWERTOOLS_METRICS_DISABLED) is an invalid option.
 //   - batch.WithDeadlineMargin: how long before the function's deadline (the context's) the
 //     dispatcher stops: no call starts after it, the calls in flight are cancelled then, and
 //     the records not accepted by then are reported (batch.ErrDeadline), so that the
