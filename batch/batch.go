@@ -266,6 +266,10 @@ func WithSQSKafkaRecord(decode func(m *events.SQSMessage) (*kafkaevent.Record, e
 // empty value, has no correlation ID, and no error. The ID comes from the producer: it is
 // logged, so do not name a header that carries anything secret. name must not be empty. By
 // default records have no correlation ID, and nothing is read.
+//
+// fanout's Dispatcher takes the option too (fanout.WithBatchOptions): its line for a record
+// it could not send carries the record's ID, and the header travels to the workers with the
+// record, where a WorkerHandler given the same option finds it.
 func WithCorrelationIDFrom(name string) Option {
 	return func(c *config) {
 		if name == "" {

@@ -32,7 +32,7 @@ type Dispatcher struct {
 // Option configures a [Dispatcher]: the options of this package are those of fanning out
 // (message groups, message size, the SendMessageBatch calls and their retries); what a
 // Dispatcher shares with every processor of Kafka batches (its logger, metrics, deadline
-// margin and failure sink) it takes as package batch's own options, through
+// margin, failure sink and the records' correlation IDs) it takes as package batch's own options, through
 // [WithBatchOptions], so that each option is defined once, with one default.
 //
 // Options are checked once, by NewDispatcher: an option given an invalid value makes it
