@@ -17,6 +17,7 @@ import (
 	// idempotency/dynamodb).
 	"github.com/kafkalambda/toolkit/idempotency"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/metrics"
 )
 
 // Option configures ProcessKafka, ProcessSQS, KafkaHandler and SQSHandler. Options are checked
@@ -46,7 +47,9 @@ type config struct {
 	stop           time.Time       // when processing stops: the deadline less the margin, or zero
 	outer          context.Context // the invocation's context, with the function's deadline
 	hooks          hooks
-	metricsOut     io.Writer // nil: no metrics
+	metricsOut     io.Writer        // nil: no metrics
+	emf            *emfWriter       // WithMetrics's
+	mx             *metrics.Metrics // what writes the batch's metrics: emf's for the source; nil: none
 	namespace      string
 	logger         *slog.Logger
 	now            func() time.Time
@@ -263,6 +266,10 @@ func WithSQSKafkaRecord(decode func(m *events.SQSMessage) (*kafkaevent.Record, e
 // empty value, has no correlation ID, and no error. The ID comes from the producer: it is
 // logged, so do not name a header that carries anything secret. name must not be empty. By
 // default records have no correlation ID, and nothing is read.
+//
+// fanout's Dispatcher takes the option too (fanout.WithBatchOptions): its line for a record
+// it could not send carries the record's ID, and the header travels to the workers with the
+// record, where a WorkerHandler given the same option finds it.
 func WithCorrelationIDFrom(name string) Option {
 	return func(c *config) {
 		if name == "" {

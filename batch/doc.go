@@ -99,7 +99,8 @@
 // [WithHooks] adds hooks: a [FailureHook] sees each failure as a [Failure], and the tracing
 // adapters (packages xraytrace and oteltrace) are [BatchHook], [GroupHook] and [RecordHook]
 // values. [WithMetrics] writes CloudWatch Embedded Metric Format counts, off by default
-// because custom metrics cost money.
+// because custom metrics cost money, through package metrics (the toolkit's one EMF writer),
+// in a document of the batch's own beside the function's.
 //
 // # Options
 //

@@ -361,12 +361,12 @@ func ExampleWithMetrics() {
 		AWS struct {
 			CloudWatchMetrics []struct{ Namespace string }
 		} `json:"_aws"`
-		Records, Processed, Failed int
+		Records, Processed, Failed [1]int // one value each, in an array, as package metrics writes them
 	}
 	if err := json.Unmarshal(emf.Bytes(), &line); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(line.AWS.CloudWatchMetrics[0].Namespace, line.Records, line.Processed, line.Failed)
+	fmt.Println(line.AWS.CloudWatchMetrics[0].Namespace, line.Records[0], line.Processed[0], line.Failed[0])
 	// Output:
 	// Orders 2 2 0
 }

@@ -568,7 +568,7 @@ func TestMetricsOptIn(t *testing.T) {
 		batch.WithMetrics(failingWriter{}), batch.WithLogger(logs2.logger())); err != nil {
 		t.Fatal(err)
 	}
-	if lines := logs2.lines(t, "batch metrics not written"); len(lines) != 1 || lines[0]["error"] != "disk full" {
+	if lines := logs2.lines(t, "batch metrics not written"); len(lines) != 1 || !strings.HasSuffix(fmt.Sprint(lines[0]["error"]), ": disk full") {
 		t.Errorf("metrics error lines %v", lines)
 	}
 }

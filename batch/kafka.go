@@ -142,5 +142,6 @@ func kafkaConfig(opts []Option) config {
 	if cfg.sqsRecord != nil {
 		cfg.invalid("WithSQSKafkaRecord: applies to SQS messages; ProcessKafka has the records themselves")
 	}
+	cfg.useMetrics("kafka")
 	return cfg
 }

@@ -48,6 +48,14 @@ func emfCounts(t *testing.T, buf *bytes.Buffer) map[string]any {
 	if err := json.Unmarshal(bytes.TrimSpace(buf.Bytes()), &doc); err != nil {
 		t.Fatalf("EMF line: %v\n%s", err, buf)
 	}
+	for k, v := range doc { // a metric's value is an array of one, as package metrics writes it
+		if a, ok := v.([]any); ok {
+			if len(a) != 1 {
+				t.Fatalf("metric %s: %d values, want one: %s", k, len(a), buf)
+			}
+			doc[k] = a[0]
+		}
+	}
 	return doc
 }
 

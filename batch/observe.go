@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/emfout"
+	"github.com/kafkalambda/toolkit"
+	"github.com/kafkalambda/toolkit/metrics"
 )
 
 // Observability, off the hot path: once per batch, one log/slog summary line and, when asked
@@ -16,20 +18,34 @@ import (
 
 // WithMetrics writes one CloudWatch Embedded Metric Format line per batch to w (os.Stdout in
 // Lambda, where CloudWatch Logs turns it into metrics): the counts of the summary line, the
-// batch's duration, and the age of its oldest and newest records. Custom metrics cost money,
-// so by default none are written. The namespace is DefaultNamespace unless
-// WithMetricsNamespace names another.
+// batch's duration, and the age of its oldest and newest records, with the dimension
+// "Source" ("kafka" or "sqs") and, when the invocation has one, its request ID
+// (metrics.RequestIDKey, "function_request_id"). Custom metrics cost money, so by default none
+// are written. The namespace is DefaultNamespace unless WithMetricsNamespace names another.
+//
+// The document is written by package metrics, as the function's own metrics are (one value of
+// each metric, in an array of one), in a document of its own: the batch's metrics never mix
+// with those the handler adds through metrics.Add, whether or not the handler is wrapped by
+// metrics.Handle. It follows metrics' POWERTOOLS_METRICS_DISABLED (and POWERTOOLS_DEV): with
+// metrics disabled, nothing is written. It has no "service" dimension, whatever
+// POWERTOOLS_SERVICE_NAME says, so that its metrics stay those of DefaultNamespace's
+// dashboards. A metrics variable that cannot be read makes every batch fail with a
+// *toolkit.OptionError for WithMetrics that wraps metrics' error.
 func WithMetrics(w io.Writer) Option {
+	// Made once per option: the metrics.Metrics that writes the documents of the batches
+	// that take this option (a handler's), made once per namespace and source.
+	e := &emfWriter{out: w}
 	return func(c *config) {
 		if w == nil {
 			c.invalid("WithMetrics(nil): want a writer")
 		}
-		c.metricsOut = w
+		c.metricsOut, c.emf = w, e
 	}
 }
 
 // WithMetricsNamespace sets the CloudWatch namespace of the metrics that WithMetrics turns on
-// (by default DefaultNamespace). Without WithMetrics it has no effect.
+// (by default DefaultNamespace): 1 to 255 printable ASCII characters, not starting "AWS/", as
+// metrics.WithNamespace takes it. Without WithMetrics it has no effect.
 func WithMetricsNamespace(ns string) Option {
 	return func(c *config) {
 		if ns == "" {
@@ -59,8 +75,8 @@ const DefaultNamespace = "KafkaLambdaToolkit"
 func (c *config) observe(ctx context.Context, source string, records int, st *local) {
 	now := c.now()
 	dur := now.Sub(c.start)
-	if out := c.metricsOut; out != nil {
-		if err := emfout.WriteLine(out, emf(now, c.namespace, source, records, st, dur)); err != nil {
+	if m := c.mx; m != nil {
+		if err := writeMetrics(ctx, m, now, records, st, dur); err != nil {
 			c.logger.LogAttrs(ctx, slog.LevelError, "batch metrics not written", slog.String("source", source), slog.String("error", err.Error()))
 		}
 	}
@@ -149,23 +165,83 @@ func (c *config) logFailure(ctx context.Context, fl *Failure) {
 	c.logger.LogAttrs(ctx, slog.LevelError, "record failed", attrs...)
 }
 
-// emf builds the Embedded Metric Format line of a batch: counts, duration, and the age of
-// the oldest and newest records, a lag in time that the mapping's OffsetLag (a count of
-// records) does not give.
-func emf(now time.Time, ns, source string, records int, st *local, dur time.Duration) []byte {
-	d := emfout.New("Source", source)
-	d.Int("Records", emfout.Count, int64(records))
-	d.Int("Processed", emfout.Count, st.processed)
-	d.Int("Failed", emfout.Count, st.failed)
-	d.Int("Reported", emfout.Count, st.reported)
-	d.Int("Filtered", emfout.Count, st.filtered)
-	d.Int("SentToSink", emfout.Count, st.sunk)
-	d.Int("Replayed", emfout.Count, st.replayed)
-	d.Int("NotRecorded", emfout.Count, st.notRecorded)
-	d.Float("BatchDuration", emfout.Milliseconds, float64(dur.Microseconds())/1000)
-	if oldest, newest := st.oldest, st.newest; !oldest.IsZero() {
-		d.Float("OldestRecordAge", emfout.Milliseconds, float64(now.Sub(oldest).Milliseconds()))
-		d.Float("NewestRecordAge", emfout.Milliseconds, float64(now.Sub(newest).Milliseconds()))
+// emfWriter is the state of a WithMetrics option: where the documents go, and the
+// metrics.Metrics that writes them, one per source, made by the first batch of a namespace and
+// source and kept while the namespace stays (a handler's options do not change).
+type emfWriter struct {
+	out   io.Writer
+	slots [2]atomic.Pointer[emfMetrics] // kafka, sqs
+}
+
+type emfMetrics struct {
+	namespace string
+	m         *metrics.Metrics
+}
+
+// metrics returns the Metrics that writes the documents of source's batches in namespace ns.
+// The Metrics is made with "Source" as its one dimension, no service dimension and no
+// ColdStart metric, so that the document holds what batch's documents always held.
+func (e *emfWriter) metrics(ns, source string) (*metrics.Metrics, error) {
+	i := 0
+	if source != "kafka" {
+		i = 1
 	}
-	return d.Line(now, ns)
+	if x := e.slots[i].Load(); x != nil && x.namespace == ns {
+		return x.m, nil
+	}
+	m, err := metrics.New(metrics.WithOutput(e.out), metrics.WithNamespace(ns), metrics.WithService(""),
+		metrics.WithColdStartMetric(false), metrics.WithDefaultDimensions(map[string]string{"Source": source}))
+	if err != nil {
+		option := "WithMetrics"
+		var oe *toolkit.OptionError
+		if errors.As(err, &oe) && oe.Option == "WithNamespace" {
+			option = "WithMetricsNamespace"
+		}
+		return nil, &toolkit.OptionError{Package: "batch", Option: option, Err: err}
+	}
+	e.slots[i].Store(&emfMetrics{ns, m})
+	return m, nil
+}
+
+// useMetrics sets c's Metrics for the batches of source, when WithMetrics asked for them.
+func (c *config) useMetrics(source string) {
+	if c.emf == nil || c.err != nil {
+		return
+	}
+	m, err := c.emf.metrics(c.namespace, source)
+	if err != nil {
+		c.err = err
+		return
+	}
+	c.mx = m
+}
+
+// writeMetrics writes the Embedded Metric Format document of a batch through package metrics,
+// with a recorder of m's own: counts, duration, and the age of the oldest and newest records,
+// a lag in time that the mapping's OffsetLag (a count of records) does not give.
+func writeMetrics(ctx context.Context, m *metrics.Metrics, now time.Time, records int, st *local, dur time.Duration) error {
+	ctx = m.Start(ctx)
+	var err error
+	add := func(name string, unit metrics.Unit, v float64) {
+		if err == nil {
+			err = metrics.Add(ctx, name, unit, v)
+		}
+	}
+	add("Records", metrics.Count, float64(records))
+	add("Processed", metrics.Count, float64(st.processed))
+	add("Failed", metrics.Count, float64(st.failed))
+	add("Reported", metrics.Count, float64(st.reported))
+	add("Filtered", metrics.Count, float64(st.filtered))
+	add("SentToSink", metrics.Count, float64(st.sunk))
+	add("Replayed", metrics.Count, float64(st.replayed))
+	add("NotRecorded", metrics.Count, float64(st.notRecorded))
+	add("BatchDuration", metrics.Milliseconds, float64(dur.Microseconds())/1000)
+	if oldest, newest := st.oldest, st.newest; !oldest.IsZero() {
+		add("OldestRecordAge", metrics.Milliseconds, float64(now.Sub(oldest).Milliseconds()))
+		add("NewestRecordAge", metrics.Milliseconds, float64(now.Sub(newest).Milliseconds()))
+	}
+	if err != nil {
+		return err
+	}
+	return metrics.Flush(ctx)
 }

@@ -4,8 +4,8 @@ import "github.com/kafkalambda/toolkit/internal/batchsettings"
 
 // Package fanout's Dispatcher, which sends each record to SQS instead of calling a handler,
 // takes this package's options for the behaviours every processor of Kafka batches has (its
-// logger, its metrics, the deadline margin and the failure sink), so that each is defined
-// once; it reads them through internal/batchsettings.
+// logger, its metrics, the deadline margin, the failure sink and the records' correlation
+// IDs), so that each is defined once; it reads them through internal/batchsettings.
 func init() {
 	batchsettings.Read = func(opts any) (batchsettings.Settings, error) { return readSettings(opts.([]Option)) }
 }
@@ -25,7 +25,7 @@ func readSettings(opts []Option) (batchsettings.Settings, error) {
 			return batchsettings.Settings{}, probe.err
 		}
 		if name := probe.notSettings(); name != "" {
-			return batchsettings.Settings{}, invalidOption(name + ": not one of the options that Settings holds (WithLogger, WithMetrics, WithMetricsNamespace, WithDeadlineMargin, WithSink)")
+			return batchsettings.Settings{}, invalidOption(name + ": not one of the options that Settings holds (WithLogger, WithMetrics, WithMetricsNamespace, WithDeadlineMargin, WithSink, WithCorrelationIDFrom)")
 		}
 	}
 	c := newConfig(opts)
@@ -33,7 +33,7 @@ func readSettings(opts []Option) (batchsettings.Settings, error) {
 		return batchsettings.Settings{}, c.err
 	}
 	s := batchsettings.Settings{Logger: c.logger, Metrics: c.metricsOut, Namespace: c.namespace,
-		DeadlineMargin: c.deadlineMargin, SinkPolicy: int(c.sinkPolicy)}
+		DeadlineMargin: c.deadlineMargin, SinkPolicy: int(c.sinkPolicy), Correlation: c.correlation}
 	if c.sink != nil {
 		s.Sink = c.sink
 	}
@@ -57,8 +57,6 @@ func (c *config) notSettings() string {
 		return "WithIdempotencyKey"
 	case c.sqsRecord != nil:
 		return "WithSQSKafkaRecord"
-	case c.correlation != "":
-		return "WithCorrelationIDFrom"
 	case len(c.hooks.batch)+len(c.hooks.group)+len(c.hooks.record)+len(c.hooks.failure) != 0:
 		return "WithHooks"
 	case c.now != nil || c.sleep != nil:

@@ -24,16 +24,16 @@ func TestReadSettings(t *testing.T) {
 	l := slog.New(slog.DiscardHandler)
 	sink := &memSink{}
 	s, err = batchsettings.Read([]batch.Option{batch.WithLogger(l), batch.WithMetrics(io.Discard), batch.WithMetricsNamespace("NS"),
-		batch.WithDeadlineMargin(time.Second), batch.WithSink(sink, batch.SinkExhausted)})
+		batch.WithDeadlineMargin(time.Second), batch.WithSink(sink, batch.SinkExhausted), batch.WithCorrelationIDFrom("correlation_id")})
 	if err != nil || s.Logger != l || s.Metrics != io.Discard || s.Namespace != "NS" || s.DeadlineMargin != time.Second ||
-		s.Sink != sink || s.SinkPolicy != int(batch.SinkExhausted) {
+		s.Sink != sink || s.SinkPolicy != int(batch.SinkExhausted) || s.Correlation != "correlation_id" {
 		t.Errorf("set: %+v, %v", s, err)
 	}
 	for want, opt := range map[string]batch.Option{
 		"WithRetry":             batch.WithRetry(3, time.Millisecond),
 		"WithConcurrency":       batch.WithConcurrency(2),
 		"WithErrorWhenAllFail":  batch.WithErrorWhenAllFail(),
-		"WithCorrelationIDFrom": batch.WithCorrelationIDFrom("correlation_id"),
+		"WithCorrelationIDFrom": batch.WithCorrelationIDFrom(""),
 		"WithLogger(nil)":       batch.WithLogger(nil),
 		"Option(nil)":           nil,
 	} {

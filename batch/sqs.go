@@ -181,5 +181,6 @@ func sqsConfig(opts []Option) config {
 	if cfg.kafkaKey != nil && cfg.sqsRecord == nil {
 		cfg.invalid("WithIdempotencyKey: applies to Kafka records; ProcessSQS keys on the message ID unless WithSQSKafkaRecord says how to read the record a message carries")
 	}
+	cfg.useMetrics("sqs")
 	return cfg
 }

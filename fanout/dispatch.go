@@ -15,6 +15,7 @@ import (
 	"github.com/kafkalambda/toolkit/internal/batchsettings"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/limits"
+	"github.com/kafkalambda/toolkit/metrics"
 )
 
 // A Dispatcher sends the records of Kafka batches to an SQS queue, one message per record,
@@ -31,7 +32,7 @@ type Dispatcher struct {
 // Option configures a [Dispatcher]: the options of this package are those of fanning out
 // (message groups, message size, the SendMessageBatch calls and their retries); what a
 // Dispatcher shares with every processor of Kafka batches (its logger, metrics, deadline
-// margin and failure sink) it takes as package batch's own options, through
+// margin, failure sink and the records' correlation IDs) it takes as package batch's own options, through
 // [WithBatchOptions], so that each option is defined once, with one default.
 //
 // Options are checked once, by NewDispatcher: an option given an invalid value makes it
@@ -52,8 +53,10 @@ type config struct {
 	sink        batch.Sink
 	policy      batch.SinkPolicy
 	logger      *slog.Logger
-	metrics     io.Writer
-	namespace   string
+	metrics     io.Writer        // batch.WithMetrics's writer; nil: no metrics
+	namespace   string           // batch.WithMetricsNamespace's
+	mx          *metrics.Metrics // what writes the metrics of each Dispatch; nil: none
+	correlation string           // batch.WithCorrelationIDFrom's header; "": none
 	batchOpts   []batch.Option
 	now         func() time.Time
 }
@@ -149,7 +152,9 @@ func WithMaxMessageSize(n int) Option {
 //     Format line per Dispatch, with the queue's name as the dimension "Queue": records,
 //     records dispatched, failed and sent to the sink, SendMessageBatch calls, entries
 //     retried, bytes sent, the duration, and the age of the oldest and newest records at
-//     dispatch. Off by default.
+//     dispatch. Off by default. The line is written through package metrics, as batch's is
+//     (see batch.WithMetrics): NewDispatcher sets that up once, and a metrics variable it
+//     cannot read (POWERTOOLS_METRICS_DISABLED) is an invalid option.
 //   - batch.WithDeadlineMargin: how long before the function's deadline (the context's) the
 //     dispatcher stops: no call starts after it, the calls in flight are cancelled then, and
 //     the records not accepted by then are reported (batch.ErrDeadline), so that the
@@ -164,6 +169,13 @@ func WithMaxMessageSize(n int) Option {
 //     exist, missing permissions), are never given to the sink: they are reported, so that
 //     Kafka delivers them again. A record the sink refuses is reported instead, and logged
 //     with the sink's error. By default there is no sink.
+//   - batch.WithCorrelationIDFrom: the header that holds a record's correlation ID. The line
+//     logged for a record not accepted, and the sink's Send for it, get a context that
+//     carries the ID, so that the line, logged through package lambdalog, has
+//     "correlation_id". The record's message carries the ID to the workers with the rest of
+//     its headers (kafka.headers): a worker given the same option (WorkerHandler) finds it
+//     there, and every line of its handling of the message has the same "correlation_id".
+//     By default records have no correlation ID.
 //
 // Any other batch option (batch.WithRetry, batch.WithFilter, ...) makes NewDispatcher fail
 // with a *toolkit.OptionError for WithBatchOptions wrapping batch's error for that option: it
@@ -217,8 +229,19 @@ func NewDispatcher(client sqssink.API, queueURL string, opts ...Option) (*Dispat
 		return nil, &toolkit.OptionError{Package: "fanout", Option: "WithBatchOptions", Err: err}
 	}
 	c.logger, c.metrics, c.namespace, c.margin = s.Logger, s.Metrics, s.Namespace, s.DeadlineMargin
+	c.correlation = s.Correlation
 	c.sink, _ = s.Sink.(batch.Sink)
 	c.policy = batch.SinkPolicy(s.SinkPolicy)
+	if c.metrics != nil {
+		// The document of every Dispatch holds what it always held: the queue as its one
+		// dimension, no service dimension, no ColdStart metric (see batch.WithMetrics).
+		m, err := metrics.New(metrics.WithOutput(c.metrics), metrics.WithNamespace(c.namespace), metrics.WithService(""),
+			metrics.WithColdStartMetric(false), metrics.WithDefaultDimensions(map[string]string{"Queue": d.queue}))
+		if err != nil {
+			return nil, &toolkit.OptionError{Package: "fanout", Option: "WithBatchOptions", Err: err}
+		}
+		c.mx = m
+	}
 	return d, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/kafkaevent/kafkaeventtest"
 	"github.com/kafkalambda/toolkit/limits"
+	"github.com/kafkalambda/toolkit/metrics"
 )
 
 func TestDispatchMetrics(t *testing.T) {
@@ -45,8 +48,15 @@ func TestDispatchMetrics(t *testing.T) {
 	want := map[string]any{"Queue": "work", "Records": 3.0, "Dispatched": 2.0, "Failed": 1.0, "Reported": 1.0, "SentToSink": 0.0, "BatchCalls": 1.0,
 		"FailedCalls": 0.0, "EntriesRetried": 0.0, "BytesDispatched": msgBytes, "OldestRecordAge": 3000.0, "NewestRecordAge": 1000.0}
 	for k, v := range want {
-		if m[k] != v {
-			t.Errorf("%s = %v, want %v", k, m[k], v)
+		got := m[k]
+		if a, ok := got.([]any); ok && len(a) == 1 && k != "Queue" { // a metric: one value, in an array, as package metrics writes it
+			got = a[0]
+		} else if k != "Queue" {
+			t.Errorf("%s = %v, want [%v]", k, got, v)
+			continue
+		}
+		if got != v {
+			t.Errorf("%s = %v, want %v", k, got, v)
 		}
 	}
 	aws := m["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
@@ -164,4 +174,30 @@ func TestLocalSQSDeduplicates(t *testing.T) {
 	}
 	n := len(drain(t, client, q))
 	t.Logf("after the first copies were deleted, a new send gives %d messages (real SQS: 0 within five minutes)", n)
+}
+
+// The Dispatcher's metrics are written through package metrics, which NewDispatcher sets up
+// once: a metrics variable it cannot read is an invalid option then, not a document lost
+// at every Dispatch; POWERTOOLS_METRICS_DISABLED=true writes none.
+func TestDispatchMetricsEnvironment(t *testing.T) {
+	client := &sqs.Client{}
+	url := "https://sqs.eu-west-1.amazonaws.com/123456789012/work"
+	t.Setenv(metrics.EnvDisabled, "maybe")
+	_, err := NewDispatcher(client, url, WithBatchOptions(batch.WithMetrics(io.Discard)))
+	var oe *toolkit.OptionError
+	if !errors.As(err, &oe) || oe.Option != "WithBatchOptions" || !strings.Contains(err.Error(), metrics.EnvDisabled) {
+		t.Errorf("unreadable %s: %v", metrics.EnvDisabled, err)
+	}
+	if _, err := NewDispatcher(client, url); err != nil {
+		t.Errorf("without WithMetrics, the variable is not read: %v", err)
+	}
+	t.Setenv(metrics.EnvDisabled, "true")
+	var out bytes.Buffer
+	d, err := NewDispatcher(client, url, WithMaxMessageSize(1), WithBatchOptions(batch.WithMetrics(&out), batch.WithLogger(slog.New(slog.DiscardHandler))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Dispatch(context.Background(), event(rec(0, 0, "k", "v"))); err != nil || out.Len() != 0 {
+		t.Errorf("disabled: %v, %q", err, out.String())
+	}
 }

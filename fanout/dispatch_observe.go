@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/batch"
-	"github.com/kafkalambda/toolkit/internal/emfout"
+	"github.com/kafkalambda/toolkit/internal/correlation"
+	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/metrics"
 )
 
 // finish builds the response, logs each record not accepted and the summary line, and
@@ -71,6 +73,7 @@ func (r *run) notSent(it *item) error {
 func (r *run) logFailure(ctx context.Context, partition string, it *item, reported int) {
 	r.st.failed++ // one line per failed record: Failed counts them
 	l := r.d.cfg.logger
+	ctx = r.correlate(ctx, it.rec)
 	if !l.Enabled(ctx, slog.LevelError) {
 		return
 	}
@@ -91,6 +94,20 @@ func (r *run) logFailure(ctx context.Context, partition string, it *item, report
 	l.LogAttrs(ctx, slog.LevelError, "record not dispatched", attrs...)
 }
 
+// correlate returns ctx carrying the record's correlation ID, from the header that
+// batch.WithCorrelationIDFrom names, cut as batch cuts it; ctx when there is none.
+func (r *run) correlate(ctx context.Context, rec *kafkaevent.Record) context.Context {
+	name := r.d.cfg.correlation
+	if name == "" {
+		return ctx
+	}
+	v, _ := rec.Header(name) // cut before it is copied: a producer's header may be large
+	if len(v) == 0 {
+		return ctx
+	}
+	return correlation.With(ctx, string(correlation.Cut(v)))
+}
+
 func errorText(err error) string {
 	if err == nil {
 		return "unknown"
@@ -104,8 +121,8 @@ func (r *run) observe(ctx context.Context) {
 	st := &r.st
 	now := c.now()
 	dur := now.Sub(r.start)
-	if out := c.metrics; out != nil {
-		if err := emfout.WriteLine(out, r.emf(now, dur)); err != nil {
+	if c.mx != nil {
+		if err := r.writeMetrics(ctx, now, dur); err != nil {
 			c.logger.LogAttrs(ctx, slog.LevelError, "dispatch metrics not written", slog.String("queue", r.d.queue), slog.String("error", err.Error()))
 		}
 	}
@@ -133,23 +150,33 @@ func (r *run) observe(ctx context.Context) {
 	c.logger.LogAttrs(ctx, level, "records dispatched", attrs...)
 }
 
-// emf builds the Embedded Metric Format line of a Dispatch.
-func (r *run) emf(now time.Time, dur time.Duration) []byte {
+// writeMetrics writes the Embedded Metric Format document of a Dispatch through package
+// metrics, with a recorder of the Dispatcher's Metrics of its own.
+func (r *run) writeMetrics(ctx context.Context, now time.Time, dur time.Duration) error {
 	st := &r.st
-	d := emfout.New("Queue", r.d.queue)
-	d.Int("Records", emfout.Count, int64(st.records))
-	d.Int("Dispatched", emfout.Count, int64(st.dispatched))
-	d.Int("Failed", emfout.Count, int64(st.failed))
-	d.Int("Reported", emfout.Count, int64(st.reported))
-	d.Int("SentToSink", emfout.Count, int64(st.sunk))
-	d.Int("BatchCalls", emfout.Count, int64(st.calls))
-	d.Int("FailedCalls", emfout.Count, int64(st.failedCalls))
-	d.Int("EntriesRetried", emfout.Count, int64(st.retried))
-	d.Int("BytesDispatched", emfout.Bytes, st.bytes)
-	d.Float("DispatchDuration", emfout.Milliseconds, float64(dur.Microseconds())/1000)
-	if !st.oldest.IsZero() {
-		d.Float("OldestRecordAge", emfout.Milliseconds, float64(now.Sub(st.oldest).Milliseconds()))
-		d.Float("NewestRecordAge", emfout.Milliseconds, float64(now.Sub(st.newest).Milliseconds()))
+	ctx = r.d.cfg.mx.Start(ctx)
+	var err error
+	add := func(name string, unit metrics.Unit, v float64) {
+		if err == nil {
+			err = metrics.Add(ctx, name, unit, v)
+		}
 	}
-	return d.Line(now, r.d.cfg.namespace)
+	add("Records", metrics.Count, float64(st.records))
+	add("Dispatched", metrics.Count, float64(st.dispatched))
+	add("Failed", metrics.Count, float64(st.failed))
+	add("Reported", metrics.Count, float64(st.reported))
+	add("SentToSink", metrics.Count, float64(st.sunk))
+	add("BatchCalls", metrics.Count, float64(st.calls))
+	add("FailedCalls", metrics.Count, float64(st.failedCalls))
+	add("EntriesRetried", metrics.Count, float64(st.retried))
+	add("BytesDispatched", metrics.Bytes, float64(st.bytes))
+	add("DispatchDuration", metrics.Milliseconds, float64(dur.Microseconds())/1000)
+	if !st.oldest.IsZero() {
+		add("OldestRecordAge", metrics.Milliseconds, float64(now.Sub(st.oldest).Milliseconds()))
+		add("NewestRecordAge", metrics.Milliseconds, float64(now.Sub(st.newest).Milliseconds()))
+	}
+	if err != nil {
+		return err
+	}
+	return metrics.Flush(ctx)
 }

@@ -594,11 +594,12 @@ func (r *run) terminal(it *item, sinkable bool) {
 		it.state = stateSinking
 		r.sinks++
 		e := envelope(it)
+		sctx := r.correlate(r.ctx, it.rec)
 		go func() {
 			var err error
 			select {
 			case r.sinkSlots <- struct{}{}:
-				err = c.sink.Send(r.ctx, e)
+				err = c.sink.Send(sctx, e)
 				<-r.sinkSlots
 			case <-r.ctx.Done():
 				err = context.Cause(r.ctx)

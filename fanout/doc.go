@@ -97,9 +97,9 @@
 // The Dispatcher's own options ([Option]) are those of fanning out: message groups
 // ([WithMessageGroup], [WithPartitionGroups]), the message size ([WithMaxMessageSize]) and
 // the SendMessageBatch calls ([WithSendConcurrency], [WithSendRetry]). What it shares with
-// every processor of Kafka batches (logger, metrics, deadline margin, failure sink) it takes
-// as package batch's options, through [WithBatchOptions], and the workers take batch's
-// options alone: each option is defined once, in the package that owns the behaviour, with
+// every processor of Kafka batches (logger, metrics, deadline margin, failure sink, the
+// records' correlation IDs) it takes as package batch's options, through
+// [WithBatchOptions], and the workers take batch's options alone: each option is defined once, in the package that owns the behaviour, with
 // one default. [NewDispatcher] checks its options once and returns the error of an invalid
 // one, a *toolkit.OptionError naming the option and value (wrapping batch's error, for one of
 // batch's); [WorkerHandler] checks its options as batch.SQSHandler does.

@@ -466,11 +466,11 @@ func TestWorkerRecordAge(t *testing.T) {
 	if _, err := w(context.Background(), &events.SQSEvent{Records: []events.SQSMessage{m}}); err != nil {
 		t.Fatal(err)
 	}
-	var doc struct{ OldestRecordAge, NewestRecordAge float64 }
+	var doc struct{ OldestRecordAge, NewestRecordAge [1]float64 } // one value each, in an array
 	if err := json.Unmarshal(emf.Bytes(), &doc); err != nil {
 		t.Fatalf("%v: %s", err, emf.Bytes())
 	}
-	if doc.OldestRecordAge < 3_600_000 || doc.OldestRecordAge > 3_660_000 {
-		t.Errorf("OldestRecordAge = %v ms, want about an hour", doc.OldestRecordAge)
+	if age := doc.OldestRecordAge[0]; age < 3_600_000 || age > 3_660_000 {
+		t.Errorf("OldestRecordAge = %v ms, want about an hour", age)
 	}
 }

@@ -62,8 +62,10 @@
 //
 // # Writing
 //
-// Documents go to standard output, one line each, written one at a time across every package
-// of the toolkit (batch and fanout write their own EMF lines there), so no two lines
-// interleave; WithOutput sends them elsewhere. A write that fails is returned by Flush, and by
+// Documents go to standard output, one line each, written one at a time across every Metrics
+// of the process, so no two lines interleave; WithOutput sends them elsewhere. This package is
+// the toolkit's one EMF writer: package batch (batch.WithMetrics) and package fanout write
+// their document of each batch through a Metrics of their own (no service dimension, no
+// ColdStart), with a recorder of its own beside the function's (see Metrics.Start). A write that fails is returned by Flush, and by
 // the wrapped handler, joined to its own error: an invocation whose metrics were lost fails.
 package metrics

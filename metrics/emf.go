@@ -2,15 +2,36 @@ package metrics
 
 import (
 	"strconv"
+	"sync"
 	"time"
-
-	"github.com/kafkalambda/toolkit/internal/emfout"
 )
 
 // maxMetricBytes bounds the metrics' part of one document (their values and definitions), so
 // that with 30 dimensions and 64 KiB of metadata a document stays under CloudWatch Logs' 256
 // KiB event, which Lambda splits, and EMF then drops.
 const maxMetricBytes = 128 << 10
+
+// linePool keeps the buffers of documents written, for the next: an io.Writer must not keep
+// what it is given (io.Writer's contract), so a buffer is free once written. A buffer larger
+// than maxPooledLine is left to the collector, so that one large flush does not hold memory.
+var linePool sync.Pool // *[]byte
+
+const maxPooledLine = 16 << 10
+
+func getLine(n int) []byte {
+	if p, ok := linePool.Get().(*[]byte); ok {
+		if cap(*p) >= n {
+			return (*p)[:0]
+		}
+	}
+	return make([]byte, 0, max(n, 1024))
+}
+
+func putLine(b []byte) {
+	if cap(b) <= maxPooledLine {
+		linePool.Put(&b)
+	}
+}
 
 // chunk is the values of one metric that go in one document.
 type chunk struct {
@@ -28,8 +49,10 @@ func (r *recorder) lines(now time.Time) [][]byte {
 		r.coldPending = false
 		out = append(out, r.coldStartLine(ts))
 	}
+	var small [smallMetrics]chunk // most invocations: no allocation for the list
+	doc := small[:0]
 	for round := 0; ; round++ {
-		var doc []chunk
+		doc = doc[:0]
 		size := 0
 		any := false
 		for _, m := range r.metrics {
@@ -42,7 +65,7 @@ func (r *recorder) lines(now time.Time) [][]byte {
 			cs := 2*len(m.name) + 64 + 25*len(c.values)
 			if len(doc) == MaxMetrics || (len(doc) > 0 && size+cs > maxMetricBytes) {
 				out = append(out, r.line(ts, doc))
-				doc, size = nil, 0
+				doc, size = doc[:0], 0
 			}
 			doc = append(doc, c)
 			size += cs
@@ -56,7 +79,7 @@ func (r *recorder) lines(now time.Time) [][]byte {
 
 // line writes one document of the chunks, with every dimension and metadata member.
 func (r *recorder) line(ts int64, chunks []chunk) []byte {
-	b := make([]byte, 0, 512+64*len(chunks))
+	b := getLine(r.lineSize(chunks))
 	b = append(b, '{')
 	first := true
 	member := func(name string) {
@@ -64,12 +87,12 @@ func (r *recorder) line(ts int64, chunks []chunk) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		b = emfout.AppendString(b, name)
+		b = appendString(b, name)
 		b = append(b, ':')
 	}
 	dim := func(d dimension) {
 		member(d.name)
-		b = emfout.AppendString(b, d.value)
+		b = appendString(b, d.value)
 	}
 	for _, d := range r.m.defaults {
 		dim(d)
@@ -87,7 +110,7 @@ func (r *recorder) line(ts int64, chunks []chunk) []byte {
 	}
 	if r.info.RequestID != "" {
 		member(RequestIDKey)
-		b = emfout.AppendString(b, r.info.RequestID)
+		b = appendString(b, r.info.RequestID)
 	}
 	for _, md := range r.meta {
 		member(md.key)
@@ -102,7 +125,7 @@ func (r *recorder) line(ts int64, chunks []chunk) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = emfout.AppendFloat(b, v)
+			b = appendFloat(b, v)
 		}
 		b = append(b, ']')
 	}
@@ -111,13 +134,34 @@ func (r *recorder) line(ts int64, chunks []chunk) []byte {
 	return append(b, "}\n"...)
 }
 
+// lineSize is about the size of the document of chunks, a little more so that it is written
+// into one buffer: each member's name twice (member and directive), its value, and the JSON
+// around them.
+func (r *recorder) lineSize(chunks []chunk) int {
+	n := 160 + len(r.m.namespace) + len(r.info.RequestID) + r.metaSize
+	for _, ds := range [][]dimension{r.m.defaults, r.dims} {
+		for _, d := range ds {
+			n += 2*len(d.name) + len(d.value) + 8
+		}
+	}
+	for _, set := range r.sets {
+		for _, d := range set {
+			n += 2*len(d.name) + len(d.value) + 8
+		}
+	}
+	for _, c := range chunks {
+		n += 2*len(c.m.name) + len(c.m.unit) + 48 + 25*len(c.values)
+	}
+	return n
+}
+
 // appendDirective writes the _aws member's value: the timestamp and one MetricDirective whose
 // dimension sets are the base one (service, defaults, AddDimension's) and AddDimensionSet's.
 func (r *recorder) appendDirective(b []byte, ts int64, chunks []chunk) []byte {
 	b = append(b, `{"Timestamp":`...)
 	b = strconv.AppendInt(b, ts, 10)
 	b = append(b, `,"CloudWatchMetrics":[{"Namespace":`...)
-	b = emfout.AppendString(b, r.m.namespace)
+	b = appendString(b, r.m.namespace)
 	b = append(b, `,"Dimensions":[[`...)
 	n := 0
 	for _, ds := range [][]dimension{r.m.defaults, r.dims} {
@@ -126,7 +170,7 @@ func (r *recorder) appendDirective(b []byte, ts int64, chunks []chunk) []byte {
 				b = append(b, ',')
 			}
 			n++
-			b = emfout.AppendString(b, d.name)
+			b = appendString(b, d.name)
 		}
 	}
 	b = append(b, ']')
@@ -138,7 +182,7 @@ func (r *recorder) appendDirective(b []byte, ts int64, chunks []chunk) []byte {
 				b = append(b, ',')
 			}
 			n++
-			b = emfout.AppendString(b, d.name)
+			b = appendString(b, d.name)
 		}
 		for _, d := range set {
 			if isDefault(r.m.defaults, d.name) {
@@ -148,7 +192,7 @@ func (r *recorder) appendDirective(b []byte, ts int64, chunks []chunk) []byte {
 				b = append(b, ',')
 			}
 			n++
-			b = emfout.AppendString(b, d.name)
+			b = appendString(b, d.name)
 		}
 		b = append(b, ']')
 	}
@@ -158,9 +202,9 @@ func (r *recorder) appendDirective(b []byte, ts int64, chunks []chunk) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"Name":`...)
-		b = emfout.AppendString(b, c.m.name)
+		b = appendString(b, c.m.name)
 		b = append(b, `,"Unit":`...)
-		b = emfout.AppendString(b, string(c.m.unit))
+		b = appendString(b, string(c.m.unit))
 		if c.m.resolution == High { // Powertools writes StorageResolution only for 1; 60 is EMF's default
 			b = append(b, `,"StorageResolution":1`...)
 		}

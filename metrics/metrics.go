@@ -175,10 +175,16 @@ func WithNamespace(ns string) Option {
 	}
 }
 
-// WithService sets the value of the "service" dimension every metric carries. Default:
-// EnvService; without either, metrics have no service dimension (as in Powertools).
+// WithService sets the value of the "service" dimension every metric carries; "" means no
+// service dimension, whatever EnvService says (for metrics whose dimensions must not change
+// with the function's service name, such as package batch's). Default: EnvService; without
+// either, metrics have no service dimension (as in Powertools).
 func WithService(name string) Option {
 	return func(c *config) error {
+		if name == "" {
+			c.service = &name
+			return nil
+		}
 		if reason := checkDimension(ServiceDimension, name); reason != "" {
 			return &toolkit.OptionError{Package: "metrics", Option: "WithService", Reason: reason}
 		}
@@ -229,11 +235,16 @@ func WithColdStartMetric(enabled bool) Option {
 	}
 }
 
-// Start returns ctx carrying a recorder for the invocation ctx belongs to, which Add and its
-// siblings fill and Flush writes. Handle and Wrap call it; call it yourself only when neither
-// fits (and Flush when the invocation ends). A ctx that already carries a recorder keeps it.
+// Start returns ctx carrying a recorder of m for the invocation ctx belongs to, which Add and
+// its siblings fill and Flush writes. Handle and Wrap call it; call it yourself only when
+// neither fits (and Flush when the documents are due). A ctx that already carries a recorder
+// of m keeps it (a nested wrapper of the same Metrics writes once). A recorder of another
+// Metrics is not shared: m's namespace and dimensions are not another's, so Start gives m a
+// recorder of its own, and Add and Flush with the returned ctx use it, while the other's stays
+// with the ctx it was started in. That is how packages batch and fanout write their documents
+// of a batch beside the function's own, in the same invocation.
 func (m *Metrics) Start(ctx context.Context) context.Context {
-	if _, ok := ctx.Value(recorderKey{}).(*recorder); ok {
+	if r, ok := ctx.Value(recorderKey{}).(*recorder); ok && r.m == m {
 		return ctx
 	}
 	ctx, info := invocation.Start(ctx)

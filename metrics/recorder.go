@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kafkalambda/toolkit/internal/emfout"
 	"github.com/kafkalambda/toolkit/internal/invocation"
 )
 
@@ -38,10 +37,10 @@ type recorder struct {
 	coldPending bool
 
 	metrics  []*metric
-	byName   map[string]*metric
-	slab     []metric    // where metrics are allocated, 16 at a time
-	held     int         // values held in metrics
-	dims     []dimension // AddDimension's, in the base set after the defaults
+	byName   map[string]*metric // from the (smallMetrics+1)th metric on; below, metrics is searched
+	slab     []metric           // where metrics are allocated, 16 at a time
+	held     int                // values held in metrics
+	dims     []dimension        // AddDimension's, in the base set after the defaults
 	sets     [][]dimension
 	meta     []metadatum
 	metaSize int
@@ -73,7 +72,7 @@ func AddWithResolution(ctx context.Context, name string, unit Unit, res Resoluti
 	if reason := checkText("metric name", name, maxNameLength); reason != "" {
 		return bad(reason)
 	}
-	if !units[unit] {
+	if !unit.known() {
 		return bad("unit " + strconv.Quote(string(unit)) + " is not a CloudWatch unit")
 	}
 	if res != Standard && res != High {
@@ -87,7 +86,7 @@ func AddWithResolution(ctx context.Context, name string, unit Unit, res Resoluti
 	if r.held >= maxHeldValues {
 		return bad("the invocation holds " + strconv.Itoa(maxHeldValues) + " values: call Flush")
 	}
-	if m, ok := r.byName[name]; ok {
+	if m := r.metric(name); m != nil {
 		if m.unit != unit || m.resolution != res {
 			return bad(fmt.Sprintf("added before in %s at resolution %d, now in %s at %d: one metric has one unit and one resolution",
 				m.unit, m.resolution, unit, res))
@@ -100,18 +99,48 @@ func AddWithResolution(ctx context.Context, name string, unit Unit, res Resoluti
 		return bad("the name is a dimension or metadata member of the document")
 	}
 	if len(r.slab) == cap(r.slab) { // a new slab: the pointers into the old one stay valid
-		r.slab = make([]metric, 0, 16)
+		if r.metrics == nil {
+			// The first slab holds a batch's or a Dispatch's metrics (11, 12), no more: it is
+			// most of what an invocation allocates.
+			r.slab = make([]metric, 0, 12)
+			r.metrics = make([]*metric, 0, 12)
+		} else {
+			r.slab = make([]metric, 0, 16)
+		}
 	}
 	r.slab = append(r.slab, metric{name: name, unit: unit, resolution: res})
 	m := &r.slab[len(r.slab)-1]
 	m.first[0] = value
 	m.values = m.first[:1:1]
-	if r.byName == nil {
-		r.byName = make(map[string]*metric, 16)
-	}
-	r.byName[name] = m
 	r.metrics = append(r.metrics, m)
+	switch n := len(r.metrics); {
+	case n > smallMetrics && r.byName == nil: // a map pays from here; below, a search is cheaper
+		r.byName = make(map[string]*metric, 2*n)
+		for _, m := range r.metrics {
+			r.byName[m.name] = m
+		}
+	case r.byName != nil:
+		r.byName[name] = m
+	}
 	r.held++
+	return nil
+}
+
+// smallMetrics is how many metrics an invocation holds before it keeps them in a map by name
+// too: up to it, looking a name up among them costs less than hashing it (a batch of package
+// batch adds 11).
+const smallMetrics = 16
+
+// metric returns the metric name, or nil.
+func (r *recorder) metric(name string) *metric {
+	if r.byName != nil {
+		return r.byName[name]
+	}
+	for _, m := range r.metrics {
+		if m.name == name {
+			return m
+		}
+	}
 	return nil
 }
 
@@ -187,7 +216,7 @@ func (r *recorder) checkNewDimension(name, value string) string {
 	if v, ok := r.dimValue(name); ok && v != value {
 		return "the invocation has this dimension with the value " + strconv.Quote(v)
 	}
-	if _, ok := r.byName[name]; ok {
+	if r.metric(name) != nil {
 		return "the name is a metric of the document"
 	}
 	if name == RequestIDKey && r.info.RequestID != "" {
@@ -275,7 +304,7 @@ func AddMetadata(ctx context.Context, key string, value any) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.byName[key]; ok || r.taken(key) {
+	if r.metric(key) != nil || r.taken(key) {
 		return &InvalidError{Call: "AddMetadata", Name: key, Reason: "the key is a member of the document already"}
 	}
 	if r.metaSize+len(key)+len(b) > maxMetadataBytes {
@@ -303,12 +332,19 @@ func Flush(ctx context.Context) error {
 	r.metrics, r.byName, r.slab, r.held, r.dims, r.sets, r.meta, r.metaSize = nil, nil, nil, 0, nil, nil, nil, 0
 	r.mu.Unlock()
 	if r.m.disabled {
+		for _, line := range lines {
+			putLine(line)
+		}
 		return nil
 	}
+	err = nil
 	for _, line := range lines {
-		if err := emfout.WriteLine(r.m.out, line); err != nil {
-			return fmt.Errorf("metrics: writing an EMF document: %w", err)
+		if err == nil {
+			if werr := writeLine(r.m.out, line); werr != nil {
+				err = fmt.Errorf("metrics: writing an EMF document: %w", werr)
+			}
 		}
+		putLine(line)
 	}
-	return nil
+	return err
 }

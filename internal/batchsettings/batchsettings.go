@@ -1,6 +1,6 @@
 // Package batchsettings carries the settings of package batch's options that every processor
 // of Kafka batches has, whatever it does with the records (its logger, its metrics, the
-// deadline margin and the failure sink), to package fanout, whose Dispatcher takes batch's
+// deadline margin, the failure sink and the records' correlation IDs), to package fanout, whose Dispatcher takes batch's
 // options for them (fanout.WithBatchOptions): each option is defined once, in batch, and
 // reading them is not part of batch's API.
 //
@@ -22,6 +22,7 @@ type Settings struct {
 	DeadlineMargin time.Duration // batch.WithDeadlineMargin; by default 500 ms
 	Sink           any           // batch.WithSink: a batch.Sink; by default nil, no sink
 	SinkPolicy     int           // batch.WithSink's policy, a batch.SinkPolicy
+	Correlation    string        // batch.WithCorrelationIDFrom: the header that holds a record's correlation ID; "": none
 }
 
 // Read applies opts, a []batch.Option, and returns the Settings they make. An option given an
