@@ -111,9 +111,9 @@ const CorrelationHeader = "correlation-id"
 func WithCorrelationIDs(t *testing.T, payload []byte) []byte {
 	t.Helper()
 	var ev struct {
-		EventSource      string                       `json:"eventSource"`
-		EventSourceArn   string                       `json:"eventSourceArn"`
-		BootstrapServers string                       `json:"bootstrapServers"`
+		EventSource      string                      `json:"eventSource"`
+		EventSourceArn   string                      `json:"eventSourceArn"`
+		BootstrapServers string                      `json:"bootstrapServers"`
 		Records          map[string][]map[string]any `json:"records"`
 	}
 	if err := json.Unmarshal(payload, &ev); err != nil {
