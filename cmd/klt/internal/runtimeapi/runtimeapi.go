@@ -131,6 +131,11 @@ type Config struct {
 	// process that receives a chosen record, so that its invocation times out as a hung
 	// runtime's would.
 	OnEvent func(instance, pid int, payload []byte)
+	// OnInvoke, when set, is called with each invocation's request ID (the
+	// Lambda-Runtime-Aws-Request-Id the process gets) before the process gets the event, so
+	// before any line the process logs for it. It must return quickly. klt local counts the
+	// log lines that carry each request ID.
+	OnInvoke func(requestID string)
 	// OnAnswer, when set, is called as a process answers its invocation (its response or
 	// error, read whole), before the answer is taken, with the instance's number and the
 	// process ID. It must return quickly. When it returns false the answer is not taken: the

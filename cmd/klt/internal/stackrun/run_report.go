@@ -293,6 +293,7 @@ func (s *stack) report(started time.Time, phases []*phaseResult, names map[*pipe
 		},
 		Series:   rec.Series(),
 		Mappings: lv.mappings(),
+		Logs:     s.census.Functions(),
 	}
 	switch src := s.source.(type) {
 	case *generator:
