@@ -3,7 +3,8 @@
 // (samples/worker) run with the queue's parallelism and each key stays in Kafka order. Each
 // record goes whole, its headers with it, so the worker reads the same correlation-id header
 // (batch.WithCorrelationIDFrom there) and its lines carry the correlation ID the producer set.
-// The dispatcher's own lines (lambdalog) carry the invocation's request ID.
+// The dispatcher's own lines (lambdalog) carry the invocation's request ID, and a line about one
+// record (one it could not send) carries that record's correlation ID too.
 //
 // Environment: WORK_QUEUE_URL (a .fifo queue), POWERTOOLS_SERVICE_NAME,
 // POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_LOG_LEVEL (template.yaml's Globals).
@@ -53,7 +54,7 @@ func newHandler(ctx context.Context, out io.Writer) (lambda.Handler, error) {
 		return nil, err
 	}
 	d, err := fanout.NewDispatcher(sqs.NewFromConfig(cfg), queue,
-		fanout.WithBatchOptions(batch.WithLogger(log)))
+		fanout.WithBatchOptions(batch.WithLogger(log), batch.WithCorrelationIDFrom("correlation-id")))
 	if err != nil {
 		return nil, err
 	}
