@@ -1,6 +1,7 @@
 package standin_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net"
@@ -169,5 +170,53 @@ func TestCreateTableReportsErrors(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "create table x") {
 		t.Fatalf("CreateTable with a 1-character name: %v, want an error naming the table", err)
+	}
+}
+
+// TestAbandonedRequestKeepsServerUp sends dynalite a request whose body never arrives whole:
+// the client closes the connection mid-body, as a caller does when its deadline ends. dynalite
+// itself throws on that ("Error: aborted") and exited; the server must stay up and answer the
+// next call.
+func TestAbandonedRequestKeepsServerUp(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := standintest.StartDynamoDB(t)
+	u, err := url.Parse(srv.Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		conn, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A body of 100 bytes announced. "Expect: 100-continue" makes node answer "100
+		// Continue" as it hands the request to dynalite's handler, so once it is read the
+		// handler is reading the body; 10 bytes of it are sent, then the connection closed.
+		_, err = conn.Write([]byte("POST / HTTP/1.1\r\nHost: " + u.Host + "\r\nContent-Type: application/x-amz-json-1.0\r\n" +
+			"X-Amz-Target: DynamoDB_20120810.ListTables\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		status, err := bufio.NewReader(conn).ReadString('\n')
+		if err != nil || !strings.Contains(status, " 100 ") {
+			t.Fatalf("status line %q (%v), want 100 Continue", status, err)
+		}
+		if _, err := conn.Write([]byte(`{"Limit":1`)); err != nil {
+			t.Fatal(err)
+		}
+		conn.Close()
+	}
+	// The next call is answered: the server did not exit.
+	if _, err := srv.Client().ListTables(ctx, &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatalf("ListTables after abandoned requests: %v\n%s", err, srv.Output())
+	}
+	if srv.Exited() {
+		t.Fatalf("dynalite exited:\n%s", srv.Output())
+	}
+	if !strings.Contains(srv.Output(), "request dropped") {
+		t.Errorf("no line about the dropped request in dynalite's output:\n%s", srv.Output())
 	}
 }

@@ -29,6 +29,7 @@ package standin
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -97,6 +98,9 @@ type command struct {
 	Stdin bool
 	// Env is added to the process's environment (klt's own).
 	Env []string
+	// Preamble, if set, is JavaScript run in the process before Script, which it then loads
+	// as node would (process.argv as if Script were node's argument).
+	Preamble string
 }
 
 // process is one running server process. Its methods are safe for concurrent use.
@@ -119,7 +123,18 @@ func startProcess(c command) (*process, error) {
 	ready := make(chan string, 1)
 	stdout := &lineWatcher{w: out, match: c.Ready, found: ready}
 
-	cmd := exec.Command(c.Node, append([]string{c.Script}, c.Args...)...)
+	args := append([]string{c.Script}, c.Args...)
+	if c.Preamble != "" {
+		// node -e CODE -- ARGS gives the code process.argv = [node, ARGS...]; the script
+		// expects [node, script, ARGS...], so its path goes back in before it is loaded.
+		script, err := json.Marshal(c.Script)
+		if err != nil {
+			return nil, err
+		}
+		code := fmt.Sprintf("%s\nprocess.argv.splice(1, 0, %s);\nrequire(%s);\n", c.Preamble, script, script)
+		args = append([]string{"-e", code, "--"}, c.Args...)
+	}
+	cmd := exec.Command(c.Node, args...)
 	cmd.Dir = filepath.Dir(c.Script)
 	if len(c.Env) > 0 {
 		cmd.Env = append(os.Environ(), c.Env...)
