@@ -145,11 +145,11 @@ func TestInstallIntoEmptyCache(t *testing.T) {
 	if err := holdsServers(filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(ddb.proc.cmd.Args[1], dir+string(filepath.Separator)) {
-		t.Errorf("dynalite runs %s, want it from %s", ddb.proc.cmd.Args[1], dir)
+	if !strings.HasPrefix(ddb.proc.script, dir+string(filepath.Separator)) {
+		t.Errorf("dynalite runs %s, want it from %s", ddb.proc.script, dir)
 	}
-	if !strings.HasPrefix(q.proc.cmd.Args[1], dir+string(filepath.Separator)) {
-		t.Errorf("local-aws-sqs runs %s, want it from %s", q.proc.cmd.Args[1], dir)
+	if !strings.HasPrefix(q.proc.script, dir+string(filepath.Separator)) {
+		t.Errorf("local-aws-sqs runs %s, want it from %s", q.proc.script, dir)
 	}
 	entries, err := os.ReadDir(filepath.Join(cache, "node-servers"))
 	if err != nil {
@@ -221,8 +221,8 @@ func TestNamedNodeModules(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ddb.Stop()
-	if want := filepath.Join(named, "dynalite", "cli.js"); ddb.proc.cmd.Args[1] != want {
-		t.Errorf("dynalite runs %s, want %s", ddb.proc.cmd.Args[1], want)
+	if want := filepath.Join(named, "dynalite", "cli.js"); ddb.proc.script != want {
+		t.Errorf("dynalite runs %s, want %s", ddb.proc.script, want)
 	}
 	q, err := StartSQS(ctx, WithCacheDir(cache))
 	if err != nil {

@@ -106,6 +106,7 @@ type command struct {
 // process is one running server process. Its methods are safe for concurrent use.
 type process struct {
 	name     string
+	script   string // command.Script: the server's script, whether or not a Preamble runs first
 	cmd      *exec.Cmd
 	stdin    io.WriteCloser // nil without command.Stdin
 	out      *logBuffer
@@ -153,7 +154,7 @@ func startProcess(c command) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s %s: %w", c.Node, c.Script, err)
 	}
-	p := &process{name: c.Name, cmd: cmd, stdin: stdin, out: out, ready: ready, done: make(chan struct{})}
+	p := &process{name: c.Name, script: c.Script, cmd: cmd, stdin: stdin, out: out, ready: ready, done: make(chan struct{})}
 	go func() {
 		p.waitRes = cmd.Wait()
 		close(p.done)
