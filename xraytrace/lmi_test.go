@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-xray-sdk-go/v2/xray"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/aws/aws-xray-sdk-go/v2/xray"
