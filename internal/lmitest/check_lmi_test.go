@@ -75,7 +75,7 @@ func checkLogLines(t *testing.T, logs *lmitest.Output, invocations int) {
 		if i < 0 {
 			continue
 		}
-		if line["message"] == "batch processed" {
+		if m := line["message"]; m == "batch processed" || m == "records dispatched" { // an invocation's summary
 			summaries[req]++
 		}
 		if _, ok := line["ctx_request"]; ok { // a line of the handler
