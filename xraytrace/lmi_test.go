@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-xray-sdk-go/v2/xray"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/aws/aws-xray-sdk-go/v2/xray"
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/internal/invocation"
 	"github.com/kafkalambda/toolkit/internal/lmitest"
