@@ -209,6 +209,7 @@ func begin(ctx context.Context, key any, name string) context.Context {
 			return ctx
 		}
 		if !inCtx { // the SDK reads the header only from the context
+			//lint:ignore SA1029 the key is the SDK's own (aws-lambda-go's string key)
 			sctx = context.WithValue(ctx, xray.LambdaTraceHeaderKey, h)
 		}
 	}

@@ -81,7 +81,6 @@ func TraceHeader(ctx context.Context) string {
 	if in, ok := From(ctx); ok {
 		return in.TraceID
 	}
-	//lint:ignore SA1029 the string key is aws-lambda-go's
 	if t, ok := ctx.Value(TraceHeaderKey).(string); ok {
 		return t
 	}

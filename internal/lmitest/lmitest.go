@@ -11,7 +11,15 @@
 // context, and [Run] calls a handler that way from concurrency goroutines. What the Runtime
 // API adds (HTTP, the JSON of the response) is not the subject: the handler is called
 // directly, with the payload's bytes, and a panic in it ends the test binary as it ends the
-// function's process. AWS's page on the environment: "Understanding the Lambda Managed
+// function's process. This package's TestLMIRuntimeAPI runs a function under aws-lambda-go's
+// own loop, against a Runtime API the test serves, as the check that Run does what the runtime
+// does.
+//
+// The package's tests are the library's suite under many invocations at once: Kafka batches
+// each delivered twice at once with idempotency on dynalite and a failure sink on
+// local-aws-sqs, fan-out through a FIFO queue, ProduceOnce on kfake, lambdalog and metrics per
+// invocation; and TestProcessWideValues, the list of the library's package-level variables,
+// each with why one value for the whole process is right. AWS's page on the environment: "Understanding the Lambda Managed
 // Instances execution environment"
 // (https://docs.aws.amazon.com/lambda/latest/dg/lambda-managed-instances-execution-environment.html).
 package lmitest

@@ -97,8 +97,7 @@ func checkOutputs(t *testing.T, addrs []string, cl *kgo.Client, partitions, reco
 	}
 	defer rd.Close()
 	got := map[string]int{}
-	var last [][2]int64 // per partition: the last input offset and output index read
-	last = make([][2]int64, partitions)
+	last := make([][2]int64, partitions) // per partition: the last input offset and output index read
 	for i := range last {
 		last[i] = [2]int64{-1, 1}
 	}

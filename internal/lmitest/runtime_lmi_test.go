@@ -62,7 +62,7 @@ func kafkaFunction() {
 		logger.InfoContext(ctx, "applied", "ctx_request", lc.AwsRequestID, "partition", r.Partition, "offset", r.Offset, "key", string(r.Key))
 		return nil
 	}
-	lambda.StartHandler(lambdalog.WrapHandler(batch.KafkaHandler(process, batch.WithIdempotency(store), batch.WithLogger(logger))))
+	lambda.Start(lambdalog.WrapHandler(batch.KafkaHandler(process, batch.WithIdempotency(store), batch.WithLogger(logger))))
 }
 
 // runtimeAPI is Lambda's Runtime API (2018-06-01) for one execution environment: the function's
@@ -89,7 +89,6 @@ type pendingInvoke struct {
 func (a *runtimeAPI) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	lc, _ := lambdacontext.FromContext(ctx)
 	d, _ := ctx.Deadline()
-	//lint:ignore SA1029 the string key is aws-lambda-go's
 	trace, _ := ctx.Value("x-amzn-trace-id").(string)
 	p := &pendingInvoke{id: lc.AwsRequestID, trace: trace, deadline: d, payload: payload, done: make(chan struct{})}
 	a.mu.Lock()
