@@ -222,7 +222,27 @@ func TestLMIRuntimeAPI(t *testing.T) {
 		}
 		l.check(t, want)
 		checkLogLines(t, stdout, st.invocations)
+		checkColdStart(t, stdout)
 	})
+}
+
+// checkColdStart: the lines of exactly one invocation say cold_start true, the function's first,
+// however many ran at once: the cold start is the execution environment's.
+func checkColdStart(t *testing.T, out *lmitest.Output) {
+	t.Helper()
+	lines, err := out.Lines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold := map[any]bool{}
+	for _, line := range lines {
+		if line["cold_start"] == true {
+			cold[line["function_request_id"]] = true
+		}
+	}
+	if len(cold) != 1 {
+		t.Errorf("invocations whose lines say cold_start true: %v, want one", cold)
+	}
 }
 
 // ledgerFromLines rebuilds the ledger from the function's "applied" lines.
