@@ -598,3 +598,22 @@ func captureStdout(t *testing.T, fn func()) string {
 	w.Close()
 	return <-done
 }
+
+// all returns every logged entry.
+func (l *failureLog) all(t testing.TB) []map[string]any {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("log line is not JSON: %v\n%s", err, line)
+		}
+		out = append(out, e)
+	}
+	return out
+}
