@@ -46,7 +46,9 @@ func (h *countingHook) OnBatchStart(ctx context.Context, _ *batch.BatchInfo) con
 	h.calls.Add(1)
 	return ctx
 }
-func (h *countingHook) OnBatchEnd(context.Context, *batch.BatchInfo, *batch.BatchResult) { h.calls.Add(1) }
+func (h *countingHook) OnBatchEnd(context.Context, *batch.BatchInfo, *batch.BatchResult) {
+	h.calls.Add(1)
+}
 func (h *countingHook) OnGroupStart(ctx context.Context, _ *batch.GroupInfo) context.Context {
 	h.calls.Add(1)
 	return ctx
@@ -57,7 +59,7 @@ func (h *countingHook) OnRecordStart(ctx context.Context, _ *batch.Item) context
 	return ctx
 }
 func (h *countingHook) OnRecordEnd(context.Context, *batch.Item, error) { h.calls.Add(1) }
-func (h *countingHook) OnFailure(context.Context, *batch.Failure)         { h.calls.Add(1) }
+func (h *countingHook) OnFailure(context.Context, *batch.Failure)       { h.calls.Add(1) }
 
 // On Lambda Managed Instances a function is not stopped at its timeout, so an invocation can
 // start with its time already spent (AWS: "Understanding the Lambda Managed Instances

@@ -185,21 +185,7 @@ func reported(resp batch.KafkaResponse) []string {
 }
 
 func TestPanicStaysWithItsRecord(t *testing.T) {
-	p0 := func(i int) []string {
-		return []string{topic(i) + "-0@0", topic(i) + "-0@1", topic(i) + "-0@2"}
-	}
-	p1 := func(i int) []string { return []string{topic(i) + "-1@1", topic(i) + "-1@2"} } // the handler fails t-1@1
-	both := func(i int) []string { return append(p0(i), p1(i)...) }
-	cases := []struct {
-		at       string
-		sink     bool // with a sink that takes the failed record
-		store    bool // with idempotency
-		warm     bool // the panicking batch was processed once before (its records completed)
-		err      bool // the panicking invocation fails: no record in hand
-		want     func(i int) []string
-		lineMsg  string // the line that carries the panic
-		notFound bool   // no record fails (Complete: the effect happened, only its completion is not stored)
-	}{
+	cases := []panicCase{
 		{at: "handler", want: both, lineMsg: "record failed"},
 		{at: "OnBatchStart", err: true, lineMsg: "batch invocation failed"},
 		{at: "OnBatchEnd", err: true, lineMsg: "batch invocation failed"},
@@ -211,119 +197,140 @@ func TestPanicStaysWithItsRecord(t *testing.T) {
 		{at: "Sink.Send", sink: true, want: p1, lineMsg: "record failed"},
 		{at: "WithIdempotencyKey", store: true, want: both, lineMsg: "record failed"},
 		{at: "Acquire", store: true, want: both, lineMsg: "record failed"},
+		// The effect has happened: a success not recorded, never applied twice.
 		{at: "Complete", store: true, want: p1, lineMsg: "record completion not stored"},
 		{at: "Release", store: true, want: p1, lineMsg: "record failed"},
 		{at: "WithReplayHook", store: true, warm: true, want: both, lineMsg: "record failed"},
 		{at: "WithMetrics writer", err: true, lineMsg: "batch invocation failed"},
 	}
 	for _, tc := range cases {
-		t.Run(strings.ReplaceAll(tc.at, " ", "_"), func(t *testing.T) {
-			place := &panicPlace{}
-			var logs failureLog
-			gate := make(chan struct{}) // closed when the panicking invocation has answered
-			h := func(ctx context.Context, r *kafkaevent.Record) error {
-				lc, _ := lambdacontext.FromContext(ctx)
-				if lc.AwsRequestID != requestID(panicking) && r.Partition == 0 && r.Offset == 0 {
-					<-gate // the seven others are in flight while the panic happens
-				}
-				if r.Partition == 1 && r.Offset == 1 {
-					return batch.Permanent(errors.New("refused"))
-				}
-				if place.at == "handler" && lc.AwsRequestID == requestID(panicking) && r.Partition == 0 && r.Offset == 0 {
-					panic("handler boom")
-				}
-				return nil
-			}
-			opts := []batch.Option{
-				batch.WithLogger(logs.logger()),
-				batch.WithHooks(panicHooks{place}),
-				batch.WithCorrelationIDFrom("id"),
-				batch.WithMetrics(&panicWriter{p: place}),
-			}
-			if tc.sink {
-				opts = append(opts, batch.WithSink(panicSink{place}, batch.SinkPermanent))
-			}
-			if tc.store {
-				store := panicStore{idempotencytest.NewStore(), place}
-				opts = append(opts,
-					batch.WithIdempotency(store, idempotency.WithReplayHook(func(ctx context.Context, _ *idempotency.Entry) {
-						if place.onRecord("WithReplayHook", ctx, 0, 0) {
-							panic("WithReplayHook boom")
-						}
-					})),
-					batch.WithIdempotencyKey(func(r *kafkaevent.Record) (string, error) {
-						if place.at == "WithIdempotencyKey" && r.Topic == topic(panicking) && r.Partition == 0 && r.Offset == 0 {
-							panic("WithIdempotencyKey boom")
-						}
-						return idempotency.KafkaKey(r), nil
-					}))
-			}
-			handler := batch.KafkaHandler(h, opts...)
-			invoke := func(i int) (batch.KafkaResponse, error) {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: requestID(i),
-					InvokedFunctionArn: "arn:aws:lambda:eu-west-1:123456789012:function:consumer"})
-				return handler(ctx, panicEvent(i))
-			}
-			if tc.warm { // the panicking batch's records done once, so that the next delivery replays them
-				if resp, err := invoke(panicking); err != nil || !slices.Equal(reported(resp), p1(panicking)) {
-					t.Fatalf("first delivery: %v %v", reported(resp), err)
-				}
-			}
-			place.at = tc.at
+		t.Run(strings.ReplaceAll(tc.at, " ", "_"), func(t *testing.T) { runPanicCase(t, tc) })
+	}
+}
 
-			resps := make([]batch.KafkaResponse, panicInvocations)
-			errs := make([]error, panicInvocations)
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for i := range panicInvocations {
-				wg.Go(func() {
-					<-start
-					resps[i], errs[i] = invoke(i)
-					if i == panicking {
-						close(gate)
-					}
-				})
-			}
-			close(start)
-			wg.Wait()
+// p0, p1 and both are what invocation i's response reports: its partition 0, its partition 1
+// from the record its handler fails (t-1@1), and the two.
+func p0(i int) []string   { return []string{topic(i) + "-0@0", topic(i) + "-0@1", topic(i) + "-0@2"} }
+func p1(i int) []string   { return []string{topic(i) + "-1@1", topic(i) + "-1@2"} }
+func both(i int) []string { return append(p0(i), p1(i)...) }
 
-			for i := range panicInvocations {
-				if i == panicking {
-					continue
+// panicCase is one place of the panic test.
+type panicCase struct {
+	at      string
+	sink    bool // with a sink that takes the failed record
+	store   bool // with idempotency
+	warm    bool // the panicking batch was processed once before (its records completed)
+	err     bool // the panicking invocation fails: no record in hand
+	want    func(i int) []string
+	lineMsg string // the line that carries the panic
+}
+
+// runPanicCase runs the eight invocations at once, the one panicking at tc.at.
+func runPanicCase(t *testing.T, tc panicCase) {
+	place := &panicPlace{}
+	var logs failureLog
+	gate := make(chan struct{}) // closed when the panicking invocation has answered
+	h := func(ctx context.Context, r *kafkaevent.Record) error {
+		lc, _ := lambdacontext.FromContext(ctx)
+		if lc.AwsRequestID != requestID(panicking) && r.Partition == 0 && r.Offset == 0 {
+			<-gate // the seven others are in flight while the panic happens
+		}
+		if r.Partition == 1 && r.Offset == 1 {
+			return batch.Permanent(errors.New("refused"))
+		}
+		if place.at == "handler" && lc.AwsRequestID == requestID(panicking) && r.Partition == 0 && r.Offset == 0 {
+			panic("handler boom")
+		}
+		return nil
+	}
+	opts := []batch.Option{
+		batch.WithLogger(logs.logger()),
+		batch.WithHooks(panicHooks{place}),
+		batch.WithCorrelationIDFrom("id"),
+		batch.WithMetrics(&panicWriter{p: place}),
+	}
+	if tc.sink {
+		opts = append(opts, batch.WithSink(panicSink{place}, batch.SinkPermanent))
+	}
+	if tc.store {
+		store := panicStore{idempotencytest.NewStore(), place}
+		opts = append(opts,
+			batch.WithIdempotency(store, idempotency.WithReplayHook(func(ctx context.Context, _ *idempotency.Entry) {
+				if place.onRecord("WithReplayHook", ctx, 0, 0) {
+					panic("WithReplayHook boom")
 				}
-				want := p1(i)
-				if tc.sink {
-					want = nil // the sink took the failed record
+			})),
+			batch.WithIdempotencyKey(func(r *kafkaevent.Record) (string, error) {
+				if place.at == "WithIdempotencyKey" && r.Topic == topic(panicking) && r.Partition == 0 && r.Offset == 0 {
+					panic("WithIdempotencyKey boom")
 				}
-				if errs[i] != nil || !slices.Equal(reported(resps[i]), want) {
-					t.Errorf("invocation %d: %v, error %v; want %v", i, reported(resps[i]), errs[i], want)
-				}
-			}
-			if tc.err {
-				if errs[panicking] == nil || !strings.Contains(errs[panicking].Error(), "panicked") {
-					t.Errorf("panicking invocation: error %v, want one that says it panicked", errs[panicking])
-				}
-			} else if got := reported(resps[panicking]); errs[panicking] != nil || !slices.Equal(got, tc.want(panicking)) {
-				t.Errorf("panicking invocation: %v, error %v; want %v", got, errs[panicking], tc.want(panicking))
-			}
-			// One line carries the panic: its value and its stack, bounded.
-			var withPanic []map[string]any
-			for _, l := range logs.all(t) {
-				b, _ := json.Marshal(l)
-				if strings.Contains(string(b), "boom") {
-					withPanic = append(withPanic, l)
-				}
-			}
-			if len(withPanic) != 1 || withPanic[0]["msg"] != tc.lineMsg {
-				t.Fatalf("%d lines with the panic, want one %q:\n%s", len(withPanic), tc.lineMsg, logs.String())
-			}
-			stack, _ := withPanic[0]["stack"].(string)
-			if !strings.Contains(stack, "goroutine") || len(stack) > 17<<10 || withPanic[0]["level"] != "ERROR" {
-				t.Errorf("line %v: want level ERROR and the stack (at most 16 KiB)", withPanic[0])
+				return idempotency.KafkaKey(r), nil
+			}))
+	}
+	handler := batch.KafkaHandler(h, opts...)
+	invoke := func(i int) (batch.KafkaResponse, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: requestID(i),
+			InvokedFunctionArn: "arn:aws:lambda:eu-west-1:123456789012:function:consumer"})
+		return handler(ctx, panicEvent(i))
+	}
+	if tc.warm { // the panicking batch's records done once, so that the next delivery replays them
+		if resp, err := invoke(panicking); err != nil || !slices.Equal(reported(resp), p1(panicking)) {
+			t.Fatalf("first delivery: %v %v", reported(resp), err)
+		}
+	}
+	place.at = tc.at
+
+	resps := make([]batch.KafkaResponse, panicInvocations)
+	errs := make([]error, panicInvocations)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range panicInvocations {
+		wg.Go(func() {
+			<-start
+			resps[i], errs[i] = invoke(i)
+			if i == panicking {
+				close(gate)
 			}
 		})
+	}
+	close(start)
+	wg.Wait()
+
+	for i := range panicInvocations {
+		if i == panicking {
+			continue
+		}
+		want := p1(i)
+		if tc.sink {
+			want = nil // the sink took the failed record
+		}
+		if errs[i] != nil || !slices.Equal(reported(resps[i]), want) {
+			t.Errorf("invocation %d: %v, error %v; want %v", i, reported(resps[i]), errs[i], want)
+		}
+	}
+	if tc.err {
+		if errs[panicking] == nil || !strings.Contains(errs[panicking].Error(), "panicked") {
+			t.Errorf("panicking invocation: error %v, want one that says it panicked", errs[panicking])
+		}
+	} else if got := reported(resps[panicking]); errs[panicking] != nil || !slices.Equal(got, tc.want(panicking)) {
+		t.Errorf("panicking invocation: %v, error %v; want %v", got, errs[panicking], tc.want(panicking))
+	}
+	// One line carries the panic: its value and its stack, bounded.
+	var withPanic []map[string]any
+	for _, l := range logs.all(t) {
+		b, _ := json.Marshal(l)
+		if strings.Contains(string(b), "boom") {
+			withPanic = append(withPanic, l)
+		}
+	}
+	if len(withPanic) != 1 || withPanic[0]["msg"] != tc.lineMsg {
+		t.Fatalf("%d lines with the panic, want one %q:\n%s", len(withPanic), tc.lineMsg, logs.String())
+	}
+	stack, _ := withPanic[0]["stack"].(string)
+	if !strings.Contains(stack, "goroutine") || len(stack) > 17<<10 || withPanic[0]["level"] != "ERROR" {
+		t.Errorf("line %v: want level ERROR and the stack (at most 16 KiB)", withPanic[0])
 	}
 }
 

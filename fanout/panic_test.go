@@ -158,4 +158,3 @@ func TestDispatchPanic(t *testing.T) {
 		})
 	}
 }
-

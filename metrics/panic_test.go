@@ -91,4 +91,3 @@ func TestHandlePanic(t *testing.T) {
 		})
 	}
 }
-
