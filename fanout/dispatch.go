@@ -298,8 +298,8 @@ func (e *EntryError) Error() string {
 // WorkerHandler).
 //
 // The error is nil (the options were checked by NewDispatcher), unless the writer of
-// batch.WithMetrics panicked: the invocation then fails with that error (a
-// *batch.PanicError-like error that says what panicked), rather than the panic ending the
+// batch.WithMetrics panicked: the invocation then fails with an error that says so, after
+// one "dispatch invocation failed" line with the stack, rather than the panic ending the
 // process. A panic of the caller's code with a record in hand (WithMessageGroup's function,
 // the sink's Send, the SQS client) fails that record, never the process.
 func (d *Dispatcher) Dispatch(ctx context.Context, ev *kafkaevent.Event) (batch.KafkaResponse, error) {
