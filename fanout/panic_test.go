@@ -61,10 +61,7 @@ func (s panicFanoutSink) Send(ctx context.Context, _ *batch.Envelope) error {
 	return nil
 }
 
-type panicMetrics struct {
-	p  *panicAt
-	mu sync.Mutex
-}
+type panicMetrics struct{ p *panicAt }
 
 func (w *panicMetrics) Write(b []byte) (int, error) {
 	if w.p.at == "WithMetrics writer" && strings.Contains(string(b), `"req-3"`) {
