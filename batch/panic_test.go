@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/kafkalambda/toolkit/batch"
@@ -352,3 +355,41 @@ func TestPanicValueBounded(t *testing.T) {
 }
 
 var _ io.Writer = (*panicWriter)(nil)
+
+// sqsPanicHook panics in OnRecordStart for the message with ID id.
+type sqsPanicHook struct{ id string }
+
+func (h sqsPanicHook) OnRecordStart(ctx context.Context, it *batch.Item) context.Context {
+	if it.SQS.MessageId == h.id {
+		panic("OnRecordStart boom")
+	}
+	return ctx
+}
+func (sqsPanicHook) OnRecordEnd(context.Context, *batch.Item, error) {}
+
+// SQS too: a hook's panic fails its message, and on a FIFO queue the rest of its message
+// group; the other messages and groups are done.
+func TestPanicStaysWithItsMessage(t *testing.T) {
+	for _, tc := range []struct {
+		ev   *events.SQSEvent
+		id   string
+		want []string
+	}{
+		{fifoEvent(3, 2), "g1-0", []string{"g1-0", "g1-1"}},
+		{standardEvent(4), "m-2", []string{"m-2"}},
+	} {
+		var handled atomic.Int64
+		resp, err := batch.ProcessSQS(context.Background(), tc.ev, func(context.Context, *events.SQSMessage) error {
+			handled.Add(1)
+			return nil
+		}, batch.WithHooks(sqsPanicHook{tc.id}), batch.WithLogger(slog.New(slog.DiscardHandler)))
+		var got []string
+		for _, f := range resp.BatchItemFailures {
+			got = append(got, f.ItemIdentifier)
+		}
+		slices.Sort(got)
+		if err != nil || !slices.Equal(got, tc.want) || int(handled.Load()) != len(tc.ev.Records)-len(tc.want) {
+			t.Errorf("%s: %v %v, %d handled; want %v", tc.id, got, err, handled.Load(), tc.want)
+		}
+	}
+}

@@ -25,9 +25,19 @@ import (
 // runBatch processes the n units of s as one batch described by info: every unit at once, or
 // c.concurrency at a time, until the deadline less the margin; then respond, which reads what
 // s.report marked, the summary line and metrics, and the batch hooks' end.
-func (c *config) runBatch(ctx context.Context, info *BatchInfo, s *unitSet, n int, respond func()) error {
+func (c *config) runBatch(ctx context.Context, info *BatchInfo, s *unitSet, n int, respond func()) (err error) {
 	c.outer = ctx
 	c.fatal = &fatalPanic{}
+	defer func() {
+		// The last guard of the invocation's goroutine: a panic no guard names (a logger's
+		// handler, say) fails the invocation rather than reach aws-lambda-go, which would
+		// exit the process and every invocation it serves.
+		if p := recover(); p != nil {
+			pe := newPanic("the batch's answer", p)
+			c.logPanic(ctx, "batch invocation failed", pe)
+			err = pe
+		}
+	}()
 	c.stop = c.stopAt(ctx)
 	if !c.stop.IsZero() && !c.now().Before(c.stop) {
 		c.noTime(ctx, info, s, n, respond)
