@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,5 +154,35 @@ func TestDispatchPanic(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// countingQueue counts SendMessageBatch calls.
+type countingQueue struct {
+	sqssink.API
+	calls atomic.Int64
+}
+
+func (q *countingQueue) SendMessageBatch(context.Context, *sqs.SendMessageBatchInput, ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	q.calls.Add(1)
+	return &sqs.SendMessageBatchOutput{}, nil
+}
+
+// A Dispatch whose deadline less the margin has passed when it starts (Lambda Managed
+// Instances do not stop a function at its timeout) is answered at once: every record
+// reported, no SQS call.
+func TestDispatchNoTimeLeft(t *testing.T) {
+	q := &countingQueue{}
+	d, err := fanout.NewDispatcher(q, "https://sqs.us-east-1.amazonaws.com/123456789012/q",
+		fanout.WithBatchOptions(batch.WithLogger(slog.New(slog.DiscardHandler))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	ev := kafkaeventtest.NewBuilder().Add("t", 0, []byte("a")).Add("t", 0, []byte("b")).Add("t", 1, []byte("c")).Event()
+	resp, err := d.Dispatch(ctx, ev)
+	if err != nil || len(resp.BatchItemFailures) != 3 || q.calls.Load() != 0 {
+		t.Errorf("%d reported, error %v, %d SQS calls; want 3, nil, 0", len(resp.BatchItemFailures), err, q.calls.Load())
 	}
 }
