@@ -122,7 +122,9 @@ func WithConcurrency(n int) Option {
 // (ErrDeadline), and so are the records whose handler has not returned (ErrAbandoned; the
 // handler is left running, and cannot change the response), each with the rest of its
 // partition or FIFO message group, so that a slow record cannot turn into a timeout that
-// retries the whole batch. The default is 500 ms; 0 stops at the deadline itself.
+// retries the whole batch. A batch that starts less than the margin before the deadline, or
+// after it, is answered at once, every record reported, no handler called. The default is
+// 500 ms; 0 stops at the deadline itself.
 func WithDeadlineMargin(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {

@@ -16,7 +16,9 @@ import (
 //
 // Hooks run on the processing goroutines: GroupHook and RecordHook methods of different groups
 // run concurrently, so a hook must be safe for concurrent use. A hook must not block: it runs
-// inside the function's time budget.
+// inside the function's time budget. A hook's panic fails the record in hand, or the
+// invocation where there is none (see the package documentation, "Panics"); it never ends
+// the process.
 type Hook any
 
 // BatchHook is called once per batch, around everything else.
