@@ -27,7 +27,7 @@ import (
 // s.report marked, the summary line and metrics, and the batch hooks' end.
 func (c *config) runBatch(ctx context.Context, info *BatchInfo, s *unitSet, n int, respond func()) (err error) {
 	c.outer = ctx
-	c.fatal = &fatalPanic{}
+	c.fatal = &s.fatal // in s, allocated already: a batch without a panic allocates nothing for it
 	defer func() {
 		// The last guard of the invocation's goroutine: a panic no guard names (a logger's
 		// handler, say) fails the invocation rather than reach aws-lambda-go, which would

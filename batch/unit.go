@@ -244,6 +244,8 @@ type unitSet struct {
 	do func(ctx context.Context, i, k int, u *unit) *failure
 	// report marks the records of unit i from k on as reported in the response.
 	report func(i, k int)
+
+	fatal fatalPanic // the batch's first panic where no record was in hand
 }
 
 // run processes unit i on its goroutine, in order, until a failure that is reported stops it.
