@@ -26,6 +26,9 @@ func makePlan(in Input, notes []string) (*Plan, error) {
 	if p.Fanout, err = fanout(&p.Input); err != nil {
 		return nil, err
 	}
+	if p.LMI, err = lmiPlan(&p.Input, p.Direct); err != nil {
+		return nil, err
+	}
 	// Only designs that reach the target are compared: one that does not has no cost.
 	switch d, f := p.Direct, p.Fanout; {
 	case d.ReachesTarget && (!f.ReachesTarget || *d.MonthlyCostUSD <= *f.MonthlyCostUSD):

@@ -55,6 +55,7 @@ func DefaultPrices(arch string) Prices {
 		SQSFIFORequests:      priceSQSFIFOPerM,
 		DynamoDBWriteUnits:   priceDynamoDBWritePerM,
 		DataTransferOutPerGB: priceTransferOutPerGB,
+		LMIManagementFee:     lmiManagementFee,
 	}
 }
 
@@ -72,5 +73,7 @@ func (p Prices) fill(d Prices) Prices {
 	take(&p.SQSFIFORequests, d.SQSFIFORequests)
 	take(&p.DynamoDBWriteUnits, d.DynamoDBWriteUnits)
 	take(&p.DataTransferOutPerGB, d.DataTransferOutPerGB)
+	take(&p.LMIInstanceHour, d.LMIInstanceHour)
+	take(&p.LMIManagementFee, d.LMIManagementFee)
 	return p
 }
