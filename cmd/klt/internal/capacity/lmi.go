@@ -126,7 +126,7 @@ type LMIPlan struct {
 	Instances         int     `json:"instances"`
 	// MonthlyCostUSD is the sum of CostLines (instances, management fee, requests, event
 	// poller units, DynamoDB writes, egress); nil when ReachesTarget is false.
-	MonthlyCostUSD *float64  `json:"monthly_cost_usd"`
+	MonthlyCostUSD *float64   `json:"monthly_cost_usd"`
 	CostLines      []CostLine `json:"cost_lines"`
 	// OnDemandMonthlyUSD is the direct design's cost on demand for the same load (nil when
 	// it does not reach the target); Cheaper is "lmi" or "on-demand" (on-demand when they
@@ -315,6 +315,10 @@ func lmiPlan(in *Input, d Design) (LMIPlan, error) {
 	} else {
 		p.BreakEven = fmt.Sprintf("LMI is not cheaper at any rate up to %.6g records/s (the most one standard mapping and the direct design carry): at least %d %s with the fee cost $%.2f a month, %.6g records/s of on-demand GB-seconds $%.2f",
 			p.MaxRecordsPerSecond, lmiMinInstances, inst.name, m.instanceMonthly(m.instances(p.MaxRecordsPerSecond)), p.MaxRecordsPerSecond, p.MaxRecordsPerSecond*m.onDemandSlope())
+		if r, ok := m.breakEven(d.MaxRecordsPerSecond); ok && r > p.MaxRecordsPerSecond {
+			p.BreakEven += fmt.Sprintf("; past one mapping, the instances alone cost no more than the GB-seconds from %.6g records/s, which takes %d standard mappings (and their event poller units)",
+				r, ceilInt(r*float64(in.RecordSize)/lmiKafkaBytesPerSecond))
+		}
 	}
 	p.Figures = figs
 	return p, nil

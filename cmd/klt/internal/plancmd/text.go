@@ -185,6 +185,9 @@ func writeLMI(b *strings.Builder, p *capacity.Plan, src *sources) {
 		return capacity.Figure{}
 	}
 	reach := "yes"
+	if l.ReachesTarget && l.MappingsNeeded > 1 {
+		reach = fmt.Sprintf("not on one standard Kafka mapping (1 MB/s each on LMI): only with %d, the records split over %d topics", l.MappingsNeeded, l.MappingsNeeded)
+	}
 	if !l.ReachesTarget {
 		reach = "no: " + l.Bound
 	}
