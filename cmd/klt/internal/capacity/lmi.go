@@ -277,9 +277,13 @@ func lmiPlan(in *Input, d Design) (LMIPlan, error) {
 	figs.add("lmi.environments", float64(p.Environments), "execution environments",
 		fmt.Sprintf("max(%d, ceil(%d concurrent invocations / (%d per environment × %g target utilization))) = %d", lmiMinEnvironments, conc, l.MaxConcurrency, l.TargetUtilization, p.Environments), srcLMIScaling)
 	p.Instances = m.instances(in.Rate)
+	vcpu := fmt.Sprintf("%d environments × %.6g vCPU", p.Environments, l.vcpus())
+	if l.CPUPerRecord > 0 {
+		vcpu = fmt.Sprintf("max(%s, %.6g records/s × %.6g s CPU / %g)", vcpu, in.Rate, time.Duration(l.CPUPerRecord).Seconds(), l.TargetUtilization)
+	}
 	figs.add("lmi.instances", float64(p.Instances), inst.name,
-		fmt.Sprintf("max(%d, ceil(max(%d environments × %.6g vCPU, %.6g records/s × %.6g s CPU / %g) / %d vCPU), ceil(%d × %d MB / 1024 / %g GiB)) = %d",
-			lmiMinInstances, p.Environments, l.vcpus(), in.Rate, time.Duration(l.CPUPerRecord).Seconds(), l.TargetUtilization, inst.vcpus, p.Environments, l.Memory, inst.memoryGiB, p.Instances), srcLMIScaling)
+		fmt.Sprintf("max(%d, ceil(%s / %d vCPU), ceil(%d × %d MB / 1024 / %g GiB)) = %d",
+			lmiMinInstances, vcpu, inst.vcpus, p.Environments, l.Memory, inst.memoryGiB, p.Instances), srcLMIScaling)
 	if d.MonthlyCostUSD != nil {
 		od := *d.MonthlyCostUSD
 		p.OnDemandMonthlyUSD = &od

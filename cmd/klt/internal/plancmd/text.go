@@ -191,23 +191,23 @@ func writeLMI(b *strings.Builder, p *capacity.Plan, src *sources) {
 	if !l.ReachesTarget {
 		reach = "no: " + l.Bound
 	}
-	row("reaches "+fmtNum(in.Rate)+"/s", reach)
+	row("lmi reaches "+fmtNum(in.Rate)+"/s", reach)
 	f := fig("lmi.mappings_needed")
-	row("kafka mappings", fmt.Sprintf("%s: %s MB/s, at most 1 MB/s each on LMI", fmtInt(l.MappingsNeeded), fmtNum(l.MappingBytesPerSecond/1e6))+src.cite(f.Formula, f.Source))
+	row("lmi kafka mappings", fmt.Sprintf("%s: %s MB/s, at most 1 MB/s each on LMI", fmtInt(l.MappingsNeeded), fmtNum(l.MappingBytesPerSecond/1e6))+src.cite(f.Formula, f.Source))
 	if l.ReachesTarget && l.MappingsNeeded > 1 {
 		row("", l.Bound)
 	}
 	f = fig("lmi.max_records_per_second")
-	row("max records/s", fmtNum(l.MaxRecordsPerSecond)+src.cite(f.Formula, f.Source))
+	row("lmi max records/s", fmtNum(l.MaxRecordsPerSecond)+src.cite(f.Formula, f.Source))
 	f = fig("lmi.environments")
-	row("environments", fmtInt(l.Environments)+src.cite(f.Formula, f.Source))
+	row("lmi environments", fmtInt(l.Environments)+src.cite(f.Formula, f.Source))
 	f = fig("lmi.instances")
-	row("instances", fmt.Sprintf("%s × %s (%d vCPU, %s GiB)", fmtInt(l.Instances), l.InstanceType, l.InstanceVCPUs, fmtNum(l.InstanceMemoryGiB))+src.cite(f.Formula, f.Source))
+	row("lmi instances", fmt.Sprintf("%s × %s (%d vCPU, %s GiB)", fmtInt(l.Instances), l.InstanceType, l.InstanceVCPUs, fmtNum(l.InstanceMemoryGiB))+src.cite(f.Formula, f.Source))
 	tw.Flush()
 	if l.MonthlyCostUSD == nil {
-		b.WriteString("  monthly cost: none: LMI does not reach the target\n")
+		b.WriteString("  lmi monthly cost: none: LMI does not reach the target\n")
 	} else {
-		fmt.Fprintf(b, "  monthly cost: $%s\n", fmtUSD(*l.MonthlyCostUSD))
+		fmt.Fprintf(b, "  lmi monthly cost: $%s\n", fmtUSD(*l.MonthlyCostUSD))
 		tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		for _, c := range l.CostLines {
 			fmt.Fprintf(tw, "    $%s\t  %s\n", fmtUSD(c.MonthlyUSD), clitext.OneLine(fmt.Sprintf("%s: %s %s x $%s%s",
@@ -219,19 +219,19 @@ func writeLMI(b *strings.Builder, p *capacity.Plan, src *sources) {
 	if l.OnDemandMonthlyUSD != nil {
 		od = "$" + fmtUSD(*l.OnDemandMonthlyUSD) + " (the direct design above)"
 	}
-	fmt.Fprintf(b, "  on demand: %s\n", od)
+	fmt.Fprintf(b, "  lmi beside on demand: %s\n", od)
 	switch {
 	case l.Cheaper == "lmi":
-		fmt.Fprintf(b, "  cheaper for %s records/s: LMI, by $%s a month\n", fmtNum(in.Rate), fmtUSD(*l.OnDemandMonthlyUSD-*l.MonthlyCostUSD))
+		fmt.Fprintf(b, "  lmi cheaper for %s records/s: LMI, by $%s a month\n", fmtNum(in.Rate), fmtUSD(*l.OnDemandMonthlyUSD-*l.MonthlyCostUSD))
 	case l.Cheaper == "on-demand":
-		fmt.Fprintf(b, "  cheaper for %s records/s: on demand, by $%s a month\n", fmtNum(in.Rate), fmtUSD(*l.MonthlyCostUSD-*l.OnDemandMonthlyUSD))
+		fmt.Fprintf(b, "  lmi cheaper for %s records/s: on demand, by $%s a month\n", fmtNum(in.Rate), fmtUSD(*l.MonthlyCostUSD-*l.OnDemandMonthlyUSD))
 	}
 	be := "none"
 	if l.BreakEvenRecordsPerSecond != nil {
 		be = fmtNum(*l.BreakEvenRecordsPerSecond) + " records/s"
 	}
-	fmt.Fprintf(b, "  break-even: %s: %s\n", be, clitext.OneLine(l.BreakEven))
-	b.WriteString("  unconfirmed:\n")
+	fmt.Fprintf(b, "  lmi break-even: %s: %s\n", be, clitext.OneLine(l.BreakEven))
+	b.WriteString("  lmi unconfirmed:\n")
 	for _, u := range l.Unconfirmed {
 		fmt.Fprintf(b, "    - %s\n", clitext.OneLine(u))
 	}
