@@ -337,6 +337,9 @@ func inputRows(given, filled capacity.Input) [][2]string {
 	for _, f := range priceFields {
 		if v := priceOf(filled.Prices, f); v != 0 {
 			text := "$" + fmtPrice(v)
+			if f.name == "lmi_management_fee" {
+				text = fmtNum(v*100) + "% of the instance price" // a share, not dollars
+			}
 			if priceOf(given.Prices, f) == 0 {
 				text += " *"
 			}
