@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -140,10 +141,10 @@ func TestLMI20000(t *testing.T) {
 	if l.BreakEvenRecordsPerSecond != nil {
 		t.Errorf("break-even %v within one mapping, want none", *l.BreakEvenRecordsPerSecond)
 	}
-	if want := "from 9383.95 records/s, which takes 10 standard mappings"; !strings.Contains(l.BreakEven, want) {
-		t.Errorf("break-even text %q, want %q ($202.6944 / $0.021600108)", l.BreakEven, want)
+	// $202.6944 / $0.021600108 = 9,383.95 records/s, 9,383.95 × 1,024 B = 9.6 MB/s: 10 mappings.
+	if want := fmt.Sprintf("from %.6g records/s, which takes 10 standard mappings", handThreeInstances/handSlope50ms20); want != "from 9383.95 records/s, which takes 10 standard mappings" || !strings.Contains(l.BreakEven, want) {
+		t.Errorf("break-even text %q, want %q", l.BreakEven, want)
 	}
-	_ = handSlope50ms20
 }
 
 // TestLMIQuotaMappings: 1 MB records at 200 a second are 200 MB/s: 200 standard mappings,
