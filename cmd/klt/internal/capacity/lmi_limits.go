@@ -10,6 +10,7 @@ const (
 	srcLMIQuotas = "https://docs.aws.amazon.com/lambda/latest/dg/lambda-managed-instances-quotas.html (read 2026-12-08): " +
 		"\"Standard Kafka event source mapping throughput on Lambda Managed Instances: 1 MB per second. Cannot be increased.\"; " +
 		"\"Standard Kafka event source mappings on Lambda Managed Instances: 100 event source mappings. Cannot be increased.\"; " +
+		"\"Standard SQS event source mapping throughput on Lambda Managed Instances: 5 MB per second. Cannot be increased.\"; " +
 		"vCPUs per capacity provider 15,000"
 	srcLMIScaling = "https://docs.aws.amazon.com/lambda/latest/dg/lambda-managed-instances-scaling.html (read 2026-12-08): " +
 		"Lambda launches three instances by default for AZ resiliency; the default minimum is 3 execution environments; " +
