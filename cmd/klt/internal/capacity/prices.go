@@ -49,7 +49,7 @@ const (
 		"compute management fee of 15% on the EC2 on-demand instance price, on top of the EC2 instance charges; no duration " +
 		"charge. The page renders its rates by script: this wording was read (2026-12-08) in a transcription of it made " +
 		"2026-09-20 (api-evangelist/aws-lambda, plans/aws-lambda-plans-pricing.yml: \"15% premium on the EC2 on-demand " +
-		"instance price\", \"$0.20 per million requests\") and in AWS's and others' accounts of it, not on the live page"
+		"instance price\", \"$0.20 per million requests\") and in others' accounts of it (edjgeek.com, packetsensei.com), not on the live page"
 	// srcEC2Price is the source of every instance price of lmiInstances: none could be read on
 	// an AWS page here (https://aws.amazon.com/ec2/pricing/on-demand/ renders its prices by
 	// script), so each is marked unconfirmed in the plan.
