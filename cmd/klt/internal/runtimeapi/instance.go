@@ -24,21 +24,22 @@ type instance struct {
 	n      int // 1, 2, ... in start order
 	cmd    *exec.Cmd
 	srv    *http.Server
-	events chan *invocation // unbuffered: Invoke hands an event to the /next handler
-	signal chan struct{}    // buffered 1: the process called /next
+	events chan *invocation // unbuffered: Invoke hands an event to a /next handler
 	exited chan struct{}    // closed once the process has been reaped
 	gone   chan struct{}    // closed when the instance is killed or has exited
 	goneMu sync.Once
 
 	// Guarded by p.mu.
-	owned        bool // an Invoke holds it
-	waiting      bool // the process is blocked in /next
+	reserved     int // Invokes holding a slot whose event is not handed over yet
+	running      int // events handed over and not answered by the process yet
+	waiting      int // the process's calls of /next that are blocked
+	lastFree     uint64
 	ready        bool // the process has called /next at least once (Init is over)
-	finishing    bool // see Pool.finishing
 	dead         bool // killed or exited: never handed out again
 	reaped       bool // the process has been waited for: its pid may be reused
 	registered   bool // in p.all, counted in p.total until reaped
-	cur          *invocation
+	cur          map[string]*invocation // handed over and not answered by the process
+	stats        *InstanceStats
 	initErr      *esm.InvokeError
 	initTimedOut bool
 	exitErr      error // set before exited is closed
@@ -48,9 +49,11 @@ type instance struct {
 type invocation struct {
 	id       string
 	payload  []byte
-	deadline time.Time
+	deadline time.Time         // set by the /next handler before it closes handed
+	handed   chan struct{}     // closed once the event is the process's
 	done     chan esm.Response // buffered 1: the runtime's answer, sent once
 	answered bool              // guarded by p.mu: the runtime answered, or Invoke gave up
+	overrun  *Overrun          // guarded by p.mu: an LMI invocation past its deadline
 }
 
 func (in *instance) closeGone() { in.goneMu.Do(func() { close(in.gone) }) }
@@ -64,14 +67,13 @@ func (p *Pool) startInstance(n int) (*instance, error) {
 	in := &instance{
 		p: p,
 		n: n,
-		// Owned by the Invoke that starts it from the first: the process can call /next
-		// before cmd.Start returns here, and an instance not owned would then be listed idle
-		// and handed to another Invoke before its process is known.
-		owned:  true,
-		events: make(chan *invocation),
-		signal: make(chan struct{}, 1),
-		exited: make(chan struct{}),
-		gone:   make(chan struct{}),
+		// A slot is held by the Invoke that starts it from the first: the process can call
+		// /next before cmd.Start returns here.
+		reserved: 1,
+		events:   make(chan *invocation),
+		exited:   make(chan struct{}),
+		gone:     make(chan struct{}),
+		cur:      map[string]*invocation{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", in.next)
@@ -120,7 +122,8 @@ func (p *Pool) startInstance(n int) (*instance, error) {
 	if !closed {
 		in.registered = true
 		p.all[in] = struct{}{}
-		in.owned = true
+		in.stats = &InstanceStats{N: n, PID: cmd.Process.Pid, Concurrency: p.slots}
+		p.stats = append(p.stats, in.stats)
 		if p.logs != nil {
 			p.logs.add(n, outR, errR)
 		}
@@ -160,9 +163,6 @@ func (in *instance) reap() {
 	in.exitErr = err
 	in.dead = true
 	in.reaped = true
-	in.waiting = false
-	p.removeIdleLocked(in)
-	p.setFinishingLocked(in, false)
 	if in.registered { // else startInstance's caller gives the slot back
 		delete(p.all, in)
 		p.total--
@@ -183,8 +183,6 @@ func (p *Pool) kill(in *instance) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	in.dead = true
-	p.removeIdleLocked(in)
-	p.setFinishingLocked(in, false)
 	p.notifyLocked()
 	in.closeGone()
 	if !in.reaped {
@@ -208,43 +206,39 @@ func writeAccepted(w http.ResponseWriter) {
 	_, _ = io.WriteString(w, `{"status":"OK"}`)
 }
 
-// next is GET /runtime/invocation/next: it marks the previous invocation complete, makes the
-// instance idle (or ready, for the Invoke that started it) and blocks until an event comes.
+// next is GET /runtime/invocation/next: it frees nothing by itself (the slot of the process's
+// previous invocation freed when it answered), and blocks until an event comes. A process may
+// have as many calls pending or invocations unanswered as the instance has slots: one, or
+// LMIConcurrency.
 func (in *instance) next(w http.ResponseWriter, r *http.Request) {
 	p := in.p
 	p.mu.Lock()
-	switch {
-	case in.waiting:
+	if in.waiting+in.unanswered() >= p.slots {
 		p.mu.Unlock()
-		writeError(w, http.StatusForbidden, "InvalidStateTransition", "a call to /next is already pending")
-		return
-	case in.cur != nil && !in.cur.answered:
-		p.mu.Unlock()
-		writeError(w, http.StatusForbidden, "InvalidStateTransition", "invocation "+in.cur.id+" has not been answered")
+		msg := fmt.Sprintf("%d calls of /next pending and %d invocations not answered: the instance runs %d at a time", in.waiting, in.unanswered(), p.slots)
+		writeError(w, http.StatusForbidden, "InvalidStateTransition", msg)
 		return
 	}
-	in.cur = nil
-	p.setFinishingLocked(in, false)
-	in.waiting = true
-	in.ready = true
-	// A dead instance (being shut down or killed) is never idle: the call just waits for the
-	// end, as Lambda's shutdown tells the runtime nothing but signals.
-	if !in.owned && !in.dead && !p.closed {
-		p.idle = append(p.idle, in)
+	in.waiting++
+	if !in.ready {
+		in.ready = true
 		p.notifyLocked()
 	}
 	p.mu.Unlock()
-	select {
-	case in.signal <- struct{}{}:
-	default:
-	}
 
 	select {
 	case inv := <-in.events:
+		now := time.Now()
 		p.mu.Lock()
-		in.waiting = false
-		in.cur = inv
+		in.waiting--
+		in.reserved--
+		in.running++
+		in.cur[inv.id] = inv
+		inv.deadline = now.Add(p.cfg.Timeout)
+		in.stats.Invocations++
+		in.stats.MaxInFlight = max(in.stats.MaxInFlight, in.running)
 		p.mu.Unlock()
+		close(inv.handed)
 		h := w.Header()
 		h.Set("Lambda-Runtime-Aws-Request-Id", inv.id)
 		h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(inv.deadline.UnixMilli(), 10))
@@ -259,26 +253,51 @@ func (in *instance) next(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(inv.payload)
 	case <-in.gone:
 		p.mu.Lock()
-		in.waiting = false
+		in.waiting--
 		p.mu.Unlock()
 		writeError(w, http.StatusInternalServerError, "InternalServerError", "the execution environment is shutting down")
 	case <-r.Context().Done():
 		p.mu.Lock()
-		in.waiting = false
-		p.removeIdleLocked(in)
+		in.waiting--
 		p.mu.Unlock()
 	}
 }
 
-// answer delivers resp as the answer to invocation id, unless id is not the instance's
-// current, unanswered invocation.
+// unanswered counts the invocations handed to the process that it has not answered and that
+// have no outcome yet (an LMI invocation past its deadline has one, yet keeps its slot).
+// p.mu must be held.
+func (in *instance) unanswered() int {
+	n := 0
+	for _, inv := range in.cur {
+		if !inv.answered {
+			n++
+		}
+	}
+	return n
+}
+
+// answer delivers resp as the answer to invocation id, unless id is not one of the
+// instance's unanswered invocations. An LMI invocation whose caller already gave up (its
+// deadline passed, or its context ended) is answered too: the answer is dropped, and its
+// slot frees. It returns false when the answer is refused.
 func (in *instance) answer(id string, resp esm.Response) bool {
 	p := in.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	inv := in.cur
-	if inv == nil || inv.id != id || inv.answered {
+	inv := in.cur[id]
+	if inv == nil || (inv.answered && !p.lmi()) {
 		return false
+	}
+	delete(in.cur, id)
+	in.running--
+	p.seq++
+	in.lastFree = p.seq
+	p.notifyLocked()
+	if inv.answered {
+		if inv.overrun != nil {
+			inv.overrun.Answered = time.Now()
+		}
+		return true
 	}
 	inv.answered = true
 	inv.done <- resp
