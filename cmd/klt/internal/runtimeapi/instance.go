@@ -38,6 +38,8 @@ type instance struct {
 	dead         bool // killed or exited: never handed out again
 	reaped       bool // the process has been waited for: its pid may be reused
 	registered   bool // in p.all, counted in p.total until reaped
+	started      bool // cmd.Start succeeded: cmd.Process may be signalled
+	startErr     error
 	cur          map[string]*invocation // handed over and not answered by the process
 	stats        *InstanceStats
 	initErr      *esm.InvokeError
@@ -58,22 +60,54 @@ type invocation struct {
 
 func (in *instance) closeGone() { in.goneMu.Do(func() { close(in.gone) }) }
 
-// startInstance starts process number n with a Runtime API server of its own.
-func (p *Pool) startInstance(n int) (*instance, error) {
+// newInstanceLocked makes instance number n, to be started, and lists it: its other slots can
+// be taken by Invokes while it starts. The caller holds its first slot and must call
+// startInstance. p.mu must be held.
+func (p *Pool) newInstanceLocked(n int) *instance {
+	in := &instance{
+		p:          p,
+		n:          n,
+		reserved:   1,
+		registered: true,
+		events:     make(chan *invocation),
+		exited:     make(chan struct{}),
+		gone:       make(chan struct{}),
+		cur:        map[string]*invocation{},
+		stats:      &InstanceStats{N: n, Concurrency: p.slots},
+	}
+	p.all[in] = struct{}{}
+	p.stats = append(p.stats, in.stats)
+	p.total++
+	return in
+}
+
+// startInstance starts in's process with a Runtime API server of its own. When it fails, in
+// is ended: Invokes waiting for it get err.
+func (p *Pool) startInstance(in *instance) error {
+	err := p.startProcess(in)
+	p.mu.Lock()
+	started := in.started
+	p.mu.Unlock()
+	if err != nil && !started { // once started, reap ends it
+		p.mu.Lock()
+		in.dead = true
+		in.reaped = true
+		in.startErr = err
+		delete(p.all, in)
+		p.total--
+		p.notifyLocked()
+		p.mu.Unlock()
+		in.closeGone()
+		close(in.exited)
+	}
+	return err
+}
+
+func (p *Pool) startProcess(in *instance) error {
+	n := in.n
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("runtimeapi: function %s: runtime API listener: %w", p.cfg.Name, err)
-	}
-	in := &instance{
-		p: p,
-		n: n,
-		// A slot is held by the Invoke that starts it from the first: the process can call
-		// /next before cmd.Start returns here.
-		reserved: 1,
-		events:   make(chan *invocation),
-		exited:   make(chan struct{}),
-		gone:     make(chan struct{}),
-		cur:      map[string]*invocation{},
+		return fmt.Errorf("runtimeapi: function %s: runtime API listener: %w", p.cfg.Name, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", in.next)
@@ -105,7 +139,7 @@ func (p *Pool) startInstance(n int) (*instance, error) {
 		if err != nil {
 			closeAll(outR, outW)
 			_ = in.srv.Close()
-			return nil, fmt.Errorf("runtimeapi: function %s: output pipes: %w", p.cfg.Name, err)
+			return fmt.Errorf("runtimeapi: function %s: output pipes: %w", p.cfg.Name, err)
 		}
 		cmd.Stdout, cmd.Stderr = outW, errW
 	}
@@ -113,28 +147,23 @@ func (p *Pool) startInstance(n int) (*instance, error) {
 	if err := cmd.Start(); err != nil {
 		closeAll(outR, outW, errR, errW)
 		_ = in.srv.Close()
-		return nil, fmt.Errorf("runtimeapi: function %s: start %s: %w", p.cfg.Name, p.cfg.Bootstrap, err)
+		return fmt.Errorf("runtimeapi: function %s: start %s: %w", p.cfg.Name, p.cfg.Bootstrap, err)
 	}
 	closeAll(outW, errW) // the child holds its own copies
 
 	p.mu.Lock()
 	closed := p.closed
-	if !closed {
-		in.registered = true
-		p.all[in] = struct{}{}
-		in.stats = &InstanceStats{N: n, PID: cmd.Process.Pid, Concurrency: p.slots}
-		p.stats = append(p.stats, in.stats)
-		if p.logs != nil {
-			p.logs.add(n, outR, errR)
-		}
+	in.started = true
+	in.stats.PID = cmd.Process.Pid
+	if !closed && p.logs != nil {
+		p.logs.add(n, outR, errR)
 	}
 	p.mu.Unlock()
 	go in.reap()
 	if closed {
 		closeAll(outR, errR)
 		p.kill(in)
-		<-in.exited
-		return nil, ErrClosed
+		return ErrClosed // Close waits for the process
 	}
 	// Lambda's Init phase: the process must ask for its first event in time.
 	t := time.AfterFunc(p.initTimeout, func() {
@@ -152,7 +181,7 @@ func (p *Pool) startInstance(n int) (*instance, error) {
 		<-in.exited
 		t.Stop()
 	}()
-	return in, nil
+	return nil
 }
 
 // reap waits for the process, kills what is left of its process group, and frees its slot.
@@ -185,7 +214,7 @@ func (p *Pool) kill(in *instance) {
 	in.dead = true
 	p.notifyLocked()
 	in.closeGone()
-	if !in.reaped {
+	if in.started && !in.reaped {
 		procgroup.Kill(in.cmd)
 	}
 }

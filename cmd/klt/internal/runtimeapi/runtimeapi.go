@@ -451,15 +451,12 @@ func (p *Pool) acquire(ctx context.Context) (in *instance, cold bool, err error)
 			return best, cold, nil
 		}
 		if p.cfg.MaxInstances == 0 || p.total < p.cfg.MaxInstances {
-			p.total++
 			p.busy++
 			p.nextN++
-			n := p.nextN
+			in := p.newInstanceLocked(p.nextN)
 			p.mu.Unlock()
-			in, err := p.startInstance(n)
-			if err != nil {
+			if err := p.startInstance(in); err != nil {
 				p.mu.Lock()
-				p.total--
 				p.busy--
 				p.notifyLocked()
 				p.mu.Unlock()
@@ -590,9 +587,11 @@ func (p *Pool) claim(inv *invocation) bool {
 // init error, init timeout or exit status. in.exited must be closed.
 func (p *Pool) exitResponse(in *instance, id string) (esm.Response, bool, error) {
 	p.mu.Lock()
-	closed, initErr, initTimedOut := p.closed, in.initErr, in.initTimedOut
+	closed, initErr, initTimedOut, startErr := p.closed, in.initErr, in.initTimedOut, in.startErr
 	p.mu.Unlock()
 	switch {
+	case startErr != nil:
+		return esm.Response{}, false, startErr
 	case closed:
 		return esm.Response{}, false, ErrClosed
 	case initErr != nil:
@@ -632,7 +631,7 @@ func (p *Pool) Close() error {
 		// The processes are not told anything through the Runtime API (their /next calls
 		// stay pending): Lambda's shutdown is signals only.
 		in.dead = true
-		if !in.reaped {
+		if in.started && !in.reaped {
 			procgroup.Terminate(in.cmd)
 		}
 	}
@@ -650,7 +649,7 @@ func (p *Pool) Close() error {
 	}
 	p.mu.Lock()
 	for _, in := range insts {
-		if !in.reaped {
+		if in.started && !in.reaped {
 			procgroup.Kill(in.cmd)
 		}
 	}

@@ -746,6 +746,7 @@ func TestStartValidates(t *testing.T) {
 		"bad env":        {func(c *Config) { c.Env = []string{"NOEQUALS"} }, `environment entry 0, "NOEQUALS", is not KEY=VALUE`},
 		"concurrency":    {func(c *Config) { c.Env = []string{"AWS_LAMBDA_MAX_CONCURRENCY=4"} }, "AWS_LAMBDA_MAX_CONCURRENCY=4"},
 		"bad dir":        {func(c *Config) { c.Dir = "runtimeapi.go" }, "not a directory"},
+		"lmi range":      {func(c *Config) { c.LMIConcurrency = MaxLMIConcurrency + 1 }, "LMIConcurrency is 1601"},
 	} {
 		cfg := ok
 		c.edit(&cfg)
