@@ -27,6 +27,7 @@ func (r *Report) Text(w io.Writer) error {
 	r.textRecords(&b)
 	r.textFailedMessages(&b)
 	r.textMappings(&b)
+	r.textFunctions(&b)
 	b.WriteString("\n")
 	if len(r.Pipelines) > 0 {
 		WriteLegend(&b, "legend of the pipelines' counts", PipelineDefinitions)
