@@ -662,3 +662,6 @@ func (p *Pool) Close() error {
 	}
 	return nil
 }
+
+// LMIConcurrency returns Config.LMIConcurrency: 0 for a function run in Lambda's default model.
+func (p *Pool) LMIConcurrency() int { return p.cfg.LMIConcurrency }

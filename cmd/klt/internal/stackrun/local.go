@@ -32,6 +32,10 @@ type Config struct {
 	Partitions CountFlag
 	// OnePartitionPerInvocation gives each Kafka invocation one partition's records.
 	OnePartitionPerInvocation bool
+	// LMIConcurrency: function -> invocations at once per execution environment, running it
+	// as a Lambda Managed Instances function; "" = every function. A function whose template
+	// has CapacityProviderConfig runs so without it (samspec.FunctionSpec.LMIConcurrency).
+	LMIConcurrency CountFlag
 
 	// Input is where a load's records come from; none: the stack is served until Ctrl-C.
 	Input Input
@@ -354,10 +358,11 @@ func (s *stack) startFunctions(names, boots []string) error {
 			return err
 		}
 		cfg := runtimeapi.Config{
-			Name:      fn,
-			Bootstrap: boots[i],
-			Env:       funcrun.FunctionEnv(f, s.vars[fn], endpoints, nil),
-			Timeout:   time.Duration(f.Timeout) * time.Second,
+			Name:           fn,
+			Bootstrap:      boots[i],
+			Env:            funcrun.FunctionEnv(f, s.vars[fn], endpoints, nil),
+			Timeout:        time.Duration(f.Timeout) * time.Second,
+			LMIConcurrency: s.c.LMIConcurrency.get(fn, f.LMIConcurrency()),
 			Logs: func(instance int, line []byte) {
 				fmt.Fprintf(logf, "[%d] %s\n", instance, line)
 			},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/funcrun"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 	"github.com/kafkalambda/toolkit/esm/samspec"
@@ -291,8 +292,9 @@ func (s *stack) report(started time.Time, phases []*phaseResult, names map[*pipe
 		Scenario: report.Scenario{
 			Source: s.source.describe(), WorkMS: int(s.c.Work.Milliseconds()), Rate: s.c.Rate,
 		},
-		Series:   rec.Series(),
-		Mappings: lv.mappings(),
+		Series:    rec.Series(),
+		Mappings:  lv.mappings(),
+		Functions: s.functionReports(),
 	}
 	switch src := s.source.(type) {
 	case *generator:
@@ -442,4 +444,15 @@ func fateText(ra ledger.RecordAccount, p *pipeline, f report.Fault) string {
 		return "filtered out by the mapping's FilterCriteria"
 	}
 	return "lost: " + ra.Why
+}
+
+// functionReports says how each function ran: its execution environments, the most
+// invocations each ran at once, and its Lambda Managed Instances invocations past their
+// deadline. The functions come in name order.
+func (s *stack) functionReports() []report.Function {
+	var out []report.Function
+	for _, fn := range keysOf(s.pools) {
+		out = append(out, funcrun.FunctionReport(fn, s.pools[fn]))
+	}
+	return out
 }
