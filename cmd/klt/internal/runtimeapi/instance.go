@@ -53,6 +53,7 @@ type invocation struct {
 	payload  []byte
 	deadline time.Time         // set by the /next handler before it closes handed
 	handed   chan struct{}     // closed once the event is the process's
+	claimed  chan struct{}     // closed when Invoke gives up on it (claim)
 	done     chan esm.Response // buffered 1: the runtime's answer, sent once
 	answered bool              // guarded by p.mu: the runtime answered, or Invoke gave up
 	overrun  *Overrun          // guarded by p.mu: an LMI invocation past its deadline
@@ -333,14 +334,32 @@ func (in *instance) answer(id string, resp esm.Response) bool {
 	return true
 }
 
-// taken reports whether the process's answer r may be taken. When Config.OnAnswer stopped
-// or killed the process instead, it returns false once the instance is gone or r's
-// connection closed, with nothing written: the process learns nothing more (a thread not yet
-// stopped by SIGSTOP would read a reply), and the invocation ends as the process does.
-func (in *instance) taken(r *http.Request) bool {
+// taken reports whether the process's answer r to invocation id may be taken. When
+// Config.OnAnswer stopped or killed the process instead, it returns false once the instance
+// is gone or r's connection closed, with nothing written: the process learns nothing more (a
+// thread not yet stopped by SIGSTOP would read a reply), and the invocation ends as the
+// process does. For a Lambda Managed Instances function, OnAnswer's false holds the answer
+// until the invocation has timed out for its caller, then takes it (late): the invocation ran
+// past its deadline, and the process went on with its others.
+func (in *instance) taken(r *http.Request, id string) bool {
 	p := in.p
 	if p.cfg.OnAnswer == nil || p.cfg.OnAnswer(in.n, in.cmd.Process.Pid) {
 		return true
+	}
+	if p.lmi() {
+		p.mu.Lock()
+		inv := in.cur[id]
+		p.mu.Unlock()
+		if inv == nil {
+			return true // answer refuses it
+		}
+		select {
+		case <-inv.claimed:
+			return true
+		case <-in.gone:
+		case <-r.Context().Done():
+		}
+		return false
 	}
 	select {
 	case <-in.gone:
@@ -383,7 +402,7 @@ func (in *instance) response(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Exceeded maximum allowed payload size (%d bytes).", limits.MaxLambdaResponseBytes))
 		return
 	}
-	if !in.taken(r) {
+	if !in.taken(r, id) {
 		return
 	}
 	resp := esm.Response{Payload: body}
@@ -411,7 +430,7 @@ func (in *instance) invocationError(w http.ResponseWriter, r *http.Request) {
 	if n > limits.MaxLambdaResponseBytes {
 		body = body[:limits.MaxLambdaResponseBytes]
 	}
-	if !in.taken(r) {
+	if !in.taken(r, id) {
 		return
 	}
 	if !in.answer(id, esm.Response{Err: parseErrorBody(body, r.Header.Get("Lambda-Runtime-Function-Error-Type"))}) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -137,5 +138,25 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool) {
 			t.Fatalf("condition not met within %v", d)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestLMIOnAnswerHoldsPastDeadline: for an LMI function, OnAnswer's false holds the answer
+// until the invocation has timed out for its caller, then takes it late; the process runs on.
+func TestLMIOnAnswerHoldsPastDeadline(t *testing.T) {
+	var held atomic.Bool
+	p, _ := newPool(t, func(c *Config) {
+		c.LMIConcurrency = 2
+		c.Timeout = 300 * time.Millisecond
+		c.OnAnswer = func(_, _ int) bool { return !held.CompareAndSwap(false, true) }
+	})
+	e := invokeErr(t, p, map[string]any{"op": "echo"})
+	if e.Type != "Sandbox.Timedout" {
+		t.Fatalf("held answer: %+v, want Sandbox.Timedout", e)
+	}
+	waitFor(t, 5*time.Second, func() bool { o := p.Overruns(); return len(o) == 1 && !o[0].Answered.IsZero() })
+	a := invokeOK(t, p, map[string]any{"op": "echo"})
+	if st := p.Stats(); len(st) != 1 || st[0].PID != a.Pid {
+		t.Errorf("after a held answer: Stats %+v, next answer from %d; want the same process", st, a.Pid)
 	}
 }

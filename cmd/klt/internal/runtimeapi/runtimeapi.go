@@ -180,7 +180,9 @@ type Config struct {
 	// hook stopped or killed the process (klt local's timeout and crash faults do it to the
 	// process that answers for a chosen record, once its work is done, so that where the
 	// fault falls does not depend on timing), and the invocation ends as the process does,
-	// or at its timeout.
+	// or at its timeout. For a Lambda Managed Instances function, false instead holds the
+	// answer past the invocation's deadline (the hook must not have stopped the process): the
+	// invocation times out for its caller, then its answer is taken late (Pool.Overruns).
 	OnAnswer func(instance, pid int) bool
 }
 
@@ -502,7 +504,7 @@ func (p *Pool) notifyLocked() {
 // run makes one invocation on in, on which the caller holds a slot. retry reports that in
 // died before it took the event, while warm: the caller should try another instance.
 func (p *Pool) run(ctx context.Context, in *instance, cold bool, id string, payload []byte) (resp esm.Response, retry bool, err error) {
-	inv := &invocation{id: id, payload: payload, done: make(chan esm.Response, 1), handed: make(chan struct{})}
+	inv := &invocation{id: id, payload: payload, done: make(chan esm.Response, 1), handed: make(chan struct{}), claimed: make(chan struct{})}
 	// The event waits for one of the process's calls of /next (a cold instance's first).
 	select {
 	case in.events <- inv:
@@ -580,6 +582,7 @@ func (p *Pool) claim(inv *invocation) bool {
 		return false
 	}
 	inv.answered = true
+	close(inv.claimed)
 	return true
 }
 

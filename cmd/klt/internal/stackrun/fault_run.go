@@ -99,7 +99,16 @@ func (t *processFaults) onEvent(fn string) func(instance, pid int, payload []byt
 // onAnswer is runtimeapi's hook as a process answers its invocation: it stops or kills the
 // process when a fault is due for its event, and then reports that the answer must not be
 // taken. (Process IDs are unique across functions while the processes live.)
-func (t *processFaults) onAnswer(_, pid int) bool {
+func (t *processFaults) onAnswer(_, pid int) bool { return t.answer(pid, false) }
+
+// onAnswerLMI is onAnswer for a Lambda Managed Instances function. A timeout fault does not
+// stop the process, which runs other invocations, and which LMI would not reset: its
+// answer is held past the invocation's deadline (runtimeapi), so the invocation times out
+// for the mapping, which delivers the batch again while the first delivery still runs. A
+// crash kills the process as onAnswer does, with every invocation in it.
+func (t *processFaults) onAnswerLMI(_, pid int) bool { return t.answer(pid, true) }
+
+func (t *processFaults) answer(pid int, lmi bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k, ok := t.due[pid]
@@ -110,6 +119,9 @@ func (t *processFaults) onAnswer(_, pid int) bool {
 	sig := syscall.SIGSTOP
 	if k.kind == faultCrash {
 		sig = syscall.SIGKILL
+	}
+	if lmi && sig == syscall.SIGSTOP {
+		sig = 0 // no signal: a check that the process lives, and the answer is held
 	}
 	if err := syscall.Kill(pid, sig); err != nil {
 		// The process is gone already: no fault was injected, and the report must not say

@@ -369,6 +369,9 @@ func (s *stack) startFunctions(names, boots []string) error {
 			OnEvent:  s.faults.onEvent(fn),
 			OnAnswer: s.faults.onAnswer,
 		}
+		if cfg.LMIConcurrency > 0 {
+			cfg.OnAnswer = s.faults.onAnswerLMI
+		}
 		pool, err := runtimeapi.Start(cfg)
 		if err != nil {
 			return err
