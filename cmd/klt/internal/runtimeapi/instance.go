@@ -277,7 +277,7 @@ func (in *instance) next(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(inv.payload)))
 		if p.cfg.OnEvent != nil {
-			p.cfg.OnEvent(in.n, in.cmd.Process.Pid, inv.payload)
+			p.cfg.OnEvent(in.n, in.cmd.Process.Pid, inv.id, inv.payload)
 		}
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(inv.payload)
@@ -343,7 +343,7 @@ func (in *instance) answer(id string, resp esm.Response) bool {
 // past its deadline, and the process went on with its others.
 func (in *instance) taken(r *http.Request, id string) bool {
 	p := in.p
-	if p.cfg.OnAnswer == nil || p.cfg.OnAnswer(in.n, in.cmd.Process.Pid) {
+	if p.cfg.OnAnswer == nil || p.cfg.OnAnswer(in.n, in.cmd.Process.Pid, id) {
 		return true
 	}
 	if p.lmi() {

@@ -148,7 +148,7 @@ func TestLMIOnAnswerHoldsPastDeadline(t *testing.T) {
 	p, _ := newPool(t, func(c *Config) {
 		c.LMIConcurrency = 2
 		c.Timeout = 300 * time.Millisecond
-		c.OnAnswer = func(_, _ int) bool { return !held.CompareAndSwap(false, true) }
+		c.OnAnswer = func(_, _ int, _ string) bool { return !held.CompareAndSwap(false, true) }
 	})
 	e := invokeErr(t, p, map[string]any{"op": "echo"})
 	if e.Type != "Sandbox.Timedout" {
