@@ -7,7 +7,7 @@ import (
 
 // FunctionReport is how the function fn ran on pool, for klt local's and klt invoke's reports.
 func FunctionReport(fn string, pool *runtimeapi.Pool) report.Function {
-	f := report.Function{Name: fn, LMIConcurrency: pool.LMIConcurrency()}
+	f := report.Function{Name: fn, LMIConcurrency: pool.LMIConcurrency(), Environments: []report.Environment{}, PastDeadline: []report.PastDeadline{}}
 	for _, st := range pool.Stats() {
 		f.Environments = append(f.Environments, report.Environment{N: st.N, Invocations: st.Invocations, MaxInFlight: st.MaxInFlight})
 	}
