@@ -67,7 +67,9 @@ fmt:
 ## total: the demo's value, not klt's), a transient sink error and a timed-out invocation.
 ## Progress on stdout; the report in $(DEMO_DIR)/report.html and .json, with the throughput
 ## klt plan predicts from the run's measurements beside the measured one
-## (klt plan --from-report $(DEMO_DIR)/report.json makes the same plan).
+## (klt plan --from-report $(DEMO_DIR)/report.json makes the same plan), and the function logs:
+## each order carries a correlation-id header, and the report counts the functions' log lines
+## that carry their invocation's request ID and the order's correlation ID.
 DEMO_DIR ?= demo
 DEMO_ORDER := {"orderId":{{seq}},"customer":"{{key}}","total":{{seq}}.5,"currency":"EUR","status":"placed"}
 DEMO_POISON := {"orderId":{{seq}},"customer":"{{key}}","total":-1,"currency":"EUR","status":"placed"}
@@ -76,6 +78,7 @@ DEMO_POISON := {"orderId":{{seq}},"customer":"{{key}}","total":-1,"currency":"EU
 demo: node_modules
 	CGO_ENABLED=0 $(GO) run -trimpath ./cmd/klt local --template template.yaml --partitions 5 \
 	  --http-sink OrdersApiUrl --work 300ms --generate '$(DEMO_ORDER)' --keys 1000 \
+	  --header 'correlation-id=order-{{seq}}' \
 	  --load ConsumerFunction=500 --load 5000 \
 	  --fault-load 60 --fault 'value:seq=12:$(DEMO_POISON)' --fault http:seq=20 --fault timeout:seq=30 \
 	  --report $(DEMO_DIR)

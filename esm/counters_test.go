@@ -89,7 +89,7 @@ func TestKafkaCountersGiveUp(t *testing.T) {
 		c := f.committed("g", 2)
 		return c[0] == 2 && c[1] == 2
 	})
-	s := m.Counters().Snapshot()
+	s := settled(t, m.Counters())
 	if s.In != 4 || s.DeadLettered != 4 || s.Succeeded != 0 || s.ErrorFailed != 4 || s.Errors != 1 || s.Invocations != 1 || s.Retried != 0 {
 		t.Errorf("counters %+v", s)
 	}

@@ -134,7 +134,7 @@ func TestKafkaRetryAttemptsExhaustedToSQS(t *testing.T) {
 	if ts, _ := rec["timestamp"].(string); !strings.HasSuffix(ts, "Z") || len(ts) != 24 {
 		t.Errorf("timestamp %q is not ISO 8601 with milliseconds", ts)
 	}
-	if s := m.Counters().Snapshot(); s.DeadLettered != 2 || s.Errors != 3 || (s.ReportedFailed+s.ErrorFailed) != 6 {
+	if s := settled(t, m.Counters()); s.DeadLettered != 2 || s.Errors != 3 || (s.ReportedFailed+s.ErrorFailed) != 6 {
 		t.Errorf("counters %+v", s)
 	}
 }

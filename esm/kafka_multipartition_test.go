@@ -71,15 +71,23 @@ func (o *observed) records(k EventKind) int {
 // a moment (up to 5 s) to follow.
 func checkSettled(t *testing.T, c *Counters) {
 	t.Helper()
+	settled(t, c)
+}
+
+// settled waits until every record in the counters is settled (In = Filtered + Succeeded +
+// DeadLettered, none in flight) and returns that snapshot. A mapping counts a record Succeeded
+// just after its commit, so a test that saw the commit waits here before it reads the counts.
+func settled(t *testing.T, c *Counters) Snapshot {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		s := c.Snapshot()
 		if s.In == s.Filtered+s.Succeeded+s.DeadLettered && s.InFlight == 0 {
-			return
+			return s
 		}
 		if time.Now().After(deadline) {
 			t.Errorf("counters %+v: In != Filtered + Succeeded + DeadLettered, or records in flight", s)
-			return
+			return s
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -155,7 +163,7 @@ func TestKafkaPartialResponseRetriesOnlyNamedPartition(t *testing.T) {
 	if got := partitionsOf(calls[1].event); fmt.Sprint(got) != fmt.Sprint(map[string][]int64{"orders-1": {1, 2}}) {
 		t.Errorf("retry holds %v, want orders-1 offsets 1 and 2 only", got)
 	}
-	s := m.Counters().Snapshot()
+	s := settled(t, m.Counters())
 	if s.Delivered != 8 || s.ReportedFailed != 2 || s.Retried != 2 || s.Succeeded != 6 || s.Invocations != 2 || s.Errors != 0 {
 		t.Errorf("counters %+v", s)
 	}
@@ -196,7 +204,7 @@ func TestKafkaForeignPartitionFailsWholeBatch(t *testing.T) {
 	if fmt.Sprint(again) != "[orders-0[0 1] orders-1[0 1]]" {
 		t.Errorf("retried %v, want every record of both partitions", again)
 	}
-	if s := m.Counters().Snapshot(); s.ErrorFailed != 4 || s.Errors != 1 || s.ReportedFailed != 0 {
+	if s := settled(t, m.Counters()); s.ErrorFailed != 4 || s.Errors != 1 || s.ReportedFailed != 0 {
 		t.Errorf("counters %+v", s)
 	}
 	checkSettled(t, m.Counters())
@@ -247,7 +255,7 @@ func TestKafkaFunctionErrorRetriesEveryPartition(t *testing.T) {
 	}
 	// Delivered: 4 in the first invocation, 2 in partition 1's retry, 2 in each of partition
 	// 0's four retries (three fail).
-	s := m.Counters().Snapshot()
+	s := settled(t, m.Counters())
 	if s.Errors != 4 || s.ErrorFailed != 4+2*3 || s.Delivered != 4+2+2*4 || s.Retried != 2+2*4 || s.Succeeded != 4 {
 		t.Errorf("counters %+v", s)
 	}
@@ -455,7 +463,7 @@ func TestKafkaEncodeConditionGivesUpAlone(t *testing.T) {
 	if fmt.Sprint(steps) != "[delivered 0  gave up 1 SchemaNotFound delivered 2 ]" {
 		t.Errorf("steps %q: want a delivered, bad given up, c delivered", steps)
 	}
-	if s := m.Counters().Snapshot(); s.DeadLettered != 1 || s.Succeeded != 2 {
+	if s := settled(t, m.Counters()); s.DeadLettered != 1 || s.Succeeded != 2 {
 		t.Errorf("counters %+v", s)
 	}
 	checkSettled(t, m.Counters())

@@ -345,7 +345,7 @@ func TestKafkaFunctionErrorRetriesWholeBatch(t *testing.T) {
 			t.Errorf("invocation %d held %v, want the whole batch", i, c.offsets())
 		}
 	}
-	s := m.Counters().Snapshot()
+	s := settled(t, m.Counters())
 	if s.Errors != 3 || (s.ReportedFailed+s.ErrorFailed) != 15 || s.Succeeded != 5 || s.Invocations != 4 || s.InFlight != 0 {
 		t.Errorf("counters %+v", s)
 	}
@@ -381,7 +381,7 @@ func TestKafkaPartialBatchResponse(t *testing.T) {
 				}
 				t.Errorf("invocations %v, want [0..9] then [4..9]", got)
 			}
-			if s := m.Counters().Snapshot(); s.Succeeded != 10 || (s.ReportedFailed+s.ErrorFailed) != 6 {
+			if s := settled(t, m.Counters()); s.Succeeded != 10 || (s.ReportedFailed+s.ErrorFailed) != 6 {
 				t.Errorf("counters %+v, want Done 10 Failed 6", s)
 			}
 		})

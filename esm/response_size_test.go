@@ -70,7 +70,7 @@ func TestKafkaResponseTooLarge(t *testing.T) {
 	}
 	runKafka(t, m)
 	kafkaWaitFor(t, 30*time.Second, "the record committed", func() bool { return f.committed("g", 1)[0] == 1 })
-	s := m.Counters().Snapshot()
+	s := settled(t, m.Counters())
 	if s.Invocations != 2 || s.Errors != 1 || s.ErrorFailed != 1 || s.Retried != 1 || s.Succeeded != 1 {
 		t.Errorf("counters %+v; want 2 invocations, the first failed", s)
 	}

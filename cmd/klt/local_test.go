@@ -41,6 +41,7 @@ func TestLocalStack(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, []string{"local", "--template", "../../template.yaml", "--partitions", "5",
 		"--http-sink", "OrdersApiUrl", "--work", "100ms", "--generate", demoGenerate, "--keys", "20",
+		"--header", "correlation-id=order-{{seq}}",
 		"--load", "ConsumerFunction=50", "--load", "300", "--fault-load", "30",
 		"--fault", "value:seq=6:" + demoPoison, "--fault", "http:seq=10", "--fault", "timeout:seq=15",
 		"--report", dir}, nil, &stdout, &stderr)
@@ -96,6 +97,23 @@ func TestLocalStack(t *testing.T) {
 		}
 	}
 	checkPhases(t, rep, []string{"p1", "p2", "faults"})
+	// The samples log through lambdalog: every invocation has lines carrying its request ID,
+	// no line lacks one, and each applied order's line carries the correlation ID of its
+	// record's correlation-id header (--header), through the fan-out too.
+	if !strings.Contains(stdout.String(), "\nfunction logs (function_request_id, correlation_id):\n") {
+		t.Errorf("the text report has no function logs table")
+	}
+	minCorrelated := map[string]int64{"ConsumerFunction": 50 + 29, "DispatcherFunction": 0, "WorkerFunction": 300 + 29}
+	if len(rep.Logs) != len(minCorrelated) {
+		t.Errorf("function logs of %d functions, want 3: %+v", len(rep.Logs), rep.Logs)
+	}
+	for _, l := range rep.Logs {
+		if l.Invocations == 0 || l.InvocationsLogged != l.Invocations || l.WithoutRequestID+l.OtherRequestID+l.TextLines != 0 ||
+			l.WithCorrelationID < minCorrelated[l.Function] || l.EMFDocuments == 0 {
+			t.Errorf("function logs of %s: %+v; want every invocation logged, every line with its request ID, at least %d with a correlation ID, EMF documents",
+				l.Function, l, minCorrelated[l.Function])
+		}
+	}
 	for _, fn := range []string{"ConsumerFunction", "WorkerFunction"} {
 		b, _ := os.ReadFile(filepath.Join(dir, "logs", fn+".log"))
 		if !strings.Contains(string(b), "invocation failed: Sandbox.Timedout") {

@@ -124,7 +124,7 @@ type recorder struct {
 	parse   func(event []byte) []RecordRef
 	logf    func(format string, args ...any) // the test's Logf: one line per failed invocation
 
-	lmi      int // WithLMIConcurrency's n; 0: Lambda's default model
+	lmi int // WithLMIConcurrency's n; 0: Lambda's default model
 
 	mu       sync.Mutex
 	done     []Invocation

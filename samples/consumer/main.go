@@ -1,17 +1,22 @@
 // Command consumer is ConsumerFunction in template.yaml: MSK -> Lambda directly. Each order
 // record is handled once (idempotency on DynamoDB), records the event's FilterCriteria drop are
 // skipped (a guard), a record that can never succeed goes to an SQS failure queue so its
-// partition moves on, and logs (JSON) and EMF metrics go to stdout.
+// partition moves on. Logs (lambdalog: JSON lines with the request ID, cold start and each
+// record's correlation ID, from its correlation-id header) and EMF metrics (OrdersApplied,
+// OrderTotal, with the service dimension) go to stdout.
 //
 // Applying an order means sending it to the orders API (ORDERS_API_URL; package
 // samples/internal/orders); without one it is only logged.
 //
 // Environment: IDEMPOTENCY_TABLE, FAILURE_QUEUE_URL, ORDERS_API_URL (optional),
-// FILTER_CRITERIA (optional: the JSON of the event source mapping's FilterCriteria).
+// FILTER_CRITERIA (optional: the JSON of the event source mapping's FilterCriteria),
+// POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_LOG_LEVEL (template.yaml's
+// Globals).
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,6 +32,8 @@ import (
 	"github.com/kafkalambda/toolkit/filter"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/lambdalog"
+	"github.com/kafkalambda/toolkit/metrics"
 	"github.com/kafkalambda/toolkit/samples/internal/orders"
 )
 
@@ -39,9 +46,9 @@ func main() {
 	lambda.Start(h)
 }
 
-// newHandler makes the clients once, outside the handler, and returns the handler; logs and
-// metrics go to out.
-func newHandler(ctx context.Context, out io.Writer) (batch.KafkaFunc, error) {
+// newHandler makes the logger, the metrics and the clients once, outside the handler, and
+// returns the handler; logs and metrics go to out.
+func newHandler(ctx context.Context, out io.Writer) (lambda.Handler, error) {
 	table, err := required("IDEMPOTENCY_TABLE")
 	if err != nil {
 		return nil, err
@@ -58,12 +65,18 @@ func newHandler(ctx context.Context, out io.Writer) (batch.KafkaFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := slog.New(slog.NewJSONHandler(out, nil))
+	log := slog.New(lambdalog.NewHandler(slog.NewJSONHandler(out, &slog.HandlerOptions{ReplaceAttr: lambdalog.ReplaceAttr})))
+	slog.SetDefault(log)
+	m, err := metrics.New(metrics.WithOutput(out)) // POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME
+	if err != nil {
+		return nil, err
+	}
 	opts := []batch.Option{
 		batch.WithIdempotency(store),
 		batch.WithSink(sqssink.New(sqs.NewFromConfig(cfg), failureQueue), batch.SinkPermanent),
 		batch.WithLogger(log),
 		batch.WithMetrics(out),
+		batch.WithCorrelationIDFrom("correlation-id"), // the header the producer sets
 	}
 	if criteria, ok := os.LookupEnv("FILTER_CRITERIA"); ok {
 		c, err := filter.ParseCriteria([]byte(criteria))
@@ -73,9 +86,13 @@ func newHandler(ctx context.Context, out io.Writer) (batch.KafkaFunc, error) {
 		opts = append(opts, batch.WithFilter(c))
 	}
 	api := orders.NewAPI(os.Getenv("ORDERS_API_URL"))
-	return batch.KafkaHandler(func(ctx context.Context, r *kafkaevent.Record) error {
+	h := batch.KafkaHandler(func(ctx context.Context, r *kafkaevent.Record) error {
 		return handle(ctx, log, api, r)
-	}, opts...), nil
+	}, opts...)
+	// The logger's wrapper outermost (the invocation's request ID and cold start in the
+	// context), then the metrics' (a recorder per invocation, written when it returns), then
+	// the batch handler (each record's correlation ID in its context): docs/handlers.md.
+	return lambdalog.WrapHandler(m.Wrap(h)), nil
 }
 
 // handle applies one order. An order that cannot be read or is invalid will never succeed:
@@ -90,7 +107,9 @@ func handle(ctx context.Context, log *slog.Logger, api *orders.API, r *kafkaeven
 	}
 	log.InfoContext(ctx, "order accepted", "orderId", o.OrderID, "total", o.Total, "currency", o.Currency,
 		"partition", r.PartitionID(), "offset", r.Offset)
-	return nil
+	return errors.Join(
+		metrics.Add(ctx, "OrdersApplied", metrics.Count, 1),
+		metrics.Add(ctx, "OrderTotal", metrics.None, o.Total))
 }
 
 // required returns the variable's value, or an error naming it when it is unset or empty.

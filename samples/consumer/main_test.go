@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/samples/internal/sampletest"
@@ -18,11 +21,11 @@ const table = "IdempotencyTable"
 
 // env is a consumer under test: its handler and output, and its side effects.
 type env struct {
-	h       batch.KafkaFunc
+	h       lambda.Handler
 	out     *bytes.Buffer
 	items   func() []map[string]string
 	failed  func(want int) []*batch.Envelope
-	handler func() batch.KafkaFunc
+	handler func() lambda.Handler
 }
 
 // start runs the local servers, sets the environment as the template does, and makes the
@@ -41,7 +44,7 @@ func start(t *testing.T) *env {
 		"AWS_ENDPOINT_URL_SQS":      sqsEndpoint,
 	})
 	e := &env{out: new(bytes.Buffer)}
-	e.handler = func() batch.KafkaFunc {
+	e.handler = func() lambda.Handler {
 		h, err := newHandler(t.Context(), e.out)
 		if err != nil {
 			t.Fatal(err)
@@ -66,7 +69,7 @@ func start(t *testing.T) *env {
 
 func TestOrders(t *testing.T) {
 	e := start(t)
-	resp, err := e.h.Invoke(sampletest.Context(t), sampletest.Fixture(t, "consumer", "orders.json"))
+	resp, err := e.h.Invoke(sampletest.Context(t), sampletest.WithCorrelationIDs(t, sampletest.Fixture(t, "consumer", "orders.json")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +79,15 @@ func TestOrders(t *testing.T) {
 	var accepted []float64
 	for _, l := range sampletest.WithMsg(lines, "order accepted") {
 		accepted = append(accepted, l["orderId"].(float64))
+		// lambdalog's keys: the invocation's request ID, the record's correlation ID (its
+		// correlation-id header), the service of template.yaml's Globals.
+		if want := fmt.Sprintf("corr-%v-%v", l["partition"].(string)[len("orders-"):], l["offset"]); l["correlation_id"] != want ||
+			l["function_request_id"] != sampletest.RequestID || l["service"] != "orders" || l["cold_start"] == nil {
+			t.Errorf("order line without the invocation's keys or with another correlation ID (want %s): %v", want, l)
+		}
+	}
+	if n := sampletest.Metric(lines, "OrdersApplied"); n != 4 {
+		t.Errorf("OrdersApplied: %v values, want 4 (one per accepted order), with the service dimension:\n%s", n, e.out)
 	}
 	// Partitions run in parallel: compare as a set; 2002 is in GBP, which the filter drops.
 	if got := setOf(accepted); got != "2001 2003 2004 2005" {
@@ -190,7 +202,8 @@ func TestStartUpFailsWithoutItsVariables(t *testing.T) {
 	}
 	t.Run("bad FILTER_CRITERIA", func(t *testing.T) {
 		sampletest.EnvUnchecked(t, "ConsumerFunction", map[string]string{
-			"IDEMPOTENCY_TABLE": table, "FAILURE_QUEUE_URL": "http://127.0.0.1:1/q", "FILTER_CRITERIA": ""})
+			"IDEMPOTENCY_TABLE": table, "FAILURE_QUEUE_URL": "http://127.0.0.1:1/q", "FILTER_CRITERIA": "",
+			"POWERTOOLS_METRICS_NAMESPACE": "KafkaOrders"})
 		if _, err := newHandler(t.Context(), new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), "FILTER_CRITERIA") {
 			t.Errorf("newHandler with an empty FILTER_CRITERIA: %v", err)
 		}

@@ -43,8 +43,12 @@ func TestOrders(t *testing.T) {
 		t.Fatal(err)
 	}
 	sampletest.SameJSON(t, resp, "dispatcher", "orders.response.json")
-	if l := sampletest.WithMsg(sampletest.Lines(t, out.Bytes()), "records dispatched"); len(l) != 1 {
-		t.Errorf("'records dispatched' lines: %v\n%s", l, out)
+	lines := sampletest.Lines(t, out.Bytes())
+	if l := sampletest.WithMsg(lines, "records dispatched"); len(l) != 1 || l[0]["function_request_id"] != sampletest.RequestID {
+		t.Errorf("'records dispatched' lines (with the invocation's request ID): %v\n%s", l, out)
+	}
+	if n := sampletest.Metric(lines, "ColdStart"); n != 1 {
+		t.Errorf("ColdStart: %d values, want 1:\n%s", n, out)
 	}
 
 	ev, err := kafkaevent.Parse(payload)

@@ -5,12 +5,19 @@
 // events keep their order.
 //
 // An outbox item: id (S, the table's key), entityId (S, the Kafka key), type (S), payload (S,
-// the Kafka value). Each Kafka record carries the headers outbox-id, outbox-type and
-// outbox-sequence-number (the stream record's SequenceNumber); consumers dedup on outbox-id.
+// the Kafka value), and optionally correlationId (S). Each Kafka record carries the headers
+// outbox-id, outbox-type and outbox-sequence-number (the stream record's SequenceNumber);
+// consumers dedup on outbox-id. It carries correlation-id too: the item's correlationId (the
+// request that made the change, as the service logged it), else its id. The consumers read it
+// (batch.WithCorrelationIDFrom), so one Logs Insights query on correlation_id finds a change's
+// lines in every function it went through. Logs go through lambdalog, and the count of items
+// relayed (OutboxItemsRelayed) through metrics, to stdout.
 //
 // Environment: OUTPUT_TOPIC, KAFKA_BOOTSTRAP_SERVERS, KAFKA_AUTH (iam on MSK), and with
 // KAFKA_AUTH=scram, KAFKA_SCRAM_SECRET_ARN: the secret's ARN, never its value. The relay reads
 // the secret at start (a missing or unreadable one stops the start, before any event).
+// POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_LOG_LEVEL: template.yaml's
+// Globals.
 package main
 
 import (
@@ -24,6 +31,8 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kafkalambda/toolkit/lambdalog"
+	"github.com/kafkalambda/toolkit/metrics"
 	"github.com/kafkalambda/toolkit/producer"
 )
 
@@ -33,14 +42,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, "outbox relay:", err)
 		os.Exit(1)
 	}
-	lambda.Start(rl.handle)
+	lambda.Start(rl.handler())
 }
 
-// relay holds what lives across invocations: the Kafka client, made once.
+// relay holds what lives across invocations: the Kafka client, the logger and the metrics,
+// made once.
 type relay struct {
-	client *kgo.Client
-	topic  string
-	log    *slog.Logger
+	client  *kgo.Client
+	topic   string
+	log     *slog.Logger
+	metrics *metrics.Metrics
+}
+
+// handler is handle as the runtime calls it: the logger's wrapper outermost, then the
+// metrics' (docs/handlers.md, "Logs and metrics").
+func (rl *relay) handler() func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	return lambdalog.Wrap(metrics.Handle(rl.metrics, rl.handle))
 }
 
 func newRelay(out io.Writer) (*relay, error) {
@@ -55,7 +72,14 @@ func newRelay(out io.Writer) (*relay, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &relay{client: client, topic: topic, log: slog.New(slog.NewJSONHandler(out, nil))}, nil
+	m, err := metrics.New(metrics.WithOutput(out)) // POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	log := slog.New(lambdalog.NewHandler(slog.NewJSONHandler(out, &slog.HandlerOptions{ReplaceAttr: lambdalog.ReplaceAttr})))
+	slog.SetDefault(log)
+	return &relay{client: client, topic: topic, log: log, metrics: m}, nil
 }
 
 // handle relays one batch of stream records (all from one shard, in order) and returns the
@@ -99,7 +123,7 @@ func (rl *relay) handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: failAt})
 	}
 	rl.log.InfoContext(ctx, "outbox batch relayed", "records", len(ev.Records), "produced", produced, "skipped", skipped, "failedAt", failAt)
-	return resp, nil
+	return resp, metrics.Add(ctx, "OutboxItemsRelayed", metrics.Count, float64(produced))
 }
 
 // record is the Kafka record of an outbox item's stream record.
@@ -116,9 +140,14 @@ func (rl *relay) record(sr events.DynamoDBEventRecord) (*kgo.Record, error) {
 		}
 		f[i] = v.String()
 	}
+	correlation := f[0]
+	if v, ok := img["correlationId"]; ok && v.DataType() == events.DataTypeString && v.String() != "" {
+		correlation = v.String()
+	}
 	return &kgo.Record{Topic: rl.topic, Key: []byte(f[1]), Value: []byte(f[3]), Headers: []kgo.RecordHeader{
 		{Key: "outbox-id", Value: []byte(f[0])},
 		{Key: "outbox-type", Value: []byte(f[2])},
 		{Key: "outbox-sequence-number", Value: []byte(sr.Change.SequenceNumber)},
+		{Key: "correlation-id", Value: []byte(correlation)},
 	}}, nil
 }

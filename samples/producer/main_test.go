@@ -40,7 +40,7 @@ func start(t *testing.T, outputTopic string) (lambda.Handler, *bytes.Buffer, []s
 		t.Fatal(err)
 	}
 	t.Cleanup(rl.client.Close)
-	return lambda.NewHandler(rl.handle), out, c.ListenAddrs()
+	return lambda.NewHandler(rl.handler()), out, c.ListenAddrs()
 }
 
 // consume reads every record of the topic, waiting up to 5 s for want of them and then 300 ms
@@ -124,7 +124,8 @@ func check(t *testing.T, got []*kgo.Record, items [][4]string) {
 			t.Errorf("outbox item %s is not in the topic", it[0])
 			continue
 		}
-		if string(r.Key) != it[1] || string(r.Value) != it[2] || header(r, "outbox-sequence-number") != it[3] || header(r, "outbox-type") == "" {
+		if string(r.Key) != it[1] || string(r.Value) != it[2] || header(r, "outbox-sequence-number") != it[3] || header(r, "outbox-type") == "" ||
+			header(r, "correlation-id") != it[0] {
 			t.Errorf("outbox item %s produced as key %q value %s headers %v", it[0], r.Key, r.Value, r.Headers)
 		}
 	}
@@ -143,8 +144,13 @@ func TestOutbox(t *testing.T) {
 	sampletest.SameJSON(t, resp, "producer", "outbox.response.json")
 	items := inserts(t, payload)
 	check(t, consume(t, seeds, len(items)), items) // the REMOVE (a TTL clean-up) is not relayed
-	if l := sampletest.WithMsg(sampletest.Lines(t, out.Bytes()), "outbox batch relayed"); len(l) != 1 || l[0]["produced"] != 6.0 || l[0]["skipped"] != 1.0 {
-		t.Errorf("summary: %v", l)
+	lines := sampletest.Lines(t, out.Bytes())
+	if l := sampletest.WithMsg(lines, "outbox batch relayed"); len(l) != 1 || l[0]["produced"] != 6.0 || l[0]["skipped"] != 1.0 ||
+		l[0]["function_request_id"] != sampletest.RequestID {
+		t.Errorf("summary (with the invocation's request ID): %v", l)
+	}
+	if n := sampletest.Metric(lines, "OutboxItemsRelayed"); n != 1 {
+		t.Errorf("OutboxItemsRelayed: %d values, want 1 (6), with the service dimension:\n%s", n, out)
 	}
 }
 

@@ -1,7 +1,9 @@
 // Command readme is the program of the README: the Lambda function most users of the toolkit
 // write. It takes the batches of orders the Kafka event source mapping delivers, applies each
 // order once however often Lambda delivers it, and sends an order that can never be applied to
-// an SQS queue, so that its partition moves on.
+// an SQS queue, so that its partition moves on. It logs and counts as Powertools for AWS Lambda
+// does: JSON lines with the request ID, cold start and each record's correlation ID, and
+// CloudWatch EMF metrics.
 package main
 
 import (
@@ -20,6 +22,8 @@ import (
 	"github.com/kafkalambda/toolkit/batch/sqssink"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/lambdalog"
+	"github.com/kafkalambda/toolkit/metrics"
 )
 
 // Order is what the topic carries, as JSON.
@@ -43,10 +47,19 @@ func main() {
 		fail(err)
 	}
 	sink := sqssink.New(sqs.NewFromConfig(cfg), queue)
-	lambda.Start(batch.KafkaHandler(handle,
-		batch.WithIdempotency(store),              // a record delivered again is not applied again
-		batch.WithSink(sink, batch.SinkPermanent), // an order that can never succeed goes to the queue
-	))
+	// Namespace and service from POWERTOOLS_METRICS_NAMESPACE and POWERTOOLS_SERVICE_NAME.
+	m, err := metrics.New()
+	if err != nil {
+		fail(err)
+	}
+	slog.SetDefault(lambdalog.New()) // JSON lines with Powertools' keys; batch logs through it too
+	h := batch.KafkaHandler(handle,
+		batch.WithIdempotency(store),                  // a record delivered again is not applied again
+		batch.WithSink(sink, batch.SinkPermanent),     // an order that can never succeed goes to the queue
+		batch.WithCorrelationIDFrom("correlation-id"), // each record's lines carry this header's value
+	)
+	// The logger's wrapper outermost, then the metrics', then the batch handler.
+	lambda.Start(lambdalog.WrapHandler(m.Wrap(h)))
 }
 
 // handle applies one order. An error is retried with backoff inside the invocation (3 attempts),
@@ -65,7 +78,7 @@ func handle(ctx context.Context, r *kafkaevent.Record) error {
 // apply is the side effect that must happen once per order: a payment, a write, a call.
 func apply(ctx context.Context, o Order) error {
 	slog.InfoContext(ctx, "order applied", "id", o.ID, "total", o.Total)
-	return nil
+	return metrics.Add(ctx, "OrdersApplied", metrics.Count, 1) // written when the invocation ends
 }
 
 func fail(err error) {

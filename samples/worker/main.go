@@ -6,12 +6,17 @@
 // never succeed goes to an SQS failure queue, so that its key moves on at once rather than
 // after the work queue's maxReceiveCount receives. Applying an order means sending it to the
 // orders API (ORDERS_API_URL; package samples/internal/orders); without one it is only logged.
+// Logs (lambdalog) carry the request ID and each record's correlation ID, the correlation-id
+// header of the Kafka record the message carries; metrics (OrdersApplied, OrderTotal) are EMF.
 //
-// Environment: IDEMPOTENCY_TABLE, FAILURE_QUEUE_URL, ORDERS_API_URL (optional).
+// Environment: IDEMPOTENCY_TABLE, FAILURE_QUEUE_URL, ORDERS_API_URL (optional),
+// POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_LOG_LEVEL (template.yaml's
+// Globals).
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,6 +32,8 @@ import (
 	"github.com/kafkalambda/toolkit/fanout"
 	"github.com/kafkalambda/toolkit/idempotency/dynamodb"
 	"github.com/kafkalambda/toolkit/kafkaevent"
+	"github.com/kafkalambda/toolkit/lambdalog"
+	"github.com/kafkalambda/toolkit/metrics"
 	"github.com/kafkalambda/toolkit/samples/internal/orders"
 )
 
@@ -39,9 +46,9 @@ func main() {
 	lambda.Start(h)
 }
 
-// newHandler makes the clients once, outside the handler, and returns the handler; logs go to
-// out.
-func newHandler(ctx context.Context, out io.Writer) (batch.SQSFunc, error) {
+// newHandler makes the logger, the metrics and the clients once, outside the handler, and
+// returns the handler; logs and metrics go to out.
+func newHandler(ctx context.Context, out io.Writer) (lambda.Handler, error) {
 	table, err := required("IDEMPOTENCY_TABLE")
 	if err != nil {
 		return nil, err
@@ -58,14 +65,23 @@ func newHandler(ctx context.Context, out io.Writer) (batch.SQSFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := slog.New(slog.NewJSONHandler(out, nil))
+	log := slog.New(lambdalog.NewHandler(slog.NewJSONHandler(out, &slog.HandlerOptions{ReplaceAttr: lambdalog.ReplaceAttr})))
+	slog.SetDefault(log)
+	m, err := metrics.New(metrics.WithOutput(out)) // POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME
+	if err != nil {
+		return nil, err
+	}
 	api := orders.NewAPI(os.Getenv("ORDERS_API_URL"))
-	return fanout.WorkerHandler(func(ctx context.Context, r *kafkaevent.Record) error {
+	h := fanout.WorkerHandler(func(ctx context.Context, r *kafkaevent.Record) error {
 		return handle(ctx, log, api, r)
 	},
 		batch.WithIdempotency(store),
 		batch.WithSink(sqssink.New(sqs.NewFromConfig(cfg), failureQueue), batch.SinkPermanent),
-		batch.WithLogger(log)), nil
+		batch.WithLogger(log),
+		batch.WithCorrelationIDFrom("correlation-id")) // the Kafka record's header, passed on by the dispatcher
+	// The logger's wrapper outermost, then the metrics', then the batch handler
+	// (docs/handlers.md, "Logs and metrics").
+	return lambdalog.WrapHandler(m.Wrap(h)), nil
 }
 
 // handle applies one order, as it would on Kafka. An invalid order is Permanent
@@ -80,7 +96,9 @@ func handle(ctx context.Context, log *slog.Logger, api *orders.API, r *kafkaeven
 	}
 	log.InfoContext(ctx, "order applied", "orderId", o.OrderID, "status", o.Status, "total", o.Total,
 		"partition", r.PartitionID(), "offset", r.Offset)
-	return nil
+	return errors.Join(
+		metrics.Add(ctx, "OrdersApplied", metrics.Count, 1),
+		metrics.Add(ctx, "OrderTotal", metrics.None, o.Total))
 }
 
 // required returns the variable's value, or an error naming it when it is unset or empty.

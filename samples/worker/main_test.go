@@ -44,6 +44,12 @@ func TestOrders(t *testing.T) {
 	for _, l := range sampletest.WithMsg(lines, "order applied") {
 		k := jsonText(l["orderId"])
 		perKey[k] = append(perKey[k], l["status"].(string))
+		if l["function_request_id"] != sampletest.RequestID || l["service"] != "orders" {
+			t.Errorf("order line without the invocation's request ID or the service: %v", l)
+		}
+	}
+	if n := sampletest.Metric(lines, "OrdersApplied"); n != 6 {
+		t.Errorf("OrdersApplied: %d values, want 6 (one per applied order), with the service dimension:\n%s", n, out)
 	}
 	want := map[string][]string{"3001": {"placed", "paid"}, "3002": {"placed"}, "3003": {"placed"}, "3004": {"corrected"}, "3005": {"placed"}}
 	if jsonText(perKey) != jsonText(want) {

@@ -117,9 +117,13 @@ func Metric(t testing.TB, emf *bytes.Buffer, name string) float64 {
 	if err := json.Unmarshal(emf.Bytes(), &doc); err != nil {
 		t.Fatalf("metrics line %q: %v", emf.String(), err)
 	}
-	n, ok := doc[name].(float64)
+	a, _ := doc[name].([]any) // a value is an array of one, as package metrics writes it
+	if len(a) != 1 {
+		t.Fatalf("metrics line has no %s of one value: %s", name, emf.String())
+	}
+	n, ok := a[0].(float64)
 	if !ok {
-		t.Fatalf("metrics line has no %s: %s", name, emf.String())
+		t.Fatalf("metrics line: %s is not a number: %s", name, emf.String())
 	}
 	return n
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsdynamodb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -37,14 +38,25 @@ const Events = "../../testdata/events"
 // then vars, for the rest of t. The AWS shared config and credentials files are pointed at
 // nothing, so that LoadDefaultConfig reads the environment alone, as in Lambda.
 //
-// vars must be what template.yaml gives the function, with its references resolved to local
-// resources: Env fails t when vars has a variable the template does not declare (Lambda would
-// not set it; AWS_ENDPOINT_URL_* excepted, which point the SDK at the local servers), lacks one
-// the template sets unconditionally (a literal or a !Ref), or gives a literal another value.
+// vars must be what template.yaml gives the function (its Globals' variables and its own),
+// with its references resolved to local resources: Env fails t when vars has a variable the
+// template does not declare (Lambda would not set it; AWS_ENDPOINT_URL_* excepted, which point
+// the SDK at the local servers), lacks one the template sets with a !Ref, or gives a literal
+// another value. A literal vars leaves out (POWERTOOLS_SERVICE_NAME, say) is set as the
+// template sets it, as Lambda would.
 func Env(t *testing.T, fn string, vars map[string]string) {
 	t.Helper()
-	checkTemplate(t, fn, vars)
-	EnvUnchecked(t, fn, vars)
+	all := map[string]string{}
+	for name, v := range templateLiterals(t, fn) {
+		if !strings.HasPrefix(name, "AWS_ENDPOINT_URL_") {
+			all[name] = v
+		}
+	}
+	for k, v := range vars {
+		all[k] = v
+	}
+	checkTemplate(t, fn, all)
+	EnvUnchecked(t, fn, all)
 }
 
 // EnvUnchecked is Env without the comparison with template.yaml: for tests of a function
@@ -79,11 +91,50 @@ func Unset(t *testing.T, name string) {
 	os.Unsetenv(name)
 }
 
-// Context is an invocation's context: a deadline as Lambda gives one.
+// RequestID is the request ID of the invocations Context makes.
+const RequestID = "52fdfc07-2182-154f-163f-5f0f9a621d72"
+
+// Context is an invocation's context as aws-lambda-go gives one: a deadline, and the
+// request ID (RequestID) and function ARN in lambdacontext, which lambdalog and metrics read.
 func Context(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	return ctx
+	return lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: RequestID,
+		InvokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:" + os.Getenv("AWS_LAMBDA_FUNCTION_NAME")})
+}
+
+// CorrelationHeader is the record header the samples read their correlation ID from.
+const CorrelationHeader = "correlation-id"
+
+// WithCorrelationIDs returns the Kafka event payload with a correlation-id header added to
+// each record: "corr-PARTITION-OFFSET".
+func WithCorrelationIDs(t *testing.T, payload []byte) []byte {
+	t.Helper()
+	var ev struct {
+		EventSource      string                      `json:"eventSource"`
+		EventSourceArn   string                      `json:"eventSourceArn"`
+		BootstrapServers string                      `json:"bootstrapServers"`
+		Records          map[string][]map[string]any `json:"records"`
+	}
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		t.Fatal(err)
+	}
+	for _, recs := range ev.Records {
+		for _, r := range recs {
+			id := fmt.Sprintf("corr-%v-%v", r["partition"], r["offset"])
+			var value []int
+			for _, b := range []byte(id) {
+				value = append(value, int(b))
+			}
+			hs, _ := r["headers"].([]any)
+			r["headers"] = append(hs, map[string]any{CorrelationHeader: value})
+		}
+	}
+	out, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // Fixture reads testdata/events/<fn>/<name>.
@@ -211,11 +262,11 @@ func Lines(t *testing.T, out []byte) []map[string]any {
 	return lines
 }
 
-// WithMsg returns the lines whose "msg" is msg.
+// WithMsg returns the lines whose "message" (lambdalog's key for slog's msg) is msg.
 func WithMsg(lines []map[string]any, msg string) []map[string]any {
 	var out []map[string]any
 	for _, l := range lines {
-		if l["msg"] == msg {
+		if l["message"] == msg {
 			out = append(out, l)
 		}
 	}
@@ -225,28 +276,55 @@ func WithMsg(lines []map[string]any, msg string) []map[string]any {
 // Template is template.yaml, from a sample's directory.
 const Template = "../../template.yaml"
 
-// checkTemplate compares vars with the Environment.Variables of the function fn in Template.
-func checkTemplate(t *testing.T, fn string, vars map[string]string) {
+// templateEnv returns the Environment.Variables of the function fn in Template, Globals'
+// merged in as SAM merges them.
+func templateEnv(t *testing.T, fn string) []template.Pair {
 	t.Helper()
 	tpl, err := template.ReadFile(Template)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var env *template.Node
-	if r := tpl.Resource(fn); r != nil {
-		env = r.Properties.Lookup("Environment", "Variables")
+	r := tpl.Resource(fn)
+	if r == nil {
+		t.Fatalf("%s: no Resources.%s", Template, fn)
 	}
-	if env == nil {
-		t.Fatalf("%s: no Resources.%s.Properties.Environment.Variables", Template, fn)
+	env, err := tpl.Environment(r)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return env
+}
+
+// isLiteral reports whether v is a literal value (not an intrinsic function).
+func isLiteral(v *template.Node) bool {
+	return v.Kind == template.Scalar && (v.Tag == template.TagStr || v.Tag == template.TagInt || v.Tag == template.TagBool)
+}
+
+// templateLiterals returns the variables the template gives fn a literal value.
+func templateLiterals(t *testing.T, fn string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, p := range templateEnv(t, fn) {
+		if isLiteral(p.Value) {
+			out[p.Key] = p.Value.Text
+		}
+	}
+	return out
+}
+
+// checkTemplate compares vars with the Environment.Variables of the function fn in Template.
+func checkTemplate(t *testing.T, fn string, vars map[string]string) {
+	t.Helper()
 	declared := map[string]bool{}
-	for _, p := range env.Pairs {
+	for _, p := range templateEnv(t, fn) {
 		name, v := p.Key, p.Value
 		declared[name] = true
 		got, ok := vars[name]
 		ref, arg, isRef := v.Intrinsic()
 		switch {
-		case v.Kind == template.Scalar && (v.Tag == template.TagStr || v.Tag == template.TagInt || v.Tag == template.TagBool):
+		case strings.HasPrefix(name, "AWS_ENDPOINT_URL_"):
+			// Empty in the template; the tests point them at the local servers.
+		case isLiteral(v):
 			if !ok || got != v.Text {
 				t.Errorf("%s sets %s=%s for %s; the test sets %q", Template, name, v.Text, fn, got)
 			}
@@ -301,4 +379,25 @@ func MainFails(t *testing.T, fn string, vars map[string]string, want string) {
 // than one the handler applied.
 func Sunk(item map[string]string) bool {
 	return item["status"] == "COMPLETED" && item["data"] == `{"outcome":"sunk"}`
+}
+
+// Metric returns how many values of the metric name the EMF documents among lines hold,
+// counting only documents that publish it with the service dimension (package metrics writes
+// POWERTOOLS_SERVICE_NAME as "service").
+func Metric(lines []map[string]any, name string) int {
+	n := 0
+	for _, l := range lines {
+		aws, ok := l["_aws"].(map[string]any)
+		if !ok || l["service"] == nil {
+			continue
+		}
+		dims, _ := json.Marshal(aws["CloudWatchMetrics"])
+		if !bytes.Contains(dims, []byte(`"service"`)) {
+			continue
+		}
+		if vs, ok := l[name].([]any); ok {
+			n += len(vs)
+		}
+	}
+	return n
 }

@@ -27,6 +27,8 @@ func newLocalFlags(c *stackrun.Config) *flag.FlagSet {
 	fs.IntVar(&c.Input.Repeat, "repeat", 1, "go through the --records file up to `N` times (0: cycle through it as long as --load\nasks)")
 	fs.StringVar(&c.Input.Generate, "generate", "", "produce records whose value is `TEMPLATE`, with {{seq}} the record's number in its phase\nand {{key}} its key (also the record's key)")
 	fs.IntVar(&c.Input.Keys, "keys", 100, "with --generate: draw the keys from `K` keys, key-0 to key-(K-1), in turn")
+	c.Input.Headers = stackrun.HeaderFlag{Headers: new([][2]string)}
+	fs.Var(c.Input.Headers, "header", "with --generate: give each record a header, `NAME=TEMPLATE`: its name, and its value with\n--generate's placeholders (repeatable; e.g. correlation-id=order-{{seq}})")
 	fs.Var(c.Loads, "load", "produce `N` records to each pipeline, or PIPELINE=N to the one starting at that\nfunction (repeatable; default: every record of --records, --repeat times)")
 	fs.Float64Var(&c.Rate, "rate", 0, "produce at `R` records per second (0: as fast as Kafka takes them)")
 	fs.Var(stackrun.FaultsFlag{Faults: &c.Faults}, "fault", "inject a fault, `KIND:ARGS` (repeatable): timeout:SELECTOR, crash:SELECTOR, http:SELECTOR,\nvalue:SELECTOR:VALUE, dynamodb:N, sqs:N, kafka:N; SELECTOR is seq=N or key=K")
@@ -69,6 +71,8 @@ func checkConfig(fs *flag.FlagSet, c *stackrun.Config) error {
 		return errors.New("--records and --generate: give one of them")
 	case set["repeat"] && c.Input.Records == "":
 		return errors.New("--repeat goes with --records")
+	case set["header"] && c.Input.Generate == "":
+		return errors.New("--header goes with --generate (the records of --records have their own headers)")
 	case set["keys"] && c.Input.Generate == "":
 		return errors.New("--keys goes with --generate (the records of --records have their own keys)")
 	case c.Input.Keys < 1:

@@ -21,7 +21,7 @@ func (r *Report) HTML(w io.Writer) error {
 		*Report
 		StartedText, ScenarioText, RecordsText, SpeedupText string
 		Figures, Bars, Throughput, Applied, Lag             template.HTML
-		PipelineLegend, MappingLegend                       []Definition
+		PipelineLegend, MappingLegend, LogLegend            []Definition
 		Predictions, Loads                                  bool
 	}{
 		Report:         r,
@@ -29,6 +29,7 @@ func (r *Report) HTML(w io.Writer) error {
 		RecordsText:    recordsText(r.Pipelines),
 		PipelineLegend: PipelineDefinitions,
 		MappingLegend:  MappingDefinitions,
+		LogLegend:      LogDefinitions,
 		Figures:        template.HTML(figures(loadPipelines(r.Pipelines), chartWidth).element(`class="chart" id="figures"`)),
 		Bars:           template.HTML(barChart(loadPipelines(r.Pipelines), r.Speedup, chartWidth).element(`class="chart" id="bars"`)),
 		Throughput:     template.HTML(throughputChart(r).element(`class="chart" id="throughput"`)),
@@ -290,7 +291,18 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 </table></div>{{else}}<p class="empty">No mappings were reported.</p>{{end}}
 </section>
 
-<section id="legend">
+{{if .Logs}}<section id="function-logs">
+<h2>Function logs: request IDs and correlation IDs</h2>
+<div class="scroll"><table>
+<thead><tr><th>function</th><th>invocations</th><th>logged</th><th>JSON lines</th><th>request ID</th><th>correlation ID</th><th>no request ID</th><th>other ID</th><th>EMF</th><th>text</th></tr></thead>
+<tbody>
+{{range .Logs}}<tr><td>{{.Function}}</td><td>{{.Invocations}}</td><td>{{.InvocationsLogged}}</td><td>{{.JSONLines}}</td><td>{{.WithRequestID}}</td><td>{{.WithCorrelationID}}</td><td>{{.WithoutRequestID}}</td><td>{{.OtherRequestID}}</td><td>{{.EMFDocuments}}</td><td>{{.TextLines}}</td></tr>
+{{end}}</tbody>
+</table></div>
+<p>Each invocation's request ID and its lines are in report.json (<code>function_logs</code>).</p>
+</section>
+
+{{end}}<section id="legend">
 <h2>Legend</h2>
 <h3>Pipelines, records, resources and faults</h3>
 <dl>
@@ -300,6 +312,10 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 <dl>
 {{range .MappingLegend}}<dt>{{.Term}}</dt><dd>{{.Meaning}}</dd>
 {{end}}</dl>
+{{if .Logs}}<h3>Function logs</h3>
+<dl>
+{{range .LogLegend}}<dt>{{.Term}}</dt><dd>{{.Meaning}}</dd>
+{{end}}</dl>{{end}}
 </section>
 
 <footer>{{.Tool}} {{.Version}}: a local emulation of the event source mappings; figures depend on this machine.</footer>

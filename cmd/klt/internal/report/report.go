@@ -62,6 +62,9 @@ type Report struct {
 	Functions []Function `json:"functions"`
 	// Series are the time series the [Recorder] took, over every phase.
 	Series Series `json:"series"`
+	// Logs says, per function, whether its log lines carry the request ID of the invocation
+	// they belong to and a correlation ID ([LogCensus]).
+	Logs []FunctionLogs `json:"function_logs"`
 }
 
 // Machine describes the computer a run happened on.
@@ -586,6 +589,10 @@ func (r *Report) JSON() ([]byte, error) {
 	}
 	if c.Series.Lag == nil {
 		c.Series.Lag = map[string][]Point{}
+	}
+	c.Logs = slices.Clone(orEmpty(c.Logs))
+	for i := range c.Logs {
+		c.Logs[i].Detail = orEmpty(c.Logs[i].Detail)
 	}
 	c.Started = c.Started.Truncate(time.Second)
 	var buf bytes.Buffer

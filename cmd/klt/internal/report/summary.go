@@ -49,9 +49,13 @@ func (r *Report) Summary(w io.Writer) error {
 			fmt.Fprintf(&b, "\nnote: %v (read while records were moving)\n", err)
 		}
 	}
+	r.textLogs(&b)
 	if len(r.Mappings) > 0 {
 		b.WriteString("\n")
 		WriteLegend(&b, "legend of the mappings' counters", MappingDefinitions)
+	}
+	if len(r.Logs) > 0 {
+		WriteLegend(&b, "legend of the function logs", LogDefinitions)
 	}
 	return writeTrimmed(w, b.String())
 }

@@ -28,12 +28,16 @@ func (r *Report) Text(w io.Writer) error {
 	r.textFailedMessages(&b)
 	r.textMappings(&b)
 	r.textFunctions(&b)
+	r.textLogs(&b)
 	b.WriteString("\n")
 	if len(r.Pipelines) > 0 {
 		WriteLegend(&b, "legend of the pipelines' counts", PipelineDefinitions)
 	}
 	if len(r.Mappings) > 0 {
 		WriteLegend(&b, "legend of the mappings' counters", MappingDefinitions)
+	}
+	if len(r.Logs) > 0 {
+		WriteLegend(&b, "legend of the function logs", LogDefinitions)
 	}
 	return writeTrimmed(w, b.String())
 }

@@ -35,6 +35,11 @@ func (r *Report) Validate() error {
 	if r.Tool == "" {
 		return errors.New("report: report has no tool name")
 	}
+	for _, l := range r.Logs {
+		if err := l.validate(); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
 	mappings := map[string]bool{}
 	for i := range r.Mappings {
 		m := &r.Mappings[i]

@@ -276,6 +276,9 @@ func (in *instance) next(w http.ResponseWriter, r *http.Request) {
 		h.Set("Lambda-Runtime-Trace-Id", newTraceID())
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(inv.payload)))
+		if p.cfg.OnInvoke != nil {
+			p.cfg.OnInvoke(inv.id)
+		}
 		if p.cfg.OnEvent != nil {
 			p.cfg.OnEvent(in.n, in.cmd.Process.Pid, inv.id, inv.payload)
 		}

@@ -170,17 +170,22 @@ type Config struct {
 	Logs func(instance int, line []byte)
 	// OnEvent, when set, is called as each event is handed to a process (its response to
 	// /next), with the instance's number, the process ID, the invocation's request ID and
-	// the payload, which it must not modify. It must return quickly. Fault injection uses it: klt local stops (SIGSTOP) the
-	// process that receives a chosen record, so that its invocation times out as a hung
-	// runtime's would.
+	// the payload, which it must not modify. It must return quickly. Fault injection uses
+	// it: klt local stops (SIGSTOP) the process that receives a chosen record, so that its
+	// invocation times out as a hung runtime's would.
 	OnEvent func(instance, pid int, requestID string, payload []byte)
+	// OnInvoke, when set, is called with each invocation's request ID (the
+	// Lambda-Runtime-Aws-Request-Id the process gets) before the process gets the event, so
+	// before any line the process logs for it. It must return quickly. klt local counts the
+	// log lines that carry each request ID.
+	OnInvoke func(requestID string)
 	// OnAnswer, when set, is called as a process answers its invocation (its response or
 	// error, read whole), before the answer is taken, with the instance's number, the
-	// process ID and the request ID it answers. It must return quickly. When it returns false the answer is not taken: the
-	// hook stopped or killed the process (klt local's timeout and crash faults do it to the
-	// process that answers for a chosen record, once its work is done, so that where the
-	// fault falls does not depend on timing), and the invocation ends as the process does,
-	// or at its timeout. For a Lambda Managed Instances function, false instead holds the
+	// process ID and the request ID it answers. It must return quickly. When it returns
+	// false the answer is not taken: the hook stopped or killed the process (klt local's
+	// timeout and crash faults do it to the process that answers for a chosen record, once
+	// its work is done, so that where the fault falls does not depend on timing), and the
+	// invocation ends as the process does, or at its timeout. For a Lambda Managed Instances function, false instead holds the
 	// answer past the invocation's deadline (the hook must not have stopped the process): the
 	// invocation times out for its caller, then its answer is taken late (Pool.Overruns).
 	OnAnswer func(instance, pid int, requestID string) bool

@@ -935,3 +935,27 @@ func TestOnAnswerStopsOrKills(t *testing.T) {
 		}
 	}
 }
+
+// TestOnInvokeSeesEachRequestID: OnInvoke is given each invocation's request ID, the one the
+// process reads from Lambda-Runtime-Aws-Request-Id (klt local counts the log lines carrying
+// it), before the process has the event.
+func TestOnInvokeSeesEachRequestID(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	p, _ := newPool(t, func(c *Config) {
+		c.OnInvoke = func(id string) {
+			mu.Lock()
+			seen = append(seen, id)
+			mu.Unlock()
+		}
+	})
+	var got []string
+	for range 3 {
+		got = append(got, invokeOK(t, p, map[string]any{"op": "context"}).RequestID)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(seen) != fmt.Sprint(got) || len(got) != 3 || got[0] == got[1] || got[1] == got[2] {
+		t.Errorf("OnInvoke saw %q; the processes got %q", seen, got)
+	}
+}

@@ -34,6 +34,42 @@ type Input struct {
 	Generate string
 	// Keys is how many record keys Generate draws from, in turn.
 	Keys int
+	// Headers are the headers of each generated record, in order: a name and a value
+	// template with Generate's placeholders (--header NAME=TEMPLATE).
+	Headers HeaderFlag
+}
+
+// maxGeneratedHeaders bounds --header: Kafka has no cap, but a record's headers travel in
+// every delivery of it.
+const maxGeneratedHeaders = 16
+
+// HeaderFlag is the repeatable flag --header NAME=TEMPLATE: a header of every generated record.
+type HeaderFlag struct{ Headers *[][2]string }
+
+func (f HeaderFlag) String() string {
+	if f.Headers == nil {
+		return ""
+	}
+	var parts []string
+	for _, h := range *f.Headers {
+		parts = append(parts, h[0]+"="+h[1])
+	}
+	return strings.Join(parts, " ")
+}
+
+func (f HeaderFlag) Set(s string) error {
+	name, tpl, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=TEMPLATE, got %q", s)
+	}
+	if len(*f.Headers) == maxGeneratedHeaders {
+		return fmt.Errorf("at most %d headers", maxGeneratedHeaders)
+	}
+	if err := checkPlaceholders("--header "+name, tpl); err != nil {
+		return err
+	}
+	*f.Headers = append(*f.Headers, [2]string{name, tpl})
+	return nil
 }
 
 // inputRecord is one record a phase produces, before Kafka gives it an offset.
@@ -70,7 +106,11 @@ func newRecordSource(ctx context.Context, in Input) (recordSource, error) {
 	case in.Records != "":
 		return readRecordFile(ctx, in.Records, in.Repeat)
 	case in.Generate != "":
-		return newGenerator(in.Generate, in.Keys)
+		g, err := newGenerator(in.Generate, in.Keys)
+		if err == nil && in.Headers.Headers != nil {
+			g.headers = *in.Headers.Headers
+		}
+		return g, err
 	}
 	return nil, nil
 }
@@ -156,6 +196,7 @@ func (s *fileSource) records(n int) ([]inputRecord, error) {
 // generator makes records from a value template.
 type generator struct {
 	template string
+	headers  [][2]string // name, value template
 	keys     int
 	width    int // digits of the largest key number
 }
@@ -225,6 +266,9 @@ func (g *generator) records(n int) ([]inputRecord, error) {
 		seq := i + 1
 		k := g.key(seq)
 		out[i] = inputRecord{Seq: seq, Key: []byte(k), Value: []byte(expand(g.template, seq, k))}
+		for _, h := range g.headers {
+			out[i].Headers = append(out[i].Headers, kgo.RecordHeader{Key: h[0], Value: []byte(expand(h[1], seq, k))})
+		}
 	}
 	return out, nil
 }

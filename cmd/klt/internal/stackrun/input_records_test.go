@@ -3,6 +3,7 @@ package stackrun
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,34 @@ func TestGenerator(t *testing.T) {
 	}
 	if _, err := newGenerator("plain text {{seq}}", 3); err != nil {
 		t.Errorf("a text template: %v", err)
+	}
+}
+
+// TestGeneratorHeaders: --header gives every generated record its headers, in order, their
+// values expanded as the value's.
+func TestGeneratorHeaders(t *testing.T) {
+	hs := HeaderFlag{Headers: new([][2]string)}
+	for _, h := range []string{"correlation-id=order-{{seq}}", "customer={{key}}"} {
+		if err := hs.Set(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := newRecordSource(t.Context(), Input{Generate: `{"id":{{seq}}}`, Keys: 2, Headers: hs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := src.records(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		for _, h := range r.Headers {
+			got = append(got, h.Key+"="+string(h.Value))
+		}
+	}
+	if want := "[correlation-id=order-1 customer=key-0 correlation-id=order-2 customer=key-1 correlation-id=order-3 customer=key-0]"; fmt.Sprint(got) != want {
+		t.Errorf("headers %v, want %s", got, want)
 	}
 }
 

@@ -1,6 +1,7 @@
 package stackrun
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/funcrun"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/runtimeapi"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/internal/faultproxy"
@@ -124,6 +126,7 @@ type stack struct {
 	logFiles  []*os.File
 	logs      map[string]*lockedWriter // by function: its processes' lines and klt's about it
 	faults    *processFaults
+	census    *report.LogCensus // the functions' log lines against their invocations
 	obs       *observation
 	out       io.Writer
 }
@@ -156,7 +159,7 @@ func LocalMain(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("klt local runs functions as Linux processes and freezes them to inject timeouts; this is %s", runtime.GOOS)
 	}
-	s := &stack{c: c, out: stdout, pools: map[string]*runtimeapi.Pool{}, functions: map[string]*samspec.FunctionSpec{}}
+	s := &stack{c: c, out: stdout, pools: map[string]*runtimeapi.Pool{}, functions: map[string]*samspec.FunctionSpec{}, census: report.NewLogCensus()}
 	defer s.stop()
 	src, err := newRecordSource(ctx, c.Input)
 	if err != nil {
@@ -364,8 +367,12 @@ func (s *stack) startFunctions(names, boots []string) error {
 			Timeout:        time.Duration(f.Timeout) * time.Second,
 			LMIConcurrency: s.c.LMIConcurrency.get(fn, f.LMIConcurrency()),
 			Logs: func(instance int, line []byte) {
+				if !bytes.HasPrefix(line, []byte("runtimeapi: ")) { // the pool's own notes
+					s.census.Line(fn, line)
+				}
 				fmt.Fprintf(logf, "[%d] %s\n", instance, line)
 			},
+			OnInvoke: func(id string) { s.census.Invocation(fn, id) },
 			OnEvent:  s.faults.onEvent(fn),
 			OnAnswer: s.faults.onAnswer,
 		}

@@ -294,6 +294,7 @@ func (s *stack) report(started time.Time, phases []*phaseResult, names map[*pipe
 		},
 		Series:    rec.Series(),
 		Mappings:  lv.mappings(),
+		Logs:      s.census.Functions(),
 		Functions: s.functionReports(),
 	}
 	switch src := s.source.(type) {

@@ -67,7 +67,7 @@ func (s *stack) serve(ctx context.Context) error {
 func (s *stack) summary(started time.Time, lv *live) *report.Report {
 	rep := &report.Report{
 		Tool: "klt local", Version: s.c.Version, Started: started, Template: s.c.Template,
-		Machine: report.ThisMachine(), Interrupted: true, Mappings: lv.mappings(),
+		Machine: report.ThisMachine(), Interrupted: true, Mappings: lv.mappings(), Logs: s.census.Functions(),
 		Scenario:  report.Scenario{Source: "served until Ctrl-C: records produced by others"},
 		Functions: s.functionReports(),
 	}
