@@ -421,6 +421,9 @@ func (s *stack) faultOutcome(pipe string, p *pipeline, a ledger.PipelineAccount,
 			what = "no invocation carrying it was faulted; "
 		} else {
 			what = fmt.Sprintf("the invocation of %s carrying it %s and its instance was replaced; ", strings.Join(fired, " and "), verb)
+			if f.spec.Kind == faultTimeout && s.allLMI(fired) {
+				what = fmt.Sprintf("the invocation of %s carrying it ran past its deadline and timed out; its process, a Lambda Managed Instances one, went on; ", strings.Join(fired, " and "))
+			}
 		}
 	case faultHTTP:
 		what = "the HTTP sink answered 503 to its first request; "
@@ -456,4 +459,14 @@ func (s *stack) functionReports() []report.Function {
 		out = append(out, funcrun.FunctionReport(fn, s.pools[fn]))
 	}
 	return out
+}
+
+// allLMI reports whether every function of fns runs as a Lambda Managed Instances function.
+func (s *stack) allLMI(fns []string) bool {
+	for _, fn := range fns {
+		if p := s.pools[fn]; p == nil || p.LMIConcurrency() == 0 {
+			return false
+		}
+	}
+	return true
 }
