@@ -70,7 +70,10 @@ Docker, from any directory: klt builds the function's bootstrap for this machine
 does (Metadata BuildMethod makefile: make build-<LogicalId> in the CodeUri directory with
 ARTIFACTS_DIR set; go1.x: go build there), runs it under the AWS Lambda Runtime Interface
 Emulator (pinned in tools/go.mod), posts EVENT ("-" for stdin) and prints the response on
-stdout; the function's logs go to stderr.
+stdout; the function's logs go to stderr. A Lambda Managed Instances function (its template's
+CapacityProviderConfig, or --lmi-concurrency N) runs on klt's own Runtime API server instead,
+with AWS_LAMBDA_MAX_CONCURRENCY set and its timeout not enforced, as on LMI; stderr then ends
+with how it ran (docs/local.md, "Lambda Managed Instances").
 
 The function gets the environment sam local invoke gives it (AWS_LAMBDA_FUNCTION_NAME is the
 logical ID, AWS_REGION us-east-1, credentials test/test) and its Environment.Variables from the
