@@ -193,9 +193,12 @@ func TestDispatcherAsLMIFunction(t *testing.T) {
 	})
 	queued := newLedger()
 	for empty := 0; empty < 2; {
-		out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &queue, MaxNumberOfMessages: 10,
+		in := &sqs.ReceiveMessageInput{QueueUrl: &queue, MaxNumberOfMessages: 10,
 			MessageAttributeNames:       []string{fanout.RecordAttribute},
-			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameMessageGroupId}})
+			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll}}
+		//lint:ignore SA1019 local-aws-sqs 2.0.2 reads system attribute names only from this field
+		in.AttributeNames = []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}
+		out, err := client.ReceiveMessage(ctx, in)
 		if err != nil {
 			t.Fatalf("receiving from the work queue: %v", err)
 		}
