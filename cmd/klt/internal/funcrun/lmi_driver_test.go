@@ -261,11 +261,12 @@ func (d *lmiDriver) run(overlap bool) {
 	wg.Wait()
 }
 
-// finish stops the function and logs the run: invocations, concurrency per environment,
-// records, lost and twice (what the sample's promise makes of them is the caller's). It fails
-// t when no environment ran two invocations at once, when no batch was delivered again, or
-// when the race detector reported anything.
-func (d *lmiDriver) finish(logs *lockedBuffer, what string, lost, twice int) {
+// finish stops the function, checks what reached its effect and logs the run: invocations,
+// concurrency per environment, records, lost and twice. It fails t for a record lost, for a
+// record twice unless twiceAllowed (the sample's promise says which), when no environment ran
+// two invocations at once, when no batch was delivered again, or when the race detector
+// reported anything.
+func (d *lmiDriver) finish(logs *lockedBuffer, effect *ledger, what string, twiceAllowed bool) {
 	t := d.t
 	stats, overruns := d.pool.Stats(), d.pool.Overruns()
 	d.pool.Close()
@@ -275,8 +276,12 @@ func (d *lmiDriver) finish(logs *lockedBuffer, what string, lost, twice int) {
 		most = max(most, s.MaxInFlight)
 		perEnv = append(perEnv, fmt.Sprintf("environment %d: %d invocations, %d at most at once", s.N, s.Invocations, s.MaxInFlight))
 	}
+	lost, twice := effect.check(t, lmiTopic)
 	t.Logf("%d records over %d streams, %d invocations (%d deliveries again, %d of them timed out), LMI concurrency 8: %s; %d past their deadline; lost %d, %s twice %d",
 		lmiPartitions*lmiPerPart, lmiPartitions, d.invocations, d.redelivered, d.timedOut, strings.Join(perEnv, "; "), len(overruns), lost, what, twice)
+	if lost != 0 || twice != 0 && !twiceAllowed {
+		t.Errorf("lost %d, %s twice %d; want 0 and 0", lost, what, twice)
+	}
 	if d.redelivered == 0 {
 		t.Error("no batch was delivered again: the redelivery did not happen")
 	}
