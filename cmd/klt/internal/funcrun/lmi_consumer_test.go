@@ -58,7 +58,7 @@ func (s *orderSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // TestConsumerAsLMIFunction is the concurrent-process test of issue 30: samples/consumer,
 // built with -race, runs under the Runtime API stand-in as a Lambda Managed Instances
-// function, 8 invocations at once per execution environment. Eight partitions are delivered
+// function, 8 invocations at once per execution environment. Seven partitions are delivered
 // at once, each batch after the last one's answer (resuming from the first failed offset, as
 // the Kafka mapping does), so batches of different partitions overlap in one process; one
 // order's API call is held past the function's timeout, so its batch is delivered again while

@@ -20,9 +20,11 @@ import (
 
 // The concurrent-process tests' load: streams (Kafka partitions, SQS message groups, stream
 // shards) of lmiPerPart records each, delivered in batches of lmiBatchSize; the function's
-// timeout unless the test sets one.
+// timeout unless the test sets one. Seven streams and the batch delivered twice make eight
+// invocations at once, the concurrency of one environment: the two deliveries of a batch run
+// in one process (with eight streams the ninth invocation starts a second environment).
 const (
-	lmiPartitions = 8
+	lmiPartitions = 7
 	lmiPerPart    = 30
 	lmiBatchSize  = 10
 	lmiTimeout    = 3 * time.Second

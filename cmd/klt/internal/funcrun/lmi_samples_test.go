@@ -24,7 +24,7 @@ import (
 
 // The samples' concurrent-process tests (issue 30): each sample, built with -race, runs
 // under the Runtime API stand-in as a Lambda Managed Instances function, 8 invocations at
-// once per execution environment; eight streams are delivered at once, each batch after the
+// once per execution environment; seven streams are delivered at once, each batch after the
 // last one's answer, and stream 3's batch from record 10 twice at once. Each test asserts
 // what the sample's README promises, and that the race detector reports nothing.
 
