@@ -16,6 +16,7 @@ import (
 	// Package idempotency is the engine alone: batch links no DynamoDB client (the store is
 	// idempotency/dynamodb).
 	"github.com/kafkalambda/toolkit/idempotency"
+	"github.com/kafkalambda/toolkit/internal/recovered"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/metrics"
 )
@@ -46,6 +47,7 @@ type config struct {
 	start          time.Time       // when the batch began
 	stop           time.Time       // when processing stops: the deadline less the margin, or zero
 	outer          context.Context // the invocation's context, with the function's deadline
+	fatal          *fatalPanic     // the batch's first panic where no record was in hand
 	hooks          hooks
 	metricsOut     io.Writer        // nil: no metrics
 	emf            *emfWriter       // WithMetrics's
@@ -120,7 +122,9 @@ func WithConcurrency(n int) Option {
 // (ErrDeadline), and so are the records whose handler has not returned (ErrAbandoned; the
 // handler is left running, and cannot change the response), each with the rest of its
 // partition or FIFO message group, so that a slow record cannot turn into a timeout that
-// retries the whole batch. The default is 500 ms; 0 stops at the deadline itself.
+// retries the whole batch. A batch that starts less than the margin before the deadline, or
+// after it, is answered at once, every record reported, no handler called. The default is
+// 500 ms; 0 stops at the deadline itself.
 func WithDeadlineMargin(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
@@ -328,13 +332,55 @@ func IsPermanent(err error) bool {
 	return false
 }
 
-// PanicError is the error of a handler that panicked. Panics are not retried.
+// PanicError is the error of code of the user's that panicked while a record was in hand
+// (the record fails, permanently: panics are not retried), or, where no record was (the
+// batch hooks, an OnGroupEnd, the WithMetrics writer), the error ProcessKafka and ProcessSQS
+// return: the invocation fails. A panic never leaves the package, so that it never ends the
+// process and the other invocations it serves (Lambda Managed Instances). Its line ("record
+// failed", or "batch invocation failed") carries the value and the stack, both bounded.
 type PanicError struct {
+	// In names the code that panicked: "" for the record's handler, or the hook method
+	// ("OnRecordStart", ...), "Sink.Send", "WithIdempotencyKey", "WithSQSKafkaRecord",
+	// "WithMetrics writer", or "a call for the record" when the panic was caught around the
+	// whole record (a logger of the caller's, say).
+	In    string
 	Value any
+	// Stack is the panicking goroutine's stack, cut to 16 KiB.
 	Stack []byte
 }
 
-func (e *PanicError) Error() string { return fmt.Sprintf("batch: handler panicked: %v", e.Value) }
+func (e *PanicError) Error() string {
+	in := e.In
+	if in == "" {
+		in = "handler"
+	}
+	return "batch: " + in + " panicked: " + recovered.Cut(fmt.Sprint(e.Value), recovered.MaxValueBytes)
+}
+
+// Unwrap returns the panic value when it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// newPanic is the PanicError of p, recovered in in; call it in the deferred function that
+// recovered, so that the stack is the panic's.
+func newPanic(in string, p any) *PanicError {
+	return &PanicError{In: in, Value: p, Stack: recovered.Stack()}
+}
+
+// guard runs fn, returning the *PanicError of its panic, or nil: the one way this package
+// calls code of the user's, whose panic must fail its record or its invocation, never the
+// process.
+func guard(in string, fn func()) (pe *PanicError) {
+	defer func() {
+		if p := recover(); p != nil {
+			pe = newPanic(in, p)
+		}
+	}()
+	fn()
+	return nil
+}
 
 // ErrDeadline is the error of a record not handled because the function's deadline, less the
 // margin of WithDeadlineMargin, came first: ProcessKafka and ProcessSQS did not start it, and

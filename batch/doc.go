@@ -54,6 +54,24 @@
 // redelivery applies the effect again. With no deadline in the context, the batch waits for
 // every handler.
 //
+// A batch that starts with that time already spent (Lambda Managed Instances do not stop a
+// function at its timeout, and the time left can be zero or below: AWS, "Understanding the
+// Lambda Managed Instances execution environment") is answered at once: every record is
+// reported, one line at level Warn ("batch not processed: no time left") says so, and no
+// handler, hook or store is called.
+//
+// # Panics
+//
+// A panic of code of the caller's never leaves the package, so that it never ends a process
+// that serves several invocations at once (Lambda Managed Instances), whose other invocations
+// it would end too. With a record in hand (the handler, OnGroupStart for the group's first
+// record, OnRecordStart, OnRecordEnd, the sink's Send, the functions of WithIdempotencyKey and
+// WithSQSKafkaRecord, the store), the record fails as a [PanicError] (or the store's error),
+// reported like any failure, with its stack in its "record failed" line. With none
+// (OnBatchStart, OnBatchEnd, OnGroupEnd, the WithMetrics writer), the invocation fails: the
+// error returned is the [PanicError], after one "batch invocation failed" line. A panic of
+// OnFailure, whose record has failed already, adds one "hook panicked" line.
+//
 // # What happens to a record
 //
 //	what went wrong                          the record                                 counted as

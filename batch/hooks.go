@@ -16,7 +16,9 @@ import (
 //
 // Hooks run on the processing goroutines: GroupHook and RecordHook methods of different groups
 // run concurrently, so a hook must be safe for concurrent use. A hook must not block: it runs
-// inside the function's time budget.
+// inside the function's time budget. A hook's panic fails the record in hand, or the
+// invocation where there is none (see the package documentation, "Panics"); it never ends
+// the process.
 type Hook any
 
 // BatchHook is called once per batch, around everything else.
@@ -182,47 +184,69 @@ type hooks struct {
 	failure []FailureHook
 }
 
-func (h *hooks) batchStart(ctx context.Context, b *BatchInfo) context.Context {
+// Each call of a hook goes through guard: a hook's panic comes back as a *PanicError. A start
+// hook that panics stops the chain (the context it should have returned is unknown); an end
+// hook's panic does not keep the later hooks from their call, and the first panic is returned.
+
+func (h *hooks) batchStart(ctx context.Context, b *BatchInfo) (context.Context, *PanicError) {
 	for _, x := range h.batch {
-		ctx = x.OnBatchStart(ctx, b)
+		if pe := guard("OnBatchStart", func() { ctx = x.OnBatchStart(ctx, b) }); pe != nil {
+			return ctx, pe
+		}
 	}
-	return ctx
+	return ctx, nil
 }
 
-func (h *hooks) batchEnd(ctx context.Context, b *BatchInfo, r *BatchResult) {
+func (h *hooks) batchEnd(ctx context.Context, b *BatchInfo, r *BatchResult) (first *PanicError) {
 	for _, x := range h.batch {
-		x.OnBatchEnd(ctx, b, r)
+		if pe := guard("OnBatchEnd", func() { x.OnBatchEnd(ctx, b, r) }); pe != nil && first == nil {
+			first = pe
+		}
 	}
+	return first
 }
 
-func (h *hooks) groupStart(ctx context.Context, g *GroupInfo) context.Context {
+func (h *hooks) groupStart(ctx context.Context, g *GroupInfo) (context.Context, *PanicError) {
 	for _, x := range h.group {
-		ctx = x.OnGroupStart(ctx, g)
+		if pe := guard("OnGroupStart", func() { ctx = x.OnGroupStart(ctx, g) }); pe != nil {
+			return ctx, pe
+		}
 	}
-	return ctx
+	return ctx, nil
 }
 
-func (h *hooks) groupEnd(ctx context.Context, g *GroupInfo, reported int) {
+func (h *hooks) groupEnd(ctx context.Context, g *GroupInfo, reported int) (first *PanicError) {
 	for _, x := range h.group {
-		x.OnGroupEnd(ctx, g, reported)
+		if pe := guard("OnGroupEnd", func() { x.OnGroupEnd(ctx, g, reported) }); pe != nil && first == nil {
+			first = pe
+		}
 	}
+	return first
 }
 
-func (h *hooks) recordStart(ctx context.Context, it *Item) context.Context {
+func (h *hooks) recordStart(ctx context.Context, it *Item) (context.Context, *PanicError) {
 	for _, x := range h.record {
-		ctx = x.OnRecordStart(ctx, it)
+		if pe := guard("OnRecordStart", func() { ctx = x.OnRecordStart(ctx, it) }); pe != nil {
+			return ctx, pe
+		}
 	}
-	return ctx
+	return ctx, nil
 }
 
-func (h *hooks) recordEnd(ctx context.Context, it *Item, err error) {
+func (h *hooks) recordEnd(ctx context.Context, it *Item, err error) (first *PanicError) {
 	for _, x := range h.record {
-		x.OnRecordEnd(ctx, it, err)
+		if pe := guard("OnRecordEnd", func() { x.OnRecordEnd(ctx, it, err) }); pe != nil && first == nil {
+			first = pe
+		}
 	}
+	return first
 }
 
-func (h *hooks) onFailure(ctx context.Context, f *Failure) {
+func (h *hooks) onFailure(ctx context.Context, f *Failure) (first *PanicError) {
 	for _, x := range h.failure {
-		x.OnFailure(ctx, f)
+		if pe := guard("OnFailure", func() { x.OnFailure(ctx, f) }); pe != nil && first == nil {
+			first = pe
+		}
 	}
+	return first
 }

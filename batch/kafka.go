@@ -86,14 +86,16 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h RecordFunc, opts 
 		},
 	}
 	var resp KafkaResponse
-	cfg.runBatch(ctx, info, s, len(ev.Partitions), func() {
+	if err := cfg.runBatch(ctx, info, s, len(ev.Partitions), func() {
 		for _, f := range failures {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, f...)
 		}
 		if resp.BatchItemFailures == nil {
 			resp.BatchItemFailures = []KafkaItemFailure{}
 		}
-	})
+	}); err != nil {
+		return KafkaResponse{}, err // a panic where no record was in hand: the invocation fails
+	}
 	if cfg.errorOnAllFail && len(resp.BatchItemFailures) > 0 && len(resp.BatchItemFailures) == ev.Len() {
 		return resp, ErrAllFailed
 	}

@@ -76,7 +76,10 @@ func (c *config) observe(ctx context.Context, source string, records int, st *lo
 	now := c.now()
 	dur := now.Sub(c.start)
 	if m := c.mx; m != nil {
-		if err := writeMetrics(ctx, m, now, records, st, dur); err != nil {
+		var err error
+		if pe := guard("WithMetrics writer", func() { err = writeMetrics(ctx, m, now, records, st, dur) }); pe != nil {
+			c.fail(ctx, pe) // no record in hand: the invocation fails
+		} else if err != nil {
 			c.logger.LogAttrs(ctx, slog.LevelError, "batch metrics not written", slog.String("source", source), slog.String("error", err.Error()))
 		}
 	}
@@ -108,7 +111,9 @@ func (c *config) failed(ctx context.Context, fl *Failure, f *failure, reported i
 	l.failed++
 	l.reported += int64(reported)
 	c.logFailure(ctx, fl)
-	c.hooks.onFailure(ctx, fl)
+	if pe := c.hooks.onFailure(ctx, fl); pe != nil {
+		c.logPanic(ctx, "hook panicked", pe) // the record has failed already
+	}
 }
 
 // where are the attributes that say where a record is: never its key, value, body or
@@ -138,6 +143,9 @@ func (c *config) logNotRecorded(ctx context.Context, it Item, err error) {
 	}
 	attrs := where(make([]slog.Attr, 0, 6), it, group)
 	attrs = append(attrs, slog.String("error", err.Error()))
+	if st := panicStack(err); st != nil {
+		attrs = append(attrs, slog.String("stack", string(st)))
+	}
 	c.logger.LogAttrs(ctx, slog.LevelError, "record completion not stored", attrs...)
 }
 
@@ -158,9 +166,10 @@ func (c *config) logFailure(ctx context.Context, fl *Failure) {
 	if fl.SinkErr != nil {
 		attrs = append(attrs, slog.String("sinkError", fl.SinkErr.Error()))
 	}
-	var pe *PanicError
-	if errors.As(fl.Err, &pe) {
-		attrs = append(attrs, slog.String("stack", string(pe.Stack)))
+	if st := panicStack(fl.Err); st != nil {
+		attrs = append(attrs, slog.String("stack", string(st)))
+	} else if st := panicStack(fl.SinkErr); st != nil {
+		attrs = append(attrs, slog.String("stack", string(st)))
 	}
 	c.logger.LogAttrs(ctx, slog.LevelError, "record failed", attrs...)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -26,9 +25,24 @@ import (
 // runBatch processes the n units of s as one batch described by info: every unit at once, or
 // c.concurrency at a time, until the deadline less the margin; then respond, which reads what
 // s.report marked, the summary line and metrics, and the batch hooks' end.
-func (c *config) runBatch(ctx context.Context, info *BatchInfo, s *unitSet, n int, respond func()) {
+func (c *config) runBatch(ctx context.Context, info *BatchInfo, s *unitSet, n int, respond func()) (err error) {
 	c.outer = ctx
+	c.fatal = &s.fatal // in s, allocated already: a batch without a panic allocates nothing for it
+	defer func() {
+		// The last guard of the invocation's goroutine: a panic no guard names (a logger's
+		// handler, say) fails the invocation rather than reach aws-lambda-go, which would
+		// exit the process and every invocation it serves.
+		if p := recover(); p != nil {
+			pe := newPanic("the batch's answer", p)
+			c.logPanic(ctx, "batch invocation failed", pe)
+			err = pe
+		}
+	}()
 	c.stop = c.stopAt(ctx)
+	if !c.stop.IsZero() && !c.now().Before(c.stop) {
+		c.noTime(ctx, info, s, n, respond)
+		return nil
+	}
 	c.settle(c.stop)
 	hctx := ctx
 	if !c.stop.IsZero() {
@@ -37,7 +51,13 @@ func (c *config) runBatch(ctx context.Context, info *BatchInfo, s *unitSet, n in
 		defer cancel()
 	}
 	quit := answerAt(hctx, c.stop)
-	hctx = c.hooks.batchStart(hctx, info)
+	if len(c.hooks.batch) > 0 {
+		var pe *PanicError
+		if hctx, pe = c.hooks.batchStart(hctx, info); pe != nil {
+			c.fail(ctx, pe) // no record handled: the invocation fails, and its batch comes back whole
+			return pe
+		}
+	}
 	us := make([]unit, n)
 	for i := range us {
 		us[i].guard = quit != nil
@@ -47,8 +67,11 @@ func (c *config) runBatch(ctx context.Context, info *BatchInfo, s *unitSet, n in
 	respond()
 	c.observe(ctx, info.Source, info.Records, &st)
 	if len(c.hooks.batch) > 0 {
-		c.hooks.batchEnd(hctx, info, st.result())
+		if pe := c.hooks.batchEnd(hctx, info, st.result()); pe != nil {
+			c.fail(hctx, pe)
+		}
 	}
+	return c.fatal.error()
 }
 
 // record processes one record or message that may start: nil when it is done (handled,
@@ -132,7 +155,7 @@ func (c *config) correlationID(it Item) string {
 		return correlation.Cut(*a.StringValue)
 	}
 	if c.sqsRecord != nil {
-		if r, err := c.sqsRecord(m); err == nil && r != nil {
+		if r, err := c.decodeSQS(m); err == nil && r != nil {
 			v, _ = r.Header(c.correlation)
 		}
 	}
@@ -148,11 +171,25 @@ func (it Item) noun() string {
 }
 
 // match reports whether the filter criteria match the item.
-func (c *config) match(it Item) (bool, error) {
-	if it.Kafka != nil {
-		return c.criteria.MatchKafka(it.Kafka)
+func (c *config) match(it Item) (pass bool, err error) {
+	if pe := guard("the filter", func() {
+		if it.Kafka != nil {
+			pass, err = c.criteria.MatchKafka(it.Kafka)
+		} else {
+			pass, err = c.criteria.MatchSQS(it.SQS)
+		}
+	}); pe != nil {
+		return false, pe
 	}
-	return c.criteria.MatchSQS(it.SQS)
+	return pass, err
+}
+
+// decodeSQS is WithSQSKafkaRecord's function on m, its panic an error.
+func (c *config) decodeSQS(m *events.SQSMessage) (r *kafkaevent.Record, err error) {
+	if pe := guard("WithSQSKafkaRecord", func() { r, err = c.sqsRecord(m) }); pe != nil {
+		return nil, pe
+	}
+	return r, err
 }
 
 // keyedOnItself reports whether the item's idempotency key is its own identity (itemKey), not
@@ -187,7 +224,13 @@ func (c *config) idempotencyKey(r *kafkaevent.Record) (string, error) {
 	if c.kafkaKey == nil {
 		return idempotency.KafkaKey(r), nil
 	}
-	key, err := c.kafkaKey(r)
+	var (
+		key string
+		err error
+	)
+	if pe := guard("WithIdempotencyKey", func() { key, err = c.kafkaKey(r) }); pe != nil {
+		err = pe
+	}
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("batch: no idempotency key for the record: %w", err)
@@ -203,7 +246,7 @@ func (c *config) sqsKey(m *events.SQSMessage) (string, error) {
 	if c.sqsRecord == nil {
 		return idempotency.SQSKey(m), nil
 	}
-	r, err := c.sqsRecord(m)
+	r, err := c.decodeSQS(m)
 	if err != nil {
 		return "", fmt.Errorf("batch: no idempotency key for the message: the Kafka record it carries: %w", err)
 	}
@@ -217,7 +260,7 @@ func (c *config) sqsKey(m *events.SQSMessage) (string, error) {
 // (SentTimestamp). The zero time when neither is known.
 func (c *config) messageTime(m *events.SQSMessage) time.Time {
 	if c.sqsRecord != nil {
-		if r, err := c.sqsRecord(m); err == nil && !r.Timestamp.IsZero() {
+		if r, err := c.decodeSQS(m); err == nil && r != nil && !r.Timestamp.IsZero() {
 			return r.Timestamp
 		}
 	}
@@ -242,7 +285,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 func call(ctx context.Context, h func(context.Context) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = &PanicError{Value: p, Stack: debug.Stack()}
+			err = newPanic("", p)
 		}
 	}()
 	return h(ctx)
@@ -293,13 +336,29 @@ func (c *config) process(ctx context.Context, stop time.Time, key string, item I
 	}
 	cp := item // only this copy escapes to the hooks, so without hooks nothing is allocated
 	it := &cp
-	rctx := c.hooks.recordStart(ctx, it)
+	rctx, pe := c.hooks.recordStart(ctx, it)
+	if pe != nil { // the record fails, its handler not called
+		u.unlock()
+		now := c.now()
+		return &failure{err: pe, permanent: true, first: now, last: now}
+	}
 	u.rctx, u.item, u.inRecord = rctx, it, true
 	u.unlock()
+	before := u.l
 	f := c.handle(rctx, stop, key, item, run, u)
 	if u.lock() {
 		u.inRecord = false
-		c.hooks.recordEnd(rctx, it, f.error())
+		if pe := c.hooks.recordEnd(rctx, it, f.error()); pe != nil {
+			// A panic with the record in hand fails it, never a silent success: a record that
+			// succeeded is counted as failed instead.
+			if f == nil {
+				u.l.processed, u.l.replayed, u.l.notRecorded = before.processed, before.replayed, before.notRecorded
+				now := c.now()
+				f = &failure{err: pe, permanent: true, attempts: 1, first: now, last: now}
+			} else {
+				f.err = fmt.Errorf("%w; then %w", f.err, pe)
+			}
+		}
 		u.unlock()
 	}
 	return f
@@ -389,7 +448,11 @@ func (c *config) sendFailure(ctx context.Context, e *Envelope, f *failure, u *un
 	if !u.live() {
 		return
 	}
-	if err := c.sink.Send(ctx, e); err != nil {
+	var err error
+	if pe := guard("Sink.Send", func() { err = c.sink.Send(ctx, e) }); pe != nil {
+		err = pe
+	}
+	if err != nil {
 		f.sinkErr = err
 		return
 	}

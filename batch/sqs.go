@@ -58,13 +58,15 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h MessageFunc, opts ..
 		return g
 	}
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
-	cfg.runBatch(ctx, info, s, units.count(), func() {
+	if err := cfg.runBatch(ctx, info, s, units.count(), func() {
 		for i, f := range failed {
 			if f {
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
 			}
 		}
-	})
+	}); err != nil {
+		return events.SQSEventResponse{}, err // a panic where no record was in hand: the invocation fails
+	}
 	if cfg.errorOnAllFail && len(resp.BatchItemFailures) > 0 && len(resp.BatchItemFailures) == len(ev.Records) {
 		return resp, ErrAllFailed
 	}

@@ -31,6 +31,7 @@ type unit struct {
 	guard bool // the answer may come before the unit ends: mu guards what follows
 
 	mu     sync.Mutex
+	held   bool // the unit's goroutine holds mu (for its last guard, recoverUnit)
 	sealed bool // answered without the unit: its goroutine must stop
 	ended  bool // the goroutine spoke for the unit: its counts and response are final
 	pos    int  // the records before pos are done
@@ -61,11 +62,13 @@ func (u *unit) lock() bool {
 		u.mu.Unlock()
 		return false
 	}
+	u.held = true
 	return true
 }
 
 func (u *unit) unlock() {
 	if u.guard {
+		u.held = false
 		u.mu.Unlock()
 	}
 }
@@ -151,10 +154,14 @@ var errStillStoring = errors.New("batch: the handler succeeded; its completion w
 // closeHooks ends the hooks a sealed unit left open: the record in flight, then the group.
 func (c *config) closeHooks(u *unit, err error, reported int) {
 	if u.inRecord {
-		c.hooks.recordEnd(u.rctx, u.item, err)
+		if pe := c.hooks.recordEnd(u.rctx, u.item, err); pe != nil {
+			c.logPanic(u.rctx, "hook panicked", pe) // the record is reported already
+		}
 	}
 	if u.group != nil {
-		c.hooks.groupEnd(u.gctx, u.group, reported)
+		if pe := c.hooks.groupEnd(u.gctx, u.group, reported); pe != nil {
+			c.fail(u.gctx, pe)
+		}
 	}
 }
 
@@ -237,22 +244,35 @@ type unitSet struct {
 	do func(ctx context.Context, i, k int, u *unit) *failure
 	// report marks the records of unit i from k on as reported in the response.
 	report func(i, k int)
+
+	fatal fatalPanic // the batch's first panic where no record was in hand
 }
 
 // run processes unit i on its goroutine, in order, until a failure that is reported stops it.
 func (c *config) run(ctx context.Context, stop time.Time, s *unitSet, i int, u *unit) {
+	k := 0 // the record in hand, for the last guard
+	defer c.recoverUnit(ctx, s, i, &k, u)
 	gctx := ctx
+	n := s.len(i)
 	if len(c.hooks.group) > 0 {
 		if !u.lock() {
 			return
 		}
 		u.group = s.info(i)
-		gctx = c.hooks.groupStart(ctx, u.group)
+		var pe *PanicError
+		gctx, pe = c.hooks.groupStart(ctx, u.group)
 		u.gctx = gctx
+		if pe != nil { // the group's first record is in hand: it fails, and the group stops
+			now := c.now()
+			c.failed(gctx, &Failure{Item: s.item(i, 0), Group: s.group(i)}, &failure{err: pe, permanent: true, first: now, last: now}, n, &u.l)
+			s.report(i, 0)
+			c.end(u, n)
+			u.unlock()
+			return
+		}
 		u.unlock()
 	}
-	n := s.len(i)
-	for k := 0; k < n; k++ {
+	for ; k < n; k++ {
 		late := !stop.IsZero() && !c.now().Before(stop)
 		if !u.step(k, !late) {
 			return
@@ -293,7 +313,9 @@ func (c *config) run(ctx context.Context, stop time.Time, s *unitSet, i int, u *
 func (c *config) end(u *unit, reported int) {
 	u.ended, u.done = true, u.l
 	if u.group != nil {
-		c.hooks.groupEnd(u.gctx, u.group, reported)
+		if pe := c.hooks.groupEnd(u.gctx, u.group, reported); pe != nil {
+			c.fail(u.gctx, pe) // no record in hand: the invocation fails
+		}
 	}
 }
 

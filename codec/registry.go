@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/kafkalambda/toolkit/internal/recovered"
 )
 
 // ErrSchemaNotFound is wrapped by the error of a [Registry] that has no schema with the ID
@@ -64,7 +66,14 @@ func (c *cachedRegistry) Schema(ctx context.Context, id string) (*Schema, error)
 			return &cp, nil
 		}
 		ch := c.group.DoChan(id, func() (any, error) {
-			s, err := c.r.Schema(ctx, id)
+			// DoChan runs this on a goroutine of its own, where a panic of the registry (a
+			// Registry of the caller's) would end the process, and with it every invocation
+			// it serves on Lambda Managed Instances: it is the request's error instead.
+			var s *Schema
+			var err error
+			if pe := recovered.Call("the registry's Schema", func() { s, err = c.r.Schema(ctx, id) }); pe != nil {
+				return false, &RegistryError{Registry: registryName(c.r), ID: id, Err: pe}
+			}
 			if err != nil {
 				// Tell the callers that shared this request whether it failed because the
 				// context of the caller that made it ended.

@@ -251,3 +251,18 @@ func TestRegistryAnswerCap(t *testing.T) {
 		})
 	}
 }
+
+// panicRegistry is a Registry of the caller's that panics.
+type panicRegistry struct{}
+
+func (panicRegistry) Schema(context.Context, string) (*Schema, error) { panic("registry boom") }
+
+// A panic of the caller's registry, on the goroutine the cache's request runs on, is the
+// request's error: it does not end the process (Lambda Managed Instances: other invocations).
+func TestCachedRegistryPanic(t *testing.T) {
+	_, err := Cached(panicRegistry{}).Schema(context.Background(), "1")
+	var re *RegistryError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "registry boom") || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("error %v, want a *RegistryError that says the registry panicked", err)
+	}
+}

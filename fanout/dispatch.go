@@ -297,13 +297,20 @@ func (e *EntryError) Error() string {
 // order, and a record delivered again is sent again: workers must be idempotent (see
 // WorkerHandler).
 //
-// The error is always nil: Dispatch has a batch.KafkaFunc's signature, and the options were
-// checked by NewDispatcher.
+// The error is nil (the options were checked by NewDispatcher), unless the writer of
+// batch.WithMetrics panicked: the invocation then fails with an error that says so, after
+// one "dispatch invocation failed" line with the stack, rather than the panic ending the
+// process. A panic of the caller's code with a record in hand (WithMessageGroup's function,
+// the sink's Send, the SQS client) fails that record, never the process.
 func (d *Dispatcher) Dispatch(ctx context.Context, ev *kafkaevent.Event) (batch.KafkaResponse, error) {
 	r := d.newRun(ctx, ev)
 	defer r.cancel()
 	r.loop()
-	return r.finish(ctx), nil
+	resp := r.finish(ctx)
+	if r.panicked != nil {
+		return batch.KafkaResponse{}, r.panicked
+	}
+	return resp, nil
 }
 
 // Invoke implements lambda.Handler, so that a Dispatcher is the function's handler and the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/batch"
 	"github.com/kafkalambda/toolkit/internal/correlation"
+	"github.com/kafkalambda/toolkit/internal/recovered"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/metrics"
 )
@@ -122,7 +123,14 @@ func (r *run) observe(ctx context.Context) {
 	now := c.now()
 	dur := now.Sub(r.start)
 	if c.mx != nil {
-		if err := r.writeMetrics(ctx, now, dur); err != nil {
+		// The metrics writer is the caller's: its panic fails the invocation (no record is in
+		// hand), never the process that serves other invocations (Lambda Managed Instances).
+		var err error
+		if pe := recovered.Call("fanout: the WithMetrics writer", func() { err = r.writeMetrics(ctx, now, dur) }); pe != nil {
+			c.logger.LogAttrs(ctx, slog.LevelError, "dispatch invocation failed", slog.String("queue", r.d.queue),
+				slog.String("error", pe.Error()), slog.String("stack", string(pe.Stack)))
+			r.panicked = pe
+		} else if err != nil {
 			c.logger.LogAttrs(ctx, slog.LevelError, "dispatch metrics not written", slog.String("queue", r.d.queue), slog.String("error", err.Error()))
 		}
 	}

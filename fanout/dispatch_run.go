@@ -15,6 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/internal/recovered"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/limits"
 )
@@ -103,7 +104,8 @@ type run struct {
 	quit         chan struct{} // closed when the run stops reading results
 	timer        *time.Timer
 
-	st runStats
+	st       runStats
+	panicked error // a panic where no record was in hand (the metrics writer's): the invocation fails
 }
 
 // runStats counts what happened, for the summary line and the metrics. failed is the
@@ -384,7 +386,13 @@ func (r *run) launch(b []*item) {
 	r.st.calls++
 	in := &sqs.SendMessageBatchInput{QueueUrl: &r.d.queueURL, Entries: entries}
 	go func() {
-		out, err := r.d.client.SendMessageBatch(r.ctx, in)
+		// The client is the caller's: its panic on this goroutine would end the process, and
+		// every invocation it serves. It is the call's error instead.
+		var out *sqs.SendMessageBatchOutput
+		err := recovered.CallErr("fanout: the SQS client's SendMessageBatch", func() (err error) {
+			out, err = r.d.client.SendMessageBatch(r.ctx, in)
+			return err
+		})
 		// r.results has room for every call in flight: this never blocks, read or not.
 		r.results <- callResult{items: b, out: out, err: err}
 	}()
@@ -599,7 +607,7 @@ func (r *run) terminal(it *item, sinkable bool) {
 			var err error
 			select {
 			case r.sinkSlots <- struct{}{}:
-				err = c.sink.Send(sctx, e)
+				err = recovered.CallErr("fanout: Sink.Send", func() error { return c.sink.Send(sctx, e) })
 				<-r.sinkSlots
 			case <-r.ctx.Done():
 				err = context.Cause(r.ctx)

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/internal/recovered"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/limits"
 )
@@ -271,7 +272,13 @@ func (enc *encoder) entry(r *kafkaevent.Record, fifo bool, group func(*kafkaeven
 	if fifo {
 		var g *string
 		if group != nil {
-			g = enc.ptr(group(r))
+			// A panic of WithMessageGroup's function fails the record (it is not sent), never
+			// the process that serves other invocations (Lambda Managed Instances).
+			var id string
+			if pe := recovered.Call("fanout: WithMessageGroup's function", func() { id = group(r) }); pe != nil {
+				return fail("MessageGroupId", pe)
+			}
+			g = enc.ptr(id)
 		} else {
 			enc.tmp = appendGroupByKey(enc.tmp[:0], r)
 			g = enc.str(enc.tmp)

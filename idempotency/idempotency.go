@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/kafkalambda/toolkit/internal/completion"
+	"github.com/kafkalambda/toolkit/internal/recovered"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 	"github.com/kafkalambda/toolkit/limits"
 )
@@ -219,7 +220,10 @@ func Do[T any](ctx context.Context, store Store, key string, payload any, fn fun
 	if key == "" {
 		return zero, ErrEmptyKey
 	}
-	format := store.Format()
+	var format Format
+	if pe := recovered.Call("idempotency: the store's Format", func() { format = store.Format() }); pe != nil {
+		return zero, pe
+	}
 	if !format.valid() {
 		return zero, optionError("Store", fmt.Sprintf("store %T has an unknown entry format, %v", store, format))
 	}
@@ -340,7 +344,11 @@ func claim[T any](ctx context.Context, cfg *config, stop time.Time, store Store,
 				}
 			}
 			if cfg.onReplay != nil {
-				cfg.onReplay(ctx, existing)
+				// A panic of the hook is the call's error: it never leaves Do (on Lambda
+				// Managed Instances it would end every invocation the process serves).
+				if pe := recovered.Call("idempotency: WithReplayHook", func() { cfg.onReplay(ctx, existing) }); pe != nil {
+					return nil, nil, pe
+				}
 			}
 			return nil, &out, nil
 		case existing.Status == StatusInProgress && existing.live(now):
@@ -387,7 +395,7 @@ func complete[T any](ctx context.Context, cfg *config, stop time.Time, h *holder
 	// lease, asks for a renewal, so that its retries happen under a lease that outlives them.
 	slow := time.AfterFunc(h.halfLeft(), h.kick)
 	defer slow.Stop()
-	err := persist(ctx, stop, func(ctx context.Context) error {
+	err := persist(ctx, stop, "Complete", func(ctx context.Context) error {
 		err := h.store.Complete(ctx, &done)
 		if err != nil && transient(err) {
 			h.kick()
@@ -418,7 +426,12 @@ func acquire(ctx context.Context, stop time.Time, store Store, r *Entry, now tim
 	}
 	ctx, cancel := context.WithDeadline(ctx, stop)
 	defer cancel()
-	return store.Acquire(ctx, r, now)
+	var existing *Entry
+	err := recovered.CallErr("idempotency: the store's Acquire", func() (err error) {
+		existing, err = store.Acquire(ctx, r, now)
+		return err
+	})
+	return existing, err
 }
 
 // errNoTime is the error of a store call that was not made because the deadline, less the
@@ -429,14 +442,16 @@ var errNoTime = fmt.Errorf("no time left before the deadline, less the margin (W
 // cancelled (fn has run): under a context that keeps ctx's values, is not cancelled with it
 // and ends at stop. It retries while the error is transient, with a jittered exponential
 // backoff, as long as the wait fits before stop; it returns the last error.
-func persist(ctx context.Context, stop time.Time, call func(context.Context) error) error {
+func persist(ctx context.Context, stop time.Time, op string, call func(context.Context) error) error {
 	if time.Until(stop) <= 0 {
 		return errNoTime
 	}
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), stop)
 	defer cancel()
 	for attempt := 0; ; attempt++ {
-		err := call(ctx)
+		// A store's panic is its error (not transient): persist runs on Do's goroutine and on
+		// the lease's timers and background completions, where a panic would end the process.
+		err := recovered.CallErr("idempotency: the store's "+op, func() error { return call(ctx) })
 		if err == nil || ctx.Err() != nil || !transient(err) {
 			return err
 		}
@@ -524,7 +539,7 @@ const maxData = limits.MaxDynamoDBItemBytes - 4096
 // run calls fn, and releases the entry if fn fails or panics; the release ends at stop.
 func run[T any](ctx context.Context, stop time.Time, store Store, rec *Entry, fn func(context.Context) (T, error)) (result T, err error) {
 	release := func() error {
-		return persist(ctx, stop, func(ctx context.Context) error { return store.Release(ctx, rec) })
+		return persist(ctx, stop, "Release", func(ctx context.Context) error { return store.Release(ctx, rec) })
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -147,7 +147,7 @@ func (h *holder) renew(d time.Duration) error {
 	stop := time.Now().Add(max(r.InProgressExpiration.Sub(now), d/4))
 	r.InProgressExpiration = latest(r.InProgressExpiration, now.Add(d)).Truncate(time.Millisecond)
 	r.Expiration = latest(r.Expiration, r.InProgressExpiration.Truncate(time.Second))
-	err := persist(h.ctx, stop, func(ctx context.Context) error { return h.store.Renew(ctx, &r) })
+	err := persist(h.ctx, stop, "Renew", func(ctx context.Context) error { return h.store.Renew(ctx, &r) })
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err != nil {
@@ -250,7 +250,7 @@ func (h *holder) completeLater(done *Entry) {
 			h.mu.Lock()
 			stop := time.Now().Add(h.untilEnd() - h.long/4)
 			h.mu.Unlock()
-			err := persist(h.ctx, stop, func(ctx context.Context) error { return h.store.Complete(ctx, done) })
+			err := persist(h.ctx, stop, "Complete", func(ctx context.Context) error { return h.store.Complete(ctx, done) })
 			if err == nil || !(transient(err) || errors.Is(err, context.DeadlineExceeded)) {
 				return
 			}
@@ -271,6 +271,6 @@ func (h *holder) releaseLater() {
 		// is still this call's.
 		stop := time.Now().Add(max(h.untilEnd(), h.period/4))
 		h.mu.Unlock()
-		_ = persist(h.ctx, stop, func(ctx context.Context) error { return h.store.Release(ctx, &r) })
+		_ = persist(h.ctx, stop, "Release", func(ctx context.Context) error { return h.store.Release(ctx, &r) })
 	}()
 }

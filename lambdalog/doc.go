@@ -26,7 +26,11 @@
 // Make the logger once, at init, and wrap the handler so that each invocation's values (request
 // ID, cold start, trace ID) reach the logger through the context, never through process
 // globals: on Lambda Managed Instances one process serves several invocations at once, and each
-// line must carry its own. Log with the *Context methods, passing the invocation's context:
+// line must carry its own. The trace ID (xray_trace_id, the Root of the invocation's X-Ray trace
+// header) is the one aws-lambda-go puts in the invocation's context, never _X_AMZN_TRACE_ID
+// while the context has one: under concurrency aws-lambda-go does not set the variable
+// (aws-lambda-go #602); it is read only for a handler called without aws-lambda-go's context.
+// Log with the *Context methods, passing the invocation's context:
 //
 //	var log = lambdalog.New(lambdalog.WithService("orders"))
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/kafkalambda/toolkit/internal/correlation"
 	"github.com/kafkalambda/toolkit/internal/invocation"
+	"github.com/kafkalambda/toolkit/internal/recovered"
 )
 
 // state is what the logger keeps of one invocation: Lambda's description of it, the sampling
@@ -45,12 +46,23 @@ func begin(ctx context.Context) (context.Context, *state, bool) {
 // discarded when fn returns. Use it around the function given to lambda.Start:
 //
 //	lambda.Start(lambdalog.Wrap(handle))
+//
+// A panic of fn goes no further: the buffered lines are written, then one line at level Error
+// with the panic's value and stack (its size bounded) through slog.Default(), and the
+// invocation answers with an error that says the handler panicked, so that the process, and
+// the other invocations it serves on Lambda Managed Instances, go on.
 func Wrap[TIn, TOut any](fn func(context.Context, TIn) (TOut, error)) func(context.Context, TIn) (TOut, error) {
-	return func(ctx context.Context, in TIn) (TOut, error) {
+	return func(ctx context.Context, in TIn) (out TOut, err error) {
 		ctx, st, outer := begin(ctx)
-		if outer {
-			defer st.buf.discard()
-		}
+		defer func() {
+			if p := recover(); p != nil {
+				var zero TOut
+				out, err = zero, panicked(ctx, st, p)
+			}
+			if outer {
+				st.buf.discard()
+			}
+		}()
 		return fn(ctx, in)
 	}
 }
@@ -62,12 +74,30 @@ func WrapHandler(h lambda.Handler) lambda.Handler { return wrapped{h} }
 
 type wrapped struct{ h lambda.Handler }
 
-func (w wrapped) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+func (w wrapped) Invoke(ctx context.Context, payload []byte) (out []byte, err error) {
 	ctx, st, outer := begin(ctx)
-	if outer {
-		defer st.buf.discard()
-	}
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, panicked(ctx, st, p)
+		}
+		if outer {
+			st.buf.discard()
+		}
+	}()
 	return w.h.Invoke(ctx, payload)
+}
+
+// panicked is the error of a handler that panicked with p: the invocation's buffered lines
+// are written, then one line at level Error with the panic's value and stack, through
+// slog.Default(). The panic goes no further: aws-lambda-go would exit the process after
+// reporting it, ending every other invocation it serves on Lambda Managed Instances (AWS:
+// "Understanding the Lambda Managed Instances execution environment"). Call it in the
+// deferred function that recovered, so that the stack is the panic's.
+func panicked(ctx context.Context, st *state, p any) error {
+	e := recovered.New("lambdalog: the handler", p)
+	_ = recovered.CallErr("lambdalog: a buffered line's handler", func() error { return st.buf.flush(ctx) })
+	slog.Default().LogAttrs(ctx, slog.LevelError, "handler panicked", slog.String("error", e.Error()), slog.String("stack", string(e.Stack)))
+	return e
 }
 
 // Flush writes the lines held in the buffer of ctx's invocation, oldest first, preceded by one
@@ -86,6 +116,7 @@ type buffer struct {
 	lines   []held
 	head    int // index of the oldest line when the ring is full
 	dropped int
+	closed  bool // the invocation has answered: a line logged since (an abandoned goroutine's) is not held
 }
 
 type held struct {
@@ -97,6 +128,9 @@ type held struct {
 func (b *buffer) add(next slog.Handler, ctx context.Context, r slog.Record, limit int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
 	if len(b.lines) < limit {
 		b.lines = append(b.lines, held{next, ctx, r})
 		return
@@ -115,7 +149,15 @@ func (b *buffer) take() ([]held, int) {
 	return lines, dropped
 }
 
-func (b *buffer) discard() { b.take() }
+// discard drops the held lines and closes the buffer: the invocation has answered, and what a
+// goroutine it left running logs below the buffer's level later is not held (nothing would
+// flush it).
+func (b *buffer) discard() {
+	b.take()
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+}
 
 // flush writes the held lines through the handler each was logged by. The line on drops names
 // a count, never a record's content.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/kafkalambda/toolkit"
 	"github.com/kafkalambda/toolkit/internal/invocation"
+	"github.com/kafkalambda/toolkit/internal/recovered"
 )
 
 // The environment variables Powertools for AWS Lambda reads, with the same meaning, so that a
@@ -256,11 +258,22 @@ func (m *Metrics) Start(ctx context.Context) context.Context {
 // its metrics are written when h returns (or panics). A write that fails is returned, joined
 // to h's error: metrics are never lost silently.
 //
+// A panic of h (or of the output's Write) does not go on to aws-lambda-go, which would exit
+// the process after reporting it, ending every other invocation the process serves on Lambda
+// Managed Instances (AWS: "Understanding the Lambda Managed Instances execution
+// environment"): the metrics are written, one line at level Error with the panic's value and
+// stack goes to slog.Default(), and the invocation answers with an error that says h panicked.
+//
 //	lambda.Start(metrics.Handle(m, handler))
 func Handle[TIn, TOut any](m *Metrics, h func(context.Context, TIn) (TOut, error)) func(context.Context, TIn) (TOut, error) {
 	return func(ctx context.Context, in TIn) (out TOut, err error) {
 		ctx = m.Start(ctx)
-		defer func() { err = joinFlush(ctx, err) }()
+		defer func() {
+			if p := recover(); p != nil {
+				err = panicked(ctx, p)
+			}
+			err = joinFlush(ctx, err)
+		}()
 		return h(ctx, in)
 	}
 }
@@ -283,12 +296,25 @@ type wrapped struct {
 
 func (w wrapped) Invoke(ctx context.Context, payload []byte) (out []byte, err error) {
 	ctx = w.m.Start(ctx)
-	defer func() { err = joinFlush(ctx, err) }()
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, panicked(ctx, p)
+		}
+		err = joinFlush(ctx, err)
+	}()
 	return w.h.Invoke(ctx, payload)
 }
 
+// panicked is the error of a handler that panicked with p, after its line at level Error;
+// call it in the deferred function that recovered, so that the stack is the panic's.
+func panicked(ctx context.Context, p any) error {
+	e := recovered.New("metrics: the handler", p)
+	slog.Default().LogAttrs(ctx, slog.LevelError, "handler panicked", slog.String("error", e.Error()), slog.String("stack", string(e.Stack)))
+	return e
+}
+
 func joinFlush(ctx context.Context, err error) error {
-	if ferr := Flush(ctx); ferr != nil {
+	if ferr := recovered.CallErr("metrics: the output's Write", func() error { return Flush(ctx) }); ferr != nil {
 		if err == nil {
 			return ferr
 		}

@@ -43,6 +43,17 @@
 // standard queue), with the record's partition and offset or message ID. Keys and payloads
 // are never recorded.
 //
+// # The Lambda trace
+//
+// By default the batch's span is the child of the span in the handler's context, if any,
+// else the root of a trace of its own. [WithLambdaParent] makes the trace Lambda started for
+// the invocation (its X-Ray trace header, which aws-lambda-go puts in each invocation's
+// context) the parent instead when the context has no span, so that the spans join the
+// function's trace in X-Ray, each invocation its own even when several run at once in one
+// process (Lambda Managed Instances). The trace ID is never read from _X_AMZN_TRACE_ID while
+// the context has a header: under concurrency aws-lambda-go does not set it (aws-lambda-go
+// #602).
+//
 // # Producing
 //
 // The hook is also a franz-go producer hook (kgo.HookProduceRecordBuffered and
@@ -99,6 +110,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/internal/invocation"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
 
@@ -150,6 +162,7 @@ type Hook struct {
 	tracer         trace.Tracer
 	prop           propagation.TextMapPropagator
 	producerParent bool
+	lambdaParent   bool
 }
 
 // Option configures a [Hook].
@@ -176,6 +189,75 @@ func WithPropagator(p propagation.TextMapPropagator) Option {
 // span.
 func WithProducerParent() Option {
 	return func(h *Hook) { h.producerParent = true }
+}
+
+// WithLambdaParent makes the trace Lambda started for the invocation the parent of the spans
+// the hook starts in a context that has no span: the batch's span, and a produced record's
+// "send" span outside a batch. Its trace ID, parent span ID and sampling decision are read
+// from the invocation's X-Ray trace header, which aws-lambda-go puts in the handler's context
+// ("Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1" is trace
+// 5759e988bd862e3fe1be46a994272793, span 53995c3f42cd8ad8, sampled), so that the spans join the
+// function's X-Ray trace, each invocation its own, even when several run at once in one process
+// (Lambda Managed Instances), where aws-lambda-go does not set _X_AMZN_TRACE_ID
+// (aws-lambda-go #602). The variable is read only when the context has no trace header at all
+// (a handler called by something other than aws-lambda-go). With the SDK's default
+// parent-based sampler the spans are then sampled as Lambda sampled the invocation (active
+// tracing). A span already in the context (a wrapper of the function's own) stays the parent.
+// By default a batch without a span in its context starts a trace of its own.
+//
+// The function wrapper of opentelemetry-go-contrib's otellambda with its xrayconfig reads the
+// trace header from _X_AMZN_TRACE_ID, which under concurrency is unset: there, use this option
+// instead of that wrapper's parent.
+func WithLambdaParent() Option {
+	return func(h *Hook) { h.lambdaParent = true }
+}
+
+// parent returns ctx, or, with WithLambdaParent and no span in ctx, ctx with the invocation's
+// Lambda trace as its remote parent.
+func (h *Hook) parent(ctx context.Context) context.Context {
+	if !h.lambdaParent || trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
+	if sc, ok := lambdaSpanContext(invocation.TraceHeader(ctx)); ok {
+		return trace.ContextWithRemoteSpanContext(ctx, sc)
+	}
+	return ctx
+}
+
+// lambdaSpanContext reads an X-Ray trace header as a remote span context: Root
+// "1-EEEEEEEE-UUUUUUUUUUUUUUUUUUUUUUUU" is the trace ID EEEEEEEEUUUUUUUUUUUUUUUUUUUUUUUU (as
+// AWS's X-Ray propagators for OpenTelemetry read it), Parent the span ID, Sampled=1 the
+// sampled flag. A header without a valid Root and Parent gives none.
+func lambdaSpanContext(header string) (trace.SpanContext, bool) {
+	var root, parent string
+	sampled := false
+	for part := range strings.SplitSeq(header, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch k {
+		case "Root":
+			root = v
+		case "Parent":
+			parent = v
+		case "Sampled":
+			sampled = v == "1"
+		}
+	}
+	if len(root) != 35 || root[:2] != "1-" || root[10] != '-' {
+		return trace.SpanContext{}, false
+	}
+	tid, err := trace.TraceIDFromHex(root[2:10] + root[11:])
+	if err != nil {
+		return trace.SpanContext{}, false
+	}
+	sid, err := trace.SpanIDFromHex(parent)
+	if err != nil {
+		return trace.SpanContext{}, false
+	}
+	var flags trace.TraceFlags
+	if sampled {
+		flags = trace.FlagsSampled
+	}
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: flags, Remote: true}), true
 }
 
 // New returns the OpenTelemetry tracing hook, to pass to batch.WithHooks, kgo.WithHooks, or both.
@@ -233,7 +315,7 @@ func system(source string) attribute.KeyValue {
 // OnBatchStart implements batch.BatchHook: the batch's "process" span.
 func (h *Hook) OnBatchStart(ctx context.Context, b *batch.BatchInfo) context.Context {
 	attrs := append([]attribute.KeyValue{system(b.Source), keyBatchCount.Int(b.Records)}, process...)
-	return h.start(ctx, batchKey{h}, "process", consumerKind, trace.WithAttributes(attrs...))
+	return h.start(h.parent(ctx), batchKey{h}, "process", consumerKind, trace.WithAttributes(attrs...))
 }
 
 // OnBatchEnd implements batch.BatchHook: the batch's counts, and status Error when a record

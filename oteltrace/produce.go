@@ -47,13 +47,14 @@ func (h *Hook) OnProduceRecordBuffered(r *kgo.Record) {
 	if parent == nil {
 		parent = context.Background()
 	}
+	sparent := h.parent(parent)
 	attrs := make([]attribute.KeyValue, 0, 6)
 	attrs = append(attrs, systemKafka, keyDestination.String(r.Topic), keyBodySize.Int(len(r.Value)))
 	if r.Value == nil {
 		attrs = append(attrs, tombstone)
 	}
 	attrs = append(attrs, send...)
-	ctx, span := h.tracer.Start(parent, "send "+r.Topic, producerKind, trace.WithAttributes(attrs...))
+	ctx, span := h.tracer.Start(sparent, "send "+r.Topic, producerKind, trace.WithAttributes(attrs...))
 	c := &recordCarrier{r: r}
 	if len(r.Headers) > 0 {
 		// A header the propagator may write but does not this time (tracestate, baggage)

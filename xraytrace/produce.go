@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-xray-sdk-go/v2/xray"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kafkalambda/toolkit/internal/invocation"
 	"github.com/kafkalambda/toolkit/internal/recheader"
 	"github.com/kafkalambda/toolkit/kafkaevent"
 )
@@ -63,8 +64,10 @@ func (h *ProducerHook) OnProduceRecordBuffered(r *kgo.Record) {
 type lambdaHeader struct{ in, out string }
 
 // downstreamHeader returns the trace header of ctx's (sub)segment, or of the Lambda
-// invocation's segment, for a downstream call; "" when ctx is not traced. The header of the
-// last Lambda invocation is kept: an invocation produces its records under one.
+// invocation's segment, for a downstream call; "" when ctx is not traced. The header written
+// for the last Lambda trace header is kept, keyed by that header: an invocation produces its
+// records under one, and invocations running at once each find their own (the cache is
+// checked against the input, so they only replace each other's entry).
 func (h *ProducerHook) downstreamHeader(ctx context.Context) string {
 	if xray.SdkDisabled() {
 		return ""
@@ -75,8 +78,8 @@ func (h *ProducerHook) downstreamHeader(ctx context.Context) string {
 		}
 		return format(seg.DownstreamHeader())
 	}
-	s, ok := ctx.Value(xray.LambdaTraceHeaderKey).(string)
-	if !ok {
+	s := invocation.TraceHeader(ctx) // the invocation's, from ctx: never another's
+	if s == "" {
 		return ""
 	}
 	if last := h.lambda.Load(); last != nil && last.in == s {

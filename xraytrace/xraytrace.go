@@ -6,9 +6,14 @@
 //
 //	lambda.Start(batch.KafkaHandler(handle, batch.WithHooks(xraytrace.New())))
 //
-// In Lambda with active tracing the subsegments join the function's trace (aws-lambda-go puts
-// the trace header in the invocation's context); without a trace in the context, nothing is
-// recorded and the hook costs a context lookup per batch and group.
+// In Lambda with active tracing the subsegments join the invocation's trace: aws-lambda-go
+// puts each invocation's trace header in its context, and the hook reads it from there, never
+// from the process-wide _X_AMZN_TRACE_ID, which aws-lambda-go does not set when invocations
+// run at once in one process (AWS_LAMBDA_MAX_CONCURRENCY > 1, Lambda Managed Instances;
+// aws-lambda-go #602) and which could then only name another invocation's trace. The variable
+// is read only when the context has no header at all (a handler called by something other
+// than aws-lambda-go). Without a trace (no header, or an empty one), nothing is recorded and
+// the hook costs a context lookup per batch and group.
 //
 // # Subsegments
 //
@@ -91,6 +96,7 @@ import (
 	"github.com/aws/aws-xray-sdk-go/v2/xray"
 
 	"github.com/kafkalambda/toolkit/batch"
+	"github.com/kafkalambda/toolkit/internal/invocation"
 )
 
 // Hook is the X-Ray tracing hook. It implements batch.BatchHook, batch.GroupHook and
@@ -193,10 +199,21 @@ func (h *Hook) OnFailure(ctx context.Context, f *batch.Failure) {
 
 // begin opens a subsegment, or does nothing when there is no trace in ctx.
 func begin(ctx context.Context, key any, name string) context.Context {
-	if ctx.Value(xray.LambdaTraceHeaderKey) == nil && xray.GetSegment(ctx) == nil {
-		return ctx
+	sctx := ctx
+	if xray.GetSegment(ctx) == nil {
+		h, inCtx := ctx.Value(xray.LambdaTraceHeaderKey).(string)
+		if !inCtx {
+			h = invocation.TraceHeader(ctx) // no header in ctx: the environment's, if any
+		}
+		if h == "" {
+			return ctx
+		}
+		if !inCtx { // the SDK reads the header only from the context
+			//lint:ignore SA1029 the key is the SDK's own (aws-lambda-go's string key)
+			sctx = context.WithValue(ctx, xray.LambdaTraceHeaderKey, h)
+		}
 	}
-	sctx, seg := xray.BeginSubsegment(ctx, name)
+	sctx, seg := xray.BeginSubsegment(sctx, name)
 	if seg == nil {
 		return ctx
 	}

@@ -49,6 +49,10 @@ func TestLintPitfalls(t *testing.T) {
 		{"pitfall-logging-sqs.yaml", 20, "WorkMapping Properties.LoggingConfig: LoggingConfig (the event pollers' system logs) is for Amazon MSK and self-managed Apache Kafka mappings only", "fix: remove LoggingConfig"},
 		{"pitfall-alarm-queue-url.yaml", 16, "FailureQueueAlarm Properties.Dimensions[0].Value: the AWS/SQS QueueName dimension is !Ref FailureQueue, which gives the queue's URL", "fix: write !GetAtt FailureQueue.QueueName"},
 		{"pitfall-alarm-logical-id.yaml", 20, `ConsumerErrorsAlarm Properties.Dimensions[0].Value: the AWS/Lambda FunctionName dimension is "ConsumerFunction", the logical ID of ConsumerFunction`, "fix: write !Ref ConsumerFunction"},
+		{"pitfall-lmi-runtime.yaml", 10, "ConsumerFunction Properties.Runtime: Runtime python3.12 on Lambda Managed Instances (Properties.CapacityProviderConfig), which runs Java 21 and later, Python 3.13 and later", "fix: use a runtime LMI supports (provided.al2023 for a Go bootstrap)"},
+		{"pitfall-lmi-memory.yaml", 12, "ConsumerFunction Properties.MemorySize: MemorySize 1024 on Lambda Managed Instances, whose smallest function is 2 GB and 1 vCPU", "fix: set MemorySize to at least 2048"},
+		{"pitfall-lmi-concurrency.yaml", 16, "ConsumerFunction Properties.CapacityProviderConfig.PerExecutionEnvironmentMaxConcurrency: PerExecutionEnvironmentMaxConcurrency 100 is over the 64 per vCPU LMI allows: MemorySize 2048 at 2 GiB per vCPU is 1 vCPU, so at most 64", "fix: set it to at most 64"},
+		{"pitfall-lmi-concurrency-range.yaml", 16, "ConsumerFunction Properties.CapacityProviderConfig.PerExecutionEnvironmentMaxConcurrency: PerExecutionEnvironmentMaxConcurrency 2000 is out of its range, 1 to 1600", "fix: set it from 1 to 1600"},
 		{"pitfall-withidempotency-no-table.yaml", 13, "ConsumerFunction Properties.Environment.Variables: the code calls batch.WithIdempotency but no environment variable names a table of the template", "fix: name the table in IDEMPOTENCY_TABLE"},
 	}
 	seen := map[string]bool{}

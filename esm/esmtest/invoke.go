@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -43,6 +45,19 @@ type Invocation struct {
 	Err      *InvokeError
 	Start    time.Time
 	Duration time.Duration
+	// Environment is the emulated execution environment that ran it (1, 2, ...) for a Lambda
+	// Managed Instances function (WithLMIConcurrency); 0 otherwise.
+	Environment int
+	// PastDeadline is set for a Lambda Managed Instances invocation whose deadline passed
+	// before its handler returned: it failed as "Sandbox.Timedout", and the handler ran on.
+	PastDeadline bool
+}
+
+// Environment is an emulated execution environment of a Lambda Managed Instances function.
+type Environment struct {
+	N           int // 1, 2, ... in the order they were first used
+	Invocations int // invocations it ran
+	MaxInFlight int // the most it ran at once (at most WithLMIConcurrency's n)
 }
 
 // InvokeError is a failed invocation, as Lambda reports it to the mapping.
@@ -109,20 +124,64 @@ type recorder struct {
 	parse   func(event []byte) []RecordRef
 	logf    func(format string, args ...any) // the test's Logf: one line per failed invocation
 
+	lmi int // WithLMIConcurrency's n; 0: Lambda's default model
+
 	mu       sync.Mutex
 	done     []Invocation
 	inFlight int
 	n        int
+	envs     []*environment // LMI only
 }
 
-func newRecorder(tb interface{ Logf(string, ...any) }, h lambda.Handler, timeout time.Duration, fn string, parse func([]byte) []RecordRef) *recorder {
+// environment is an emulated LMI execution environment: its stats and its handlers running.
+type environment struct {
+	Environment
+	running int
+}
+
+func newRecorder(tb testing.TB, h lambda.Handler, cfg *config, parse func([]byte) []RecordRef) *recorder {
+	timeout, fn := cfg.functionTimeout, cfg.functionName
 	if timeout <= 0 {
 		timeout = DefaultFunctionTimeout
 	}
 	if fn == "" {
 		fn = DefaultFunctionName
 	}
-	return &recorder{h: h, timeout: timeout, arn: samspec.LocalFunctionARN(fn), parse: parse, logf: tb.Logf}
+	if cfg.lmiConcurrency > 0 {
+		// What aws-lambda-go reads (lambdacontext.MaxConcurrency) to run that many handlers.
+		tb.Setenv("AWS_LAMBDA_MAX_CONCURRENCY", strconv.Itoa(cfg.lmiConcurrency))
+	}
+	return &recorder{h: h, timeout: timeout, arn: samspec.LocalFunctionARN(fn), parse: parse, logf: tb.Logf, lmi: cfg.lmiConcurrency}
+}
+
+// place puts a new invocation in an LMI environment: the fullest one with room, else a new
+// one, as klt local's Runtime API server does. r.mu must be held.
+func (r *recorder) place() *environment {
+	var best *environment
+	for _, e := range r.envs {
+		if e.running < r.lmi && (best == nil || e.running > best.running) {
+			best = e
+		}
+	}
+	if best == nil {
+		best = &environment{Environment: Environment{N: len(r.envs) + 1}}
+		r.envs = append(r.envs, best)
+	}
+	best.running++
+	best.Invocations++
+	best.MaxInFlight = max(best.MaxInFlight, best.running)
+	return best
+}
+
+// environments returns a copy of the LMI environments' stats.
+func (r *recorder) environments() []Environment {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Environment
+	for _, e := range r.envs {
+		out = append(out, e.Environment)
+	}
+	return out
 }
 
 // outcome is what the handler's goroutine reports.
@@ -137,6 +196,11 @@ func (r *recorder) Invoke(ctx context.Context, payload []byte) (esm.Response, er
 	r.n++
 	inv := Invocation{N: r.n, RequestID: uuid.NewString(), Event: slices.Clone(payload), Start: time.Now()}
 	r.inFlight++
+	var env *environment
+	if r.lmi > 0 {
+		env = r.place()
+		inv.Environment = env.N
+	}
 	r.mu.Unlock()
 	inv.Records = r.parse(payload)
 
@@ -147,7 +211,14 @@ func (r *recorder) Invoke(ctx context.Context, payload []byte) (esm.Response, er
 	defer cancel()
 	hctx = lambdacontext.NewContext(hctx, &lambdacontext.LambdaContext{AwsRequestID: inv.RequestID, InvokedFunctionArn: r.arn})
 	out := make(chan outcome, 1)
-	go r.call(hctx, payload, out)
+	go func() {
+		r.call(hctx, payload, out)
+		if env != nil { // the handler has returned: its place in the environment frees
+			r.mu.Lock()
+			env.running--
+			r.mu.Unlock()
+		}
+	}()
 
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
@@ -155,7 +226,11 @@ func (r *recorder) Invoke(ctx context.Context, payload []byte) (esm.Response, er
 	select {
 	case o = <-out:
 	case <-timer.C:
-		// The goroutine cannot be stopped: it runs on, and its result is dropped.
+		// The goroutine cannot be stopped: it runs on, and its result is dropped. On LMI
+		// that is the platform's behaviour too: "Lambda Managed Instances do not enforce the
+		// timeout, and your code continues to run" (AWS, "Understanding the Lambda Managed
+		// Instances execution environment").
+		inv.PastDeadline = r.lmi > 0
 		o.err = &esm.InvokeError{Type: "Sandbox.Timedout", Message: fmt.Sprintf("Task timed out after %.2f seconds", r.timeout.Seconds())}
 	case <-ctx.Done():
 		r.mu.Lock()

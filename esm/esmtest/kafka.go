@@ -91,7 +91,7 @@ func NewKafka(tb testing.TB, h lambda.Handler, m KafkaMapping, opts ...Option) *
 	}
 	tb.Cleanup(manual.Close)
 	k := &Kafka{tb: tb, topic: topic, cfg: cfg, cluster: cluster, client: client, manual: manual, done: make(chan struct{})}
-	k.rec = newRecorder(tb, h, cfg.functionTimeout, cfg.functionName, kafkaRefs)
+	k.rec = newRecorder(tb, h, cfg, kafkaRefs)
 	mopts, dest, destURL, err := m.kafkaOptions(ctx, cfg.sqs)
 	if err != nil {
 		tb.Fatalf("esmtest: %v", err)
@@ -194,6 +194,10 @@ func (k *Kafka) Invocations() []Invocation {
 	done, _ := k.rec.invocations()
 	return done
 }
+
+// Environments returns the emulated execution environments of a Lambda Managed Instances
+// function (WithLMIConcurrency), in the order they were first used; nil without it.
+func (k *Kafka) Environments() []Environment { return k.rec.environments() }
 
 // WaitIdle waits until the mapping is idle: every record of its topic committed (succeeded,
 // filtered, or given up on: sent to the on-failure destination, or dropped without one) and

@@ -1,6 +1,7 @@
 package esmtest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -19,6 +20,7 @@ type config struct {
 
 	functionName    string
 	functionTimeout time.Duration
+	lmiConcurrency  int
 	sqs             *sqs.Client
 
 	partitions   int      // Kafka
@@ -62,6 +64,25 @@ func WithFunctionName(name string) Option {
 // Lambda's default, by default. Both kinds.
 func WithFunctionTimeout(d time.Duration) Option {
 	return option{"WithFunctionTimeout", "", func(c *config) { c.functionTimeout = d }}
+}
+
+// WithLMIConcurrency runs the function as a Lambda Managed Instances function whose
+// PerExecutionEnvironmentMaxConcurrency is n (1 to 1600): the invocations are counted in
+// emulated execution environments of n invocations at once each (Invocation.Environment,
+// Environments), filling one before the next, as klt local does, and an invocation past its
+// deadline fails as "Sandbox.Timedout" while its handler runs on and keeps its place in its
+// environment (Invocation.PastDeadline), as LMI does not stop it. The test's environment gets
+// AWS_LAMBDA_MAX_CONCURRENCY=n (testing.TB.Setenv: not in a parallel test). ReadMapping
+// gives it for a function with CapacityProviderConfig. By default the function runs in
+// Lambda's default model. Both kinds.
+func WithLMIConcurrency(n int) Option {
+	return option{"WithLMIConcurrency", "", func(c *config) {
+		if n < 1 || n > 1600 {
+			c.bad = append(c.bad, fmt.Sprintf("WithLMIConcurrency(%d): want 1 to 1600, PerExecutionEnvironmentMaxConcurrency's range", n))
+			return
+		}
+		c.lmiConcurrency = n
+	}}
 }
 
 // WithSQS gives the client of an SQS endpoint (local-aws-sqs, ElasticMQ, ... started by the

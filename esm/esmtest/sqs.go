@@ -66,7 +66,7 @@ func NewSQS(tb testing.TB, h lambda.Handler, m SQSMapping, opts ...Option) *SQS 
 		}
 	}
 	s := &SQS{tb: tb, cfg: q, client: client, done: make(chan struct{})}
-	s.rec = newRecorder(tb, h, cfg.functionTimeout, cfg.functionName, sqsRefs)
+	s.rec = newRecorder(tb, h, cfg, sqsRefs)
 	mopts, err := m.sqsOptions()
 	if err != nil {
 		tb.Fatalf("esmtest: %v", err)
@@ -197,6 +197,10 @@ func (s *SQS) Invocations() []Invocation {
 	done, _ := s.rec.invocations()
 	return done
 }
+
+// Environments returns the emulated execution environments of a Lambda Managed Instances
+// function (WithLMIConcurrency), in the order they were first used; nil without it.
+func (s *SQS) Environments() []Environment { return s.rec.environments() }
 
 // WaitIdle waits until the mapping is idle: no message left in the queue (visible, in
 // flight or delayed, as the queue's approximate counts say: each was deleted or moved to the

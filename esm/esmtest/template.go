@@ -30,6 +30,10 @@ type Mapping struct {
 	Function string // the logical ID of the function it invokes
 	// FunctionTimeout is the function's Timeout (Globals.Function's, or 3 s).
 	FunctionTimeout time.Duration
+	// LMIConcurrency is the function's invocations at once per execution environment when
+	// its CapacityProviderConfig makes it a Lambda Managed Instances function, else 0
+	// (samspec.FunctionSpec.LMIConcurrency); Options then has WithLMIConcurrency.
+	LMIConcurrency int
 	// Kafka is a Kafka mapping's properties (nil for an SQS mapping): pass it to NewKafka.
 	Kafka *KafkaMapping
 	// SQS is an SQS mapping's properties (nil for a Kafka mapping), and Queue the logical ID
@@ -91,6 +95,9 @@ func fromSpec(t *samspec.InvokeTemplate, r *samspec.Resolver, spec *samspec.Mapp
 	}
 	m := &Mapping{ID: spec.Id, Function: spec.Function, FunctionTimeout: time.Duration(f.Timeout) * time.Second}
 	m.opts = []Option{WithFunctionName(spec.Function), WithFunctionTimeout(m.FunctionTimeout)}
+	if m.LMIConcurrency = f.LMIConcurrency(); m.LMIConcurrency > 0 {
+		m.opts = append(m.opts, WithLMIConcurrency(m.LMIConcurrency))
+	}
 	if env.SQS != nil {
 		m.opts = append(m.opts, WithSQS(env.SQS))
 	}

@@ -55,6 +55,53 @@ type FunctionSpec struct {
 	Memory       int    // MB
 	Env          map[string]*template.Node
 	EnvOrder     []string
+	// LMI is the function's CapacityProviderConfig (with Globals.Function's merged in): not
+	// nil for a Lambda Managed Instances function. See [FunctionSpec.LMIConcurrency].
+	LMI *LMIConfig
+}
+
+// LMIConfig is a SAM function's CapacityProviderConfig, which SAM turns into
+// AWS::Lambda::Function's CapacityProviderConfig.LambdaManagedInstancesCapacityProviderConfig
+// (aws-sam-translator, SamFunction._transform_capacity_provider_config). Its Arn (the
+// capacity provider, CapacityProviderArn) is required and not read: nothing local runs on it.
+type LMIConfig struct {
+	// MaxConcurrency is PerExecutionEnvironmentMaxConcurrency, "the maximum number of
+	// concurrent executions that can run on each execution environment" (1 to 1600); 0 when
+	// the template leaves it out.
+	MaxConcurrency int
+	// MemoryGiBPerVCPU is ExecutionEnvironmentMemoryGiBPerVCpu, "the amount of memory in GiB
+	// allocated per vCPU for execution environments" (2 to 8); 0 when left out.
+	MemoryGiBPerVCPU float64
+}
+
+// DefaultLMIConcurrencyPerVCPU is PerExecutionEnvironmentMaxConcurrency's default per vCPU of
+// an execution environment for the OS-only runtime (provided.al2023) a Go function runs on:
+// "the default value for Rust is 8 concurrent requests per vCPU" (AWS, "Rust support for
+// Lambda Managed Instances"; Rust is the OS-only runtime AWS documents for LMI).
+const DefaultLMIConcurrencyPerVCPU = 8
+
+// DefaultLMIMemoryGiBPerVCPU is the memory per vCPU assumed when the template gives no
+// ExecutionEnvironmentMemoryGiBPerVCpu: the smallest ratio, 2, which is also LMI's smallest
+// function, "2GB and 1 vCPU" (AWS, "Best practices for Lambda Managed Instances").
+const DefaultLMIMemoryGiBPerVCPU = 2
+
+// LMIConcurrency returns how many invocations one execution environment of f runs at once:
+// 0 when f is not a Lambda Managed Instances function; else its
+// PerExecutionEnvironmentMaxConcurrency, or, without one, [DefaultLMIConcurrencyPerVCPU] for
+// each vCPU of an environment: MemorySize in GiB over the memory per vCPU, at least 1.
+func (f *FunctionSpec) LMIConcurrency() int {
+	if f.LMI == nil {
+		return 0
+	}
+	if f.LMI.MaxConcurrency > 0 {
+		return f.LMI.MaxConcurrency
+	}
+	ratio := f.LMI.MemoryGiBPerVCPU
+	if ratio <= 0 {
+		ratio = DefaultLMIMemoryGiBPerVCPU
+	}
+	vcpus := max(1, int(float64(f.Memory)/1024/ratio))
+	return DefaultLMIConcurrencyPerVCPU * vcpus
 }
 
 // ReadInvokeTemplate reads the template at path.
@@ -165,7 +212,57 @@ func (r *Resolver) Function(name string) (*FunctionSpec, error) {
 		f.EnvOrder = append(f.EnvOrder, p.Key)
 		f.Env[p.Key] = p.Value
 	}
+	if f.LMI, err = r.capacityProviderConfig(res); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// capacityProviderConfig reads the function's CapacityProviderConfig, Globals.Function's keys
+// first and the function's over them, as SAM merges a mapping of Globals; nil without one.
+func (r *Resolver) capacityProviderConfig(res *template.Resource) (*LMIConfig, error) {
+	name := res.LogicalID
+	vals := map[string]*template.Node{}
+	found := false
+	for _, src := range []*template.Node{r.T.T.Globals.Lookup("Function", "CapacityProviderConfig"), res.Properties.Get("CapacityProviderConfig")} {
+		if src == nil {
+			continue
+		}
+		if src.Kind != template.Mapping {
+			return nil, fmt.Errorf("%s: function %s: CapacityProviderConfig must be a mapping (Arn, PerExecutionEnvironmentMaxConcurrency, ExecutionEnvironmentMemoryGiBPerVCpu)", src.Pos, name)
+		}
+		found = true
+		for _, p := range src.Pairs {
+			vals[p.Key] = p.Value
+		}
+	}
+	if !found {
+		return nil, nil
+	}
+	c := &LMIConfig{}
+	if v := vals["PerExecutionEnvironmentMaxConcurrency"]; v != nil {
+		s, err := r.Str(v, name+".CapacityProviderConfig.PerExecutionEnvironmentMaxConcurrency")
+		if err != nil {
+			return nil, err
+		}
+		i, err := strconv.Atoi(s)
+		if err != nil || i < 1 || i > 1600 {
+			return nil, fmt.Errorf("%s: function %s: CapacityProviderConfig.PerExecutionEnvironmentMaxConcurrency must be a whole number from 1 to 1600, not %s", v.Pos, name, describeValue(v, s))
+		}
+		c.MaxConcurrency = i
+	}
+	if v := vals["ExecutionEnvironmentMemoryGiBPerVCpu"]; v != nil {
+		s, err := r.Str(v, name+".CapacityProviderConfig.ExecutionEnvironmentMemoryGiBPerVCpu")
+		if err != nil {
+			return nil, err
+		}
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(x >= 2 && x <= 8) {
+			return nil, fmt.Errorf("%s: function %s: CapacityProviderConfig.ExecutionEnvironmentMemoryGiBPerVCpu must be a number from 2 to 8, not %s", v.Pos, name, describeValue(v, s))
+		}
+		c.MemoryGiBPerVCPU = x
+	}
+	return c, nil
 }
 
 // codeURI returns the function's CodeUri, evaluated: a local directory relative to the

@@ -54,12 +54,37 @@ func Start(ctx context.Context) (context.Context, Info) {
 	if lc, ok := lambdacontext.FromContext(ctx); ok {
 		in.RequestID, in.FunctionARN = lc.AwsRequestID, lc.InvokedFunctionArn
 	}
-	// aws-lambda-go puts the trace header in the context under this string key; it no longer
-	// sets _X_AMZN_TRACE_ID when invocations run concurrently (aws-lambda-go #602).
-	if t, ok := ctx.Value("x-amzn-trace-id").(string); ok {
-		in.TraceID = t
-	}
+	in.TraceID = TraceHeader(ctx)
 	return context.WithValue(ctx, key{}, in), in
+}
+
+// TraceHeaderKey is the context key under which aws-lambda-go puts each invocation's X-Ray
+// trace header (lambda/invoke_loop.go; rpc_function.go on the go1.x runtime), a string key
+// that aws-xray-sdk-go names xray.LambdaTraceHeaderKey.
+const TraceHeaderKey = "x-amzn-trace-id"
+
+// TraceEnv is the environment variable that held the trace header of the invocation under
+// way when a process ran one at a time.
+const TraceEnv = "_X_AMZN_TRACE_ID"
+
+// TraceHeader returns the X-Ray trace header of the invocation ctx belongs to
+// ("Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"), or "" when
+// it has none: the one aws-lambda-go put in ctx under TraceHeaderKey, even when empty (the
+// invocation is not traced). Under concurrency (AWS_LAMBDA_MAX_CONCURRENCY > 1, Lambda
+// Managed Instances) aws-lambda-go no longer sets _X_AMZN_TRACE_ID (aws-lambda-go #602: "the
+// correct place to get the trace id has always been through the lambdacontext"), and one
+// variable for the whole process could only name some invocation's trace, not this one's: it
+// is read only when ctx has no header at all, that is when the handler was called by
+// something other than aws-lambda-go (a test, another runtime client), where the variable is
+// right only while one invocation runs at a time.
+func TraceHeader(ctx context.Context) string {
+	if in, ok := From(ctx); ok {
+		return in.TraceID
+	}
+	if t, ok := ctx.Value(TraceHeaderKey).(string); ok {
+		return t
+	}
+	return os.Getenv(TraceEnv)
 }
 
 // From returns the Info Start put in ctx.

@@ -47,3 +47,30 @@ func TestFromWithoutStart(t *testing.T) {
 		t.Error("From found an Info in a context Start never saw")
 	}
 }
+
+// TestTraceHeaderSource: the context's header wins over _X_AMZN_TRACE_ID, which another
+// invocation (or none) set, even when the context's is empty (the invocation is not traced);
+// the variable is read only when the context has no header at all.
+func TestTraceHeaderSource(t *testing.T) {
+	const env = "Root=1-00000000-000000000000000000000003;Parent=0000000000000003;Sampled=1"
+	const own = "Root=1-00000000-000000000000000000000001;Parent=0000000000000001;Sampled=1"
+	t.Setenv(TraceEnv, env)
+	//lint:ignore SA1029 the string key is aws-lambda-go's
+	withHeader := func(h string) context.Context { return context.WithValue(context.Background(), TraceHeaderKey, h) }
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{"context", withHeader(own), own},
+		{"context empty", withHeader(""), ""},
+		{"no header: the variable", context.Background(), env},
+	} {
+		if got := TraceHeader(tc.ctx); got != tc.want {
+			t.Errorf("%s: TraceHeader = %q, want %q", tc.name, got, tc.want)
+		}
+		if _, in := Start(tc.ctx); in.TraceID != tc.want {
+			t.Errorf("%s: Start's TraceID = %q, want %q", tc.name, in.TraceID, tc.want)
+		}
+	}
+}

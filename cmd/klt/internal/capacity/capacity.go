@@ -129,6 +129,10 @@ type Input struct {
 	// SQS and DynamoDB it is not. Default 0.
 	EgressBytes int `json:"egress_bytes,omitempty"`
 
+	// LMI describes the direct design's function on Lambda Managed Instances, which the plan
+	// prices beside on-demand Lambda for the same load.
+	LMI LMI `json:"lmi,omitempty"`
+
 	// Prices are the unit prices; a zero field takes the us-east-1 price (DefaultPrices).
 	Prices Prices `json:"prices,omitempty"`
 }
@@ -172,6 +176,8 @@ type Prices struct {
 	SQSFIFORequests      float64 `json:"sqs_fifo_per_million,omitempty"`        // per million requests (64 KB chunks)
 	DynamoDBWriteUnits   float64 `json:"dynamodb_write_per_million,omitempty"`  // on-demand, per million write request units
 	DataTransferOutPerGB float64 `json:"data_transfer_out_per_gb,omitempty"`    // to the internet, first 10 TB a month
+	LMIInstanceHour      float64 `json:"lmi_instance_hour,omitempty"`           // LMI: the instance type's EC2 on-demand price an hour
+	LMIManagementFee     float64 `json:"lmi_management_fee,omitempty"`          // LMI: the management fee, a fraction of the instance price (0.15)
 }
 
 // Duration is a time.Duration that reads and writes as Go's duration text ("300ms", "1.5s")
@@ -191,6 +197,9 @@ type Plan struct {
 	// Notes are what the plan assumed and a reader must know: "the handler takes its
 	// records one after another (Duration, not BatchDuration)".
 	Notes []string `json:"notes"`
+	// LMI is the direct design's function on Lambda Managed Instances, priced beside the
+	// direct design on demand for the same load.
+	LMI LMIPlan `json:"lmi"`
 	// Runs are, for a plan made from a klt local report (FromReport), what it predicts for
 	// each load pipeline of that run beside what the run measured ([PredictRuns]); absent
 	// otherwise.

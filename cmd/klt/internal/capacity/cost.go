@@ -59,15 +59,49 @@ func (c *coster) total() *float64 {
 func (c *coster) function(name string, invPerSec, seconds float64) {
 	p := c.in.Prices
 	inv := invPerSec * monthSeconds
-	c.add(CostLine{Item: "Lambda requests (" + name + ")", Quantity: inv / 1e6, Unit: "million requests",
-		UnitPrice: p.LambdaRequests,
-		Formula:   fmt.Sprintf("%.6g invocations/s × %d s = %.6g invocations = %.6g million × $%g", invPerSec, monthSeconds, inv, inv/1e6, p.LambdaRequests),
-		Source:    srcLambdaPricing})
+	c.requests(name, invPerSec, srcLambdaPricing)
 	gbs := inv * seconds * float64(c.in.Memory) / 1024
 	c.add(CostLine{Item: "Lambda duration (" + name + ", " + c.in.Architecture + ")", Quantity: gbs, Unit: "GB-seconds",
 		UnitPrice: p.LambdaGBSecond,
 		Formula:   fmt.Sprintf("%.6g invocations × %.6g s × %d MB / 1024 = %.6g GB-s × $%g", inv, seconds, c.in.Memory, gbs, p.LambdaGBSecond),
 		Source:    srcLambdaPricing})
+}
+
+// requests adds a function's requests: invPerSec invocations a second, priced per million as
+// source states (on demand and on LMI alike).
+func (c *coster) requests(name string, invPerSec float64, source string) {
+	p := c.in.Prices
+	inv := invPerSec * monthSeconds
+	c.add(CostLine{Item: "Lambda requests (" + name + ")", Quantity: inv / 1e6, Unit: "million requests",
+		UnitPrice: p.LambdaRequests,
+		Formula:   fmt.Sprintf("%.6g invocations/s × %d s = %.6g invocations = %.6g million × $%g", invPerSec, monthSeconds, inv, inv/1e6, p.LambdaRequests),
+		Source:    source})
+}
+
+// pollerUnitsSplit adds the EPU-hours of the load split over mappings Kafka mappings, each
+// with its share of the pollers (at least 1) and of the rate; one mapping is pollerUnits.
+// Ungrouped, each mapping pays its own EPUs; in a poller group they share them, unrounded.
+func (c *coster) pollerUnitsSplit(name string, pollers int, rate float64, mappings int) {
+	if mappings <= 1 {
+		c.pollerUnits(name, pollers, rate)
+		return
+	}
+	if c.in.Mode != modeProv {
+		return
+	}
+	each := max(1, ceilInt(float64(pollers)/float64(mappings)))
+	mb := rate / float64(mappings) * float64(c.in.RecordSize) / 1e6
+	units := math.Max(math.Ceil(float64(each)/pollersPerEPU), math.Ceil(mb*1e6/epuBytesPerSecond-1e-9)) * float64(mappings)
+	how := fmt.Sprintf("%d mappings × max(ceil(%d pollers / %d), ceil(%.6g MB/s / 20 MB/s)) = %g EPUs", mappings, each, pollersPerEPU, mb, units)
+	if c.in.PollerGroup {
+		units = math.Max(float64(each*mappings)/pollersPerEPU, rate*float64(c.in.RecordSize)/epuBytesPerSecond)
+		how = fmt.Sprintf("max(%d mappings × %d pollers / %d, %.6g MB/s / 20 MB/s) = %.6g EPUs, the mappings' share of their poller group's", mappings, each, pollersPerEPU, rate*float64(c.in.RecordSize)/1e6, units)
+	}
+	hours := units * monthHours
+	c.add(CostLine{Item: fmt.Sprintf("Event poller units (%s's %d Kafka mappings)", name, mappings), Quantity: hours, Unit: "EPU-hours",
+		UnitPrice: c.in.Prices.EventPollerUnitHour,
+		Formula:   fmt.Sprintf("%s × %d hours = %.6g EPU-hours × $%g", how, monthHours, hours, c.in.Prices.EventPollerUnitHour),
+		Source:    srcEPUPricing})
 }
 
 // pollerUnits adds the EPU-hours of a Kafka mapping in provisioned mode: its EPUs, or in a

@@ -66,6 +66,9 @@ func (in Input) filled() (Input, []string, error) {
 	def(&in.IdempotencyWrites, defaultWrites)
 	def(&in.IdempotencyItemSize, defaultItemSize)
 	in.Prices = in.Prices.fill(DefaultPrices(in.Architecture))
+	if err := in.LMI.fill(&in); err != nil {
+		return Input{}, nil, err
+	}
 	f := &in.Fanout
 	if f.Queue == "" {
 		f.Queue = queueFIFO
@@ -322,6 +325,8 @@ func (p Prices) check() error {
 		{"prices.sqs_fifo_per_million", p.SQSFIFORequests},
 		{"prices.dynamodb_write_per_million", p.DynamoDBWriteUnits},
 		{"prices.data_transfer_out_per_gb", p.DataTransferOutPerGB},
+		{"prices.lmi_instance_hour", p.LMIInstanceHour},
+		{"prices.lmi_management_fee", p.LMIManagementFee},
 	} {
 		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || v.v < 0 || v.v > maxPrice {
 			return errField(v.name, v.v, fmt.Sprintf("want a finite price from 0 to %g", float64(maxPrice)))

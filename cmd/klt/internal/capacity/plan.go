@@ -26,6 +26,9 @@ func makePlan(in Input, notes []string) (*Plan, error) {
 	if p.Fanout, err = fanout(&p.Input); err != nil {
 		return nil, err
 	}
+	if p.LMI, err = lmiPlan(&p.Input, p.Direct); err != nil {
+		return nil, err
+	}
 	// Only designs that reach the target are compared: one that does not has no cost.
 	switch d, f := p.Direct, p.Fanout; {
 	case d.ReachesTarget && (!f.ReachesTarget || *d.MonthlyCostUSD <= *f.MonthlyCostUSD):
@@ -224,6 +227,7 @@ func planNotes(in *Input) []string {
 		"SQS requests count the dispatcher's sends and the mapping's receives and deletes; the mapping's empty long polls of an idle queue are not counted",
 		"the SQS mapping is in its default (on-demand) scaling; provisioned mode for SQS mappings is not modelled; its cap is taken as 1,250 concurrent invocations (services-sqs-scaling: up to 1,250 once the account's quota is raised, 1,000 batches otherwise), which the account's default 1,000 caps first",
 	}
+	n = append(n, "lmi prices the direct design's function on Lambda Managed Instances; the fan-out's dispatcher and workers on LMI are not modelled (a standard SQS mapping on LMI carries at most 5 MB/s, not raisable: "+srcLMIQuotas+")")
 	if in.Duration > 0 {
 		n = append(n, "the handler takes its records one after another (duration, not batch_duration): an invocation of n records lasts n × duration")
 	} else {

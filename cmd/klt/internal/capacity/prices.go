@@ -1,7 +1,13 @@
 package capacity
 
-// US East (N. Virginia) prices, in US dollars, each with the page that states it. The plan
-// prices the first tier of each (the first 6 billion GB-seconds a month, the first 100 billion
+// US East (N. Virginia) prices, in US dollars, each with the page that states it: the one price
+// table of the plan. The LMI prices below were read 2026-12-08; where one could not be read on
+// an AWS page its source says so, and the plan lists it under lmi.unconfirmed: the plan never
+// passes a guess off as a price. Of the on-demand Lambda prices, the request charge ($0.20 per
+// million) and the x86 rate ($0.0000166667 per GB-second) were checked again on 2026-12-08
+// against a transcription of the pricing page (api-evangelist/aws-lambda,
+// plans/aws-lambda-plans-pricing.yml, May 2026); the page renders its rate tables by script,
+// so the Arm rate was not checked again. The plan prices the first tier of each (the first 6 billion GB-seconds a month, the first 100 billion
 // SQS requests, the first 10 TB out) and does not take the free tiers off (1 million Lambda
 // requests and 400,000 GB-seconds, 1 million SQS requests, 100 GB out a month): a plan is for
 // a stack that shares its account with others.
@@ -37,6 +43,23 @@ const (
 	// services; data in and out from outside the Region is charged at EC2 rates.
 	priceTransferOutPerGB = 0.09
 	srcTransferPricing    = "https://aws.amazon.com/ec2/pricing/on-demand/ (Data Transfer): $0.09 per GB out to the internet, first 10 TB a month; https://aws.amazon.com/lambda/pricing/: in-Region transfer between Lambda and DynamoDB, SQS and the like is free"
+
+	// Lambda Managed Instances (read 2026-12-08).
+	srcLMIPricing = "https://aws.amazon.com/lambda/pricing/ (Lambda Managed Instances): request charges of $0.20 per million requests and a " +
+		"compute management fee of 15% on the EC2 on-demand instance price, on top of the EC2 instance charges; no duration " +
+		"charge. The page renders its rates by script: this wording was read (2026-12-08) in a transcription of it made " +
+		"2026-09-20 (api-evangelist/aws-lambda, plans/aws-lambda-plans-pricing.yml: \"15% premium on the EC2 on-demand " +
+		"instance price\", \"$0.20 per million requests\") and in others' accounts of it (edjgeek.com, packetsensei.com), not on the live page"
+	// srcEC2Price is the source of every instance price of lmiInstances: none could be read on
+	// an AWS page here (https://aws.amazon.com/ec2/pricing/on-demand/ renders its prices by
+	// script), so each is marked unconfirmed in the plan.
+	srcEC2Price = "NOT CONFIRMED on an AWS page: https://aws.amazon.com/ec2/pricing/on-demand/ renders its prices by script and " +
+		"could not be read here (2026-12-08); us-east-1 Linux on-demand price as commonly listed (m7g.large $0.0816 an hour " +
+		"is corroborated by factualminds.com, June 2026); check it with `aws pricing get-products --service-code AmazonEC2` " +
+		"and give the right one with --price lmi_instance_hour=USD"
+	// lmiManagementFee is the management fee, a fraction of the instance's on-demand price.
+	// srcLMIPricing.
+	lmiManagementFee = 0.15
 )
 
 // DefaultPrices returns the us-east-1 prices for a function architecture: "x86_64" prices
@@ -55,6 +78,7 @@ func DefaultPrices(arch string) Prices {
 		SQSFIFORequests:      priceSQSFIFOPerM,
 		DynamoDBWriteUnits:   priceDynamoDBWritePerM,
 		DataTransferOutPerGB: priceTransferOutPerGB,
+		LMIManagementFee:     lmiManagementFee,
 	}
 }
 
@@ -72,5 +96,50 @@ func (p Prices) fill(d Prices) Prices {
 	take(&p.SQSFIFORequests, d.SQSFIFORequests)
 	take(&p.DynamoDBWriteUnits, d.DynamoDBWriteUnits)
 	take(&p.DataTransferOutPerGB, d.DataTransferOutPerGB)
+	take(&p.LMIInstanceHour, d.LMIInstanceHour)
+	take(&p.LMIManagementFee, d.LMIManagementFee)
 	return p
+}
+
+// lmiInstance is one EC2 instance type an LMI capacity provider may run: its vCPUs and
+// memory (https://aws.amazon.com/ec2/instance-types/, the family's page: M7g, C7g, R7g, M7i,
+// C7i) and its us-east-1 Linux on-demand price an hour (srcEC2Price: not confirmed).
+type lmiInstance struct {
+	name      string
+	arch      string
+	vcpus     int
+	memoryGiB float64
+	hourUSD   float64
+}
+
+// lmiInstances are the instance types the plan prices; lmiDefaultInstance names the one it
+// takes for each architecture when none is given: the M family's large, whose 4 GiB per vCPU
+// holds environments of every ratio up to 4.
+var lmiInstances = []lmiInstance{
+	{"m7g.large", archArm, 2, 8, 0.0816},
+	{"m7g.xlarge", archArm, 4, 16, 0.1632},
+	{"c7g.large", archArm, 2, 4, 0.0725},
+	{"c7g.xlarge", archArm, 4, 8, 0.145},
+	{"r7g.large", archArm, 2, 16, 0.1071},
+	{"m7i.large", archX86, 2, 8, 0.1008},
+	{"c7i.large", archX86, 2, 4, 0.08925},
+}
+
+var lmiDefaultInstance = map[string]string{archArm: "m7g.large", archX86: "m7i.large"}
+
+func lmiInstanceByName(name string) (lmiInstance, bool) {
+	for _, i := range lmiInstances {
+		if i.name == name {
+			return i, true
+		}
+	}
+	return lmiInstance{}, false
+}
+
+func lmiInstanceNames() []string {
+	var names []string
+	for _, i := range lmiInstances {
+		names = append(names, i.name)
+	}
+	return names
 }

@@ -37,6 +37,22 @@ func TestEveryFigureCited(t *testing.T) {
 				}
 			}
 		}
+		for _, f := range p.LMI.Figures {
+			if f.Formula == "" || !strings.Contains(f.Source, "https://") || f.Unit == "" {
+				t.Errorf("lmi: figure %+v without formula, unit or source", f)
+			}
+		}
+		for _, l := range p.LMI.CostLines {
+			if l.Formula == "" || !strings.Contains(l.Source, "https://") || l.UnitPrice <= 0 {
+				t.Errorf("lmi: cost line %+v without formula, source or price", l)
+			}
+			if strings.HasPrefix(l.Item, "EC2 instances") && !strings.HasPrefix(l.Source, "NOT CONFIRMED") {
+				t.Errorf("lmi: the instance price %q is cited as confirmed: %s", l.Item, l.Source)
+			}
+		}
+		if len(p.LMI.Unconfirmed) == 0 {
+			t.Error("lmi: nothing listed as unconfirmed, though the instance prices are")
+		}
 		if len(p.Notes) == 0 {
 			t.Error("no notes")
 		}

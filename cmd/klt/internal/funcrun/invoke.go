@@ -24,6 +24,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/runtimeapi"
 	"github.com/kafkalambda/toolkit/esm/samspec"
 	"github.com/kafkalambda/toolkit/internal/standin"
 	"github.com/kafkalambda/toolkit/internal/template"
@@ -45,6 +46,10 @@ type Config struct {
 	Emulator string
 	EnvVars  string
 	Params   ParamsFlag // --parameter-overrides
+	// LMIConcurrency, when positive, runs the function as a Lambda Managed Instances function
+	// with that many invocations at once per execution environment (--lmi-concurrency), as
+	// a template's CapacityProviderConfig does without it.
+	LMIConcurrency int
 }
 
 // NodeServersHelp is the paragraph of the commands' help that says where the Node servers
@@ -110,9 +115,13 @@ func Invoke(ctx context.Context, c Config, fn string, event []byte, logs io.Writ
 		path string
 		err  error
 	}
+	lmi := c.LMIConcurrency
+	if lmi == 0 {
+		lmi = spec.LMIConcurrency()
+	}
 	rieDone := make(chan built, 1)
 	go func() {
-		if c.Emulator != "" {
+		if c.Emulator != "" || lmi > 0 { // an LMI function runs on klt's own Runtime API server
 			rieDone <- built{c.Emulator, nil}
 			return
 		}
@@ -133,7 +142,51 @@ func Invoke(ctx context.Context, c Config, fn string, event []byte, logs io.Writ
 	if err != nil {
 		return nil, err
 	}
+	if lmi > 0 {
+		return runLMI(ctx, bootstrap, spec, env, lmi, event, logs)
+	}
 	return runEmulator(ctx, rie.path, bootstrap, spec, env, event, logs)
+}
+
+// runLMI runs the function as a Lambda Managed Instances function, lmi invocations at once
+// per execution environment, on klt's Runtime API server (runtimeapi), which runs them
+// concurrently and does not enforce timeouts, as LMI does; the Runtime Interface Emulator
+// does neither. It invokes the function once with event, then says on logs how the
+// environment ran.
+func runLMI(ctx context.Context, bootstrap string, f *samspec.FunctionSpec, env []string, lmi int, event []byte, logs io.Writer) ([]byte, error) {
+	var mu sync.Mutex
+	pool, err := runtimeapi.Start(runtimeapi.Config{
+		Name: f.LogicalID, Bootstrap: bootstrap, Env: env, LMIConcurrency: lmi,
+		Timeout: time.Duration(f.Timeout) * time.Second,
+		Logs: func(_ int, line []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			logs.Write(append(line, '\n'))
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	resp, err := pool.Invoke(ctx, event)
+	if err != nil {
+		return nil, err
+	}
+	fr := FunctionReport(f.LogicalID, pool)
+	mu.Lock()
+	fmt.Fprintf(logs, "klt invoke: %s ran as a Lambda Managed Instances function, %d invocations at once per execution environment (AWS_LAMBDA_MAX_CONCURRENCY=%d)\n", f.LogicalID, lmi, lmi)
+	for _, p := range fr.PastDeadline {
+		fmt.Fprintf(logs, "klt invoke: invocation %s ran past its deadline (%s): LMI does not stop it; it was still running when klt stopped the environment\n", p.RequestID, p.Deadline.Format(time.RFC3339Nano))
+	}
+	mu.Unlock()
+	if e := resp.Err; e != nil {
+		body, _ := json.Marshal(map[string]string{"errorType": e.Type, "errorMessage": e.Message})
+		if e.Type == "Sandbox.Timedout" {
+			return body, fmt.Errorf("timed out (Timeout %d s)", f.Timeout)
+		}
+		return body, fmt.Errorf("function error: %s: %s", e.Type, e.Message)
+	}
+	return resp.Payload, nil
 }
 
 // Needs says which local servers a function uses: those its environment names.

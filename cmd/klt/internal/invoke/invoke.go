@@ -12,6 +12,7 @@ import (
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/funcrun"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/input"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/jsondup"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/runtimeapi"
 )
 
 func newInvokeFlags(c *funcrun.Config) *flag.FlagSet {
@@ -21,6 +22,7 @@ func newInvokeFlags(c *funcrun.Config) *flag.FlagSet {
 	fs.StringVar(&c.Emulator, "emulator", "", "run this aws-lambda-rie `binary` instead of building the one pinned in tools/go.mod")
 	fs.StringVar(&c.EnvVars, "env-vars", "", "a sam local invoke --env-vars JSON `FILE` whose values override the function's environment")
 	fs.Var(c.Params, "parameter-overrides", "give the template parameter NAME the value VALUE (`NAME=VALUE`, repeatable)")
+	fs.IntVar(&c.LMIConcurrency, funcrun.LMIFlag, 0, "run the function as a Lambda Managed Instances function, `N` invocations at once per\nexecution environment, on klt's own Runtime API server instead of the emulator (0: as the\ntemplate says). "+funcrun.LMIFlagHelp)
 	return fs
 }
 
@@ -30,6 +32,9 @@ func runInvoke(ctx context.Context, c *funcrun.Config, fs *flag.FlagSet, args []
 		return base.UsageError(stderr, "invoke", fmt.Errorf("want FUNCTION and EVENT, got %d arguments", len(args)))
 	}
 	fn, eventFile := args[0], args[1]
+	if c.LMIConcurrency < 0 || c.LMIConcurrency > runtimeapi.MaxLMIConcurrency {
+		return base.UsageError(stderr, "invoke", fmt.Errorf("--%s %d: want 1 to %d (PerExecutionEnvironmentMaxConcurrency's range), or 0", funcrun.LMIFlag, c.LMIConcurrency, runtimeapi.MaxLMIConcurrency))
+	}
 	event, err := input.ReadFileOrStdin(eventFile, stdin, input.EventLimit)
 	if err != nil {
 		base.Errorf(stderr, "invoke: %v", err)
@@ -65,7 +70,10 @@ Docker, from any directory: klt builds the function's bootstrap for this machine
 does (Metadata BuildMethod makefile: make build-<LogicalId> in the CodeUri directory with
 ARTIFACTS_DIR set; go1.x: go build there), runs it under the AWS Lambda Runtime Interface
 Emulator (pinned in tools/go.mod), posts EVENT ("-" for stdin) and prints the response on
-stdout; the function's logs go to stderr.
+stdout; the function's logs go to stderr. A Lambda Managed Instances function (its template's
+CapacityProviderConfig, or --lmi-concurrency N) runs on klt's own Runtime API server instead,
+with AWS_LAMBDA_MAX_CONCURRENCY set and its timeout not enforced, as on LMI; stderr then ends
+with how it ran (docs/local.md, "Lambda Managed Instances").
 
 The function gets the environment sam local invoke gives it (AWS_LAMBDA_FUNCTION_NAME is the
 logical ID, AWS_REGION us-east-1, credentials test/test) and its Environment.Variables from the

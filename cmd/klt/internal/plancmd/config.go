@@ -95,6 +95,14 @@ func readMapping(n *template.Node, prefix string, in *capacity.Input, pos map[st
 				return err
 			}
 			continue
+		case key == "lmi":
+			if p.Value.Kind != template.Mapping {
+				return fmt.Errorf("%s: lmi: want a mapping of the LMI inputs (instance_type: m7g.large ...), not %s", p.Value.Pos, describe(p.Value))
+			}
+			if err := readMapping(p.Value, "lmi.", in, pos); err != nil {
+				return err
+			}
+			continue
 		}
 		opt := optionByKey(key)
 		if opt == nil {

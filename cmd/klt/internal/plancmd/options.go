@@ -29,9 +29,13 @@ type option struct {
 
 // flagName is the option's flag: "fanout.message_groups" is --message-groups.
 func (o option) flagName() string {
-	_, last, _ := strings.Cut(o.key, ".")
-	if last == "" {
+	first, last, _ := strings.Cut(o.key, ".")
+	switch {
+	case last == "":
 		last = o.key
+	case first == "lmi":
+		// "lmi.memory" is --lmi-memory: --memory is the functions' on demand.
+		last = first + "_" + last
 	}
 	return strings.ReplaceAll(last, "_", "-")
 }
@@ -94,6 +98,20 @@ var options = []option{
 		func(in *capacity.Input) flag.Value { return &intValue{&in.Fanout.WorkerBatchSize, 0} }},
 	{"fanout.maximum_concurrency", "fan-out: the SQS mapping's ScalingConfig.MaximumConcurrency, `N` (default none)",
 		func(in *capacity.Input) flag.Value { return &intValue{&in.Fanout.MaximumConcurrency, 0} }},
+	{"lmi.instance_type", "LMI: the capacity provider's instance `TYPE`: m7g.large (default on arm64), m7g.xlarge,\nc7g.large, c7g.xlarge, r7g.large, m7i.large (default on x86_64), c7i.large",
+		func(in *capacity.Input) flag.Value {
+			return &enumValue{&in.LMI.InstanceType, []string{"m7g.large", "m7g.xlarge", "c7g.large", "c7g.xlarge", "r7g.large", "m7i.large", "c7i.large"}}
+		}},
+	{"lmi.memory", "LMI: the function's memory, `MB`, 2048 (default, the smallest) to 32768",
+		func(in *capacity.Input) flag.Value { return &intValue{&in.LMI.Memory, 0} }},
+	{"lmi.memory_gib_per_vcpu", "LMI: ExecutionEnvironmentMemoryGiBPerVCpu, `G` GiB per vCPU, 2 (default) to 8",
+		func(in *capacity.Input) flag.Value { return &floatValue{&in.LMI.MemoryGiBPerVCPU} }},
+	{"lmi.max_concurrency", "LMI: PerExecutionEnvironmentMaxConcurrency, `N` invocations at once per execution environment,\nat most 64 per vCPU (default 64 per vCPU: a handler whose time is spent waiting)",
+		func(in *capacity.Input) flag.Value { return &intValue{&in.LMI.MaxConcurrency, 0} }},
+	{"lmi.target_utilization", "LMI: the share `U` of the capacity Lambda keeps in use (default 0.5: headroom for the load\nto double, AWS's default)",
+		func(in *capacity.Input) flag.Value { return &floatValue{&in.LMI.TargetUtilization} }},
+	{"lmi.cpu_per_record", "LMI: the CPU time the handler spends on a record (`D`; default: not given, the plan counts\nconcurrency and memory only)",
+		func(in *capacity.Input) flag.Value { return &durationValue{&in.LMI.CPUPerRecord} }},
 	{"idempotency_writes", "DynamoDB writes per record for exactly-once side effects, `N` (default 2; -1: none)",
 		func(in *capacity.Input) flag.Value { return &intValue{&in.IdempotencyWrites, -1} }},
 	{"idempotency_item_size", "the idempotency item's `SIZE`, which sets the write units of each write (default 300)",

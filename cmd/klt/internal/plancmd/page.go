@@ -47,6 +47,9 @@ type sweep struct {
 	y                         func(*capacity.Design) float64
 	keep                      func(*capacity.Design) bool // whether a design has a point there
 	target                    bool                        // draw the target rate across
+	// lmi, when set, gives the LMI part's figure at the plan, and whether it has one there:
+	// the cost chart draws LMI beside the designs, where the two cost lines cross.
+	lmi func(*capacity.Plan) (float64, bool)
 }
 
 // points makes the plan at each x and returns each design's points: x and the figure y picks,
@@ -83,6 +86,14 @@ func (sw *sweep) points(in capacity.Input) (series map[string][]report.Point, ca
 			}
 			series[d.Name] = append(series[d.Name], report.Point{x, v})
 		}
+		if sw.lmi != nil {
+			if v, ok := sw.lmi(p); ok {
+				if !finite(v) {
+					return nil, "", fmt.Errorf("the chart of %s, at %s %s: lmi's figure is %v", sw.title, fmtNum(x), sw.what, v)
+				}
+				series["direct on LMI"] = append(series["direct on LMI"], report.Point{x, v})
+			}
+		}
 	}
 	return series, caption, nil
 }
@@ -91,6 +102,14 @@ func always(*capacity.Design) bool           { return true }
 func maxRecords(d *capacity.Design) float64  { return d.MaxRecordsPerSecond }
 func monthlyCost(d *capacity.Design) float64 { return *d.MonthlyCostUSD } // kept where it reaches
 func reaches(d *capacity.Design) bool        { return d.ReachesTarget }
+
+// lmiCost is the LMI part's monthly cost where it carries the rate.
+func lmiCost(p *capacity.Plan) (float64, bool) {
+	if p.LMI.MonthlyCostUSD == nil {
+		return 0, false
+	}
+	return *p.LMI.MonthlyCostUSD, true
+}
 
 func floats(xs []int) (fs []float64) {
 	for _, x := range xs {
@@ -126,7 +145,7 @@ func sweeps(in capacity.Input, p *capacity.Plan) []*sweep {
 			set: func(at *capacity.Input, x float64) { at.Concurrency = int(x) }, y: maxRecords, keep: always, target: true},
 		{id: "cost-throughput", title: "Monthly cost against the steady rate, where the design reaches it", xLabel: "records per second", yLabel: "US dollars a month",
 			what: "records per second", planned: p.Input.Rate, xs: rates,
-			set: func(at *capacity.Input, x float64) { at.Rate = x }, y: monthlyCost, keep: reaches},
+			set: func(at *capacity.Input, x float64) { at.Rate = x }, y: monthlyCost, keep: reaches, lmi: lmiCost},
 	}
 }
 

@@ -73,6 +73,8 @@ func writeText(w io.Writer, given capacity.Input, p *capacity.Plan) error {
 		b.WriteString("\n")
 		writeDesign(&b, p.Input, d, src)
 	}
+	b.WriteString("\n")
+	writeLMI(&b, p, src)
 	if len(p.Runs) > 0 {
 		b.WriteString("\nThe run the plan was made from, measured beside predicted:\n")
 		for _, r := range p.Runs {
@@ -165,6 +167,74 @@ func writeDesign(b *strings.Builder, in capacity.Input, d *capacity.Design, src 
 			c.Item, fmtNum(c.Quantity), c.Unit, fmtPrice(c.UnitPrice), src.cite(c.Formula, c.Source))))
 	}
 	tw.Flush()
+}
+
+// writeLMI writes the direct design's function on Lambda Managed Instances beside it on
+// demand: what it takes, what it costs, where the two break even, and what is unconfirmed.
+func writeLMI(b *strings.Builder, p *capacity.Plan, src *sources) {
+	l, in := &p.LMI, p.Input
+	fmt.Fprintf(b, "lmi: the direct design's function on Lambda Managed Instances (%s instances Lambda manages)\n", l.InstanceType)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	row := func(name, value string) { fmt.Fprintf(tw, "  %s\t%s\n", name, clitext.OneLine(value)) }
+	fig := func(name string) capacity.Figure {
+		for _, f := range l.Figures {
+			if f.Name == name {
+				return f
+			}
+		}
+		return capacity.Figure{}
+	}
+	reach := "yes"
+	if l.ReachesTarget && l.MappingsNeeded > 1 {
+		reach = fmt.Sprintf("not on one standard Kafka mapping (1 MB/s each on LMI): only with %d, the records split over %d topics", l.MappingsNeeded, l.MappingsNeeded)
+	}
+	if !l.ReachesTarget {
+		reach = "no: " + l.Bound
+	}
+	row("lmi reaches "+fmtNum(in.Rate)+"/s", reach)
+	f := fig("lmi.mappings_needed")
+	row("lmi kafka mappings", fmt.Sprintf("%s: %s MB/s, at most 1 MB/s each on LMI", fmtInt(l.MappingsNeeded), fmtNum(l.MappingBytesPerSecond/1e6))+src.cite(f.Formula, f.Source))
+	if l.ReachesTarget && l.MappingsNeeded > 1 {
+		row("", l.Bound)
+	}
+	f = fig("lmi.max_records_per_second")
+	row("lmi max records/s", fmtNum(l.MaxRecordsPerSecond)+src.cite(f.Formula, f.Source))
+	f = fig("lmi.environments")
+	row("lmi environments", fmtInt(l.Environments)+src.cite(f.Formula, f.Source))
+	f = fig("lmi.instances")
+	row("lmi instances", fmt.Sprintf("%s × %s (%d vCPU, %s GiB)", fmtInt(l.Instances), l.InstanceType, l.InstanceVCPUs, fmtNum(l.InstanceMemoryGiB))+src.cite(f.Formula, f.Source))
+	tw.Flush()
+	if l.MonthlyCostUSD == nil {
+		b.WriteString("  lmi monthly cost: none: LMI does not reach the target\n")
+	} else {
+		fmt.Fprintf(b, "  lmi monthly cost: $%s\n", fmtUSD(*l.MonthlyCostUSD))
+		tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		for _, c := range l.CostLines {
+			fmt.Fprintf(tw, "    $%s\t  %s\n", fmtUSD(c.MonthlyUSD), clitext.OneLine(fmt.Sprintf("%s: %s %s x $%s%s",
+				c.Item, fmtNum(c.Quantity), c.Unit, fmtPrice(c.UnitPrice), src.cite(c.Formula, c.Source))))
+		}
+		tw.Flush()
+	}
+	od := "none: the direct design does not reach the target"
+	if l.OnDemandMonthlyUSD != nil {
+		od = "$" + fmtUSD(*l.OnDemandMonthlyUSD) + " (the direct design above)"
+	}
+	fmt.Fprintf(b, "  lmi beside on demand: %s\n", od)
+	switch {
+	case l.Cheaper == "lmi":
+		fmt.Fprintf(b, "  lmi cheaper for %s records/s: LMI, by $%s a month\n", fmtNum(in.Rate), fmtUSD(*l.OnDemandMonthlyUSD-*l.MonthlyCostUSD))
+	case l.Cheaper == "on-demand":
+		fmt.Fprintf(b, "  lmi cheaper for %s records/s: on demand, by $%s a month\n", fmtNum(in.Rate), fmtUSD(*l.MonthlyCostUSD-*l.OnDemandMonthlyUSD))
+	}
+	be := "none"
+	if l.BreakEvenRecordsPerSecond != nil {
+		be = fmtNum(*l.BreakEvenRecordsPerSecond) + " records/s"
+	}
+	fmt.Fprintf(b, "  lmi break-even: %s: %s\n", be, clitext.OneLine(l.BreakEven))
+	b.WriteString("  lmi unconfirmed:\n")
+	for _, u := range l.Unconfirmed {
+		fmt.Fprintf(b, "    - %s\n", clitext.OneLine(u))
+	}
 }
 
 // cheaperText says which design to build: of those that reach the target, the cheaper; a
@@ -267,6 +337,9 @@ func inputRows(given, filled capacity.Input) [][2]string {
 	for _, f := range priceFields {
 		if v := priceOf(filled.Prices, f); v != 0 {
 			text := "$" + fmtPrice(v)
+			if f.name == "lmi_management_fee" {
+				text = fmtNum(v*100) + "% of the instance price" // a share, not dollars
+			}
 			if priceOf(given.Prices, f) == 0 {
 				text += " *"
 			}

@@ -56,6 +56,10 @@ type Report struct {
 	// Mappings are the event source mappings' totals at the end of the run (summed over the
 	// phases a mapping ran in).
 	Mappings []Mapping `json:"mappings"`
+	// Functions says how each function ran: its execution environments, the most
+	// invocations each ran at once, and, for a Lambda Managed Instances function, the
+	// invocations that ran past their deadline.
+	Functions []Function `json:"functions"`
 	// Series are the time series the [Recorder] took, over every phase.
 	Series Series `json:"series"`
 	// Logs says, per function, whether its log lines carry the request ID of the invocation

@@ -42,8 +42,8 @@ func wantKeys(t *testing.T, v any, where string, want ...string) {
 // The field names of report.json are fixed by issue 12, and extended by issue 19: a name keeps
 // its meaning, a quantity whose meaning changed got a new name (mappings' "done" and
 // "failed" became "succeeded", "reported_failed" and "error_failed"; the scenario's single
-// "records" gave way to each pipeline's own), and by issue 29 ("function_logs": each function's
-// log lines against its invocations' request IDs).
+// "records" gave way to each pipeline's own), by issue 29 ("function_logs": each function's
+// log lines against its invocations' request IDs), and by issue 30 ("functions").
 func TestJSONFieldNames(t *testing.T) {
 	js, err := sampleReport().JSON()
 	if err != nil {
@@ -54,7 +54,7 @@ func TestJSONFieldNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantKeys(t, doc, "report", "tool", "version", "started", "template", "machine", "scenario", "interrupted", "pipelines", "speedup",
-		"faults", "record_fates", "failed_messages", "mappings", "series", "function_logs")
+		"faults", "record_fates", "failed_messages", "mappings", "series", "function_logs", "functions")
 	wantKeys(t, doc["machine"], "machine", "goos", "goarch", "cpus")
 	wantKeys(t, doc["scenario"], "scenario", "source", "keys", "work_ms", "partitions", "rate")
 	p := doc["pipelines"].([]any)

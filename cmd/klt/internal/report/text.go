@@ -27,6 +27,7 @@ func (r *Report) Text(w io.Writer) error {
 	r.textRecords(&b)
 	r.textFailedMessages(&b)
 	r.textMappings(&b)
+	r.textFunctions(&b)
 	r.textLogs(&b)
 	b.WriteString("\n")
 	if len(r.Pipelines) > 0 {

@@ -78,6 +78,9 @@ func (r *Report) Validate() error {
 			return fmt.Errorf("report: speedup of %q over %q names a pipeline the report does not have", s.Of, s.Over)
 		}
 	}
+	if err := r.validateFunctions(); err != nil {
+		return err
+	}
 	if err := r.validateRecords(pipes); err != nil {
 		return err
 	}

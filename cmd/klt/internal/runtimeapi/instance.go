@@ -24,21 +24,24 @@ type instance struct {
 	n      int // 1, 2, ... in start order
 	cmd    *exec.Cmd
 	srv    *http.Server
-	events chan *invocation // unbuffered: Invoke hands an event to the /next handler
-	signal chan struct{}    // buffered 1: the process called /next
+	events chan *invocation // unbuffered: Invoke hands an event to a /next handler
 	exited chan struct{}    // closed once the process has been reaped
 	gone   chan struct{}    // closed when the instance is killed or has exited
 	goneMu sync.Once
 
 	// Guarded by p.mu.
-	owned        bool // an Invoke holds it
-	waiting      bool // the process is blocked in /next
+	reserved     int // Invokes holding a slot whose event is not handed over yet
+	running      int // events handed over and not answered by the process yet
+	waiting      int // the process's calls of /next that are blocked
+	lastFree     uint64
 	ready        bool // the process has called /next at least once (Init is over)
-	finishing    bool // see Pool.finishing
 	dead         bool // killed or exited: never handed out again
 	reaped       bool // the process has been waited for: its pid may be reused
 	registered   bool // in p.all, counted in p.total until reaped
-	cur          *invocation
+	started      bool // cmd.Start succeeded: cmd.Process may be signalled
+	startErr     error
+	cur          map[string]*invocation // handed over and not answered by the process
+	stats        *InstanceStats
 	initErr      *esm.InvokeError
 	initTimedOut bool
 	exitErr      error // set before exited is closed
@@ -48,30 +51,64 @@ type instance struct {
 type invocation struct {
 	id       string
 	payload  []byte
-	deadline time.Time
+	deadline time.Time         // set by the /next handler before it closes handed
+	handed   chan struct{}     // closed once the event is the process's
+	claimed  chan struct{}     // closed when Invoke gives up on it (claim)
 	done     chan esm.Response // buffered 1: the runtime's answer, sent once
 	answered bool              // guarded by p.mu: the runtime answered, or Invoke gave up
+	overrun  *Overrun          // guarded by p.mu: an LMI invocation past its deadline
 }
 
 func (in *instance) closeGone() { in.goneMu.Do(func() { close(in.gone) }) }
 
-// startInstance starts process number n with a Runtime API server of its own.
-func (p *Pool) startInstance(n int) (*instance, error) {
+// newInstanceLocked makes instance number n, to be started, and lists it: its other slots can
+// be taken by Invokes while it starts. The caller holds its first slot and must call
+// startInstance. p.mu must be held.
+func (p *Pool) newInstanceLocked(n int) *instance {
+	in := &instance{
+		p:          p,
+		n:          n,
+		reserved:   1,
+		registered: true,
+		events:     make(chan *invocation),
+		exited:     make(chan struct{}),
+		gone:       make(chan struct{}),
+		cur:        map[string]*invocation{},
+		stats:      &InstanceStats{N: n, Concurrency: p.slots},
+	}
+	p.all[in] = struct{}{}
+	p.stats = append(p.stats, in.stats)
+	p.total++
+	return in
+}
+
+// startInstance starts in's process with a Runtime API server of its own. When it fails, in
+// is ended: Invokes waiting for it get err.
+func (p *Pool) startInstance(in *instance) error {
+	err := p.startProcess(in)
+	p.mu.Lock()
+	started := in.started
+	p.mu.Unlock()
+	if err != nil && !started { // once started, reap ends it
+		p.mu.Lock()
+		in.dead = true
+		in.reaped = true
+		in.startErr = err
+		delete(p.all, in)
+		p.total--
+		p.notifyLocked()
+		p.mu.Unlock()
+		in.closeGone()
+		close(in.exited)
+	}
+	return err
+}
+
+func (p *Pool) startProcess(in *instance) error {
+	n := in.n
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("runtimeapi: function %s: runtime API listener: %w", p.cfg.Name, err)
-	}
-	in := &instance{
-		p: p,
-		n: n,
-		// Owned by the Invoke that starts it from the first: the process can call /next
-		// before cmd.Start returns here, and an instance not owned would then be listed idle
-		// and handed to another Invoke before its process is known.
-		owned:  true,
-		events: make(chan *invocation),
-		signal: make(chan struct{}, 1),
-		exited: make(chan struct{}),
-		gone:   make(chan struct{}),
+		return fmt.Errorf("runtimeapi: function %s: runtime API listener: %w", p.cfg.Name, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", in.next)
@@ -103,7 +140,7 @@ func (p *Pool) startInstance(n int) (*instance, error) {
 		if err != nil {
 			closeAll(outR, outW)
 			_ = in.srv.Close()
-			return nil, fmt.Errorf("runtimeapi: function %s: output pipes: %w", p.cfg.Name, err)
+			return fmt.Errorf("runtimeapi: function %s: output pipes: %w", p.cfg.Name, err)
 		}
 		cmd.Stdout, cmd.Stderr = outW, errW
 	}
@@ -111,27 +148,23 @@ func (p *Pool) startInstance(n int) (*instance, error) {
 	if err := cmd.Start(); err != nil {
 		closeAll(outR, outW, errR, errW)
 		_ = in.srv.Close()
-		return nil, fmt.Errorf("runtimeapi: function %s: start %s: %w", p.cfg.Name, p.cfg.Bootstrap, err)
+		return fmt.Errorf("runtimeapi: function %s: start %s: %w", p.cfg.Name, p.cfg.Bootstrap, err)
 	}
 	closeAll(outW, errW) // the child holds its own copies
 
 	p.mu.Lock()
 	closed := p.closed
-	if !closed {
-		in.registered = true
-		p.all[in] = struct{}{}
-		in.owned = true
-		if p.logs != nil {
-			p.logs.add(n, outR, errR)
-		}
+	in.started = true
+	in.stats.PID = cmd.Process.Pid
+	if !closed && p.logs != nil {
+		p.logs.add(n, outR, errR)
 	}
 	p.mu.Unlock()
 	go in.reap()
 	if closed {
 		closeAll(outR, errR)
 		p.kill(in)
-		<-in.exited
-		return nil, ErrClosed
+		return ErrClosed // Close waits for the process
 	}
 	// Lambda's Init phase: the process must ask for its first event in time.
 	t := time.AfterFunc(p.initTimeout, func() {
@@ -149,7 +182,7 @@ func (p *Pool) startInstance(n int) (*instance, error) {
 		<-in.exited
 		t.Stop()
 	}()
-	return in, nil
+	return nil
 }
 
 // reap waits for the process, kills what is left of its process group, and frees its slot.
@@ -160,9 +193,6 @@ func (in *instance) reap() {
 	in.exitErr = err
 	in.dead = true
 	in.reaped = true
-	in.waiting = false
-	p.removeIdleLocked(in)
-	p.setFinishingLocked(in, false)
 	if in.registered { // else startInstance's caller gives the slot back
 		delete(p.all, in)
 		p.total--
@@ -183,11 +213,9 @@ func (p *Pool) kill(in *instance) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	in.dead = true
-	p.removeIdleLocked(in)
-	p.setFinishingLocked(in, false)
 	p.notifyLocked()
 	in.closeGone()
-	if !in.reaped {
+	if in.started && !in.reaped {
 		procgroup.Kill(in.cmd)
 	}
 }
@@ -208,43 +236,39 @@ func writeAccepted(w http.ResponseWriter) {
 	_, _ = io.WriteString(w, `{"status":"OK"}`)
 }
 
-// next is GET /runtime/invocation/next: it marks the previous invocation complete, makes the
-// instance idle (or ready, for the Invoke that started it) and blocks until an event comes.
+// next is GET /runtime/invocation/next: it frees nothing by itself (the slot of the process's
+// previous invocation freed when it answered), and blocks until an event comes. A process may
+// have as many calls pending or invocations unanswered as the instance has slots: one, or
+// LMIConcurrency.
 func (in *instance) next(w http.ResponseWriter, r *http.Request) {
 	p := in.p
 	p.mu.Lock()
-	switch {
-	case in.waiting:
+	if in.waiting+in.unanswered() >= p.slots {
 		p.mu.Unlock()
-		writeError(w, http.StatusForbidden, "InvalidStateTransition", "a call to /next is already pending")
-		return
-	case in.cur != nil && !in.cur.answered:
-		p.mu.Unlock()
-		writeError(w, http.StatusForbidden, "InvalidStateTransition", "invocation "+in.cur.id+" has not been answered")
+		msg := fmt.Sprintf("%d calls of /next pending and %d invocations not answered: the instance runs %d at a time", in.waiting, in.unanswered(), p.slots)
+		writeError(w, http.StatusForbidden, "InvalidStateTransition", msg)
 		return
 	}
-	in.cur = nil
-	p.setFinishingLocked(in, false)
-	in.waiting = true
-	in.ready = true
-	// A dead instance (being shut down or killed) is never idle: the call just waits for the
-	// end, as Lambda's shutdown tells the runtime nothing but signals.
-	if !in.owned && !in.dead && !p.closed {
-		p.idle = append(p.idle, in)
+	in.waiting++
+	if !in.ready {
+		in.ready = true
 		p.notifyLocked()
 	}
 	p.mu.Unlock()
-	select {
-	case in.signal <- struct{}{}:
-	default:
-	}
 
 	select {
 	case inv := <-in.events:
+		now := time.Now()
 		p.mu.Lock()
-		in.waiting = false
-		in.cur = inv
+		in.waiting--
+		in.reserved--
+		in.running++
+		in.cur[inv.id] = inv
+		inv.deadline = now.Add(p.cfg.Timeout)
+		in.stats.Invocations++
+		in.stats.MaxInFlight = max(in.stats.MaxInFlight, in.running)
 		p.mu.Unlock()
+		close(inv.handed)
 		h := w.Header()
 		h.Set("Lambda-Runtime-Aws-Request-Id", inv.id)
 		h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(inv.deadline.UnixMilli(), 10))
@@ -256,46 +280,89 @@ func (in *instance) next(w http.ResponseWriter, r *http.Request) {
 			p.cfg.OnInvoke(inv.id)
 		}
 		if p.cfg.OnEvent != nil {
-			p.cfg.OnEvent(in.n, in.cmd.Process.Pid, inv.payload)
+			p.cfg.OnEvent(in.n, in.cmd.Process.Pid, inv.id, inv.payload)
 		}
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(inv.payload)
 	case <-in.gone:
 		p.mu.Lock()
-		in.waiting = false
+		in.waiting--
 		p.mu.Unlock()
 		writeError(w, http.StatusInternalServerError, "InternalServerError", "the execution environment is shutting down")
 	case <-r.Context().Done():
 		p.mu.Lock()
-		in.waiting = false
-		p.removeIdleLocked(in)
+		in.waiting--
 		p.mu.Unlock()
 	}
 }
 
-// answer delivers resp as the answer to invocation id, unless id is not the instance's
-// current, unanswered invocation.
+// unanswered counts the invocations handed to the process that it has not answered and that
+// have no outcome yet (an LMI invocation past its deadline has one, yet keeps its slot).
+// p.mu must be held.
+func (in *instance) unanswered() int {
+	n := 0
+	for _, inv := range in.cur {
+		if !inv.answered {
+			n++
+		}
+	}
+	return n
+}
+
+// answer delivers resp as the answer to invocation id, unless id is not one of the
+// instance's unanswered invocations. An LMI invocation whose caller already gave up (its
+// deadline passed, or its context ended) is answered too: the answer is dropped, and its
+// slot frees. It returns false when the answer is refused.
 func (in *instance) answer(id string, resp esm.Response) bool {
 	p := in.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	inv := in.cur
-	if inv == nil || inv.id != id || inv.answered {
+	inv := in.cur[id]
+	if inv == nil || (inv.answered && !p.lmi()) {
 		return false
+	}
+	delete(in.cur, id)
+	in.running--
+	p.seq++
+	in.lastFree = p.seq
+	p.notifyLocked()
+	if inv.answered {
+		if inv.overrun != nil {
+			inv.overrun.Answered = time.Now()
+		}
+		return true
 	}
 	inv.answered = true
 	inv.done <- resp
 	return true
 }
 
-// taken reports whether the process's answer r may be taken. When Config.OnAnswer stopped
-// or killed the process instead, it returns false once the instance is gone or r's
-// connection closed, with nothing written: the process learns nothing more (a thread not yet
-// stopped by SIGSTOP would read a reply), and the invocation ends as the process does.
-func (in *instance) taken(r *http.Request) bool {
+// taken reports whether the process's answer r to invocation id may be taken. When
+// Config.OnAnswer stopped or killed the process instead, it returns false once the instance
+// is gone or r's connection closed, with nothing written: the process learns nothing more (a
+// thread not yet stopped by SIGSTOP would read a reply), and the invocation ends as the
+// process does. For a Lambda Managed Instances function, OnAnswer's false holds the answer
+// until the invocation has timed out for its caller, then takes it (late): the invocation ran
+// past its deadline, and the process went on with its others.
+func (in *instance) taken(r *http.Request, id string) bool {
 	p := in.p
-	if p.cfg.OnAnswer == nil || p.cfg.OnAnswer(in.n, in.cmd.Process.Pid) {
+	if p.cfg.OnAnswer == nil || p.cfg.OnAnswer(in.n, in.cmd.Process.Pid, id) {
 		return true
+	}
+	if p.lmi() {
+		p.mu.Lock()
+		inv := in.cur[id]
+		p.mu.Unlock()
+		if inv == nil {
+			return true // answer refuses it
+		}
+		select {
+		case <-inv.claimed:
+			return true
+		case <-in.gone:
+		case <-r.Context().Done():
+		}
+		return false
 	}
 	select {
 	case <-in.gone:
@@ -338,7 +405,7 @@ func (in *instance) response(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Exceeded maximum allowed payload size (%d bytes).", limits.MaxLambdaResponseBytes))
 		return
 	}
-	if !in.taken(r) {
+	if !in.taken(r, id) {
 		return
 	}
 	resp := esm.Response{Payload: body}
@@ -366,7 +433,7 @@ func (in *instance) invocationError(w http.ResponseWriter, r *http.Request) {
 	if n > limits.MaxLambdaResponseBytes {
 		body = body[:limits.MaxLambdaResponseBytes]
 	}
-	if !in.taken(r) {
+	if !in.taken(r, id) {
 		return
 	}
 	if !in.answer(id, esm.Response{Err: parseErrorBody(body, r.Header.Get("Lambda-Runtime-Function-Error-Type"))}) {

@@ -746,6 +746,7 @@ func TestStartValidates(t *testing.T) {
 		"bad env":        {func(c *Config) { c.Env = []string{"NOEQUALS"} }, `environment entry 0, "NOEQUALS", is not KEY=VALUE`},
 		"concurrency":    {func(c *Config) { c.Env = []string{"AWS_LAMBDA_MAX_CONCURRENCY=4"} }, "AWS_LAMBDA_MAX_CONCURRENCY=4"},
 		"bad dir":        {func(c *Config) { c.Dir = "runtimeapi.go" }, "not a directory"},
+		"lmi range":      {func(c *Config) { c.LMIConcurrency = MaxLMIConcurrency + 1 }, "LMIConcurrency is 1601"},
 	} {
 		cfg := ok
 		c.edit(&cfg)
@@ -840,7 +841,7 @@ func TestOnEventFreezeTimesOut(t *testing.T) {
 	var seen []string
 	p, _ := newPool(t, func(c *Config) {
 		c.Timeout = 500 * time.Millisecond
-		c.OnEvent = func(instance, pid int, payload []byte) {
+		c.OnEvent = func(instance, pid int, _ string, payload []byte) {
 			mu.Lock()
 			seen = append(seen, fmt.Sprintf("%d %d %s", instance, pid, payload))
 			mu.Unlock()
@@ -874,7 +875,7 @@ func TestOnEventFreezeTimesOut(t *testing.T) {
 func TestManyColdStartsWithOnEvent(t *testing.T) {
 	var seen atomic.Int64
 	p, _ := newPool(t, func(c *Config) {
-		c.OnEvent = func(_, pid int, _ []byte) {
+		c.OnEvent = func(_, pid int, _ string, _ []byte) {
 			if pid <= 0 {
 				t.Errorf("OnEvent: pid %d", pid)
 			}
@@ -902,7 +903,7 @@ func TestOnAnswerStopsOrKills(t *testing.T) {
 	var fault atomic.Int32 // the signal for the next answer; 0 takes it
 	p, _ := newPool(t, func(c *Config) {
 		c.Timeout = 500 * time.Millisecond
-		c.OnAnswer = func(_, pid int) bool {
+		c.OnAnswer = func(_, pid int, _ string) bool {
 			sig := syscall.Signal(fault.Swap(0))
 			if sig == 0 {
 				return true

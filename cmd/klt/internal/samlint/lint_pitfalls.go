@@ -47,6 +47,7 @@ func (l *linter) checkPitfalls() {
 	}
 	l.checkIdempotencyKeys()
 	l.checkAlarms()
+	l.checkLMI()
 }
 
 // addRule adds a problem of a pitfall rule, at node n when it is known.

@@ -30,7 +30,7 @@ type processFaults struct {
 	mu    sync.Mutex
 	armed []armedFault
 	fired map[firedKey]time.Time
-	due   map[int]firedKey // by process ID: the fault for the event that process received
+	due   map[string]firedKey // by request ID: the fault due when that invocation is answered
 }
 
 // armedFault is one record fault waiting for its record's delivery.
@@ -73,43 +73,58 @@ func (t *processFaults) armedFor(fn string) bool {
 // onEvent returns function fn's hook, which runtimeapi calls as it hands an event to an
 // instance. It reads the event only when a fault waits in fn, and makes the fault due when
 // the process answers (onAnswer).
-func (t *processFaults) onEvent(fn string) func(instance, pid int, payload []byte) {
-	return func(instance, pid int, payload []byte) {
+func (t *processFaults) onEvent(fn string) func(instance, pid int, requestID string, payload []byte) {
+	return func(instance, pid int, requestID string, payload []byte) {
 		if !t.armedFor(fn) {
 			return
 		}
 		ids := recordsOfEvent(payload)
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		delete(t.due, pid) // a fault due for an earlier event of this process did not fire
 		for _, a := range t.armed {
 			k := firedKey{fn, a.id, a.kind}
 			if _, done := t.fired[k]; !a.functions[fn] || done || !ids[a.id] {
 				continue
 			}
 			if t.due == nil {
-				t.due = map[int]firedKey{}
+				t.due = map[string]firedKey{}
 			}
-			t.due[pid] = k
+			t.due[requestID] = k
 			return // one signal per event
 		}
 	}
 }
 
 // onAnswer is runtimeapi's hook as a process answers its invocation: it stops or kills the
-// process when a fault is due for its event, and then reports that the answer must not be
-// taken. (Process IDs are unique across functions while the processes live.)
-func (t *processFaults) onAnswer(_, pid int) bool {
+// process when a fault is due for that invocation's event (by its request ID, unique), and
+// then reports that the answer must not be taken.
+func (t *processFaults) onAnswer(_, pid int, requestID string) bool {
+	return t.answer(pid, requestID, false)
+}
+
+// onAnswerLMI is onAnswer for a Lambda Managed Instances function. A timeout fault does not
+// stop the process, which runs other invocations, and which LMI would not reset: its
+// answer is held past the invocation's deadline (runtimeapi), so the invocation times out
+// for the mapping, which delivers the batch again while the first delivery still runs. A
+// crash kills the process as onAnswer does, with every invocation in it.
+func (t *processFaults) onAnswerLMI(_, pid int, requestID string) bool {
+	return t.answer(pid, requestID, true)
+}
+
+func (t *processFaults) answer(pid int, requestID string, lmi bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	k, ok := t.due[pid]
-	delete(t.due, pid)
+	k, ok := t.due[requestID]
+	delete(t.due, requestID)
 	if _, done := t.fired[k]; !ok || done {
 		return true
 	}
 	sig := syscall.SIGSTOP
 	if k.kind == faultCrash {
 		sig = syscall.SIGKILL
+	}
+	if lmi && sig == syscall.SIGSTOP {
+		sig = 0 // no signal: a check that the process lives, and the answer is held
 	}
 	if err := syscall.Kill(pid, sig); err != nil {
 		// The process is gone already: no fault was injected, and the report must not say

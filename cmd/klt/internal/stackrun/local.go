@@ -34,6 +34,10 @@ type Config struct {
 	Partitions CountFlag
 	// OnePartitionPerInvocation gives each Kafka invocation one partition's records.
 	OnePartitionPerInvocation bool
+	// LMIConcurrency: function -> invocations at once per execution environment, running it
+	// as a Lambda Managed Instances function; "" = every function. A function whose template
+	// has CapacityProviderConfig runs so without it (samspec.FunctionSpec.LMIConcurrency).
+	LMIConcurrency CountFlag
 
 	// Input is where a load's records come from; none: the stack is served until Ctrl-C.
 	Input Input
@@ -357,10 +361,11 @@ func (s *stack) startFunctions(names, boots []string) error {
 			return err
 		}
 		cfg := runtimeapi.Config{
-			Name:      fn,
-			Bootstrap: boots[i],
-			Env:       funcrun.FunctionEnv(f, s.vars[fn], endpoints, nil),
-			Timeout:   time.Duration(f.Timeout) * time.Second,
+			Name:           fn,
+			Bootstrap:      boots[i],
+			Env:            funcrun.FunctionEnv(f, s.vars[fn], endpoints, nil),
+			Timeout:        time.Duration(f.Timeout) * time.Second,
+			LMIConcurrency: s.c.LMIConcurrency.get(fn, f.LMIConcurrency()),
 			Logs: func(instance int, line []byte) {
 				if !bytes.HasPrefix(line, []byte("runtimeapi: ")) { // the pool's own notes
 					s.census.Line(fn, line)
@@ -370,6 +375,9 @@ func (s *stack) startFunctions(names, boots []string) error {
 			OnInvoke: func(id string) { s.census.Invocation(fn, id) },
 			OnEvent:  s.faults.onEvent(fn),
 			OnAnswer: s.faults.onAnswer,
+		}
+		if cfg.LMIConcurrency > 0 {
+			cfg.OnAnswer = s.faults.onAnswerLMI
 		}
 		pool, err := runtimeapi.Start(cfg)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/clitext"
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/funcrun"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
 	"github.com/kafkalambda/toolkit/esm/samspec"
@@ -291,9 +292,10 @@ func (s *stack) report(started time.Time, phases []*phaseResult, names map[*pipe
 		Scenario: report.Scenario{
 			Source: s.source.describe(), WorkMS: int(s.c.Work.Milliseconds()), Rate: s.c.Rate,
 		},
-		Series:   rec.Series(),
-		Mappings: lv.mappings(),
-		Logs:     s.census.Functions(),
+		Series:    rec.Series(),
+		Mappings:  lv.mappings(),
+		Logs:      s.census.Functions(),
+		Functions: s.functionReports(),
 	}
 	switch src := s.source.(type) {
 	case *generator:
@@ -419,6 +421,9 @@ func (s *stack) faultOutcome(pipe string, p *pipeline, a ledger.PipelineAccount,
 			what = "no invocation carrying it was faulted; "
 		} else {
 			what = fmt.Sprintf("the invocation of %s carrying it %s and its instance was replaced; ", strings.Join(fired, " and "), verb)
+			if f.spec.Kind == faultTimeout && s.allLMI(fired) {
+				what = fmt.Sprintf("the invocation of %s carrying it ran past its deadline and timed out; its process, a Lambda Managed Instances one, went on; ", strings.Join(fired, " and "))
+			}
 		}
 	case faultHTTP:
 		what = "the HTTP sink answered 503 to its first request; "
@@ -443,4 +448,25 @@ func fateText(ra ledger.RecordAccount, p *pipeline, f report.Fault) string {
 		return "filtered out by the mapping's FilterCriteria"
 	}
 	return "lost: " + ra.Why
+}
+
+// functionReports says how each function ran: its execution environments, the most
+// invocations each ran at once, and its Lambda Managed Instances invocations past their
+// deadline. The functions come in name order.
+func (s *stack) functionReports() []report.Function {
+	var out []report.Function
+	for _, fn := range keysOf(s.pools) {
+		out = append(out, funcrun.FunctionReport(fn, s.pools[fn]))
+	}
+	return out
+}
+
+// allLMI reports whether every function of fns runs as a Lambda Managed Instances function.
+func (s *stack) allLMI(fns []string) bool {
+	for _, fn := range fns {
+		if p := s.pools[fn]; p == nil || p.LMIConcurrency() == 0 {
+			return false
+		}
+	}
+	return true
 }

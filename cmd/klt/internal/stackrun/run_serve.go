@@ -68,7 +68,8 @@ func (s *stack) summary(started time.Time, lv *live) *report.Report {
 	rep := &report.Report{
 		Tool: "klt local", Version: s.c.Version, Started: started, Template: s.c.Template,
 		Machine: report.ThisMachine(), Interrupted: true, Mappings: lv.mappings(), Logs: s.census.Functions(),
-		Scenario: report.Scenario{Source: "served until Ctrl-C: records produced by others"},
+		Scenario:  report.Scenario{Source: "served until Ctrl-C: records produced by others"},
+		Functions: s.functionReports(),
 	}
 	if len(s.pipelines) > 0 {
 		rep.Scenario.Partitions = s.c.Partitions.get(s.pipelines[0].topic, 1)
