@@ -20,7 +20,7 @@ func newLocalFlags(c *stackrun.Config) *flag.FlagSet {
 	fs.StringVar(&c.Template, "template", "template.yaml", "the SAM `FILE` of the stack")
 	fs.Var(c.Params, "parameter-overrides", "give the template parameter NAME the value VALUE (`NAME=VALUE`, repeatable)")
 	fs.Var(c.Partitions, "partitions", "the partitions of every topic (`N`), or TOPIC=N (repeatable; default 1)")
-	fs.Var(c.LMIConcurrency, funcrun.LMIFlag, "run a function as a Lambda Managed Instances function, `FUNCTION=N`: N invocations at\nonce per execution environment (repeatable; N alone: every function). "+funcrun.LMIFlagHelp)
+	fs.Var(c.LMIConcurrency, funcrun.LMIFlag, "run a function as a Lambda Managed Instances function, `FUNCTION=N`: N invocations at\nonce per execution environment (repeatable; N alone: every function).\n"+funcrun.LMIFlagHelp)
 	fs.BoolVar(&c.OnePartitionPerInvocation, "one-partition-per-invocation", false, "give each Kafka invocation the records of one partition only (default: one event holds\nrecords of several partitions, as AWS makes them)")
 
 	fs.StringVar(&c.Input.Records, "records", "", "produce the records of `FILE`, JSON Lines as klt event build reads them (a key, a value,\nheaders), to each pipeline's topic")
@@ -108,21 +108,21 @@ var Cmd = base.WithFlags(&base.Command{
 
 // usageLocal is the help of "klt local".
 const usageLocal = `Run a SAM stack on this machine, without Docker or an AWS account: Kafka (kfake, in process),
-DynamoDB (dynalite) and SQS (local-aws-sqs) with the template's tables and queues (redrive
-policies included) and topics; each function that an event source mapping invokes, built as
-sam build builds it (its make build-<LogicalId> target, or go build) and run as real processes
-speaking the Lambda Runtime API, one invocation at a time each, as many as the mappings ask for,
-every invocation bounded by the function's Timeout (a timed-out or crashed instance is
-replaced), or, for a Lambda Managed Instances function (CapacityProviderConfig in the
-template, or --lmi-concurrency), N invocations at once in each process, timeouts not enforced
-(the report lists each function's environments, the most each ran at once, and the
-invocations that ran past their deadline); and the Kafka and SQS event source mappings,
-emulated by the rules AWS documents: batch size and window, the 6 MB payload, records of several partitions in one event (one
-invocation in flight per partition), FilterCriteria, partial-batch responses, retries, record
-age, bisection, on-failure destinations; for SQS, visibility timeout, redrive, FIFO group
-order and scaling. DynamoDB stream and other event sources are listed and not run. Template
-parameters take --parameter-overrides, their Default, or, for one that gives a Kafka mapping
-its bootstrap servers, the local Kafka's address.
+DynamoDB (dynalite) and SQS (local-aws-sqs) with the template's tables and queues (redrive policies
+included) and topics; each function that an event source mapping invokes, built as sam build builds
+it (its make build-<LogicalId> target, or go build) and run as real processes speaking the Lambda
+Runtime API, one invocation at a time each, as many as the mappings ask for, every invocation
+bounded by the function's Timeout (a timed-out or crashed instance is replaced), or, for a Lambda
+Managed Instances function (CapacityProviderConfig in the template, or --lmi-concurrency), N
+invocations at once in each process, timeouts not enforced (the report lists each function's
+environments, the most each ran at once, and the invocations that ran past their deadline); and the
+Kafka and SQS event source mappings, emulated by the rules AWS documents: batch size and window,
+the 6 MB payload, records of several partitions in one event (one invocation in flight per
+partition), FilterCriteria, partial-batch responses, retries, record age, bisection, on-failure
+destinations; for SQS, visibility timeout, redrive, FIFO group order and scaling. DynamoDB stream
+and other event sources are listed and not run. Template parameters take --parameter-overrides,
+their Default, or, for one that gives a Kafka mapping its bootstrap servers, the local Kafka's
+address.
 
 klt local builds and runs the functions' code (their make targets or go build, then their
 bootstraps), and nothing else of the repository; the template is refused first, at
