@@ -384,7 +384,7 @@ func TestKeyConcurrencySQSFIFO(t *testing.T) {
 		for old := top.Load(); c > old && !top.CompareAndSwap(old, c); old = top.Load() {
 		}
 		time.Sleep(200 * time.Microsecond) // the work
-		if m.MessageId == "m13" {         // group g1's third message
+		if m.MessageId == "m13" {          // group g1's third message
 			return batch.Permanent(errors.New("m13"))
 		}
 		mu.Lock()
