@@ -529,37 +529,81 @@ func modelSeedList() []uint64 {
 	return out
 }
 
-// runVariant runs every seed of v, four at a time, and fails t with the report of each seed
-// that broke an invariant.
-func runVariant(t *testing.T, v modelVariant) {
+// modelWorkers is how many seeds run at once: their time is mostly waiting (batching
+// windows, deadline margins), not CPU.
+const modelWorkers = 8
+
+// modelTally adds up what a variant's seeds did.
+type modelTally struct {
+	mu                          sync.Mutex
+	seeds, invocations, records int
+	deliveries                  int64
+	behaviours                  map[behaviour]int
+	failed                      int
+}
+
+func (m *modelTally) add(seed uint64, out modelOutcome) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seeds++
+	m.invocations += out.invocations
+	m.records += out.records
+	m.deliveries += out.deliveries
+	if len(out.violations) > 0 {
+		m.failed++
+	}
+	if m.behaviours == nil {
+		m.behaviours = map[behaviour]int{}
+	}
+	for _, rs := range newPlan(seed).records {
+		for _, r := range rs {
+			m.behaviours[r.b]++
+		}
+	}
+}
+
+func (m *modelTally) String() string {
+	return fmt.Sprintf("%d seeds (%d broke an invariant), %d records %v, %d deliveries, %d invocations",
+		m.seeds, m.failed, m.records, m.behaviours, m.deliveries, m.invocations)
+}
+
+// runVariant runs every seed of v, modelWorkers at once, each in a subtest that fails with
+// the report of a seed that broke an invariant.
+func runVariant(t *testing.T, v modelVariant) *modelTally {
 	start := time.Now()
-	var mu sync.Mutex
-	var invocations, records int
-	var deliveries int64
-	behaviours := map[behaviour]int{}
+	tally := &modelTally{}
 	t.Run(v.name, func(t *testing.T) {
-		for _, seed := range modelSeedList() {
+		forSeeds(func(seed uint64) {
+			// t.Run may be called from several goroutines at once.
 			t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-				t.Parallel()
 				out := runModel(t, v, seed)
-				mu.Lock()
-				invocations += out.invocations
-				records += out.records
-				deliveries += out.deliveries
-				for _, rs := range newPlan(seed).records {
-					for _, r := range rs {
-						behaviours[r.b]++
-					}
-				}
-				mu.Unlock()
+				tally.add(seed, out)
 				if len(out.violations) > 0 {
 					t.Errorf("%s", out.report)
 				}
 			})
-		}
+		})
 	})
-	t.Logf("%s: %d seeds, %d records (%v), %d deliveries, %d invocations, in %v",
-		v.name, len(modelSeedList()), records, behaviours, deliveries, invocations, time.Since(start).Round(time.Millisecond))
+	t.Logf("%s: %v, in %v", v.name, tally, time.Since(start).Round(time.Millisecond))
+	return tally
+}
+
+// forSeeds calls f for each seed, modelWorkers at once, and returns when every call has.
+func forSeeds(f func(seed uint64)) {
+	seeds := make(chan uint64)
+	var workers sync.WaitGroup
+	for range modelWorkers {
+		workers.Go(func() {
+			for seed := range seeds {
+				f(seed)
+			}
+		})
+	}
+	for _, seed := range modelSeedList() {
+		seeds <- seed
+	}
+	close(seeds)
+	workers.Wait()
 }
 
 // TestKeyConcurrencyModel runs the model on batch.KafkaHandler with WithIdempotency: the
