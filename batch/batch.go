@@ -31,6 +31,7 @@ type Option func(*config)
 type config struct {
 	err            error // the first invalid option
 	concurrency    int
+	keyConcurrency int // WithKeyConcurrency's n; 0: records of a partition one after another
 	deadlineMargin time.Duration
 	attempts       int
 	backoff        time.Duration
@@ -95,6 +96,12 @@ func newConfig(opts []Option) config {
 	if c.kafkaKey != nil && c.store == nil {
 		c.invalid("WithIdempotencyKey: needs WithIdempotency, which gives the store to key")
 	}
+	if c.keyConcurrency != 0 && c.store == nil {
+		c.invalid("WithKeyConcurrency(%d): needs WithIdempotency, so that the records a failure sends back after they succeeded are skipped, not applied twice", c.keyConcurrency)
+	}
+	if c.keyConcurrency != 0 && c.concurrency != 0 {
+		c.invalid("WithKeyConcurrency(%d): bounds the records in flight for the whole invocation; WithConcurrency(%d) would bound partitions too: give one of the two", c.keyConcurrency, c.concurrency)
+	}
 	c.start = c.now()
 	if c.store != nil {
 		// Store no result: the handler returns none. (A replay is counted where Do returns
@@ -114,6 +121,32 @@ func WithConcurrency(n int) Option {
 			c.invalid("WithConcurrency(%d): want at least 1", n)
 		}
 		c.concurrency = n
+	}
+}
+
+// WithKeyConcurrency handles the records of one partition whose keys differ at the same
+// time, at most n records in flight for the whole invocation (all partitions together), the
+// records of one key strictly in offset order; n must be at least 1. Records without a key
+// (a nil or empty Key) are one sequence per partition, in partition order among themselves.
+// For an SQS FIFO queue the MessageGroupId plays the key: n bounds the messages in flight,
+// groups run at once, each in order. A standard SQS queue has no order to keep: a batch of
+// one fails with a *toolkit.OptionError, nothing handled.
+//
+// A record that fails (after its retries, and not taken by the sink) stops its key: the
+// later records of that key in the batch are not started, other keys go on, and the
+// partition is reported from the lowest offset that did not succeed, so that Lambda delivers
+// it again from there. The records after that offset that succeeded come back too, and are
+// skipped through the idempotency store: so the option needs WithIdempotency (keyed on the
+// record's position, the default, or on WithIdempotencyKey's function), and is a
+// *toolkit.OptionError without it, or with WithConcurrency. See the package documentation,
+// "Key concurrency", for the contract and what the hooks' groups are then. By default the
+// records of a partition are handled one after another.
+func WithKeyConcurrency(n int) Option {
+	return func(c *config) {
+		if n < 1 {
+			c.invalid("WithKeyConcurrency(%d): want at least 1", n)
+		}
+		c.keyConcurrency = n
 	}
 }
 

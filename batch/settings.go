@@ -45,6 +45,8 @@ func (c *config) notSettings() string {
 	switch {
 	case c.concurrency != 0:
 		return "WithConcurrency"
+	case c.keyConcurrency != 0:
+		return "WithKeyConcurrency"
 	case c.attempts != 0 || c.backoff != 0:
 		return "WithRetry"
 	case c.errorOnAllFail:

@@ -30,6 +30,15 @@ func ProcessSQS(ctx context.Context, ev *events.SQSEvent, h MessageFunc, opts ..
 		return events.SQSEventResponse{}, cfg.err
 	}
 	fifo := len(ev.Records) > 0 && strings.HasSuffix(ev.Records[0].EventSourceARN, ".fifo")
+	if cfg.keyConcurrency != 0 {
+		if !fifo && len(ev.Records) > 0 {
+			// Fail loud: the option promises an order that a standard queue does not have.
+			return events.SQSEventResponse{}, invalidOption(fmt.Sprintf("WithKeyConcurrency(%d): applies to Kafka and SQS FIFO queues; this batch comes from a standard queue (%s), which keeps no order", cfg.keyConcurrency, ev.Records[0].EventSourceARN))
+		}
+		// A FIFO group is a key: groups run at once, each in order, at most n messages (one
+		// per group) in flight.
+		cfg.concurrency = cfg.keyConcurrency
+	}
 	units := newSQSUnits(ev, fifo)
 	if !fifo && cfg.concurrency == 0 {
 		cfg.concurrency = 10
