@@ -606,8 +606,9 @@ func forSeeds(f func(seed uint64)) {
 	workers.Wait()
 }
 
-// TestKeyConcurrencyModel runs the model on batch.KafkaHandler with WithIdempotency: the
-// comparison without key concurrency, then WithKeyConcurrency(n) for several n.
+// TestKeyConcurrencyModel runs the model on batch.KafkaHandler with WithIdempotency: first
+// without key concurrency (the comparison: partitions in parallel, each partition's records
+// one after another), then WithKeyConcurrency(n) for several n.
 func TestKeyConcurrencyModel(t *testing.T) {
 	for _, v := range modelVariants() {
 		runVariant(t, v)
@@ -615,5 +616,64 @@ func TestKeyConcurrencyModel(t *testing.T) {
 }
 
 func modelVariants() []modelVariant {
-	return []modelVariant{batchVariant("sequential")}
+	return []modelVariant{
+		batchVariant("sequential"),
+		batchVariant("keyconc1", batch.WithKeyConcurrency(1)),
+		batchVariant("keyconc4", batch.WithKeyConcurrency(4)),
+		batchVariant("keyconc16", batch.WithKeyConcurrency(16)),
+	}
+}
+
+// TestKeyConcurrencyModelCanFail shows the model catches what it is there to catch: a
+// handler without idempotency applies records twice after a crash or an overrun, and a
+// handler that runs a batch's records all at once, ignoring keys, breaks their order (and
+// loses the records that fail: it answers that all succeeded).
+func TestKeyConcurrencyModelCanFail(t *testing.T) {
+	noIdempotency := modelVariant{name: "no-idempotency", handler: func(l *ledger) batch.KafkaFunc {
+		opts := []batch.Option{batch.WithRetry(2, 0), batch.WithDeadlineMargin(modelMargin), batch.WithLogger(slog.New(slog.DiscardHandler))}
+		if l.p.sink {
+			opts = append(opts, batch.WithSink(modelSink{l}, batch.SinkPermanent))
+		}
+		return batch.KafkaHandler(l.handle, opts...)
+	}}
+	allAtOnce := modelVariant{name: "all-at-once", handler: func(l *ledger) batch.KafkaFunc {
+		return func(ctx context.Context, ev *kafkaevent.Event) (batch.KafkaResponse, error) {
+			var wg sync.WaitGroup
+			for r := range ev.All() {
+				wg.Go(func() {
+					defer func() { _ = recover() }()
+					_ = l.handle(ctx, r)
+				})
+			}
+			wg.Wait()
+			return batch.KafkaResponse{}, nil
+		}
+	}}
+	for _, c := range []struct {
+		v    modelVariant
+		want string // in a violation of some seed
+	}{
+		{noIdempotency, "times (applied"},
+		{allAtOnce, "an earlier record of its key"},
+	} {
+		var mu sync.Mutex
+		found := ""
+		forSeeds(func(seed uint64) {
+			t.Run(fmt.Sprintf("%s/seed%d", c.v.name, seed), func(t *testing.T) {
+				out := runModel(t, c.v, seed)
+				mu.Lock()
+				defer mu.Unlock()
+				for _, v := range out.violations {
+					if strings.Contains(v, c.want) && found == "" {
+						found = out.report
+					}
+				}
+			})
+		})
+		if found == "" {
+			t.Errorf("%s: no seed broke an invariant with %q", c.v.name, c.want)
+		} else {
+			t.Logf("%s: caught, as it should be; the first report:\n%s", c.v.name, found)
+		}
+	}
 }
