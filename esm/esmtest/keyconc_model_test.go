@@ -466,6 +466,17 @@ func runModel(t *testing.T, v modelVariant, seed uint64) modelOutcome {
 	out := modelOutcome{violations: slices.Clone(l.violations), records: total, deliveries: k.Counters().Delivered}
 	invs := k.Invocations()
 	out.invocations = len(invs)
+	if testing.Verbose() {
+		var line []string
+		for _, inv := range invs {
+			what := "ok"
+			if inv.Err != nil {
+				what = inv.Err.Type
+			}
+			line = append(line, fmt.Sprintf("%d@%v:%d:%s", inv.N, inv.Start.Sub(invs[0].Start).Round(time.Millisecond), len(inv.Records), what))
+		}
+		t.Logf("invocations (N@start:records:outcome): %s", strings.Join(line, " "))
+	}
 	if len(l.violations) > 0 {
 		out.report = l.explain(invs)
 	}
