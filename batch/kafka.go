@@ -85,8 +85,24 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h RecordFunc, opts 
 			failures[i] = out
 		},
 	}
+	units := len(ev.Partitions)
+	if cfg.keyConcurrency > 0 {
+		var ks *keySet
+		ks, s = newKeySet(s, units, func(i, k int) []byte { return ev.Partitions[i].Records[k].Key },
+			func(i int, idx []int) *GroupInfo {
+				// The group of the hooks is the key's sequence: its partition, with its records.
+				p := ev.Partitions[i]
+				p.Records = make([]kafkaevent.Record, len(idx))
+				for n, k := range idx {
+					p.Records[n] = ev.Partitions[i].Records[k]
+				}
+				return &GroupInfo{Source: "kafka", ID: p.ID(), Partition: &p}
+			})
+		units = len(ks.idx)
+		cfg.concurrency = cfg.keyConcurrency
+	}
 	var resp KafkaResponse
-	if err := cfg.runBatch(ctx, info, s, len(ev.Partitions), func() {
+	if err := cfg.runBatch(ctx, info, s, units, func() {
 		for _, f := range failures {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, f...)
 		}
