@@ -39,7 +39,7 @@ import (
 )
 
 var (
-	modelSeeds = flag.Int("model.seeds", 24, "keyconc model test: seeds per variant")
+	modelSeeds = flag.Int("model.seeds", 32, "keyconc model test: seeds per variant")
 	modelSeed  = flag.Uint64("model.seed", 0, "keyconc model test: run this seed only (0: seeds 1..model.seeds)")
 )
 
@@ -161,13 +161,17 @@ type ledger struct {
 	recs       map[int32][]*recordState
 	byKey      map[string][]*recordState // in offset order
 	running    map[string]int            // handler calls running, by key
+	inPart     map[int32]int             // handler calls running, by partition
+	maxInPart  int                       // the most handler calls of one partition running at once
+	inInv      map[string]int            // handler calls running, by invocation
+	maxInInv   int                       // the most handler calls of one invocation running at once
 	dead       map[string]bool           // invocations whose process died (bCrash)
 	violations []string
 	culprits   []*recordState
 }
 
 func newLedger(p *plan) *ledger {
-	l := &ledger{p: p, recs: map[int32][]*recordState{}, byKey: map[string][]*recordState{}, running: map[string]int{}, dead: map[string]bool{}}
+	l := &ledger{p: p, recs: map[int32][]*recordState{}, byKey: map[string][]*recordState{}, running: map[string]int{}, inPart: map[int32]int{}, inInv: map[string]int{}, dead: map[string]bool{}}
 	for part, rs := range p.records {
 		for _, r := range rs {
 			s := &recordState{plan: r}
@@ -273,6 +277,10 @@ func (l *ledger) handle(ctx context.Context, r *kafkaevent.Record) error {
 	call := s.calls
 	key := s.plan.keyOf()
 	l.running[key]++
+	l.inPart[r.Partition]++
+	l.maxInPart = max(l.maxInPart, l.inPart[r.Partition])
+	l.inInv[inv]++
+	l.maxInInv = max(l.maxInInv, l.inInv[inv])
 	if l.running[key] > 1 {
 		l.violate(s, "%v started while another record of key %q runs", s.plan, key)
 	}
@@ -290,6 +298,8 @@ func (l *ledger) handle(ctx context.Context, r *kafkaevent.Record) error {
 	defer func() {
 		l.mu.Lock()
 		l.running[key]--
+		l.inPart[r.Partition]--
+		l.inInv[inv]--
 		l.mu.Unlock()
 	}()
 	if dead {
@@ -350,6 +360,10 @@ func (m modelSink) Send(ctx context.Context, e *batch.Envelope) error {
 // modelVariant is a configuration under test.
 type modelVariant struct {
 	name string
+	// concurrent says records of one partition run at once: some seed must show it, or the
+	// variant did not test what it is named for.
+	concurrent bool
+	bound      int // WithKeyConcurrency's n: the most records of one invocation at once; 0: none
 	// handler makes the function's handler for a plan's ledger.
 	handler func(l *ledger) batch.KafkaFunc
 }
@@ -382,6 +396,8 @@ type modelOutcome struct {
 	invocations int
 	records     int
 	deliveries  int64
+	maxInPart   int // the most handler calls of one partition running at once
+	maxInInv    int // the most handler calls of one invocation running at once
 }
 
 // runModel runs one seed of a variant on the emulator and returns what the ledger found.
@@ -467,7 +483,7 @@ func runModel(t *testing.T, v modelVariant, seed uint64) modelOutcome {
 	if c := k.Counters(); c.Succeeded != int64(total) || c.DeadLettered != 0 || c.InFlight != 0 {
 		l.violate(nil, "the mapping counts %d records succeeded of %d, %d given up on, %d in flight", c.Succeeded, total, c.DeadLettered, c.InFlight)
 	}
-	out := modelOutcome{violations: slices.Clone(l.violations), records: total, deliveries: k.Counters().Delivered}
+	out := modelOutcome{violations: slices.Clone(l.violations), records: total, deliveries: k.Counters().Delivered, maxInPart: l.maxInPart, maxInInv: l.maxInInv}
 	invs := k.Invocations()
 	out.invocations = len(invs)
 	if testing.Verbose() {
@@ -553,6 +569,7 @@ type modelTally struct {
 	mu                          sync.Mutex
 	seeds, invocations, records int
 	deliveries                  int64
+	maxInPart, maxInInv         int
 	behaviours                  map[behaviour]int
 	failed                      int
 }
@@ -564,6 +581,8 @@ func (m *modelTally) add(seed uint64, out modelOutcome) {
 	m.invocations += out.invocations
 	m.records += out.records
 	m.deliveries += out.deliveries
+	m.maxInPart = max(m.maxInPart, out.maxInPart)
+	m.maxInInv = max(m.maxInInv, out.maxInInv)
 	if len(out.violations) > 0 {
 		m.failed++
 	}
@@ -578,8 +597,8 @@ func (m *modelTally) add(seed uint64, out modelOutcome) {
 }
 
 func (m *modelTally) String() string {
-	return fmt.Sprintf("%d seeds (%d broke an invariant), %d records %v, %d deliveries, %d invocations",
-		m.seeds, m.failed, m.records, m.behaviours, m.deliveries, m.invocations)
+	return fmt.Sprintf("%d seeds (%d broke an invariant), %d records %v, %d deliveries, %d invocations, at most %d records of one partition at once (%d of one invocation)",
+		m.seeds, m.failed, m.records, m.behaviours, m.deliveries, m.invocations, m.maxInPart, m.maxInInv)
 }
 
 // runVariant runs every seed of v, modelWorkers at once, each in a subtest that fails with
@@ -599,6 +618,15 @@ func runVariant(t *testing.T, v modelVariant) *modelTally {
 			})
 		})
 	})
+	if v.concurrent && tally.seeds > 1 && tally.maxInPart < 2 {
+		t.Errorf("%s: no two records of one partition ran at once in %d seeds", v.name, tally.seeds)
+	}
+	if !v.concurrent && tally.maxInPart > 1 {
+		t.Errorf("%s: %d records of one partition ran at once", v.name, tally.maxInPart)
+	}
+	if v.bound > 0 && tally.maxInInv > v.bound {
+		t.Errorf("%s: %d records of one invocation ran at once, past WithKeyConcurrency(%d)", v.name, tally.maxInInv, v.bound)
+	}
 	if tally.seeds > 0 {
 		t.Logf("%s: %v, in %v", v.name, tally, time.Since(start).Round(time.Millisecond))
 	}
@@ -635,10 +663,17 @@ func TestKeyConcurrencyModel(t *testing.T) {
 func modelVariants() []modelVariant {
 	return []modelVariant{
 		batchVariant("sequential"),
-		batchVariant("keyconc1", batch.WithKeyConcurrency(1)),
-		batchVariant("keyconc4", batch.WithKeyConcurrency(4)),
-		batchVariant("keyconc16", batch.WithKeyConcurrency(16)),
+		keyConcurrent(1),
+		keyConcurrent(4),
+		keyConcurrent(16),
 	}
+}
+
+// keyConcurrent is the model's batch.KafkaHandler with WithKeyConcurrency(n).
+func keyConcurrent(n int) modelVariant {
+	v := batchVariant(fmt.Sprint("keyconc", n), batch.WithKeyConcurrency(n))
+	v.concurrent, v.bound = n > 1, n
+	return v
 }
 
 // TestKeyConcurrencyModelCanFail shows the model catches what it is there to catch: a
