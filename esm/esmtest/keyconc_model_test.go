@@ -479,7 +479,11 @@ func runModel(t *testing.T, v modelVariant, seed uint64) modelOutcome {
 			}
 		}
 	}
-	// The mapping's own count agrees: every record succeeded once, none given up on.
+	// The mapping's own count agrees: every record succeeded once, none given up on. The
+	// mapping counts a record after its commit, which WaitIdle sees: wait for the count.
+	for end := time.Now().Add(5 * time.Second); k.Counters().Succeeded < int64(total) && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if c := k.Counters(); c.Succeeded != int64(total) || c.DeadLettered != 0 || c.InFlight != 0 {
 		l.violate(nil, "the mapping counts %d records succeeded of %d, %d given up on, %d in flight", c.Succeeded, total, c.DeadLettered, c.InFlight)
 	}
