@@ -56,6 +56,13 @@ const (
 	bCrash                      // first call: the invocation's process dies; nothing of that invocation applies after it
 )
 
+// A crash here is the process dying between records' side effects: a record applied before
+// it keeps its completion in the store, one not applied yet never applies (nor is sunk), and
+// the invocation never answers. A crash between a side effect and the store's write of its
+// completion would apply that record again on the redelivery, with or without key
+// concurrency: the window every idempotency store has (a side effect and its completion are
+// two writes), which the model does not play.
+
 var behaviourNames = [...]string{"ok", "transient", "permanent", "panic", "timeout", "overrun", "crash"}
 
 func (b behaviour) String() string { return behaviourNames[b] }
