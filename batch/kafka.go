@@ -42,7 +42,9 @@ func (r KafkaResponse) MarshalJSON() ([]byte, error) {
 // ProcessKafka runs h on every record of the batch and returns the partial-batch response.
 //
 // Partitions are processed in parallel (WithConcurrency bounds how many at once), and the
-// records of one partition strictly one after another, in delivered order. When a record
+// records of one partition strictly one after another, in delivered order; with
+// WithKeyConcurrency, the records of one key one after another, keys at once (see the
+// package documentation, "Key concurrency", for what is reported then). When a record
 // fails (an error after its retries, a panic, or a decode error in Record.Err), its partition
 // stops: that record and every later record of the partition are reported, so that Lambda
 // delivers them again in order; other partitions go on. Reporting the later records too is
