@@ -99,7 +99,7 @@ func (k *keyModel) figures(b float64) (distinct, longest float64) {
 		if k.pool == 1 {
 			distinct = 1
 		}
-		longest = math.Min(b, math.Max(expectedMaxPoisson(k.q, b), b/distinct))
+		longest = math.Min(b, math.Max(math.Min(1, b), math.Max(expectedMaxPoisson(k.q, b), b/distinct)))
 	}
 	k.memo[b] = [2]float64{distinct, longest}
 	return distinct, longest
@@ -121,7 +121,7 @@ func expectedMaxPoisson(q []float64, b float64) float64 {
 	active := n
 	hi := b * q[0]
 	e := 0.0
-	for m := 0; m < 1_000_000; m++ {
+	for m := 0; float64(m) <= b+10*math.Sqrt(b)+40; m++ { // past it the Poisson tail is below 1e-20
 		logAll := 0.0
 		for i := 0; i < active; i++ {
 			logAll += math.Log(math.Min(1, cdf[i]))
@@ -136,7 +136,11 @@ func expectedMaxPoisson(q []float64, b float64) float64 {
 			logPMF[i] += math.Log(lam) - math.Log(float64(m+1))
 			cdf[i] += math.Exp(logPMF[i])
 		}
-		for active > 1 && 1-cdf[active-1] < 1e-16 {
+		// A key past its mean whose next probabilities are below 1e-17 has its CDF at 1 as
+		// far as a float64 tells (its sum may stop a rounding short of 1: the test is on the
+		// probability, not on 1 − CDF).
+		for active > 1 && float64(m+1) > b*q[active-1] && logPMF[active-1] < -39 {
+			cdf[active-1] = 1
 			active--
 		}
 	}

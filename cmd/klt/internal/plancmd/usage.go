@@ -50,7 +50,7 @@ source), "cheaper" and "notes". --report DIR writes the same JSON as DIR/plan.js
 page, DIR/plan.html, with charts of the most records a second against partitions and against
 concurrency, of the monthly cost against the rate, and of a burst's lag.
 
-The exit status is 0 when a design reaches --rate, 1 when neither does (the plan says why and
+The exit status is 0 when a design reaches --rate, 1 when none does (the plan says why and
 is printed all the same) or a file cannot be read or holds a figure out of its range, and 2
 when the command line is wrong (a flag's figure out of its range included).
 `
