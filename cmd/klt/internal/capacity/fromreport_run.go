@@ -86,7 +86,48 @@ func PredictRuns(p *Plan, r *report.Report, stat string) ([]RunPrediction, error
 		}
 		out = append(out, pr)
 	}
+	for i := range r.Pipelines {
+		v := &r.Pipelines[i]
+		if v == direct || v.Phase == report.PhaseFaults || len(v.Functions) != 1 {
+			continue
+		}
+		pr, err := runPredictVariant(p, r, v, stat)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pr)
+	}
 	return out, nil
+}
+
+// runPredictVariant predicts a one-function pipeline other than the first (a --variant of the
+// direct consumer, such as make demo's with KeyConcurrency=100) as the direct design made from
+// its own mapping's measured figures: its invocations' time scaled to a full batch, its
+// partitions per invocation. The key model is not applied again: the measured times already
+// carry the records run at once.
+func runPredictVariant(p *Plan, r *report.Report, pipe *report.Pipeline, stat string) (RunPrediction, error) {
+	k, path, err := reportMapping(r, pipe, 0, report.KindKafka, stat)
+	if err != nil {
+		return RunPrediction{}, err
+	}
+	in := p.Input
+	in.Duration, in.Burst, in.BurstFor, in.LowLatency = 0, 0, 0, false
+	in.KeyConcurrency, in.KeySkew, in.KeysInTurn = 0, 0, false
+	frKafkaInput(&in, k, path, stat, map[string]string{})
+	if rate := pipe.RecordsPerSecond; rate >= minRate && rate <= maxRate {
+		in.Rate = rate
+	}
+	sub, err := Make(in)
+	if err != nil {
+		return RunPrediction{}, fmt.Errorf("pipeline %q (%s): %w", pipe.Name, path, err)
+	}
+	pr, err := runPredictDirect(sub, r, pipe, stat)
+	if err != nil {
+		return RunPrediction{}, err
+	}
+	pr.Notes = append(pr.Notes, fmt.Sprintf("planned as the direct design from its own mapping %s: %s ms per invocation at %s for %s records from %s partitions (the measured times carry what the function runs at once)",
+		k.Name, frNum(frStatMS(k.Load, stat)), stat, frNum(k.Load.RecordsPerInvocation), frNum(k.Load.PartitionsPerInvocation)))
+	return pr, nil
 }
 
 // runRecords is the records of pipeline p a run's stages carried: those not filtered. It
