@@ -1,14 +1,17 @@
 // Package capacity sizes and prices a Kafka -> Lambda stack before it is built: for a target
 // rate of records, their size and the time a handler spends on them, it says what each of the
-// two designs the toolkit ships can reach and what bounds it, how many partitions, event
+// designs the toolkit ships can reach and what bounds it, how many partitions, event
 // pollers, event poller units and concurrent invocations the target needs, the lag a burst
 // leaves and how long it takes to drain, and what a month costs, line by line.
 //
-// The two designs:
+// The designs:
 //
 //   - direct: Kafka -> event source mapping -> the function (samples/consumer);
 //   - fanout: Kafka -> event source mapping -> a dispatcher -> an SQS queue (FIFO or
-//     standard) -> event source mapping -> workers (samples/dispatcher, samples/worker).
+//     standard) -> event source mapping -> workers (samples/dispatcher, samples/worker);
+//   - key_concurrent, with Input.KeyConcurrency: the direct design's function with
+//     batch.WithKeyConcurrency, its invocations as long as their longest same-key chain
+//     (keys.go states the model).
 //
 // Every figure of a [Plan] carries the formula that produced it and the documented limit or
 // price it rests on ([Figure], [CostLine]): the model is AWS's published arithmetic, put

@@ -1,12 +1,12 @@
 package plancmd
 
 import (
-	"slices"
 	"bytes"
 	"errors"
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strings"
 	"time"
 

@@ -103,8 +103,8 @@ func writeText(w io.Writer, given capacity.Input, p *capacity.Plan) error {
 
 // designTitles say what each design is.
 var designTitles = map[string]string{
-	"direct": "Kafka -> event source mapping -> the function",
-	"fanout": "Kafka -> event source mapping -> dispatcher -> SQS queue -> event source mapping -> workers",
+	"direct":         "Kafka -> event source mapping -> the function",
+	"fanout":         "Kafka -> event source mapping -> dispatcher -> SQS queue -> event source mapping -> workers",
 	"key_concurrent": "Kafka -> event source mapping -> the function with batch.WithKeyConcurrency (records of different keys at once, each key in order; no queue)",
 }
 
