@@ -65,7 +65,9 @@ type RunPrediction struct {
 }
 
 // PredictRuns predicts each load pipeline of r (its first direct and first fan-out
-// pipeline, as FromReport reads them) from p, the plan FromReport(r, stat)'s Input made.
+// pipeline, as FromReport reads them) from p, the plan FromReport(r, stat)'s Input made, and
+// each other pipeline of one function fed by a Kafka mapping (a klt local --variant, such as
+// make demo's consumer with KeyConcurrency=100) from its own mapping's figures.
 func PredictRuns(p *Plan, r *report.Report, stat string) ([]RunPrediction, error) {
 	if p == nil || r == nil {
 		return nil, fmt.Errorf("%w: no plan or no report", ErrInput)
@@ -88,7 +90,7 @@ func PredictRuns(p *Plan, r *report.Report, stat string) ([]RunPrediction, error
 	}
 	for i := range r.Pipelines {
 		v := &r.Pipelines[i]
-		if v == direct || v.Phase == report.PhaseFaults || len(v.Functions) != 1 {
+		if v == direct || v.Phase == report.PhaseFaults || len(v.Functions) != 1 || !kafkaFed(r, v) {
 			continue
 		}
 		pr, err := runPredictVariant(p, r, v, stat)
@@ -98,6 +100,20 @@ func PredictRuns(p *Plan, r *report.Report, stat string) ([]RunPrediction, error
 		out = append(out, pr)
 	}
 	return out, nil
+}
+
+// kafkaFed reports whether pipeline p's first mapping is a Kafka mapping of the report: the
+// shape of the direct design (a function fed by another source is not planned).
+func kafkaFed(r *report.Report, p *report.Pipeline) bool {
+	if len(p.Mappings) == 0 {
+		return false
+	}
+	for _, m := range r.Mappings {
+		if m.Name == p.Mappings[0] {
+			return m.Config != nil && m.Config.Kind == report.KindKafka
+		}
+	}
+	return false
 }
 
 // runPredictVariant predicts a one-function pipeline other than the first (a --variant of the
