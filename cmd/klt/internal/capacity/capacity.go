@@ -1,14 +1,17 @@
 // Package capacity sizes and prices a Kafka -> Lambda stack before it is built: for a target
 // rate of records, their size and the time a handler spends on them, it says what each of the
-// two designs the toolkit ships can reach and what bounds it, how many partitions, event
+// designs the toolkit ships can reach and what bounds it, how many partitions, event
 // pollers, event poller units and concurrent invocations the target needs, the lag a burst
 // leaves and how long it takes to drain, and what a month costs, line by line.
 //
-// The two designs:
+// The designs:
 //
 //   - direct: Kafka -> event source mapping -> the function (samples/consumer);
 //   - fanout: Kafka -> event source mapping -> a dispatcher -> an SQS queue (FIFO or
-//     standard) -> event source mapping -> workers (samples/dispatcher, samples/worker).
+//     standard) -> event source mapping -> workers (samples/dispatcher, samples/worker);
+//   - key_concurrent, with Input.KeyConcurrency: the direct design's function with
+//     batch.WithKeyConcurrency, its invocations as long as their longest same-key chain
+//     (keys.go states the model).
 //
 // Every figure of a [Plan] carries the formula that produced it and the documented limit or
 // price it rests on ([Figure], [CostLine]): the model is AWS's published arithmetic, put
@@ -129,6 +132,25 @@ type Input struct {
 	// SQS and DynamoDB it is not. Default 0.
 	EgressBytes int `json:"egress_bytes,omitempty"`
 
+	// KeyConcurrency is n of batch.WithKeyConcurrency(n) for the key-concurrent design: the
+	// direct design's function with at most n records in flight per invocation, records of
+	// one key one after another. 0 (default): the design is not planned. 1 to 10,000.
+	KeyConcurrency int `json:"key_concurrency,omitempty"`
+	// Keys is the distinct record keys of the topic (default 1,000), 1 to 1,000,000: the
+	// key-concurrent design's invocations draw from Keys × PartitionsPerInvocation /
+	// partitions of them, and the fan-out's message groups are the keys (Fanout.MessageGroups
+	// defaults to Keys).
+	Keys int `json:"keys,omitempty"`
+	// KeySkew is the keys' skew, the exponent s of Zipf's law (the i-th most frequent key
+	// of an invocation's keys has a share ∝ i^-s): 0 (default) every key alike, 1 a typical
+	// skew, up to 10. A skewed key holds a long chain of a batch's records, which bounds the
+	// key-concurrent design's invocation.
+	KeySkew float64 `json:"key_skew,omitempty"`
+	// KeysInTurn: the producer sends the keys in turn (key 0, 1, ... as klt local --generate
+	// does) instead of at random: b consecutive records of k keys hold ceil(b / k) of the most
+	// frequent one. KeySkew must then be 0.
+	KeysInTurn bool `json:"keys_in_turn,omitempty"`
+
 	// LMI describes the direct design's function on Lambda Managed Instances, which the plan
 	// prices beside on-demand Lambda for the same load.
 	LMI LMI `json:"lmi,omitempty"`
@@ -189,10 +211,14 @@ type Plan struct {
 	Input  Input  `json:"input"`
 	Direct Design `json:"direct"`
 	Fanout Design `json:"fanout"`
+	// KeyConcurrent is the direct design's function with batch.WithKeyConcurrency
+	// (Input.KeyConcurrency): records of different keys at once within an invocation, each
+	// key in offset order (keys.go has the model). Nil when Input.KeyConcurrency is 0.
+	KeyConcurrent *Design `json:"key_concurrent,omitempty"`
 	// Cheaper names the design to build: of the designs that reach the target, the one with
-	// the lower monthly cost ("direct" when they cost the same); the only one when one
-	// reaches it; empty when neither does. A design that does not reach the target is never
-	// compared: it has no cost.
+	// the lowest monthly cost (on a tie the simpler: "direct", then "key_concurrent", then
+	// "fanout"); the only one when one reaches it; empty when none does. A design that does
+	// not reach the target is never compared: it has no cost.
 	Cheaper string `json:"cheaper"`
 	// Notes are what the plan assumed and a reader must know: "the handler takes its
 	// records one after another (Duration, not BatchDuration)".
@@ -208,7 +234,7 @@ type Plan struct {
 
 // Design is one design's figures.
 type Design struct {
-	// Name is "direct" or "fanout".
+	// Name is "direct", "key_concurrent" or "fanout".
 	Name string `json:"name"`
 	// MaxRecordsPerSecond is the most the design reaches with Input.Partitions (or, when
 	// not given, with PartitionsNeeded), and Bound says what limits it, in words: "5

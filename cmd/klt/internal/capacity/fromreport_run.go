@@ -65,7 +65,9 @@ type RunPrediction struct {
 }
 
 // PredictRuns predicts each load pipeline of r (its first direct and first fan-out
-// pipeline, as FromReport reads them) from p, the plan FromReport(r, stat)'s Input made.
+// pipeline, as FromReport reads them) from p, the plan FromReport(r, stat)'s Input made, and
+// each other pipeline of one function fed by a Kafka mapping (a klt local --variant, such as
+// make demo's consumer with KeyConcurrency=100) from its own mapping's figures.
 func PredictRuns(p *Plan, r *report.Report, stat string) ([]RunPrediction, error) {
 	if p == nil || r == nil {
 		return nil, fmt.Errorf("%w: no plan or no report", ErrInput)
@@ -86,7 +88,62 @@ func PredictRuns(p *Plan, r *report.Report, stat string) ([]RunPrediction, error
 		}
 		out = append(out, pr)
 	}
+	for i := range r.Pipelines {
+		v := &r.Pipelines[i]
+		if v == direct || v.Phase == report.PhaseFaults || len(v.Functions) != 1 || !kafkaFed(r, v) {
+			continue
+		}
+		pr, err := runPredictVariant(p, r, v, stat)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pr)
+	}
 	return out, nil
+}
+
+// kafkaFed reports whether pipeline p's first mapping is a Kafka mapping of the report: the
+// shape of the direct design (a function fed by another source is not planned).
+func kafkaFed(r *report.Report, p *report.Pipeline) bool {
+	if len(p.Mappings) == 0 {
+		return false
+	}
+	for _, m := range r.Mappings {
+		if m.Name == p.Mappings[0] {
+			return m.Config != nil && m.Config.Kind == report.KindKafka
+		}
+	}
+	return false
+}
+
+// runPredictVariant predicts a one-function pipeline other than the first (a --variant of the
+// direct consumer, such as make demo's with KeyConcurrency=100) as the direct design made from
+// its own mapping's measured figures: its invocations' time scaled to a full batch, its
+// partitions per invocation. The key model is not applied again: the measured times already
+// carry the records run at once.
+func runPredictVariant(p *Plan, r *report.Report, pipe *report.Pipeline, stat string) (RunPrediction, error) {
+	k, path, err := reportMapping(r, pipe, 0, report.KindKafka, stat)
+	if err != nil {
+		return RunPrediction{}, err
+	}
+	in := p.Input
+	in.Duration, in.Burst, in.BurstFor, in.LowLatency = 0, 0, 0, false
+	in.KeyConcurrency, in.KeySkew, in.KeysInTurn = 0, 0, false
+	frKafkaInput(&in, k, path, stat, map[string]string{})
+	if rate := pipe.RecordsPerSecond; rate >= minRate && rate <= maxRate {
+		in.Rate = rate
+	}
+	sub, err := Make(in)
+	if err != nil {
+		return RunPrediction{}, fmt.Errorf("pipeline %q (%s): %w", pipe.Name, path, err)
+	}
+	pr, err := runPredictDirect(sub, r, pipe, stat)
+	if err != nil {
+		return RunPrediction{}, err
+	}
+	pr.Notes = append(pr.Notes, fmt.Sprintf("planned as the direct design from its own mapping %s: %s ms per invocation at %s for %s records from %s partitions (the measured times carry what the function runs at once)",
+		k.Name, frNum(frStatMS(k.Load, stat)), stat, frNum(k.Load.RecordsPerInvocation), frNum(k.Load.PartitionsPerInvocation)))
+	return pr, nil
 }
 
 // runRecords is the records of pipeline p a run's stages carried: those not filtered. It

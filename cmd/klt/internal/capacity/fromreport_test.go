@@ -203,3 +203,29 @@ func TestPredictRunsRampAndBounds(t *testing.T) {
 }
 
 func frClose(a, b float64) bool { return math.Abs(a-b) < 1e-9*math.Max(1, math.Abs(b)) }
+
+// TestPredictRunsVariant: a second one-function load pipeline (make demo's consumer with
+// KeyConcurrency=100, a --variant) is predicted from its own mapping. Its 5 invocations of 100
+// records from 2 partitions took 1.5 s each: floor(5 / 2) = 2 at once, 2 × 100 / 1.5 = 133.3
+// records/s steady; 500 records are ceil(500 / (133.3 × 1.5)) = 3 rounds, the last of 100
+// records, a full batch: 3 × 1.5 = 4.5 s, 111.1 records/s.
+func TestPredictRunsVariant(t *testing.T) {
+	r := frDemoReport()
+	r.Pipelines = append(r.Pipelines, report.Pipeline{Name: "direct, KeyConcurrency=100", Functions: []string{"KeyConcurrentConsumer"},
+		Mappings: []string{"KeyConcurrentConsumerMapping"}, Phase: report.PhaseLoad, Records: 500, Seconds: 5, RecordsPerSecond: 100})
+	r.Mappings = append(r.Mappings, report.Mapping{Name: "KeyConcurrentConsumerMapping", Function: "KeyConcurrentConsumer", Source: "orders", In: 500, Delivered: 500, Succeeded: 500, Invocations: 5,
+		Config: &report.MappingConfig{Kind: report.KindKafka, BatchSize: 100, WindowMS: 1000, Partitions: 5, Pollers: 1},
+		Load: &report.MappingLoad{Seconds: 5, Invocations: 5, InvocationMsP50: 1500, InvocationMsP99: 1600, InvocationMsMean: 1500,
+			RecordsPerInvocation: 100, PartitionsPerInvocation: 2, ConcurrencyMax: 2, RecordBytesMean: 90.4}})
+	runs, err := PredictRuns(frDemoPlan(), r, StatMean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 3 {
+		t.Fatalf("runs: %+v", runs)
+	}
+	v := runs[2]
+	if v.Pipeline != "direct, KeyConcurrency=100" || !frClose(v.Steady, 200/1.5) || !frClose(v.Seconds, 4.5) || !frClose(v.RecordsPerSecond, 500/4.5) || !frClose(v.Ratio, 0.9) {
+		t.Errorf("variant: %+v; want steady 133.3, 4.5 s, 111.1 records/s, ratio 0.9", v)
+	}
+}

@@ -26,7 +26,7 @@ const (
 	defaultRecordSize       = 1_024
 	defaultMemory           = 256
 	defaultPPI              = 1
-	defaultMessageGroups    = 1_000
+	defaultKeys             = 1_000
 	defaultDispatchDuration = time.Millisecond
 	defaultDispatchBatch    = 500
 	defaultWorkerBatch      = 10
@@ -65,6 +65,7 @@ func (in Input) filled() (Input, []string, error) {
 	def(&in.Concurrency, defaultConcurrency)
 	def(&in.IdempotencyWrites, defaultWrites)
 	def(&in.IdempotencyItemSize, defaultItemSize)
+	def(&in.Keys, defaultKeys)
 	in.Prices = in.Prices.fill(DefaultPrices(in.Architecture))
 	if err := in.LMI.fill(&in); err != nil {
 		return Input{}, nil, err
@@ -73,7 +74,7 @@ func (in Input) filled() (Input, []string, error) {
 	if f.Queue == "" {
 		f.Queue = queueFIFO
 	}
-	def(&f.MessageGroups, defaultMessageGroups)
+	def(&f.MessageGroups, in.Keys)
 	if f.HighThroughput {
 		def(&f.FIFOCallsPerSecond, defaultHighThroughputCalls)
 	}
@@ -176,6 +177,9 @@ func (in Input) check() error {
 	if err := in.checkFunctions(); err != nil {
 		return err
 	}
+	if err := in.checkKeys(); err != nil {
+		return err
+	}
 	if err := in.Fanout.check(); err != nil {
 		return err
 	}
@@ -237,6 +241,27 @@ func (in Input) checkKafka() error {
 	}
 	if in.Mode == modeOnDem && (in.MaximumPollers != 0 || in.PollerGroup) {
 		return errField("mode", in.Mode, "maximum_pollers and poller_group are settings of provisioned mode")
+	}
+	return nil
+}
+
+func (in Input) checkKeys() error {
+	if err := intIn("key_concurrency", in.KeyConcurrency, 1, maxBatchSize); err != nil {
+		return err
+	}
+	if err := intIn("keys", in.Keys, 1, maxKeys); err != nil {
+		return err
+	}
+	if math.IsNaN(in.KeySkew) || in.KeySkew < 0 || in.KeySkew > maxKeySkew {
+		return errField("key_skew", in.KeySkew, fmt.Sprintf("want a Zipf exponent from 0 (every key alike) to %d", maxKeySkew))
+	}
+	switch {
+	case in.KeysInTurn && in.KeySkew != 0:
+		return errField("key_skew", in.KeySkew, "want 0 with keys_in_turn (keys sent in turn come equally often)")
+	case in.KeyConcurrency == 0 && in.KeySkew != 0:
+		return errField("key_skew", in.KeySkew, "describes the keys of the key-concurrent design: give key_concurrency too")
+	case in.KeyConcurrency == 0 && in.KeysInTurn:
+		return errField("keys_in_turn", in.KeysInTurn, "describes the keys of the key-concurrent design: give key_concurrency too")
 	}
 	return nil
 }

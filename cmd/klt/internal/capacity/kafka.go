@@ -22,14 +22,23 @@ type kafkaStage struct {
 	eventBytes int // one record's bytes in the event
 	b          int // records per invocation: BatchSize, or fewer by the 6 MB payload
 	figs       figures
+	// kc is the invocation's time under key concurrency (the key-concurrent design); nil: the
+	// records one after another.
+	kc *kcTime
 }
 
 // newKafkaStage checks the stage's invocation against the payload and the timeout (field
 // names the input its time came from, for the error) and records the figures every other
 // one rests on.
 func newKafkaStage(in *Input, name, function, field string, batchSize int, perRecord, perBatch Duration) (*kafkaStage, error) {
+	return newKafkaStageTimed(in, name, function, field, batchSize, perRecord, perBatch, nil, nil)
+}
+
+// newKafkaStageTimed is newKafkaStage with the invocation's time under key concurrency (kc,
+// nil for none) and figures to put first (pre).
+func newKafkaStageTimed(in *Input, name, function, field string, batchSize int, perRecord, perBatch Duration, kc *kcTime, pre figures) (*kafkaStage, error) {
 	s := &kafkaStage{name: name, function: function, in: in, batchSize: batchSize,
-		perRecord: time.Duration(perRecord), perBatch: time.Duration(perBatch)}
+		perRecord: time.Duration(perRecord), perBatch: time.Duration(perBatch), kc: kc, figs: pre}
 	s.eventBytes = eventBytes(in.RecordSize)
 	s.figs.add(name+".event_bytes_per_record", float64(s.eventBytes), "bytes",
 		fmt.Sprintf("ceil(%d × 4/3) + %d = %d (the value in base64, and the record's JSON around it: an estimate)", in.RecordSize, eventOverheadBytes, s.eventBytes), srcESMConfig)
@@ -39,6 +48,9 @@ func newKafkaStage(in *Input, name, function, field string, batchSize int, perRe
 	s.b = min(batchSize, payloadBytes/s.eventBytes)
 	s.figs.add(name+".records_per_invocation", float64(s.b), "records",
 		fmt.Sprintf("min(BatchSize %d, floor(%d / %d)) = %d", batchSize, payloadBytes, s.eventBytes, s.b), srcESMConfig)
+	if kc != nil {
+		kc.addFigures(&s.figs, name, s.b)
+	}
 	d := s.invocation(float64(s.b))
 	s.figs.add(name+".invocation_seconds", d, "s", s.durationFormula(d), srcOnePartition)
 	if time.Duration(d*float64(time.Second)) > kafkaTimeout {
@@ -70,13 +82,26 @@ func (s *kafkaStage) provisioned() bool { return s.in.Mode == modeProv }
 // invocation is Db(n), the seconds of an invocation of n records: n times the time per
 // record, or the batch's time scaled linearly to n records.
 func (s *kafkaStage) invocation(n float64) float64 {
-	if s.perBatch > 0 {
-		return s.perBatch.Seconds() * n / float64(s.batchSize)
+	seq := n
+	if s.kc != nil {
+		seq = s.kc.records(n)
 	}
-	return n * s.perRecord.Seconds()
+	if s.perBatch > 0 {
+		return s.perBatch.Seconds() * seq / float64(s.batchSize)
+	}
+	return seq * s.perRecord.Seconds()
 }
 
 func (s *kafkaStage) durationFormula(d float64) string {
+	if s.kc != nil {
+		per := s.perRecord.String()
+		if s.perBatch > 0 {
+			per = fmt.Sprintf("%v / %d", s.perBatch, s.batchSize)
+		}
+		_, l := s.kc.keys.figures(float64(s.b))
+		return fmt.Sprintf("%s × max(longest key chain %.6g, %d records / key_concurrency %d) = %.6g (records of one key one after another, at most %d in flight)",
+			per, l, s.b, s.kc.n, d, s.kc.n)
+	}
 	if s.perBatch > 0 {
 		return fmt.Sprintf("%v × %d / %d = %.6g (the batch's time, linear in its records)", s.perBatch, s.b, s.batchSize, d)
 	}

@@ -32,6 +32,10 @@ const (
 	srcOnePartition = "https://docs.aws.amazon.com/lambda/latest/dg/with-msk-process.html: Lambda reads " +
 		"messages sequentially for each partition (one invocation holds a partition at a time); a " +
 		"payload can carry messages of several partitions"
+	srcKeyConcurrency = "https://docs.aws.amazon.com/lambda/latest/dg/with-msk-process.html: Lambda reads " +
+		"messages sequentially for each partition; within the invocation, batch.WithKeyConcurrency (this " +
+		"toolkit's package batch) runs records of different keys at once and each key's in offset order, " +
+		"so the longest same-key chain bounds the invocation (the key model: docs/plan.md)"
 	srcKafkaTimeout = "https://docs.aws.amazon.com/lambda/latest/dg/with-kafka-configure.html: although " +
 		"a Lambda function's timeout is at most 15 minutes, MSK and self-managed Kafka event source " +
 		"mappings support only functions with a timeout of at most 14 minutes"

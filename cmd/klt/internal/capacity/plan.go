@@ -26,17 +26,48 @@ func makePlan(in Input, notes []string) (*Plan, error) {
 	if p.Fanout, err = fanout(&p.Input); err != nil {
 		return nil, err
 	}
+	if p.Input.KeyConcurrency > 0 {
+		kc, err := keyConcurrent(&p.Input, p.Direct.PartitionsNeeded)
+		if err != nil {
+			return nil, err
+		}
+		p.KeyConcurrent = &kc
+	}
 	if p.LMI, err = lmiPlan(&p.Input, p.Direct); err != nil {
 		return nil, err
 	}
-	// Only designs that reach the target are compared: one that does not has no cost.
-	switch d, f := p.Direct, p.Fanout; {
-	case d.ReachesTarget && (!f.ReachesTarget || *d.MonthlyCostUSD <= *f.MonthlyCostUSD):
-		p.Cheaper = designDir
-	case f.ReachesTarget:
-		p.Cheaper = designFan
+	// Only designs that reach the target are compared: one that does not has no cost. On a
+	// tie the simpler design wins: direct, then key-concurrent (no queue), then the fan-out.
+	for _, d := range p.Designs() {
+		if !d.ReachesTarget {
+			continue
+		}
+		if p.Cheaper == "" || *d.MonthlyCostUSD < *p.Design(p.Cheaper).MonthlyCostUSD {
+			p.Cheaper = d.Name
+		}
 	}
 	return p, nil
+}
+
+// Designs are the plan's designs in the order of a tie: direct, key-concurrent (when
+// planned), fanout.
+func (p *Plan) Designs() []*Design {
+	ds := []*Design{&p.Direct}
+	if p.KeyConcurrent != nil {
+		ds = append(ds, p.KeyConcurrent)
+	}
+	return append(ds, &p.Fanout)
+}
+
+// Design returns the design named name ("direct", "key_concurrent", "fanout"), nil when the
+// plan has none of that name.
+func (p *Plan) Design(name string) *Design {
+	for _, d := range p.Designs() {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
 }
 
 // partitionsFor is the partitions a design's maximum is computed at: the topic's, or those
@@ -58,10 +89,16 @@ func direct(in *Input) (Design, error) {
 	if err != nil {
 		return Design{}, err
 	}
+	return designFrom(in, s, designDir), nil
+}
+
+// designFrom is the design named name of one function behind a Kafka mapping, the stage s:
+// the direct design, or the key-concurrent one.
+func designFrom(in *Input, s *kafkaStage, name string) Design {
 	n := s.needs(in.Rate)
 	parts := partitionsFor(in, n)
 	st := s.stage(parts)
-	d := Design{Name: designDir, MaxRecordsPerSecond: st.MaxRecordsPerSecond, Bound: st.Bound, Stages: []Stage{st}, CostLines: []CostLine{}}
+	d := Design{Name: name, MaxRecordsPerSecond: st.MaxRecordsPerSecond, Bound: st.Bound, Stages: []Stage{st}, CostLines: []CostLine{}}
 	d.ReachesTarget = n.why == "" && reaches(d.MaxRecordsPerSecond, in.Rate)
 	if n.why != "" {
 		d.Bound = n.why
@@ -89,7 +126,7 @@ func direct(in *Input) (Design, error) {
 		d.Burst = simulate(in, func(int) float64 { return mx })
 	}
 	d.Figures = s.figs
-	return d, nil
+	return d
 }
 
 // fanout is the fan-out design: Kafka -> mapping -> dispatcher -> SQS -> mapping -> workers.
@@ -228,6 +265,14 @@ func planNotes(in *Input) []string {
 		"the SQS mapping is in its default (on-demand) scaling; provisioned mode for SQS mappings is not modelled; its cap is taken as 1,250 concurrent invocations (services-sqs-scaling: up to 1,250 once the account's quota is raised, 1,000 batches otherwise), which the account's default 1,000 caps first",
 	}
 	n = append(n, "lmi prices the direct design's function on Lambda Managed Instances; the fan-out's dispatcher and workers on LMI are not modelled (a standard SQS mapping on LMI carries at most 5 MB/s, not raisable: "+srcLMIQuotas+")")
+	if in.KeyConcurrency > 0 {
+		draw := fmt.Sprintf("drawn at random (Zipf exponent key_skew %g)", in.KeySkew)
+		if in.KeysInTurn {
+			draw = "sent in turn (keys_in_turn)"
+		}
+		n = append(n, fmt.Sprintf("key_concurrent is the direct design's function with batch.WithKeyConcurrency(%d): an invocation of b records lasts d × max(L(b), b / %d), L(b) the expected longest same-key chain of its records, their keys %s from the keys_per_invocation of the topic's %d keys; the partitions are taken as evenly loaded (a hot key's partition receiving more records is not modelled); docs/plan.md derives the formulas", in.KeyConcurrency, in.KeyConcurrency, draw, in.Keys))
+		n = append(n, "key_concurrent needs batch.WithIdempotency (records after a failed one that succeeded come again on the redelivery and are skipped through the store): its DynamoDB writes are priced as the direct design's; lmi prices the direct design's function only")
+	}
 	if in.Duration > 0 {
 		n = append(n, "the handler takes its records one after another (duration, not batch_duration): an invocation of n records lasts n × duration")
 	} else {

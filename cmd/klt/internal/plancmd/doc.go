@@ -1,6 +1,6 @@
 // Package plancmd is "klt plan": it sizes and prices a Kafka -> Lambda stack before it is
-// built, printing package capacity's plan for the two designs the toolkit ships (direct, and
-// the fan-out through SQS) as text for people, as JSON for tools, and, with --report, as a page
+// built, printing package capacity's plan for the designs the toolkit ships (direct,
+// key-concurrent with --key-concurrency, and the fan-out through SQS) as text for people, as JSON for tools, and, with --report, as a page
 // of charts made by planning again over a range of partitions, of concurrency and of rates.
 //
 // Its inputs are capacity.Input's fields, each defined once in options.go: a flag (--rate,

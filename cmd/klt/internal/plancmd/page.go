@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,7 +77,7 @@ func (sw *sweep) points(in capacity.Input) (series map[string][]report.Point, ca
 		if err != nil {
 			return nil, "", fmt.Errorf("the chart of %s, at %s %s: %w", sw.title, fmtNum(x), sw.what, err)
 		}
-		for _, d := range []*capacity.Design{&p.Direct, &p.Fanout} {
+		for _, d := range p.Designs() {
 			if !sw.keep(d) {
 				continue
 			}
@@ -166,11 +167,11 @@ func charts(in capacity.Input, p *capacity.Plan) ([]pageChart, error) {
 		}
 		add(sw.id, sw.title, sw.xLabel, sw.yLabel, series, caption)
 	}
-	if p.Direct.Burst == nil && p.Fanout.Burst == nil {
+	if !slices.ContainsFunc(p.Designs(), func(d *capacity.Design) bool { return d.Burst != nil }) {
 		return out, nil
 	}
 	lag := map[string][]report.Point{}
-	for _, d := range []*capacity.Design{&p.Direct, &p.Fanout} {
+	for _, d := range p.Designs() {
 		if d.Burst == nil {
 			continue
 		}
@@ -212,7 +213,7 @@ func planPage(given capacity.Input, p *capacity.Plan) ([]byte, error) {
 		Sources []source
 	}{Plan: p, Inputs: inputRows(given, p.Input), Charts: svgs}
 	data.Title = fmt.Sprintf("klt plan: %s records/s", fmtNum(p.Input.Rate))
-	for _, d := range []*capacity.Design{&p.Direct, &p.Fanout} {
+	for _, d := range p.Designs() {
 		data.Designs = append(data.Designs, newPageDesign(d, src))
 	}
 	data.Cheaper = cheaperText(p)

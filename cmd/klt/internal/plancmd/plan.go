@@ -199,9 +199,12 @@ func run(_ context.Context, c *config, _ *flag.FlagSet, args []string, _ io.Read
 		base.Errorf(stderr, "plan: %v", err)
 		return base.ExitFail
 	}
-	if !p.Direct.ReachesTarget && !p.Fanout.ReachesTarget {
-		base.Errorf(stderr, "plan: neither design reaches %s records/s: direct reaches %s (%s), fanout %s (%s)",
-			fmtNum(p.Input.Rate), fmtNum(p.Direct.MaxRecordsPerSecond), p.Direct.Bound, fmtNum(p.Fanout.MaxRecordsPerSecond), p.Fanout.Bound)
+	if p.Cheaper == "" {
+		var each []string
+		for _, d := range p.Designs() {
+			each = append(each, fmt.Sprintf("%s reaches %s (%s)", d.Name, fmtNum(d.MaxRecordsPerSecond), d.Bound))
+		}
+		base.Errorf(stderr, "plan: no design reaches %s records/s: %s", fmtNum(p.Input.Rate), strings.Join(each, ", "))
 		return base.ExitFail
 	}
 	return base.ExitOK

@@ -169,7 +169,7 @@ func TestPlanUnreachedText(t *testing.T) {
 		{"a FIFO queue bounds the fan-out", []string{"--rate", "5000", "--duration", "10ms"}, 0, "fanout",
 			[]string{"does not reach the target: queue: a FIFO queue", "--queue standard", "--high-throughput", "  monthly cost: none: fanout does not reach the target\n"}, nil},
 		{"neither reaches", []string{"--rate", "20000", "--batch-size", "20", "--batch-duration", "50ms", "--partitions", "8"}, 1, "fanout",
-			[]string{"--queue standard"}, []string{"\ncheaper: neither design reaches 20,000 records/s\n"}},
+			[]string{"--queue standard"}, []string{"\ncheaper: no design reaches 20,000 records/s\n"}},
 	} {
 		code, stdout, stderr := runPlan(t, tc.args...)
 		if code != tc.code {

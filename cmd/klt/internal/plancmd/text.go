@@ -69,7 +69,7 @@ func writeText(w io.Writer, given capacity.Input, p *capacity.Plan) error {
 		fmt.Fprintf(tw, "  %s\t%s\n", row[0], row[1])
 	}
 	tw.Flush()
-	for _, d := range []*capacity.Design{&p.Direct, &p.Fanout} {
+	for _, d := range p.Designs() {
 		b.WriteString("\n")
 		writeDesign(&b, p.Input, d, src)
 	}
@@ -101,18 +101,11 @@ func writeText(w io.Writer, given capacity.Input, p *capacity.Plan) error {
 	return err
 }
 
-// design returns the design of p named name.
-func design(p *capacity.Plan, name string) *capacity.Design {
-	if name == "fanout" {
-		return &p.Fanout
-	}
-	return &p.Direct
-}
-
 // designTitles say what each design is.
 var designTitles = map[string]string{
-	"direct": "Kafka -> event source mapping -> the function",
-	"fanout": "Kafka -> event source mapping -> dispatcher -> SQS queue -> event source mapping -> workers",
+	"direct":         "Kafka -> event source mapping -> the function",
+	"fanout":         "Kafka -> event source mapping -> dispatcher -> SQS queue -> event source mapping -> workers",
+	"key_concurrent": "Kafka -> event source mapping -> the function with batch.WithKeyConcurrency (records of different keys at once, each key in order; no queue)",
 }
 
 // writeDesign writes one design's figures.
@@ -237,23 +230,25 @@ func writeLMI(b *strings.Builder, p *capacity.Plan, src *sources) {
 	}
 }
 
-// cheaperText says which design to build: of those that reach the target, the cheaper; a
+// cheaperText says which design to build: of those that reach the target, the cheapest; a
 // design that does not reach it is never compared, having no cost.
 func cheaperText(p *capacity.Plan) string {
 	rate := fmtNum(p.Input.Rate)
 	if p.Cheaper == "" {
-		return "neither design reaches " + rate + " records/s"
+		return "no design reaches " + rate + " records/s"
 	}
-	d := design(p, p.Cheaper)
-	other := &p.Fanout
-	if d == other {
-		other = &p.Direct
-	}
+	d := p.Design(p.Cheaper)
 	s := fmt.Sprintf("%s, $%s a month for %s records/s", d.Name, fmtUSD(*d.MonthlyCostUSD), rate)
-	if !other.ReachesTarget {
+	var others []string
+	for _, o := range p.Designs() {
+		if o != d && o.ReachesTarget {
+			others = append(others, fmt.Sprintf("%s: $%s", o.Name, fmtUSD(*o.MonthlyCostUSD)))
+		}
+	}
+	if len(others) == 0 {
 		return s + ", the only design that reaches it"
 	}
-	return s + fmt.Sprintf(" (%s: $%s)", other.Name, fmtUSD(*other.MonthlyCostUSD))
+	return s + " (" + strings.Join(others, "; ") + ")"
 }
 
 // reachesText is "yes", or "no" and why.

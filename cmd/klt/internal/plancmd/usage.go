@@ -1,9 +1,12 @@
 package plancmd
 
 // usagePlan is the help of "klt plan".
-const usagePlan = `Plan sizes and prices a Kafka -> Lambda stack before it is built, for the two designs of the
-toolkit: direct (Kafka -> event source mapping -> the function) and fan-out (Kafka -> a
-dispatcher -> an SQS queue, FIFO or standard -> workers). For a target rate of records, their
+const usagePlan = `Plan sizes and prices a Kafka -> Lambda stack before it is built, for the designs of the
+toolkit: direct (Kafka -> event source mapping -> the function), fan-out (Kafka -> a
+dispatcher -> an SQS queue, FIFO or standard -> workers) and, with --key-concurrency N,
+key-concurrent (the direct design's function with batch.WithKeyConcurrency(N): records of
+different keys at once, each key in order, no queue; an invocation lasts as long as its longest
+same-key chain, from --keys, --key-skew and --keys-in-turn). For a target rate of records, their
 size and the time the handler spends on them, it prints for each design the most records a
 second it reaches and what bounds it (partitions, pollers and their 5 MB/s, the 6 MB payload,
 an SQS FIFO queue's throughput per message group and per queue, concurrency), the pollers,
@@ -50,7 +53,7 @@ source), "cheaper" and "notes". --report DIR writes the same JSON as DIR/plan.js
 page, DIR/plan.html, with charts of the most records a second against partitions and against
 concurrency, of the monthly cost against the rate, and of a burst's lag.
 
-The exit status is 0 when a design reaches --rate, 1 when neither does (the plan says why and
+The exit status is 0 when a design reaches --rate, 1 when none does (the plan says why and
 is printed all the same) or a file cannot be read or holds a figure out of its range, and 2
 when the command line is wrong (a flag's figure out of its range included).
 `
@@ -61,5 +64,6 @@ Examples:
 
   klt plan --rate 100 --partitions 5 --duration 300ms --maximum-concurrency 300
   klt plan --rate 20000 --batch-size 20 --batch-duration 50ms --format json
+  klt plan --rate 500 --partitions 5 --duration 300ms --keys 1000 --key-concurrency 100
   klt plan --rate 500 --burst 2000 --burst-for 5m --duration 20ms --partitions 12 --report plan
 `
