@@ -96,7 +96,7 @@ func TestLocalStack(t *testing.T) {
 			t.Errorf("fault %s applied %s times, want %d", k, f.Applied, wantApplied)
 		}
 	}
-	checkPhases(t, rep, []string{"p1", "p2", "faults"})
+	checkPhases(t, rep, []string{"direct", "fan-out", "faults"})
 	// The samples log through lambdalog: every invocation has lines carrying its request ID,
 	// no line lacks one, and each applied order's line carries the correlation ID of its
 	// record's correlation-id header (--header), through the fan-out too.

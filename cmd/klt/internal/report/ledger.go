@@ -260,5 +260,5 @@ func FatesText(a ledger.PipelineAccount) string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, FateOf(f, a)))
 		}
 	}
-	return "the phase's records: " + strings.Join(parts, ", ")
+	return fmt.Sprintf("%d records: ", len(a.Records)) + strings.Join(parts, ", ")
 }

@@ -333,15 +333,19 @@ func (s *stack) build(ctx context.Context, names []string, stderr io.Writer) ([]
 	if err := s.openLogs(); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(s.out, "klt local: building %s\n", strings.Join(names, ", "))
+	// A line before and after each build: on a cold build cache the first takes a minute or
+	// more, and a newcomer watching a silent terminal cannot tell compiling from hanging.
 	start := time.Now()
 	boots := make([]string, len(names))
 	for i, fn := range names {
+		one := time.Now()
+		fmt.Fprintf(s.out, "klt local: building %s (%d of %d; go build, the first one compiles the shared packages)...\n", fn, i+1, len(names))
 		if boots[i], err = funcrun.BuildBootstrap(ctx, s.functions[fn], filepath.Join(work, fn), stderr); err != nil {
 			return nil, err
 		}
+		fmt.Fprintf(s.out, "klt local: built %s in %.1fs\n", fn, time.Since(one).Seconds())
 	}
-	fmt.Fprintf(s.out, "klt local: built in %.1fs\n", time.Since(start).Seconds())
+	fmt.Fprintf(s.out, "klt local: built %d functions in %.1fs\n", len(names), time.Since(start).Seconds())
 	return boots, nil
 }
 
