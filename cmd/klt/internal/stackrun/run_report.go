@@ -125,7 +125,9 @@ func (s *stack) onFailureOf(m *samspec.MappingSpec) string {
 
 // pipelineNames names the pipelines by their shape: "direct" for one function, "fan-out" for
 // more, and, when two have one shape, with their first function: "direct (ConsumerFunction)".
-func pipelineNames(ps []*pipeline) map[*pipeline]string {
+// A pipeline that starts at a --variant is named by its shape and the parameter it changes:
+// "direct, KeyConcurrency=100".
+func pipelineNames(ps []*pipeline, variants map[string]Variant) map[*pipeline]string {
 	shape := func(p *pipeline) string {
 		if len(p.functions) == 1 {
 			return "direct"
@@ -134,12 +136,16 @@ func pipelineNames(ps []*pipeline) map[*pipeline]string {
 	}
 	n := map[string]int{}
 	for _, p := range ps {
-		n[shape(p)]++
+		if _, ok := variants[p.functions[0]]; !ok {
+			n[shape(p)]++
+		}
 	}
 	out := map[*pipeline]string{}
 	for _, p := range ps {
 		out[p] = shape(p)
-		if n[shape(p)] > 1 {
+		if v, ok := variants[p.functions[0]]; ok {
+			out[p] += ", " + v.Param + "=" + v.Value
+		} else if n[shape(p)] > 1 {
 			out[p] += " (" + p.functions[0] + ")"
 		}
 	}
@@ -179,7 +185,7 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 	}
 	defer stopDisplay()
 
-	names := pipelineNames(s.pipelines)
+	names := pipelineNames(s.pipelines, s.variants)
 	var phases []*phaseResult
 	for _, p := range s.pipelines {
 		n := s.loadOf(p)

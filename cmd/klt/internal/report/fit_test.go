@@ -1,0 +1,109 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+// cardWidth is the content width of a section of the page: main's max-width 1120 px less its
+// padding (2 x 24), the section's padding (2 x 20) and border (2 x 1).
+const cardWidth = 1120 - 48 - 40 - 2
+
+// minTableWidth estimates the narrowest a table can be laid out, as a browser does it with the
+// page's style: each column as wide as its widest cell's unbreakable content (a nowrap cell's
+// whole text; a header's or a wrapping cell's longest word), at 7.2 px a character of 13 px
+// text, plus 10 px of padding. No browser is on the machine that wrote this (no chromium,
+// chromium-browser or google-chrome): this is the check a screenshot would have made.
+func minTableWidth(table *html.Node) float64 {
+	var widths []float64
+	for tr := range table.Descendants() {
+		if tr.Type != html.ElementNode || tr.Data != "tr" {
+			continue
+		}
+		i := 0
+		for c := tr.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode || (c.Data != "td" && c.Data != "th") {
+				continue
+			}
+			text := strings.TrimSpace(textOf(c))
+			unbreakable := text
+			if c.Data == "th" || attr(c, "class") == "text" {
+				unbreakable = ""
+				for _, w := range strings.Fields(text) {
+					if len(w) > len(unbreakable) {
+						unbreakable = w
+					}
+				}
+			}
+			w := float64(len([]rune(unbreakable)))*7.2 + 10
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], w)
+			i++
+		}
+	}
+	sum := 0.0
+	for _, w := range widths {
+		sum += w
+	}
+	return sum
+}
+
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	for d := range n.Descendants() {
+		if d.Type == html.TextNode {
+			b.WriteString(d.Data)
+		}
+	}
+	return b.String()
+}
+
+// With make demo's three pipelines (direct, fan-out, and direct with key concurrency), the
+// pipelines' tables fit their card: no table of the section is wider than the card at its
+// narrowest, and each pipeline has its row in each.
+func TestPipelineTablesFitTheCard(t *testing.T) {
+	r := sampleReport()
+	kc := r.Pipelines[0]
+	kc.Name, kc.Functions, kc.Mappings = "direct, KeyConcurrency=100", []string{"KeyConcurrentConsumer"}, []string{"KeyConcurrentConsumerMapping"}
+	kc.RecordsPerSecond = 512.3
+	r.Pipelines = append(r.Pipelines, kc)
+	r.Mappings = append(r.Mappings, Mapping{Name: "KeyConcurrentConsumerMapping", Function: "KeyConcurrentConsumer", Source: "orders", In: 500, Delivered: 500, Succeeded: 500})
+	doc, err := html.Parse(strings.NewReader(renderHTML(t, r)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var section *html.Node
+	for n := range doc.Descendants() {
+		if n.Type == html.ElementNode && n.Data == "section" && attr(n, "id") == "pipelines" {
+			section = n
+		}
+	}
+	if section == nil {
+		t.Fatal("no section#pipelines")
+	}
+	tables := 0
+	for n := range section.Descendants() {
+		if n.Type != html.ElementNode || n.Data != "table" {
+			continue
+		}
+		tables++
+		if w := minTableWidth(n); w > cardWidth {
+			t.Errorf("table#%s is at least %.0f px wide, its card %d px", attr(n, "id"), w, cardWidth)
+		}
+		if id := attr(n, "id"); id == "pipeline-table" || id == "pipeline-fates" {
+			text := textOf(n)
+			for _, p := range r.Pipelines {
+				if !strings.Contains(text, p.Name) {
+					t.Errorf("table#%s has no row for pipeline %q", id, p.Name)
+				}
+			}
+		}
+	}
+	if tables < 3 {
+		t.Errorf("%d tables in section#pipelines, want the pipelines', their fates' and the resources'", tables)
+	}
+}
