@@ -107,3 +107,20 @@ func TestPipelineTablesFitTheCard(t *testing.T) {
 		t.Errorf("%d tables in section#pipelines, want the pipelines', their fates' and the resources'", tables)
 	}
 }
+
+// The speedup line and the bars put a third pipeline against direct, as the fan-out is.
+func TestThirdPipelineAgainstDirect(t *testing.T) {
+	r := sampleReport()
+	kc := r.Pipelines[0]
+	kc.Name, kc.RecordsPerSecond = "direct, KeyConcurrency=100", 498
+	r.Pipelines = append(r.Pipelines, kc)
+	if got, want := speedupText(r, r.Speedup), "; direct, KeyConcurrency=100 is 30.0x direct: 498 records/s"; !strings.HasSuffix(got, want) {
+		t.Errorf("speedup text %q, want it to end with %q", got, want)
+	}
+	bars := barChart(loadPipelines(r.Pipelines), r.Speedup, chartWidth).element("")
+	for _, want := range []string{">direct, KeyConcurrency=100<", "498 records/s (30.0&#215; direct)", "517 records/s (31.1&#215; direct)"} {
+		if !strings.Contains(bars, want) {
+			t.Errorf("bars without %q", want)
+		}
+	}
+}

@@ -123,7 +123,7 @@ type stack struct {
 	specs     []*samspec.MappingSpec
 	pools     map[string]*runtimeapi.Pool // by function
 	functions map[string]*samspec.FunctionSpec
-	variants  map[string]Variant // by name: the --variant copies of functions
+	variants  map[string]Variant           // by name: the --variant copies of functions
 	vars      map[string]map[string]string // by function: its environment variables
 	pipelines []*pipeline
 	logDir    string
