@@ -200,6 +200,16 @@ func TestStartUpFailsWithoutItsVariables(t *testing.T) {
 			}
 		})
 	}
+	for _, bad := range []string{"-1", "many", "1.5"} {
+		t.Run("KEY_CONCURRENCY="+bad, func(t *testing.T) {
+			sampletest.EnvUnchecked(t, "ConsumerFunction", map[string]string{
+				"IDEMPOTENCY_TABLE": table, "FAILURE_QUEUE_URL": "http://127.0.0.1:1/q", "KEY_CONCURRENCY": bad,
+				"POWERTOOLS_METRICS_NAMESPACE": "KafkaOrders"})
+			if _, err := newHandler(t.Context(), new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), "KEY_CONCURRENCY") {
+				t.Errorf("newHandler with KEY_CONCURRENCY=%s: %v, want an error naming it", bad, err)
+			}
+		})
+	}
 	t.Run("bad FILTER_CRITERIA", func(t *testing.T) {
 		sampletest.EnvUnchecked(t, "ConsumerFunction", map[string]string{
 			"IDEMPOTENCY_TABLE": table, "FAILURE_QUEUE_URL": "http://127.0.0.1:1/q", "FILTER_CRITERIA": "",
