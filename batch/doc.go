@@ -40,6 +40,62 @@
 // MaximumRecordAgeInSeconds; then its on-failure destination, if any; for SQS, the queue's
 // redrive policy). Give a sink to move past records that cannot succeed.
 //
+// # Key concurrency
+//
+// Order often matters per key only: [WithKeyConcurrency](n) handles the records of one
+// partition whose keys differ at the same time, at most n records in flight for the whole
+// invocation (every partition together), and the records of one key strictly one after
+// another, in offset order. The records of a partition are split into key sequences, one per
+// distinct Key; the records without a key (a nil or empty Key) are one more sequence of
+// their own, in partition order among themselves, and interleave freely with the keyed ones:
+// a producer that sends no key asks for no order against keyed records, and Kafka's own
+// partitioners spread such records over partitions as it suits them, but a consumer that
+// meant the partition's order for them keeps it. Each sequence runs as a partition would
+// without the option: a worker takes it and handles its records in turn; the sequences are
+// taken in turn across partitions, so that no partition's keys wait behind another's.
+//
+// When a record fails (an error on every attempt, Permanent, a panic, Record.Err) and the
+// sink does not take it, its key stops: the later records of that key are not started.
+// The other keys go on. The partition is then reported from its lowest offset not done: that
+// record and every later record of the partition, including those that succeeded, so the
+// response is right whether Lambda resumes a partition from the lowest offset reported (as it
+// documents for Kinesis: "Lambda uses the record with the lowest sequence number as the
+// checkpoint", https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html)
+// or delivers again just the records reported (its Kafka page says "retry only the failed
+// records", https://docs.aws.amazon.com/lambda/latest/dg/kafka-retry-configurations.html).
+// The records after that offset that succeeded come back, and must not be applied twice:
+// the option needs [WithIdempotency], whose store acknowledges them as done (Replayed)
+// without calling the handler, while those not done run, each key in order again. One
+// partition of ten records, keys A, B, C and keyless (-), n = 3:
+//
+//	offset   0   1   2   3   4   5   6   7   8   9
+//	key      A   B   A   C   B   A   -   C   -   A
+//	         ok  ok  ERR ok  ok  .   ok  ok  ok  .     ERR: A@2 failed, not sunk
+//	                 ^                                 .:   not started (A is stopped)
+//	3 workers:       A: A@0, A@2 ERR (A stops)  B: B@1, B@4  C: C@3, C@7
+//	                 then the keyless sequence on the first worker free: -@6, -@8
+//	response:        t-0 offsets 2 3 4 5 6 7 8 9    (from the lowest not done: 2)
+//	redelivery:      2 3 4 5 6 7 8 9 come back
+//	                 A@2 A@5 A@9 run, in order;  C@3 B@4 -@6 C@7 -@8 replayed from the store
+//
+// At the deadline less the margin, each partition is reported from its lowest offset not
+// done: a record in flight (ErrAbandoned), or not started (ErrDeadline), whichever comes
+// first in the partition. Counts keep their meaning (BatchResult.Reported is the records in
+// the response, so a record that succeeded after the partition's lowest failure is both
+// Processed and Reported); a Failure's Reported, and a "record failed" line's, count the
+// records of its key that it holds back. Retry, the sink, the filter, idempotency, metrics,
+// the deadline margin and the panic guards work per record as without the option. The
+// [GroupHook]'s group is a key sequence: OnGroupStart before its first record, OnGroupEnd
+// after its last, with reported the number of that key's records it did not finish; its
+// GroupInfo has the partition's ID, and a Partition that holds that key's records only.
+//
+// SQS FIFO queues work alike with the MessageGroupId as the key: groups run at once, at
+// most n messages in flight, each group in order, and a failed message is reported with the
+// rest of its group (SQS takes back exactly the messages reported). A standard queue keeps
+// no order: a batch of one under the option fails with a *toolkit.OptionError, as does the
+// option without WithIdempotency, or with [WithConcurrency] (n already bounds what runs at
+// once).
+//
 // # The deadline
 //
 // At the function's deadline less [WithDeadlineMargin] (500 ms by default), the handler's

@@ -42,7 +42,9 @@ func (r KafkaResponse) MarshalJSON() ([]byte, error) {
 // ProcessKafka runs h on every record of the batch and returns the partial-batch response.
 //
 // Partitions are processed in parallel (WithConcurrency bounds how many at once), and the
-// records of one partition strictly one after another, in delivered order. When a record
+// records of one partition strictly one after another, in delivered order; with
+// WithKeyConcurrency, the records of one key one after another, keys at once (see the
+// package documentation, "Key concurrency", for what is reported then). When a record
 // fails (an error after its retries, a panic, or a decode error in Record.Err), its partition
 // stops: that record and every later record of the partition are reported, so that Lambda
 // delivers them again in order; other partitions go on. Reporting the later records too is
@@ -85,8 +87,24 @@ func ProcessKafka(ctx context.Context, ev *kafkaevent.Event, h RecordFunc, opts 
 			failures[i] = out
 		},
 	}
+	units := len(ev.Partitions)
+	if cfg.keyConcurrency > 0 {
+		var ks *keySet
+		ks, s = newKeySet(s, units, func(i, k int) []byte { return ev.Partitions[i].Records[k].Key },
+			func(i int, idx []int) *GroupInfo {
+				// The group of the hooks is the key's sequence: its partition, with its records.
+				p := ev.Partitions[i]
+				p.Records = make([]kafkaevent.Record, len(idx))
+				for n, k := range idx {
+					p.Records[n] = ev.Partitions[i].Records[k]
+				}
+				return &GroupInfo{Source: "kafka", ID: p.ID(), Partition: &p}
+			})
+		units = len(ks.idx)
+		cfg.concurrency = cfg.keyConcurrency
+	}
 	var resp KafkaResponse
-	if err := cfg.runBatch(ctx, info, s, len(ev.Partitions), func() {
+	if err := cfg.runBatch(ctx, info, s, units, func() {
 		for _, f := range failures {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, f...)
 		}

@@ -80,6 +80,9 @@ func (c *config) noTime(ctx context.Context, info *BatchInfo, s *unitSet, n int,
 		s.report(i, 0)
 		st.reported += int64(s.len(i))
 	}
+	if s.finish != nil {
+		s.finish()
+	}
 	respond()
 	c.logger.LogAttrs(ctx, slog.LevelWarn, "batch not processed: no time left",
 		slog.String("source", info.Source),

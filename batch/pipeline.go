@@ -64,6 +64,9 @@ func (c *config) runBatch(ctx context.Context, info *BatchInfo, s *unitSet, n in
 	}
 	forEach(len(us), c.concurrency, quit, func(i int) { c.run(hctx, c.stop, s, i, &us[i]) })
 	st := c.answer(hctx, s, us)
+	if s.finish != nil {
+		st.reported = s.finish()
+	}
 	respond()
 	c.observe(ctx, info.Source, info.Records, &st)
 	if len(c.hooks.batch) > 0 {

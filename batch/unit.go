@@ -244,6 +244,10 @@ type unitSet struct {
 	do func(ctx context.Context, i, k int, u *unit) *failure
 	// report marks the records of unit i from k on as reported in the response.
 	report func(i, k int)
+	// finish, when set (key sequences: keys.go), is called once every unit has been
+	// answered for, before the response is read: it makes the response from what the
+	// units reported, and returns how many records it reports.
+	finish func() int64
 
 	fatal fatalPanic // the batch's first panic where no record was in hand
 }
