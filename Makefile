@@ -63,7 +63,8 @@ fmt:
 
 ## demo: the sample stack of template.yaml on this machine (klt local): 500 orders straight from
 ## Kafka (5 partitions, the local HTTP sink at OrdersApiUrl taking 300 ms per order), 5,000
-## through the SQS FIFO fan-out, then both at once on 60 orders with a poison order (a negative
+## through the SQS FIFO fan-out, 5,000 straight from Kafka with the consumer's KeyConcurrency at
+## 100 (--variant: customers at once, each in order), then all three at once on 60 orders with a poison order (a negative
 ## total: the demo's value, not klt's), a transient sink error and a timed-out invocation.
 ## Progress on stdout; the report in $(DEMO_DIR)/report.html and .json, with the throughput
 ## klt plan predicts from the run's measurements beside the measured one

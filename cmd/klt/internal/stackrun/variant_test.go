@@ -6,6 +6,7 @@ import (
 
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 	"github.com/kafkalambda/toolkit/cmd/klt/internal/report"
+	"github.com/kafkalambda/toolkit/esm/samspec"
 )
 
 // --variant takes NAME=FUNCTION:PARAMETER=VALUE, refuses anything else and a name twice.
@@ -61,5 +62,53 @@ func TestServerFaultLeavesRecordFaultsTheirRows(t *testing.T) {
 	}
 	if s := report.FatesText(got); !strings.HasPrefix(s, "2 records: 2 ") {
 		t.Errorf("fates text %q", s)
+	}
+}
+
+// A variant of template.yaml's consumer copies its Kafka mapping (same topic and settings, its
+// own ID, function and consumer group); a variant of a parameter the template lacks, of the
+// worker (an SQS mapping invokes it), or under a name the template has, is refused.
+func TestAddVariantsOnTheTemplate(t *testing.T) {
+	tpl, err := samspec.ReadInvokeTemplate("../../../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := samspec.NewLocalResolver(tpl, map[string]string{"KafkaBootstrapServers": "127.0.0.1:9092"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, _, err := samspec.LocalMappings(tpl, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stackWith := func(v Variant) *stack {
+		return &stack{c: Config{Template: "template.yaml", Variants: []Variant{v}}, t: tpl, specs: append([]*samspec.MappingSpec(nil), ms...)}
+	}
+	s := stackWith(Variant{"KeyConcurrentConsumer", "ConsumerFunction", "KeyConcurrency", "100"})
+	if err := s.addVariants(); err != nil {
+		t.Fatal(err)
+	}
+	var orig, c *samspec.MappingSpec
+	for _, m := range s.specs {
+		switch m.Id {
+		case "ConsumerSelfManagedMapping":
+			orig = m
+		case "KeyConcurrentConsumerMapping":
+			c = m
+		}
+	}
+	if c == nil || orig == nil || c.Function != "KeyConcurrentConsumer" || c.GroupID != "KeyConcurrentConsumer" || c.GroupID == orig.GroupID ||
+		c.Topics[0] != orig.Topics[0] || c.BatchSize != orig.BatchSize || c.Filter != orig.Filter || orig.Function != "ConsumerFunction" {
+		t.Errorf("copy %+v of %+v", c, orig)
+	}
+	for v, want := range map[Variant]string{
+		{"K", "ConsumerFunction", "NoSuchParameter", "1"}:                 "has no parameter NoSuchParameter",
+		{"K", "WorkerFunction", "KeyConcurrency", "1"}:                    "an SQS mapping",
+		{"ConsumerFunction", "DispatcherFunction", "KeyConcurrency", "1"}: "already has ConsumerFunction",
+		{"K", "NoFunction", "KeyConcurrency", "1"}:                        "no enabled Kafka mapping",
+	} {
+		if err := stackWith(v).addVariants(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--variant %s: %v, want an error saying %q", v, err, want)
+		}
 	}
 }
