@@ -3,6 +3,9 @@ package report
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kafkalambda/toolkit/cmd/klt/internal/ledger"
 
 	"golang.org/x/net/html"
 )
@@ -121,6 +124,38 @@ func TestThirdPipelineAgainstDirect(t *testing.T) {
 	for _, want := range []string{">direct, KeyConcurrency=100<", "498 records/s (30.0&#215; direct)", "517 records/s (31.1&#215; direct)"} {
 		if !strings.Contains(bars, want) {
 			t.Errorf("bars without %q", want)
+		}
+	}
+}
+
+// Two pipelines whose functions share a failure queue (make demo's consumer and its
+// --variant): each lists the message its own function sent, not the other's as a duplicate.
+func TestSharedFailureQueueMessagesBySender(t *testing.T) {
+	l := ledger.New()
+	id := ledger.RecordID{Topic: "orders", Partition: 3, Offset: 12}
+	l.Produced(ledger.Input{ID: id, Key: []byte("k"), At: time.Now(), Phase: "faults"})
+	send := func(fn, msg string) ledger.Effect {
+		return ledger.Effect{Kind: ledger.EffectQueue, Resource: "ConsumerFailureQueue", Function: fn, Record: id, Via: ledger.ViaEnvelope, Op: "SendMessage", Failure: "invalid order", ID: msg, At: time.Now()}
+	}
+	listed := func(msg string) ledger.Effect {
+		return ledger.Effect{Kind: ledger.EffectQueue, Resource: "ConsumerFailureQueue", Record: id, Via: ledger.ViaEnvelope, Op: ledger.OpListed, Failure: "invalid order", ID: msg, At: time.Now()}
+	}
+	effects := []ledger.Effect{send("ConsumerFunction", "m1"), send("KeyConcurrentConsumer", "m2"), listed("m1"), listed("m2")}
+	r := &Report{}
+	for _, fn := range []string{"ConsumerFunction", "KeyConcurrentConsumer"} {
+		acc := ledger.PipelineAccount{
+			Records: []ledger.RecordAccount{{ID: id, Key: []byte("k"), Fate: ledger.FateFailureQueue, Deliveries: map[string]int{fn + "Mapping": 1}, Effects: effects}},
+			Fates:   map[string]int{ledger.FateFailureQueue: 1}, Attempts: 1,
+		}
+		r.AddPipeline(LedgerPipeline{Name: fn, Functions: []string{fn}, Mappings: []string{fn + "Mapping"},
+			Queues: map[string]bool{"ConsumerFailureQueue": true}, Faulted: true, Seconds: 1, Account: acc, Ledger: l})
+	}
+	if len(r.FailedMessages) != 2 || r.FailedMessages[0].Pipeline != "ConsumerFunction" || r.FailedMessages[1].Pipeline != "KeyConcurrentConsumer" {
+		t.Errorf("failed messages %+v, want one per pipeline", r.FailedMessages)
+	}
+	for _, p := range r.Pipelines {
+		if got := p.FailureQueue; !got.Is(1) {
+			t.Errorf("%s: failure queue %v, want 1", p.Name, got)
 		}
 	}
 }
