@@ -159,3 +159,17 @@ func TestSharedFailureQueueMessagesBySender(t *testing.T) {
 		}
 	}
 }
+
+// A phase's name is cut to its band on the charts, so that it does not run into the next one's.
+func TestPhaseLabelsFitTheirBands(t *testing.T) {
+	for w, want := range map[float64]int{30: 4, 100: 14, 182: 28, 900: 28} {
+		if got := phaseLabelChars(w); got != want {
+			t.Errorf("phaseLabelChars(%v) = %d, want %d", w, got, want)
+		}
+	}
+	var b strings.Builder
+	drawPhases(&b, []PhaseSpan{{Name: "direct, KeyConcurrency=100", Start: 0, End: 10}, {Name: "faults", Start: 10, End: 100}}, func(s float64) float64 { return 10 * s }, 0, 100)
+	if !strings.Contains(b.String(), ">direct, KeyCo…<") || !strings.Contains(b.String(), "<title>phase direct, KeyConcurrency=100:") {
+		t.Errorf("phase marks %s", b.String())
+	}
+}

@@ -183,8 +183,16 @@ func drawPhases(b *strings.Builder, phases []PhaseSpan, x func(float64) float64,
 		}
 		fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-dasharray="4 3"/>`, num(x0), num(top), num(x0), num(top+ph), mutedInk)
 		fmt.Fprintf(b, `<text x="%s" y="%s" font-size="11" fill="%s">%s</text><title>phase %s: %s s to %s s</title></g>`,
-			num(x0+4), num(top+12), mutedInk, esc(ellipsis(p.Name, 24)), esc(p.Name), fmtNum(p.Start), fmtNum(p.End))
+			num(x0+4), num(top+12), mutedInk, esc(ellipsis(p.Name, phaseLabelChars(x1-x0))), esc(p.Name), fmtNum(p.Start), fmtNum(p.End))
 	}
+}
+
+// phaseLabelChars is how many characters of a phase's name fit over its band of width w (11 px
+// text, about 6.2 px a character), so that a short phase's long name ("direct,
+// KeyConcurrency=100") does not run into the next phase's: at least 4, at most 28; the band's
+// tooltip has the whole name.
+func phaseLabelChars(w float64) int {
+	return min(max(int((w-8)/6.2), 4), 28)
 }
 
 // barChart draws one horizontal bar per pipeline for its records per second, on a linear
