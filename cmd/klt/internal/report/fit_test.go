@@ -141,10 +141,16 @@ func TestSharedFailureQueueMessagesBySender(t *testing.T) {
 		return ledger.Effect{Kind: ledger.EffectQueue, Resource: "ConsumerFailureQueue", Record: id, Via: ledger.ViaEnvelope, Op: ledger.OpListed, Failure: "invalid order", ID: msg, At: time.Now()}
 	}
 	effects := []ledger.Effect{send("ConsumerFunction", "m1"), send("KeyConcurrentConsumer", "m2"), listed("m1"), listed("m2")}
+	for _, e := range effects {
+		l.AddEffect(e)
+	}
 	r := &Report{}
 	for _, fn := range []string{"ConsumerFunction", "KeyConcurrentConsumer"} {
+		// The account holds the pipeline's own function's send and every listing, as
+		// ledger.Account makes it; the other function's send is in the ledger only.
+		own := []ledger.Effect{send(fn, map[string]string{"ConsumerFunction": "m1", "KeyConcurrentConsumer": "m2"}[fn]), listed("m1"), listed("m2")}
 		acc := ledger.PipelineAccount{
-			Records: []ledger.RecordAccount{{ID: id, Key: []byte("k"), Fate: ledger.FateFailureQueue, Deliveries: map[string]int{fn + "Mapping": 1}, Effects: effects}},
+			Records: []ledger.RecordAccount{{ID: id, Key: []byte("k"), Fate: ledger.FateFailureQueue, Deliveries: map[string]int{fn + "Mapping": 1}, Effects: own}},
 			Fates:   map[string]int{ledger.FateFailureQueue: 1}, Attempts: 1,
 		}
 		r.AddPipeline(LedgerPipeline{Name: fn, Functions: []string{fn}, Mappings: []string{fn + "Mapping"},

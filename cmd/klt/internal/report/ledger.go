@@ -88,7 +88,11 @@ func (r *Report) AddPipeline(lp LedgerPipeline) {
 		// as a duplicate. A message whose send klt did not see stays with every pipeline of
 		// its queue.
 		sender := map[string]string{}
-		for _, e := range ra.Effects {
+		all := ra.Effects // the account's: of the pipeline's functions; the ledger's: every send
+		if lp.Ledger != nil {
+			_, _, all = lp.Ledger.History(ra.ID)
+		}
+		for _, e := range all {
 			if e.Op != ledger.OpListed && e.ID != "" && e.Function != "" {
 				sender[e.ID] = e.Function
 			}

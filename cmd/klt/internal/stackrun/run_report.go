@@ -391,13 +391,18 @@ func (s *stack) faultOutcome(pipe string, p *pipeline, a ledger.PipelineAccount,
 		// dynamodb:3:PutItem, whose three failed calls the SDK retried).
 		a = withoutRecordFaults(a, phase)
 		out.Outcome = fmt.Sprintf("%d calls failed; of the phase's records without a record fault of their own, %s", s.faultsAnswered(f.spec), report.FatesText(a))
+		// Its applied: the most times one of them was applied (1 when each was applied once).
+		most := int64(0)
 		for _, ra := range a.Records {
 			out.Attempts = max(out.Attempts, report.Deliveries(ra))
+			if n, ok := report.AppliedOf(ra, a, p.applier()).Value(); ok {
+				most = max(most, n)
+			}
 		}
 		applied := a.Fates[ledger.FateSucceeded]
 		out.Fate = report.FateOf(ledger.FateSucceeded, a)
 		if out.Fate == report.FateApplied {
-			out.Applied = report.Observed(int64(applied))
+			out.Applied = report.Observed(most)
 		}
 		for _, bad := range []string{ledger.FateLost, ledger.FateInFlight, ledger.FateDeadLettered, ledger.FateFailureQueue} {
 			if a.Fates[bad] > 0 {
