@@ -38,6 +38,7 @@ func start(t *testing.T) *env {
 		"FAILURE_QUEUE_URL":         urls["ConsumerFailureQueue"],
 		"FILTER_CRITERIA":           criteria,
 		"ORDERS_API_URL":            "",            // only logged; samples/internal/orders tests the API
+		"KEY_CONCURRENCY":           "0",           // the template's default: off (mapping_test.go runs it on)
 		"KAFKA_BOOTSTRAP_SERVERS":   "127.0.0.1:1", // the template sets it; the consumer does not connect
 		"KAFKA_AUTH":                "iam",
 		"AWS_ENDPOINT_URL_DYNAMODB": ddbEndpoint,
