@@ -392,3 +392,46 @@ func ExampleWithCorrelationIDFrom() {
 	// offset 0: "req-7f3a" true
 	// offset 1: "" false
 }
+
+// WithKeyConcurrency handles the records of different keys at once, each key in offset
+// order. Here the record at offset 2 (key "A") fails: A's later record (offset 4) is not
+// started, "B" goes on, and the partition is reported from offset 2, so that Lambda delivers
+// 2, 3 and 4 again; on that delivery the store skips offset 3, which had succeeded.
+func ExampleWithKeyConcurrency() {
+	b := kafkaeventtest.NewBuilder()
+	for i, key := range []string{"A", "B", "A", "B", "A"} {
+		b.Add("orders", 0, fmt.Appendf(nil, `{"n":%d}`, i), kafkaeventtest.WithKey([]byte(key)))
+	}
+	ev := b.Event()
+	store := idempotencytest.NewStore() // the DynamoDB store (idempotency/dynamodb) in a function
+	broken := true
+	handle := func(ctx context.Context, r *kafkaevent.Record) error {
+		if broken && r.Offset == 2 {
+			return batch.Permanent(errors.New("A's payment service is down"))
+		}
+		return nil
+	}
+	opts := []batch.Option{batch.WithIdempotency(store), batch.WithKeyConcurrency(16), batch.WithLogger(quietLogger),
+		batch.WithHooks(printResult{})}
+	resp, _ := batch.ProcessKafka(context.Background(), ev, handle, opts...)
+	for _, f := range resp.BatchItemFailures {
+		fmt.Println("reported", f.ItemIdentifier.Partition, f.ItemIdentifier.Offset)
+	}
+	broken = false
+	ev.Partitions[0].Records = ev.Partitions[0].Records[2:] // the redelivery, from offset 2
+	batch.ProcessKafka(context.Background(), ev, handle, opts...)
+	// Output:
+	// processed 3, failed 1, reported 3, replayed 0
+	// reported orders-0 2
+	// reported orders-0 3
+	// reported orders-0 4
+	// processed 3, failed 0, reported 0, replayed 1
+}
+
+// printResult prints each batch's counts.
+type printResult struct{}
+
+func (printResult) OnBatchStart(ctx context.Context, _ *batch.BatchInfo) context.Context { return ctx }
+func (printResult) OnBatchEnd(_ context.Context, _ *batch.BatchInfo, r *batch.BatchResult) {
+	fmt.Printf("processed %d, failed %d, reported %d, replayed %d\n", r.Processed, r.Failed, r.Reported, r.Replayed)
+}

@@ -31,7 +31,9 @@ type BatchHook interface {
 }
 
 // GroupHook is called around each unit processed in order: a Kafka partition, an SQS FIFO
-// message group, or a single message of a standard queue.
+// message group, or a single message of a standard queue; with WithKeyConcurrency, the
+// records of one key within a Kafka partition (see the package documentation, "Key
+// concurrency").
 type GroupHook interface {
 	// OnGroupStart is called before the group's first record; the context it returns is
 	// passed to the group's records.

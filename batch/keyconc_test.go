@@ -413,3 +413,36 @@ func TestKeyConcurrencySQSFIFO(t *testing.T) {
 		t.Errorf("%d in flight, want at most 3", top.Load())
 	}
 }
+
+// A handler's panic fails its record, stops its key, and the partition is reported from it;
+// a batch with no time left is reported whole, no handler called.
+func TestKeyConcurrencyPanicAndNoTime(t *testing.T) {
+	ev := keyedEvent([]string{"A", "B", "A", "B", "C"})
+	var mu sync.Mutex
+	var ran []int64
+	h := func(ctx context.Context, r *kafkaevent.Record) error {
+		if r.Offset == 1 {
+			panic("B@1")
+		}
+		mu.Lock()
+		ran = append(ran, r.Offset)
+		mu.Unlock()
+		return nil
+	}
+	opts := []batch.Option{batch.WithKeyConcurrency(2), batch.WithIdempotency(idempotencytest.NewStore()), kquiet()}
+	resp, err := batch.ProcessKafka(context.Background(), ev, h, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ran)
+	if got := offsetsOf(resp, "t-0"); !slices.Equal(got, []int64{1, 2, 3, 4}) || !slices.Equal(ran, []int64{0, 2, 4}) {
+		t.Errorf("reported %v, ran %v; want 1-4 reported, 0 2 4 ran (B@3 not started)", got, ran)
+	}
+	ran = nil
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	resp, err = batch.ProcessKafka(ctx, ev, h, opts...)
+	if got := offsetsOf(resp, "t-0"); err != nil || !slices.Equal(got, []int64{0, 1, 2, 3, 4}) || len(ran) != 0 {
+		t.Errorf("no time: %v, reported %v, ran %v; want all reported, none ran", err, got, ran)
+	}
+}
