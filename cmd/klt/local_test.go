@@ -42,6 +42,7 @@ func TestLocalStack(t *testing.T) {
 	code := run(ctx, []string{"local", "--template", "../../template.yaml", "--partitions", "5",
 		"--http-sink", "OrdersApiUrl", "--work", "100ms", "--generate", demoGenerate, "--keys", "20",
 		"--header", "correlation-id=order-{{seq}}",
+		"--variant", "KeyConcurrentConsumer=ConsumerFunction:KeyConcurrency=20",
 		"--load", "ConsumerFunction=50", "--load", "300", "--fault-load", "30",
 		"--fault", "value:seq=6:" + demoPoison, "--fault", "http:seq=10", "--fault", "timeout:seq=15",
 		"--report", dir}, nil, &stdout, &stderr)
@@ -54,7 +55,10 @@ func TestLocalStack(t *testing.T) {
 		t.Errorf("the report's scenario line: %q", m)
 	}
 	rep := readReport(t, filepath.Join(dir, "report.json"))
-	want := map[string]int64{"direct": 50, "fan-out": 300, "direct, with faults": 30, "fan-out, with faults": 30}
+	// The consumer with key concurrency (--variant) is a third pipeline, measured as the others
+	// are; it shares the consumer's failure queue, each listing its own message.
+	want := map[string]int64{"direct": 50, "fan-out": 300, "direct, KeyConcurrency=20": 300,
+		"direct, with faults": 30, "fan-out, with faults": 30, "direct, KeyConcurrency=20, with faults": 30}
 	if len(rep.Pipelines) != len(want) {
 		t.Fatalf("pipelines: %+v", rep.Pipelines)
 	}
@@ -77,12 +81,15 @@ func TestLocalStack(t *testing.T) {
 	}
 	poison := "value:seq=6:" + demoPoison
 	wantFault := map[string]string{
-		"direct/" + poison:       "sent to ConsumerFailureQueue",
-		"fan-out/" + poison:      "sent to WorkerFailureQueue",
-		"direct/http:seq=10":     "the HTTP sink answered 503 to its first request; applied 1 time(s)",
-		"fan-out/http:seq=10":    "the HTTP sink answered 503 to its first request; applied 1 time(s)",
-		"direct/timeout:seq=15":  "the invocation of ConsumerFunction carrying it timed out",
-		"fan-out/timeout:seq=15": "the invocation of WorkerFunction carrying it timed out",
+		"direct/" + poison:                         "sent to ConsumerFailureQueue",
+		"fan-out/" + poison:                        "sent to WorkerFailureQueue",
+		"direct/http:seq=10":                       "the HTTP sink answered 503 to its first request; applied 1 time(s)",
+		"fan-out/http:seq=10":                      "the HTTP sink answered 503 to its first request; applied 1 time(s)",
+		"direct/timeout:seq=15":                    "the invocation of ConsumerFunction carrying it timed out",
+		"fan-out/timeout:seq=15":                   "the invocation of WorkerFunction carrying it timed out",
+		"direct, KeyConcurrency=20/" + poison:      "sent to ConsumerFailureQueue",
+		"direct, KeyConcurrency=20/http:seq=10":    "the HTTP sink answered 503 to its first request; applied 1 time(s)",
+		"direct, KeyConcurrency=20/timeout:seq=15": "the invocation of KeyConcurrentConsumer carrying it timed out",
 	}
 	if len(rep.Faults) != len(wantFault) {
 		t.Errorf("faults: %+v", rep.Faults)
@@ -96,16 +103,16 @@ func TestLocalStack(t *testing.T) {
 			t.Errorf("fault %s applied %s times, want %d", k, f.Applied, wantApplied)
 		}
 	}
-	checkPhases(t, rep, []string{"p1", "p2", "faults"})
+	checkPhases(t, rep, []string{"direct", "fan-out", "direct, KeyConcurrency=20", "faults"})
 	// The samples log through lambdalog: every invocation has lines carrying its request ID,
 	// no line lacks one, and each applied order's line carries the correlation ID of its
 	// record's correlation-id header (--header), through the fan-out too.
 	if !strings.Contains(stdout.String(), "\nfunction logs (function_request_id, correlation_id):\n") {
 		t.Errorf("the text report has no function logs table")
 	}
-	minCorrelated := map[string]int64{"ConsumerFunction": 50 + 29, "DispatcherFunction": 0, "WorkerFunction": 300 + 29}
+	minCorrelated := map[string]int64{"ConsumerFunction": 50 + 29, "DispatcherFunction": 0, "WorkerFunction": 300 + 29, "KeyConcurrentConsumer": 300 + 29}
 	if len(rep.Logs) != len(minCorrelated) {
-		t.Errorf("function logs of %d functions, want 3: %+v", len(rep.Logs), rep.Logs)
+		t.Errorf("function logs of %d functions, want %d: %+v", len(rep.Logs), len(minCorrelated), rep.Logs)
 	}
 	for _, l := range rep.Logs {
 		if l.Invocations == 0 || l.InvocationsLogged != l.Invocations || l.WithoutRequestID+l.OtherRequestID+l.TextLines != 0 ||
@@ -114,7 +121,7 @@ func TestLocalStack(t *testing.T) {
 				l.Function, l, minCorrelated[l.Function])
 		}
 	}
-	for _, fn := range []string{"ConsumerFunction", "WorkerFunction"} {
+	for _, fn := range []string{"ConsumerFunction", "WorkerFunction", "KeyConcurrentConsumer"} {
 		b, _ := os.ReadFile(filepath.Join(dir, "logs", fn+".log"))
 		if !strings.Contains(string(b), "invocation failed: Sandbox.Timedout") {
 			t.Errorf("%s's log does not say its invocation timed out", fn)

@@ -10,6 +10,9 @@
 //
 // Environment: IDEMPOTENCY_TABLE, FAILURE_QUEUE_URL, ORDERS_API_URL (optional),
 // FILTER_CRITERIA (optional: the JSON of the event source mapping's FilterCriteria),
+// KEY_CONCURRENCY (optional: n > 0 handles records of different keys at once, at most n in
+// flight per invocation, each key in offset order: batch.WithKeyConcurrency; 0 or unset: a
+// partition's records one after another),
 // POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_LOG_LEVEL (template.yaml's
 // Globals).
 package main
@@ -21,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -85,6 +89,13 @@ func newHandler(ctx context.Context, out io.Writer) (lambda.Handler, error) {
 		}
 		opts = append(opts, batch.WithFilter(c))
 	}
+	n, err := keyConcurrency()
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		opts = append(opts, batch.WithKeyConcurrency(n)) // WithIdempotency above, which it needs
+	}
 	api := orders.NewAPI(os.Getenv("ORDERS_API_URL"))
 	h := batch.KafkaHandler(func(ctx context.Context, r *kafkaevent.Record) error {
 		return handle(ctx, log, api, r)
@@ -110,6 +121,20 @@ func handle(ctx context.Context, log *slog.Logger, api *orders.API, r *kafkaeven
 	return errors.Join(
 		metrics.Add(ctx, "OrdersApplied", metrics.Count, 1),
 		metrics.Add(ctx, "OrderTotal", metrics.None, o.Total))
+}
+
+// keyConcurrency reads KEY_CONCURRENCY (template.yaml's KeyConcurrency parameter): 0 when it
+// is unset or empty, an error naming it when it is not a whole number from 0.
+func keyConcurrency() (int, error) {
+	v := os.Getenv("KEY_CONCURRENCY")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("environment variable KEY_CONCURRENCY=%q: want a whole number from 0 (0: off)", v)
+	}
+	return n, nil
 }
 
 // required returns the variable's value, or an error naming it when it is unset or empty.

@@ -38,6 +38,7 @@ func start(t *testing.T) *env {
 		"FAILURE_QUEUE_URL":         urls["ConsumerFailureQueue"],
 		"FILTER_CRITERIA":           criteria,
 		"ORDERS_API_URL":            "",            // only logged; samples/internal/orders tests the API
+		"KEY_CONCURRENCY":           "0",           // the template's default: off (mapping_test.go runs it on)
 		"KAFKA_BOOTSTRAP_SERVERS":   "127.0.0.1:1", // the template sets it; the consumer does not connect
 		"KAFKA_AUTH":                "iam",
 		"AWS_ENDPOINT_URL_DYNAMODB": ddbEndpoint,
@@ -197,6 +198,16 @@ func TestStartUpFailsWithoutItsVariables(t *testing.T) {
 			sampletest.Unset(t, name)
 			if _, err := newHandler(t.Context(), new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), name) {
 				t.Errorf("newHandler without %s: %v", name, err)
+			}
+		})
+	}
+	for _, bad := range []string{"-1", "many", "1.5"} {
+		t.Run("KEY_CONCURRENCY="+bad, func(t *testing.T) {
+			sampletest.EnvUnchecked(t, "ConsumerFunction", map[string]string{
+				"IDEMPOTENCY_TABLE": table, "FAILURE_QUEUE_URL": "http://127.0.0.1:1/q", "KEY_CONCURRENCY": bad,
+				"POWERTOOLS_METRICS_NAMESPACE": "KafkaOrders"})
+			if _, err := newHandler(t.Context(), new(bytes.Buffer)); err == nil || !strings.Contains(err.Error(), "KEY_CONCURRENCY") {
+				t.Errorf("newHandler with KEY_CONCURRENCY=%s: %v, want an error naming it", bad, err)
 			}
 		})
 	}

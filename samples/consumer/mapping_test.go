@@ -59,7 +59,16 @@ func (a *ordersAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // valid JSON or null, the event source mapping will consider a batch as successfully
 // processed."; (https://docs.aws.amazon.com/lambda/latest/dg/kafka-filtering.html) records that
 // do not match the filter are not sent, and their offsets are committed.
+//
+// The same with the template's KeyConcurrency at 8 (KEY_CONCURRENCY: batch.WithKeyConcurrency):
+// the same outcome, records of different customers at once.
 func TestBehindTheTemplatesMapping(t *testing.T) {
+	for _, kc := range []string{"0", "8"} {
+		t.Run("KEY_CONCURRENCY="+kc, func(t *testing.T) { behindTheTemplatesMapping(t, kc) })
+	}
+}
+
+func behindTheTemplatesMapping(t *testing.T, keyConcurrency string) {
 	ddbEndpoint, ddb := sampletest.DynamoDB(t, table)
 	sqsEndpoint, sqsClient, urls := sampletest.SQS(t, "ConsumerFailureQueue", "KafkaOnFailureQueue")
 	// Offset 4 fails its three attempts (batch's default WithRetry) in the first invocation.
@@ -71,7 +80,8 @@ func TestBehindTheTemplatesMapping(t *testing.T) {
 		"FAILURE_QUEUE_URL":         urls["ConsumerFailureQueue"],
 		"FILTER_CRITERIA":           criteria,
 		"ORDERS_API_URL":            srv.URL,
-		"KAFKA_BOOTSTRAP_SERVERS":   "127.0.0.1:1", // the template sets it; the consumer does not connect
+		"KEY_CONCURRENCY":           keyConcurrency, // the template's KeyConcurrency
+		"KAFKA_BOOTSTRAP_SERVERS":   "127.0.0.1:1",  // the template sets it; the consumer does not connect
 		"KAFKA_AUTH":                "iam",
 		"AWS_ENDPOINT_URL_DYNAMODB": ddbEndpoint,
 		"AWS_ENDPOINT_URL_SQS":      sqsEndpoint,

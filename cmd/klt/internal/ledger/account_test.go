@@ -163,3 +163,19 @@ func TestAccountTwiceAtTwoResources(t *testing.T) {
 		t.Errorf("resources %+v, applied twice %v: want 1 at each, 1 in all", a.Resources, a.AppliedTwice)
 	}
 }
+
+// CountsByFunction counts records applied, not side effects: the sample consumer's order is
+// sent to the orders API and completes its idempotency entry, two effects of one record, and
+// the live display's applied/s would read twice the records otherwise.
+func TestCountsByFunctionCountsRecords(t *testing.T) {
+	h := newHandLedger()
+	for off := range int64(3) {
+		id := h.Input(off, "k")
+		h.applied(id, 10, false)
+		h.l.AddEffect(Effect{Kind: EffectTable, Resource: "IdempotencyTable", Function: "Consumer", Record: id, Via: ViaIdempotencyHeader, Op: "UpdateItem", At: h.at(11)})
+	}
+	failed, applied := h.l.CountsByFunction()
+	if applied["Consumer"] != 3 || failed["Consumer"] != 0 {
+		t.Errorf("applied %v, failed %v: want 3 records applied by Consumer (6 side effects), none failed", applied, failed)
+	}
+}

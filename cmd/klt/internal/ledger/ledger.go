@@ -299,14 +299,16 @@ func (l *Ledger) Input(id RecordID) (Input, bool) {
 
 // CountsByFunction counts, per function, in one pass over the ledger: the records it sent to
 // a failure queue (a batch sink's envelope; a record sent twice, as when its batch is
-// delivered again after a timeout, counts once), and its side effects that apply a record
-// (repeats and idempotency bookkeeping aside).
+// delivered again after a timeout, counts once), and the records it applied: a record with
+// at least one side effect that applies it (repeats and idempotency bookkeeping aside) counts
+// once, however many resources it was applied at (the sample consumer's order goes to the
+// orders API and completes its idempotency entry: one record, not two).
 func (l *Ledger) CountsByFunction() (failed, applied map[string]int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	failed, applied = map[string]int{}, map[string]int{}
 	for _, es := range l.effects {
-		sent := map[string]bool{}
+		sent, done := map[string]bool{}, map[string]bool{}
 		for _, e := range es {
 			switch {
 			case e.Function == "":
@@ -316,7 +318,10 @@ func (l *Ledger) CountsByFunction() (failed, applied map[string]int) {
 					failed[e.Function]++
 				}
 			case e.Failure == "" && !e.Repeat && Applies(e):
-				applied[e.Function]++
+				if !done[e.Function] {
+					done[e.Function] = true
+					applied[e.Function]++
+				}
 			}
 		}
 	}

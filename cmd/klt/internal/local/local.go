@@ -35,6 +35,7 @@ func newLocalFlags(c *stackrun.Config) *flag.FlagSet {
 	fs.IntVar(&c.FaultLoad, "fault-load", 0, "after the --load phases, run every pipeline at once on `N` records with the --fault faults\n(0: the faults apply to each --load phase)")
 
 	fs.StringVar(&c.HTTPSink, "http-sink", "", "serve a local HTTP sink at the template parameter `PARAM`: klt records each request\n(one path per function) and its Idempotency-Key, the record it applies")
+	fs.Var(stackrun.VariantsFlag{Variants: &c.Variants}, "variant", "run a copy of a function beside it as a pipeline of its own, `NAME=FUNCTION:PARAMETER=VALUE`:\nthe copy NAME, its environment resolved with the template parameter PARAMETER=VALUE, its\nKafka mapping copied in a consumer group of its own (repeatable; make demo: the consumer\nwith KeyConcurrency=100 beside the one without)")
 	fs.DurationVar(&c.Work, "work", 0, "with --http-sink: how long the sink takes per request (`D`, e.g. 300ms)")
 
 	fs.StringVar(&c.Report, "report", "", "write report.json, report.html and report.svg to `DIR`")

@@ -64,7 +64,7 @@ func throughputChart(r *Report) chart {
 }
 
 func appliedChart(r *Report) chart {
-	return lineChart("Side effects observed per second, per function", "seconds since start", "side effects per second (log scale)",
+	return lineChart("Records applied per second, per function (each record once, whatever its side effects)", "seconds since start", "records applied per second (log scale)",
 		r.Series.Applied, r.Series.Phases, chartWidth, 340, true)
 }
 
@@ -207,9 +207,16 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 <section id="pipelines">
 <h2>Pipelines</h2>
 <div class="scroll"><table id="pipeline-table">
-<thead><tr><th>pipeline</th><th>phase</th><th>records</th><th>seconds</th><th>records/s</th><th>p50 ms</th><th>p99 ms</th><th>lost</th><th>applied twice</th><th>order violations</th><th>failure queue</th><th>dead-lettered</th><th>filtered</th><th>records retried</th><th>duplicate requests</th><th>failed invocations</th><th class="text">fates</th></tr></thead>
+<thead><tr><th>pipeline</th><th>phase</th><th>records</th><th>seconds</th><th>records/s</th><th>p50 ms</th><th>p99 ms</th><th>lost</th><th>applied twice</th><th>order violations</th></tr></thead>
 <tbody>
-{{range .Pipelines}}<tr><td title="{{join .Functions " → "}}"><strong>{{.Name}}</strong></td><td>{{.Phase}}</td><td>{{.Records}}</td><td>{{num .Seconds}}</td><td><strong>{{num .RecordsPerSecond}}</strong></td><td>{{num .LatencyMsP50}}</td><td>{{num .LatencyMsP99}}</td><td class="{{status .Lost}}">{{.Lost}}</td><td class="{{status .AppliedTwice}}">{{.AppliedTwice}}</td><td class="{{status .OrderViolations}}">{{.OrderViolations}}</td><td>{{failureQueue .}}</td><td>{{deadLettered .}}</td><td>{{.Filtered}}</td><td>{{.Retried}}</td><td>{{.DuplicateRequests}}</td><td>{{.FailedInvocations}}</td><td class="text">{{fates .Fates}}</td></tr>
+{{range .Pipelines}}<tr><td title="{{join .Functions " → "}}"><strong>{{.Name}}</strong></td><td>{{.Phase}}</td><td>{{.Records}}</td><td>{{num .Seconds}}</td><td><strong>{{num .RecordsPerSecond}}</strong></td><td>{{num .LatencyMsP50}}</td><td>{{num .LatencyMsP99}}</td><td class="{{status .Lost}}">{{.Lost}}</td><td class="{{status .AppliedTwice}}">{{.AppliedTwice}}</td><td class="{{status .OrderViolations}}">{{.OrderViolations}}</td></tr>
+{{end}}</tbody>
+</table></div>
+<h3>Where the records went</h3>
+<div class="scroll"><table id="pipeline-fates">
+<thead><tr><th>pipeline</th><th>phase</th><th>failure queue</th><th>dead-lettered</th><th>filtered</th><th>records retried</th><th>duplicate requests</th><th>failed invocations</th><th class="text">fates</th></tr></thead>
+<tbody>
+{{range .Pipelines}}<tr><td title="{{join .Functions " → "}}"><strong>{{.Name}}</strong></td><td>{{.Phase}}</td><td>{{failureQueue .}}</td><td>{{deadLettered .}}</td><td>{{.Filtered}}</td><td>{{.Retried}}</td><td>{{.DuplicateRequests}}</td><td>{{.FailedInvocations}}</td><td class="text">{{fates .Fates}}</td></tr>
 {{end}}</tbody>
 </table></div>
 {{range .Pipelines}}{{if or .Observed .Unobservable}}<div class="observed"><h3>{{.Name}}: what klt could and could not observe</h3><ul>

@@ -82,7 +82,25 @@ func (r *Report) AddPipeline(lp LedgerPipeline) {
 				Attempts: Deliveries(ra), Applied: applied, Where: WhereOf(ra, lp.Queues, lp.last()), Why: WhyOf(ra, lp.Queues),
 			})
 		}
+		// A message the lister read belongs to the pipeline whose function sent it (the send
+		// and the listing share its MessageId): two pipelines whose functions share a failure
+		// queue (a --variant and its function) each list their own message, not the other's
+		// as a duplicate. A message whose send klt did not see stays with every pipeline of
+		// its queue.
+		sender := map[string]string{}
+		all := ra.Effects // the account's: of the pipeline's functions; the ledger's: every send
+		if lp.Ledger != nil {
+			_, _, all = lp.Ledger.History(ra.ID)
+		}
+		for _, e := range all {
+			if e.Op != ledger.OpListed && e.ID != "" && e.Function != "" {
+				sender[e.ID] = e.Function
+			}
+		}
 		for _, e := range ra.Effects {
+			if fn := sender[e.ID]; fn != "" && !slices.Contains(lp.Functions, fn) {
+				continue
+			}
 			if e.Failure != "" && e.Op == ledger.OpListed && lp.Queues[e.Resource] {
 				r.FailedMessages = append(r.FailedMessages, FailedMessage{
 					Pipeline: lp.Name, Queue: e.Resource, Kind: failedKind(e), Record: ra.ID.String(), Why: e.Failure, At: e.At, Body: e.Body,
@@ -260,5 +278,5 @@ func FatesText(a ledger.PipelineAccount) string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, FateOf(f, a)))
 		}
 	}
-	return "the phase's records: " + strings.Join(parts, ", ")
+	return fmt.Sprintf("%d records: ", len(a.Records)) + strings.Join(parts, ", ")
 }

@@ -29,7 +29,7 @@ var MappingDefinitions = []Definition{
 	{"lag", "records in the source not yet delivered (Kafka: per partition, high watermark minus the next offset to deliver; SQS: messages visible in the queue)"},
 	{"invocations", "invocations made"},
 	{"failed invocations", "invocations that failed as a whole"},
-	{"succeeded/s, applied/s", "(live display) records succeeded, and side effects klt observed, per second over the last second"},
+	{"succeeded/s, applied/s", "(live display) records the mappings say succeeded, and records klt saw applied (a record with side effects at two resources, as the sample consumer's order sent to the orders API and its idempotency entry, counts once), per second over the last second"},
 }
 
 // PipelineDefinitions define the rows of the pipelines table and the columns of the tables of

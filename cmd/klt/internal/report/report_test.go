@@ -511,8 +511,8 @@ func TestBarsScale(t *testing.T) {
 			}
 		}
 	}
-	// fan-out's bar is the full plot width (550), direct's 16.6/517 of it.
-	if want := []string{"17.7", "550"}; !slices.Equal(widths, want) {
+	// fan-out's bar is the full plot width (470), direct's 16.6/517 of it.
+	if want := []string{"15.1", "470"}; !slices.Equal(widths, want) {
 		t.Errorf("bar widths %q, want %q", widths, want)
 	}
 }

@@ -183,14 +183,23 @@ func drawPhases(b *strings.Builder, phases []PhaseSpan, x func(float64) float64,
 		}
 		fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-dasharray="4 3"/>`, num(x0), num(top), num(x0), num(top+ph), mutedInk)
 		fmt.Fprintf(b, `<text x="%s" y="%s" font-size="11" fill="%s">%s</text><title>phase %s: %s s to %s s</title></g>`,
-			num(x0+4), num(top+12), mutedInk, esc(ellipsis(p.Name, 24)), esc(p.Name), fmtNum(p.Start), fmtNum(p.End))
+			num(x0+4), num(top+12), mutedInk, esc(ellipsis(p.Name, phaseLabelChars(x1-x0))), esc(p.Name), fmtNum(p.Start), fmtNum(p.End))
 	}
+}
+
+// phaseLabelChars is how many characters of a phase's name fit over its band of width w (11 px
+// text, about 6.2 px a character), so that a short phase's long name ("direct,
+// KeyConcurrency=100") does not run into the next phase's: at least 4, at most 28; the band's
+// tooltip has the whole name.
+func phaseLabelChars(w float64) int {
+	return min(max(int((w-8)/6.2), 4), 28)
 }
 
 // barChart draws one horizontal bar per pipeline for its records per second, on a linear
 // scale, with the speedup ratio beside them.
 func barChart(ps []Pipeline, s *Speedup, w float64) chart {
-	const left, top, right, barH, gap, label = 110.0, 44.0, 200.0, 30.0, 14.0, 140.0
+	// left holds a pipeline's whole name ("direct, KeyConcurrency=100", a --variant's).
+	const left, top, right, barH, gap, label = 190.0, 44.0, 200.0, 30.0, 14.0, 140.0
 	// A pipeline with a prediction gets a second, thinner bar under its measured one: the
 	// throughput klt plan predicts for the run.
 	const predH = 14.0
@@ -230,10 +239,16 @@ func barChart(ps []Pipeline, s *Speedup, w float64) chart {
 		y := top + float64(i)*rowH
 		bw := width(p.RecordsPerSecond)
 		color := palette[i%len(palette)]
-		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" fill="%s" text-anchor="end">%s</text>`, num(left-10), num(y+barH/2+5), inkColor, esc(ellipsis(p.Name, 14)))
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" fill="%s" text-anchor="end">%s</text>`, num(left-10), num(y+barH/2+5), inkColor, esc(ellipsis(p.Name, 26)))
 		fmt.Fprintf(&b, `<rect class="bar" data-pipeline="%s" x="%s" y="%s" width="%s" height="%s" rx="3" fill="%s"/>`,
 			esc(p.Name), num(left), num(y), num(bw), num(barH), color)
-		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" font-weight="600" fill="%s">%s records/s</text>`, num(left+bw+8), num(y+barH/2+5), inkColor, fmtNum(p.RecordsPerSecond))
+		// Each pipeline's ratio to the one the speedup is over, so that a third pipeline (a
+		// --variant's) reads against direct as the fan-out does.
+		ratio := ""
+		if over := findPipeline(ps, overOf(s)); over != nil && over.Name != p.Name && over.RecordsPerSecond > 0 {
+			ratio = fmt.Sprintf(" (%s&#215; %s)", fmtRatio(p.RecordsPerSecond/over.RecordsPerSecond), esc(over.Name))
+		}
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="13" font-weight="600" fill="%s">%s records/s%s</text>`, num(left+bw+8), num(y+barH/2+5), inkColor, fmtNum(p.RecordsPerSecond), ratio)
 		if predicted(p) {
 			pr := p.Predicted
 			py, pbw := y+barH+4, width(pr.RecordsPerSecond)
@@ -249,6 +264,14 @@ func barChart(ps []Pipeline, s *Speedup, w float64) chart {
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="12" fill="%s" text-anchor="middle">%s over %s</text>`, num(w-right/2), num(cy+24), mutedInk, esc(ellipsis(s.Of, 12)), esc(ellipsis(s.Over, 12)))
 	}
 	return chart{w, h, b.String()}
+}
+
+// overOf is the name of the pipeline s compares with, "" without s.
+func overOf(s *Speedup) string {
+	if s == nil {
+		return ""
+	}
+	return s.Over
 }
 
 func ellipsis(s string, n int) string {

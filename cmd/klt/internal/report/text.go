@@ -354,8 +354,16 @@ func recordsText(ps []Pipeline) string {
 
 func speedupText(r *Report, s *Speedup) string {
 	a, b := findPipeline(r.Pipelines, s.Of), findPipeline(r.Pipelines, s.Over)
-	return fmt.Sprintf("%s is %sx %s: %s records/s against %s", s.Of, fmtRatio(s.Ratio), s.Over,
+	text := fmt.Sprintf("%s is %sx %s: %s records/s against %s", s.Of, fmtRatio(s.Ratio), s.Over,
 		fmtNum(a.RecordsPerSecond), fmtNum(b.RecordsPerSecond))
+	// A third load pipeline (a --variant's: make demo's consumer with key concurrency) against
+	// the same one.
+	for _, p := range loadPipelines(r.Pipelines) {
+		if p.Name != s.Of && p.Name != s.Over && b.RecordsPerSecond > 0 {
+			text += fmt.Sprintf("; %s is %sx %s: %s records/s", p.Name, fmtRatio(p.RecordsPerSecond/b.RecordsPerSecond), s.Over, fmtNum(p.RecordsPerSecond))
+		}
+	}
+	return text
 }
 
 // fmtNum prints a measurement with about three significant figures, without exponent.

@@ -55,6 +55,9 @@ type Config struct {
 	HTTPSink string
 	Work     time.Duration
 
+	// Variants are the --variant copies of functions, each run as a pipeline of its own.
+	Variants []Variant
+
 	Report       string
 	Logs         string
 	PhaseTimeout time.Duration
@@ -120,6 +123,7 @@ type stack struct {
 	specs     []*samspec.MappingSpec
 	pools     map[string]*runtimeapi.Pool // by function
 	functions map[string]*samspec.FunctionSpec
+	variants  map[string]Variant           // by name: the --variant copies of functions
 	vars      map[string]map[string]string // by function: its environment variables
 	pipelines []*pipeline
 	logDir    string
@@ -241,6 +245,9 @@ func (s *stack) readMappings() (map[string]string, error) {
 	if len(s.specs) == 0 {
 		return nil, fmt.Errorf("%s has no Kafka or SQS event source mapping to run", s.c.Template)
 	}
+	if err := s.addVariants(); err != nil {
+		return nil, err
+	}
 	return params, nil
 }
 
@@ -265,7 +272,7 @@ func (s *stack) startServers(ctx context.Context, params map[string]string) ([]s
 	var names []string
 	for _, m := range s.specs {
 		if _, ok := s.functions[m.Function]; !ok {
-			f, err := ls.Resolver.Function(m.Function)
+			f, err := s.functionSpec(m.Function, ls.Resolver.Function)
 			if err != nil {
 				return nil, err
 			}
@@ -279,12 +286,15 @@ func (s *stack) startServers(ctx context.Context, params map[string]string) ([]s
 	var topics []string
 	s.vars = map[string]map[string]string{}
 	for _, fn := range names {
-		v, err := ls.Vars(s.functions[fn], nil)
+		err := s.withVariantParam(fn, params, func() error {
+			v, err := ls.Vars(s.functions[fn], nil)
+			s.vars[fn] = v
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
-		s.vars[fn] = v
-		topics = append(topics, funcrun.TopicsOf(v)...)
+		topics = append(topics, funcrun.TopicsOf(s.vars[fn])...)
 	}
 	var read []string // the topics the mappings read and klt produces to
 	for _, m := range s.specs {
@@ -304,11 +314,14 @@ func (s *stack) startServers(ctx context.Context, params map[string]string) ([]s
 		if s.c.HTTPSink != "" {
 			params[s.c.HTTPSink] = s.obs.HTTP.URL(fn)
 		}
-		v, err := ls.Vars(s.functions[fn], nil)
+		err := s.withVariantParam(fn, params, func() error {
+			v, err := ls.Vars(s.functions[fn], nil)
+			s.vars[fn] = v
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
-		s.vars[fn] = v
 	}
 	s.pipelines = pipelinesOf(s.specs, s.vars, ls.Resolver.QueueURLs, s.deadLetterQueueOf)
 	for _, p := range s.pipelines {
@@ -333,15 +346,39 @@ func (s *stack) build(ctx context.Context, names []string, stderr io.Writer) ([]
 	if err := s.openLogs(); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(s.out, "klt local: building %s\n", strings.Join(names, ", "))
+	// A line before and after each build: on a cold build cache the first takes a minute or
+	// more, and a newcomer watching a silent terminal cannot tell compiling from hanging.
 	start := time.Now()
 	boots := make([]string, len(names))
+	built := map[string]string{} // by the logical ID built: a variant runs its function's bootstrap
 	for i, fn := range names {
-		if boots[i], err = funcrun.BuildBootstrap(ctx, s.functions[fn], filepath.Join(work, fn), stderr); err != nil {
+		f := s.functions[fn]
+		if v, ok := s.variants[fn]; ok {
+			f = s.functions[v.Function]
+			if f == nil {
+				if f, err = s.functionSpec(v.Function, s.ls.Resolver.Function); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if b, ok := built[f.LogicalID]; ok {
+			boots[i] = b
+			fmt.Fprintf(s.out, "klt local: %s runs %s's build (%d of %d)\n", fn, f.LogicalID, i+1, len(names))
+			continue
+		}
+		one := time.Now()
+		note := ""
+		if len(built) == 0 {
+			note = "; the first build compiles the packages they share"
+		}
+		fmt.Fprintf(s.out, "klt local: building %s (%d of %d, go build%s)...\n", fn, i+1, len(names), note)
+		if boots[i], err = funcrun.BuildBootstrap(ctx, f, filepath.Join(work, fn), stderr); err != nil {
 			return nil, err
 		}
+		built[f.LogicalID] = boots[i]
+		fmt.Fprintf(s.out, "klt local: built %s in %.1fs\n", fn, time.Since(one).Seconds())
 	}
-	fmt.Fprintf(s.out, "klt local: built in %.1fs\n", time.Since(start).Seconds())
+	fmt.Fprintf(s.out, "klt local: built %d functions in %.1fs\n", len(names), time.Since(start).Seconds())
 	return boots, nil
 }
 

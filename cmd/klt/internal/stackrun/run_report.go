@@ -70,12 +70,16 @@ func (l *live) statuses() []report.MappingStatus {
 	return out
 }
 
+// partitionLag is the lag of each partition of the running Kafka mappings ("topic-N") and of
+// each queue an SQS mapping reads (its name): the records or messages not yet delivered, so
+// that the lag chart shows where a fan-out's backlog sits, in its queue, as well as in Kafka.
 func (l *live) partitionLag() map[string]int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := map[string]int64{}
 	for _, r := range l.runs {
 		if r.kafka == nil {
+			out[r.source()] += r.counters.Snapshot().Lag
 			continue
 		}
 		for p, lag := range r.kafka.PartitionLag() {
@@ -121,7 +125,9 @@ func (s *stack) onFailureOf(m *samspec.MappingSpec) string {
 
 // pipelineNames names the pipelines by their shape: "direct" for one function, "fan-out" for
 // more, and, when two have one shape, with their first function: "direct (ConsumerFunction)".
-func pipelineNames(ps []*pipeline) map[*pipeline]string {
+// A pipeline that starts at a --variant is named by its shape and the parameter it changes:
+// "direct, KeyConcurrency=100".
+func pipelineNames(ps []*pipeline, variants map[string]Variant) map[*pipeline]string {
 	shape := func(p *pipeline) string {
 		if len(p.functions) == 1 {
 			return "direct"
@@ -130,12 +136,16 @@ func pipelineNames(ps []*pipeline) map[*pipeline]string {
 	}
 	n := map[string]int{}
 	for _, p := range ps {
-		n[shape(p)]++
+		if _, ok := variants[p.functions[0]]; !ok {
+			n[shape(p)]++
+		}
 	}
 	out := map[*pipeline]string{}
 	for _, p := range ps {
 		out[p] = shape(p)
-		if n[shape(p)] > 1 {
+		if v, ok := variants[p.functions[0]]; ok {
+			out[p] += ", " + v.Param + "=" + v.Value
+		} else if n[shape(p)] > 1 {
 			out[p] += " (" + p.functions[0] + ")"
 		}
 	}
@@ -175,15 +185,17 @@ func (s *stack) loadAndReport(ctx context.Context) error {
 	}
 	defer stopDisplay()
 
-	names := pipelineNames(s.pipelines)
+	names := pipelineNames(s.pipelines, s.variants)
 	var phases []*phaseResult
-	for i, p := range s.pipelines {
+	for _, p := range s.pipelines {
 		n := s.loadOf(p)
 		if n == 0 {
 			continue
 		}
 		fmt.Fprintf(s.out, "klt local: %s (%s): %d records\n", names[p], p.name, n)
-		res, err := s.phase(ctx, fmt.Sprintf("p%d", i+1), []*pipeline{p}, n, s.c.FaultLoad == 0 && len(s.c.Faults) > 0, lv)
+		// The phase is named after its pipeline (names are unique), so that the charts' phase
+		// marks say what ran then: "direct", "fan-out", not "p1", "p2".
+		res, err := s.phase(ctx, names[p], []*pipeline{p}, n, s.c.FaultLoad == 0 && len(s.c.Faults) > 0, lv)
 		if err != nil {
 			return s.interrupted(ctx, err, started, phases, names, lv, rec, stopDisplay)
 		}
@@ -363,22 +375,34 @@ func (s *stack) addPipeline(rep *report.Report, ph *phaseResult, i int, name str
 		if f.topic != "" && f.topic != p.topic {
 			continue
 		}
-		rep.Faults = append(rep.Faults, s.faultOutcome(name, p, a, f))
+		rep.Faults = append(rep.Faults, s.faultOutcome(name, p, a, f, ph.faults))
 	}
 }
 
 // faultOutcome says where one fault's record went in pipeline p, from what klt observed.
-func (s *stack) faultOutcome(pipe string, p *pipeline, a ledger.PipelineAccount, f armed) report.Fault {
+func (s *stack) faultOutcome(pipe string, p *pipeline, a ledger.PipelineAccount, f armed, phase []armed) report.Fault {
 	out := report.Fault{Pipeline: pipe, Fault: f.spec.Text, Fate: report.FateLost, Applied: report.Unobservable}
 	if !f.spec.isRecordFault() {
-		// A server fault is no record's: its outcome is the phase's records' (every one
-		// applied, or the first fate that is not).
-		out.Outcome = fmt.Sprintf("%d calls failed; %s", s.faultsAnswered(f.spec), report.FatesText(a))
-		out.Attempts = a.Attempts
+		// A server fault is no record's: its outcome is that of the phase's records no record
+		// fault was armed for (every one applied, or the worst fate among them), and its
+		// attempts the most deliveries one of them needed. The records of the phase's record
+		// faults have rows of their own: counted here, a poison order's failure queue and the
+		// phase's total deliveries read as this fault's ("failure queue, attempts 350" for
+		// dynamodb:3:PutItem, whose three failed calls the SDK retried).
+		a = withoutRecordFaults(a, phase)
+		out.Outcome = fmt.Sprintf("%d calls failed; of the phase's records without a record fault of their own, %s", s.faultsAnswered(f.spec), report.FatesText(a))
+		// Its applied: the most times one of them was applied (1 when each was applied once).
+		most := int64(0)
+		for _, ra := range a.Records {
+			out.Attempts = max(out.Attempts, report.Deliveries(ra))
+			if n, ok := report.AppliedOf(ra, a, p.applier()).Value(); ok {
+				most = max(most, n)
+			}
+		}
 		applied := a.Fates[ledger.FateSucceeded]
 		out.Fate = report.FateOf(ledger.FateSucceeded, a)
 		if out.Fate == report.FateApplied {
-			out.Applied = report.Observed(int64(applied))
+			out.Applied = report.Observed(most)
 		}
 		for _, bad := range []string{ledger.FateLost, ledger.FateInFlight, ledger.FateDeadLettered, ledger.FateFailureQueue} {
 			if a.Fates[bad] > 0 {
@@ -431,6 +455,31 @@ func (s *stack) faultOutcome(pipe string, p *pipeline, a ledger.PipelineAccount,
 		what = "produced with the value of --fault; "
 	}
 	out.Outcome = what + fateText(*ra, p, out)
+	return out
+}
+
+// withoutRecordFaults is a without the records the record faults of phase were armed for: its
+// records, fates and attempts recounted.
+func withoutRecordFaults(a ledger.PipelineAccount, phase []armed) ledger.PipelineAccount {
+	faulted := map[ledger.RecordID]bool{}
+	for _, f := range phase {
+		if f.spec.isRecordFault() && f.found {
+			faulted[f.id] = true
+		}
+	}
+	out := a
+	out.Records, out.Fates, out.Attempts = nil, map[string]int{}, 0
+	for f := range a.Fates {
+		out.Fates[f] = 0
+	}
+	for _, ra := range a.Records {
+		if faulted[ra.ID] {
+			continue
+		}
+		out.Records = append(out.Records, ra)
+		out.Fates[ra.Fate]++
+		out.Attempts += report.Deliveries(ra)
+	}
 	return out
 }
 
