@@ -533,21 +533,20 @@ func (p *Pool) run(ctx context.Context, in *instance, cold bool, id string, payl
 		p.finish()
 		return resp, false, nil
 	case <-timer.C:
-		if !p.claim(inv) {
-			resp = <-inv.done
-			p.finish()
-			return resp, false, nil
-		}
+		var over *Overrun
 		if p.lmi() {
 			// "When a single invocation times out, Lambda returns a timeout error for that
 			// invocation. However, Lambda Managed Instances do not enforce the timeout, and
 			// your code continues to run" (AWS, "Understanding the Lambda Managed Instances
 			// execution environment", Error handling and recovery).
-			p.mu.Lock()
-			inv.overrun = &Overrun{RequestID: id, Instance: in.n, Deadline: inv.deadline}
-			p.overrun = append(p.overrun, inv.overrun)
-			p.mu.Unlock()
-		} else {
+			over = &Overrun{RequestID: id, Instance: in.n, Deadline: inv.deadline}
+		}
+		if !p.claimOverrun(inv, over) {
+			resp = <-inv.done
+			p.finish()
+			return resp, false, nil
+		}
+		if !p.lmi() {
 			p.kill(in)
 		}
 		p.finish()
@@ -580,13 +579,22 @@ func (p *Pool) run(ctx context.Context, in *instance, cold bool, id string, payl
 // claim marks inv as answered by the caller (timeout, exit, cancellation) unless the runtime
 // answered first. After it, the runtime's answer gets 400 InvalidRequestID, or, for a Lambda
 // Managed Instances function, is taken and dropped.
-func (p *Pool) claim(inv *invocation) bool {
+func (p *Pool) claim(inv *invocation) bool { return p.claimOverrun(inv, nil) }
+
+// claimOverrun is claim that, when over is not nil, also lists over as the invocation's
+// overrun, in the same critical section: a late answer, taken as soon as claimed is closed,
+// must find it to record when it came.
+func (p *Pool) claimOverrun(inv *invocation, over *Overrun) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if inv.answered {
 		return false
 	}
 	inv.answered = true
+	if over != nil {
+		inv.overrun = over
+		p.overrun = append(p.overrun, over)
+	}
 	close(inv.claimed)
 	return true
 }
