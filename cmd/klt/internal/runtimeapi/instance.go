@@ -57,6 +57,10 @@ type invocation struct {
 	done     chan esm.Response // buffered 1: the runtime's answer, sent once
 	answered bool              // guarded by p.mu: the runtime answered, or Invoke gave up
 	overrun  *Overrun          // guarded by p.mu: an LMI invocation past its deadline
+	// settled, guarded by p.mu, is set once the invocation no longer counts in p.busy: when
+	// the process's answer frees its slot, or when Invoke finishes, whichever comes first,
+	// so that busy never counts the slot's next invocation beside it.
+	settled bool
 }
 
 func (in *instance) closeGone() { in.goneMu.Do(func() { close(in.gone) }) }
@@ -333,6 +337,8 @@ func (in *instance) answer(id string, resp esm.Response) bool {
 		return true
 	}
 	inv.answered = true
+	inv.settled = true
+	p.busy--
 	inv.done <- resp
 	return true
 }

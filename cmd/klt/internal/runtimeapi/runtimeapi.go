@@ -493,10 +493,13 @@ func (p *Pool) release(in *instance) {
 
 // finish ends the caller's hold on the pool once its handed-over invocation has an outcome.
 // The slot itself frees when the process answers (instance.answer) or ends.
-func (p *Pool) finish() {
+func (p *Pool) finish(inv *invocation) {
 	p.mu.Lock()
-	p.busy--
-	p.notifyLocked()
+	if !inv.settled {
+		inv.settled = true
+		p.busy--
+		p.notifyLocked()
+	}
 	p.mu.Unlock()
 }
 
@@ -530,7 +533,7 @@ func (p *Pool) run(ctx context.Context, in *instance, cold bool, id string, payl
 	defer timer.Stop()
 	select {
 	case resp = <-inv.done:
-		p.finish()
+		p.finish(inv)
 		return resp, false, nil
 	case <-timer.C:
 		var over *Overrun
@@ -543,13 +546,13 @@ func (p *Pool) run(ctx context.Context, in *instance, cold bool, id string, payl
 		}
 		if !p.claimOverrun(inv, over) {
 			resp = <-inv.done
-			p.finish()
+			p.finish(inv)
 			return resp, false, nil
 		}
 		if !p.lmi() {
 			p.kill(in)
 		}
-		p.finish()
+		p.finish(inv)
 		return esm.Response{Err: &esm.InvokeError{
 			Type:    "Sandbox.Timedout",
 			Message: fmt.Sprintf("Task timed out after %.2f seconds", p.cfg.Timeout.Seconds()),
@@ -557,21 +560,21 @@ func (p *Pool) run(ctx context.Context, in *instance, cold bool, id string, payl
 	case <-in.exited:
 		if !p.claim(inv) {
 			resp = <-inv.done
-			p.finish()
+			p.finish(inv)
 			return resp, false, nil
 		}
-		p.finish()
+		p.finish(inv)
 		return p.exitResponse(in, id)
 	case <-ctx.Done():
 		if !p.claim(inv) {
 			resp = <-inv.done
-			p.finish()
+			p.finish(inv)
 			return resp, false, nil
 		}
 		if !p.lmi() {
 			p.kill(in)
 		}
-		p.finish()
+		p.finish(inv)
 		return esm.Response{}, false, ctx.Err()
 	}
 }
