@@ -275,14 +275,14 @@ func TestPlanUsageErrors(t *testing.T) {
 }
 
 func TestPlanUnreachable(t *testing.T) {
-	// A million records a second over 5 partitions at 300 ms each: neither design reaches it.
+	// A million records a second over 5 partitions at 300 ms each: no design reaches it.
 	// The plan is printed all the same (JSON too), and klt says why, exiting 1.
 	p := planJSON(t, 1, "--rate", "1000000", "--partitions", "5", "--duration", "300ms")
 	if p.Direct.ReachesTarget || p.Fanout.ReachesTarget || p.Cheaper != "" {
 		t.Errorf("direct reaches %v, fanout %v, cheaper %q", p.Direct.ReachesTarget, p.Fanout.ReachesTarget, p.Cheaper)
 	}
 	r := klt(t, "", "plan", "--rate", "1000000", "--partitions", "5", "--duration", "300ms")
-	if r.code != 1 || !strings.Contains(r.stderr, "neither design reaches 1,000,000 records/s") || !strings.Contains(r.stdout, "cheaper: neither design reaches") {
+	if r.code != 1 || !strings.Contains(r.stderr, "no design reaches 1,000,000 records/s") || !strings.Contains(r.stdout, "cheaper: no design reaches") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 }
